@@ -1,0 +1,56 @@
+# The front door: `make run` and `make test` work on a fresh Debian 12 machine.
+# Every target first installs the missing Debian packages (scripts/install-deps.sh),
+# then configures and builds with CMake + Ninja. Build trees: build/ (Release, gcc),
+# build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets).
+.PHONY: all deps build run test test-release test-asan test-clang bench clean format
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_GEN := -G Ninja
+CTEST := ctest --output-on-failure -j $(JOBS)
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build/build.ninja: | deps
+	cmake -S . -B build $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+
+build: deps build/build.ninja
+	cmake --build build -j $(JOBS)
+
+run: build
+	./build/bin/runlab demo
+
+build-asan/build.ninja: | deps
+	cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=asan
+
+build-clang/build.ninja: | deps
+	CC=clang cmake -S . -B build-clang $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DRUNLAB_FUZZ=ON
+
+# clang first (warnings as errors + fuzz smoke runs), then the whole suite under
+# ASan/UBSan, then the whole suite in the Release build, whose summary closes the output.
+test: deps
+	$(MAKE) --no-print-directory test-clang
+	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-release
+
+test-clang: build-clang/build.ninja
+	cmake --build build-clang -j $(JOBS)
+	cd build-clang && $(CTEST) -L fuzz
+
+test-asan: build-asan/build.ninja
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(CTEST) -LE valgrind
+
+test-release: build
+	cd build && $(CTEST)
+
+bench: deps build/build.ninja
+	cmake --build build -j $(JOBS) --target run_benchmarks
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-clang

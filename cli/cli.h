@@ -1,0 +1,28 @@
+/* Shared pieces of the runlab command: the exit codes, the error line format
+ * ("runlab: <what>: <why>" on stderr) and the signature of a subcommand.
+ * Each subcommand lives in cli/cmd_<name>.c and is listed in cli/main.c. */
+#ifndef RUNLAB_CLI_H
+#define RUNLAB_CLI_H
+
+#include <stdbool.h>
+
+enum { RL_EXIT_OK = 0, RL_EXIT_FAILURE = 1, RL_EXIT_USAGE = 2 };
+
+/* A subcommand: argv[0] is the subcommand's name; returns an RL_EXIT_* code. */
+typedef int (*rl_cli_fn)(int argc, char **argv);
+
+/* Prints "runlab: <what>: <why>" to stderr; returns RL_EXIT_FAILURE. */
+int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "runlab: <what>: <why>" and "Try 'runlab <cmd> --help'." to stderr; returns
+ * RL_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* True when argv holds -h or --help before any "--". */
+bool cli_wants_help(int argc, char **argv);
+
+/* Subcommands. */
+int cmd_demo(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+#endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages runlab needs to build, test and benchmark,
+# and only those that are missing, so a second run costs nothing.
+# Uses sudo when not run as root; prints what it installs.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev valgrind
+  # libraries runlab links
+  libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libssl-dev libjson-c-dev
+  libfyaml-dev libsqlite3-dev libcairo2-dev libexpat1-dev libcmocka-dev
+  # fonts the figures are drawn with; chromium screenshots HTML reports in the tests
+  fonts-dejavu-core chromium
+  # python3 runs OMPL's log parser and the example planner in a second language
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,60 @@
+/* Implementation of the unit-test helpers declared in rl_test.h. */
+#include "rl_test.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *rl_test_shared_dir(void)
+{
+    static char path[4096];
+    const char *env = getenv("RUNLAB_SHARED");
+    if (!env || !*env)
+        env = "../shared";
+    snprintf(path, sizeof path, "%s", env);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    return path;
+}
+
+char *rl_test_tmpdir(void)
+{
+    char buf[4096];
+    if (rl_fs_mkdtemp("runlab-test-", buf, sizeof buf) != RL_OK)
+        fail_msg("mkdtemp: %s", rl_error_last());
+    return strdup(buf);
+}
+
+void rl_test_tmpdir_free(char *dir)
+{
+    if (!dir)
+        return;
+    rl_fs_remove_tree(dir);
+    free(dir);
+}
+
+char *rl_test_read_file(const char *path, size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    if (rl_fs_read_all(path, (size_t)1 << 30, &buf, &n) != RL_OK)
+        fail_msg("read %s: %s", path, rl_error_last());
+    if (len)
+        *len = n;
+    return buf;
+}
+
+void rl_test_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fail_msg("cannot create %s", path);
+    if (len && fwrite(data, 1, len, f) != len)
+        fail_msg("cannot write %s", path);
+    fclose(f);
+}
