@@ -1,0 +1,90 @@
+/* runlab/csv.h: a strict, fast RFC 4180 CSV reader and a writer.
+ * The reader works over a bounded byte range (never reads past it), accepts quoted
+ * fields with embedded delimiters, quotes and newlines, LF or CRLF line ends and a
+ * leading UTF-8 BOM, and reports every error with file name, line, column and byte
+ * offset. The writer quotes exactly the fields that need it. */
+#ifndef RUNLAB_CSV_H
+#define RUNLAB_CSV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One field of the current row. `data` points into the input, or into the reader's
+ * scratch buffer when the field was quoted and had doubled quotes to undo; it is
+ * NUL-terminated either way and valid until the next rl_csv_next or rl_csv_close. */
+typedef struct rl_csv_field {
+    const char *data;
+    size_t len;
+} rl_csv_field;
+
+typedef struct rl_csv_row {
+    const rl_csv_field *fields;
+    size_t count;
+    uint64_t line;        /* 1-based physical line where the row starts */
+    uint64_t byte_offset; /* offset of the row's first byte in the input */
+} rl_csv_row;
+
+typedef struct rl_csv_options {
+    char delimiter;        /* default ',' */
+    bool require_uniform;  /* every row must have as many fields as the first (default true) */
+    size_t max_fields;     /* refuse rows with more fields (default 65536) */
+    size_t max_field_len;  /* refuse longer fields (default 64 MiB) */
+} rl_csv_options;
+
+/* Defaults as documented in rl_csv_options. */
+void rl_csv_options_init(rl_csv_options *opts);
+
+typedef struct rl_csv_reader rl_csv_reader;
+
+/* Reads `len` bytes at `data` (not copied: it must outlive the reader). `name` is used in
+ * error messages ("runs.csv"). `opts` may be NULL for defaults. Returns RL_OK or RL_ENOMEM. */
+int rl_csv_open_mem(rl_csv_reader **out, const char *data, size_t len, const char *name,
+                    const rl_csv_options *opts);
+
+/* Reads a whole file (at most `max_bytes`, else RL_ERANGE) and parses it; the reader owns
+ * the buffer. */
+int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
+                     const rl_csv_options *opts);
+
+/* Advances to the next row. Returns 1 with `row` filled, 0 at end of input, or a negative
+ * code (RL_EPARSE, RL_ERANGE) with a message "name:line:column: byte N: what". After an
+ * error the reader stays at the failing row: further calls return the same error.
+ * An empty last line (final newline) is not a row. */
+int rl_csv_next(rl_csv_reader *r, rl_csv_row *row);
+
+void rl_csv_close(rl_csv_reader *r);
+
+/* Writer. Output goes to a FILE* the caller owns (the writer never closes it). */
+typedef struct rl_csv_writer rl_csv_writer;
+
+/* `delimiter` 0 means ','. `crlf` selects "\r\n" line ends (RFC 4180) instead of "\n". */
+int rl_csv_writer_new(rl_csv_writer **out, FILE *file, char delimiter, bool crlf);
+
+/* Appends one field to the current row, quoting it when it contains the delimiter, a quote,
+ * CR or LF, or leading/trailing spaces. Errors are I/O errors of the FILE (RL_EIO). */
+int rl_csv_write_field(rl_csv_writer *w, const char *data, size_t len);
+int rl_csv_write_str(rl_csv_writer *w, const char *s);
+/* Numbers: integers exactly; doubles in the shortest form that reads back identically;
+ * NaN as "nan", infinities as "inf" / "-inf". */
+int rl_csv_write_i64(rl_csv_writer *w, int64_t v);
+int rl_csv_write_f64(rl_csv_writer *w, double v);
+/* Ends the current row. */
+int rl_csv_end_row(rl_csv_writer *w);
+/* Writes a whole row of `n` NUL-terminated strings. */
+int rl_csv_write_row(rl_csv_writer *w, const char *const *fields, size_t n);
+void rl_csv_writer_free(rl_csv_writer *w);
+
+/* Formats a double in the shortest decimal form that parses back to the same value (as
+ * the writer does) into `buf` (at least 32 bytes). Returns the length. */
+size_t rl_format_f64(double v, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
