@@ -1,0 +1,49 @@
+# CLI basics as users meet them: --help, --version, exit codes 0/1/2 and the
+# "runlab: <what>: <why>" error form, and --help on every listed command.
+. "$(dirname "$0")/lib.sh"
+
+run --help
+check "--help exits 0" rc_is 0
+check "--help shows usage" out_has "Usage: runlab <command>"
+check "--help lists demo" out_has "demo"
+
+run
+check "no command is a usage error" rc_is 2
+check "no command prints usage on stderr" err_has "Usage: runlab"
+
+run --version
+check "--version exits 0" rc_is 0
+check "--version names runlab" out_has "runlab 0."
+check "--version shows the git sha" out_has "(git "
+
+run frobnicate
+check "unknown command exits 2" rc_is 2
+check "unknown command error form" err_has "runlab: frobnicate: unknown command"
+
+# Every command listed in --help answers --help with its own usage and exit 0.
+run --help
+cmds=$(sed -n '/^Commands:/,/^$/p' <<<"$out" | awk 'NF>1 && $1!="Commands:" {print $1}')
+[ -n "$cmds" ] || { echo "FAIL: no commands parsed from --help"; failures=$((failures+1)); }
+for c in $cmds; do
+    run "$c" --help
+    check "$c --help exits 0" rc_is 0
+    check "$c --help prints its usage" out_has "Usage: runlab $c"
+done
+
+run version --bogus
+check "bad option exits 2" rc_is 2
+check "bad option names itself" err_has "runlab: version: unknown option '--bogus'"
+
+run version --verbose
+check "version --verbose prints the host" out_has "host: "
+check "version --verbose prints cores" out_has "cpu_cores: "
+
+run demo
+check "demo exits 0" rc_is 0
+check "demo prints the version" out_has "runlab 0."
+check "demo writes nothing to stderr" err_empty
+
+run demo extra
+check "demo with an argument is a usage error" rc_is 2
+
+finish
