@@ -13,6 +13,20 @@ enum { RL_ERROR_MSG_CAP = 1024 };
 static _Thread_local char last_message[RL_ERROR_MSG_CAP];
 static _Thread_local int last_code;
 
+/* Appends ": <tail>" to the message of length `used`, truncating at the slot's end
+ * (truncation is the documented behaviour, so no snprintf whose warning would say so). */
+static void append_reason(int used, const char *tail)
+{
+    if (used < 0 || (size_t)used >= sizeof last_message - 1)
+        return;
+    size_t pos = (size_t)used;
+    const char *parts[2] = {": ", tail};
+    for (int i = 0; i < 2; i++)
+        for (const char *p = parts[i]; *p && pos < sizeof last_message - 1; p++)
+            last_message[pos++] = *p;
+    last_message[pos] = '\0';
+}
+
 const char *rl_status_name(int code)
 {
     switch (code) {
@@ -55,8 +69,7 @@ int rl_error_set_errno(int code, int errnum, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(last_message, sizeof last_message, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof last_message)
-        snprintf(last_message + n, sizeof last_message - (size_t)n, ": %s", why);
+    append_reason(n, why);
     last_code = code;
     return code;
 }
@@ -69,8 +82,8 @@ int rl_error_prefix(int code, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(last_message, sizeof last_message, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof last_message && old[0] != '\0')
-        snprintf(last_message + n, sizeof last_message - (size_t)n, ": %s", old);
+    if (old[0] != '\0')
+        append_reason(n, old);
     last_code = code;
     return code;
 }
