@@ -134,11 +134,13 @@ static void reset_tables(rl_mcap_indexed *x)
 
 /* ---- Summary ---------------------------------------------------------------------- */
 
-/* Reads footer and summary. Returns RL_OK when the summary indexes every message,
- * 1 when a linear scan is needed (the reason is not an error of the file as a whole). */
+/* Reads footer and summary. Returns RL_OK when the summary indexes every message, 1 when
+ * footer or summary is missing or damaged, 2 when the summary is intact but incomplete
+ * (its statistics stay valid). In both latter cases the data section is scanned. */
 static int load_summary(rl_mcap_indexed *x)
 {
     const size_t tail = RL_MCAP_RECORD_PREFIX + RL_MCAP_FOOTER_BODY + RL_MCAP_MAGIC_LEN;
+    x->has_stats = 0;
     if (x->len < RL_MCAP_MAGIC_LEN + tail)
         return 1;
     size_t fpos = x->len - tail;
@@ -188,17 +190,44 @@ static int load_summary(rl_mcap_indexed *x)
             break;
         }
     }
-    if (rc < 0)
+    if (rc < 0) {
+        x->has_stats = 0;
         return 1;
+    }
+    for (size_t i = 0; i < x->nchunks; i++) {
+        const rl_mcap_chunk_index *ci = &x->chunks[i];
+        if (ci->chunk_start_offset > x->len || ci->chunk_length > x->len - ci->chunk_start_offset) {
+            x->has_stats = 0;
+            return 1;
+        }
+    }
     /* Messages are indexed only through chunk indexes; without any, only statistics
      * saying there are no messages spare the scan. */
     if (x->nchunks == 0 && !(x->has_stats && x->stats.message_count == 0))
-        return 1;
+        return 2;
+    /* The summary must also hold every channel the indexes name and every schema those
+     * channels use (writers may leave them out); otherwise the scan finds them. */
+    if (x->nchunks && x->nchannels == 0)
+        return 2;
     for (size_t i = 0; i < x->nchunks; i++) {
-        const rl_mcap_chunk_index *ci = &x->chunks[i];
-        if (ci->chunk_start_offset > x->len || ci->chunk_length > x->len - ci->chunk_start_offset)
-            return 1;
+        size_t p = 0;
+        uint16_t ch;
+        uint64_t off;
+        while (rl_mcap_map_u16u64_next(x->chunks[i].message_index_offsets, &p, &ch, &off) == 1)
+            if (!x->channel_slot[ch])
+                return 2;
     }
+    if (x->has_stats) {
+        size_t p = 0;
+        uint16_t ch;
+        uint64_t n;
+        while (rl_mcap_map_u16u64_next(x->stats.channel_message_counts, &p, &ch, &n) == 1)
+            if (!x->channel_slot[ch])
+                return 2;
+    }
+    for (size_t i = 0; i < x->nchannels; i++)
+        if (x->channels[i].schema_id && !x->schema_slot[x->channels[i].schema_id])
+            return 2;
     return RL_OK;
 }
 
