@@ -739,7 +739,8 @@ static bool plain_safe(const char *s, size_t n)
         if (u[i] >= 0x80) {
             uint32_t cp;
             size_t k = rl_utf8_decode(u + i, n - i, &cp);
-            if (k == 0 || !yaml_printable(cp))
+            /* U+2028/2029 are line breaks to YAML 1.1 readers. */
+            if (k == 0 || !yaml_printable(cp) || cp == 0x2028 || cp == 0x2029)
                 return false;
             i += k;
             continue;

@@ -214,6 +214,7 @@ static void test_emit_exact(void **state)
     json_object_array_add(list, json_object_new_string_len("\x01\x7f\xff\0", 4));
     json_object_array_add(list, json_object_new_string("caf\xc3\xa9 \xf0\x9f\x98\x80"));
     json_object_array_add(list, json_object_new_string("\xe2\x80\xa8\xef\xbb\xbf\xc2\x85"));
+    json_object_array_add(list, json_object_new_string("a\xe2\x80\xa9" "b"));
     json_object_array_add(list, json_object_new_string("a:b#c"));
     json_object_array_add(list, json_object_new_string("x #y"));
     json_object *inner = json_object_new_array();
@@ -243,6 +244,7 @@ static void test_emit_exact(void **state)
                            "  - \"\\x01\\x7F\xef\xbf\xbd\\0\"\n"
                            "  - caf\xc3\xa9 \xf0\x9f\x98\x80\n"
                            "  - \"\\L\\uFEFF\\x85\"\n"
+                           "  - \"a\\Pb\"\n"
                            "  - a:b#c\n"
                            "  - \"x #y\"\n"
                            "  - - 1\n"
