@@ -7,8 +7,10 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/hash.h"
+#include "runlab/json.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
+#include "runlab/yaml.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -99,6 +101,34 @@ static int check_atomic_write(const char *scratch)
     return rc;
 }
 
+/* Provenance written as JSON and as YAML reads back equal to the struct's JSON form. */
+static int check_provenance_files(const char *scratch, const rl_provenance *prov)
+{
+    char json_path[PATH_MAX], yaml_path[PATH_MAX];
+    json_object *want = rl_provenance_to_json(prov), *from_json = NULL, *from_yaml = NULL;
+    if (!want)
+        return rl_error_set(RL_ENOMEM, "provenance: out of memory");
+    int rc = rl_path_join(json_path, sizeof json_path, scratch, "provenance.json");
+    if (rc == RL_OK)
+        rc = rl_path_join(yaml_path, sizeof yaml_path, scratch, "provenance.yaml");
+    if (rc == RL_OK)
+        rc = rl_json_write_file(json_path, want);
+    if (rc == RL_OK)
+        rc = rl_yaml_write_file(yaml_path, want);
+    if (rc == RL_OK)
+        rc = rl_json_read_file(json_path, 1 << 20, &from_json);
+    if (rc == RL_OK)
+        rc = rl_yaml_read_file(yaml_path, 1 << 20, &from_yaml);
+    if (rc == RL_OK && !json_object_equal(want, from_json))
+        rc = rl_error_set(RL_ERR, "%s does not read back equal", json_path);
+    if (rc == RL_OK && !json_object_equal(want, from_yaml))
+        rc = rl_error_set(RL_ERR, "%s does not read back equal", yaml_path);
+    json_object_put(want);
+    json_object_put(from_json);
+    json_object_put(from_yaml);
+    return rc;
+}
+
 static int check_free_space(const char *scratch, uint64_t *free_bytes)
 {
     return rl_fs_free_bytes(scratch, free_bytes);
@@ -153,6 +183,8 @@ int cmd_demo(int argc, char **argv)
            check_run_dirs(scratch));
     report(&sc, "atomic write replaces a file whole; its SHA-256 matches",
            check_atomic_write(scratch));
+    report(&sc, "provenance written as JSON and YAML reads back equal",
+           check_provenance_files(scratch, &p));
     report(&sc, "free disk space is readable", check_free_space(scratch, &free_bytes));
     rl_fs_remove_tree(scratch);
     printf("  %d passed, %d failed; %.1f GiB free\n\n", sc.passed, sc.failed,
