@@ -410,6 +410,7 @@ struct rl_csv_writer {
     size_t fields;          /* fields in the current row */
     char *buf;              /* the current row */
     size_t used, cap;
+    unsigned char special[256]; /* bytes that force quotes */
 };
 
 int rl_csv_writer_new(rl_csv_writer **out, FILE *file, char delimiter, bool crlf)
@@ -429,6 +430,8 @@ int rl_csv_writer_new(rl_csv_writer **out, FILE *file, char delimiter, bool crlf
     w->delimiter = delimiter;
     w->crlf = crlf;
     w->first_row = true;
+    w->special[(unsigned char)delimiter] = w->special['"'] = 1;
+    w->special['\r'] = w->special['\n'] = 1;
     *out = w;
     return RL_OK;
 }
@@ -468,14 +471,9 @@ static bool needs_quotes(const rl_csv_writer *w, const char *data, size_t len)
      * with one is quoted to survive the round trip. */
     if (w->first_row && w->fields == 0 && len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
         return true;
-    const unsigned char *p = (const unsigned char *)data;
-    const unsigned char d = (unsigned char)w->delimiter;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = p[i];
-        if (c == d || c == '"' || c == '\r' || c == '\n')
-            return true;
-    }
-    return false;
+    /* The bytes that force quotes are exactly those that end an unquoted field. */
+    return scan_unquoted((const unsigned char *)data, 0, len, (unsigned char)w->delimiter,
+                         w->special) != len;
 }
 
 int rl_csv_write_field(rl_csv_writer *w, const char *data, size_t len)
