@@ -303,7 +303,7 @@ int rl_csv_next(rl_csv_reader *r, rl_csv_row *row)
     if (r->pos >= r->len)
         return 0;
 
-    /* A failed row leaves the reader where it was, so position is restored on error. */
+    /* Kept to report a ragged row at its start and to rewind after running out of memory. */
     const size_t row_pos = r->pos, row_lstart = r->line_start;
     const uint64_t row_line = r->line;
     const unsigned char delim = (unsigned char)r->opts.delimiter;
