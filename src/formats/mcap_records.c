@@ -16,10 +16,9 @@ const uint8_t rl_mcap_magic[RL_MCAP_MAGIC_LEN] = {0x89, 'M', 'C', 'A', 'P', 0x30
 const char *rl_mcap_opcode_name(unsigned opcode)
 {
     static const char *const names[] = {
-        "Unknown",     "Header",          "Footer",     "Schema",   "Channel",
-        "Message",     "Chunk",           "MessageIndex", "ChunkIndex", "Attachment",
-        "AttachmentIndex", "Statistics",  "Metadata",   "MetadataIndex", "SummaryOffset",
-        "DataEnd"};
+        "Unknown",    "Header",          "Footer",     "Schema",   "Channel",       "Message",
+        "Chunk",      "MessageIndex",    "ChunkIndex", "Attachment", "AttachmentIndex", "Statistics",
+        "Metadata",   "MetadataIndex",   "SummaryOffset", "DataEnd"};
     if (opcode < sizeof names / sizeof names[0])
         return names[opcode];
     return "Unknown";
@@ -725,15 +724,22 @@ int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int 
         if (usize > max_size || usize > SIZE_MAX / 2)
             return rl_error_set(RL_ERANGE, "chunk declares %llu uncompressed bytes, more than the limit %llu",
                                 (unsigned long long)usize, (unsigned long long)max_size);
+        /* Neither format can expand a byte beyond a fixed ratio (zstd: an RLE block of
+         * 128 KiB from 4 bytes; lz4: about 255), so a size beyond it is a lie, refused
+         * before allocating. */
+        uint64_t ratio = is_zstd ? 32768 : 256;
+        if (usize / ratio > chunk->records.len + 64)
+            return rl_error_set(RL_EPARSE, "chunk declares %llu uncompressed bytes, impossible from %zu %s bytes",
+                                (unsigned long long)usize, chunk->records.len, is_zstd ? "zstd" : "lz4");
         if (is_zstd) {
-            /* A frame that states its size lets a lying chunk header be refused before
-             * the allocation. */
             unsigned long long fsz = ZSTD_getFrameContentSize(chunk->records.data, chunk->records.len);
             if (fsz == ZSTD_CONTENTSIZE_ERROR)
                 return rl_error_set(RL_EPARSE, "zstd data corrupt: bad frame header");
-            if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != usize && ZSTD_findFrameCompressedSize(chunk->records.data, chunk->records.len) == chunk->records.len)
-                return rl_error_set(RL_EPARSE, "zstd frame holds %llu bytes, the chunk declares %llu",
-                                    fsz, (unsigned long long)usize);
+            /* A single frame that states its size must agree with the chunk. */
+            if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != usize &&
+                ZSTD_findFrameCompressedSize(chunk->records.data, chunk->records.len) == chunk->records.len)
+                return rl_error_set(RL_EPARSE, "zstd frame holds %llu bytes, the chunk declares %llu", fsz,
+                                    (unsigned long long)usize);
         }
         uint8_t *buf = malloc(usize ? (size_t)usize : 1);
         if (!buf)

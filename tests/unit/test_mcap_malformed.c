@@ -206,6 +206,17 @@ static void test_huge_lengths_are_refused(void **state)
     assert_int_equal(rl_mcap_reader_offset(r), 25);
     rl_mcap_reader_close(r);
 
+    /* Within the limit but beyond what 16 zstd bytes can expand to: refused unallocated. */
+    o.max_chunk_size = 0;
+    f[at + 16 + 5] = 0;
+    f[at + 16 + 3] = 0x40; /* 1 GiB, under the default 4 GiB limit */
+    assert_int_equal(rl_mcap_reader_open_mem(&r, f, at + body + 20, &o), RL_OK);
+    assert_int_equal(rl_mcap_reader_next(r, &rec), 1);
+    assert_int_equal(rl_mcap_reader_next(r, &rec), RL_EPARSE);
+    assert_non_null(strstr(rl_error_last(), "impossible from 16 zstd bytes"));
+    rl_mcap_reader_close(r);
+    o.max_chunk_size = 1 << 20;
+
     /* The same chunk as "lz4" and as uncompressed with a size mismatch. */
     memcpy(f + at + 32, "lz4\0", 4);
     f[at + 28] = 3;
