@@ -243,7 +243,7 @@ typedef enum rl_mcap_compression {
 /* Writer options; start from rl_mcap_writer_options_default. Booleans are 0/1. */
 typedef struct rl_mcap_writer_options {
     const char *profile;          /* Header profile (NUL-terminated), default "" */
-    const char *library;          /* Header library, default "runlab <version>" */
+    const char *library;          /* Header library; NULL (default): "runlab <version>" */
     int use_chunks;               /* default 1 */
     uint64_t chunk_size;          /* uncompressed bytes after which a chunk closes; 1 MiB */
     rl_mcap_compression compression; /* default ZSTD */

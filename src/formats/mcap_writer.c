@@ -6,9 +6,11 @@
 
 #include "runlab/error.h"
 #include "runlab/hash.h"
+#include "runlab/provenance.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,7 +94,7 @@ void rl_mcap_writer_options_default(rl_mcap_writer_options *o)
 {
     memset(o, 0, sizeof *o);
     o->profile = "";
-    o->library = "runlab";
+    o->library = NULL; /* "runlab <version>" */
     o->use_chunks = 1;
     o->chunk_size = 1024 * 1024;
     o->compression = RL_MCAP_COMPRESSION_ZSTD;
@@ -260,7 +262,10 @@ int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_op
     memset(&h, 0, sizeof h);
     h.opcode = RL_MCAP_OP_HEADER;
     h.u.header.profile = bstr(opts->profile);
-    h.u.header.library = bstr(opts->library);
+    char lib[128];
+    if (!opts->library)
+        snprintf(lib, sizeof lib, "runlab %s", rl_version_string());
+    h.u.header.library = bstr(opts->library ? opts->library : lib);
     int rc = emit_bytes(w, rl_mcap_magic, RL_MCAP_MAGIC_LEN);
     if (rc == RL_OK)
         rc = emit_record(w, &h, NULL);
@@ -415,6 +420,14 @@ static int put_data_record(rl_mcap_writer *w, const rl_mcap_record *rec)
 
 /* ---- Adding records --------------------------------------------------------------- */
 
+/* Strings and 4-byte-prefixed fields cannot exceed UINT32_MAX bytes in the format. */
+static int check_len(rl_mcap_bytes b, const char *what)
+{
+    if ((uint64_t)b.len > UINT32_MAX)
+        return rl_error_set(RL_ERANGE, "mcap writer: %s of %zu bytes exceeds the format's 4 GiB limit", what, b.len);
+    return RL_OK;
+}
+
 int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema)
 {
     int rc = check_state(w);
@@ -422,6 +435,9 @@ int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema)
         return rc;
     if (schema->id == 0)
         return rl_error_set(RL_EINVAL, "mcap writer: schema id 0 is reserved for 'no schema'");
+    if ((rc = check_len(schema->name, "schema name")) < 0 || (rc = check_len(schema->encoding, "schema encoding")) < 0 ||
+        (rc = check_len(schema->data, "schema data")) < 0)
+        return rc;
     rl_mcap_record r;
     memset(&r, 0, sizeof r);
     r.opcode = RL_MCAP_OP_SCHEMA;
@@ -450,6 +466,9 @@ int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel
 {
     int rc = check_state(w);
     if (rc < 0)
+        return rc;
+    if ((rc = check_len(channel->topic, "topic")) < 0 ||
+        (rc = check_len(channel->message_encoding, "message encoding")) < 0)
         return rc;
     if (channel->schema_id != 0 && !w->schema_slot[channel->schema_id])
         return rl_error_set(RL_EINVAL, "mcap writer: channel %u refers to unknown schema %u", channel->id,
@@ -565,6 +584,8 @@ int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a
 {
     int rc = check_state(w);
     if (rc < 0)
+        return rc;
+    if ((rc = check_len(a->name, "attachment name")) < 0 || (rc = check_len(a->media_type, "media type")) < 0)
         return rc;
     if (w->o.attachment_index) {
         rc = grow((void **)&w->att_idx, &w->att_idx_cap, w->att_idx_count, sizeof *w->att_idx);

@@ -136,6 +136,11 @@ static void check_streamed(const char *path, const exp_msg *exp, size_t n, int w
             assert_memory_equal(v.data, "reliable", 8);
         } else if (rec.opcode == RL_MCAP_OP_CHANNEL) {
             channels++;
+        } else if (rec.opcode == RL_MCAP_OP_HEADER) {
+            /* Default header: empty profile, library "runlab <version>". */
+            assert_int_equal(rec.u.header.profile.len, 0);
+            assert_true(rec.u.header.library.len > 8);
+            assert_memory_equal(rec.u.header.library.data, "runlab 0.", 9);
         }
     }
     assert_int_equal(rc, 0);
