@@ -104,8 +104,9 @@ static void test_truncated_at_every_byte(void **state)
     (void)state;
     for (int mode = 0; mode < 4; mode++) {
         size_t len;
-        uint8_t *f = small_file(mode == 2 ? RL_MCAP_COMPRESSION_ZSTD : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
-                                                                                : RL_MCAP_COMPRESSION_NONE,
+        uint8_t *f = small_file(mode == 2   ? RL_MCAP_COMPRESSION_ZSTD
+                                : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
+                                            : RL_MCAP_COMPRESSION_NONE,
                                 mode != 0, &len);
         size_t full = 0;
         assert_int_equal(stream_all(f, len, &full), 0);
@@ -132,8 +133,9 @@ static void test_flipped_bytes_never_crash(void **state)
     (void)state;
     for (int mode = 0; mode < 4; mode++) {
         size_t len;
-        uint8_t *f = small_file(mode == 2 ? RL_MCAP_COMPRESSION_ZSTD : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
-                                                                                : RL_MCAP_COMPRESSION_NONE,
+        uint8_t *f = small_file(mode == 2   ? RL_MCAP_COMPRESSION_ZSTD
+                                : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
+                                            : RL_MCAP_COMPRESSION_NONE,
                                 mode != 0, &len);
         uint8_t *copy = malloc(len);
         size_t errors = 0;
@@ -174,7 +176,8 @@ static void test_huge_lengths_are_refused(void **state)
     /* A record claiming 2^63 bytes. */
     put_record(f + 8, RL_MCAP_OP_HEADER, (uint64_t)1 << 63);
     assert_int_equal(stream_all(f, 64, NULL), RL_ETRUNCATED);
-    assert_non_null(strstr(rl_error_last(), "byte 8: Header record: length 9223372036854775808 exceeds"));
+    assert_non_null(
+        strstr(rl_error_last(), "byte 8: Header record: length 9223372036854775808 exceeds"));
 
     /* A string length of 4 GiB inside a 10-byte body. */
     put_record(f + 8, RL_MCAP_OP_HEADER, 10);
@@ -240,7 +243,8 @@ static void test_huge_lengths_are_refused(void **state)
     uint8_t mi[4 + 2 + 4 + 15];
     memset(mi, 0, sizeof mi);
     mi[2] = 15;
-    assert_int_equal(rl_mcap_record_parse(RL_MCAP_OP_MESSAGE_INDEX, mi, 2 + 4 + 15, &rec), RL_EPARSE);
+    assert_int_equal(rl_mcap_record_parse(RL_MCAP_OP_MESSAGE_INDEX, mi, 2 + 4 + 15, &rec),
+                     RL_EPARSE);
 }
 
 static void test_crc_mismatches(void **state)
