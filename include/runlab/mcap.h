@@ -429,8 +429,9 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
                              rl_mcap_message_iter **out);
 
 /* Next message: 1 with `msg` (and `*channel`, when not NULL, its Channel record), 0 at the
- * end, negative on a damaged chunk (offset named). `msg->data` points into the mapped file
- * or a decompressed chunk and stays valid until the next call or rl_mcap_message_iter_free. */
+ * end, negative on a damaged chunk (offset named; calling again skips that chunk and goes
+ * on). `msg->data` points into the mapped file or a decompressed chunk and stays valid
+ * until the next call or rl_mcap_message_iter_free. */
 int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel);
 void rl_mcap_message_iter_free(rl_mcap_message_iter *it);

@@ -291,6 +291,41 @@ static void test_crc_mismatches(void **state)
     free(f);
 }
 
+/* A damaged chunk found through the index is an error naming it; iterating on skips it. */
+static void test_indexed_skips_damaged_chunk(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *f = small_file(RL_MCAP_COMPRESSION_NONE, 1, &len);
+    uint8_t *p = memmem(f, len, "12345", 5);
+    assert_non_null(p);
+    p[0] = '9';
+    rl_mcap_indexed *x = NULL;
+    assert_int_equal(rl_mcap_indexed_open_mem(&x, f, len, 0), RL_OK);
+    assert_int_equal(rl_mcap_indexed_used_summary(x), 1);
+    const rl_mcap_chunk_index *ci;
+    assert_true(rl_mcap_indexed_chunk_indexes(x, &ci) > 2);
+    rl_mcap_message_iter *it = NULL;
+    assert_int_equal(rl_mcap_indexed_messages(x, NULL, &it), RL_OK);
+    rl_mcap_message m;
+    int rc, got = 0, errors = 0;
+    while ((rc = rl_mcap_message_iter_next(it, &m, NULL)) != 0) {
+        if (rc < 0) {
+            assert_int_equal(rc, RL_ECRC);
+            assert_non_null(strstr(rl_error_last(), "Chunk record: chunk CRC mismatch"));
+            errors++;
+        } else {
+            got++;
+        }
+        assert_true(errors + got < 100);
+    }
+    assert_int_equal(errors, 1);
+    assert_true(got > 0 && got < 12);
+    rl_mcap_message_iter_free(it);
+    rl_mcap_indexed_close(x);
+    free(f);
+}
+
 static void test_trailing_data_and_unknown_records(void **state)
 {
     (void)state;
@@ -443,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_flipped_bytes_never_crash),
         cmocka_unit_test(test_huge_lengths_are_refused),
         cmocka_unit_test(test_crc_mismatches),
+        cmocka_unit_test(test_indexed_skips_damaged_chunk),
         cmocka_unit_test(test_trailing_data_and_unknown_records),
         cmocka_unit_test(test_encode_parse_every_record),
     };
