@@ -32,7 +32,7 @@ static int dbcmp_query(sqlite3 *a, sqlite3 *b, const char *sql, char *why, size_
     for (long row = 1;; row++) {
         int ra = sqlite3_step(sa), rb = sqlite3_step(sb);
         if (ra != rb) {
-            snprintf(why, cap, "%s: row %ld exists in only one database", sql, row);
+            snprintf(why, cap, "%.300s: row %ld exists in only one database", sql, row);
             diff = 1;
             break;
         }
@@ -89,7 +89,7 @@ static int dbcmp_files(const char *pa, const char *pb, char *why, size_t cap)
     int diff = 0;
     if (sqlite3_open_v2(pa, &a, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
         sqlite3_open_v2(pb, &b, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(why, cap, "cannot open %s or %s", pa, pb);
+        snprintf(why, cap, "cannot open %.400s or %.400s", pa, pb);
         sqlite3_close(a);
         sqlite3_close(b);
         return 1;
@@ -101,13 +101,13 @@ static int dbcmp_files(const char *pa, const char *pb, char *why, size_t cap)
         sqlite3_prepare_v2(a, "SELECT type, name FROM sqlite_master WHERE type IN ('table','view')",
                            -1, &st, NULL) == SQLITE_OK) {
         while (!diff && sqlite3_step(st) == SQLITE_ROW) {
-            char sql[512];
+            char sql[300];
             const char *type = (const char *)sqlite3_column_text(st, 0);
             const char *name = (const char *)sqlite3_column_text(st, 1);
             if (strcmp(type, "table") == 0)
-                snprintf(sql, sizeof sql, "SELECT * FROM \"%s\" ORDER BY rowid", name);
+                snprintf(sql, sizeof sql, "SELECT * FROM \"%.200s\" ORDER BY rowid", name);
             else
-                snprintf(sql, sizeof sql, "SELECT * FROM \"%s\"", name);
+                snprintf(sql, sizeof sql, "SELECT * FROM \"%.200s\"", name);
             diff = dbcmp_query(a, b, sql, why, cap);
         }
     }
