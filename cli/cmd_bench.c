@@ -611,12 +611,12 @@ static int cmd_import(int argc, char **argv, bool merge)
         struct dirent **ents;
         int k = scandir(inputs[i], &ents, NULL, alphasort);
         if (k < 0) {
-            int err = errno;
+            int rc = cli_fail(cmd, "%s: %s", inputs[i], strerror(errno));
             for (size_t j = 0; j < nl; j++)
                 free(logs[j]);
             free(logs);
             free(inputs);
-            return cli_fail(cmd, "%s: %s", inputs[i], strerror(err));
+            return rc;
         }
         size_t before = nl;
         for (int j = 0; j < k; j++) {
@@ -630,11 +630,12 @@ static int cmd_import(int argc, char **argv, bool merge)
         }
         free(ents);
         if (nl == before) {
+            int rc = cli_fail(cmd, "%s: no benchmark log (*.log) in this directory", inputs[i]);
             for (size_t j = 0; j < nl; j++)
                 free(logs[j]);
             free(logs);
             free(inputs);
-            return cli_fail(cmd, "%s: no benchmark log (*.log) in this directory", inputs[i]);
+            return rc;
         }
     }
     int rc = logs ? rl_bench_import_logs((const char *const *)logs, nl, db)
