@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ typedef struct slot {
     bool is_exec;
     pid_t pid;
     int fd;
+    int pidfd; /* readable when the run exits (-1 when the kernel lacks pidfd_open) */
     bool eof;
     size_t planner, run;
     double limit;
@@ -688,6 +690,11 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     s->limit = limit;
     s->fork_ns = rl_mono_ns();
     s->killed_for = RL_RUN_UNKNOWN;
+#ifdef SYS_pidfd_open
+    s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    s->pidfd = -1;
+#endif
     if (s->is_exec) {
         s->begin_ns = s->fork_ns;
         s->deadline_ns = s->fork_ns + (int64_t)((limit + req->grace) * 1e9);
@@ -715,6 +722,8 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     int64_t now = rl_mono_ns();
     read_slot(s, pl, req->grace);
     close(s->fd);
+    if (s->pidfd >= 0)
+        close(s->pidfd);
     rl_bench_status st;
     int exit_code = -1, sig = 0;
     if (WIFEXITED(wstatus))
@@ -949,7 +958,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
         if (!any || rc < 0)
             break;
         /* wait for output, an exit or the next timer */
-        struct pollfd pfd[256];
+        struct pollfd pfd[512]; /* a pipe and a pidfd per slot */
         nfds_t np = 0;
         int64_t now = rl_mono_ns(), wake = now + 50000000;
         for (size_t i = 0; i < n_slots; i++) {
@@ -958,13 +967,15 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
                 continue;
             if (!s->eof)
                 pfd[np++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+            if (s->pidfd >= 0)
+                pfd[np++] = (struct pollfd){.fd = s->pidfd, .events = POLLIN};
             if (s->deadline_ns < wake)
                 wake = s->deadline_ns;
             if (s->next_mem_ns < wake)
                 wake = s->next_mem_ns;
             if (s->begin_ns && s->next_sample_ns && s->next_sample_ns < wake)
                 wake = s->next_sample_ns;
-            if (s->eof && now + 1000000 < wake)
+            if (s->eof && s->pidfd < 0 && now + 1000000 < wake)
                 wake = now + 1000000; /* pipe closed: the exit is imminent */
         }
         int timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
@@ -1026,6 +1037,8 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             kill_slot(&slots[i], RL_RUN_ERROR);
             waitpid(slots[i].pid, NULL, 0);
             close(slots[i].fd);
+            if (slots[i].pidfd >= 0)
+                close(slots[i].pidfd);
             rl_bench_props_free(slots[i].props, slots[i].n_props);
             free(slots[i].samples);
             free(slots[i].reason);

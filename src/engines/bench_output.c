@@ -87,7 +87,8 @@ static int add_planner(rl_ompl_log *log, const rl_bench_planner_data *pd)
                                 dupf("%s = %s", pd->settings[i].name, pd->settings[i].value));
     if (rc < 0)
         return rc;
-    qsort(op->common.v, op->common.n, sizeof(char *), cmp_str);
+    if (op->common.n) /* qsort's base may not be NULL, even for no elements */
+        qsort(op->common.v, op->common.n, sizeof(char *), cmp_str);
 
     /* the union of run property names, sorted as OMPL sorts its "name TYPE" keys */
     size_t nd = 0, capd = 16;
@@ -117,7 +118,7 @@ static int add_planner(rl_ompl_log *log, const rl_bench_planner_data *pd)
             if (!d[nd++].line)
                 rc = rl_error_set(RL_ENOMEM, "out of memory");
         }
-    if (rc == RL_OK)
+    if (rc == RL_OK && nd)
         qsort(d, nd, sizeof *d, cmp_decl);
     for (size_t k = 0; k < nd && rc == RL_OK; k++)
         rc = rl_strv_push(&op->props, d[k].line);
@@ -238,7 +239,7 @@ static int to_log(const rl_bench_experiment *e, rl_ompl_log *log)
         rc = rl_strv_push_owned(&log->exp_props,
                                 dupf("%s %s = %s", e->params[i].name,
                                      rl_bench_type_name(e->params[i].type), e->params[i].value));
-    if (rc == RL_OK)
+    if (rc == RL_OK && log->exp_props.n)
         qsort(log->exp_props.v, log->exp_props.n, sizeof(char *), cmp_str);
     char en[512] = "status";
     for (int i = 0; i < RL_RUN_STATUS_COUNT; i++) {
@@ -338,7 +339,8 @@ int rl_bench_write_csv(const rl_bench_experiment *e, const char *path)
         rl_strv_free(&cols);
         return rc;
     }
-    qsort(cols.v, cols.n, sizeof(char *), cmp_str);
+    if (cols.n)
+        qsort(cols.v, cols.n, sizeof(char *), cmp_str);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
