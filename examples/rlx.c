@@ -676,6 +676,8 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
     return solved ? RL_RUN_EXACT : RL_RUN_TIMEOUT;
 }
 
+static void *volatile memhog_sink;
+
 static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *run)
 {
     planner *pl = self;
@@ -706,6 +708,10 @@ static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *ru
             if (!p)
                 return RL_RUN_OUT_OF_MEMORY;
             memset(p, 1, 1 << 20); /* touched, so it is resident */
+            /* chained through a volatile pointer so the allocations cannot be elided */
+            void *prev = memhog_sink;
+            memcpy(p, &prev, sizeof prev);
+            memhog_sink = p;
         }
         return RL_RUN_EXACT;
     case K_EXIT:

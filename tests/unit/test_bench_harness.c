@@ -64,6 +64,10 @@ static rl_bench_status solve_hang(void *self, void *problem, rl_bench_run *run)
     return RL_RUN_EXACT;
 }
 
+/* Chunks are chained through a volatile pointer, so no compiler can drop the
+ * allocations as unused. */
+static void *volatile memhog_sink;
+
 static rl_bench_status solve_memhog(void *self, void *problem, rl_bench_run *run)
 {
     (void)self, (void)problem, (void)run;
@@ -72,6 +76,9 @@ static rl_bench_status solve_memhog(void *self, void *problem, rl_bench_run *run
         if (!p)
             return RL_RUN_ERROR;
         memset(p, 1, 1 << 20);
+        void *prev = memhog_sink;
+        memcpy(p, &prev, sizeof prev);
+        memhog_sink = p;
     }
 }
 
