@@ -60,6 +60,53 @@ check "merge exits 0" rc_is 0
 check "merged database has two experiments" \
     test "$(sqlite3 "$TMP/merged.db" 'SELECT count(*) FROM experiments')" -eq 2
 
+# executable planners: the Python example, and programs that break the protocol
+cat >"$TMP/bad_planner.sh" <<'SH'
+#!/bin/sh
+echo "progress	no such property	1"
+echo "status	exact"
+SH
+cat >"$TMP/silent.sh" <<'SH'
+#!/bin/sh
+echo "working" >&2
+exit 0
+SH
+chmod +x "$TMP/bad_planner.sh" "$TMP/silent.sh"
+command -v python3 >/dev/null && py=1 || py=0
+cat >"$TMP/exec.yaml" <<YAML
+experiment: programs
+problem: wall2d
+max_time: 2
+runs: 2
+planners:
+  - name: undeclared
+    command: ["$TMP/bad_planner.sh"]
+  - name: silent
+    command: "$TMP/silent.sh"
+  - name: missing
+    command: ["$TMP/does-not-exist"]
+YAML
+if [ "$py" = 1 ]; then
+    printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n' \
+        "$RUNLAB_SOURCE" >>"$TMP/exec.yaml"
+fi
+run bench "$TMP/exec.yaml" --out "$TMP/res"
+check "program benchmark exits 0" rc_is 0
+edir=$(tail -n1 <<<"$out")
+eq() { sqlite3 "$edir/results.db" "$1"; }
+est() { eq "SELECT group_concat(status) FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='$1'"; }
+check "undeclared progress property is an Error (11)" test "$(est undeclared)" = "11,11"
+check "the reason names the protocol line" grep -q "protocol: line 1: undeclared progress property" "$edir/results.csv"
+check "exit without a status line is an Error" test "$(est silent)" = "11,11"
+check "exit without status: reason" grep -q "exited with code 0 before reporting" "$edir/results.csv"
+check "a program that cannot start is an Error" test "$(est missing)" = "11,11"
+check "console output of a program is kept" grep -q working "$edir/console/silent.console"
+if [ "$py" = 1 ]; then
+    check "the Python example planner solves" test "$(est python)" = "6,6"
+    check "its run property reached the database" \
+        test "$(eq "SELECT count(solution_length) FROM runs WHERE plannerid=4")" -eq 2
+fi
+
 # spec errors: file, line and key
 cat >"$TMP/bad.yaml" <<YAML
 experiment: bad
