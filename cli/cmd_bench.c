@@ -147,12 +147,25 @@ typedef struct spec {
     rl_bench_request req;
 } spec;
 
-static const char *const TOP_KEYS[] = {
-    "experiment", "problem", "planners", "seed", "max_time", "max_mem", "runs", "run_count",
-    "time_between_updates", "simplify", "save_console_output", "jobs", "grace", "parameters",
-    "out", "display_progress", NULL};
-static const char *const PLANNER_KEYS[] = {"name", "planner", "command", "settings", "progress",
-                                           NULL};
+static const char *const TOP_KEYS[] = {"experiment",
+                                       "problem",
+                                       "planners",
+                                       "seed",
+                                       "max_time",
+                                       "max_mem",
+                                       "runs",
+                                       "run_count",
+                                       "time_between_updates",
+                                       "simplify",
+                                       "save_console_output",
+                                       "jobs",
+                                       "grace",
+                                       "parameters",
+                                       "out",
+                                       "display_progress",
+                                       NULL};
+static const char *const PLANNER_KEYS[] = {"name",     "planner",  "command",
+                                           "settings", "progress", NULL};
 
 static bool key_known(const char *const *keys, const char *k)
 {
@@ -229,15 +242,16 @@ static int spec_read(const spec_src *s, json_object *root, spec *sp)
         return spec_err(s, NULL, 0, "experiment", "%s", rl_error_last());
     if ((rc = get_num(s, root, "max_time", 1e-3, 1e6, &sp->req.max_time)) < 0 ||
         (rc = get_num(s, root, "max_mem", 1, 1e7, &sp->req.max_mem)) < 0 ||
-        (rc = get_num(s, root, "time_between_updates", 1e-3, 1e3,
-                      &sp->req.time_between_updates)) < 0 ||
+        (rc = get_num(s, root, "time_between_updates", 1e-3, 1e3, &sp->req.time_between_updates)) <
+            0 ||
         (rc = get_num(s, root, "grace", 0, 60, &sp->req.grace)) < 0 ||
         (rc = get_bool(s, root, "simplify", &sp->req.simplify)) < 0 ||
         (rc = get_bool(s, root, "display_progress", &sp->req.display_progress)) < 0 ||
         (rc = get_bool(s, root, "save_console_output", &sp->req.save_console_output)) < 0)
         return rc;
     d = sp->req.run_count;
-    const char *runs_key = json_object_object_get_ex(root, "run_count", NULL) ? "run_count" : "runs";
+    const char *runs_key =
+        json_object_object_get_ex(root, "run_count", NULL) ? "run_count" : "runs";
     if ((rc = get_num(s, root, runs_key, 0, 1e6, &d)) < 0)
         return rc;
     if (d != floor(d))
@@ -292,8 +306,7 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
         const char *name = NULL, *kind = NULL;
         if (json_object_object_get_ex(p, "name", &v) && json_object_is_type(v, json_type_string))
             name = json_object_get_string(v);
-        if (json_object_object_get_ex(p, "planner", &v) &&
-            json_object_is_type(v, json_type_string))
+        if (json_object_object_get_ex(p, "planner", &v) && json_object_is_type(v, json_type_string))
             kind = json_object_get_string(v);
         if (!name)
             name = kind;
@@ -362,8 +375,9 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
             for (size_t k = 0; k < n; k++)
                 free(owned[k]);
             if (!planner)
-                return spec_err(s, "planners", (long)i, settings && rl_error_last_code() == RL_EINVAL
-                                                            ? "settings" : "planner",
+                return spec_err(s, "planners", (long)i,
+                                settings && rl_error_last_code() == RL_EINVAL ? "settings"
+                                                                              : "planner",
                                 "%s", rl_error_last());
 #else
             (void)problem;
@@ -381,10 +395,10 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
             return spec_err(s, NULL, 0, "parameters", "expected a mapping of name: value");
         json_object_object_foreach(params, k, v)
         {
-            rl_bench_type t = json_object_is_type(v, json_type_boolean) ? RL_BENCH_BOOLEAN
-                              : json_object_is_type(v, json_type_int)   ? RL_BENCH_INTEGER
+            rl_bench_type t = json_object_is_type(v, json_type_boolean)  ? RL_BENCH_BOOLEAN
+                              : json_object_is_type(v, json_type_int)    ? RL_BENCH_INTEGER
                               : json_object_is_type(v, json_type_double) ? RL_BENCH_REAL
-                                                                          : RL_BENCH_TEXT;
+                                                                         : RL_BENCH_TEXT;
             char *val = scalar_text(v);
             int rc = val ? rl_bench_add_param(b, k, t, val) : RL_ENOMEM;
             free(val);
@@ -668,9 +682,7 @@ int cmd_bench(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:j:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'o':
-            out = optarg;
-            break;
+        case 'o': out = optarg; break;
         case 'j': {
             char *end;
             jobs = strtol(optarg, &end, 10);
@@ -678,14 +690,9 @@ int cmd_bench(int argc, char **argv)
                 return cli_usage_error("bench", "-j %s: expected 1..256", optarg);
             break;
         }
-        case 'r':
-            resume = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return RL_EXIT_OK;
-        default:
-            return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+        case 'r': resume = optarg; break;
+        case 'h': usage(stdout); return RL_EXIT_OK;
+        default: return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (resume) {

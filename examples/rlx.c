@@ -31,8 +31,8 @@ struct rlx_problem {
 
 /* ---- problems ------------------------------------------------------------------------ */
 
-static const char *const PROBLEMS[] = {"maze2d", "narrow2d", "narrow3d", "cluttered2d",
-                                       "cluttered3d", NULL};
+static const char *const PROBLEMS[] = {"maze2d",      "narrow2d",    "narrow3d",
+                                       "cluttered2d", "cluttered3d", NULL};
 
 const char *const *rlx_problem_names(void)
 {
@@ -337,7 +337,8 @@ static bool path_valid(const rlx_problem *pr, const path *p, double res)
 static void path_simplify(const rlx_problem *pr, path *p, uint64_t *rng, int attempts)
 {
     for (int a = 0; a < attempts && p->n > 2; a++) {
-        size_t i = (size_t)(rng_unit(rng) * (double)p->n), j = (size_t)(rng_unit(rng) * (double)p->n);
+        size_t i = (size_t)(rng_unit(rng) * (double)p->n),
+               j = (size_t)(rng_unit(rng) * (double)p->n);
         if (i > j) {
             size_t t = i;
             i = j;
@@ -355,9 +356,19 @@ static void path_simplify(const rlx_problem *pr, path *p, uint64_t *rng, int att
 
 /* ---- planners ---------------------------------------------------------------------- */
 
-typedef enum kind { K_RRT, K_RRTCONNECT, K_RRTSTAR, K_PRM, K_CRASH, K_ABORT, K_HANG, K_MEMHOG, K_EXIT } kind;
+typedef enum kind {
+    K_RRT,
+    K_RRTCONNECT,
+    K_RRTSTAR,
+    K_PRM,
+    K_CRASH,
+    K_ABORT,
+    K_HANG,
+    K_MEMHOG,
+    K_EXIT
+} kind;
 
-static const char *const KINDS[] = {"rrt",   "rrtconnect", "rrtstar", "prm", "crash",
+static const char *const KINDS[] = {"rrt",   "rrtconnect", "rrtstar", "prm",  "crash",
                                     "abort", "hang",       "memhog",  "exit", NULL};
 
 const char *const *rlx_planner_kinds(void)
@@ -688,17 +699,11 @@ static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *ru
     pl->graph_states = pl->graph_motions = 0;
     switch (pl->k) {
     case K_RRT:
-    case K_RRTSTAR:
-        return solve_rrt(pl, pr, run, &rng);
-    case K_RRTCONNECT:
-        return solve_connect(pl, pr, run, &rng);
-    case K_PRM:
-        return solve_prm(pl, pr, run, &rng);
-    case K_CRASH:
-        raise(SIGSEGV);
-        return RL_RUN_CRASH;
-    case K_ABORT:
-        abort();
+    case K_RRTSTAR: return solve_rrt(pl, pr, run, &rng);
+    case K_RRTCONNECT: return solve_connect(pl, pr, run, &rng);
+    case K_PRM: return solve_prm(pl, pr, run, &rng);
+    case K_CRASH: raise(SIGSEGV); return RL_RUN_CRASH;
+    case K_ABORT: abort();
     case K_HANG:
         for (;;)
             pause();
@@ -714,8 +719,7 @@ static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *ru
             memhog_sink = p;
         }
         return RL_RUN_EXACT;
-    case K_EXIT:
-        exit(3);
+    case K_EXIT: exit(3);
     }
     return RL_RUN_UNKNOWN;
 }
@@ -801,14 +805,14 @@ static int parse_num(const char *key, const char *v, double lo, double hi, doubl
     char *end;
     double d = strtod(v, &end);
     if (end == v || *end || !(d >= lo && d <= hi))
-        return rl_error_set(RL_EINVAL, "setting '%s': '%s' is not a number in [%g, %g]", key, v,
-                            lo, hi);
+        return rl_error_set(RL_EINVAL, "setting '%s': '%s' is not a number in [%g, %g]", key, v, lo,
+                            hi);
     *out = d;
     return RL_OK;
 }
 
-rl_bench_planner *rlx_planner_new(const char *kind_name, const char *name,
-                                  const char *const *keys, const char *const *values, size_t n)
+rl_bench_planner *rlx_planner_new(const char *kind_name, const char *name, const char *const *keys,
+                                  const char *const *values, size_t n)
 {
     int k = -1;
     for (int i = 0; KINDS[i]; i++)
@@ -851,8 +855,8 @@ rl_bench_planner *rlx_planner_new(const char *kind_name, const char *name,
         else if (strcmp(keys[i], "simplify") == 0)
             rc = parse_num(keys[i], values[i], 0, 1, &d), pl->simplify = d != 0;
         else
-            rc = rl_error_set(RL_EINVAL, "planner '%s' (%s) has no setting '%s'", name,
-                              kind_name, keys[i]);
+            rc = rl_error_set(RL_EINVAL, "planner '%s' (%s) has no setting '%s'", name, kind_name,
+                              keys[i]);
         if (rc < 0) {
             planner_free(pl);
             return NULL;

@@ -38,14 +38,14 @@ typedef enum rl_bench_status {
     RL_RUN_INVALID_START = 1,
     RL_RUN_INVALID_GOAL = 2,
     RL_RUN_UNRECOGNIZED_GOAL = 3,
-    RL_RUN_TIMEOUT = 4,     /* no solution in max_time, or killed after max_time + grace */
+    RL_RUN_TIMEOUT = 4, /* no solution in max_time, or killed after max_time + grace */
     RL_RUN_APPROXIMATE = 5,
     RL_RUN_EXACT = 6,
-    RL_RUN_CRASH = 7,       /* killed by a signal other than SIGABRT (SIGSEGV, SIGBUS...) */
-    RL_RUN_ABORT = 8,       /* SIGABRT: abort(), failed assert */
+    RL_RUN_CRASH = 7, /* killed by a signal other than SIGABRT (SIGSEGV, SIGBUS...) */
+    RL_RUN_ABORT = 8, /* SIGABRT: abort(), failed assert */
     RL_RUN_INFEASIBLE = 9,
     RL_RUN_OUT_OF_MEMORY = 10, /* resident memory passed max_mem; the run was killed */
-    RL_RUN_ERROR = 11,      /* planner error, exit before reporting, protocol violation */
+    RL_RUN_ERROR = 11,         /* planner error, exit before reporting, protocol violation */
     RL_RUN_STATUS_COUNT = 12
 } rl_bench_status;
 
@@ -175,7 +175,7 @@ typedef struct rl_bench_run_data {
     char *reason; /* why the harness gave this status (NULL when the planner did) */
     rl_bench_prop *props;
     size_t n_props;
-    double *samples;  /* n_samples rows of 1 + n_progress values: time first */
+    double *samples; /* n_samples rows of 1 + n_progress values: time first */
     size_t n_samples;
 } rl_bench_run_data;
 
@@ -203,10 +203,10 @@ typedef struct rl_bench_experiment {
     int64_t start_ns;      /* wall clock at start, ns since the epoch */
     double total_duration; /* seconds */
     uint64_t seed;
-    char *setup_info;      /* problem description */
+    char *setup_info; /* problem description */
     char *host;
     char *cpu_info;
-    char *version;         /* "runlab 0.1.0" */
+    char *version; /* "runlab 0.1.0" */
 } rl_bench_experiment;
 
 /* ---- the benchmark ---------------------------------------------------------------- */

@@ -35,16 +35,16 @@ int rl_bench_type_parse(const char *word, rl_bench_type *out)
         *out = RL_BENCH_TEXT;
         return RL_OK;
     }
-    return rl_error_set(RL_EINVAL,
-                        "type '%s': expected BOOLEAN, INTEGER, REAL, ENUM or TEXT", word);
+    return rl_error_set(RL_EINVAL, "type '%s': expected BOOLEAN, INTEGER, REAL, ENUM or TEXT",
+                        word);
 }
 
 static const char *const STATUS_NAMES[RL_RUN_STATUS_COUNT] = {
-    "Unknown status",      "Invalid start",        "Invalid goal",   "Unrecognized goal type",
-    "Timeout",             "Approximate solution", "Exact solution", "Crash",
-    "Abort",               "Infeasible",           "Out of memory",  "Error"};
+    "Unknown status", "Invalid start",        "Invalid goal",   "Unrecognized goal type",
+    "Timeout",        "Approximate solution", "Exact solution", "Crash",
+    "Abort",          "Infeasible",           "Out of memory",  "Error"};
 static const char *const STATUS_WORDS[RL_RUN_STATUS_COUNT] = {
-    "unknown", "invalid-start", "invalid-goal", "unrecognized-goal", "timeout", "approximate",
+    "unknown", "invalid-start", "invalid-goal", "unrecognized-goal", "timeout",       "approximate",
     "exact",   "crash",         "abort",        "infeasible",        "out-of-memory", "error"};
 
 const char *rl_bench_status_name(rl_bench_status status)
@@ -103,15 +103,14 @@ int rl_bench_check_name(const char *name, const char *what)
                                 (size_t)(p - name));
         if (strchr(";|,=\"", c))
             return rl_error_set(RL_EINVAL,
-                                "%s '%s': '%c' would break the OMPL log format or its SQL",
-                                what, name, c);
+                                "%s '%s': '%c' would break the OMPL log format or its SQL", what,
+                                name, c);
     }
     if (name[0] == ' ' || name[len - 1] == ' ')
         return rl_error_set(RL_EINVAL, "%s '%s': leading or trailing space", what, name);
     for (size_t i = 0; i < sizeof RESERVED / sizeof *RESERVED; i++)
         if (strcmp(name, RESERVED[i]) == 0)
-            return rl_error_set(RL_EINVAL, "%s '%s': reserved by the results database", what,
-                                name);
+            return rl_error_set(RL_EINVAL, "%s '%s': reserved by the results database", what, name);
     return RL_OK;
 }
 
@@ -384,8 +383,10 @@ int rl_bench_add_planner(rl_bench *b, rl_bench_planner *p)
     for (size_t i = 0; rc == RL_OK && i < p->n_progress; i++) {
         rc = rl_bench_check_name(p->progress_names[i], "progress property");
         if (rc == RL_OK && strcmp(p->progress_names[i], "time") == 0)
-            rc = rl_error_set(RL_EINVAL, "planner '%s': progress property 'time' is the "
-                                         "harness's own", p->name);
+            rc = rl_error_set(RL_EINVAL,
+                              "planner '%s': progress property 'time' is the "
+                              "harness's own",
+                              p->name);
     }
     for (size_t i = 0; rc == RL_OK && i < b->n_planners; i++)
         if (strcmp(b->planners[i]->name, p->name) == 0)
@@ -512,8 +513,8 @@ rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *arg
         /* "best cost REAL": the last word is the type */
         const char *sp = strrchr(progress[i], ' ');
         if (!sp || rl_bench_type_parse(sp + 1, &e->progress_types[i]) < 0) {
-            rl_error_set(RL_EINVAL, "planner '%s': progress property '%s' needs 'name TYPE'",
-                         name, progress[i]);
+            rl_error_set(RL_EINVAL, "planner '%s': progress property '%s' needs 'name TYPE'", name,
+                         progress[i]);
             e->base.n_progress = i;
             exec_free(e);
             return NULL;

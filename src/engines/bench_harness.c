@@ -32,8 +32,8 @@
 
 enum {
     LINE_MAX_BYTES = 65536,
-    MEM_POLL_NS = 5000000,       /* RSS is checked every 5 ms */
-    SETUP_ALLOWANCE_S = 30       /* a run that never starts solving is killed after this */
+    MEM_POLL_NS = 5000000, /* RSS is checked every 5 ms */
+    SETUP_ALLOWANCE_S = 30 /* a run that never starts solving is killed after this */
 };
 
 typedef struct slot {
@@ -550,8 +550,8 @@ static int results_init(rl_bench *b, const rl_bench_request *req)
     rl_provenance_collect(&prov);
     char ver[64], cpu[512];
     snprintf(ver, sizeof ver, "runlab %s", prov.version);
-    snprintf(cpu, sizeof cpu, "model name: %s\ncores: %d\nos: %s\n", prov.cpu_model,
-             prov.cpu_cores, prov.os);
+    snprintf(cpu, sizeof cpu, "model name: %s\ncores: %d\nos: %s\n", prov.cpu_model, prov.cpu_cores,
+             prov.os);
     e->name = strdup(b->name);
     e->setup_info = strdup(b->setup_info);
     e->host = strdup(prov.host);
@@ -571,8 +571,8 @@ static int results_init(rl_bench *b, const rl_bench_request *req)
         return rl_error_set(RL_ENOMEM, "out of memory");
     size_t cap = 0;
     for (size_t i = 0; i < b->n_params; i++)
-        if (rl_bench_props_set(&e->params, &e->n_params, &cap, b->params[i].name,
-                               b->params[i].type, b->params[i].value) < 0)
+        if (rl_bench_props_set(&e->params, &e->n_params, &cap, b->params[i].name, b->params[i].type,
+                               b->params[i].value) < 0)
             return RL_ENOMEM;
     e->n_planners = b->n_planners;
     for (size_t i = 0; i < b->n_planners; i++) {
@@ -1025,8 +1025,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
                 update_progress(b, req, NULL);
                 if (rc == RL_OK && req->display_progress && b->events.on_run_done) {
                     const rl_bench_run_data *rd = &b->results.planners[s->planner].runs[ri];
-                    b->events.on_run_done(b->events.ud, name, ri, rd->status, count_done(b),
-                                          total);
+                    b->events.on_run_done(b->events.ud, name, ri, rd->status, count_done(b), total);
                 }
             }
         }

@@ -166,9 +166,9 @@ static int add_planner(rl_ompl_log *log, const rl_bench_planner_data *pd)
     pdl[0] = (decl){dupf("time REAL"), "time", 0};
     types[0] = RL_BENCH_REAL;
     for (size_t k = 0; k < pd->n_progress; k++) {
-        pdl[k + 1] = (decl){dupf("%s %s", pd->progress_names[k],
-                                 rl_bench_type_name(pd->progress_types[k])),
-                            pd->progress_names[k], k + 1};
+        pdl[k + 1] =
+            (decl){dupf("%s %s", pd->progress_names[k], rl_bench_type_name(pd->progress_types[k])),
+                   pd->progress_names[k], k + 1};
         types[k + 1] = pd->progress_types[k];
     }
     for (size_t k = 0; k < np; k++)
@@ -216,8 +216,8 @@ static int to_log(const rl_bench_experiment *e, rl_ompl_log *log)
         strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
     const char *ver = e->version ? e->version : "runlab";
     const char *sp = strchr(ver, ' ');
-    log->version_line = sp ? dupf("%.*s version %s", (int)(sp - ver), ver, sp + 1)
-                           : dupf("%s version ", ver);
+    log->version_line =
+        sp ? dupf("%.*s version %s", (int)(sp - ver), ver, sp + 1) : dupf("%s version ", ver);
     log->experiment_line = dupf("Experiment %s", e->name);
     log->host_line = dupf("Running on %s", e->host && *e->host ? e->host : "unknown");
     log->date_line = dupf("Starting at %s", date);

@@ -53,8 +53,7 @@ static int exec(sqlite3 *db, const char *sql)
 int rl_ompl_db_open(const char *path, sqlite3 **out)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         int rc = rl_error_set(RL_EIO, "%s: cannot open database: %s", path,
                               db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
@@ -280,8 +279,7 @@ static int prepare_insert(sqlite3 *db, const char *table, const rl_strv *cols, s
     sb_str(&q, ")");
     if (q.err)
         return q.err;
-    int rc = sqlite3_prepare_v2(db, q.p, -1, st, NULL) == SQLITE_OK ? RL_OK
-                                                                    : db_fail(db, "insert");
+    int rc = sqlite3_prepare_v2(db, q.p, -1, st, NULL) == SQLITE_OK ? RL_OK : db_fail(db, "insert");
     free(q.p);
     return rc;
 }
@@ -509,11 +507,10 @@ static int insert_enums(sqlite3 *db, const rl_ompl_log *log)
         rc = split_drop_last(line, "|", &f);
         free(line);
         sqlite3_stmt *q = NULL, *ins = NULL;
-        if (rc == RL_OK &&
-            (sqlite3_prepare_v2(db, "SELECT 1 FROM \"enums\" WHERE \"name\" IS ?", -1, &q,
-                                NULL) != SQLITE_OK ||
-             sqlite3_prepare_v2(db, "INSERT INTO \"enums\" VALUES (?,?,?)", -1, &ins, NULL) !=
-                 SQLITE_OK))
+        if (rc == RL_OK && (sqlite3_prepare_v2(db, "SELECT 1 FROM \"enums\" WHERE \"name\" IS ?",
+                                               -1, &q, NULL) != SQLITE_OK ||
+                            sqlite3_prepare_v2(db, "INSERT INTO \"enums\" VALUES (?,?,?)", -1, &ins,
+                                               NULL) != SQLITE_OK))
             rc = db_fail(db, "enums");
         if (rc == RL_OK) {
             sqlite3_bind_text(q, 1, f.v[0], -1, SQLITE_STATIC);
@@ -745,9 +742,8 @@ int rl_ompl_db_finish(sqlite3 *db)
     rl_strv cols = {0};
     int rc = column_names(db, "runs", &cols);
     if (rc == RL_OK)
-        rc = make_views(db, strv_has(&cols, "simplification_time")
-                                ? "time + simplification_time"
-                                : "time");
+        rc = make_views(db, strv_has(&cols, "simplification_time") ? "time + simplification_time"
+                                                                   : "time");
     rl_strv_free(&cols);
     if (sqlite3_close(db) != SQLITE_OK && rc == RL_OK)
         rc = rl_error_set(RL_EIO, "sqlite: close failed");

@@ -196,8 +196,7 @@ static int need_line(cursor *c, char **out, const char *what)
         return RL_OK;
     if (rl_error_last_code() == RL_ENOMEM && c->lineno != before)
         return RL_ENOMEM;
-    return rl_error_set(RL_ETRUNCATED, "%s:%zu: log ends before %s", c->name, c->lineno + 1,
-                        what);
+    return rl_error_set(RL_ETRUNCATED, "%s:%zu: log ends before %s", c->name, c->lineno + 1, what);
 }
 
 /* Peeks at the next line; `keep` says whether it is consumed. */
@@ -407,8 +406,8 @@ static int parse(cursor *c, rl_ompl_log *log)
             return rc;
         for (size_t i = 0; i < n; i++)
             if (!strstr(log->exp_props.v[i], " = "))
-                return rl_error_set(RL_EPARSE, "%s: experiment property '%s' has no ' = '",
-                                    c->name, log->exp_props.v[i]);
+                return rl_error_set(RL_EPARSE, "%s: experiment property '%s' has no ' = '", c->name,
+                                    log->exp_props.v[i]);
     } else {
         free(line);
     }

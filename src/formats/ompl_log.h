@@ -20,13 +20,13 @@ int rl_strv_push_owned(rl_strv *s, char *str); /* takes ownership, also on failu
 void rl_strv_free(rl_strv *s);
 
 typedef struct rl_ompl_planner {
-    char *name;            /* the planner line, as written */
-    rl_strv common;        /* "key = value" lines */
-    rl_strv props;         /* "name words TYPE" lines of the per-run properties */
-    rl_strv runs;          /* one line per run: "v1; v2; ...; " */
-    bool has_progress;     /* a progress section follows the runs */
-    rl_strv progress_props;/* "name words TYPE" lines */
-    rl_strv progress;      /* one line per run: "a,b,c,;a,b,c,;" */
+    char *name;             /* the planner line, as written */
+    rl_strv common;         /* "key = value" lines */
+    rl_strv props;          /* "name words TYPE" lines of the per-run properties */
+    rl_strv runs;           /* one line per run: "v1; v2; ...; " */
+    bool has_progress;      /* a progress section follows the runs */
+    rl_strv progress_props; /* "name words TYPE" lines */
+    rl_strv progress;       /* one line per run: "a,b,c,;a,b,c,;" */
 } rl_ompl_planner;
 
 typedef struct rl_ompl_log {

@@ -166,8 +166,8 @@ static void test_bad_planners(void **state)
     request(&req, 2);
     assert_int_equal(rl_bench_execute(b, &req), RL_OK);
     const rl_bench_experiment *e = rl_bench_results(b);
-    static const rl_bench_status want[] = {RL_RUN_EXACT, RL_RUN_EXACT,         RL_RUN_CRASH,
-                                           RL_RUN_ABORT, RL_RUN_TIMEOUT,       RL_RUN_OUT_OF_MEMORY,
+    static const rl_bench_status want[] = {RL_RUN_EXACT, RL_RUN_EXACT,   RL_RUN_CRASH,
+                                           RL_RUN_ABORT, RL_RUN_TIMEOUT, RL_RUN_OUT_OF_MEMORY,
                                            RL_RUN_ERROR};
     assert_int_equal(e->n_planners, 7);
     for (size_t p = 0; p < e->n_planners; p++) {
@@ -237,7 +237,8 @@ static void test_resume(void **state)
     req.journal_path = journal;
     assert_int_equal(rl_bench_execute(b, &req), RL_OK);
     char first_time[64];
-    snprintf(first_time, sizeof first_time, "%s", prop(&rl_bench_results(b)->planners[0].runs[0], "time"));
+    snprintf(first_time, sizeof first_time, "%s",
+             prop(&rl_bench_results(b)->planners[0].runs[0], "time"));
     rl_bench_free(b);
     /* keep the header, two runs and half a line, as a kill -9 could leave it */
     size_t len;
@@ -318,8 +319,8 @@ static void test_bad_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_planners),   cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_resume),         cmocka_unit_test(test_run_count_zero),
+        cmocka_unit_test(test_bad_planners), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_resume),       cmocka_unit_test(test_run_count_zero),
         cmocka_unit_test(test_bad_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

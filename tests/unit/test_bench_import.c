@@ -50,8 +50,8 @@ static void test_all_in_one(void **state)
 {
     (void)state;
     RL_TEST_REQUIRE_SHARED(shared, "OMPL reference logs");
-    static const char *const stems[] = {"control_car_block", "narrow3d_runcount0",
-                                        "narrow3d_runs5", "point2d_rect_slalom"};
+    static const char *const stems[] = {"control_car_block", "narrow3d_runcount0", "narrow3d_runs5",
+                                        "point2d_rect_slalom"};
     char paths[4][1024], ref[1024], out[1024], why[2048];
     const char *logs[4];
     for (int i = 0; i < 4; i++) {
