@@ -445,6 +445,10 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
         rc = rl_path_join(path, sizeof path, dir, "results.csv");
     if (rc == RL_OK)
         rc = rl_bench_write_csv(e, path);
+    if (rc == RL_OK)
+        rc = rl_path_join(path, sizeof path, dir, "results.json");
+    if (rc == RL_OK)
+        rc = rl_bench_write_json(e, path);
     if (rc < 0)
         return rc;
     rl_provenance prov;
@@ -464,6 +468,7 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
     json_object_object_add(files, "ompl_log", json_object_new_string(log_name));
     json_object_object_add(files, "database", json_object_new_string("results.db"));
     json_object_object_add(files, "csv", json_object_new_string("results.csv"));
+    json_object_object_add(files, "json", json_object_new_string("results.json"));
     json_object_object_add(files, "journal", json_object_new_string("journal.tsv"));
     json_object_object_add(files, "console", json_object_new_string("console/"));
     json_object_object_add(m, "files", files);

@@ -264,6 +264,11 @@ int rl_bench_default_log_name(const rl_bench_experiment *e, char *out, size_t ca
 /* Writes one CSV row per run: planner, run, status, then every run property. */
 int rl_bench_write_csv(const rl_bench_experiment *e, const char *path);
 
+/* Writes the whole experiment as JSON (atomically): header fields, parameters, and per
+ * planner its settings, progress property names and runs (status, reason, properties
+ * as typed JSON values, progress samples as rows of numbers, time first). */
+int rl_bench_write_json(const rl_bench_experiment *e, const char *path);
+
 /* Reads OMPL benchmark logs into one SQLite database, as OMPL's own script does
  * (readBenchmarkLog then computeViews): same schema, rows, values and NULLs. The
  * database is created or extended. RL_EPARSE names the file and line. */

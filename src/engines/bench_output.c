@@ -6,6 +6,7 @@
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
+#include "runlab/json.h"
 #include "runlab/time.h"
 
 #include <inttypes.h>
@@ -379,5 +380,98 @@ int rl_bench_write_csv(const rl_bench_experiment *e, const char *path)
     rl_strv_free(&cols);
     rc = buf ? rl_fs_write_atomic(path, buf, len, 0644) : rl_error_set(RL_ENOMEM, "out of memory");
     free(buf);
+    return rc;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static json_object *typed_value(const rl_bench_prop *p)
+{
+    char *end;
+    if (!*p->value)
+        return NULL;
+    if (p->type == RL_BENCH_REAL) {
+        double d = strtod(p->value, &end);
+        return *end || !isfinite(d) ? json_object_new_string(p->value) : json_object_new_double(d);
+    }
+    if (p->type == RL_BENCH_INTEGER || p->type == RL_BENCH_ENUM) {
+        long long v = strtoll(p->value, &end, 10);
+        return *end ? json_object_new_string(p->value) : json_object_new_int64(v);
+    }
+    if (p->type == RL_BENCH_BOOLEAN)
+        return json_object_new_boolean(strcmp(p->value, "0") != 0);
+    return json_object_new_string(p->value);
+}
+
+int rl_bench_write_json(const rl_bench_experiment *e, const char *path)
+{
+    json_object *root = json_object_new_object();
+    if (!root)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    char iso[RL_TIME_ISO_LEN] = "";
+    rl_time_format_iso(e->start_ns, iso, sizeof iso);
+    json_object_object_add(root, "experiment", json_object_new_string(e->name));
+    json_object_object_add(root, "version", json_object_new_string(e->version ? e->version : ""));
+    json_object_object_add(root, "host", json_object_new_string(e->host ? e->host : ""));
+    json_object_object_add(root, "start", json_object_new_string(iso));
+    json_object_object_add(root, "total_duration", json_object_new_double(e->total_duration));
+    json_object_object_add(root, "seed", json_object_new_int64((int64_t)e->seed));
+    json_object_object_add(root, "max_time", json_object_new_double(e->max_time));
+    json_object_object_add(root, "max_mem", json_object_new_double(e->max_mem));
+    json_object_object_add(root, "run_count", json_object_new_int64(e->run_count));
+    json_object_object_add(root, "time_between_updates",
+                           json_object_new_double(e->time_between_updates));
+    json_object_object_add(root, "setup",
+                           json_object_new_string(e->setup_info ? e->setup_info : ""));
+    json_object_object_add(root, "cpu_info",
+                           json_object_new_string(e->cpu_info ? e->cpu_info : ""));
+    json_object *params = json_object_new_object();
+    for (size_t i = 0; i < e->n_params; i++)
+        json_object_object_add(params, e->params[i].name, typed_value(&e->params[i]));
+    json_object_object_add(root, "parameters", params);
+    json_object *planners = json_object_new_array();
+    for (size_t p = 0; p < e->n_planners; p++) {
+        const rl_bench_planner_data *pd = &e->planners[p];
+        json_object *jp = json_object_new_object(), *set = json_object_new_object();
+        json_object_object_add(jp, "name", json_object_new_string(pd->name));
+        for (size_t i = 0; i < pd->n_settings; i++)
+            json_object_object_add(set, pd->settings[i].name,
+                                   json_object_new_string(pd->settings[i].value));
+        json_object_object_add(jp, "settings", set);
+        json_object *pn = json_object_new_array();
+        json_object_array_add(pn, json_object_new_string("time"));
+        for (size_t i = 0; i < pd->n_progress; i++)
+            json_object_array_add(pn, json_object_new_string(pd->progress_names[i]));
+        json_object_object_add(jp, "progress_columns", pn);
+        json_object *runs = json_object_new_array();
+        for (size_t r = 0; r < pd->n_runs; r++) {
+            const rl_bench_run_data *rd = &pd->runs[r];
+            json_object *jr = json_object_new_object(), *props = json_object_new_object();
+            json_object_object_add(jr, "status",
+                                   json_object_new_string(rl_bench_status_name(rd->status)));
+            json_object_object_add(jr, "reason",
+                                   rd->reason ? json_object_new_string(rd->reason) : NULL);
+            for (size_t i = 0; i < rd->n_props; i++)
+                json_object_object_add(props, rd->props[i].name, typed_value(&rd->props[i]));
+            json_object_object_add(jr, "properties", props);
+            json_object *samples = json_object_new_array();
+            size_t cols = pd->n_progress + 1;
+            for (size_t s = 0; s < rd->n_samples; s++) {
+                json_object *row = json_object_new_array();
+                for (size_t c = 0; c < cols; c++) {
+                    double v = rd->samples[s * cols + c];
+                    json_object_array_add(row, isfinite(v) ? json_object_new_double(v) : NULL);
+                }
+                json_object_array_add(samples, row);
+            }
+            json_object_object_add(jr, "progress", samples);
+            json_object_array_add(runs, jr);
+        }
+        json_object_object_add(jp, "runs", runs);
+        json_object_array_add(planners, jp);
+    }
+    json_object_object_add(root, "planners", planners);
+    int rc = rl_json_write_file(path, root);
+    json_object_put(root);
     return rc;
 }

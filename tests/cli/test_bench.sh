@@ -29,7 +29,7 @@ run bench "$TMP/mixed.yaml" --out "$TMP/res"
 check "mixed benchmark exits 0" rc_is 0
 dir=$(tail -n1 <<<"$out")
 check "last line is the new directory" test -d "$dir"
-for f in results.db results.csv manifest.json journal.tsv spec.json console; do
+for f in results.db results.csv results.json manifest.json journal.tsv spec.json console; do
     check "directory has $f" test -e "$dir/$f"
 done
 check "one OMPL log" test "$(ls "$dir"/*.log | wc -l)" -eq 1
@@ -44,6 +44,7 @@ check "the database has OMPL's views" test "$(q "SELECT count(*) FROM bestPlanne
 check "experiment parameter column" test "$(q "SELECT passagewidth FROM experiments")" = "0.03"
 check "CSV has a row per run" test "$(wc -l <"$dir/results.csv")" -eq 13
 check "manifest has provenance" grep -q '"git_sha"' "$dir/manifest.json"
+check "JSON export has the crash reason" grep -q 'killed by signal 11' "$dir/results.json"
 
 # import of runlab's own log gives the database runlab wrote
 run bench import "$dir"/*.log --db "$TMP/imported.db"
