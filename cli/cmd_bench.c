@@ -420,6 +420,8 @@ static void on_run_done(void *ud, const char *planner, size_t run_index, rl_benc
 {
     (void)total;
     ui *u = ud;
+    if (!u->bar)
+        return;
     char note[192];
     snprintf(note, sizeof note, "%s run %zu: %s", planner, run_index + 1,
              rl_bench_status_name(status));
@@ -492,7 +494,7 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
 }
 
 static int run_spec(const spec_src *s, json_object *root, const char *out_opt, long jobs_opt,
-                    const char *resume_dir)
+                    const char *resume_dir, bool quiet)
 {
     spec sp;
     int rc = spec_read(s, root, &sp);
@@ -559,7 +561,7 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     sp.req.journal_path = path;
     ui u = {0};
     size_t total = (size_t)sp.req.run_count * rl_bench_planner_count(b);
-    if (rc == RL_OK)
+    if (rc == RL_OK && !quiet)
         rc = rl_progress_new(&u.bar, stderr, "runs", total, -1);
     rl_bench_events ev = {.on_run_done = on_run_done, .ud = &u};
     rl_bench_set_events(b, &ev);
@@ -669,6 +671,35 @@ static int cmd_import(int argc, char **argv, bool merge)
     return RL_EXIT_OK;
 }
 
+/* The benchmark part of `runlab demo`: four built-in planners and one that crashes on
+ * the maze, written under `out_parent`. */
+int cli_bench_demo(const char *out_parent)
+{
+    static const char DEMO_SPEC[] = "experiment: demo maze\n"
+                                    "problem: maze2d\n"
+                                    "seed: 1\n"
+                                    "max_time: 0.5\n"
+                                    "max_mem: 512\n"
+                                    "runs: 5\n"
+                                    "parameters: {walls: 5}\n"
+                                    "planners:\n"
+                                    "  - {name: RRT, planner: rrt}\n"
+                                    "  - {name: RRTConnect, planner: rrtconnect}\n"
+                                    "  - {name: RRTstar, planner: rrtstar}\n"
+                                    "  - {name: PRM, planner: prm}\n"
+                                    "  - {name: crashing planner, planner: crash}\n";
+    spec_src s = {"<demo spec>", (char *)DEMO_SPEC};
+    json_object *root = NULL;
+    if (rl_yaml_parse(DEMO_SPEC, sizeof DEMO_SPEC - 1, s.path, &root) < 0)
+        return cli_fail("demo", "%s", rl_error_last());
+    printf("Benchmark (runlab bench): 5 planners x 5 runs on a 2-D maze, each run in its own "
+           "process\n");
+    fflush(stdout);
+    int rc = run_spec(&s, root, out_parent, 1, NULL, true);
+    json_object_put(root);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "import") == 0)
@@ -713,7 +744,7 @@ int cmd_bench(int argc, char **argv)
             return cli_fail("bench", "%s: no 'spec' key", path);
         }
         spec_src s = {path, NULL};
-        int r = run_spec(&s, root, NULL, jobs, resume);
+        int r = run_spec(&s, root, NULL, jobs, resume, false);
         json_object_put(saved);
         return r;
     }
@@ -728,7 +759,7 @@ int cmd_bench(int argc, char **argv)
         free(s.text);
         return cli_fail("bench", "%s", rl_error_last());
     }
-    int r = run_spec(&s, root, out, jobs, NULL);
+    int r = run_spec(&s, root, out, jobs, NULL, false);
     json_object_put(root);
     free(s.text);
     return r;
