@@ -24,5 +24,11 @@ bool cli_wants_help(int argc, char **argv);
 /* Subcommands. */
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* Writes the plot gallery (every plot kind as PNG and SVG with .yaml records, one PDF,
+ * and gallery.html embedding them) into out_dir, created if missing; prints one line per
+ * file written. Returns an RL_EXIT_* code. */
+int demo_plot(const char *out_dir);
 
 #endif

@@ -1,0 +1,513 @@
+/* Rendering tests of runlab/plot.h: every plot kind to PNG, SVG and PDF; the PNG decodes
+ * at the expected size and is not blank; the SVG is well-formed XML (expat) with its
+ * labels as <text>; NaN counting, empty and single-point series, decimation that keeps a
+ * one-sample spike, legend placement and SVG escaping. */
+#include "rl_test.h"
+
+#include "runlab/error.h"
+#include "runlab/plot.h"
+
+#include <cairo.h>
+#include <expat.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- SVG inspection through expat -------------------------------------------------- */
+typedef struct svg_info {
+    int ntext, npath, in_text;
+    char text[16384]; /* all <text> contents, '\n'-separated */
+    size_t tlen;
+    char root[16];
+} svg_info;
+
+static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
+{
+    (void)attrs;
+    svg_info *s = ud;
+    if (!s->root[0])
+        snprintf(s->root, sizeof s->root, "%s", name);
+    if (strcmp(name, "text") == 0) {
+        s->ntext++;
+        s->in_text = 1;
+    } else if (strcmp(name, "path") == 0) {
+        s->npath++;
+    }
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *name)
+{
+    svg_info *s = ud;
+    if (strcmp(name, "text") == 0) {
+        s->in_text = 0;
+        if (s->tlen + 1 < sizeof s->text)
+            s->text[s->tlen++] = '\n';
+        s->text[s->tlen] = '\0';
+    }
+}
+
+static void XMLCALL on_chars(void *ud, const XML_Char *c, int len)
+{
+    svg_info *s = ud;
+    if (!s->in_text)
+        return;
+    for (int i = 0; i < len && s->tlen + 2 < sizeof s->text; i++)
+        s->text[s->tlen++] = c[i];
+    s->text[s->tlen] = '\0';
+}
+
+static void parse_svg(const char *data, size_t len, svg_info *out)
+{
+    memset(out, 0, sizeof *out);
+    XML_Parser p = XML_ParserCreate("UTF-8");
+    assert_non_null(p);
+    XML_SetUserData(p, out);
+    XML_SetElementHandler(p, on_start, on_end);
+    XML_SetCharacterDataHandler(p, on_chars);
+    if (XML_Parse(p, data, (int)len, 1) != XML_STATUS_OK)
+        fail_msg("SVG not well-formed: %s at line %lu", XML_ErrorString(XML_GetErrorCode(p)),
+                 (unsigned long)XML_GetCurrentLineNumber(p));
+    XML_ParserFree(p);
+    assert_string_equal(out->root, "svg");
+}
+
+static bool svg_has_text(const svg_info *s, const char *line)
+{
+    const char *p = s->text;
+    size_t n = strlen(line);
+    while ((p = strstr(p, line)) != NULL) {
+        if ((p == s->text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return true;
+        p++;
+    }
+    return false;
+}
+
+/* ---- PNG inspection ---------------------------------------------------------------- */
+typedef struct png_info {
+    int w, h;
+    double variance;  /* of grey levels */
+    long colored;     /* pixels with clear chroma (data, not text or grid) */
+    int top_of_color; /* first row with a pixel close to `probe`, -1 if none */
+} png_info;
+
+static void inspect_png(const char *path, unsigned probe, png_info *out)
+{
+    cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+    assert_int_equal(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+    out->w = cairo_image_surface_get_width(s);
+    out->h = cairo_image_surface_get_height(s);
+    const unsigned char *d = cairo_image_surface_get_data(s);
+    int stride = cairo_image_surface_get_stride(s);
+    double sum = 0, sum2 = 0;
+    out->colored = 0;
+    out->top_of_color = -1;
+    int pr = (probe >> 16) & 0xFF, pg = (probe >> 8) & 0xFF, pb = probe & 0xFF;
+    for (int y = 0; y < out->h; y++) {
+        const uint32_t *row = (const uint32_t *)(d + (size_t)y * (size_t)stride);
+        for (int x = 0; x < out->w; x++) {
+            int r = (row[x] >> 16) & 0xFF, g = (row[x] >> 8) & 0xFF, b = row[x] & 0xFF;
+            double grey = 0.299 * r + 0.587 * g + 0.114 * b;
+            sum += grey;
+            sum2 += grey * grey;
+            int mx = r > g ? (r > b ? r : b) : (g > b ? g : b);
+            int mn = r < g ? (r < b ? r : b) : (g < b ? g : b);
+            if (mx - mn > 60)
+                out->colored++;
+            if (out->top_of_color < 0 && abs(r - pr) < 40 && abs(g - pg) < 40 && abs(b - pb) < 40)
+                out->top_of_color = y;
+        }
+    }
+    double n = (double)out->w * out->h;
+    out->variance = sum2 / n - (sum / n) * (sum / n);
+    cairo_surface_destroy(s);
+}
+
+/* Saves fig as PNG, SVG and PDF in dir/name.*; checks each and returns the SVG text. */
+static char *save_all(rl_figure *fig, const char *dir, const char *name, int w, int h,
+                      png_info *png, svg_info *svg)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.png", dir, name);
+    if (rl_figure_save(fig, path, RL_PLOT_AUTO) != RL_OK)
+        fail_msg("save %s: %s", path, rl_error_last());
+    inspect_png(path, 0x0072B2, png);
+    assert_int_equal(png->w, w);
+    assert_int_equal(png->h, h);
+    assert_true(png->variance > 50); /* not blank */
+
+    snprintf(path, sizeof path, "%s/%s.svg", dir, name);
+    if (rl_figure_save(fig, path, RL_PLOT_AUTO) != RL_OK)
+        fail_msg("save %s: %s", path, rl_error_last());
+    size_t len;
+    char *data = rl_test_read_file(path, &len);
+    parse_svg(data, len, svg);
+    assert_true(svg->ntext > 3);
+
+    snprintf(path, sizeof path, "%s/%s.pdf", dir, name);
+    if (rl_figure_save(fig, path, RL_PLOT_AUTO) != RL_OK)
+        fail_msg("save %s: %s", path, rl_error_last());
+    size_t plen;
+    char *pdf = rl_test_read_file(path, &plen);
+    assert_true(plen > 500 && memcmp(pdf, "%PDF-", 5) == 0);
+    free(pdf);
+    return data;
+}
+
+static rl_figure *one_panel(rl_axes **ax, const char *title)
+{
+    rl_figure *f = NULL;
+    assert_int_equal(rl_figure_new(&f, 1, 1), RL_OK);
+    assert_int_equal(rl_figure_set_size_px(f, 480, 360, 100), RL_OK);
+    *ax = rl_figure_axes(f, 0, 0);
+    assert_non_null(*ax);
+    assert_int_equal(rl_axes_set_title(*ax, title), RL_OK);
+    assert_int_equal(rl_axes_set_xlabel(*ax, "Time", "s"), RL_OK);
+    assert_int_equal(rl_axes_set_ylabel(*ax, "Cost", "m"), RL_OK);
+    return f;
+}
+
+static double noise(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xFFFF) / 65536.0 - 0.5;
+}
+
+enum { K_LINE, K_BAND, K_STEP, K_SCATTER, K_BOX, K_ECDF, K_BAR, K_STACKED, K_HBAR, K_HIST, NKINDS };
+static const char *const KIND_NAMES[NKINDS] = {"line", "band", "step", "scatter", "box",
+                                               "ecdf", "bar", "stacked", "hbar", "hist"};
+
+static void add_kind(rl_axes *ax, int kind)
+{
+    enum { N = 200 };
+    double x[N], y[N], lo[N], hi[N];
+    unsigned seed = 7;
+    static const char *const cats[] = {"alpha", "beta", "gamma"};
+    for (int s = 0; s < 2; s++) {
+        char label[32];
+        snprintf(label, sizeof label, "series %c", 'A' + s);
+        rl_series_opts o;
+        rl_series_opts_init(&o);
+        o.label = label;
+        for (int i = 0; i < N; i++) {
+            x[i] = i * 0.05;
+            y[i] = sin(x[i]) + s + 0.2 * noise(&seed);
+            lo[i] = y[i] - 0.3;
+            hi[i] = y[i] + 0.3;
+        }
+        double vals[3] = {3 + s, 5 - s, 2.5};
+        switch (kind) {
+        case K_LINE: assert_int_equal(rl_axes_line(ax, x, y, N, &o), RL_OK); break;
+        case K_BAND:
+            o.band_lo = lo;
+            o.band_hi = hi;
+            assert_int_equal(rl_axes_line(ax, x, y, N, &o), RL_OK);
+            break;
+        case K_STEP: assert_int_equal(rl_axes_step(ax, x, y, 20, &o), RL_OK); break;
+        case K_SCATTER: assert_int_equal(rl_axes_scatter(ax, x, y, N, &o), RL_OK); break;
+        case K_BOX:
+            y[0] = 40; /* an outlier */
+            o.notch = s == 1;
+            assert_int_equal(rl_axes_box(ax, label, y, N, &o), RL_OK);
+            break;
+        case K_ECDF: assert_int_equal(rl_axes_ecdf(ax, y, N, &o), RL_OK); break;
+        case K_BAR:
+        case K_STACKED:
+        case K_HBAR:
+            if (kind != K_BAR)
+                rl_axes_set_bar_mode(ax, RL_BAR_STACKED, kind == K_HBAR);
+            assert_int_equal(rl_axes_bar(ax, s == 0 ? cats : NULL, 3, vals, &o), RL_OK);
+            break;
+        case K_HIST: assert_int_equal(rl_axes_hist(ax, y, N, &o), RL_OK); break;
+        }
+    }
+}
+
+static void test_every_kind_png_svg_pdf(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    for (int k = 0; k < NKINDS; k++) {
+        rl_axes *ax;
+        char title[64];
+        snprintf(title, sizeof title, "Kind %s", KIND_NAMES[k]);
+        rl_figure *f = one_panel(&ax, title);
+        add_kind(ax, k);
+        png_info png;
+        svg_info svg;
+        char *data = save_all(f, dir, KIND_NAMES[k], 480, 360, &png, &svg);
+        /* Data in palette colours is drawn, not only text and axes. */
+        if (png.colored < 300)
+            fail_msg("%s: only %ld coloured pixels", KIND_NAMES[k], png.colored);
+        assert_true(svg_has_text(&svg, title));
+        if (k == K_HBAR) {
+            assert_true(svg_has_text(&svg, "Time [s]"));
+        } else {
+            assert_true(svg_has_text(&svg, "Cost [m]"));
+            if (k != K_BOX && k != K_BAR && k != K_STACKED)
+                assert_true(svg_has_text(&svg, "Time [s]"));
+        }
+        if (k == K_BOX)
+            assert_true(svg_has_text(&svg, "series A") && svg_has_text(&svg, "series B"));
+        else if (k == K_BAR || k == K_STACKED || k == K_HBAR)
+            assert_true(svg_has_text(&svg, "gamma"));
+        if (k != K_BOX)
+            assert_true(svg_has_text(&svg, "series B")); /* legend */
+        free(data);
+        rl_figure_free(f);
+    }
+    rl_test_tmpdir_free(dir);
+}
+
+static void test_multi_panel_and_log(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    rl_figure *f = NULL;
+    assert_int_equal(rl_figure_new(&f, 2, 3), RL_OK);
+    assert_int_equal(rl_figure_set_size_in(f, 9, 5, 80), RL_OK);
+    assert_int_equal(rl_figure_set_title(f, "Six panels"), RL_OK);
+    for (int i = 0; i < 6; i++)
+        add_kind(rl_figure_axes(f, i / 3, i % 3), i);
+    rl_axes *lg = rl_figure_axes(f, 0, 0);
+    assert_int_equal(rl_axes_set_yscale(lg, RL_SCALE_LOG), RL_OK);
+    assert_null(rl_figure_axes(f, 2, 0));
+    assert_null(rl_figure_axes(f, 0, 3));
+    png_info png;
+    svg_info svg;
+    char *data = save_all(f, dir, "six", 720, 400, &png, &svg);
+    assert_true(svg_has_text(&svg, "Six panels"));
+    /* sin(x) goes negative: those values cannot sit on a log axis and are counted. */
+    assert_true(rl_figure_skipped(f) > 0);
+    assert_non_null(strstr(svg.text, "non-positive"));
+    free(data);
+    rl_figure_free(f);
+    rl_test_tmpdir_free(dir);
+}
+
+static void test_nan_counted_in_note(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    rl_axes *ax;
+    rl_figure *f = one_panel(&ax, "gaps");
+    double x[10], y[10];
+    for (int i = 0; i < 10; i++) {
+        x[i] = i;
+        y[i] = i * i;
+    }
+    y[2] = NAN;
+    y[5] = INFINITY;
+    x[7] = -INFINITY;
+    assert_int_equal(rl_axes_line(ax, x, y, 10, NULL), RL_OK);
+    double v[4] = {1, NAN, 2, 3};
+    assert_int_equal(rl_axes_hist(rl_figure_axes(f, 0, 0), v, 4, NULL), RL_OK);
+    assert_int_equal(rl_figure_skipped(f), 4);
+    png_info png;
+    svg_info svg;
+    char *data = save_all(f, dir, "gaps", 480, 360, &png, &svg);
+    assert_true(svg_has_text(&svg, "Not drawn: 4 NaN or infinite values"));
+    /* Every path coordinate is a plain number: no NaN or infinity leaked into drawing. */
+    for (const char *p = data; (p = strstr(p, " d=\"")) != NULL;) {
+        p += 4;
+        size_t n = strcspn(p, "\"");
+        assert_int_equal(strspn(p, "0123456789.-MLZ "), n);
+        p += n;
+    }
+    free(data);
+    rl_figure_free(f);
+    rl_test_tmpdir_free(dir);
+}
+
+static void test_empty_and_single_point(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    rl_axes *ax;
+    rl_figure *f = one_panel(&ax, "empty");
+    assert_int_equal(rl_axes_line(ax, NULL, NULL, 0, NULL), RL_OK);
+    png_info png;
+    svg_info svg;
+    char *data = save_all(f, dir, "empty", 480, 360, &png, &svg);
+    assert_true(svg_has_text(&svg, "no data"));
+    free(data);
+    rl_figure_free(f);
+
+    f = one_panel(&ax, "single");
+    double x = 3, y = 42;
+    assert_int_equal(rl_axes_line(ax, &x, &y, 1, NULL), RL_OK);
+    data = save_all(f, dir, "single", 480, 360, &png, &svg);
+    /* The lone point is drawn (as a dot) in the series colour. */
+    assert_true(png.top_of_color >= 0);
+    assert_true(svg_has_text(&svg, "42"));
+    free(data);
+    rl_figure_free(f);
+
+    /* All-NaN data is an empty panel with a note, not garbage. */
+    f = one_panel(&ax, "all nan");
+    double nx[3] = {NAN, NAN, NAN};
+    assert_int_equal(rl_axes_scatter(ax, nx, nx, 3, NULL), RL_OK);
+    data = save_all(f, dir, "allnan", 480, 360, &png, &svg);
+    assert_true(svg_has_text(&svg, "Not drawn: 3 NaN or infinite values"));
+    free(data);
+    rl_figure_free(f);
+    rl_test_tmpdir_free(dir);
+}
+
+static void test_million_points_keep_spike(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    rl_axes *ax;
+    rl_figure *f = one_panel(&ax, "spike");
+    enum { N = 1000000 };
+    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    assert_non_null(x);
+    assert_non_null(y);
+    for (int i = 0; i < N; i++) {
+        x[i] = i;
+        y[i] = 0;
+    }
+    y[N / 2 + 17] = 1; /* one sample among a million */
+    assert_int_equal(rl_axes_line(ax, x, y, N, NULL), RL_OK);
+    free(x);
+    free(y);
+    png_info png;
+    svg_info svg;
+    char *data = save_all(f, dir, "spike", 480, 360, &png, &svg);
+    /* The spike reaches the top of the plot area (y limit 1.05): well above the middle. */
+    assert_true(png.top_of_color >= 0 && png.top_of_color < 360 / 4);
+    /* Decimated: a few points per pixel column, not a million. */
+    assert_true(strlen(data) < 200000);
+    free(data);
+    rl_figure_free(f);
+    rl_test_tmpdir_free(dir);
+}
+
+static void test_svg_escapes_text(void **state)
+{
+    (void)state;
+    rl_axes *ax;
+    rl_figure *f = one_panel(&ax, "a < b & \"c\" 'd' > e");
+    double x[2] = {0, 1}, y[2] = {0, 1};
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    o.label = "</text><script>alert(1)</script>";
+    assert_int_equal(rl_axes_line(ax, x, y, 2, &o), RL_OK);
+    assert_int_equal(rl_axes_set_xlabel(ax, "bad \x01 byte \xff", NULL), RL_OK);
+    char *svg = NULL;
+    size_t len = 0;
+    assert_int_equal(rl_figure_to_svg(f, "t1", &svg, &len), RL_OK);
+    svg_info info;
+    parse_svg(svg, len, &info);
+    assert_true(svg_has_text(&info, "a < b & \"c\" 'd' > e"));
+    assert_true(svg_has_text(&info, "</text><script>alert(1)</script>"));
+    assert_true(svg_has_text(&info, "bad \xEF\xBF\xBD byte \xEF\xBF\xBD"));
+    assert_null(strstr(svg, "<script"));
+    assert_non_null(strstr(svg, "id=\"t1-c1\""));
+    free(svg);
+    assert_int_equal(rl_figure_to_svg(f, "bad id!", &svg, &len), RL_EINVAL);
+    rl_figure_free(f);
+}
+
+static void test_legend_avoids_data(void **state)
+{
+    (void)state;
+    /* Data fills the upper half: the legend must go to a lower corner. */
+    rl_axes *ax;
+    rl_figure *f = one_panel(&ax, "legend");
+    enum { N = 400 };
+    double x[N], y[N];
+    unsigned seed = 3;
+    for (int i = 0; i < N; i++) {
+        x[i] = i % 20 + noise(&seed);
+        y[i] = 10 + (i / 20) * 0.5 + noise(&seed);
+    }
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    o.label = "cloud";
+    assert_int_equal(rl_axes_scatter(ax, x, y, N, &o), RL_OK);
+    double lx[2] = {0, 19}, ly[2] = {9, 9};
+    assert_int_equal(rl_axes_set_ylim(ax, 0, 21), RL_OK);
+    o.label = "floor";
+    assert_int_equal(rl_axes_line(ax, lx, ly, 2, &o), RL_OK);
+    char *svg = NULL;
+    size_t len;
+    assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
+    /* The legend text "cloud" sits in the lower half of the 259 pt tall page. */
+    const char *t = strstr(svg, ">cloud</text>");
+    assert_non_null(t);
+    const char *tag = t;
+    while (tag > svg && strncmp(tag, "<text", 5) != 0)
+        tag--;
+    const char *yattr = strstr(tag, " y=\"");
+    assert_non_null(yattr);
+    double ypos = atof(yattr + 4);
+    if (!(ypos > 259.2 / 2))
+        fail_msg("legend at y = %g pt, expected the lower half", ypos);
+    free(svg);
+
+    /* With data in every corner it moves outside, right of the plot area. */
+    double cx[4] = {1, 18, 1, 18}, cy[4] = {1.5, 1.5, 19.5, 19.5};
+    o.label = "corners";
+    assert_int_equal(rl_axes_scatter(ax, cx, cy, 4, &o), RL_OK);
+    assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
+    t = strstr(svg, ">corners</text>");
+    assert_non_null(t);
+    while (t > svg && strncmp(t, "<text", 5) != 0)
+        t--;
+    const char *xattr = strstr(t, " x=\"");
+    assert_non_null(xattr);
+    double xpos = atof(xattr + 4);
+    /* Outside: right of every x tick label of a 345.6 pt wide page's plot area. */
+    if (!(xpos > 345.6 * 0.6))
+        fail_msg("outside legend text at x = %g pt", xpos);
+    const char *last_tick = strstr(svg, ">20</text>");
+    assert_non_null(last_tick);
+    free(svg);
+    rl_figure_free(f);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    rl_figure *f = NULL;
+    assert_int_equal(rl_figure_new(&f, 0, 1), RL_EINVAL);
+    assert_int_equal(rl_figure_new(&f, 1, 1), RL_OK);
+    assert_int_equal(rl_figure_set_size_in(f, 0.1, 4, 100), RL_EINVAL);
+    assert_int_equal(rl_figure_set_size_px(f, 640, 480, 5), RL_EINVAL);
+    rl_axes *ax = rl_figure_axes(f, 0, 0);
+    assert_int_equal(rl_axes_set_xlim(ax, 2, 1), RL_EINVAL);
+    assert_int_equal(rl_axes_set_xlim(ax, NAN, 1), RL_OK);
+    double v[2] = {1, 2};
+    assert_int_equal(rl_axes_line(ax, NULL, v, 2, NULL), RL_EINVAL);
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    o.band_lo = v;
+    assert_int_equal(rl_axes_line(ax, v, v, 2, &o), RL_EINVAL);
+    const char *cats[2] = {"a", "b"};
+    assert_int_equal(rl_axes_bar(ax, cats, 2, v, NULL), RL_OK);
+    assert_int_equal(rl_axes_bar(ax, NULL, 3, v, NULL), RL_EINVAL);
+    assert_int_equal(rl_axes_box(ax, "x", v, 2, NULL), RL_ESTATE);
+    assert_int_equal(rl_figure_save(f, "/tmp/x.gif", RL_PLOT_AUTO), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "x.gif"));
+    assert_true(rl_figure_save(f, "/nonexistent-dir/x.png", RL_PLOT_AUTO) < 0);
+    assert_non_null(strstr(rl_error_last(), "/nonexistent-dir/x.png"));
+    rl_figure_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_kind_png_svg_pdf),
+        cmocka_unit_test(test_multi_panel_and_log),
+        cmocka_unit_test(test_nan_counted_in_note),
+        cmocka_unit_test(test_empty_and_single_point),
+        cmocka_unit_test(test_million_points_keep_spike),
+        cmocka_unit_test(test_svg_escapes_text),
+        cmocka_unit_test(test_legend_avoids_data),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
