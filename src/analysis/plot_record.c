@@ -4,7 +4,6 @@
 #include "runlab/plot.h"
 
 #include "runlab/error.h"
-#include "runlab/fs.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
 #include "runlab/yaml.h"
@@ -15,25 +14,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Adds the process's own command line (NUL-separated in /proc/self/cmdline). */
+/* Adds the process's own command line (NUL-separated in /proc/self/cmdline). Read with
+ * stdio: procfs files report size 0, so size-based whole-file readers see nothing. */
 static int add_proc_cmdline(json_object *arr)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    if (rl_fs_read_all("/proc/self/cmdline", 1 << 20, &buf, &len) != RL_OK) {
-        rl_error_clear();
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f)
         return RL_OK;
+    char *buf = malloc(65536);
+    if (!buf) {
+        fclose(f);
+        return RL_ENOMEM;
     }
-    for (size_t i = 0; i < len;) {
+    size_t len = fread(buf, 1, 65536, f);
+    fclose(f);
+    int rc = RL_OK;
+    for (size_t i = 0; i < len && rc == RL_OK;) {
         size_t n = strnlen(buf + i, len - i);
-        if (json_object_array_add(arr, json_object_new_string_len(buf + i, (int)n)) != 0) {
-            free(buf);
-            return RL_ENOMEM;
-        }
+        if (json_object_array_add(arr, json_object_new_string_len(buf + i, (int)n)) != 0)
+            rc = RL_ENOMEM;
         i += n + 1;
     }
     free(buf);
-    return RL_OK;
+    return rc;
 }
 
 int rl_figure_record_write(const char *figure_path, const rl_figure_record *rec)
