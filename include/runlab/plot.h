@@ -185,6 +185,12 @@ size_t rl_plot_format_tick(double v, double step, char *buf, size_t cap);
  * labels of log axes that span beyond 0.01 .. 10^4. Returns the length written. */
 size_t rl_plot_format_pow10(double v, char *buf, size_t cap);
 
+/* Frees the process-wide font caches that cairo and fontconfig keep after the first text
+ * is measured, so leak checkers (ASan, valgrind) see a clean exit. Call once at process
+ * end, when no thread draws or uses cairo or fontconfig any more; drawing afterwards
+ * still works (the caches are rebuilt). Never fails. */
+void rl_plot_release_caches(void);
+
 /* ---- Figure records ---------------------------------------------------------------
  * Beside "dir/name.ext" writes "dir/name.yaml": the figure files present with that stem
  * (name.png, name.svg, name.pdf), the command line, the inputs, the UTC time, runlab's

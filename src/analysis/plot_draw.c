@@ -182,6 +182,8 @@ typedef struct tickset {
     double step;
     double minor[MAX_TICKS * 10];
     int nminor;
+    double offset;          /* subtracted from every label (tiny span, large values) */
+    char offset_label[48];  /* "+1.7G", drawn once at the end of the axis */
     bool rotate; /* category labels at 45 degrees */
     int every;   /* category axis: label every k-th */
 } tickset;
@@ -451,7 +453,21 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
         return;
     }
     bool log = a->scale == RL_SCALE_LOG;
-    double target = horizontal ? 50.0 : 32.0;
+    /* A span tiny against the values (timestamps, 1e5 + 0.01 noise) would need long
+     * labels that differ only in their last digits: label v - offset instead and show
+     * the offset once, as matplotlib does. */
+    double span = hi - lo, amax = fmax(fabs(lo), fabs(hi));
+    if (!log && span > 0 && amax / span >= 1e4) {
+        double unit = pow(10, ceil(log10(span)) + 1);
+        t->offset = round((lo + hi) / 2 / unit) * unit;
+        char num[40];
+        rl_plot_format_tick(t->offset, unit, num, sizeof num);
+        if (strncmp(num, "\xE2\x88\x92", 3) == 0)
+            snprintf(t->offset_label, sizeof t->offset_label, "%s", num);
+        else
+            snprintf(t->offset_label, sizeof t->offset_label, "+%s", num);
+    }
+    double target = horizontal ? 36.0 : 30.0;
     int max_t = (int)(len / target) + 1;
     if (max_t < 2) max_t = 2;
     if (max_t > 12) max_t = 12;
@@ -480,7 +496,10 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
                 /* Each log label needs the precision of its own decade. */
                 st = pow(10, floor(log10(t->v[i]) + 1e-9));
             }
-            rl_plot_format_tick(t->v[i], st, t->label[i], sizeof t->label[0]);
+            double lv = t->v[i] - t->offset;
+            if (fabs(lv) < st * 1e-9)
+                lv = 0;
+            rl_plot_format_tick(lv, st, t->label[i], sizeof t->label[0]);
             t->w[i] = rl_measure_text(C->m, t->label[i], FS_TICK, false);
         }
         /* Overlap check in page units. */
@@ -585,9 +604,11 @@ static void panel_margins(ctx *C, panel *P)
     }
     double mb = TICK_LEN + 4 + xtick_h + PAD + 0.25 * FS_TICK;
     axis_label_text(&ax->xa, buf, sizeof buf);
-    if (buf[0])
+    if (buf[0] || P->xt.offset_label[0])
         mb += C->cap_label + 0.25 * FS_LABEL + 7;
     double mt = PAD + C->cap_tick * 0.6;
+    if (P->yt.offset_label[0])
+        mt = PAD + C->cap_tick + 0.3 * FS_TICK + 5;
     if (ax->title)
         mt = PAD + C->cap_title + 0.3 * FS_TITLE + 8;
     double mr = PAD + 6;
@@ -1142,12 +1163,12 @@ static void place_legend(ctx *C, panel *P)
     if (P->nleg == 0)
         return;
     double inset = 6;
-    double corners[4][2] = {
-        {P->px + P->pw - inset - P->leg_w, P->py + inset},                  /* upper right */
-        {P->px + inset, P->py + inset},                                     /* upper left */
-        {P->px + inset, P->py + P->ph - inset - P->leg_h},                  /* lower left */
-        {P->px + P->pw - inset - P->leg_w, P->py + P->ph - inset - P->leg_h} /* lower right */
-    };
+    double xl = P->px + inset, xr = P->px + P->pw - inset - P->leg_w;
+    double yt = P->py + inset, yb = P->py + P->ph - inset - P->leg_h;
+    double xc = P->px + (P->pw - P->leg_w) / 2, yc = P->py + (P->ph - P->leg_h) / 2;
+    /* Corners first (in matplotlib's order), then the middles of the edges. */
+    double corners[8][2] = {{xr, yt}, {xl, yt}, {xl, yb}, {xr, yb},
+                            {xc, yt}, {xc, yb}, {xr, yc}, {xl, yc}};
     rl_legend_pos pos = P->ax->legend;
     if (pos >= RL_LEGEND_UPPER_RIGHT && pos <= RL_LEGEND_LOWER_RIGHT) {
         int k = pos - RL_LEGEND_UPPER_RIGHT;
@@ -1174,7 +1195,7 @@ static void place_legend(ctx *C, panel *P)
     }
     draw_series(C, P, &o);
     int best = -1, best_n = 0;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 8; k++) {
         int n = occ_count(&o, corners[k][0] - 2, corners[k][1] - 2, corners[k][0] + P->leg_w + 2,
                           corners[k][1] + P->leg_h + 2);
         if (best < 0 || n < best_n) {
@@ -1301,16 +1322,19 @@ static void draw_ticks(ctx *C, panel *P)
         line2(r, x0 - TICK_LEN * 0.55, y, x0, y, &minor);
     }
     char buf[512];
-    axis_label_text(&ax->xa, buf, sizeof buf);
-    if (buf[0]) {
-        double xtick_h = C->cap_tick;
-        if (P->xt.rotate) {
-            double w = fmin(max_w(&P->xt), P->ch * 0.4);
-            xtick_h = w * 0.7071 + C->cap_tick * 0.7071;
-        }
-        double y = y1 + TICK_LEN + 4 + xtick_h + 0.25 * FS_TICK + 7 + C->cap_label;
-        r->ops->text(r, P->px + P->pw / 2, y, buf, FS_LABEL, false, &C_TEXT, 0.5, 0);
+    double xtick_h = C->cap_tick;
+    if (P->xt.rotate) {
+        double w = fmin(max_w(&P->xt), P->ch * 0.4);
+        xtick_h = w * 0.7071 + C->cap_tick * 0.7071;
     }
+    double xlabel_y = y1 + TICK_LEN + 4 + xtick_h + 0.25 * FS_TICK + 7 + C->cap_label;
+    axis_label_text(&ax->xa, buf, sizeof buf);
+    if (buf[0])
+        r->ops->text(r, P->px + P->pw / 2, xlabel_y, buf, FS_LABEL, false, &C_TEXT, 0.5, 0);
+    if (P->xt.offset_label[0])
+        r->ops->text(r, x1, xlabel_y, P->xt.offset_label, FS_TICK, false, &C_TEXT, 1, 0);
+    if (P->yt.offset_label[0])
+        r->ops->text(r, x0, y0 - 5, P->yt.offset_label, FS_TICK, false, &C_TEXT, 0, 0);
     axis_label_text(&ax->ya, buf, sizeof buf);
     if (buf[0]) {
         double x = x0 - TICK_LEN - 3 - max_w(&P->yt) - 8 - 0.25 * FS_LABEL;

@@ -6,8 +6,10 @@
 #include "runlab/error.h"
 
 #include <cairo.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct rl_measure {
     cairo_surface_t *surface;
@@ -186,4 +188,17 @@ rl_rend *rl_cairo_rend_base(rl_cairo_rend *c)
 void rl_cairo_rend_free(rl_cairo_rend *c)
 {
     free(c);
+}
+
+void rl_plot_release_caches(void)
+{
+    cairo_debug_reset_static_data();
+    /* FcFini through dlsym: fontconfig is loaded as cairo's dependency, and linking it
+     * directly would add a build dependency for this one call. */
+    void *sym = dlsym(RTLD_DEFAULT, "FcFini");
+    if (sym) {
+        void (*fc_fini)(void);
+        memcpy(&fc_fini, &sym, sizeof fc_fini);
+        fc_fini();
+    }
 }

@@ -131,7 +131,9 @@ size_t rl_plot_format_tick(double v, double step, char *buf, size_t cap)
     double a = fabs(v);
     size_t n;
     if (v == 0) {
-        n = (size_t)snprintf(buf, cap, "0");
+        /* Zero takes the axis's decimals ("0.0" beside "0.2"), except on SI axes. */
+        int dec = step >= 1e-2 && step < 1e4 ? decimals_for(step) : 0;
+        n = (size_t)snprintf(buf, cap, "%.*f", dec, 0.0);
     } else if (a >= 1e4 || a < 1e-2) {
         static const struct {
             double scale;

@@ -448,10 +448,10 @@ static void test_legend_avoids_data(void **state)
         fail_msg("legend at y = %g pt, expected the lower half", ypos);
     free(svg);
 
-    /* With data in every corner it moves outside, right of the plot area. */
-    double cx[4] = {1, 18, 1, 18}, cy[4] = {1.5, 1.5, 19.5, 19.5};
+    /* With data in every corner and edge middle it moves outside, right of the plot. */
+    double cx[5] = {1, 18, 1, 18, 9.5}, cy[5] = {1.5, 1.5, 19.5, 19.5, 1.5};
     o.label = "corners";
-    assert_int_equal(rl_axes_scatter(ax, cx, cy, 4, &o), RL_OK);
+    assert_int_equal(rl_axes_scatter(ax, cx, cy, 5, &o), RL_OK);
     assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
     t = strstr(svg, ">corners</text>");
     assert_non_null(t);
@@ -509,5 +509,7 @@ int main(void)
         cmocka_unit_test(test_legend_avoids_data),
         cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    rl_plot_release_caches();
+    return failed;
 }

@@ -95,7 +95,9 @@ static void check_label(double v, double step, const char *want)
 static void test_labels(void **state)
 {
     (void)state;
-    check_label(0, 0.2, "0");
+    check_label(0, 0.2, "0.0");
+    check_label(0, 5, "0");
+    check_label(0, 5e-6, "0");
     check_label(0.6000000000000001, 0.2, "0.6");
     check_label(1, 0.2, "1.0");
     check_label(-0.5, 0.25, "\xE2\x88\x92" "0.50");

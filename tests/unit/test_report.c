@@ -208,5 +208,7 @@ int main(void)
         cmocka_unit_test(test_links_stay_local),
         cmocka_unit_test(test_state_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    rl_plot_release_caches();
+    return failed;
 }

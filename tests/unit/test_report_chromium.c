@@ -130,5 +130,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screenshot_not_blank),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    rl_plot_release_caches();
+    return failed;
 }
