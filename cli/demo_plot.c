@@ -389,6 +389,27 @@ int demo_plot(const char *out_dir)
     rl_report_paragraph(g.rep, "Every plot kind runlab draws, on synthetic planner-benchmark "
                                "data. Each figure is inlined as SVG below and written beside "
                                "this page as PNG and SVG with a .yaml record.");
+    static const char *const index[][3] = {
+        {"line_band", "Line with shaded band", "median and IQR of 20 runs"},
+        {"step", "Step lines", "best cost so far"},
+        {"scatter", "Scatter", "log x axis, marker shapes per series"},
+        {"box", "Box plot", "1.5 IQR whiskers, outliers, notches"},
+        {"ecdf", "ECDF", "log x axis"},
+        {"bar", "Grouped bars", "categories on x"},
+        {"bar_stacked", "Stacked bars", "horizontal"},
+        {"hist", "Histograms", "two overlapping distributions"},
+        {"panels", "Four panels", "10^6 points, log-log, skipped values (also PDF)"}};
+    const char *hdr[3] = {"figure", "kind", "shows"};
+    rl_report_table_begin(g.rep, "Figures in this gallery", hdr, 3, RL_TABLE_SORTABLE);
+    for (size_t i = 0; i < sizeof index / sizeof index[0]; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.svg", index[i][0]);
+        rl_report_cell cells[3] = {{RL_CELL_LINK, index[i][0], file, RL_BADGE_NA},
+                                   {RL_CELL_TEXT, index[i][1], NULL, RL_BADGE_NA},
+                                   {RL_CELL_TEXT, index[i][2], NULL, RL_BADGE_NA}};
+        rl_report_table_row_cells(g.rep, cells);
+    }
+    rl_report_table_end(g.rep);
     rng r = {0x9E3779B97F4A7C15ULL};
     fig_line(&g, &r);
     fig_step(&g, &r);

@@ -1001,7 +1001,9 @@ static void draw_scatter(ctx *C, panel *P, const rl_series *s, occ *o)
     free(seen);
 }
 
-static void draw_hist(ctx *C, panel *P, const rl_series *s, occ *o)
+/* Fill and outline are separate passes: every outline goes over every fill, so each
+ * histogram's shape stays readable where they overlap. */
+static void draw_hist(ctx *C, panel *P, const rl_series *s, occ *o, bool outline)
 {
     double base = P->ty.log ? P->ylo : 0;
     dvec poly = {0};
@@ -1019,12 +1021,13 @@ static void draw_hist(ctx *C, panel *P, const rl_series *s, occ *o)
     dv_push(&poly, xf(&P->tx, s->edges[s->nbins]), yb);
     if (poly.oom) {
         C->oom = true;
+    } else if (!o && !outline) {
+        rl_rgba fill = palette_rgba(s->color, s->opts.alpha > 0 ? s->opts.alpha : 0.4);
+        C->r->ops->path(C->r, poly.v, poly.n, true, &fill, NULL);
     } else if (!o) {
-        rl_rgba fill = palette_rgba(s->color, s->opts.alpha > 0 ? s->opts.alpha : 0.45);
         rl_pen pen = series_pen(s, false);
         pen.width = s->opts.line_width > 0 ? s->opts.line_width : 1.2;
         pen.round = false;
-        C->r->ops->path(C->r, poly.v, poly.n, true, &fill, NULL);
         C->r->ops->path(C->r, poly.v, poly.n, false, NULL, &pen);
     }
     free(poly.v);
@@ -1141,11 +1144,14 @@ static void draw_series(ctx *C, panel *P, occ *o)
         if (s->kind == RL_K_LINE && s->lo)
             draw_band(C, P, s, o);
         else if (s->kind == RL_K_HIST)
-            draw_hist(C, P, s, o);
+            draw_hist(C, P, s, o, false);
         else if (s->kind == RL_K_BOX)
             draw_box(C, P, s, o);
     }
     draw_bars(C, P, o);
+    for (size_t i = 0; i < ax->nseries && !o; i++)
+        if (ax->series[i]->kind == RL_K_HIST)
+            draw_hist(C, P, ax->series[i], NULL, true);
     for (size_t i = 0; i < ax->nseries; i++) {
         const rl_series *s = ax->series[i];
         if (s->kind == RL_K_LINE || s->kind == RL_K_STEP || s->kind == RL_K_ECDF)
@@ -1254,7 +1260,7 @@ static void draw_legend(ctx *C, panel *P)
         case RL_K_HIST:
         case RL_K_BAR:
         case RL_K_BOX: {
-            double a = s->kind == RL_K_HIST ? 0.45 : s->kind == RL_K_BOX ? 0.25 : 1;
+            double a = s->kind == RL_K_HIST ? 0.4 : s->kind == RL_K_BOX ? 0.25 : 1;
             if (s->opts.alpha > 0 && s->opts.alpha <= 1)
                 a = s->opts.alpha;
             rl_rgba f = col;
