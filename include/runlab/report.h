@@ -67,8 +67,8 @@ int rl_report_table_row(rl_report *r, const char *const *cells);
 int rl_report_table_row_cells(rl_report *r, const rl_report_cell *cells);
 int rl_report_table_end(rl_report *r);
 
-/* Renders `fig` to SVG and inlines it, with an optional caption. The figure is only read
- * (drawing does not change it); it may be freed right after. */
+/* Renders `fig` to SVG and inlines it, with an optional caption. Drawing changes nothing
+ * in the figure but its count of values skipped on log axes; it may be freed right after. */
 int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
 
 /* A link to a file beside the report. `href` must be relative and stay inside the report's

@@ -176,7 +176,7 @@ static void dec_finish(decim *d)
 /* ---- Layout -------------------------------------------------------------------------- */
 typedef struct tickset {
     double v[MAX_TICKS];
-    char label[MAX_TICKS][40];
+    char label[MAX_TICKS][96];
     double w[MAX_TICKS];
     int n;
     double step;
@@ -414,6 +414,28 @@ static void set_xforms(panel *P)
                     P->py, ly};
 }
 
+/* Shortens a category label to at most `maxw` points, ending it with "…" (whole UTF-8
+ * characters only), so one long name cannot squeeze the plot area away. */
+static double fit_label(ctx *C, char *label, size_t cap, double maxw)
+{
+    double w = rl_measure_text(C->m, label, FS_TICK, false);
+    if (w <= maxw)
+        return w;
+    size_t n = strlen(label);
+    while (n > 0) {
+        do
+            n--;
+        while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80);
+        if (n + 4 > cap)
+            continue;
+        memcpy(label + n, "\xE2\x80\xA6", 4);
+        w = rl_measure_text(C->m, label, FS_TICK, false);
+        if (w <= maxw)
+            return w;
+    }
+    return rl_measure_text(C->m, label, FS_TICK, false);
+}
+
 /* Ticks for one axis that fit `len` points: the densest 1-2-5 set whose labels keep a gap
  * of at least `gap` (x: label widths; y: label heights). */
 static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const rl_axes *ax,
@@ -425,12 +447,12 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
         int n = (int)ax->ncat;
         if (n > MAX_TICKS)
             t->every = (n + MAX_TICKS - 1) / MAX_TICKS;
-        double slot = len / (hi - lo);
-        double maxw = 0;
+        double slot = len / fabs(hi - lo);
+        double maxw = 0, limit = C->W / C->fig->cols * 0.3;
         for (int i = 0; i < n && t->n < MAX_TICKS; i += t->every) {
             t->v[t->n] = i;
             snprintf(t->label[t->n], sizeof t->label[0], "%s", ax->categories[i]);
-            t->w[t->n] = rl_measure_text(C->m, t->label[t->n], FS_TICK, false);
+            t->w[t->n] = fit_label(C, t->label[t->n], sizeof t->label[0], limit);
             if (t->w[t->n] > maxw) maxw = t->w[t->n];
             t->n++;
         }
@@ -445,7 +467,7 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
                 for (int i = 0; i < n && k < MAX_TICKS; i += t->every, k++) {
                     t->v[k] = i;
                     snprintf(t->label[k], sizeof t->label[0], "%s", ax->categories[i]);
-                    t->w[k] = rl_measure_text(C->m, t->label[k], FS_TICK, false);
+                    t->w[k] = fit_label(C, t->label[k], sizeof t->label[0], limit);
                 }
                 t->n = k;
             }
@@ -658,7 +680,6 @@ static void layout(ctx *C, double top, double bottom)
             panel_margins(C, &C->p[i]);
         }
         for (int i = 0; i < C->np; i++) {
-            panel *P = &C->p[i];
             int r = i / f->cols, c = i % f->cols;
             double ml = 0, mr = 0, mt = 0, mb = 0;
             for (int k = 0; k < C->np; k++) {
@@ -672,7 +693,6 @@ static void layout(ctx *C, double top, double bottom)
                     mb = fmax(mb, Q->mb);
                 }
             }
-            (void)P;
             C->p[i].ml = ml;
             C->p[i].mr = mr;
             C->p[i].mt = mt;

@@ -6,6 +6,7 @@
 
 #include "runlab/error.h"
 #include "runlab/plot.h"
+#include "runlab/yaml.h"
 
 #include <cairo.h>
 #include <expat.h>
@@ -497,6 +498,58 @@ static void test_bad_arguments(void **state)
     rl_figure_free(f);
 }
 
+static void test_figure_record(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    rl_axes *ax;
+    rl_figure *f = one_panel(&ax, "recorded");
+    double x[2] = {0, 1};
+    assert_int_equal(rl_axes_line(ax, x, x, 2, NULL), RL_OK);
+    char png[4096], svg[4096], yaml[4096];
+    snprintf(png, sizeof png, "%s/fig.png", dir);
+    snprintf(svg, sizeof svg, "%s/fig.svg", dir);
+    snprintf(yaml, sizeof yaml, "%s/fig.yaml", dir);
+    assert_int_equal(rl_figure_save(f, png, RL_PLOT_AUTO), RL_OK);
+    assert_int_equal(rl_figure_save(f, svg, RL_PLOT_AUTO), RL_OK);
+    char *argv[3] = {"runlab", "plot", "x y.csv"};
+    const char *inputs[1] = {"data/x y.csv"};
+    rl_figure_record rec = {3, argv, inputs, 1, "a test figure"};
+    assert_int_equal(rl_figure_record_write(png, &rec), RL_OK);
+    json_object *doc = NULL;
+    assert_int_equal(rl_yaml_read_file(yaml, 1 << 20, &doc), RL_OK);
+    json_object *v;
+    assert_true(json_object_object_get_ex(doc, "figures", &v));
+    assert_int_equal(json_object_array_length(v), 2);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "fig.png");
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)), "fig.svg");
+    assert_true(json_object_object_get_ex(doc, "command", &v));
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 2)), "x y.csv");
+    assert_true(json_object_object_get_ex(doc, "inputs", &v));
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "data/x y.csv");
+    assert_true(json_object_object_get_ex(doc, "created_utc", &v));
+    const char *t = json_object_get_string(v);
+    assert_true(strlen(t) == 30 && t[10] == 'T' && t[29] == 'Z');
+    assert_true(json_object_object_get_ex(doc, "git_sha", &v));
+    assert_true(json_object_object_get_ex(doc, "runlab_version", &v));
+    assert_true(json_object_object_get_ex(doc, "provenance", &v));
+    assert_true(json_object_object_get_ex(doc, "description", &v));
+    json_object_put(doc);
+
+    /* Without argv the record takes the process's own command line. */
+    rl_figure_record none = {0};
+    assert_int_equal(rl_figure_record_write(svg, &none), RL_OK);
+    assert_int_equal(rl_yaml_read_file(yaml, 1 << 20, &doc), RL_OK);
+    assert_true(json_object_object_get_ex(doc, "command", &v));
+    assert_true(json_object_array_length(v) >= 1);
+    assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(v, 0)),
+                           "test_plot_render"));
+    json_object_put(doc);
+    assert_int_equal(rl_figure_record_write("", &none), RL_EINVAL);
+    rl_figure_free(f);
+    rl_test_tmpdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -508,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_svg_escapes_text),
         cmocka_unit_test(test_legend_avoids_data),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_figure_record),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();
