@@ -297,6 +297,46 @@ static void fig_hist(gallery *g, rng *r)
     rl_figure_free(f);
 }
 
+/* A planned path and the driven trajectory on a map: equal aspect, unsorted x. */
+static void fig_traj(gallery *g, rng *r)
+{
+    rl_figure *f = new_fig(1, 1, 6.4, 4.8);
+    if (!f) { g->failures++; return; }
+    rl_axes *ax = rl_figure_axes(f, 0, 0);
+    rl_axes_set_title(ax, "Planned path and driven trajectory");
+    rl_axes_set_xlabel(ax, "x", "m");
+    rl_axes_set_ylabel(ax, "y", "m");
+    rl_axes_set_equal_aspect(ax, true);
+    static const double wx[] = {0, 4, 7, 7.5, 4, 1, 0.5, 3.5, 8};
+    static const double wy[] = {0, 0.5, 2.5, 5.5, 7, 6, 9, 11, 10.5};
+    enum { NW = sizeof wx / sizeof wx[0], N = 400 };
+    double px[N], py[N], tx[N], ty[N];
+    for (int i = 0; i < N; i++) {
+        double u = (double)i / (N - 1) * (NW - 1);
+        int k = (int)u < NW - 1 ? (int)u : NW - 2;
+        double f01 = u - k, s = f01 * f01 * (3 - 2 * f01);
+        px[i] = wx[k] + (wx[k + 1] - wx[k]) * s;
+        py[i] = wy[k] + (wy[k + 1] - wy[k]) * s;
+        double drift = 0.25 * sin(i * 0.05) + 0.01 * rng_normal(r);
+        tx[i] = px[i] + drift;
+        ty[i] = py[i] - 0.8 * drift;
+    }
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    o.label = "planned";
+    rl_axes_line(ax, px, py, N, &o);
+    o.label = "driven";
+    rl_axes_line(ax, tx, ty, N, &o);
+    rl_series_opts_init(&o);
+    o.label = "waypoints";
+    o.color = 6;
+    o.marker = RL_MARKER_DIAMOND;
+    o.marker_size = 6;
+    rl_axes_scatter(ax, wx, wy, NW, &o);
+    emit(g, f, "trajectory", "Trajectory with equal aspect", false);
+    rl_figure_free(f);
+}
+
 /* Four panels, a log axis, a million-point line and some NaN to show the note. */
 static void fig_panels(gallery *g, rng *r)
 {
@@ -398,6 +438,7 @@ int demo_plot(const char *out_dir)
         {"bar", "Grouped bars", "categories on x"},
         {"bar_stacked", "Stacked bars", "horizontal"},
         {"hist", "Histograms", "two overlapping distributions"},
+        {"trajectory", "Path on a map", "equal aspect, unsorted x, waypoints"},
         {"panels", "Four panels", "10^6 points, log-log, skipped values (also PDF)"}};
     const char *hdr[3] = {"figure", "kind", "shows"};
     rl_report_table_begin(g.rep, "Figures in this gallery", hdr, 3, RL_TABLE_SORTABLE);
@@ -419,6 +460,7 @@ int demo_plot(const char *out_dir)
     fig_bar(&g, &r);
     fig_stacked(&g, &r);
     fig_hist(&g, &r);
+    fig_traj(&g, &r);
     fig_panels(&g, &r);
     char path[4096];
     snprintf(path, sizeof path, "%s/gallery.html", out_dir);

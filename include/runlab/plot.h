@@ -130,6 +130,10 @@ int rl_axes_set_ylim(rl_axes *ax, double lo, double hi);
 int rl_axes_set_legend(rl_axes *ax, rl_legend_pos pos);
 /* Bars: grouped or stacked, vertical (default) or horizontal. */
 int rl_axes_set_bar_mode(rl_axes *ax, rl_bar_mode mode, bool horizontal);
+/* Equal aspect (trajectories, maps): one data unit has the same length on x and y; the
+ * limits of the axis with room to spare are widened. Linear axes only; fixed limits of
+ * that axis are widened too. Default off. */
+int rl_axes_set_equal_aspect(rl_axes *ax, bool on);
 /* Light grid at the major ticks (default on). */
 int rl_axes_set_grid(rl_axes *ax, bool on);
 

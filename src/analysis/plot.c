@@ -220,6 +220,12 @@ int rl_axes_set_bar_mode(rl_axes *ax, rl_bar_mode mode, bool horizontal)
     return RL_OK;
 }
 
+int rl_axes_set_equal_aspect(rl_axes *ax, bool on)
+{
+    ax->equal = on;
+    return RL_OK;
+}
+
 int rl_axes_set_grid(rl_axes *ax, bool on)
 {
     ax->grid = on;

@@ -199,6 +199,7 @@ typedef struct panel {
     double ml, mr, mt, mb; /* margins */
     double px, py, pw, ph; /* plot area */
     double xlo, xhi, ylo, yhi; /* view limits (data units) */
+    double xlo0, xhi0, ylo0, yhi0; /* limits before an equal-aspect widening */
     bool xcat, ycat, empty;
     xform tx, ty;
     tickset xt, yt;
@@ -489,10 +490,13 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
         else
             snprintf(t->offset_label, sizeof t->offset_label, "+%s", num);
     }
-    double target = horizontal ? 36.0 : 30.0;
+    /* About one tick per 50 pt along x and 30 pt along y, but never fewer than four
+     * allowed (small panels) nor more than ten (busy axes); the overlap check below has
+     * the last word. */
+    double target = horizontal ? 50.0 : 30.0;
     int max_t = (int)(len / target) + 1;
-    if (max_t < 2) max_t = 2;
-    if (max_t > 12) max_t = 12;
+    if (max_t < 4) max_t = 4;
+    if (max_t > 10) max_t = 10;
     for (; max_t >= 2; max_t--) {
         double step = 0;
         int n = log ? rl_plot_ticks_log(lo, hi, max_t, t->v, MAX_TICKS)
@@ -650,6 +654,25 @@ static void panel_area(panel *P)
     P->py = P->cy + P->mt;
     P->pw = fmax(10, P->cw - P->ml - P->mr);
     P->ph = fmax(10, P->ch - P->mt - P->mb);
+    if (P->ax->equal && !P->xcat && !P->ycat && !P->tx.log && !P->ty.log &&
+        P->ax->xa.scale == RL_SCALE_LINEAR && P->ax->ya.scale == RL_SCALE_LINEAR) {
+        /* One data unit is as long on x as on y: widen the axis that has room to spare
+         * (matplotlib's adjustable='datalim'), always from the original limits. */
+        double sx = P->pw / (P->xhi0 - P->xlo0), sy = P->ph / (P->yhi0 - P->ylo0);
+        P->xlo = P->xlo0;
+        P->xhi = P->xhi0;
+        P->ylo = P->ylo0;
+        P->yhi = P->yhi0;
+        if (sx > sy) {
+            double half = P->pw / sy / 2, mid = (P->xlo0 + P->xhi0) / 2;
+            P->xlo = mid - half;
+            P->xhi = mid + half;
+        } else {
+            double half = P->ph / sx / 2, mid = (P->ylo0 + P->yhi0) / 2;
+            P->ylo = mid - half;
+            P->yhi = mid + half;
+        }
+    }
 }
 
 static void panel_ticks(ctx *C, panel *P)
@@ -1428,6 +1451,10 @@ int rl_plot_draw(rl_figure *fig, rl_rend *r, rl_measure *m)
             P->ylo = P->yhi;
             P->yhi = t;
         }
+        P->xlo0 = P->xlo;
+        P->xhi0 = P->xhi;
+        P->ylo0 = P->ylo;
+        P->yhi0 = P->yhi;
         nonpos += count_nonpos(ax);
         build_legend(&C, P);
         P->leg_outside = ax->legend == RL_LEGEND_OUTSIDE;

@@ -138,6 +138,7 @@ struct rl_axes {
     rl_bar_mode bar_mode;
     bool bar_horizontal;
     bool grid;
+    bool equal; /* same length per data unit on x and y */
     rl_series **series;
     size_t nseries, capseries;
     char **categories; /* box names or bar categories */

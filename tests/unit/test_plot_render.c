@@ -550,6 +550,33 @@ static void test_figure_record(void **state)
     rl_test_tmpdir_free(dir);
 }
 
+static void test_equal_aspect(void **state)
+{
+    (void)state;
+    /* A unit circle in a wide panel: with equal aspect, x must be widened well past +-1. */
+    rl_figure *f = NULL;
+    assert_int_equal(rl_figure_new(&f, 1, 1), RL_OK);
+    assert_int_equal(rl_figure_set_size_px(f, 600, 250, 100), RL_OK);
+    rl_axes *ax = rl_figure_axes(f, 0, 0);
+    double x[64], y[64];
+    for (int i = 0; i < 64; i++) {
+        x[i] = cos(i * 2 * M_PI / 63);
+        y[i] = sin(i * 2 * M_PI / 63);
+    }
+    assert_int_equal(rl_axes_line(ax, x, y, 64, NULL), RL_OK);
+    char *svg = NULL;
+    size_t len;
+    assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
+    assert_null(strstr(svg, ">2</text>"));
+    free(svg);
+    assert_int_equal(rl_axes_set_equal_aspect(ax, true), RL_OK);
+    assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
+    assert_non_null(strstr(svg, ">2</text>"));
+    assert_non_null(strstr(svg, ">\xE2\x88\x92" "2</text>"));
+    free(svg);
+    rl_figure_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_legend_avoids_data),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_figure_record),
+        cmocka_unit_test(test_equal_aspect),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();
