@@ -29,6 +29,13 @@ void rl_series_opts_init(rl_series_opts *o)
     o->marker = RL_MARKER_AUTO;
 }
 
+/* Values beyond +-1e300 count as infinite: a plot range over them could not be divided
+ * into pixels without overflowing. */
+static bool drawable(double v)
+{
+    return fabs(v) <= 1e300;
+}
+
 static char *dup_or_null(const char *s)
 {
     return s && *s ? strdup(s) : NULL;
@@ -321,8 +328,8 @@ static int add_xy(rl_axes *ax, rl_kind kind, const double *x, const double *y, s
     bool sorted = true;
     double last_x = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i]) || !isfinite(y[i]) ||
-            (band && (!isfinite(opts->band_lo[i]) || !isfinite(opts->band_hi[i])))) {
+        if (!drawable(x[i]) || !drawable(y[i]) ||
+            (band && (!drawable(opts->band_lo[i]) || !drawable(opts->band_hi[i])))) {
             ax->fig->skipped++;
             /* Lines break at a gap instead of bridging it: one NaN marker per gap. */
             if (kind != RL_K_SCATTER && m > 0 && !isnan(s->x[m - 1])) {
@@ -383,7 +390,7 @@ static double *finite_sorted(rl_axes *ax, const double *v, size_t n, size_t *m_o
         return NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (isfinite(v[i]))
+        if (drawable(v[i]))
             d[m++] = v[i];
         else
             ax->fig->skipped++;
@@ -440,9 +447,10 @@ int rl_axes_hist(rl_axes *ax, const double *values, size_t n, const rl_series_op
         return oom(s);
     size_t nb = opts && opts->bins > 0 ? (size_t)opts->bins : 0;
     double lo = m ? d[0] : 0, hi = m ? d[m - 1] : 1;
-    if (hi == lo) {
-        lo -= 0.5;
-        hi += 0.5;
+    if (hi - lo <= fmax(fabs(lo), fabs(hi)) * 1e-12) { /* one value, up to rounding */
+        double pad = fmax(0.5, fabs(lo) * 0.05);
+        lo -= pad;
+        hi += pad;
     }
     if (nb == 0) {
         /* Freedman-Diaconis; Sturges when the IQR is zero. */
@@ -573,7 +581,7 @@ int rl_axes_bar(rl_axes *ax, const char *const *categories, size_t ncat, const d
         return oom(s);
     for (size_t i = 0; i < ncat; i++) {
         s->values[i] = values[i];
-        if (!isfinite(values[i])) {
+        if (!drawable(values[i])) {
             s->values[i] = NAN;
             ax->fig->skipped++;
         }

@@ -78,6 +78,8 @@ static void dv_push(dvec *d, double x, double y)
         d->v = p;
         d->cap = cap;
     }
+    if (isnan(x)) x = 0; /* never reached with finite limits; a NaN must not reach cairo */
+    if (isnan(y)) y = 0;
     if (x > COORD_LIMIT) x = COORD_LIMIT;
     if (x < -COORD_LIMIT) x = -COORD_LIMIT;
     if (y > COORD_LIMIT) y = COORD_LIMIT;
@@ -147,7 +149,7 @@ static void dec_push(decim *d, double x, double y)
         return;
     }
     double c = floor((x - d->x0) / d->colw);
-    if (c < -1) c = -1;
+    if (!(c >= -1)) c = -1; /* also NaN */
     if (c > 1e7) c = 1e7;
     long col = (long)c;
     if (!d->open || col != d->col) {
@@ -377,6 +379,14 @@ static void finish_range(const rl_axis *a, range r, bool cat, double ncat, doubl
         r.stick_lo = r.stick_hi = true;
     }
     double l = log ? log10(r.lo) : r.lo, h = log ? log10(r.hi) : r.hi;
+    /* A span too small to divide (all values equal, or equal but for the last bits, or
+     * denormal) is treated as a single value. */
+    double mag = fmax(fabs(l), fabs(h));
+    if (h - l <= mag * 1e-12 || h - l < 1e-290) {
+        l = h = (l + h) / 2;
+        if (fabs(l) < 1e-290)
+            l = h = 0;
+    }
     if (l == h) {
         double d = log ? 0.5 : (l != 0 ? fabs(l) * 0.1 : 1);
         l -= d;
@@ -738,6 +748,8 @@ typedef struct occ {
 
 static void occ_mark(occ *o, double x, double y)
 {
+    if (!isfinite(x) || !isfinite(y))
+        return;
     int i = (int)floor((x - o->x0) / OCC_CELL), j = (int)floor((y - o->y0) / OCC_CELL);
     if (i >= 0 && j >= 0 && i < o->w && j < o->h)
         o->g[j * o->w + i] = 1;
@@ -745,6 +757,8 @@ static void occ_mark(occ *o, double x, double y)
 
 static void occ_segment(occ *o, double x0, double y0, double x1, double y1)
 {
+    if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1))
+        return;
     double len = hypot(x1 - x0, y1 - y0);
     int steps = (int)(len / (OCC_CELL * 0.5)) + 1;
     if (steps > 4000)
@@ -757,6 +771,12 @@ static void occ_segment(occ *o, double x0, double y0, double x1, double y1)
 
 static void occ_rect(occ *o, double x0, double y0, double x1, double y1)
 {
+    if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1))
+        return;
+    x0 = fmax(fmin(x0, COORD_LIMIT), -COORD_LIMIT);
+    x1 = fmax(fmin(x1, COORD_LIMIT), -COORD_LIMIT);
+    y0 = fmax(fmin(y0, COORD_LIMIT), -COORD_LIMIT);
+    y1 = fmax(fmin(y1, COORD_LIMIT), -COORD_LIMIT);
     if (x0 > x1) { double t = x0; x0 = x1; x1 = t; }
     if (y0 > y1) { double t = y0; y0 = y1; y1 = t; }
     int i0 = (int)floor((x0 - o->x0) / OCC_CELL), i1 = (int)floor((x1 - o->x0) / OCC_CELL);
@@ -1027,8 +1047,9 @@ static void draw_scatter(ctx *C, panel *P, const rl_series *s, occ *o)
         if ((P->tx.log && !(x > 0)) || (P->ty.log && !(y > 0)))
             continue;
         double px = xf(&P->tx, x), py = xf(&P->ty, y);
-        if (px < P->px - slack || px > P->px + P->pw + slack || py < P->py - slack ||
-            py > P->py + P->ph + slack)
+        /* Written as "not inside" so a NaN is skipped too. */
+        if (!(px >= P->px - slack && px <= P->px + P->pw + slack && py >= P->py - slack &&
+              py <= P->py + P->ph + slack))
             continue;
         int gx = (int)((px - P->px + slack) / (P->pw + 2 * slack) * (gw - 1));
         int gy = (int)((py - P->py + slack) / (P->ph + 2 * slack) * (gh - 1));

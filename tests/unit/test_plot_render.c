@@ -577,6 +577,46 @@ static void test_equal_aspect(void **state)
     rl_figure_free(f);
 }
 
+static void test_extreme_values(void **state)
+{
+    (void)state;
+    /* Values no plot range can hold are counted as infinite; denormal, huge-but-equal and
+     * equal-but-for-rounding values draw without NaN reaching the renderer. */
+    const double cases[][3] = {{1e308, -1e308, 0},   {1e-320, 2e-320, 3e-320},
+                               {1e300, 1e300, 1e300}, {-0.0, 0.0, 1e-300},
+                               {1, 1 + 1e-15, 1 + 2e-15}};
+    /* Case 0: two unplottable values in each of line, scatter and histogram, and the
+     * point (0, 0) on the log panel; case 3: (-0, -0) and (0, 0) on the log panel. */
+    const size_t skipped[] = {7, 0, 0, 2, 0};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        rl_figure *f = NULL;
+        assert_int_equal(rl_figure_new(&f, 1, 2), RL_OK);
+        double x[3] = {0, 1, 2};
+        assert_int_equal(rl_axes_line(rl_figure_axes(f, 0, 0), x, cases[c], 3, NULL), RL_OK);
+        rl_axes *a = rl_figure_axes(f, 0, 1);
+        assert_int_equal(rl_axes_set_yscale(a, RL_SCALE_LOG), RL_OK);
+        assert_int_equal(rl_axes_scatter(a, cases[c], cases[c], 3, NULL), RL_OK);
+        assert_int_equal(rl_axes_hist(a, cases[c], 3, NULL), RL_OK);
+        char *svg = NULL;
+        size_t len;
+        if (rl_figure_to_svg(f, NULL, &svg, &len) != RL_OK)
+            fail_msg("case %zu: %s", c, rl_error_last());
+        svg_info info;
+        parse_svg(svg, len, &info);
+        for (const char *p = svg; (p = strstr(p, " d=\"")) != NULL;) {
+            p += 4;
+            size_t n = strcspn(p, "\"");
+            assert_int_equal(strspn(p, "0123456789.-MLZ "), n);
+            p += n;
+        }
+        assert_null(strstr(svg, "nan"));
+        free(svg);
+        if (rl_figure_skipped(f) != skipped[c])
+            fail_msg("case %zu: %zu skipped, want %zu", c, rl_figure_skipped(f), skipped[c]);
+        rl_figure_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -590,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_figure_record),
         cmocka_unit_test(test_equal_aspect),
+        cmocka_unit_test(test_extreme_values),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();
