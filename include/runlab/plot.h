@@ -2,7 +2,8 @@
  * A figure is a grid of panels (axes); each panel holds series of one or more kinds (line
  * with optional shaded band, step, scatter, box, ECDF, bar / stacked bar, histogram) and
  * is saved as PNG, SVG (text stays <text>) or PDF from one layout and drawing code path.
- * Input arrays are copied; NaN and infinite values are skipped and counted in a note. */
+ * Input arrays are copied; NaN and infinite values (and any beyond +-1e300, which no axis
+ * range can hold) are skipped and counted in a note. */
 #ifndef RUNLAB_PLOT_H
 #define RUNLAB_PLOT_H
 

@@ -617,6 +617,97 @@ static void test_extreme_values(void **state)
     }
 }
 
+static double wild(unsigned *seed)
+{
+    double u = noise(seed) + 0.5;
+    if (u < 0.03)
+        return NAN;
+    if (u < 0.05)
+        return u < 0.04 ? INFINITY : -INFINITY;
+    if (u < 0.07)
+        return 0;
+    if (u < 0.09)
+        return 1e299 * noise(seed);
+    if (u < 0.11)
+        return 1e-310 * noise(seed);
+    return pow(10, 6 * noise(seed)) * (noise(seed) < 0.3 ? -1 : 1);
+}
+
+static void test_random_figures(void **state)
+{
+    (void)state;
+    /* Random kinds, sizes, scales and hostile values: every render must succeed and give
+     * well-formed SVG with plain-number coordinates. */
+    unsigned seed = 12345;
+    enum { MAXN = 300 };
+    double x[MAXN], y[MAXN], lo[MAXN], hi[MAXN];
+    static const char *const cats[] = {"a", "b", "c", "d", "e"};
+    for (int it = 0; it < 120; it++) {
+        rl_figure *f = NULL;
+        int rows = 1 + (int)((noise(&seed) + 0.5) * 2), cols = 1 + (int)((noise(&seed) + 0.5) * 3);
+        assert_int_equal(rl_figure_new(&f, rows, cols), RL_OK);
+        assert_int_equal(rl_figure_set_size_px(f, 200 + it * 7, 150 + it * 3, 72 + it), RL_OK);
+        for (int p = 0; p < rows * cols; p++) {
+            rl_axes *ax = rl_figure_axes(f, p / cols, p % cols);
+            if (noise(&seed) > 0.3)
+                rl_axes_set_xscale(ax, RL_SCALE_LOG);
+            if (noise(&seed) > 0.3)
+                rl_axes_set_yscale(ax, RL_SCALE_LOG);
+            if (noise(&seed) > 0.4)
+                rl_axes_set_equal_aspect(ax, true);
+            int nser = (int)((noise(&seed) + 0.5) * 4);
+            int kind = (int)((noise(&seed) + 0.5) * 7);
+            for (int k = 0; k < nser; k++) {
+                size_t n = (size_t)((noise(&seed) + 0.5) * MAXN);
+                for (size_t i = 0; i < n; i++) {
+                    x[i] = noise(&seed) > 0.2 ? (double)i : wild(&seed);
+                    y[i] = wild(&seed);
+                    lo[i] = y[i] - 1;
+                    hi[i] = y[i] + 1;
+                }
+                rl_series_opts o;
+                rl_series_opts_init(&o);
+                o.label = k % 2 ? "odd" : "even";
+                o.notch = k % 2;
+                o.density = k % 2;
+                if (k == 1) {
+                    o.band_lo = lo;
+                    o.band_hi = hi;
+                }
+                int rc = RL_OK;
+                switch (kind) {
+                case 0: rc = rl_axes_line(ax, x, y, n, &o); break;
+                case 1: rc = rl_axes_step(ax, x, y, n, &o); break;
+                case 2: rc = rl_axes_scatter(ax, x, y, n, &o); break;
+                case 3: rc = rl_axes_ecdf(ax, y, n, &o); break;
+                case 4: rc = rl_axes_hist(ax, y, n, &o); break;
+                case 5: rc = rl_axes_box(ax, "box", y, n, &o); break;
+                default:
+                    rl_axes_set_bar_mode(ax, k % 2 ? RL_BAR_STACKED : RL_BAR_GROUPED, it % 2);
+                    rc = rl_axes_bar(ax, cats, 5, y, &o);
+                    break;
+                }
+                assert_int_equal(rc, RL_OK);
+            }
+        }
+        char *svg = NULL;
+        size_t len;
+        if (rl_figure_to_svg(f, NULL, &svg, &len) != RL_OK)
+            fail_msg("iteration %d: %s", it, rl_error_last());
+        svg_info info;
+        parse_svg(svg, len, &info);
+        for (const char *p = svg; (p = strstr(p, " d=\"")) != NULL;) {
+            p += 4;
+            size_t n = strcspn(p, "\"");
+            if (strspn(p, "0123456789.-MLZ ") != n)
+                fail_msg("iteration %d: bad path data %.60s", it, p);
+            p += n;
+        }
+        free(svg);
+        rl_figure_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -631,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_figure_record),
         cmocka_unit_test(test_equal_aspect),
         cmocka_unit_test(test_extreme_values),
+        cmocka_unit_test(test_random_figures),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();
