@@ -173,9 +173,10 @@ static int parse_args(int argc, char **argv, opts *o)
     const char *dot = strrchr(o->out, '.');
     if (!dot || (strcasecmp(dot, ".png") && strcasecmp(dot, ".svg") && strcasecmp(dot, ".pdf")))
         return cli_usage_error("plot", "output '%s' must end in .png, .svg or .pdf", o->out);
-    if ((double)o->width / o->dpi < 1 || (double)o->height / o->dpi < 1)
-        return cli_usage_error("plot", "%dx%d px at %g dpi is smaller than 1 inch", o->width,
-                               o->height, o->dpi);
+    double w_in = o->width / o->dpi, h_in = o->height / o->dpi;
+    if (w_in < 1 || h_in < 1 || w_in > 100 || h_in > 100)
+        return cli_usage_error("plot", "%dx%d px at %g dpi is %.1fx%.1f in; need 1..100 in",
+                               o->width, o->height, o->dpi, w_in, h_in);
     return RL_EXIT_OK;
 }
 

@@ -66,6 +66,12 @@ run plot csv "$TMP/log.csv" --y vel -o "$TMP/e.png" --kind pie
 check "unknown kind exits 2" rc_is 2
 run plot csv "$TMP/log.csv" --y vel -o "$TMP/e.png" --width 10
 check "tiny width exits 2" rc_is 2
+run plot csv "$TMP/log.csv" --y vel -o "$TMP/e.png" --width 20000 --dpi 72
+check "huge figure exits 2" rc_is 2
+check "huge figure says the limit" err_has "need 1..100 in"
+run plot csv "$TMP/log.csv" --y vel -o "$TMP/hi.png" --width 1200 --height 900 --dpi 200 --no-record
+check "px size at a dpi" rc_is 0
+check "PNG has the asked size" bash -c "od -An -tx1 -j16 -N8 '$TMP/hi.png' | tr -d ' \n' | grep -q '000004b000000384'"
 run plot json x --y a -o "$TMP/e.png"
 check "unknown source exits 2" rc_is 2
 printf '' >"$TMP/empty.csv"
