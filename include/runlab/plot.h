@@ -82,6 +82,7 @@ typedef struct rl_series_opts {
     bool density;
 } rl_series_opts;
 
+/* Fills `opts` with the defaults (automatic colour, dash and marker; no label). */
 void rl_series_opts_init(rl_series_opts *opts);
 
 /* ---- Figures ------------------------------------------------------------------------
@@ -90,6 +91,7 @@ void rl_series_opts_init(rl_series_opts *opts);
 
 /* A new figure of rows x cols panels (1..16 each), 6.4 x 4.8 inches at 100 dpi. */
 int rl_figure_new(rl_figure **out, int rows, int cols);
+/* Frees the figure, its panels and all copied data; NULL is a no-op. */
 void rl_figure_free(rl_figure *fig);
 
 /* Size in inches at `dpi` dots per inch (dpi 36..1200; sizes 1..100 in). Text and line
@@ -116,7 +118,9 @@ int rl_figure_save(rl_figure *fig, const char *path, rl_plot_format format);
  * several figures are inlined in one HTML page. */
 int rl_figure_to_svg(rl_figure *fig, const char *id_prefix, char **out, size_t *out_len);
 
-/* ---- Panels ------------------------------------------------------------------------ */
+/* ---- Panels ------------------------------------------------------------------------
+ * Setters copy their strings (NULL clears) and return RL_OK, RL_EINVAL for a value out of
+ * range, or RL_ENOMEM. */
 
 int rl_axes_set_title(rl_axes *ax, const char *title);
 /* Axis label and unit, drawn as "label [unit]"; either may be NULL. */
@@ -208,6 +212,9 @@ typedef struct rl_figure_record {
     const char *description;   /* free text (may be NULL) */
 } rl_figure_record;
 
+/* Writes the record for `figure_path` (its extension is replaced by .yaml) atomically.
+ * `rec` may be NULL (command line from /proc/self/cmdline, no inputs). Returns RL_OK,
+ * RL_EINVAL for an empty path, RL_ENOMEM, or the I/O error of the write. Thread-safe. */
 int rl_figure_record_write(const char *figure_path, const rl_figure_record *rec);
 
 #ifdef __cplusplus

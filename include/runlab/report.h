@@ -33,6 +33,7 @@ const char *rl_badge_name(rl_badge b);
  * RL_OK or a negative rl_status with a message (runlab/error.h); on RL_ENOMEM the report
  * stays usable but incomplete and rl_report_write fails. */
 int rl_report_new(rl_report **out, const char *title);
+/* Frees the report; NULL is a no-op. */
 void rl_report_free(rl_report *r);
 
 /* Heading of `level` 1..4 (the report title is the only h1 by convention). */
