@@ -193,6 +193,7 @@ typedef struct tickset {
 typedef struct legend_entry {
     const rl_series *s;
     bool band;
+    char text[160]; /* the label, shortened to fit */
 } legend_entry;
 
 typedef struct panel {
@@ -425,11 +426,12 @@ static void set_xforms(panel *P)
                     P->py, ly};
 }
 
-/* Shortens a category label to at most `maxw` points, ending it with "…" (whole UTF-8
- * characters only), so one long name cannot squeeze the plot area away. */
-static double fit_label(ctx *C, char *label, size_t cap, double maxw)
+/* Shortens `label` in place to at most `maxw` points at `size`, ending it with "…"
+ * (whole UTF-8 characters only), so one long name cannot squeeze the plot area away or
+ * run off the page. Returns the width. */
+static double fit_text(ctx *C, char *label, size_t cap, double size, bool bold, double maxw)
 {
-    double w = rl_measure_text(C->m, label, FS_TICK, false);
+    double w = rl_measure_text(C->m, label, size, bold);
     if (w <= maxw)
         return w;
     size_t n = strlen(label);
@@ -440,11 +442,16 @@ static double fit_label(ctx *C, char *label, size_t cap, double maxw)
         if (n + 4 > cap)
             continue;
         memcpy(label + n, "\xE2\x80\xA6", 4);
-        w = rl_measure_text(C->m, label, FS_TICK, false);
+        w = rl_measure_text(C->m, label, size, bold);
         if (w <= maxw)
             return w;
     }
-    return rl_measure_text(C->m, label, FS_TICK, false);
+    return rl_measure_text(C->m, label, size, bold);
+}
+
+static double fit_label(ctx *C, char *label, size_t cap, double maxw)
+{
+    return fit_text(C, label, cap, FS_TICK, false, maxw);
 }
 
 /* Ticks for one axis that fit `len` points: the densest 1-2-5 set whose labels keep a gap
@@ -610,10 +617,12 @@ static void build_legend(ctx *C, panel *P)
         const rl_series *s = ax->series[i];
         if (!s->label)
             continue;
-        P->leg[P->nleg].s = s;
-        P->leg[P->nleg].band = s->lo != NULL;
-        P->nleg++;
-        double w = rl_measure_text(C->m, s->label, FS_LEGEND, false);
+        legend_entry *e = &P->leg[P->nleg++];
+        e->s = s;
+        e->band = s->lo != NULL;
+        snprintf(e->text, sizeof e->text, "%s", s->label);
+        double w = fit_text(C, e->text, sizeof e->text, FS_LEGEND, false,
+                            C->W / C->fig->cols * 0.4);
         if (w > wmax)
             wmax = w;
     }
@@ -1334,7 +1343,8 @@ static void draw_legend(ctx *C, panel *P)
             break;
         }
         }
-        r->ops->text(r, x + 34, cy + C->cap_tick / 2, s->label, FS_LEGEND, false, &C_TEXT, 0, 0);
+        r->ops->text(r, x + 34, cy + C->cap_tick / 2, P->leg[i].text, FS_LEGEND, false, &C_TEXT,
+                     0, 0);
     }
 }
 
@@ -1399,19 +1409,30 @@ static void draw_ticks(ctx *C, panel *P)
     }
     double xlabel_y = y1 + TICK_LEN + 4 + xtick_h + 0.25 * FS_TICK + 7 + C->cap_label;
     axis_label_text(&ax->xa, buf, sizeof buf);
-    if (buf[0])
+    if (buf[0]) {
+        fit_text(C, buf, sizeof buf, FS_LABEL, false, P->pw);
         r->ops->text(r, P->px + P->pw / 2, xlabel_y, buf, FS_LABEL, false, &C_TEXT, 0.5, 0);
+    }
     if (P->xt.offset_label[0])
         r->ops->text(r, x1, xlabel_y, P->xt.offset_label, FS_TICK, false, &C_TEXT, 1, 0);
     if (P->yt.offset_label[0])
         r->ops->text(r, x0, y0 - 5, P->yt.offset_label, FS_TICK, false, &C_TEXT, 0, 0);
     axis_label_text(&ax->ya, buf, sizeof buf);
     if (buf[0]) {
+        fit_text(C, buf, sizeof buf, FS_LABEL, false, P->ph);
         double x = x0 - TICK_LEN - 3 - max_w(&P->yt) - 8 - 0.25 * FS_LABEL;
         r->ops->text(r, x, P->py + P->ph / 2, buf, FS_LABEL, false, &C_TEXT, 0.5, 90);
     }
-    if (ax->title)
-        r->ops->text(r, P->px + P->pw / 2, P->py - 8, ax->title, FS_TITLE, true, &C_TEXT, 0.5, 0);
+    if (ax->title) {
+        snprintf(buf, sizeof buf, "%s", ax->title);
+        fit_text(C, buf, sizeof buf, FS_TITLE, true, P->cw - 2 * PAD);
+        /* Centred over the plot area unless that would push it past the cell's edges. */
+        double w = rl_measure_text(C->m, buf, FS_TITLE, true);
+        double cx = P->px + P->pw / 2;
+        cx = fmin(cx, P->cx + P->cw - PAD - w / 2);
+        cx = fmax(cx, P->cx + PAD + w / 2);
+        r->ops->text(r, cx, P->py - 8, buf, FS_TITLE, true, &C_TEXT, 0.5, 0);
+    }
 }
 
 static void draw_panel(ctx *C, panel *P)
@@ -1514,8 +1535,12 @@ int rl_plot_draw(rl_figure *fig, rl_rend *r, rl_measure *m)
     if (relayout)
         layout(&C, top, bottom);
 
-    if (fig->title)
-        r->ops->text(r, C.W / 2, PAD + cap_sup + 2, fig->title, FS_SUPTITLE, true, &C_TEXT, 0.5, 0);
+    if (fig->title) {
+        char t[512];
+        snprintf(t, sizeof t, "%s", fig->title);
+        fit_text(&C, t, sizeof t, FS_SUPTITLE, true, C.W - 2 * PAD);
+        r->ops->text(r, C.W / 2, PAD + cap_sup + 2, t, FS_SUPTITLE, true, &C_TEXT, 0.5, 0);
+    }
     for (int i = 0; i < C.np; i++)
         draw_panel(&C, &C.p[i]);
     if (note[0])
