@@ -439,7 +439,7 @@ int demo_plot(const char *out_dir)
         {"bar_stacked", "Stacked bars", "horizontal"},
         {"hist", "Histograms", "two overlapping distributions"},
         {"trajectory", "Path on a map", "equal aspect, unsorted x, waypoints"},
-        {"panels", "Four panels", "10^6 points, log-log, skipped values (also PDF)"}};
+        {"panels", "Four panels", "10\xE2\x81\xB6 points, log-log, skipped values (also PDF)"}};
     const char *hdr[3] = {"figure", "kind", "shows"};
     rl_report_table_begin(g.rep, "Figures in this gallery", hdr, 3, RL_TABLE_SORTABLE);
     for (size_t i = 0; i < sizeof index / sizeof index[0]; i++) {
@@ -462,6 +462,9 @@ int demo_plot(const char *out_dir)
     fig_hist(&g, &r);
     fig_traj(&g, &r);
     fig_panels(&g, &r);
+    rl_report_heading(g.rep, 2, "Check");
+    rl_report_status(g.rep, "Every figure and record written", g.failures ? RL_BADGE_FAIL
+                                                                           : RL_BADGE_PASS);
     char path[4096];
     snprintf(path, sizeof path, "%s/gallery.html", out_dir);
     if (rl_report_write(g.rep, path) != RL_OK) {
