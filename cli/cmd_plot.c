@@ -6,6 +6,7 @@
 #include "runlab/csv.h"
 #include "runlab/error.h"
 #include "runlab/plot.h"
+#include "runlab/time.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,13 +23,16 @@ static void usage(FILE *out)
             "Usage: runlab plot csv FILE [--x COL] --y COL [--y COL ...] -o OUT [options]\n\n"
             "Draws columns of a CSV file (the first row names the columns) as a figure.\n"
             "COL is a column name, or a 1-based column number when no column has that name.\n"
+            "The x column may hold ISO 8601 UTC times (2026-11-29T20:15:00Z); they are\n"
+            "drawn as seconds since the first row's time, which the axis label names.\n"
             "OUT ends in .png, .svg or .pdf; OUT's stem with .yaml gets the figure record\n"
             "(command line, input, UTC time, runlab version and git sha).\n\n"
             "Options:\n"
             "  --x COL            x values (default: the row number, from 1)\n"
             "  --y COL            a column to draw; repeat for several (at most %d)\n"
             "  -o, --output OUT   output file\n"
-            "  --kind KIND        line (default), step or scatter\n"
+            "  --kind KIND        line (default), step or scatter against x; or, of each\n"
+            "                     --y column on its own: ecdf, hist (histogram) or box\n"
             "  --title TEXT       figure title\n"
             "  --xlabel TEXT      x axis label (default: the x column's name)\n"
             "  --ylabel TEXT      y axis label (default: the y column's name if only one)\n"
@@ -112,8 +116,10 @@ static int parse_args(int argc, char **argv, opts *o)
             o->out = v;
         } else if (strcmp(a, "--kind") == 0) {
             NEED_VALUE();
-            if (strcmp(v, "line") && strcmp(v, "step") && strcmp(v, "scatter"))
-                return cli_usage_error("plot", "unknown kind '%s' (line, step or scatter)", v);
+            if (strcmp(v, "line") && strcmp(v, "step") && strcmp(v, "scatter") &&
+                strcmp(v, "ecdf") && strcmp(v, "hist") && strcmp(v, "box"))
+                return cli_usage_error("plot", "unknown kind '%s' (line, step, scatter, ecdf, "
+                                       "hist or box)", v);
             o->kind = v;
         } else if (strcmp(a, "--title") == 0) {
             NEED_VALUE();
@@ -166,6 +172,13 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (!o->file)
         return cli_usage_error("plot", "missing the CSV FILE");
+    bool distribution = !strcmp(o->kind, "ecdf") || !strcmp(o->kind, "hist") ||
+                        !strcmp(o->kind, "box");
+    if (distribution && o->has_x)
+        return cli_usage_error("plot", "--x has no meaning for --kind %s (it draws each --y "
+                               "column on its own)", o->kind);
+    if (distribution && o->logx && !strcmp(o->kind, "box"))
+        return cli_usage_error("plot", "--logx has no meaning for --kind box");
     if (o->ny == 0)
         return cli_usage_error("plot", "missing --y COL");
     if (!o->out)
@@ -249,6 +262,8 @@ int cmd_plot(int argc, char **argv)
         return cli_fail("plot", "%s", rl_error_last());
     rl_figure *fig = NULL;
     size_t n = 0, cap = 0;
+    bool x_time = false, x_seen = false;
+    int64_t t0_ns = 0;
     rl_csv_row row;
     int got = rl_csv_next(rd, &row);
     if (got <= 0) {
@@ -293,9 +308,28 @@ int cmd_plot(int argc, char **argv)
                               c->index + 1);
                 goto done;
             }
-            if (cell_value(&row.fields[c->index], &c->v[n]) < 0) {
-                rc = cli_fail("plot", "%s:%llu: column '%s': '%.40s' is not a number", o.file,
-                              (unsigned long long)row.line, c->name, row.fields[c->index].data);
+            int cv = cell_value(&row.fields[c->index], &c->v[n]);
+            int64_t ns;
+            if (k < 0 && (!x_seen || x_time) && cv < 0 &&
+                rl_time_parse_iso(row.fields[c->index].data, &ns) == RL_OK) {
+                /* Times as seconds since the first row's: doubles keep nanoseconds over
+                 * days that way, which they would not as seconds since 1970. */
+                if (!x_seen) {
+                    x_time = true;
+                    t0_ns = ns;
+                }
+                c->v[n] = (double)(ns - t0_ns) / 1e9;
+                cv = 0;
+            } else if (k < 0 && x_time && cv == 0 && !isnan(c->v[n])) {
+                cv = -1; /* a plain number among times */
+            }
+            if (k < 0 && cv == 0 && !isnan(c->v[n]))
+                x_seen = true;
+            if (cv < 0) {
+                rl_error_clear();
+                rc = cli_fail("plot", "%s:%llu: column '%s': '%.40s' is not a %s", o.file,
+                              (unsigned long long)row.line, c->name, row.fields[c->index].data,
+                              k < 0 && x_time ? "time like the first row's" : "number");
                 goto done;
             }
         }
@@ -314,8 +348,29 @@ int cmd_plot(int argc, char **argv)
     rl_axes *ax = rl_figure_axes(fig, 0, 0);
     if (o.title)
         rl_axes_set_title(ax, o.title);
-    rl_axes_set_xlabel(ax, o.xlabel ? o.xlabel : o.has_x ? o.x.name : "Row", o.xunit);
-    rl_axes_set_ylabel(ax, o.ylabel ? o.ylabel : o.ny == 1 ? o.y[0].name : NULL, o.yunit);
+    const char *one = o.ny == 1 ? o.y[0].name : NULL;
+    char xunit[96];
+    const char *xu = o.xunit;
+    if (x_time && !xu) {
+        char iso[RL_TIME_ISO_LEN];
+        rl_time_format_iso(t0_ns, iso, sizeof iso);
+        char *frac = strstr(iso, ".000000000Z");
+        if (frac)
+            strcpy(frac, "Z");
+        snprintf(xunit, sizeof xunit, "s since %s", iso);
+        xu = xunit;
+    }
+    if (!strcmp(o.kind, "ecdf") || !strcmp(o.kind, "hist")) {
+        rl_axes_set_xlabel(ax, o.xlabel ? o.xlabel : one, o.xunit ? o.xunit : o.yunit);
+        rl_axes_set_ylabel(ax, o.ylabel ? o.ylabel : !strcmp(o.kind, "hist") ? "Count"
+                                                                            : "Fraction of rows",
+                           NULL);
+    } else if (!strcmp(o.kind, "box")) {
+        rl_axes_set_ylabel(ax, o.ylabel ? o.ylabel : one, o.yunit);
+    } else {
+        rl_axes_set_xlabel(ax, o.xlabel ? o.xlabel : o.has_x ? o.x.name : "Row", xu);
+        rl_axes_set_ylabel(ax, o.ylabel ? o.ylabel : one, o.yunit);
+    }
     if (o.logx)
         rl_axes_set_xscale(ax, RL_SCALE_LOG);
     if (o.logy)
@@ -323,10 +378,14 @@ int cmd_plot(int argc, char **argv)
     for (int k = 0; k < o.ny; k++) {
         rl_series_opts so;
         rl_series_opts_init(&so);
-        so.label = o.ny > 1 ? o.y[k].name : NULL;
-        int r = strcmp(o.kind, "scatter") == 0 ? rl_axes_scatter(ax, o.x.v, o.y[k].v, n, &so)
-              : strcmp(o.kind, "step") == 0    ? rl_axes_step(ax, o.x.v, o.y[k].v, n, &so)
-                                               : rl_axes_line(ax, o.x.v, o.y[k].v, n, &so);
+        so.label = o.ny > 1 && strcmp(o.kind, "box") ? o.y[k].name : NULL;
+        const char *kd = o.kind;
+        int r = !strcmp(kd, "scatter") ? rl_axes_scatter(ax, o.x.v, o.y[k].v, n, &so)
+              : !strcmp(kd, "step")    ? rl_axes_step(ax, o.x.v, o.y[k].v, n, &so)
+              : !strcmp(kd, "ecdf")    ? rl_axes_ecdf(ax, o.y[k].v, n, &so)
+              : !strcmp(kd, "hist")    ? rl_axes_hist(ax, o.y[k].v, n, &so)
+              : !strcmp(kd, "box")     ? rl_axes_box(ax, o.y[k].name, o.y[k].v, n, &so)
+                                       : rl_axes_line(ax, o.x.v, o.y[k].v, n, &so);
         if (r != RL_OK) {
             rc = cli_fail("plot", "%s", rl_error_last());
             goto done;

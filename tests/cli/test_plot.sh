@@ -45,6 +45,32 @@ run plot csv "$TMP/log.csv" --y 2 --kind scatter --logy -o "$TMP/idx.png" --no-r
 check "column by number, scatter, log y" rc_is 0
 check "--no-record writes no record" test ! -e "$TMP/idx.yaml"
 
+# Distribution kinds draw each --y column on its own.
+for kind in ecdf hist box; do
+    run plot csv "$TMP/log.csv" --y "pos x" --y vel --kind $kind -o "$TMP/$kind.svg" --no-record
+    check "--kind $kind exits 0" rc_is 0
+done
+check "box names each column on the axis" bash -c "grep -qF '>pos x</text>' '$TMP/box.svg' && grep -qF '>vel</text>' '$TMP/box.svg'"
+check "hist has counts" grep -qF '>Count</text>' "$TMP/hist.svg"
+run plot csv "$TMP/log.csv" --x time --y vel --kind hist -o "$TMP/e.svg"
+check "--x with a distribution kind is a usage error" rc_is 2
+
+# ISO 8601 times on x become seconds since the first row's time.
+cat >"$TMP/times.csv" <<'CSV'
+stamp,lat
+2026-11-29T20:15:00Z,1.5
+2026-11-29T20:15:00.5Z,1.7
+2026-11-29T20:15:02+00:00,1.2
+CSV
+run plot csv "$TMP/times.csv" --x stamp --y lat -o "$TMP/times.svg" --no-record
+check "time axis exits 0" rc_is 0
+check "time axis names its origin" grep -qF '>stamp [s since 2026-11-29T20:15:00Z]</text>' "$TMP/times.svg"
+check "time axis in seconds" grep -qF '>2.0</text>' "$TMP/times.svg"
+printf 'stamp,v\n2026-11-29T20:15:00Z,1\n5,2\n' >"$TMP/mixed.csv"
+run plot csv "$TMP/mixed.csv" --x stamp --y v -o "$TMP/e.png"
+check "a number among times exits 1" rc_is 1
+check "a number among times says so" err_has "mixed.csv:3: column 'stamp': '5' is not a time like the first row's"
+
 # Errors.
 run plot csv "$TMP/log.csv" --x time --y nosuch -o "$TMP/e.png"
 check "unknown column exits 1" rc_is 1
