@@ -96,11 +96,11 @@ static int parse_args(int argc, char **argv, opts *o)
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
         const char *v = has_val ? argv[i + 1] : NULL;
-#define NEED_VALUE()                                                                     \
-    do {                                                                                 \
-        if (!has_val)                                                                    \
-            return cli_usage_error("plot", "option '%s' needs a value", a);              \
-        i++;                                                                             \
+#define NEED_VALUE()                                                                               \
+    do {                                                                                           \
+        if (!has_val)                                                                              \
+            return cli_usage_error("plot", "option '%s' needs a value", a);                        \
+        i++;                                                                                       \
     } while (0)
         if (strcmp(a, "--x") == 0) {
             NEED_VALUE();
@@ -118,8 +118,10 @@ static int parse_args(int argc, char **argv, opts *o)
             NEED_VALUE();
             if (strcmp(v, "line") && strcmp(v, "step") && strcmp(v, "scatter") &&
                 strcmp(v, "ecdf") && strcmp(v, "hist") && strcmp(v, "box"))
-                return cli_usage_error("plot", "unknown kind '%s' (line, step, scatter, ecdf, "
-                                       "hist or box)", v);
+                return cli_usage_error("plot",
+                                       "unknown kind '%s' (line, step, scatter, ecdf, "
+                                       "hist or box)",
+                                       v);
             o->kind = v;
         } else if (strcmp(a, "--title") == 0) {
             NEED_VALUE();
@@ -172,11 +174,13 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (!o->file)
         return cli_usage_error("plot", "missing the CSV FILE");
-    bool distribution = !strcmp(o->kind, "ecdf") || !strcmp(o->kind, "hist") ||
-                        !strcmp(o->kind, "box");
+    bool distribution =
+        !strcmp(o->kind, "ecdf") || !strcmp(o->kind, "hist") || !strcmp(o->kind, "box");
     if (distribution && o->has_x)
-        return cli_usage_error("plot", "--x has no meaning for --kind %s (it draws each --y "
-                               "column on its own)", o->kind);
+        return cli_usage_error("plot",
+                               "--x has no meaning for --kind %s (it draws each --y "
+                               "column on its own)",
+                               o->kind);
     if (distribution && o->logx && !strcmp(o->kind, "box"))
         return cli_usage_error("plot", "--logx has no meaning for --kind box");
     if (o->ny == 0)
@@ -362,8 +366,10 @@ int cmd_plot(int argc, char **argv)
     }
     if (!strcmp(o.kind, "ecdf") || !strcmp(o.kind, "hist")) {
         rl_axes_set_xlabel(ax, o.xlabel ? o.xlabel : one, o.xunit ? o.xunit : o.yunit);
-        rl_axes_set_ylabel(ax, o.ylabel ? o.ylabel : !strcmp(o.kind, "hist") ? "Count"
-                                                                            : "Fraction of rows",
+        rl_axes_set_ylabel(ax,
+                           o.ylabel                  ? o.ylabel
+                           : !strcmp(o.kind, "hist") ? "Count"
+                                                     : "Fraction of rows",
                            NULL);
     } else if (!strcmp(o.kind, "box")) {
         rl_axes_set_ylabel(ax, o.ylabel ? o.ylabel : one, o.yunit);
@@ -381,10 +387,10 @@ int cmd_plot(int argc, char **argv)
         so.label = o.ny > 1 && strcmp(o.kind, "box") ? o.y[k].name : NULL;
         const char *kd = o.kind;
         int r = !strcmp(kd, "scatter") ? rl_axes_scatter(ax, o.x.v, o.y[k].v, n, &so)
-              : !strcmp(kd, "step")    ? rl_axes_step(ax, o.x.v, o.y[k].v, n, &so)
-              : !strcmp(kd, "ecdf")    ? rl_axes_ecdf(ax, o.y[k].v, n, &so)
-              : !strcmp(kd, "hist")    ? rl_axes_hist(ax, o.y[k].v, n, &so)
-              : !strcmp(kd, "box")     ? rl_axes_box(ax, o.y[k].name, o.y[k].v, n, &so)
+                : !strcmp(kd, "step")  ? rl_axes_step(ax, o.x.v, o.y[k].v, n, &so)
+                : !strcmp(kd, "ecdf")  ? rl_axes_ecdf(ax, o.y[k].v, n, &so)
+                : !strcmp(kd, "hist")  ? rl_axes_hist(ax, o.y[k].v, n, &so)
+                : !strcmp(kd, "box")   ? rl_axes_box(ax, o.y[k].name, o.y[k].v, n, &so)
                                        : rl_axes_line(ax, o.x.v, o.y[k].v, n, &so);
         if (r != RL_OK) {
             rc = cli_fail("plot", "%s", rl_error_last());

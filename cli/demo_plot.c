@@ -99,7 +99,10 @@ static rl_figure *new_fig(int rows, int cols, double w, double h)
 static void fig_line(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Solution cost over time (median, IQR of 20 runs)");
     rl_axes_set_xlabel(ax, "Planning time", "s");
@@ -130,7 +133,10 @@ static void fig_line(gallery *g, rng *r)
 static void fig_step(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Best solution found (one run each)");
     rl_axes_set_xlabel(ax, "Planning time", "s");
@@ -161,7 +167,10 @@ static void fig_step(gallery *g, rng *r)
 static void fig_scatter(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Planning time against path length");
     rl_axes_set_xlabel(ax, "Planning time", "s");
@@ -186,7 +195,10 @@ static void fig_scatter(gallery *g, rng *r)
 static void fig_box(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Planning time per planner (50 runs, notched)");
     rl_axes_set_ylabel(ax, "Planning time", "ms");
@@ -210,7 +222,10 @@ static void fig_box(gallery *g, rng *r)
 static void fig_ecdf(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Time to first solution");
     rl_axes_set_xlabel(ax, "Time to first solution", "s");
@@ -233,7 +248,10 @@ static void fig_ecdf(gallery *g, rng *r)
 static void fig_bar(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Success rate per environment");
     rl_axes_set_ylabel(ax, "Success rate", "%");
@@ -254,7 +272,10 @@ static void fig_bar(gallery *g, rng *r)
 static void fig_stacked(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 3.6);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Where planning time goes");
     rl_axes_set_xlabel(ax, "Mean time per query", "ms");
@@ -276,14 +297,21 @@ static void fig_stacked(gallery *g, rng *r)
 static void fig_hist(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.2);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Control loop period");
     rl_axes_set_xlabel(ax, "Period", "ms");
     rl_axes_set_ylabel(ax, "Count", NULL);
     enum { N = 2000 };
     double *v = malloc(N * sizeof *v);
-    if (!v) { rl_figure_free(f); g->failures++; return; }
+    if (!v) {
+        rl_figure_free(f);
+        g->failures++;
+        return;
+    }
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < N; i++)
             v[i] = 10 + k * 0.6 + (0.25 + 0.2 * k) * rng_normal(r);
@@ -301,7 +329,10 @@ static void fig_hist(gallery *g, rng *r)
 static void fig_traj(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(1, 1, 6.4, 4.8);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_axes *ax = rl_figure_axes(f, 0, 0);
     rl_axes_set_title(ax, "Planned path and driven trajectory");
     rl_axes_set_xlabel(ax, "x", "m");
@@ -341,11 +372,20 @@ static void fig_traj(gallery *g, rng *r)
 static void fig_panels(gallery *g, rng *r)
 {
     rl_figure *f = new_fig(2, 2, 10, 7);
-    if (!f) { g->failures++; return; }
+    if (!f) {
+        g->failures++;
+        return;
+    }
     rl_figure_set_title(f, "Run 2026-11-29: controller diagnostics");
     enum { N = 1000000 };
     double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
-    if (!x || !y) { free(x); free(y); rl_figure_free(f); g->failures++; return; }
+    if (!x || !y) {
+        free(x);
+        free(y);
+        rl_figure_free(f);
+        g->failures++;
+        return;
+    }
     for (int i = 0; i < N; i++) {
         x[i] = i * 1e-4;
         y[i] = sin(x[i] * 0.8) * 0.4 + 0.05 * rng_normal(r) + (i % 250000 == 7 ? 0.6 : 0);
@@ -410,8 +450,7 @@ static void fig_panels(gallery *g, rng *r)
     rl_axes_hist(a, d, 500, &o);
     free(x);
     free(y);
-    emit(g, f, "panels", "Several panels, log-log axes, a million points and skipped values",
-         true);
+    emit(g, f, "panels", "Several panels, log-log axes, a million points and skipped values", true);
     rl_figure_free(f);
 }
 
@@ -463,8 +502,8 @@ int demo_plot(const char *out_dir)
     fig_traj(&g, &r);
     fig_panels(&g, &r);
     rl_report_heading(g.rep, 2, "Check");
-    rl_report_status(g.rep, "Every figure and record written", g.failures ? RL_BADGE_FAIL
-                                                                           : RL_BADGE_PASS);
+    rl_report_status(g.rep, "Every figure and record written",
+                     g.failures ? RL_BADGE_FAIL : RL_BADGE_PASS);
     char path[4096];
     snprintf(path, sizeof path, "%s/gallery.html", out_dir);
     if (rl_report_write(g.rep, path) != RL_OK) {

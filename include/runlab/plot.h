@@ -64,13 +64,13 @@ enum {
 /* Options of one series. Initialise with rl_series_opts_init; every field has a sensible
  * default so only the ones that matter need setting. Strings and arrays are copied. */
 typedef struct rl_series_opts {
-    const char *label;       /* legend entry; NULL or "" for none */
-    int color;               /* palette index 0..7, or RL_PLOT_AUTO_STYLE (default) */
-    int dash;                /* 0 solid, 1 dashed, 2 dotted, 3 dash-dot; AUTO cycles */
-    double line_width;       /* pt; 0 = default (1.5) */
-    rl_marker marker;        /* line default NONE, scatter default AUTO */
-    double marker_size;      /* pt (diameter); 0 = default (4.5) */
-    double alpha;            /* 0 = default (1 for lines, 0.8 scatter, 0.55 histograms) */
+    const char *label;  /* legend entry; NULL or "" for none */
+    int color;          /* palette index 0..7, or RL_PLOT_AUTO_STYLE (default) */
+    int dash;           /* 0 solid, 1 dashed, 2 dotted, 3 dash-dot; AUTO cycles */
+    double line_width;  /* pt; 0 = default (1.5) */
+    rl_marker marker;   /* line default NONE, scatter default AUTO */
+    double marker_size; /* pt (diameter); 0 = default (4.5) */
+    double alpha;       /* 0 = default (1 for lines, 0.8 scatter, 0.55 histograms) */
     /* Line: a shaded band from band_lo[i] to band_hi[i] (both or neither). */
     const double *band_lo;
     const double *band_hi;
@@ -180,8 +180,7 @@ unsigned rl_plot_palette(int i);
 /* "Nice" ticks for [lo, hi]: multiples of the smallest step 1, 2 or 5 x 10^k that gives at
  * most `max_ticks` (>= 2) ticks inside the range. Writes up to `cap` values and the step;
  * returns the count (>= 1 for a finite lo <= hi, 0 otherwise). Pure, thread-safe. */
-int rl_plot_ticks_linear(double lo, double hi, int max_ticks, double *ticks, int cap,
-                         double *step);
+int rl_plot_ticks_linear(double lo, double hi, int max_ticks, double *ticks, int cap, double *step);
 /* Log-axis ticks for [lo, hi] (lo > 0): powers of ten, every k-th decade so at most
  * `max_ticks` remain; when the range spans less than two decades, 2x and 5x are added. */
 int rl_plot_ticks_log(double lo, double hi, int max_ticks, double *ticks, int cap);
@@ -205,11 +204,11 @@ void rl_plot_release_caches(void);
  * (name.png, name.svg, name.pdf), the command line, the inputs, the UTC time, runlab's
  * version and git sha, and the host provenance. Call it after saving every format. */
 typedef struct rl_figure_record {
-    int argc;                  /* command line; argc 0 reads /proc/self/cmdline */
+    int argc; /* command line; argc 0 reads /proc/self/cmdline */
     char *const *argv;
     const char *const *inputs; /* input files or directories (may be NULL) */
     size_t ninputs;
-    const char *description;   /* free text (may be NULL) */
+    const char *description; /* free text (may be NULL) */
 } rl_figure_record;
 
 /* Writes the record for `figure_path` (its extension is replaced by .yaml) atomically.

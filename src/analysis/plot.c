@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const unsigned okabe_ito[RL_PLOT_PALETTE_SIZE] = {
-    0x0072B2, 0xE69F00, 0x009E73, 0xD55E00, 0xCC79A7, 0x56B4E9, 0x000000, 0xF0E442};
+static const unsigned okabe_ito[RL_PLOT_PALETTE_SIZE] = {0x0072B2, 0xE69F00, 0x009E73, 0xD55E00,
+                                                         0xCC79A7, 0x56B4E9, 0x000000, 0xF0E442};
 
 unsigned rl_plot_palette(int i)
 {
@@ -55,8 +55,8 @@ static bool set_str(char **slot, const char *s)
 int rl_figure_new(rl_figure **out, int rows, int cols)
 {
     if (!out || rows < 1 || rows > 16 || cols < 1 || cols > 16)
-        return rl_error_set(RL_EINVAL, "plot: figure needs 1..16 rows and columns, got %dx%d",
-                            rows, cols);
+        return rl_error_set(RL_EINVAL, "plot: figure needs 1..16 rows and columns, got %dx%d", rows,
+                            cols);
     rl_figure *f = calloc(1, sizeof *f);
     if (!f || !(f->axes = calloc((size_t)rows * (size_t)cols, sizeof *f->axes))) {
         free(f);
@@ -119,8 +119,10 @@ void rl_figure_free(rl_figure *fig)
 int rl_figure_set_size_in(rl_figure *fig, double w, double h, double dpi)
 {
     if (!(w >= 1 && w <= 100 && h >= 1 && h <= 100 && dpi >= 36 && dpi <= 1200))
-        return rl_error_set(RL_EINVAL, "plot: size %gx%g in at %g dpi is out of range "
-                            "(1..100 in, 36..1200 dpi)", w, h, dpi);
+        return rl_error_set(RL_EINVAL,
+                            "plot: size %gx%g in at %g dpi is out of range "
+                            "(1..100 in, 36..1200 dpi)",
+                            w, h, dpi);
     fig->w_in = w;
     fig->h_in = h;
     fig->dpi = dpi;
@@ -421,7 +423,8 @@ int rl_axes_ecdf(rl_axes *ax, const double *values, size_t n, const rl_series_op
     if (!s)
         return rl_error_set(RL_ENOMEM, "plot: out of memory");
     size_t m;
-    if (!(s->x = finite_sorted(ax, values, n, &m)) || !(s->y = malloc((m ? m : 1) * sizeof(double))))
+    if (!(s->x = finite_sorted(ax, values, n, &m)) ||
+        !(s->y = malloc((m ? m : 1) * sizeof(double))))
         return oom(s);
     for (size_t i = 0; i < m; i++)
         s->y[i] = (double)(i + 1) / (double)m;
@@ -436,8 +439,7 @@ int rl_axes_hist(rl_axes *ax, const double *values, size_t n, const rl_series_op
     if (rc < 0)
         return rc;
     if (opts && (opts->bins < 0 || opts->bins > 10000))
-        return rl_error_set(RL_EINVAL, "plot: histogram bins %d out of range 0..10000",
-                            opts->bins);
+        return rl_error_set(RL_EINVAL, "plot: histogram bins %d out of range 0..10000", opts->bins);
     rl_series *s = series_new(ax, RL_K_HIST, opts);
     if (!s)
         return rl_error_set(RL_ENOMEM, "plot: out of memory");
@@ -454,7 +456,8 @@ int rl_axes_hist(rl_axes *ax, const double *values, size_t n, const rl_series_op
     }
     if (nb == 0) {
         /* Freedman-Diaconis; Sturges when the IQR is zero. */
-        double iqr = m ? rl_plot_quantile_sorted(d, m, 0.75) - rl_plot_quantile_sorted(d, m, 0.25) : 0;
+        double iqr =
+            m ? rl_plot_quantile_sorted(d, m, 0.75) - rl_plot_quantile_sorted(d, m, 0.25) : 0;
         double w = iqr > 0 ? 2 * iqr / cbrt((double)m) : 0;
         nb = w > 0 ? (size_t)ceil((hi - lo) / w) : (size_t)ceil(log2((double)(m ? m : 1)) + 1);
         if (nb < 1)

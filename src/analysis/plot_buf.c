@@ -104,18 +104,33 @@ void rl_buf_put_escaped(rl_buf *b, const char *s)
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
         const unsigned char *run = p;
-        while (*p && *p >= 0x20 && *p < 0x7F && *p != '&' && *p != '<' && *p != '>' &&
-               *p != '"' && *p != '\'')
+        while (*p && *p >= 0x20 && *p < 0x7F && *p != '&' && *p != '<' && *p != '>' && *p != '"' &&
+               *p != '\'')
             p++;
         rl_buf_put(b, (const char *)run, (size_t)(p - run));
         if (!*p)
             break;
         switch (*p) {
-        case '&': rl_buf_puts(b, "&amp;"); p++; continue;
-        case '<': rl_buf_puts(b, "&lt;"); p++; continue;
-        case '>': rl_buf_puts(b, "&gt;"); p++; continue;
-        case '"': rl_buf_puts(b, "&quot;"); p++; continue;
-        case '\'': rl_buf_puts(b, "&#39;"); p++; continue;
+        case '&':
+            rl_buf_puts(b, "&amp;");
+            p++;
+            continue;
+        case '<':
+            rl_buf_puts(b, "&lt;");
+            p++;
+            continue;
+        case '>':
+            rl_buf_puts(b, "&gt;");
+            p++;
+            continue;
+        case '"':
+            rl_buf_puts(b, "&quot;");
+            p++;
+            continue;
+        case '\'':
+            rl_buf_puts(b, "&#39;");
+            p++;
+            continue;
         default: break;
         }
         if (*p == '\t' || *p == '\n') {

@@ -13,15 +13,15 @@
 #include <string.h>
 
 /* Sizes in points, close to matplotlib's defaults at 6.4 x 4.8 in. */
-#define FS_TICK 9.0
-#define FS_LABEL 10.0
-#define FS_TITLE 11.0
+#define FS_TICK     9.0
+#define FS_LABEL    10.0
+#define FS_TITLE    11.0
 #define FS_SUPTITLE 12.5
-#define FS_LEGEND 9.0
-#define FS_NOTE 8.0
-#define TICK_LEN 3.5
-#define PAD 4.0
-#define MAX_TICKS 40
+#define FS_LEGEND   9.0
+#define FS_NOTE     8.0
+#define TICK_LEN    3.5
+#define PAD         4.0
+#define MAX_TICKS   40
 #define COORD_LIMIT 1e6
 
 static const rl_rgba C_BLACK = {0, 0, 0, 1};
@@ -44,15 +44,24 @@ static rl_rgba palette_rgba(int i, double a)
 
 static rl_pen series_pen(const rl_series *s, bool dashed)
 {
-    rl_pen p = {palette_rgba(s->color, 1), s->opts.line_width > 0 ? s->opts.line_width : 1.5,
-                NULL, 0, true};
+    rl_pen p = {palette_rgba(s->color, 1), s->opts.line_width > 0 ? s->opts.line_width : 1.5, NULL,
+                0, true};
     if (s->opts.alpha > 0 && s->opts.alpha <= 1)
         p.color.a = s->opts.alpha;
     if (dashed) {
         switch (s->dash) {
-        case 1: p.dash = DASH_DASHED; p.ndash = 2; break;
-        case 2: p.dash = DASH_DOTTED; p.ndash = 2; break;
-        case 3: p.dash = DASH_DASHDOT; p.ndash = 4; break;
+        case 1:
+            p.dash = DASH_DASHED;
+            p.ndash = 2;
+            break;
+        case 2:
+            p.dash = DASH_DOTTED;
+            p.ndash = 2;
+            break;
+        case 3:
+            p.dash = DASH_DASHDOT;
+            p.ndash = 4;
+            break;
         default: break;
         }
     }
@@ -78,12 +87,18 @@ static void dv_push(dvec *d, double x, double y)
         d->v = p;
         d->cap = cap;
     }
-    if (isnan(x)) x = 0; /* never reached with finite limits; a NaN must not reach cairo */
-    if (isnan(y)) y = 0;
-    if (x > COORD_LIMIT) x = COORD_LIMIT;
-    if (x < -COORD_LIMIT) x = -COORD_LIMIT;
-    if (y > COORD_LIMIT) y = COORD_LIMIT;
-    if (y < -COORD_LIMIT) y = -COORD_LIMIT;
+    if (isnan(x))
+        x = 0; /* never reached with finite limits; a NaN must not reach cairo */
+    if (isnan(y))
+        y = 0;
+    if (x > COORD_LIMIT)
+        x = COORD_LIMIT;
+    if (x < -COORD_LIMIT)
+        x = -COORD_LIMIT;
+    if (y > COORD_LIMIT)
+        y = COORD_LIMIT;
+    if (y < -COORD_LIMIT)
+        y = -COORD_LIMIT;
     d->v[2 * d->n] = x;
     d->v[2 * d->n + 1] = y;
     d->n++;
@@ -124,11 +139,15 @@ static void dec_flush(decim *d)
     dv_push(d->out, d->fx, d->fy);
     /* Screen y grows downward, but order by index so the line's path is preserved. */
     if (d->mni < d->mxi) {
-        if (d->mni != d->fi && d->mni != d->li) dv_push(d->out, d->mnx, d->mny);
-        if (d->mxi != d->fi && d->mxi != d->li) dv_push(d->out, d->mxx, d->mxy);
+        if (d->mni != d->fi && d->mni != d->li)
+            dv_push(d->out, d->mnx, d->mny);
+        if (d->mxi != d->fi && d->mxi != d->li)
+            dv_push(d->out, d->mxx, d->mxy);
     } else {
-        if (d->mxi != d->fi && d->mxi != d->li) dv_push(d->out, d->mxx, d->mxy);
-        if (d->mni != d->fi && d->mni != d->li && d->mni != d->mxi) dv_push(d->out, d->mnx, d->mny);
+        if (d->mxi != d->fi && d->mxi != d->li)
+            dv_push(d->out, d->mxx, d->mxy);
+        if (d->mni != d->fi && d->mni != d->li && d->mni != d->mxi)
+            dv_push(d->out, d->mnx, d->mny);
     }
     if (d->li != d->fi)
         dv_push(d->out, d->lx, d->ly);
@@ -149,8 +168,10 @@ static void dec_push(decim *d, double x, double y)
         return;
     }
     double c = floor((x - d->x0) / d->colw);
-    if (!(c >= -1)) c = -1; /* also NaN */
-    if (c > 1e7) c = 1e7;
+    if (!(c >= -1))
+        c = -1; /* also NaN */
+    if (c > 1e7)
+        c = 1e7;
     long col = (long)c;
     if (!d->open || col != d->col) {
         dec_flush(d);
@@ -164,8 +185,16 @@ static void dec_push(decim *d, double x, double y)
     d->lx = x;
     d->ly = y;
     d->li = i;
-    if (y < d->mny) { d->mny = y; d->mnx = x; d->mni = i; }
-    if (y > d->mxy) { d->mxy = y; d->mxx = x; d->mxi = i; }
+    if (y < d->mny) {
+        d->mny = y;
+        d->mnx = x;
+        d->mni = i;
+    }
+    if (y > d->mxy) {
+        d->mxy = y;
+        d->mxx = x;
+        d->mxi = i;
+    }
 }
 
 static void dec_finish(decim *d)
@@ -184,10 +213,10 @@ typedef struct tickset {
     double step;
     double minor[MAX_TICKS * 10];
     int nminor;
-    double offset;          /* subtracted from every label (tiny span, large values) */
-    char offset_label[48];  /* "+1.7G", drawn once at the end of the axis */
-    bool rotate; /* category labels at 45 degrees */
-    int every;   /* category axis: label every k-th */
+    double offset;         /* subtracted from every label (tiny span, large values) */
+    char offset_label[48]; /* "+1.7G", drawn once at the end of the axis */
+    bool rotate;           /* category labels at 45 degrees */
+    int every;             /* category axis: label every k-th */
 } tickset;
 
 typedef struct legend_entry {
@@ -198,10 +227,10 @@ typedef struct legend_entry {
 
 typedef struct panel {
     rl_axes *ax;
-    double cx, cy, cw, ch; /* cell */
-    double ml, mr, mt, mb; /* margins */
-    double px, py, pw, ph; /* plot area */
-    double xlo, xhi, ylo, yhi; /* view limits (data units) */
+    double cx, cy, cw, ch;         /* cell */
+    double ml, mr, mt, mb;         /* margins */
+    double px, py, pw, ph;         /* plot area */
+    double xlo, xhi, ylo, yhi;     /* view limits (data units) */
     double xlo0, xhi0, ylo0, yhi0; /* limits before an equal-aspect widening */
     bool xcat, ycat, empty;
     xform tx, ty;
@@ -216,8 +245,8 @@ typedef struct ctx {
     rl_figure *fig;
     rl_rend *r;
     rl_measure *m;
-    double W, H;  /* page size, pt */
-    double colw;  /* one device pixel, pt */
+    double W, H; /* page size, pt */
+    double colw; /* one device pixel, pt */
     double cap_tick, cap_label, cap_title;
     panel *p;
     int np;
@@ -242,8 +271,10 @@ static void rg_add(range *r, double v, bool log)
 {
     if (!isfinite(v) || (log && !(v > 0)))
         return;
-    if (!r->any || v < r->lo) r->lo = v;
-    if (!r->any || v > r->hi) r->hi = v;
+    if (!r->any || v < r->lo)
+        r->lo = v;
+    if (!r->any || v > r->hi)
+        r->hi = v;
     r->any = true;
 }
 
@@ -258,7 +289,10 @@ static void bar_value_range(const rl_axes *ax, range *r, bool log)
                 continue;
             double v = s->values[c];
             if (ax->bar_mode == RL_BAR_STACKED) {
-                if (v >= 0) pos += v; else neg += v;
+                if (v >= 0)
+                    pos += v;
+                else
+                    neg += v;
                 rg_add(r, v >= 0 ? pos : neg, log);
             } else {
                 rg_add(r, v, log);
@@ -267,8 +301,10 @@ static void bar_value_range(const rl_axes *ax, range *r, bool log)
     }
     if (!log) {
         rg_add(r, 0, false);
-        if (r->lo == 0) r->stick_lo = true;
-        if (r->hi == 0) r->stick_hi = true;
+        if (r->lo == 0)
+            r->stick_lo = true;
+        if (r->hi == 0)
+            r->stick_hi = true;
     }
 }
 
@@ -330,8 +366,7 @@ static range data_range(const rl_axes *ax, bool is_x)
                 }
             }
             break;
-        case RL_K_BAR:
-            break;
+        case RL_K_BAR: break;
         }
     }
     return r;
@@ -362,8 +397,7 @@ static size_t count_nonpos(const rl_axes *ax)
     return n;
 }
 
-static void finish_range(const rl_axis *a, range r, bool cat, double ncat, double *lo,
-                         double *hi)
+static void finish_range(const rl_axis *a, range r, bool cat, double ncat, double *lo, double *hi)
 {
     bool log = a->scale == RL_SCALE_LOG && !cat;
     if (cat) {
@@ -394,8 +428,10 @@ static void finish_range(const rl_axis *a, range r, bool cat, double ncat, doubl
         h += d;
     } else {
         double m = 0.05 * (h - l);
-        if (!r.stick_lo) l -= m;
-        if (!r.stick_hi) h += m;
+        if (!r.stick_lo)
+            l -= m;
+        if (!r.stick_hi)
+            h += m;
     }
     if (log) {
         l = pow(10, l);
@@ -420,10 +456,10 @@ static void set_xforms(panel *P)
 {
     bool lx = P->ax->xa.scale == RL_SCALE_LOG && !P->xcat;
     bool ly = P->ax->ya.scale == RL_SCALE_LOG && !P->ycat;
-    P->tx = (xform){lx ? log10(P->xlo) : P->xlo, lx ? log10(P->xhi) : P->xhi, P->px,
-                    P->px + P->pw, lx};
-    P->ty = (xform){ly ? log10(P->ylo) : P->ylo, ly ? log10(P->yhi) : P->yhi, P->py + P->ph,
-                    P->py, ly};
+    P->tx =
+        (xform){lx ? log10(P->xlo) : P->xlo, lx ? log10(P->xhi) : P->xhi, P->px, P->px + P->pw, lx};
+    P->ty =
+        (xform){ly ? log10(P->ylo) : P->ylo, ly ? log10(P->yhi) : P->yhi, P->py + P->ph, P->py, ly};
 }
 
 /* Shortens `label` in place to at most `maxw` points at `size`, ending it with "…"
@@ -471,7 +507,8 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
             t->v[t->n] = i;
             snprintf(t->label[t->n], sizeof t->label[0], "%s", ax->categories[i]);
             t->w[t->n] = fit_label(C, t->label[t->n], sizeof t->label[0], limit);
-            if (t->w[t->n] > maxw) maxw = t->w[t->n];
+            if (t->w[t->n] > maxw)
+                maxw = t->w[t->n];
             t->n++;
         }
         if (horizontal && maxw + 4 > slot * t->every) {
@@ -512,19 +549,23 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
      * the last word. */
     double target = horizontal ? 50.0 : 30.0;
     int max_t = (int)(len / target) + 1;
-    if (max_t < 4) max_t = 4;
-    if (max_t > 10) max_t = 10;
+    if (max_t < 4)
+        max_t = 4;
+    if (max_t > 10)
+        max_t = 10;
     for (; max_t >= 2; max_t--) {
         double step = 0;
         int n = log ? rl_plot_ticks_log(lo, hi, max_t, t->v, MAX_TICKS)
                     : rl_plot_ticks_linear(lo, hi, max_t, t->v, MAX_TICKS, &step);
-        if (n > MAX_TICKS) n = MAX_TICKS;
+        if (n > MAX_TICKS)
+            n = MAX_TICKS;
         t->n = n;
         t->step = step;
         /* Decades beyond 0.01 .. 10^4 read best as powers of ten; mixing "100µ" and
          * "0.01" on one axis does not. */
         bool pow10 = false;
-        if (log && n >= 2 && fabs(log10(t->v[1] / t->v[0]) - round(log10(t->v[1] / t->v[0]))) < 1e-6)
+        if (log && n >= 2 &&
+            fabs(log10(t->v[1] / t->v[0]) - round(log10(t->v[1] / t->v[0]))) < 1e-6)
             for (int i = 0; i < n; i++)
                 if (t->v[i] < 0.999e-2 || t->v[i] > 1.001e4)
                     pow10 = true;
@@ -556,8 +597,7 @@ static void choose_ticks(ctx *C, tickset *t, const rl_axis *a, bool cat, const r
                 p0 = (t->v[i - 1] - lo) / (hi - lo) * len;
                 p1 = (t->v[i] - lo) / (hi - lo) * len;
             }
-            double need = horizontal ? (t->w[i - 1] + t->w[i]) / 2 + FS_TICK * 0.9
-                                     : FS_TICK * 1.8;
+            double need = horizontal ? (t->w[i - 1] + t->w[i]) / 2 + FS_TICK * 0.9 : FS_TICK * 1.8;
             if (p1 - p0 < need)
                 ok = false;
         }
@@ -621,8 +661,8 @@ static void build_legend(ctx *C, panel *P)
         e->s = s;
         e->band = s->lo != NULL;
         snprintf(e->text, sizeof e->text, "%s", s->label);
-        double w = fit_text(C, e->text, sizeof e->text, FS_LEGEND, false,
-                            C->W / C->fig->cols * 0.4);
+        double w =
+            fit_text(C, e->text, sizeof e->text, FS_LEGEND, false, C->W / C->fig->cols * 0.4);
         if (w > wmax)
             wmax = w;
     }
@@ -644,7 +684,8 @@ static void panel_margins(ctx *C, panel *P)
     double xtick_h = C->cap_tick;
     if (P->xt.rotate) {
         double w = max_w(&P->xt);
-        if (w > P->ch * 0.4) w = P->ch * 0.4;
+        if (w > P->ch * 0.4)
+            w = P->ch * 0.4;
         xtick_h = w * 0.7071 + C->cap_tick * 0.7071;
     }
     double mb = TICK_LEN + 4 + xtick_h + PAD + 0.25 * FS_TICK;
@@ -786,14 +827,26 @@ static void occ_rect(occ *o, double x0, double y0, double x1, double y1)
     x1 = fmax(fmin(x1, COORD_LIMIT), -COORD_LIMIT);
     y0 = fmax(fmin(y0, COORD_LIMIT), -COORD_LIMIT);
     y1 = fmax(fmin(y1, COORD_LIMIT), -COORD_LIMIT);
-    if (x0 > x1) { double t = x0; x0 = x1; x1 = t; }
-    if (y0 > y1) { double t = y0; y0 = y1; y1 = t; }
+    if (x0 > x1) {
+        double t = x0;
+        x0 = x1;
+        x1 = t;
+    }
+    if (y0 > y1) {
+        double t = y0;
+        y0 = y1;
+        y1 = t;
+    }
     int i0 = (int)floor((x0 - o->x0) / OCC_CELL), i1 = (int)floor((x1 - o->x0) / OCC_CELL);
     int j0 = (int)floor((y0 - o->y0) / OCC_CELL), j1 = (int)floor((y1 - o->y0) / OCC_CELL);
-    if (i0 < 0) i0 = 0;
-    if (j0 < 0) j0 = 0;
-    if (i1 >= o->w) i1 = o->w - 1;
-    if (j1 >= o->h) j1 = o->h - 1;
+    if (i0 < 0)
+        i0 = 0;
+    if (j0 < 0)
+        j0 = 0;
+    if (i1 >= o->w)
+        i1 = o->w - 1;
+    if (j1 >= o->h)
+        j1 = o->h - 1;
     for (int j = j0; j <= j1; j++)
         for (int i = i0; i <= i1; i++)
             o->g[j * o->w + i] = 1;
@@ -803,10 +856,14 @@ static int occ_count(const occ *o, double x0, double y0, double x1, double y1)
 {
     int i0 = (int)floor((x0 - o->x0) / OCC_CELL), i1 = (int)floor((x1 - o->x0) / OCC_CELL);
     int j0 = (int)floor((y0 - o->y0) / OCC_CELL), j1 = (int)floor((y1 - o->y0) / OCC_CELL);
-    if (i0 < 0) i0 = 0;
-    if (j0 < 0) j0 = 0;
-    if (i1 >= o->w) i1 = o->w - 1;
-    if (j1 >= o->h) j1 = o->h - 1;
+    if (i0 < 0)
+        i0 = 0;
+    if (j0 < 0)
+        j0 = 0;
+    if (i1 >= o->w)
+        i1 = o->w - 1;
+    if (j1 >= o->h)
+        j1 = o->h - 1;
     int n = 0;
     for (int j = j0; j <= j1; j++)
         for (int i = i0; i <= i1; i++)
@@ -913,8 +970,8 @@ static void series_runs(ctx *C, const panel *P, const rl_series *s, int which, r
 }
 
 /* ---- Drawing primitives -------------------------------------------------------------- */
-static void rect_path(rl_rend *r, double x0, double y0, double x1, double y1,
-                      const rl_rgba *fill, const rl_pen *pen)
+static void rect_path(rl_rend *r, double x0, double y0, double x1, double y1, const rl_rgba *fill,
+                      const rl_pen *pen)
 {
     double xy[8] = {x0, y0, x1, y0, x1, y1, x0, y1};
     r->ops->path(r, xy, 4, true, fill, pen);
@@ -932,11 +989,8 @@ static void draw_marker(rl_rend *r, rl_marker mk, double x, double y, double siz
     double h = size / 2;
     switch (mk) {
     case RL_MARKER_NONE:
-    case RL_MARKER_AUTO:
-        return;
-    case RL_MARKER_CIRCLE:
-        r->ops->circle(r, x, y, h, fill, edge);
-        return;
+    case RL_MARKER_AUTO: return;
+    case RL_MARKER_CIRCLE: r->ops->circle(r, x, y, h, fill, edge); return;
     case RL_MARKER_SQUARE: {
         double s = h * 0.886; /* same area as the circle */
         rect_path(r, x - s, y - s, x + s, y + s, fill, edge);
@@ -945,7 +999,8 @@ static void draw_marker(rl_rend *r, rl_marker mk, double x, double y, double siz
     case RL_MARKER_TRIANGLE:
     case RL_MARKER_TRIANGLE_DOWN: {
         double k = mk == RL_MARKER_TRIANGLE ? 1 : -1, s = h * 1.2;
-        double xy[6] = {x, y - k * s, x + s * 0.866, y + k * s * 0.5, x - s * 0.866, y + k * s * 0.5};
+        double xy[6] = {
+            x, y - k * s, x + s * 0.866, y + k * s * 0.5, x - s * 0.866, y + k * s * 0.5};
         r->ops->path(r, xy, 3, true, fill, edge);
         return;
     }
@@ -996,8 +1051,8 @@ static void draw_band(ctx *C, panel *P, const rl_series *s, occ *o)
                 C->oom = true;
             else if (o)
                 for (size_t i = a; i < b && i - a < e - c; i++)
-                    occ_segment(o, hi.pts.v[2 * i], hi.pts.v[2 * i + 1],
-                                lo.pts.v[2 * (c + i - a)], lo.pts.v[2 * (c + i - a) + 1]);
+                    occ_segment(o, hi.pts.v[2 * i], hi.pts.v[2 * i + 1], lo.pts.v[2 * (c + i - a)],
+                                lo.pts.v[2 * (c + i - a) + 1]);
             else if (poly.n >= 3)
                 C->r->ops->path(C->r, poly.v, poly.n, true, &fill, NULL);
             free(poly.v);
@@ -1033,8 +1088,8 @@ static void draw_lines(ctx *C, panel *P, const rl_series *s, occ *o)
         for (size_t i = 0; i < s->n; i++) {
             if (isnan(s->x[i]) || (P->tx.log && !(s->x[i] > 0)) || (P->ty.log && !(s->y[i] > 0)))
                 continue;
-            draw_marker(C->r, s->marker, xf(&P->tx, s->x[i]), xf(&P->ty, s->y[i]),
-                        marker_size(s), &mfill, NULL);
+            draw_marker(C->r, s->marker, xf(&P->tx, s->x[i]), xf(&P->ty, s->y[i]), marker_size(s),
+                        &mfill, NULL);
         }
     }
     runs_free(&R);
@@ -1142,9 +1197,8 @@ static void draw_box(ctx *C, panel *P, const rl_series *s, occ *o)
         double nlo = fmax(b->notch_lo, b->q1), nhi = fmin(b->notch_hi, b->q3);
         double yl = xf(&P->ty, nlo), yh = xf(&P->ty, nhi);
         nw = hw * 0.5;
-        double xy[] = {xc - hw, yq1, xc + hw, yq1, xc + hw, yl, xc + hw - nw, ym,
-                       xc + hw, yh, xc + hw, yq3, xc - hw, yq3, xc - hw, yh,
-                       xc - hw + nw, ym, xc - hw, yl};
+        double xy[] = {xc - hw, yq1, xc + hw, yq1, xc + hw, yl, xc + hw - nw, ym, xc + hw, yh,
+                       xc + hw, yq3, xc - hw, yq3, xc - hw, yh, xc - hw + nw, ym, xc - hw, yl};
         C->r->ops->path(C->r, xy, 10, true, &fill, &pen);
     } else {
         rect_path(C->r, xc - hw, yq3, xc + hw, yq1, &fill, &pen);
@@ -1185,8 +1239,15 @@ static void draw_bars(ctx *C, panel *P, occ *o)
                 continue;
             double v0, v1;
             if (stacked) {
-                if (v >= 0) { v0 = pos; pos += v; v1 = pos; }
-                else { v0 = neg; neg += v; v1 = neg; }
+                if (v >= 0) {
+                    v0 = pos;
+                    pos += v;
+                    v1 = pos;
+                } else {
+                    v0 = neg;
+                    neg += v;
+                    v1 = neg;
+                }
                 if (tv->log && v0 == 0)
                     v0 = base_v;
             } else {
@@ -1343,8 +1404,8 @@ static void draw_legend(ctx *C, panel *P)
             break;
         }
         }
-        r->ops->text(r, x + 34, cy + C->cap_tick / 2, P->leg[i].text, FS_LEGEND, false, &C_TEXT,
-                     0, 0);
+        r->ops->text(r, x + 34, cy + C->cap_tick / 2, P->leg[i].text, FS_LEGEND, false, &C_TEXT, 0,
+                     0);
     }
 }
 
@@ -1505,9 +1566,10 @@ int rl_plot_draw(rl_figure *fig, rl_rend *r, rl_measure *m)
 
     char note[256] = "";
     if (fig->skipped && nonpos)
-        snprintf(note, sizeof note, "Not drawn: %zu NaN or infinite value%s, %zu non-positive "
-                 "value%s on log axes", fig->skipped, fig->skipped == 1 ? "" : "s", nonpos,
-                 nonpos == 1 ? "" : "s");
+        snprintf(note, sizeof note,
+                 "Not drawn: %zu NaN or infinite value%s, %zu non-positive "
+                 "value%s on log axes",
+                 fig->skipped, fig->skipped == 1 ? "" : "s", nonpos, nonpos == 1 ? "" : "s");
     else if (fig->skipped)
         snprintf(note, sizeof note, "Not drawn: %zu NaN or infinite value%s", fig->skipped,
                  fig->skipped == 1 ? "" : "s");

@@ -38,7 +38,7 @@ typedef struct rl_pen {
     double width;       /* pt */
     const double *dash; /* on/off lengths in pt, NULL for solid */
     int ndash;
-    bool round;         /* round caps and joins (lines); miter otherwise (boxes) */
+    bool round; /* round caps and joins (lines); miter otherwise (boxes) */
 } rl_pen;
 
 typedef struct rl_rend rl_rend;

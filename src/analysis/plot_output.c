@@ -77,8 +77,7 @@ static int render_pdf(rl_figure *fig, rl_buf *out)
     cairo_destroy(cr);
     cairo_surface_finish(s);
     if (rc == RL_OK && cairo_surface_status(s) != CAIRO_STATUS_SUCCESS)
-        rc = rl_error_set(RL_ERR, "plot: PDF: %s",
-                          cairo_status_to_string(cairo_surface_status(s)));
+        rc = rl_error_set(RL_ERR, "plot: PDF: %s", cairo_status_to_string(cairo_surface_status(s)));
     cairo_surface_destroy(s);
     return rc;
 }
@@ -87,10 +86,13 @@ static int render_svg(rl_figure *fig, const char *id_prefix, rl_buf *out)
 {
     if (id_prefix) {
         size_t n = strlen(id_prefix);
-        if (n == 0 || n > 32 || strspn(id_prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
-                                                  "QRSTUVWXYZ0123456789-_") != n)
-            return rl_error_set(RL_EINVAL, "plot: SVG id prefix '%s' must be 1..32 letters, "
-                                "digits, '-' or '_'", id_prefix);
+        if (n == 0 || n > 32 ||
+            strspn(id_prefix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                              "QRSTUVWXYZ0123456789-_") != n)
+            return rl_error_set(RL_EINVAL,
+                                "plot: SVG id prefix '%s' must be 1..32 letters, "
+                                "digits, '-' or '_'",
+                                id_prefix);
     }
     rl_measure *m = NULL;
     rl_svg_rend *svg = NULL;
@@ -98,8 +100,8 @@ static int render_svg(rl_figure *fig, const char *id_prefix, rl_buf *out)
     if (rc < 0)
         return rc;
     rl_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
-    rc = rl_svg_rend_begin(&svg, out, fig->w_in * 72, fig->h_in * 72,
-                           lround(fig->w_in * fig->dpi), lround(fig->h_in * fig->dpi), id_prefix);
+    rc = rl_svg_rend_begin(&svg, out, fig->w_in * 72, fig->h_in * 72, lround(fig->w_in * fig->dpi),
+                           lround(fig->h_in * fig->dpi), id_prefix);
     if (rc == RL_OK) {
         if (fig->title) {
             rl_buf_puts(out, "<title>");
@@ -142,8 +144,7 @@ int rl_figure_save(rl_figure *fig, const char *path, rl_plot_format format)
     case RL_PLOT_SVG: rc = render_svg(fig, NULL, &b); break;
     case RL_PLOT_PDF: rc = render_pdf(fig, &b); break;
     default:
-        return rl_error_set(RL_EINVAL, "%s: unknown figure format (use .png, .svg or .pdf)",
-                            path);
+        return rl_error_set(RL_EINVAL, "%s: unknown figure format (use .png, .svg or .pdf)", path);
     }
     if (rc == RL_OK && b.err)
         rc = rl_error_set(RL_ENOMEM, "plot: out of memory");

@@ -76,14 +76,16 @@ int rl_figure_record_write(const char *figure_path, const rl_figure_record *rec)
     if (rc == RL_OK) {
         if (rec->argc > 0 && rec->argv) {
             for (int i = 0; i < rec->argc && rc == RL_OK; i++)
-                if (json_object_array_add(cmd, json_object_new_string(rec->argv[i] ? rec->argv[i] : "")) != 0)
+                if (json_object_array_add(
+                        cmd, json_object_new_string(rec->argv[i] ? rec->argv[i] : "")) != 0)
                     rc = RL_ENOMEM;
         } else {
             rc = add_proc_cmdline(cmd);
         }
     }
     for (size_t i = 0; i < rec->ninputs && rc == RL_OK; i++)
-        if (json_object_array_add(inputs, json_object_new_string(rec->inputs[i] ? rec->inputs[i] : "")) != 0)
+        if (json_object_array_add(
+                inputs, json_object_new_string(rec->inputs[i] ? rec->inputs[i] : "")) != 0)
             rc = RL_ENOMEM;
 
     char now[RL_TIME_ISO_LEN];

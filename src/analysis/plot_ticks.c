@@ -23,8 +23,7 @@ static int ticks_for_step(double lo, double hi, double step, double *ticks, int 
     return n;
 }
 
-int rl_plot_ticks_linear(double lo, double hi, int max_ticks, double *ticks, int cap,
-                         double *step)
+int rl_plot_ticks_linear(double lo, double hi, int max_ticks, double *ticks, int cap, double *step)
 {
     if (!isfinite(lo) || !isfinite(hi) || lo > hi || cap < 1)
         return 0;
@@ -67,7 +66,7 @@ int rl_plot_ticks_log(double lo, double hi, int max_ticks, double *ticks, int ca
         static const int set_n[3] = {3, 2, 1};
         for (int s = 0; s < 3; s++) {
             n = 0;
-            for (double d = floor(log10(lo)) ; d <= d1; d++)
+            for (double d = floor(log10(lo)); d <= d1; d++)
                 for (int i = 0; i < set_n[s]; i++) {
                     double v = sets[s][i] * pow(10, d);
                     if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) {
@@ -138,7 +137,7 @@ size_t rl_plot_format_tick(double v, double step, char *buf, size_t cap)
         static const struct {
             double scale;
             const char *prefix;
-        } si[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""},
+        } si[] = {{1e15, "P"}, {1e12, "T"},        {1e9, "G"},  {1e6, "M"},   {1e3, "k"},  {1, ""},
                   {1e-3, "m"}, {1e-6, "\xC2\xB5"}, {1e-9, "n"}, {1e-12, "p"}, {1e-15, "f"}};
         size_t k = 0;
         while (k + 1 < sizeof si / sizeof si[0] && a < si[k].scale * (1 - 1e-9))
@@ -170,9 +169,9 @@ size_t rl_plot_format_tick(double v, double step, char *buf, size_t cap)
 
 size_t rl_plot_format_pow10(double v, char *buf, size_t cap)
 {
-    static const char *const sup[10] = {"\xE2\x81\xB0", "\xC2\xB9", "\xC2\xB2", "\xC2\xB3",
-                                        "\xE2\x81\xB4", "\xE2\x81\xB5", "\xE2\x81\xB6",
-                                        "\xE2\x81\xB7", "\xE2\x81\xB8", "\xE2\x81\xB9"};
+    static const char *const sup[10] = {
+        "\xE2\x81\xB0", "\xC2\xB9",     "\xC2\xB2",     "\xC2\xB3",     "\xE2\x81\xB4",
+        "\xE2\x81\xB5", "\xE2\x81\xB6", "\xE2\x81\xB7", "\xE2\x81\xB8", "\xE2\x81\xB9"};
     if (cap == 0)
         return 0;
     if (!(v > 0) || !isfinite(v))

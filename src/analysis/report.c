@@ -277,14 +277,15 @@ static int check_href(const char *href)
         return rl_error_set(RL_EINVAL, "report: empty link");
     size_t scheme = strcspn(href, ":/?#");
     if (href[scheme] == ':' || href[0] == '/' || href[0] == '\\')
-        return rl_error_set(RL_EINVAL, "report: link '%s' must be a relative path to a "
-                            "sibling file", href);
+        return rl_error_set(RL_EINVAL,
+                            "report: link '%s' must be a relative path to a "
+                            "sibling file",
+                            href);
     const char *p = href;
     while (*p) {
         size_t n = strcspn(p, "/\\");
         if (n == 2 && p[0] == '.' && p[1] == '.')
-            return rl_error_set(RL_EINVAL, "report: link '%s' leaves the report's directory",
-                                href);
+            return rl_error_set(RL_EINVAL, "report: link '%s' leaves the report's directory", href);
         p += n;
         if (*p)
             p++;

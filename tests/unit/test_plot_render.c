@@ -176,8 +176,8 @@ static double noise(unsigned *s)
 }
 
 enum { K_LINE, K_BAND, K_STEP, K_SCATTER, K_BOX, K_ECDF, K_BAR, K_STACKED, K_HBAR, K_HIST, NKINDS };
-static const char *const KIND_NAMES[NKINDS] = {"line", "band", "step", "scatter", "box",
-                                               "ecdf", "bar", "stacked", "hbar", "hist"};
+static const char *const KIND_NAMES[NKINDS] = {"line", "band", "step",    "scatter", "box",
+                                               "ecdf", "bar",  "stacked", "hbar",    "hist"};
 
 static void add_kind(rl_axes *ax, int kind)
 {
@@ -542,8 +542,8 @@ static void test_figure_record(void **state)
     assert_int_equal(rl_yaml_read_file(yaml, 1 << 20, &doc), RL_OK);
     assert_true(json_object_object_get_ex(doc, "command", &v));
     assert_true(json_object_array_length(v) >= 1);
-    assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(v, 0)),
-                           "test_plot_render"));
+    assert_non_null(
+        strstr(json_object_get_string(json_object_array_get_idx(v, 0)), "test_plot_render"));
     json_object_put(doc);
     assert_int_equal(rl_figure_record_write("", &none), RL_EINVAL);
     rl_figure_free(f);
@@ -572,7 +572,8 @@ static void test_equal_aspect(void **state)
     assert_int_equal(rl_axes_set_equal_aspect(ax, true), RL_OK);
     assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
     assert_non_null(strstr(svg, ">2</text>"));
-    assert_non_null(strstr(svg, ">\xE2\x88\x92" "2</text>"));
+    assert_non_null(strstr(svg, ">\xE2\x88\x92"
+                                "2</text>"));
     free(svg);
     rl_figure_free(f);
 }
@@ -582,8 +583,10 @@ static void test_extreme_values(void **state)
     (void)state;
     /* Values no plot range can hold are counted as infinite; denormal, huge-but-equal and
      * equal-but-for-rounding values draw without NaN reaching the renderer. */
-    const double cases[][3] = {{1e308, -1e308, 0},   {1e-320, 2e-320, 3e-320},
-                               {1e300, 1e300, 1e300}, {-0.0, 0.0, 1e-300},
+    const double cases[][3] = {{1e308, -1e308, 0},
+                               {1e-320, 2e-320, 3e-320},
+                               {1e300, 1e300, 1e300},
+                               {-0.0, 0.0, 1e-300},
                                {1, 1 + 1e-15, 1 + 2e-15}};
     /* Case 0: two unplottable values in each of line, scatter and histogram, and the
      * point (0, 0) on the log panel; case 3: (-0, -0) and (0, 0) on the log panel. */

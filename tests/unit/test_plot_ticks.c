@@ -42,8 +42,8 @@ static void test_linear_steps_are_1_2_5(void **state)
 {
     (void)state;
     double t[64], step;
-    const double ranges[][2] = {{-3.7, 12.2}, {1e6, 1.3e6}, {0.0012, 0.0019}, {-1e-9, 5e-9},
-                                {17, 18}, {-500, -20}};
+    const double ranges[][2] = {{-3.7, 12.2},  {1e6, 1.3e6}, {0.0012, 0.0019},
+                                {-1e-9, 5e-9}, {17, 18},     {-500, -20}};
     for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
         int n = rl_plot_ticks_linear(ranges[k][0], ranges[k][1], 7, t, 64, &step);
         assert_true(n >= 2 && n <= 7);
@@ -100,7 +100,9 @@ static void test_labels(void **state)
     check_label(0, 5e-6, "0");
     check_label(0.6000000000000001, 0.2, "0.6");
     check_label(1, 0.2, "1.0");
-    check_label(-0.5, 0.25, "\xE2\x88\x92" "0.50");
+    check_label(-0.5, 0.25,
+                "\xE2\x88\x92"
+                "0.50");
     check_label(1500000, 500000, "1.5M");
     check_label(2e6, 500000, "2M");
     check_label(20000, 5000, "20k");
@@ -108,7 +110,9 @@ static void test_labels(void **state)
     check_label(0.005, 0.001, "5m");
     check_label(250, 50, "250");
     check_label(1e9, 1e9, "1G");
-    check_label(-3e4, 1e4, "\xE2\x88\x92" "30k");
+    check_label(-3e4, 1e4,
+                "\xE2\x88\x92"
+                "30k");
     char buf[4];
     assert_int_equal(rl_plot_format_tick(123456789, 1, buf, sizeof buf), 3);
     assert_int_equal(strlen(buf), 3);

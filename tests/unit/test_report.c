@@ -26,7 +26,8 @@ static void test_escape(void **state)
     assert_int_equal(rl_html_escape("<a href='x'>&\"</a>", &s), RL_OK);
     assert_string_equal(s, "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
     free(s);
-    assert_int_equal(rl_html_escape("ok \xC3\xA9 \xE2\x88\x92 bad:\xFF\xC3 ctl:\x01\x7F nl\n", &s), RL_OK);
+    assert_int_equal(rl_html_escape("ok \xC3\xA9 \xE2\x88\x92 bad:\xFF\xC3 ctl:\x01\x7F nl\n", &s),
+                     RL_OK);
     assert_string_equal(s, "ok \xC3\xA9 \xE2\x88\x92 bad:\xEF\xBF\xBD\xEF\xBF\xBD ctl:"
                            "\xEF\xBF\xBD\xEF\xBF\xBD nl\n");
     free(s);
@@ -108,7 +109,8 @@ static void test_full_report(void **state)
     assert_non_null(strstr(html, "<span class=\"badge na\">N/A</span>"));
     /* Links: percent-encoded, both on one line. */
     assert_non_null(strstr(html, "<a href=\"runs/a%20b.csv\">log</a>"));
-    assert_non_null(strstr(html, "<p class=\"links\"><a href=\"fig.png\">PNG</a> <a href=\"sub/fig.svg\">sub/fig.svg</a> </p>"));
+    assert_non_null(strstr(html, "<p class=\"links\"><a href=\"fig.png\">PNG</a> <a "
+                                 "href=\"sub/fig.svg\">sub/fig.svg</a> </p>"));
     /* Figures inline, without XML declarations, with distinct clip ids. */
     assert_int_equal(count(html, "<svg "), 2);
     assert_null(strstr(html, "<?xml"));
@@ -160,8 +162,16 @@ static void test_links_stay_local(void **state)
     (void)state;
     rl_report *r = NULL;
     assert_int_equal(rl_report_new(&r, "t"), RL_OK);
-    const char *bad[] = {"http://example.com/x", "https://x", "javascript:alert(1)", "/etc/passwd",
-                         "../up.html", "a/../../b", "", "file:///etc", "a\nb", "\\\\server\\share"};
+    const char *bad[] = {"http://example.com/x",
+                         "https://x",
+                         "javascript:alert(1)",
+                         "/etc/passwd",
+                         "../up.html",
+                         "a/../../b",
+                         "",
+                         "file:///etc",
+                         "a\nb",
+                         "\\\\server\\share"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (rl_report_link(r, bad[i], "x") != RL_EINVAL)
             fail_msg("link '%s' accepted", bad[i]);

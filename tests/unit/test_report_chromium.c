@@ -117,7 +117,8 @@ static void test_screenshot_not_blank(void **state)
     cairo_surface_destroy(s);
     if (var < 100 || blue < 500 || green_badge < 50)
         fail_msg("screenshot looks blank or incomplete: variance %.1f, %ld line pixels, "
-                 "%ld badge pixels", var, blue, green_badge);
+                 "%ld badge pixels",
+                 var, blue, green_badge);
     rl_test_tmpdir_free(dir);
 }
 
