@@ -736,6 +736,125 @@ static void test_long_text_shortened(void **state)
     rl_figure_free(f);
 }
 
+/* ---- Tick labels never overlap ------------------------------------------------------ */
+typedef struct label_pos {
+    double x, y, size;
+    char anchor; /* 's'tart, 'm'iddle, 'e'nd */
+    char text[64];
+} label_pos;
+
+typedef struct label_list {
+    label_pos v[512];
+    int n, cur;
+} label_list;
+
+static void XMLCALL lab_start(void *ud, const XML_Char *name, const XML_Char **attrs)
+{
+    label_list *l = ud;
+    l->cur = -1;
+    if (strcmp(name, "text") != 0 || l->n >= 512)
+        return;
+    label_pos *p = &l->v[l->n];
+    memset(p, 0, sizeof *p);
+    p->anchor = 's';
+    bool rotated = false;
+    for (int i = 0; attrs[i]; i += 2) {
+        if (!strcmp(attrs[i], "x"))
+            p->x = atof(attrs[i + 1]);
+        else if (!strcmp(attrs[i], "y"))
+            p->y = atof(attrs[i + 1]);
+        else if (!strcmp(attrs[i], "font-size"))
+            p->size = atof(attrs[i + 1]);
+        else if (!strcmp(attrs[i], "text-anchor"))
+            p->anchor = attrs[i + 1][0];
+        else if (!strcmp(attrs[i], "transform"))
+            rotated = true;
+    }
+    if (!rotated)
+        l->cur = l->n++;
+}
+
+static void XMLCALL lab_end(void *ud, const XML_Char *name)
+{
+    (void)name;
+    ((label_list *)ud)->cur = -1;
+}
+
+static void XMLCALL lab_chars(void *ud, const XML_Char *c, int len)
+{
+    label_list *l = ud;
+    if (l->cur < 0)
+        return;
+    label_pos *p = &l->v[l->cur];
+    size_t have = strlen(p->text);
+    for (int i = 0; i < len && have + 1 < sizeof p->text; i++)
+        p->text[have++] = c[i];
+    p->text[have] = '\0';
+}
+
+static void test_tick_labels_do_not_overlap(void **state)
+{
+    (void)state;
+    /* Long labels (SI values with decimals) on narrow and wide panels, several DPIs. */
+    cairo_surface_t *cs = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+    cairo_t *cr = cairo_create(cs);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    const int widths[] = {220, 300, 480, 900};
+    const double ranges[][2] = {{1.23e6, 1.2345e6}, {-0.00123, 0.00456}, {0, 7}, {1e3, 5e9}};
+    for (size_t w = 0; w < 4; w++) {
+        for (size_t r = 0; r < 4; r++) {
+            rl_figure *f = NULL;
+            assert_int_equal(rl_figure_new(&f, 1, 1), RL_OK);
+            assert_int_equal(rl_figure_set_size_px(f, widths[w], 300, 100), RL_OK);
+            rl_axes *ax = rl_figure_axes(f, 0, 0);
+            if (r == 3)
+                rl_axes_set_xscale(ax, RL_SCALE_LOG);
+            double x[2] = {ranges[r][0], ranges[r][1]}, y[2] = {0, 1};
+            assert_int_equal(rl_axes_line(ax, x, y, 2, NULL), RL_OK);
+            char *svg = NULL;
+            size_t len;
+            assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
+            label_list *l = calloc(1, sizeof *l);
+            assert_non_null(l);
+            l->cur = -1;
+            XML_Parser p = XML_ParserCreate("UTF-8");
+            XML_SetUserData(p, l);
+            XML_SetElementHandler(p, lab_start, lab_end);
+            XML_SetCharacterDataHandler(p, lab_chars);
+            assert_int_equal(XML_Parse(p, svg, (int)len, 1), XML_STATUS_OK);
+            XML_ParserFree(p);
+            /* The x tick labels: centred, 9 pt, on the lowest row of such labels. */
+            double row = 0;
+            for (int i = 0; i < l->n; i++)
+                if (l->v[i].anchor == 'm' && l->v[i].size == 9 && l->v[i].y > row)
+                    row = l->v[i].y;
+            double prev_right = -1e9;
+            int count = 0;
+            for (int i = 0; i < l->n; i++) {
+                label_pos *lp = &l->v[i];
+                if (lp->anchor != 'm' || lp->size != 9 || lp->y != row)
+                    continue;
+                cairo_set_font_size(cr, lp->size);
+                cairo_text_extents_t te;
+                cairo_text_extents(cr, lp->text, &te);
+                double left = lp->x - te.x_advance / 2, right = lp->x + te.x_advance / 2;
+                if (left < prev_right)
+                    fail_msg("width %d, range %zu: label '%s' overlaps its neighbour", widths[w], r,
+                             lp->text);
+                prev_right = right;
+                count++;
+            }
+            if (count < 2)
+                fail_msg("width %d, range %zu: only %d x tick labels", widths[w], r, count);
+            free(l);
+            free(svg);
+            rl_figure_free(f);
+        }
+    }
+    cairo_destroy(cr);
+    cairo_surface_destroy(cs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_extreme_values),
         cmocka_unit_test(test_random_figures),
         cmocka_unit_test(test_long_text_shortened),
+        cmocka_unit_test(test_tick_labels_do_not_overlap),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();
