@@ -27,5 +27,11 @@ int cmd_bench(int argc, char **argv);
 int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* Writes the plot gallery (every plot kind as PNG and SVG with .yaml records, one PDF,
+ * and gallery.html embedding them) into out_dir, created if missing; prints one line per
+ * file written. Returns an RL_EXIT_* code. */
+int demo_plot(const char *out_dir);
 
 #endif
