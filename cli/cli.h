@@ -24,5 +24,10 @@ bool cli_wants_help(int argc, char **argv);
 /* Subcommands. */
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+
+/* Demonstration hooks that `runlab demo` calls; each writes under `out_dir` (an existing
+ * directory) and prints a few lines. Return 0 on success. */
+int demo_record(const char *out_dir);
 
 #endif

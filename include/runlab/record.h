@@ -160,6 +160,11 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
 int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
                      const void *data, size_t len);
 
+/* In a terminal state, waits until the writer thread has written or dropped everything
+ * and closed the bag; the counters and manifest are final afterwards (a FAILED run is
+ * finished by the writer on its own). RL_ESTATE before a terminal state. */
+int rl_recorder_wait(rl_recorder *r);
+
 /* Current state; thread-safe. */
 rl_record_state rl_recorder_state(const rl_recorder *r);
 

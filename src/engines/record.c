@@ -170,6 +170,7 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->topic_mu, NULL);
     pthread_mutex_init(&r->manifest_mu, NULL);
+    pthread_mutex_init(&r->join_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -251,8 +252,10 @@ static int fail_run(rl_recorder *r, const char *fmt, ...)
     return did;
 }
 
+/* Joins the writer once; `join_mu` orders a finish and a wait that both want to. */
 static void join_writer(rl_recorder *r)
 {
+    pthread_mutex_lock(&r->join_mu);
     pthread_mutex_lock(&r->mu);
     int started = r->writer_started;
     pthread_mutex_unlock(&r->mu);
@@ -262,6 +265,17 @@ static void join_writer(rl_recorder *r)
         r->writer_started = 0;
         pthread_mutex_unlock(&r->mu);
     }
+    pthread_mutex_unlock(&r->join_mu);
+}
+
+int rl_recorder_wait(rl_recorder *r)
+{
+    int st = atomic_load(&r->state);
+    if (st < RL_RECORD_COMPLETE)
+        return rl_error_set(RL_ESTATE, "recorder wait: the run is still %s",
+                            rl_record_state_name((rl_record_state)st));
+    join_writer(r);
+    return RL_OK;
 }
 
 void rl_recorder_free(rl_recorder *r)
@@ -307,6 +321,7 @@ void rl_recorder_free(rl_recorder *r)
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->topic_mu);
     pthread_mutex_destroy(&r->manifest_mu);
+    pthread_mutex_destroy(&r->join_mu);
     free(r);
 }
 

@@ -35,7 +35,7 @@ typedef struct rl_record_sink_ops {
     void (*abandon)(void *ctx);
 } rl_record_sink_ops;
 
-/* The MCAP sink (record_sink_mcap.c); NULL until the MCAP writer is available. */
+/* The MCAP sink (record_sink_mcap.c). */
 extern const rl_record_sink_ops *const rl_record_default_sink;
 
 /* Replaces the sink (tests). Only in IDLE; RL_ESTATE otherwise. */
@@ -117,6 +117,7 @@ struct rl_recorder {
     void *sink_ctx;
 
     pthread_mutex_t manifest_mu;
+    pthread_mutex_t join_mu;
 };
 
 /* record_dir.c */
