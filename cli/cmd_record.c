@@ -224,12 +224,9 @@ static int produce_synthetic(rl_recorder *r, struct record_args *a, struct timel
 }
 
 static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline *tl,
-                          int64_t base_wall, int64_t *first_stamp)
+                          rl_mcap_indexed *idx, int64_t base_wall)
 {
-    rl_mcap_indexed *idx = NULL;
-    int rc = rl_mcap_indexed_open(&idx, a->replay, 0);
-    if (rc < 0)
-        return rl_error_prefix(rc, "%s", a->replay);
+    int rc = RL_OK;
     int32_t *map = malloc(65536 * sizeof *map);
     rl_mcap_message_iter *it = NULL;
     rl_mcap_query q;
@@ -246,6 +243,7 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
     int64_t mono0 = rl_mono_ns();
     int have_first = 0;
     uint64_t first = 0, n = 0;
+    int64_t last_stamp = base_wall;
     while (rc == RL_OK && !g_signal && running(r)) {
         rl_mcap_message m;
         const rl_mcap_channel *ch = NULL;
@@ -259,10 +257,10 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
         if (!have_first) {
             first = m.log_time;
             have_first = 1;
-            *first_stamp = base_wall;
         }
         int64_t offset = (int64_t)(m.log_time - first);
         int64_t stamp = base_wall + offset;
+        last_stamp = stamp;
         if (!a->fast)
             sleep_until_mono(mono0 + offset);
         if (advance_marks(r, tl, stamp) < 0) {
@@ -293,10 +291,14 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
         if (a->fast && (++n & 63) == 0)
             backpressure(r, &a->opts);
     }
-    if (rc == RL_OK && !g_signal && have_first)
-        (void)advance_marks(r, tl, INT64_MAX); /* the end of the file is STOP at the latest */
+    /* The end of the file is STOP at the latest. */
+    if (rc == RL_OK && !g_signal && have_first && running(r)) {
+        if (tl->stop_at < 0 || tl->stop_at > last_stamp)
+            tl->stop_at = tl->start_at > last_stamp ? tl->start_at : last_stamp;
+        if (advance_marks(r, tl, INT64_MAX) < 0)
+            rc = rl_error_last_code();
+    }
     rl_mcap_message_iter_free(it);
-    rl_mcap_indexed_close(idx);
     free(map);
     return rc;
 }
@@ -469,9 +471,13 @@ int cmd_record(int argc, char **argv)
         a.run.vehicles = vehicle_ids;
         a.run.vehicle_count = (size_t)a.vehicles;
     }
+    rl_mcap_indexed *idx = NULL;
+    if (a.replay && rl_mcap_indexed_open(&idx, a.replay, 0) < 0)
+        return cli_fail("record", "%s", rl_error_last());
     rl_recorder *r = NULL;
     int rc = rl_recorder_new(&r, &a.opts);
     if (rc < 0) {
+        rl_mcap_indexed_close(idx);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         return cli_fail("record", "%s", rl_error_last());
@@ -480,13 +486,14 @@ int cmd_record(int argc, char **argv)
     rc = rl_recorder_prepare(r, &a.run);
     if (rc == RL_OK)
         rc = rl_recorder_begin(r);
-    int64_t begin_wall = rl_time_now_ns(), first_stamp = begin_wall;
+    int64_t begin_wall = rl_time_now_ns();
     struct timeline tl = {0};
     tl.start_at = begin_wall + (int64_t)(a.start_after * 1e9);
     tl.stop_at = a.duration >= 0 ? tl.start_at + (int64_t)(a.duration * 1e9) : -1;
     if (rc == RL_OK)
         rc = a.synthetic ? produce_synthetic(r, &a, &tl)
-                         : produce_replay(r, &a, &tl, begin_wall, &first_stamp);
+                         : produce_replay(r, &a, &tl, idx, begin_wall);
+    rl_mcap_indexed_close(idx);
     char err[1024] = "";
     if (rc < 0 && rc != RL_EBUSY)
         snprintf(err, sizeof err, "%s", rl_error_last());
@@ -529,5 +536,5 @@ int cmd_record(int argc, char **argv)
     rl_recorder_free(r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    return failed || (err[0] && s.state != RL_RECORD_INTERRUPTED) ? RL_EXIT_FAILURE : RL_EXIT_OK;
+    return failed || err[0] ? RL_EXIT_FAILURE : RL_EXIT_OK;
 }
