@@ -814,6 +814,10 @@ int rl_recorder_begin(rl_recorder *r)
         atomic_store(&r->state, RL_RECORD_RECORDING);
     }
     pthread_mutex_unlock(&r->mu);
+    /* After a crash the manifest then says the run had begun. A failed rewrite leaves the
+     * prepare-time manifest, which is still whole; the run goes on. */
+    if (rc == RL_OK)
+        (void)rl_rec_write_manifest(r);
     return rc;
 }
 
