@@ -71,8 +71,11 @@ static int bench_bare(const char *dir, size_t size, rl_record_compression comp, 
     return rc;
 }
 
+/* `rate`: messages written per second in the middle half of the run, with the pipeline
+ * full (the sustained rate); `e2e`: all messages over the whole time from the first push
+ * to the end of finish, which includes the one-off 100 ms write delay at the end. */
 static int bench_engine(const char *dir, size_t size, rl_record_compression comp, uint64_t n,
-                        double *rate, uint64_t *dropped)
+                        double *rate, double *e2e, uint64_t *dropped)
 {
     static int counter;
     rl_record_options o;
@@ -96,10 +99,18 @@ static int bench_engine(const char *dir, size_t size, rl_record_compression comp
     if (rc == RL_OK)
         rc = rl_recorder_mark_start(r, 0);
     int64_t t0 = rl_mono_ns();
+    int64_t mark_t[2] = {0, 0};
+    uint64_t mark_w[2] = {0, 0};
     for (uint64_t i = 0; rc == RL_OK && i < n; i++) {
         fill_payload(buf, size, i);
         int64_t now = rl_time_now_ns();
         rc = rl_recorder_push(r, t, now, now, buf, size);
+        if (i == n / 4 || i == 3 * n / 4) {
+            rl_record_status s;
+            rl_recorder_status(r, &s);
+            mark_t[i == n / 4 ? 0 : 1] = rl_mono_ns();
+            mark_w[i == n / 4 ? 0 : 1] = s.written;
+        }
         /* The engine never blocks; a producer that wants zero drops keeps under the limits. */
         if ((i & 255) == 0) {
             rl_record_status s;
@@ -118,7 +129,10 @@ static int bench_engine(const char *dir, size_t size, rl_record_compression comp
     if (rc == RL_OK)
         rc = rl_recorder_finish(r, NULL);
     double secs = (double)(rl_mono_ns() - t0) / 1e9;
-    *rate = (double)n / secs;
+    *e2e = (double)n / secs;
+    *rate = mark_t[1] > mark_t[0] && mark_w[1] > mark_w[0]
+                ? (double)(mark_w[1] - mark_w[0]) / ((double)(mark_t[1] - mark_t[0]) / 1e9)
+                : *e2e;
     rl_record_status s;
     if (r) {
         rl_recorder_status(r, &s);
@@ -149,26 +163,36 @@ int main(void)
                                                   RL_RECORD_COMPRESSION_ZSTD};
     int status = 0;
     printf("bench_record: engine (queue + 100 ms write delay + writer thread + MCAP) vs bare "
-           "MCAP writer\n");
+           "MCAP writer, best of 3, %ld online CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
     for (size_t s = 0; s < 2; s++) {
         for (size_t c = 0; c < 2; c++) {
-            double bare = 0, eng = 0;
+            /* Best of three, alternating, so that a burst of load from other processes on
+             * the machine does not decide the comparison. */
+            double bare = 0, eng = 0, e2e = 0;
             uint64_t dropped = 0;
-            int rc = bench_bare(dir, sizes[s], comps[c], counts[s], &bare);
-            if (rc == RL_OK)
-                rc = bench_engine(dir, sizes[s], comps[c], counts[s], &eng, &dropped);
+            int rc = RL_OK;
+            for (int rep = 0; rc == RL_OK && rep < 3; rep++) {
+                double b = 0, e = 0, ee = 0;
+                uint64_t d = 0;
+                rc = bench_bare(dir, sizes[s], comps[c], counts[s], &b);
+                if (rc == RL_OK)
+                    rc = bench_engine(dir, sizes[s], comps[c], counts[s], &e, &ee, &d);
+                bare = b > bare ? b : bare;
+                eng = e > eng ? e : eng;
+                e2e = ee > e2e ? ee : e2e;
+                dropped += d;
+            }
             if (rc < 0) {
                 printf("  %6zu B %-4s  error: %s\n", sizes[s], rl_record_compression_name(comps[c]),
                        rl_error_last());
                 status = 1;
                 continue;
             }
-            printf("  %6zu B %-4s  %8llu msgs  bare %10.0f msg/s (%7.1f MB/s)  engine %10.0f "
-                   "msg/s (%7.1f MB/s)  %5.1f %%  dropped %llu\n",
+            printf("  %6zu B %-4s %8llu msgs  bare %9.0f msg/s %6.1f MB/s | engine sustained "
+                   "%9.0f msg/s %5.1f %% | end-to-end %9.0f msg/s %5.1f %% | dropped %llu\n",
                    sizes[s], rl_record_compression_name(comps[c]),
                    (unsigned long long)counts[s], bare, bare * (double)sizes[s] / 1e6, eng,
-                   eng * (double)sizes[s] / 1e6, 100.0 * eng / bare,
-                   (unsigned long long)dropped);
+                   100.0 * eng / bare, e2e, 100.0 * e2e / bare, (unsigned long long)dropped);
         }
     }
     rl_fs_remove_tree(dir);

@@ -45,7 +45,7 @@ int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *us
  * the same allocation. */
 typedef struct rec_msg {
     struct rec_msg *next;
-    int64_t enqueued_mono;
+    int64_t enqueued_mono; /* when the writer took it from the queue */
     int64_t receive_ns, publish_ns;
     size_t len;
     uint16_t topic;
