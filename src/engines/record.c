@@ -296,12 +296,9 @@ void rl_recorder_free(rl_recorder *r)
         pthread_join(r->monitor, NULL);
     if (r->sink_ctx && r->sink)
         r->sink->abandon(r->sink_ctx);
-    rec_msg *m = r->qhead;
-    while (m) {
-        rec_msg *n = m->next;
-        free(m);
-        m = n;
-    }
+    for (size_t i = 0; i < r->qcount; i++)
+        free(r->qv[i]);
+    free(r->qv);
     unsigned nt = atomic_load(&r->ntopics);
     for (unsigned i = 0; i < nt; i++) {
         rec_topic *t = r->topics[i];
@@ -425,8 +422,6 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
         fail_run(r, "out of memory queueing a message on %s", t->name);
         return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
     }
-    m->next = NULL;
-    m->enqueued_mono = 0; /* stamped by the writer when it takes the batch */
     m->receive_ns = receive_ns;
     m->publish_ns = publish_ns;
     m->len = len;
@@ -457,11 +452,22 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
         return rl_error_set(RL_EBUSY, "recorder push: queue full (%s), message on %s dropped",
                             by_count ? "max_queued_messages" : "max_queued_bytes", t->name);
     }
-    if (r->qtail)
-        r->qtail->next = m;
-    else
-        r->qhead = m;
-    r->qtail = m;
+    if (r->qcount == r->qcap) {
+        /* Rare: the writer hands back its array, so both settle at the size needed. */
+        size_t ncap = r->qcap ? 2 * r->qcap : 1024;
+        rec_msg **nv = realloc(r->qv, ncap * sizeof *nv);
+        if (!nv) {
+            pthread_mutex_unlock(&r->mu);
+            free(m);
+            atomic_fetch_add(&t->received, 1);
+            atomic_fetch_add(&t->dropped, 1);
+            fail_run(r, "out of memory queueing a message on %s", t->name);
+            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
+        }
+        r->qv = nv;
+        r->qcap = ncap;
+    }
+    r->qv[r->qcount++] = m;
     r->queued_msgs++;
     r->queued_bytes += len;
     /* With a write delay nothing queued now can be written before the writer's next
@@ -497,6 +503,51 @@ static int ensure_channel(rl_recorder *r, rec_topic *t, uint16_t id)
     return rc;
 }
 
+/* The messages the writer holds for the write delay, oldest first. An array of pointers,
+ * not the queue's linked list: after the delay the messages are no longer in cache, and
+ * an array lets the writer prefetch the next ones instead of chasing one miss at a time. */
+typedef struct pending {
+    rec_msg *m;
+    int64_t taken_mono; /* when the writer took it from the queue */
+} pending;
+
+typedef struct pending_ring {
+    pending *v;
+    size_t cap, head, count; /* cap is a power of two */
+} pending_ring;
+
+static int ring_push(pending_ring *pr, rec_msg *m, int64_t taken)
+{
+    if (pr->count == pr->cap) {
+        size_t ncap = pr->cap ? 2 * pr->cap : 4096;
+        pending *nv = malloc(ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        for (size_t i = 0; i < pr->count; i++)
+            nv[i] = pr->v[(pr->head + i) & (pr->cap - 1)];
+        free(pr->v);
+        pr->v = nv;
+        pr->cap = ncap;
+        pr->head = 0;
+    }
+    pending *p = &pr->v[(pr->head + pr->count) & (pr->cap - 1)];
+    p->m = m;
+    p->taken_mono = taken;
+    pr->count++;
+    return 0;
+}
+
+static const pending *ring_front(const pending_ring *pr)
+{
+    return pr->count ? &pr->v[pr->head] : NULL;
+}
+
+static void ring_pop(pending_ring *pr)
+{
+    pr->head = (pr->head + 1) & (pr->cap - 1);
+    pr->count--;
+}
+
 /* The writer: takes the queue in batches, holds each message for the write delay (or
  * until START/STOP already decide it), classifies and writes it, flushes at least every
  * flush interval, and on stop or failure writes what is left, closes the bag and (for a
@@ -504,7 +555,9 @@ static int ensure_channel(rl_recorder *r, rec_topic *t, uint16_t id)
 static void *writer_main(void *arg)
 {
     rl_recorder *r = arg;
-    rec_msg *phead = NULL, *ptail = NULL;
+    pending_ring pend = {NULL, 0, 0, 0};
+    rec_msg **batch = NULL; /* swapped with the queue's array */
+    size_t batch_cap = 0;
     uint64_t done_msgs = 0, done_bytes = 0;
     int64_t last_flush = rl_mono_ns();
     int unflushed = 0, sink_failed = 0;
@@ -517,12 +570,12 @@ static void *writer_main(void *arg)
         done_msgs = done_bytes = 0;
         for (;;) {
             int st = atomic_load(&r->state);
-            if (r->qhead || r->stop_req || st == RL_RECORD_FAILED)
+            if (r->qcount || r->stop_req || st == RL_RECORD_FAILED)
                 break;
             int64_t now = rl_mono_ns();
             int64_t deadline = now + WRITER_MAX_SLEEP_MS * 1000000ll;
-            if (phead) {
-                int64_t due = phead->enqueued_mono + delay;
+            if (pend.count) {
+                int64_t due = ring_front(&pend)->taken_mono + delay;
                 if (due <= now)
                     break;
                 if (due < deadline)
@@ -544,46 +597,63 @@ static void *writer_main(void *arg)
             if (wrc == ETIMEDOUT)
                 break;
         }
-        rec_msg *batch = r->qhead;
-        rec_msg *batch_tail = r->qtail;
-        r->qhead = r->qtail = NULL;
+        size_t batch_count = r->qcount;
+        {
+            rec_msg **tv = r->qv;
+            size_t tc = r->qcap;
+            r->qv = batch;
+            r->qcap = batch_cap;
+            r->qcount = 0;
+            batch = tv;
+            batch_cap = tc;
+        }
         int failed = atomic_load(&r->state) == RL_RECORD_FAILED;
         int drain = r->stop_req || failed;
         int have_start = r->start_ns != RL_REC_UNSET, have_stop = r->stop_ns != RL_REC_UNSET;
         int64_t start = r->start_ns, stop = r->stop_ns;
-        if (drain && !batch && !phead) {
+        if (drain && !batch_count && !pend.count) {
             pthread_mutex_unlock(&r->mu);
             break;
         }
         pthread_mutex_unlock(&r->mu);
 
-        if (batch) {
+        if (batch_count) {
             /* One clock read per batch instead of one per push (clock_gettime was the largest
              * single cost of a 100-byte push). The writer takes a batch at most one wake-up
              * (WRITER_MAX_SLEEP_MS) after the push, so a message is held at least the write
              * delay and at most that much longer; classification only gets more patient. */
             int64_t taken = rl_mono_ns();
-            for (rec_msg *m = batch; m; m = m->next)
-                m->enqueued_mono = taken;
-            if (ptail)
-                ptail->next = batch;
-            else
-                phead = batch;
-            ptail = batch_tail;
+            for (size_t i = 0; i < batch_count; i++) {
+                if (ring_push(&pend, batch[i], taken) < 0) {
+                    /* Out of memory for the ring: this message cannot be held, the run
+                     * cannot keep its promises. */
+                    rec_msg *m = batch[i];
+                    fail_run(r, "writer: out of memory holding messages for the write delay");
+                    atomic_fetch_add_explicit(&r->topics[m->topic]->dropped, 1,
+                                              memory_order_relaxed);
+                    done_msgs++;
+                    done_bytes += m->len;
+                    free(m);
+                }
+            }
         }
         int64_t now = rl_mono_ns();
         atomic_store(&r->progress_mono, now);
         unsigned n = 0;
-        while (phead) {
-            rec_msg *m = phead;
+        while (pend.count) {
+            const pending *p = ring_front(&pend);
+            rec_msg *m = p->m;
             if (!drain) {
                 int decided = have_stop || (have_start && m->receive_ns < start);
-                if (!decided && m->enqueued_mono + delay > now)
+                if (!decided && p->taken_mono + delay > now)
                     break;
             }
-            phead = m->next;
-            if (!phead)
-                ptail = NULL;
+            ring_pop(&pend);
+            if (pend.count > 8) {
+                rec_msg *ahead = pend.v[(pend.head + 8) & (pend.cap - 1)].m;
+                __builtin_prefetch(ahead);
+                __builtin_prefetch(ahead->data);
+            }
             rec_topic *t = r->topics[m->topic];
             int inside = have_start && m->receive_ns >= start &&
                          (!have_stop || m->receive_ns <= stop);
@@ -632,6 +702,8 @@ static void *writer_main(void *arg)
     r->queued_msgs -= done_msgs;
     r->queued_bytes -= done_bytes;
     pthread_mutex_unlock(&r->mu);
+    free(pend.v);
+    free(batch);
 
     /* Close the bag whatever happened: after a write error the sink keeps what was flushed
      * readable and the close only reports the old error. */

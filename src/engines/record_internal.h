@@ -44,8 +44,6 @@ int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *us
 /* A message waiting in the queue or in the write delay. The payload follows the header in
  * the same allocation. */
 typedef struct rec_msg {
-    struct rec_msg *next;
-    int64_t enqueued_mono; /* when the writer took it from the queue */
     int64_t receive_ns, publish_ns;
     size_t len;
     uint16_t topic;
@@ -57,8 +55,10 @@ typedef struct rec_topic {
     unsigned char *schema_data;
     size_t schema_len;
     /* Counters are atomics: pushes update them from any thread, the writer from its own,
-     * and status readers from a third, without a common lock on the hot path. */
-    _Atomic uint64_t received, bytes, dropped, inside, outside, written;
+     * and status readers from a third, without a common lock on the hot path. The
+     * writer's own are on another cache line so the two sides do not bounce one line. */
+    _Atomic uint64_t received, bytes, dropped;
+    _Alignas(64) _Atomic uint64_t inside, outside, written;
     /* Writer thread only. */
     uint32_t sequence;
     int channel_added;
@@ -100,7 +100,10 @@ struct rl_recorder {
     int stop_req;   /* writer: write everything and exit */
     int writer_sleeping;
     int monitor_stop;
-    rec_msg *qhead, *qtail;
+    /* The queue: an array of pointers the writer swaps for its empty one, so taking a
+     * batch is O(1) and never touches the messages. */
+    rec_msg **qv;
+    size_t qcount, qcap;
     uint64_t queued_msgs, queued_bytes; /* queue + write delay */
 
     pthread_t writer, monitor;
