@@ -36,7 +36,6 @@ int demo_record(const char *out_dir)
     rl_record_options o;
     rl_record_options_default(&o);
     o.home = out_dir;
-    o.lock_dir = out_dir;
     o.minimum_free_bytes = 16u << 20;
     rl_recorder *r = NULL;
     int rc = rl_recorder_new(&r, &o);
@@ -53,6 +52,10 @@ int demo_record(const char *out_dir)
                          .planner = "demo-planner"};
     if (rc == RL_OK)
         rc = rl_recorder_prepare(r, &run);
+    if (rc == RL_EEXIST) { /* a demo already ran in this directory: a generated id */
+        run.run_id = NULL;
+        rc = rl_recorder_prepare(r, &run);
+    }
     if (rc == RL_OK)
         rc = rl_recorder_begin(r);
     int64_t t0 = rl_time_now_ns();

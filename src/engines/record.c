@@ -799,11 +799,11 @@ static void *monitor_main(void *arg)
             if (now >= next_free_check) {
                 next_free_check = now + FREE_CHECK_INTERVAL_MS * 1000000ll;
                 uint64_t free_bytes = 0;
-                if (rl_fs_free_bytes(r->run_dir, &free_bytes) == RL_OK &&
-                    free_bytes < r->opts.minimum_free_bytes)
+                /* Atomic so that tests can simulate a filling disk by raising it. */
+                uint64_t minimum = __atomic_load_n(&r->opts.minimum_free_bytes, __ATOMIC_RELAXED);
+                if (rl_fs_free_bytes(r->run_dir, &free_bytes) == RL_OK && free_bytes < minimum)
                     fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
-                             (unsigned long long)free_bytes,
-                             (unsigned long long)r->opts.minimum_free_bytes);
+                             (unsigned long long)free_bytes, (unsigned long long)minimum);
             }
         }
         st = atomic_load(&r->state);

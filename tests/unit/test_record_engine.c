@@ -516,7 +516,7 @@ static void test_free_space(void **state)
     f->opts.minimum_free_bytes = 0;
     r = new_recorder(f);
     prepare(r, "space-runs-out");
-    r->opts.minimum_free_bytes = UINT64_MAX; /* as if the disk filled up */
+    __atomic_store_n(&r->opts.minimum_free_bytes, UINT64_MAX, __ATOMIC_RELAXED); /* disk fills */
     wait_state(r, RL_RECORD_FAILED);
     rl_record_status s;
     rl_recorder_status(r, &s);
