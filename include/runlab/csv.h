@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "runlab/number.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -92,11 +94,7 @@ int rl_csv_write_row(rl_csv_writer *w, const char *const *fields, size_t n);
 /* Frees the writer; a row not ended with rl_csv_end_row is discarded. */
 void rl_csv_writer_free(rl_csv_writer *w);
 
-/* Formats a double in the shortest decimal form (printf %g style) that strtod reads back
- * to the same bits, -0 included, as the writer does, into `buf` (32 bytes always suffice).
- * Returns the length; like snprintf it truncates to `cap` - 1 bytes and returns the full
- * length. */
-size_t rl_format_f64(double v, char *buf, size_t cap);
+/* rl_format_f64, the number form the writer uses, is declared in runlab/number.h. */
 
 #ifdef __cplusplus
 }

@@ -578,38 +578,3 @@ int rl_csv_write_row(rl_csv_writer *w, const char *const *fields, size_t n)
 /* Numbers                                                                              */
 /* ------------------------------------------------------------------------------------ */
 
-static bool same_bits(double a, double b)
-{
-    uint64_t x, y;
-    memcpy(&x, &a, sizeof x);
-    memcpy(&y, &b, sizeof y);
-    return x == y;
-}
-
-size_t rl_format_f64(double v, char *buf, size_t cap)
-{
-    char tmp[40];
-    int n;
-    if (isnan(v)) {
-        n = snprintf(tmp, sizeof tmp, "nan");
-    } else if (isinf(v)) {
-        n = snprintf(tmp, sizeof tmp, v < 0 ? "-inf" : "inf");
-    } else {
-        /* Any decimal of up to DBL_DIG (15) digits survives a trip through a normal double,
-         * so when %.15g reads back it is already the shortest form; 16 and 17 pick the
-         * nearest decimal of that length, which reads back whenever any does. Subnormals
-         * have fewer bits, so every length is tried from 1. */
-        int p = fpclassify(v) == FP_SUBNORMAL ? 1 : 15;
-        for (;; p++) {
-            n = snprintf(tmp, sizeof tmp, "%.*g", p, v);
-            if (p >= 17 || same_bits(strtod(tmp, NULL), v))
-                break;
-        }
-    }
-    if (cap > 0) {
-        size_t k = (size_t)n < cap ? (size_t)n : cap - 1;
-        memcpy(buf, tmp, k);
-        buf[k] = '\0';
-    }
-    return (size_t)n;
-}
