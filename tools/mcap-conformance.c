@@ -134,13 +134,20 @@ static int pair_int_map(rl_json_writer *w, const char *name, rl_mcap_bytes map)
 static int emit_record(rl_json_writer *w, const rl_mcap_record *r)
 {
     switch (r->opcode) {
-    case RL_MCAP_OP_HEADER: case RL_MCAP_OP_FOOTER: case RL_MCAP_OP_SCHEMA: case RL_MCAP_OP_CHANNEL:
-    case RL_MCAP_OP_MESSAGE: case RL_MCAP_OP_CHUNK_INDEX: case RL_MCAP_OP_ATTACHMENT:
-    case RL_MCAP_OP_ATTACHMENT_INDEX: case RL_MCAP_OP_STATISTICS: case RL_MCAP_OP_METADATA:
-    case RL_MCAP_OP_METADATA_INDEX: case RL_MCAP_OP_SUMMARY_OFFSET: case RL_MCAP_OP_DATA_END:
-        break;
-    default:
-        return 0;
+    case RL_MCAP_OP_HEADER:
+    case RL_MCAP_OP_FOOTER:
+    case RL_MCAP_OP_SCHEMA:
+    case RL_MCAP_OP_CHANNEL:
+    case RL_MCAP_OP_MESSAGE:
+    case RL_MCAP_OP_CHUNK_INDEX:
+    case RL_MCAP_OP_ATTACHMENT:
+    case RL_MCAP_OP_ATTACHMENT_INDEX:
+    case RL_MCAP_OP_STATISTICS:
+    case RL_MCAP_OP_METADATA:
+    case RL_MCAP_OP_METADATA_INDEX:
+    case RL_MCAP_OP_SUMMARY_OFFSET:
+    case RL_MCAP_OP_DATA_END: break;
+    default: return 0;
     }
     int rc = rl_json_begin_object(w);
     if (rc == RL_OK)
@@ -169,8 +176,8 @@ static int emit_record(rl_json_writer *w, const rl_mcap_record *r)
     }
     case RL_MCAP_OP_SCHEMA: {
         const rl_mcap_schema *s = &r->u.schema;
-        if ((rc = pair_data(w, "data", s->data)) < 0 || (rc = pair_str(w, "encoding", s->encoding)) < 0 ||
-            (rc = pair_num(w, "id", s->id)) < 0)
+        if ((rc = pair_data(w, "data", s->data)) < 0 ||
+            (rc = pair_str(w, "encoding", s->encoding)) < 0 || (rc = pair_num(w, "id", s->id)) < 0)
             return rc;
         rc = pair_str(w, "name", s->name);
         break;
@@ -179,14 +186,16 @@ static int emit_record(rl_json_writer *w, const rl_mcap_record *r)
         const rl_mcap_channel *c = &r->u.channel;
         if ((rc = pair_num(w, "id", c->id)) < 0 ||
             (rc = pair_str(w, "message_encoding", c->message_encoding)) < 0 ||
-            (rc = pair_str_map(w, "metadata", c->metadata)) < 0 || (rc = pair_num(w, "schema_id", c->schema_id)) < 0)
+            (rc = pair_str_map(w, "metadata", c->metadata)) < 0 ||
+            (rc = pair_num(w, "schema_id", c->schema_id)) < 0)
             return rc;
         rc = pair_str(w, "topic", c->topic);
         break;
     }
     case RL_MCAP_OP_MESSAGE: {
         const rl_mcap_message *m = &r->u.message;
-        if ((rc = pair_num(w, "channel_id", m->channel_id)) < 0 || (rc = pair_data(w, "data", m->data)) < 0 ||
+        if ((rc = pair_num(w, "channel_id", m->channel_id)) < 0 ||
+            (rc = pair_data(w, "data", m->data)) < 0 ||
             (rc = pair_num(w, "log_time", m->log_time)) < 0 ||
             (rc = pair_num(w, "publish_time", m->publish_time)) < 0)
             return rc;
@@ -209,17 +218,22 @@ static int emit_record(rl_json_writer *w, const rl_mcap_record *r)
     }
     case RL_MCAP_OP_ATTACHMENT: {
         const rl_mcap_attachment *a = &r->u.attachment;
-        if ((rc = pair_num(w, "create_time", a->create_time)) < 0 || (rc = pair_data(w, "data", a->data)) < 0 ||
-            (rc = pair_num(w, "log_time", a->log_time)) < 0 || (rc = pair_str(w, "media_type", a->media_type)) < 0)
+        if ((rc = pair_num(w, "create_time", a->create_time)) < 0 ||
+            (rc = pair_data(w, "data", a->data)) < 0 ||
+            (rc = pair_num(w, "log_time", a->log_time)) < 0 ||
+            (rc = pair_str(w, "media_type", a->media_type)) < 0)
             return rc;
         rc = pair_str(w, "name", a->name);
         break;
     }
     case RL_MCAP_OP_ATTACHMENT_INDEX: {
         const rl_mcap_attachment_index *a = &r->u.attachment_index;
-        if ((rc = pair_num(w, "create_time", a->create_time)) < 0 || (rc = pair_num(w, "data_size", a->data_size)) < 0 ||
-            (rc = pair_num(w, "length", a->length)) < 0 || (rc = pair_num(w, "log_time", a->log_time)) < 0 ||
-            (rc = pair_str(w, "media_type", a->media_type)) < 0 || (rc = pair_str(w, "name", a->name)) < 0)
+        if ((rc = pair_num(w, "create_time", a->create_time)) < 0 ||
+            (rc = pair_num(w, "data_size", a->data_size)) < 0 ||
+            (rc = pair_num(w, "length", a->length)) < 0 ||
+            (rc = pair_num(w, "log_time", a->log_time)) < 0 ||
+            (rc = pair_str(w, "media_type", a->media_type)) < 0 ||
+            (rc = pair_str(w, "name", a->name)) < 0)
             return rc;
         rc = pair_num(w, "offset", a->offset);
         break;
@@ -258,8 +272,7 @@ static int emit_record(rl_json_writer *w, const rl_mcap_record *r)
     case RL_MCAP_OP_DATA_END:
         rc = pair_num(w, "data_section_crc", r->u.data_end.data_section_crc);
         break;
-    default:
-        break;
+    default: break;
     }
     if (rc == RL_OK)
         rc = rl_json_end_array(w);
@@ -477,7 +490,8 @@ static int write_one(rl_mcap_writer *w, const char *type, json_object *fields)
     if (strcmp(type, "Schema") == 0) {
         rl_mcap_schema s;
         memset(&s, 0, sizeof s);
-        if ((rc = get_u64(fields, "id", 65535, &a)) == RL_OK && (rc = get_str(fields, "name", &s.name)) == RL_OK &&
+        if ((rc = get_u64(fields, "id", 65535, &a)) == RL_OK &&
+            (rc = get_str(fields, "name", &s.name)) == RL_OK &&
             (rc = get_str(fields, "encoding", &s.encoding)) == RL_OK &&
             (rc = get_data(fields, "data", &buf, &s.data)) == RL_OK) {
             s.id = (uint16_t)a;
@@ -543,7 +557,8 @@ static int write_file(const char *path)
         return rc;
     json_object *records = NULL, *meta = NULL, *variant = NULL, *features = NULL;
     json_object_object_get_ex(root, "records", &records);
-    if (json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "variant", &variant))
+    if (json_object_object_get_ex(root, "meta", &meta) &&
+        json_object_object_get_ex(meta, "variant", &variant))
         json_object_object_get_ex(variant, "features", &features);
     if (!root || !records || !json_object_is_type(records, json_type_array)) {
         json_object_put(root);
@@ -569,7 +584,8 @@ static int write_file(const char *path)
     for (size_t i = 0; i < n && rc == RL_OK && !closed; i++) {
         json_object *rec = json_object_array_get_idx(records, i);
         json_object *type = NULL, *fields = NULL;
-        if (!json_object_object_get_ex(rec, "type", &type) || !json_object_object_get_ex(rec, "fields", &fields) ||
+        if (!json_object_object_get_ex(rec, "type", &type) ||
+            !json_object_object_get_ex(rec, "fields", &fields) ||
             !json_object_is_type(fields, json_type_array)) {
             rc = rl_error_set(RL_EPARSE, "%s: record %zu: no type or fields", path, i);
             break;
@@ -577,7 +593,8 @@ static int write_file(const char *path)
         const char *t = json_object_get_string(type);
         if (strcmp(t, "Header") == 0) {
             rl_mcap_bytes profile, library;
-            if ((rc = get_str(fields, "profile", &profile)) < 0 || (rc = get_str(fields, "library", &library)) < 0)
+            if ((rc = get_str(fields, "profile", &profile)) < 0 ||
+                (rc = get_str(fields, "library", &library)) < 0)
                 break;
             o.profile = (const char *)profile.data;
             o.library = (const char *)library.data;
@@ -602,7 +619,9 @@ static int write_file(const char *path)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s read-streamed FILE.mcap | read-indexed FILE.mcap | write FILE.json\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s read-streamed FILE.mcap | read-indexed FILE.mcap | write FILE.json\n",
+                argv[0]);
         return 2;
     }
     const char *cmd = argv[1], *path = argv[2];

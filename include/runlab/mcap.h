@@ -16,9 +16,9 @@ extern "C" {
 /* ---- Format constants ------------------------------------------------------------ */
 
 enum {
-    RL_MCAP_MAGIC_LEN = 8,         /* 89 4D 43 41 50 30 0D 0A at both ends of a file */
-    RL_MCAP_RECORD_PREFIX = 9,     /* opcode (1) + body length (8) */
-    RL_MCAP_FOOTER_BODY = 20,      /* the footer's fixed body length */
+    RL_MCAP_MAGIC_LEN = 8,     /* 89 4D 43 41 50 30 0D 0A at both ends of a file */
+    RL_MCAP_RECORD_PREFIX = 9, /* opcode (1) + body length (8) */
+    RL_MCAP_FOOTER_BODY = 20,  /* the footer's fixed body length */
     RL_MCAP_MAX_CHANNEL_ID = 65535
 };
 
@@ -242,24 +242,24 @@ typedef enum rl_mcap_compression {
 
 /* Writer options; start from rl_mcap_writer_options_default. Booleans are 0/1. */
 typedef struct rl_mcap_writer_options {
-    const char *profile;          /* Header profile (NUL-terminated), default "" */
-    const char *library;          /* Header library, default "runlab <version>" */
-    int use_chunks;               /* default 1 */
-    uint64_t chunk_size;          /* uncompressed bytes after which a chunk closes; 1 MiB */
+    const char *profile;             /* Header profile (NUL-terminated), default "" */
+    const char *library;             /* Header library; NULL (default): "runlab <version>" */
+    int use_chunks;                  /* default 1 */
+    uint64_t chunk_size;             /* uncompressed bytes after which a chunk closes; 1 MiB */
     rl_mcap_compression compression; /* default ZSTD */
-    int compression_level;        /* 0 = the compressor's default */
-    int message_index;            /* MessageIndex records after each chunk; default 1 */
-    int chunk_index;              /* ChunkIndex records in the summary; default 1 */
-    int statistics;               /* default 1 */
-    int repeated_schemas;         /* Schema records repeated in the summary; default 1 */
-    int repeated_channels;        /* default 1 */
-    int attachment_index;         /* default 1 */
-    int metadata_index;           /* default 1 */
-    int summary_offsets;          /* default 1 */
-    int chunk_crc;                /* compute Chunk uncompressed_crc (else 0); default 1 */
-    int data_section_crc;         /* DataEnd crc; default 1 */
-    int summary_crc;              /* Footer crc; default 1 */
-    int attachment_crc;           /* Attachment crc; default 1 */
+    int compression_level;           /* 0 = the compressor's default */
+    int message_index;               /* MessageIndex records after each chunk; default 1 */
+    int chunk_index;                 /* ChunkIndex records in the summary; default 1 */
+    int statistics;                  /* default 1 */
+    int repeated_schemas;            /* Schema records repeated in the summary; default 1 */
+    int repeated_channels;           /* default 1 */
+    int attachment_index;            /* default 1 */
+    int metadata_index;              /* default 1 */
+    int summary_offsets;             /* default 1 */
+    int chunk_crc;                   /* compute Chunk uncompressed_crc (else 0); default 1 */
+    int data_section_crc;            /* DataEnd crc; default 1 */
+    int summary_crc;                 /* Footer crc; default 1 */
+    int attachment_crc;              /* Attachment crc; default 1 */
 } rl_mcap_writer_options;
 
 void rl_mcap_writer_options_default(rl_mcap_writer_options *opts);
@@ -411,11 +411,11 @@ uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *idx);
 
 /* A message query. Times are inclusive: start <= log_time <= end. */
 typedef struct rl_mcap_query {
-    uint64_t start_time;        /* default 0 */
-    uint64_t end_time;          /* default UINT64_MAX */
-    const char *const *topics;  /* NULL: every topic; else `topic_count` NUL-terminated */
+    uint64_t start_time;       /* default 0 */
+    uint64_t end_time;         /* default UINT64_MAX */
+    const char *const *topics; /* NULL: every topic; else `topic_count` NUL-terminated */
     size_t topic_count;
-    int reverse;                /* 1: newest first */
+    int reverse; /* 1: newest first */
 } rl_mcap_query;
 
 void rl_mcap_query_default(rl_mcap_query *q);
@@ -429,8 +429,9 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
                              rl_mcap_message_iter **out);
 
 /* Next message: 1 with `msg` (and `*channel`, when not NULL, its Channel record), 0 at the
- * end, negative on a damaged chunk (offset named). `msg->data` points into the mapped file
- * or a decompressed chunk and stays valid until the next call or rl_mcap_message_iter_free. */
+ * end, negative on a damaged chunk (offset named; calling again skips that chunk and goes
+ * on). `msg->data` points into the mapped file or a decompressed chunk and stays valid
+ * until the next call or rl_mcap_message_iter_free. */
 int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel);
 void rl_mcap_message_iter_free(rl_mcap_message_iter *it);

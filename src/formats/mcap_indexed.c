@@ -87,7 +87,8 @@ static int keep_record(rl_mcap_indexed *x, const rl_mcap_record *rec)
         x->schemas[x->nschemas++] = copy.u.schema;
         slot[id] = (uint32_t)x->nschemas;
     } else {
-        if ((rc = grow((void **)&x->channels, &x->channels_cap, x->nchannels, sizeof *x->channels)) < 0)
+        if ((rc = grow((void **)&x->channels, &x->channels_cap, x->nchannels,
+                       sizeof *x->channels)) < 0)
             return rc;
         x->channels[x->nchannels++] = copy.u.channel;
         slot[id] = (uint32_t)x->nchannels;
@@ -149,7 +150,8 @@ static int load_summary(rl_mcap_indexed *x)
         f[0] != RL_MCAP_OP_FOOTER || mcap_rd64(f + 1) != RL_MCAP_FOOTER_BODY)
         return 1;
     rl_mcap_record fr;
-    if (rl_mcap_record_parse(RL_MCAP_OP_FOOTER, f + RL_MCAP_RECORD_PREFIX, RL_MCAP_FOOTER_BODY, &fr) < 0)
+    if (rl_mcap_record_parse(RL_MCAP_OP_FOOTER, f + RL_MCAP_RECORD_PREFIX, RL_MCAP_FOOTER_BODY,
+                             &fr) < 0)
         return 1;
     uint64_t start = fr.u.footer.summary_start;
     if (start == 0 || start < RL_MCAP_MAGIC_LEN || start > fpos)
@@ -186,8 +188,7 @@ static int load_summary(rl_mcap_indexed *x)
                 return rc;
             x->metas[x->nmetas++] = rec.u.metadata_index;
             break;
-        default:
-            break;
+        default: break;
         }
     }
     if (rc < 0) {
@@ -248,9 +249,7 @@ static int scan(rl_mcap_indexed *x)
         int in_chunk = rec.chunk_offset != RL_MCAP_NO_CHUNK;
         switch (rec.opcode) {
         case RL_MCAP_OP_SCHEMA:
-        case RL_MCAP_OP_CHANNEL:
-            rc = keep_record(x, &rec);
-            break;
+        case RL_MCAP_OP_CHANNEL: rc = keep_record(x, &rec); break;
         case RL_MCAP_OP_MESSAGE:
             if (in_chunk)
                 break;
@@ -303,8 +302,7 @@ static int scan(rl_mcap_indexed *x)
             m->name = rec.u.metadata.name;
             break;
         }
-        default:
-            break;
+        default: break;
         }
         if (rc < 0 || rec.opcode == RL_MCAP_OP_DATA_END)
             break;
@@ -373,7 +371,8 @@ int rl_mcap_indexed_open(rl_mcap_indexed **out, const char *path, uint64_t max_c
     return RL_OK;
 }
 
-int rl_mcap_indexed_open_mem(rl_mcap_indexed **out, const void *data, size_t len, uint64_t max_chunk_size)
+int rl_mcap_indexed_open_mem(rl_mcap_indexed **out, const void *data, size_t len,
+                             uint64_t max_chunk_size)
 {
     *out = NULL;
     rl_mcap_indexed *x = new_indexed(max_chunk_size);
@@ -444,13 +443,15 @@ size_t rl_mcap_indexed_chunk_indexes(const rl_mcap_indexed *x, const rl_mcap_chu
     return x->nchunks;
 }
 
-size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *x, const rl_mcap_attachment_index **out)
+size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *x,
+                                          const rl_mcap_attachment_index **out)
 {
     *out = x->atts;
     return x->natts;
 }
 
-size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *x, const rl_mcap_metadata_index **out)
+size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *x,
+                                        const rl_mcap_metadata_index **out)
 {
     *out = x->metas;
     return x->nmetas;
@@ -541,7 +542,6 @@ static int wants(const rl_mcap_message_iter *it, uint16_t ch, uint64_t t)
     return it->all_channels || (it->wanted[ch >> 3] >> (ch & 7) & 1);
 }
 
-
 static int heap_less(const rl_mcap_message_iter *it, size_t a, size_t b)
 {
     const source *x = it->heap[a], *y = it->heap[b];
@@ -602,7 +602,8 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     rl_mcap_record rec;
     int rc = rl_mcap_records_next(x->data, (size_t)(at + ci->chunk_length), &pos, &rec);
     if (rc == 0)
-        rc = rl_error_set(RL_EPARSE, "byte %llu: chunk index points past the end", (unsigned long long)at);
+        rc = rl_error_set(RL_EPARSE, "byte %llu: chunk index points past the end",
+                          (unsigned long long)at);
     if (rc < 0)
         return rc;
     if (rec.opcode != RL_MCAP_OP_CHUNK)
@@ -621,7 +622,8 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     size_t cap = 0, p = 0;
     rl_mcap_record m;
     while ((rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
-        if (m.opcode != RL_MCAP_OP_MESSAGE || !wants(it, m.u.message.channel_id, m.u.message.log_time))
+        if (m.opcode != RL_MCAP_OP_MESSAGE ||
+            !wants(it, m.u.message.channel_id, m.u.message.log_time))
             continue;
         if ((rc = grow((void **)&s->ents, &cap, s->n, sizeof *s->ents)) < 0)
             break;
@@ -657,15 +659,20 @@ static int chunk_may_match(const rl_mcap_message_iter *it, const rl_mcap_chunk_i
 static int cmp_pending(const void *a, const void *b, void *ctx)
 {
     const rl_mcap_message_iter *it = ctx;
-    const rl_mcap_chunk_index *x = &it->x->chunks[*(const size_t *)a], *y = &it->x->chunks[*(const size_t *)b];
+    const rl_mcap_chunk_index *x = &it->x->chunks[*(const size_t *)a],
+                              *y = &it->x->chunks[*(const size_t *)b];
     if (it->q.reverse) {
         if (x->message_end_time != y->message_end_time)
             return x->message_end_time > y->message_end_time ? -1 : 1;
-        return x->chunk_start_offset > y->chunk_start_offset ? -1 : x->chunk_start_offset < y->chunk_start_offset;
+        return x->chunk_start_offset > y->chunk_start_offset
+                   ? -1
+                   : x->chunk_start_offset < y->chunk_start_offset;
     }
     if (x->message_start_time != y->message_start_time)
         return x->message_start_time < y->message_start_time ? -1 : 1;
-    return x->chunk_start_offset < y->chunk_start_offset ? -1 : x->chunk_start_offset > y->chunk_start_offset;
+    return x->chunk_start_offset < y->chunk_start_offset
+               ? -1
+               : x->chunk_start_offset > y->chunk_start_offset;
 }
 
 int rl_mcap_indexed_messages(rl_mcap_indexed *x, const rl_mcap_query *q, rl_mcap_message_iter **out)
@@ -685,7 +692,8 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *x, const rl_mcap_query *q, rl_mcap
         for (size_t c = 0; c < x->nchannels; c++)
             for (size_t t = 0; t < q->topic_count; t++) {
                 const rl_mcap_bytes *topic = &x->channels[c].topic;
-                if (strlen(q->topics[t]) == topic->len && memcmp(q->topics[t], topic->data, topic->len) == 0) {
+                if (strlen(q->topics[t]) == topic->len &&
+                    memcmp(q->topics[t], topic->data, topic->len) == 0) {
                     uint16_t id = x->channels[c].id;
                     it->wanted[id >> 3] |= (uint8_t)(1u << (id & 7));
                 }
@@ -732,7 +740,8 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *x, const rl_mcap_query *q, rl_mcap
     return RL_OK;
 }
 
-int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg, const rl_mcap_channel **channel)
+int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
+                              const rl_mcap_channel **channel)
 {
     source_free(it->retired);
     it->retired = NULL;

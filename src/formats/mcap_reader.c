@@ -191,7 +191,8 @@ static int stick(rl_mcap_reader *r, int rc, uint64_t offset)
 
 static int check_magic_at(const rl_mcap_reader *r, size_t pos)
 {
-    return r->len - pos >= RL_MCAP_MAGIC_LEN && memcmp(r->data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
+    return r->len - pos >= RL_MCAP_MAGIC_LEN &&
+           memcmp(r->data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
 }
 
 /* Checks what a record claims about the bytes around it (CRCs). */
@@ -202,24 +203,30 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
     if (rec->opcode == RL_MCAP_OP_ATTACHMENT && rec->u.attachment.crc != 0) {
         uint32_t crc = rl_mcap_attachment_crc(&rec->u.attachment);
         if (crc != rec->u.attachment.crc)
-            return rl_error_set(RL_ECRC, "byte %zu: Attachment record: CRC mismatch: stored %u, computed %u",
+            return rl_error_set(RL_ECRC,
+                                "byte %zu: Attachment record: CRC mismatch: stored %u, computed %u",
                                 at, rec->u.attachment.crc, crc);
     } else if (rec->opcode == RL_MCAP_OP_DATA_END && rec->u.data_end.data_section_crc != 0) {
         uint32_t crc = rl_crc32(0, r->data, at);
         if (crc != rec->u.data_end.data_section_crc)
-            return rl_error_set(RL_ECRC, "byte %zu: DataEnd record: data section CRC mismatch: stored %u, computed %u",
-                                at, rec->u.data_end.data_section_crc, crc);
+            return rl_error_set(
+                RL_ECRC,
+                "byte %zu: DataEnd record: data section CRC mismatch: stored %u, computed %u", at,
+                rec->u.data_end.data_section_crc, crc);
     } else if (rec->opcode == RL_MCAP_OP_FOOTER && rec->u.footer.summary_crc != 0) {
         uint64_t start = rec->u.footer.summary_start ? rec->u.footer.summary_start : at;
         if (start > at)
-            return rl_error_set(RL_EPARSE, "byte %zu: Footer record: summary_start %llu is after the footer",
+            return rl_error_set(RL_EPARSE,
+                                "byte %zu: Footer record: summary_start %llu is after the footer",
                                 at, (unsigned long long)start);
         if (rec->body.len < 16)
             return RL_OK;
-        uint32_t crc = rl_crc32(0, r->data + start, at + RL_MCAP_RECORD_PREFIX + 16 - (size_t)start);
+        uint32_t crc =
+            rl_crc32(0, r->data + start, at + RL_MCAP_RECORD_PREFIX + 16 - (size_t)start);
         if (crc != rec->u.footer.summary_crc)
-            return rl_error_set(RL_ECRC, "byte %zu: Footer record: summary CRC mismatch: stored %u, computed %u",
-                                at, rec->u.footer.summary_crc, crc);
+            return rl_error_set(
+                RL_ECRC, "byte %zu: Footer record: summary CRC mismatch: stored %u, computed %u",
+                at, rec->u.footer.summary_crc, crc);
     }
     return RL_OK;
 }
@@ -232,8 +239,9 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         return 0;
     if (!r->started) {
         if (!check_magic_at(r, 0)) {
-            int code = r->len < RL_MCAP_MAGIC_LEN && memcmp(r->data, rl_mcap_magic, r->len) == 0 ? RL_ETRUNCATED
-                                                                                                : RL_EPARSE;
+            int code = r->len < RL_MCAP_MAGIC_LEN && memcmp(r->data, rl_mcap_magic, r->len) == 0
+                           ? RL_ETRUNCATED
+                           : RL_EPARSE;
             return stick(r, rl_error_set(code, "byte 0: not an MCAP file (no leading magic)"), 0);
         }
         r->started = 1;
@@ -257,30 +265,39 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         size_t at = r->pos;
         if (r->after_footer) {
             if (!check_magic_at(r, at))
-                return stick(r, rl_error_set(r->len - at < RL_MCAP_MAGIC_LEN ? RL_ETRUNCATED : RL_EPARSE,
-                                             "byte %zu: no closing magic after the Footer", at),
-                             at);
+                return stick(
+                    r,
+                    rl_error_set(r->len - at < RL_MCAP_MAGIC_LEN ? RL_ETRUNCATED : RL_EPARSE,
+                                 "byte %zu: no closing magic after the Footer", at),
+                    at);
             r->pos = at + RL_MCAP_MAGIC_LEN;
             if (r->pos != r->len && !r->o.allow_trailing_data)
-                return stick(r, rl_error_set(RL_EPARSE, "byte %zu: %zu bytes after the closing magic", r->pos,
-                                             r->len - r->pos),
+                return stick(r,
+                             rl_error_set(RL_EPARSE, "byte %zu: %zu bytes after the closing magic",
+                                          r->pos, r->len - r->pos),
                              r->pos);
             r->done = 1;
             return 0;
         }
         if (r->len - at < RL_MCAP_RECORD_PREFIX) {
             if (at == r->len)
-                return stick(r, rl_error_set(RL_ETRUNCATED, "byte %zu: file ends before the Footer", at), at);
-            return stick(r, rl_error_set(RL_ETRUNCATED, "byte %zu: %s record: file ends inside the record prefix",
-                                         at, rl_mcap_opcode_name(r->data[at])),
+                return stick(
+                    r, rl_error_set(RL_ETRUNCATED, "byte %zu: file ends before the Footer", at),
+                    at);
+            return stick(r,
+                         rl_error_set(RL_ETRUNCATED,
+                                      "byte %zu: %s record: file ends inside the record prefix", at,
+                                      rl_mcap_opcode_name(r->data[at])),
                          at);
         }
         uint8_t op = r->data[at];
         uint64_t blen = mcap_rd64(r->data + at + 1);
         size_t left = r->len - at - RL_MCAP_RECORD_PREFIX;
         if (blen > left)
-            return stick(r, rl_error_set(RL_ETRUNCATED, "byte %zu: %s record: length %llu exceeds the %zu bytes left",
-                                         at, rl_mcap_opcode_name(op), (unsigned long long)blen, left),
+            return stick(r,
+                         rl_error_set(RL_ETRUNCATED,
+                                      "byte %zu: %s record: length %llu exceeds the %zu bytes left",
+                                      at, rl_mcap_opcode_name(op), (unsigned long long)blen, left),
                          at);
         int rc = rl_mcap_record_parse(op, r->data + at + RL_MCAP_RECORD_PREFIX, (size_t)blen, rec);
         if (rc < 0)
@@ -297,7 +314,8 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         const uint8_t *buf = NULL;
         size_t n = 0;
         int owned = 0;
-        rc = rl_mcap_chunk_decompress(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs, &buf, &n, &owned);
+        rc = rl_mcap_chunk_decompress(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs, &buf,
+                                      &n, &owned);
         if (rc < 0) {
             r->pos = at;
             return stick(r, rl_error_prefix(rc, "byte %zu: Chunk record", at), at);

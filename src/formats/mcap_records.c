@@ -16,9 +16,9 @@ const uint8_t rl_mcap_magic[RL_MCAP_MAGIC_LEN] = {0x89, 'M', 'C', 'A', 'P', 0x30
 const char *rl_mcap_opcode_name(unsigned opcode)
 {
     static const char *const names[] = {
-        "Unknown",    "Header",          "Footer",     "Schema",   "Channel",       "Message",
-        "Chunk",      "MessageIndex",    "ChunkIndex", "Attachment", "AttachmentIndex", "Statistics",
-        "Metadata",   "MetadataIndex",   "SummaryOffset", "DataEnd"};
+        "Unknown",  "Header",        "Footer",        "Schema",     "Channel",         "Message",
+        "Chunk",    "MessageIndex",  "ChunkIndex",    "Attachment", "AttachmentIndex", "Statistics",
+        "Metadata", "MetadataIndex", "SummaryOffset", "DataEnd"};
     if (opcode < sizeof names / sizeof names[0])
         return names[opcode];
     return "Unknown";
@@ -31,7 +31,8 @@ int mcap_buf_reserve(mcap_buf *b, size_t extra)
     if (b->cap - b->len >= extra)
         return RL_OK;
     if (extra > SIZE_MAX / 2 - b->len)
-        return rl_error_set(RL_ENOMEM, "mcap: buffer of %zu + %zu bytes is too large", b->len, extra);
+        return rl_error_set(RL_ENOMEM, "mcap: buffer of %zu + %zu bytes is too large", b->len,
+                            extra);
     size_t need = b->len + extra;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < need)
@@ -203,7 +204,8 @@ static void check_str_map(cursor *c, rl_mcap_bytes map, const char *field)
     while ((rc = rl_mcap_map_str_next(map, &pos, &k, &v)) == 1) {
     }
     if (rc < 0) {
-        rl_error_set(RL_EPARSE, "%s record: field %s: malformed map<string,string> entry at map offset %zu",
+        rl_error_set(RL_EPARSE,
+                     "%s record: field %s: malformed map<string,string> entry at map offset %zu",
                      c->type, field, pos);
         c->failed = 1;
     }
@@ -212,8 +214,8 @@ static void check_str_map(cursor *c, rl_mcap_bytes map, const char *field)
 static void check_fixed_array(cursor *c, rl_mcap_bytes arr, size_t elem, const char *field)
 {
     if (!c->failed && arr.len % elem != 0) {
-        rl_error_set(RL_EPARSE, "%s record: field %s: %zu bytes is not a multiple of %zu",
-                     c->type, field, arr.len, elem);
+        rl_error_set(RL_EPARSE, "%s record: field %s: %zu bytes is not a multiple of %zu", c->type,
+                     field, arr.len, elem);
         c->failed = 1;
     }
 }
@@ -359,8 +361,7 @@ int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mca
     case RL_MCAP_OP_DATA_END:
         out->u.data_end.data_section_crc = get32(&c, "data_section_crc");
         break;
-    default:
-        break; /* unknown or private: the body is all there is */
+    default: break; /* unknown or private: the body is all there is */
     }
     return c.failed ? RL_EPARSE : RL_OK;
 }
@@ -371,14 +372,15 @@ int rl_mcap_records_next(const uint8_t *buf, size_t len, size_t *pos, rl_mcap_re
     if (at >= len)
         return 0;
     if (len - at < RL_MCAP_RECORD_PREFIX)
-        return rl_error_set(RL_ETRUNCATED, "byte %zu: %s record: %zu bytes left, a record prefix needs 9",
-                            at, rl_mcap_opcode_name(buf[at]), len - at);
+        return rl_error_set(RL_ETRUNCATED,
+                            "byte %zu: %s record: %zu bytes left, a record prefix needs 9", at,
+                            rl_mcap_opcode_name(buf[at]), len - at);
     uint8_t op = buf[at];
     uint64_t blen = mcap_rd64(buf + at + 1);
     if (blen > len - at - RL_MCAP_RECORD_PREFIX)
-        return rl_error_set(RL_ETRUNCATED, "byte %zu: %s record: length %llu exceeds the %zu bytes left",
-                            at, rl_mcap_opcode_name(op), (unsigned long long)blen,
-                            len - at - RL_MCAP_RECORD_PREFIX);
+        return rl_error_set(
+            RL_ETRUNCATED, "byte %zu: %s record: length %llu exceeds the %zu bytes left", at,
+            rl_mcap_opcode_name(op), (unsigned long long)blen, len - at - RL_MCAP_RECORD_PREFIX);
     int rc = rl_mcap_record_parse(op, buf + at + RL_MCAP_RECORD_PREFIX, (size_t)blen, out);
     if (rc < 0)
         return rl_error_prefix(rc, "byte %zu", at);
@@ -571,12 +573,8 @@ static void encode_body(const rl_mcap_record *rec, sink *s)
         put64(s, rec->u.summary_offset.group_start);
         put64(s, rec->u.summary_offset.group_length);
         break;
-    case RL_MCAP_OP_DATA_END:
-        put32(s, rec->u.data_end.data_section_crc);
-        break;
-    default:
-        put(s, rec->body.data, rec->body.len);
-        break;
+    case RL_MCAP_OP_DATA_END: put32(s, rec->u.data_end.data_section_crc); break;
+    default: put(s, rec->body.data, rec->body.len); break;
     }
 }
 
@@ -618,12 +616,9 @@ uint32_t rl_mcap_attachment_crc(const rl_mcap_attachment *a)
 const char *mcap_compression_name(rl_mcap_compression c)
 {
     switch (c) {
-    case RL_MCAP_COMPRESSION_ZSTD:
-        return "zstd";
-    case RL_MCAP_COMPRESSION_LZ4:
-        return "lz4";
-    default:
-        return "";
+    case RL_MCAP_COMPRESSION_ZSTD: return "zstd";
+    case RL_MCAP_COMPRESSION_LZ4: return "lz4";
+    default: return "";
     }
 }
 
@@ -687,10 +682,12 @@ static int decompress_lz4(const rl_mcap_chunk *chunk, uint8_t *dst, size_t dst_l
         }
         if (in == 0 && outn == 0) {
             if (produced == dst_len)
-                rc = rl_error_set(RL_EPARSE, "lz4 data decompresses to more than the declared %zu bytes",
+                rc = rl_error_set(RL_EPARSE,
+                                  "lz4 data decompresses to more than the declared %zu bytes",
                                   dst_len);
             else
-                rc = rl_error_set(RL_EPARSE, "lz4 data ends early: %zu of %zu bytes", produced, dst_len);
+                rc = rl_error_set(RL_EPARSE, "lz4 data ends early: %zu of %zu bytes", produced,
+                                  dst_len);
             break;
         }
     }
@@ -722,28 +719,34 @@ int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int 
             return rl_error_set(RL_EUNSUPPORTED, "unsupported chunk compression '%.*s'",
                                 (int)(comp->len > 32 ? 32 : comp->len), (const char *)comp->data);
         if (usize > max_size || usize > SIZE_MAX / 2)
-            return rl_error_set(RL_ERANGE, "chunk declares %llu uncompressed bytes, more than the limit %llu",
+            return rl_error_set(RL_ERANGE,
+                                "chunk declares %llu uncompressed bytes, more than the limit %llu",
                                 (unsigned long long)usize, (unsigned long long)max_size);
         /* Neither format can expand a byte beyond a fixed ratio (zstd: an RLE block of
          * 128 KiB from 4 bytes; lz4: about 255), so a size beyond it is a lie, refused
          * before allocating. */
         uint64_t ratio = is_zstd ? 32768 : 256;
         if (usize / ratio > chunk->records.len + 64)
-            return rl_error_set(RL_EPARSE, "chunk declares %llu uncompressed bytes, impossible from %zu %s bytes",
-                                (unsigned long long)usize, chunk->records.len, is_zstd ? "zstd" : "lz4");
+            return rl_error_set(
+                RL_EPARSE, "chunk declares %llu uncompressed bytes, impossible from %zu %s bytes",
+                (unsigned long long)usize, chunk->records.len, is_zstd ? "zstd" : "lz4");
         if (is_zstd) {
-            unsigned long long fsz = ZSTD_getFrameContentSize(chunk->records.data, chunk->records.len);
+            unsigned long long fsz =
+                ZSTD_getFrameContentSize(chunk->records.data, chunk->records.len);
             if (fsz == ZSTD_CONTENTSIZE_ERROR)
                 return rl_error_set(RL_EPARSE, "zstd data corrupt: bad frame header");
             /* A single frame that states its size must agree with the chunk. */
             if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != usize &&
-                ZSTD_findFrameCompressedSize(chunk->records.data, chunk->records.len) == chunk->records.len)
-                return rl_error_set(RL_EPARSE, "zstd frame holds %llu bytes, the chunk declares %llu", fsz,
+                ZSTD_findFrameCompressedSize(chunk->records.data, chunk->records.len) ==
+                    chunk->records.len)
+                return rl_error_set(RL_EPARSE,
+                                    "zstd frame holds %llu bytes, the chunk declares %llu", fsz,
                                     (unsigned long long)usize);
         }
         uint8_t *buf = malloc(usize ? (size_t)usize : 1);
         if (!buf)
-            return rl_error_set(RL_ENOMEM, "out of memory for a %llu-byte chunk", (unsigned long long)usize);
+            return rl_error_set(RL_ENOMEM, "out of memory for a %llu-byte chunk",
+                                (unsigned long long)usize);
         if (is_zstd) {
             size_t n = ZSTD_decompress(buf, (size_t)usize, chunk->records.data, chunk->records.len);
             if (ZSTD_isError(n)) {
@@ -752,7 +755,8 @@ int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int 
             }
             if (n != usize) {
                 free(buf);
-                return rl_error_set(RL_EPARSE, "zstd data decompresses to %zu bytes, the chunk declares %llu",
+                return rl_error_set(RL_EPARSE,
+                                    "zstd data decompresses to %zu bytes, the chunk declares %llu",
                                     n, (unsigned long long)usize);
             }
         } else {

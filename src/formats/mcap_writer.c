@@ -6,9 +6,11 @@
 
 #include "runlab/error.h"
 #include "runlab/hash.h"
+#include "runlab/provenance.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,7 +69,7 @@ struct rl_mcap_writer {
     size_t chunk_messages;
     msg_index *mi;
     size_t mi_count, mi_init, mi_cap; /* mi[0..mi_init) have initialised buffers */
-    uint32_t mi_slot[NIDS]; /* channel id -> index in mi + 1 */
+    uint32_t mi_slot[NIDS];           /* channel id -> index in mi + 1 */
 
     /* summary tables */
     owned_rec *schemas;
@@ -92,7 +94,7 @@ void rl_mcap_writer_options_default(rl_mcap_writer_options *o)
 {
     memset(o, 0, sizeof *o);
     o->profile = "";
-    o->library = "runlab";
+    o->library = NULL; /* "runlab <version>" */
     o->use_chunks = 1;
     o->chunk_size = 1024 * 1024;
     o->compression = RL_MCAP_COMPRESSION_ZSTD;
@@ -228,7 +230,8 @@ static int check_state(rl_mcap_writer *w)
     if (!w)
         return rl_error_set(RL_EINVAL, "mcap writer: NULL writer");
     if (w->failed)
-        return rl_error_set(RL_ESTATE, "mcap writer: an earlier write failed; the writer is unusable");
+        return rl_error_set(RL_ESTATE,
+                            "mcap writer: an earlier write failed; the writer is unusable");
     if (w->phase != PHASE_DATA)
         return rl_error_set(RL_ESTATE, "mcap writer: already closed");
     return RL_OK;
@@ -244,9 +247,11 @@ int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_op
         rl_mcap_writer_options_default(&def);
         opts = &def;
     }
-    if (opts->compression != RL_MCAP_COMPRESSION_NONE && opts->compression != RL_MCAP_COMPRESSION_ZSTD &&
+    if (opts->compression != RL_MCAP_COMPRESSION_NONE &&
+        opts->compression != RL_MCAP_COMPRESSION_ZSTD &&
         opts->compression != RL_MCAP_COMPRESSION_LZ4)
-        return rl_error_set(RL_EINVAL, "mcap writer: unknown compression %d", (int)opts->compression);
+        return rl_error_set(RL_EINVAL, "mcap writer: unknown compression %d",
+                            (int)opts->compression);
     rl_mcap_writer *w = calloc(1, sizeof *w);
     if (!w)
         return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
@@ -260,7 +265,10 @@ int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_op
     memset(&h, 0, sizeof h);
     h.opcode = RL_MCAP_OP_HEADER;
     h.u.header.profile = bstr(opts->profile);
-    h.u.header.library = bstr(opts->library);
+    char lib[128];
+    if (!opts->library)
+        snprintf(lib, sizeof lib, "runlab %s", rl_version_string());
+    h.u.header.library = bstr(opts->library ? opts->library : lib);
     int rc = emit_bytes(w, rl_mcap_magic, RL_MCAP_MAGIC_LEN);
     if (rc == RL_OK)
         rc = emit_record(w, &h, NULL);
@@ -274,12 +282,14 @@ int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_op
     return RL_OK;
 }
 
-int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path, const rl_mcap_writer_options *opts)
+int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
+                             const rl_mcap_writer_options *opts)
 {
     *out = NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "mcap writer: create %s", path);
+        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno,
+                                  "mcap writer: create %s", path);
     int rc = rl_mcap_writer_open_fd(out, fd, opts);
     if (rc < 0) {
         close(fd);
@@ -298,7 +308,8 @@ static int close_chunk(rl_mcap_writer *w)
     const uint8_t *recs = w->chunk.data;
     size_t recs_len = w->chunk.len;
     if (w->o.compression != RL_MCAP_COMPRESSION_NONE) {
-        int rc = mcap_compress(w->o.compression, w->o.compression_level, w->chunk.data, w->chunk.len, &w->comp);
+        int rc = mcap_compress(w->o.compression, w->o.compression_level, w->chunk.data,
+                               w->chunk.len, &w->comp);
         if (rc < 0)
             return fail(w, rc);
         recs = w->comp.data;
@@ -373,7 +384,8 @@ static int close_chunk(rl_mcap_writer *w)
         }
     }
     if (w->o.chunk_index) {
-        rc = grow((void **)&w->chunk_idx, &w->chunk_idx_cap, w->chunk_idx_count, sizeof *w->chunk_idx);
+        rc = grow((void **)&w->chunk_idx, &w->chunk_idx_cap, w->chunk_idx_count,
+                  sizeof *w->chunk_idx);
         if (rc < 0) {
             free(offsets);
             return fail(w, rc);
@@ -415,6 +427,16 @@ static int put_data_record(rl_mcap_writer *w, const rl_mcap_record *rec)
 
 /* ---- Adding records --------------------------------------------------------------- */
 
+/* Strings and 4-byte-prefixed fields cannot exceed UINT32_MAX bytes in the format. */
+static int check_len(rl_mcap_bytes b, const char *what)
+{
+    if ((uint64_t)b.len > UINT32_MAX)
+        return rl_error_set(RL_ERANGE,
+                            "mcap writer: %s of %zu bytes exceeds the format's 4 GiB limit", what,
+                            b.len);
+    return RL_OK;
+}
+
 int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema)
 {
     int rc = check_state(w);
@@ -422,6 +444,10 @@ int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema)
         return rc;
     if (schema->id == 0)
         return rl_error_set(RL_EINVAL, "mcap writer: schema id 0 is reserved for 'no schema'");
+    if ((rc = check_len(schema->name, "schema name")) < 0 ||
+        (rc = check_len(schema->encoding, "schema encoding")) < 0 ||
+        (rc = check_len(schema->data, "schema data")) < 0)
+        return rc;
     rl_mcap_record r;
     memset(&r, 0, sizeof r);
     r.opcode = RL_MCAP_OP_SCHEMA;
@@ -430,7 +456,8 @@ int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema)
     if (slot) {
         if (same_record(&r, &w->schemas[slot - 1]))
             return RL_OK;
-        return rl_error_set(RL_EEXIST, "mcap writer: schema id %u already added with other content", schema->id);
+        return rl_error_set(RL_EEXIST, "mcap writer: schema id %u already added with other content",
+                            schema->id);
     }
     rc = grow((void **)&w->schemas, &w->schema_cap, w->schema_count, sizeof *w->schemas);
     if (rc < 0)
@@ -451,9 +478,12 @@ int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel
     int rc = check_state(w);
     if (rc < 0)
         return rc;
+    if ((rc = check_len(channel->topic, "topic")) < 0 ||
+        (rc = check_len(channel->message_encoding, "message encoding")) < 0)
+        return rc;
     if (channel->schema_id != 0 && !w->schema_slot[channel->schema_id])
-        return rl_error_set(RL_EINVAL, "mcap writer: channel %u refers to unknown schema %u", channel->id,
-                            channel->schema_id);
+        return rl_error_set(RL_EINVAL, "mcap writer: channel %u refers to unknown schema %u",
+                            channel->id, channel->schema_id);
     rl_mcap_record r;
     memset(&r, 0, sizeof r);
     r.opcode = RL_MCAP_OP_CHANNEL;
@@ -462,7 +492,8 @@ int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel
     if (slot) {
         if (same_record(&r, &w->channels[slot - 1].r))
             return RL_OK;
-        return rl_error_set(RL_EEXIST, "mcap writer: channel id %u already added with other content", channel->id);
+        return rl_error_set(
+            RL_EEXIST, "mcap writer: channel id %u already added with other content", channel->id);
     }
     rc = grow((void **)&w->channels, &w->channel_cap, w->channel_count, sizeof *w->channels);
     if (rc < 0)
@@ -486,10 +517,12 @@ int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg)
         return rc;
     uint32_t slot = w->channel_slot[msg->channel_id];
     if (!slot)
-        return rl_error_set(RL_EINVAL, "mcap writer: message on unknown channel %u", msg->channel_id);
+        return rl_error_set(RL_EINVAL, "mcap writer: message on unknown channel %u",
+                            msg->channel_id);
     chan_entry *ch = &w->channels[slot - 1];
     if (ch->message_count == 0) {
-        rc = grow((void **)&w->stat_order, &w->stat_order_cap, w->stat_order_count, sizeof *w->stat_order);
+        rc = grow((void **)&w->stat_order, &w->stat_order_cap, w->stat_order_count,
+                  sizeof *w->stat_order);
         if (rc < 0)
             return rc;
     }
@@ -565,6 +598,9 @@ int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a
 {
     int rc = check_state(w);
     if (rc < 0)
+        return rc;
+    if ((rc = check_len(a->name, "attachment name")) < 0 ||
+        (rc = check_len(a->media_type, "media type")) < 0)
         return rc;
     if (w->o.attachment_index) {
         rc = grow((void **)&w->att_idx, &w->att_idx_cap, w->att_idx_count, sizeof *w->att_idx);
@@ -676,16 +712,16 @@ static int emit_summary(rl_mcap_writer *w)
     uint64_t summary_start = rl_mcap_writer_position(w);
     group groups[6];
     size_t ngroups = 0;
-#define GROUP_BEGIN(op)                                                                     \
-    do {                                                                                    \
-        groups[ngroups].opcode = (op);                                                      \
-        groups[ngroups].start = rl_mcap_writer_position(w);                                 \
+#define GROUP_BEGIN(op)                                                                            \
+    do {                                                                                           \
+        groups[ngroups].opcode = (op);                                                             \
+        groups[ngroups].start = rl_mcap_writer_position(w);                                        \
     } while (0)
-#define GROUP_END()                                                                         \
-    do {                                                                                    \
-        groups[ngroups].length = rl_mcap_writer_position(w) - groups[ngroups].start;        \
-        if (groups[ngroups].length)                                                         \
-            ngroups++;                                                                      \
+#define GROUP_END()                                                                                \
+    do {                                                                                           \
+        groups[ngroups].length = rl_mcap_writer_position(w) - groups[ngroups].start;               \
+        if (groups[ngroups].length)                                                                \
+            ngroups++;                                                                             \
     } while (0)
 
     if (w->o.repeated_schemas) {

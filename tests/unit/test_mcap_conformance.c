@@ -113,7 +113,8 @@ static json_object *load_expected(const char *base)
 static int has_feature(json_object *exp, const char *code)
 {
     json_object *meta, *variant, *features;
-    if (!json_object_object_get_ex(exp, "meta", &meta) || !json_object_object_get_ex(meta, "variant", &variant) ||
+    if (!json_object_object_get_ex(exp, "meta", &meta) ||
+        !json_object_object_get_ex(meta, "variant", &variant) ||
         !json_object_object_get_ex(variant, "features", &features))
         return 0;
     for (size_t i = 0; i < json_object_array_length(features); i++)
@@ -281,8 +282,8 @@ static void test_write(void **state)
             char *want = rl_test_read_file(mcap, &want_len), *out = NULL;
             int st = run_tool("write", js, &out, &len);
             if (st != 0 || len != want_len || memcmp(out, want, len) != 0) {
-                print_message("FAIL write %s (exit %d, %zu bytes, expected %zu)\n", short_name(v[i]), st, len,
-                              want_len);
+                print_message("FAIL write %s (exit %d, %zu bytes, expected %zu)\n",
+                              short_name(v[i]), st, len, want_len);
                 failed++;
             }
             free(want);

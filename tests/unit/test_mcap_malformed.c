@@ -104,8 +104,9 @@ static void test_truncated_at_every_byte(void **state)
     (void)state;
     for (int mode = 0; mode < 4; mode++) {
         size_t len;
-        uint8_t *f = small_file(mode == 2 ? RL_MCAP_COMPRESSION_ZSTD : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
-                                                                                : RL_MCAP_COMPRESSION_NONE,
+        uint8_t *f = small_file(mode == 2   ? RL_MCAP_COMPRESSION_ZSTD
+                                : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
+                                            : RL_MCAP_COMPRESSION_NONE,
                                 mode != 0, &len);
         size_t full = 0;
         assert_int_equal(stream_all(f, len, &full), 0);
@@ -132,8 +133,9 @@ static void test_flipped_bytes_never_crash(void **state)
     (void)state;
     for (int mode = 0; mode < 4; mode++) {
         size_t len;
-        uint8_t *f = small_file(mode == 2 ? RL_MCAP_COMPRESSION_ZSTD : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
-                                                                                : RL_MCAP_COMPRESSION_NONE,
+        uint8_t *f = small_file(mode == 2   ? RL_MCAP_COMPRESSION_ZSTD
+                                : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
+                                            : RL_MCAP_COMPRESSION_NONE,
                                 mode != 0, &len);
         uint8_t *copy = malloc(len);
         size_t errors = 0;
@@ -174,7 +176,8 @@ static void test_huge_lengths_are_refused(void **state)
     /* A record claiming 2^63 bytes. */
     put_record(f + 8, RL_MCAP_OP_HEADER, (uint64_t)1 << 63);
     assert_int_equal(stream_all(f, 64, NULL), RL_ETRUNCATED);
-    assert_non_null(strstr(rl_error_last(), "byte 8: Header record: length 9223372036854775808 exceeds"));
+    assert_non_null(
+        strstr(rl_error_last(), "byte 8: Header record: length 9223372036854775808 exceeds"));
 
     /* A string length of 4 GiB inside a 10-byte body. */
     put_record(f + 8, RL_MCAP_OP_HEADER, 10);
@@ -240,7 +243,8 @@ static void test_huge_lengths_are_refused(void **state)
     uint8_t mi[4 + 2 + 4 + 15];
     memset(mi, 0, sizeof mi);
     mi[2] = 15;
-    assert_int_equal(rl_mcap_record_parse(RL_MCAP_OP_MESSAGE_INDEX, mi, 2 + 4 + 15, &rec), RL_EPARSE);
+    assert_int_equal(rl_mcap_record_parse(RL_MCAP_OP_MESSAGE_INDEX, mi, 2 + 4 + 15, &rec),
+                     RL_EPARSE);
 }
 
 static void test_crc_mismatches(void **state)
@@ -284,6 +288,41 @@ static void test_crc_mismatches(void **state)
     rl_mcap_indexed_close(x);
     f[len - 8 - 4] ^= 1;
     assert_int_equal(stream_all(f, len, NULL), 0);
+    free(f);
+}
+
+/* A damaged chunk found through the index is an error naming it; iterating on skips it. */
+static void test_indexed_skips_damaged_chunk(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *f = small_file(RL_MCAP_COMPRESSION_NONE, 1, &len);
+    uint8_t *p = memmem(f, len, "12345", 5);
+    assert_non_null(p);
+    p[0] = '9';
+    rl_mcap_indexed *x = NULL;
+    assert_int_equal(rl_mcap_indexed_open_mem(&x, f, len, 0), RL_OK);
+    assert_int_equal(rl_mcap_indexed_used_summary(x), 1);
+    const rl_mcap_chunk_index *ci;
+    assert_true(rl_mcap_indexed_chunk_indexes(x, &ci) > 2);
+    rl_mcap_message_iter *it = NULL;
+    assert_int_equal(rl_mcap_indexed_messages(x, NULL, &it), RL_OK);
+    rl_mcap_message m;
+    int rc, got = 0, errors = 0;
+    while ((rc = rl_mcap_message_iter_next(it, &m, NULL)) != 0) {
+        if (rc < 0) {
+            assert_int_equal(rc, RL_ECRC);
+            assert_non_null(strstr(rl_error_last(), "Chunk record: chunk CRC mismatch"));
+            errors++;
+        } else {
+            got++;
+        }
+        assert_true(errors + got < 100);
+    }
+    assert_int_equal(errors, 1);
+    assert_true(got > 0 && got < 12);
+    rl_mcap_message_iter_free(it);
+    rl_mcap_indexed_close(x);
     free(f);
 }
 
@@ -439,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_flipped_bytes_never_crash),
         cmocka_unit_test(test_huge_lengths_are_refused),
         cmocka_unit_test(test_crc_mismatches),
+        cmocka_unit_test(test_indexed_skips_damaged_chunk),
         cmocka_unit_test(test_trailing_data_and_unknown_records),
         cmocka_unit_test(test_encode_parse_every_record),
     };

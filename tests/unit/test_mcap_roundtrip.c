@@ -42,7 +42,8 @@ static uint32_t lcg(uint32_t *s)
 
 /* Writes `n` messages over three channels (the third schemaless), one attachment and
  * one metadata record; fills `out` in write order. `monotonic` gives increasing times. */
-static void write_sample(const char *path, const rl_mcap_writer_options *o, size_t n, int monotonic, exp_msg *out)
+static void write_sample(const char *path, const rl_mcap_writer_options *o, size_t n, int monotonic,
+                         exp_msg *out)
 {
     rl_mcap_writer *w = NULL;
     assert_int_equal(rl_mcap_writer_open_path(&w, path, o), RL_OK);
@@ -126,7 +127,8 @@ static void check_streamed(const char *path, const exp_msg *exp, size_t n, int w
         } else if (rec.opcode == RL_MCAP_OP_ATTACHMENT) {
             att++;
             assert_memory_equal(rec.u.attachment.data.data, "fx: 1.0\n", 8);
-            assert_int_equal(rec.u.attachment.crc, with_crc ? rl_mcap_attachment_crc(&rec.u.attachment) : 0);
+            assert_int_equal(rec.u.attachment.crc,
+                             with_crc ? rl_mcap_attachment_crc(&rec.u.attachment) : 0);
         } else if (rec.opcode == RL_MCAP_OP_METADATA) {
             meta++;
             size_t pos = 0;
@@ -136,6 +138,11 @@ static void check_streamed(const char *path, const exp_msg *exp, size_t n, int w
             assert_memory_equal(v.data, "reliable", 8);
         } else if (rec.opcode == RL_MCAP_OP_CHANNEL) {
             channels++;
+        } else if (rec.opcode == RL_MCAP_OP_HEADER) {
+            /* Default header: empty profile, library "runlab <version>". */
+            assert_int_equal(rec.u.header.profile.len, 0);
+            assert_true(rec.u.header.library.len > 8);
+            assert_memory_equal(rec.u.header.library.data, "runlab 0.", 9);
         }
     }
     assert_int_equal(rc, 0);
@@ -161,8 +168,8 @@ static size_t *sorted_order(const exp_msg *exp, size_t n)
     return idx;
 }
 
-static void check_query(rl_mcap_indexed *x, const exp_msg *exp, const size_t *order, size_t n, uint64_t start,
-                        uint64_t end, const char *topic, int reverse)
+static void check_query(rl_mcap_indexed *x, const exp_msg *exp, const size_t *order, size_t n,
+                        uint64_t start, uint64_t end, const char *topic, int reverse)
 {
     rl_mcap_query q;
     rl_mcap_query_default(&q);
@@ -180,7 +187,8 @@ static void check_query(rl_mcap_indexed *x, const exp_msg *exp, const size_t *or
     for (size_t j = 0; j < n; j++) {
         size_t i = order[reverse ? n - 1 - j : j];
         const exp_msg *e = &exp[i];
-        if (e->log_time < start || e->log_time > end || (topic && strcmp(topics[e->channel - 1], topic) != 0))
+        if (e->log_time < start || e->log_time > end ||
+            (topic && strcmp(topics[e->channel - 1], topic) != 0))
             continue;
         rl_mcap_message m;
         const rl_mcap_channel *ch = NULL;
@@ -196,7 +204,8 @@ static void check_query(rl_mcap_indexed *x, const exp_msg *exp, const size_t *or
     assert_true(want > 0 || start > end);
 }
 
-static void check_indexed(const char *path, const rl_mcap_writer_options *o, const exp_msg *exp, size_t n)
+static void check_indexed(const char *path, const rl_mcap_writer_options *o, const exp_msg *exp,
+                          size_t n)
 {
     rl_mcap_indexed *x = NULL;
     assert_int_equal(rl_mcap_indexed_open(&x, path, 0), RL_OK);
@@ -277,10 +286,12 @@ static void test_roundtrip_all_options(void **state)
                     o.message_index = on >= 0 ? on : (int)(flags & 1);
                     o.chunk_index = on >= 0 ? on : (int)((flags >> 1) & 1) || flags == 5;
                     o.statistics = on >= 0 ? on : (int)(flags & 1);
-                    o.repeated_schemas = o.repeated_channels = on >= 0 ? on : (int)((flags >> 1) & 1);
+                    o.repeated_schemas = o.repeated_channels =
+                        on >= 0 ? on : (int)((flags >> 1) & 1);
                     o.attachment_index = o.metadata_index = on >= 0 ? on : (int)(flags & 1);
                     o.summary_offsets = on >= 0 ? on : (int)((flags >> 2) & 1);
-                    o.chunk_crc = o.data_section_crc = o.summary_crc = o.attachment_crc = flags != 3;
+                    o.chunk_crc = o.data_section_crc = o.summary_crc = o.attachment_crc =
+                        flags != 3;
                     write_sample(path, &o, N, 0, exp);
                     check_streamed(path, exp, N, o.attachment_crc);
                     check_indexed(path, &o, exp, N);
@@ -342,8 +353,9 @@ static void test_large_messages(void **state)
         rl_mcap_writer_options o;
         rl_mcap_writer_options_default(&o);
         o.use_chunks = mode != 0;
-        o.compression = mode == 2 ? RL_MCAP_COMPRESSION_ZSTD : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
-                                                                        : RL_MCAP_COMPRESSION_NONE;
+        o.compression = mode == 2   ? RL_MCAP_COMPRESSION_ZSTD
+                        : mode == 3 ? RL_MCAP_COMPRESSION_LZ4
+                                    : RL_MCAP_COMPRESSION_NONE;
         rl_mcap_writer *w = NULL;
         assert_int_equal(rl_mcap_writer_open_path(&w, path, &o), RL_OK);
         rl_mcap_channel ch;
