@@ -13,7 +13,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-enum { RL_RECORD_MAX_TOPICS = 4096, RL_RECORD_RUN_ID_MAX = 64 };
+enum {
+    RL_RECORD_MAX_TOPICS = 4096,
+    RL_RECORD_RUN_ID_MAX = 64,
+    REC_SMALL = 256,        /* payloads up to this size get recycled nodes of this capacity */
+    REC_SPARE_MAX = 16384,  /* recycled nodes kept at most (about 5 MB) */
+    REC_SPARE_BATCH = 1024  /* the writer hands nodes back this many at a time */
+};
 
 /* Marks a stamp that has not happened yet. */
 #define RL_REC_UNSET INT64_MIN
@@ -104,6 +110,10 @@ struct rl_recorder {
      * batch is O(1) and never touches the messages. */
     rec_msg **qv;
     size_t qcount, qcap;
+    /* Small nodes the writer is done with, for pushes to reuse: a cross-thread free per
+     * message was the writer's largest cost after the MCAP writer itself. */
+    rec_msg **spare;
+    size_t spare_count;
     uint64_t queued_msgs, queued_bytes; /* queue + write delay */
 
     pthread_t writer, monitor;
