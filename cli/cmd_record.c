@@ -39,7 +39,7 @@ struct record_args {
     double rate;
     size_t payload;
     double start_after, duration;
-    int quiet;
+    int quiet, heartbeat;
     rl_record_run run;
     rl_record_options opts;
 };
@@ -82,6 +82,7 @@ static void usage(FILE *out)
             "  --compression none|zstd|lz4 (default zstd)\n"
             "  --chunk-size BYTES        (default 1048576)\n"
             "  --drop-outside            leave messages outside START..STOP out of the bag\n"
+            "  --heartbeat               print the recorder's heartbeat (every 250 ms) on stderr\n"
             "  -q, --quiet               only the run directory on stdout\n"
             "  -h, --help                show this help\n\n"
             "Exit status: 0 COMPLETE or INTERRUPTED, 1 FAILED or error, 2 usage.\n");
@@ -303,12 +304,27 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
     return rc;
 }
 
+/* The heartbeat as a line on stderr (from the recorder's monitor thread). */
+static void print_heartbeat(const rl_record_status *s, void *user)
+{
+    (void)user;
+    char iso[RL_TIME_ISO_LEN] = "";
+    rl_time_format_iso(s->stamp_ns, iso, sizeof iso);
+    fprintf(stderr,
+            "heartbeat %s %s host=%s run=%s received=%llu inside=%llu outside=%llu "
+            "written=%llu dropped=%llu queued=%llu dir=%s\n",
+            iso, rl_record_state_name(s->state), s->host, s->run_id,
+            (unsigned long long)s->received, (unsigned long long)s->inside,
+            (unsigned long long)s->outside, (unsigned long long)s->written,
+            (unsigned long long)s->dropped, (unsigned long long)s->queued_messages, s->run_dir);
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
     enum {
         O_SYN = 256, O_REPLAY, O_FAST, O_TOPIC, O_VEH, O_RATE, O_PAYLOAD, O_START, O_DUR,
         O_RUNID, O_MAP, O_OMAP, O_FRAME, O_PLANNER, O_HOME, O_DOMAIN, O_MQM, O_MQB, O_DELAY,
-        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP
+        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT
     };
     static const struct option opts[] = {
         {"synthetic", no_argument, NULL, O_SYN},
@@ -335,6 +351,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         {"compression", required_argument, NULL, O_COMP},
         {"chunk-size", required_argument, NULL, O_CHUNK},
         {"drop-outside", no_argument, NULL, O_DROP},
+        {"heartbeat", no_argument, NULL, O_BEAT},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -422,6 +439,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
                                        optarg);
             break;
         case O_DROP: a->opts.keep_outside = 0; break;
+        case O_BEAT: a->heartbeat = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return -1;
         default: return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
@@ -454,6 +472,8 @@ int cmd_record(int argc, char **argv)
         return prc < 0 ? RL_EXIT_OK : prc;
     if (a.synthetic && a.duration < 0)
         a.duration = 5;
+    if (a.heartbeat)
+        a.opts.heartbeat = print_heartbeat;
 
     g_signal = 0;
     struct sigaction sa;

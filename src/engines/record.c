@@ -884,6 +884,12 @@ static void *monitor_main(void *arg)
         pthread_mutex_lock(&r->mu);
     }
     pthread_mutex_unlock(&r->mu);
+    /* A run that ended just before the recorder was freed still gets its last beat. */
+    if (r->opts.heartbeat && atomic_load(&r->state) != last_state) {
+        rl_record_status s;
+        rl_recorder_status(r, &s);
+        r->opts.heartbeat(&s, r->opts.heartbeat_user);
+    }
     return NULL;
 }
 

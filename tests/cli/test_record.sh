@@ -100,4 +100,27 @@ run record --synthetic "${COMMON[@]}" --start-after 0.2 --duration 0.2 --run-id 
 check "delayed START exits 0" rc_is 0
 check "delayed START leaves messages outside" bash -c "! grep -q 'outside 0,' <<<'$out'"
 
+# Replay at the original pace takes about as long as the recording it replays.
+run record --replay "$sigdir/bag/sig.mcap" --min-free-bytes 0 --run-id paced --heartbeat
+check "paced replay exits 0" rc_is 0
+check "paced replay re-records every message" out_has "received $written,"
+secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' <<<"$out")
+check "paced replay is not instantaneous" awk -v s="$secs" 'BEGIN { exit !(s >= 0.2) }'
+check "heartbeat lines on stderr" err_has "heartbeat "
+check "heartbeat names the state" err_has " RECORDING host="
+
+# Every manifest written here follows the published JSON Schema (when a validator exists).
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    check "manifests match docs/record-manifest.schema.json" python3 -c '
+import glob, json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+files = glob.glob(sys.argv[2] + "/experiments/*/manifest.json")
+assert len(files) >= 5, files
+for f in files:
+    jsonschema.validate(json.load(open(f)), schema)
+' "${RUNLAB_SOURCE:?}/docs/record-manifest.schema.json" "$RUNLAB_HOME"
+else
+    echo "SKIP: manifest schema check: python3 jsonschema not installed"
+fi
+
 finish

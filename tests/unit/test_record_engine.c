@@ -763,6 +763,7 @@ struct beats {
     pthread_mutex_t mu;
     int n;
     int saw_armed;
+    rl_record_state last;
     char host[256];
 };
 
@@ -774,6 +775,7 @@ static void on_beat(const rl_record_status *s, void *user)
     if (s->state == RL_RECORD_ARMED && s->run_dir[0])
         b->saw_armed = 1;
     snprintf(b->host, sizeof b->host, "%s", s->host);
+    b->last = s->state;
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -802,7 +804,9 @@ static void test_heartbeat_and_flush(void **state)
     }
     assert_true(ok);
     assert_true(strlen(b.host) > 0);
+    assert_int_equal(rl_recorder_cancel(r, NULL), RL_OK);
     rl_recorder_free(r);
+    assert_int_equal(b.last, RL_RECORD_INTERRUPTED); /* the last beat carries the end */
     pthread_mutex_destroy(&b.mu);
 }
 
