@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { WRITER_MAX_SLEEP_MS = 50, FREE_CHECK_INTERVAL_MS = 1000 };
+enum { WRITER_MAX_SLEEP_MS = 5, FREE_CHECK_INTERVAL_MS = 1000 };
 
 const char *rl_record_state_name(rl_record_state s)
 {
