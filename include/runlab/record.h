@@ -117,7 +117,9 @@ void rl_recorder_free(rl_recorder *r);
  * "<home>/experiments/<UTC compact time>_<run id>/" with bag/, map/, config/,
  * evaluations/, copies the maps (SHA-256 of the runtime map), writes
  * config/recorder.json, config/nodes.json and manifest.json, opens the bag and starts
- * the writer. On any error the state stays IDLE. Errors: RL_ESTATE (not IDLE),
+ * the writer. On an error the state stays IDLE and a half-made directory is removed
+ * (the run id stays reserved); only if the first manifest or the writer thread cannot be
+ * made after the bag was opened, the run is FAILED. Errors: RL_ESTATE (not IDLE),
  * RL_EINVAL (hostile run id, bad nodes JSON), RL_EEXIST (run id already used, or the
  * directory exists), RL_ENOSPC, RL_ENOENT (map), RL_EIO. */
 int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);

@@ -917,8 +917,18 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
         rc = rl_rec_prepare_dir(r, run);
     if (rc == RL_OK) {
         rc = r->sink->open(&r->sink_ctx, r->bag_path, &r->opts, r->sink_user);
-        if (rc < 0)
+        if (rc < 0) {
+            /* Nothing was armed: the directory goes, as for any other prepare error (the
+             * run id stays reserved). */
             rl_error_prefix(rc, "recorder prepare: %s", r->bag_path);
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", rl_error_last());
+            r->sink_ctx = NULL;
+            rl_fs_remove_tree(r->run_dir);
+            r->run_dir[0] = '\0';
+            r->bag_path[0] = '\0';
+            rl_error_set(rc, "%s", msg);
+        }
     }
     if (rc == RL_OK) {
         pthread_mutex_lock(&r->mu);

@@ -28,6 +28,7 @@ typedef struct mem_sink {
     int channels, flushes, opened, closed;
     long fail_at;        /* fail the write with this 1-based index (0: never) */
     int block;           /* writes wait while set */
+    int fail_open;       /* open fails with RL_EIO */
     int blocked_now;     /* a write is waiting */
 } mem_sink;
 
@@ -58,6 +59,8 @@ static int mem_open(void **ctx, const char *path, const rl_record_options *opts,
     (void)path;
     (void)opts;
     mem_sink *s = user;
+    if (s->fail_open)
+        return rl_error_set(RL_EIO, "test sink: cannot open");
     s->opened++;
     *ctx = s;
     return RL_OK;

@@ -648,6 +648,25 @@ static void test_processes_race_for_run_id(void **state)
     assert_int_equal(count_dirs(exp), 1);
 }
 
+static void test_bag_open_failure_stays_idle(void **state)
+{
+    fixture *f = *state;
+    f->sink.fail_open = 1;
+    rl_recorder *r = new_recorder(f);
+    rl_record_run run = {.run_id = "noopen"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_EIO);
+    assert_non_null(strstr(rl_error_last(), "cannot open"));
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    assert_string_equal(rl_recorder_run_dir(r), "");
+    char exp[2 * PATH_MAX];
+    snprintf(exp, sizeof exp, "%s/experiments", f->home);
+    assert_int_equal(count_dirs(exp), 0);
+    f->sink.fail_open = 0;
+    prepare(r, "opens");
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_ARMED);
+    rl_recorder_free(r);
+}
+
 static void test_maps_and_nodes(void **state)
 {
     fixture *f = *state;
@@ -846,6 +865,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_run_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_id_never_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_race_for_run_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bag_open_failure_stays_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maps_and_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_threads_push, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_and_flush, setup, teardown),
