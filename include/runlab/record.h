@@ -72,7 +72,9 @@ typedef struct rl_record_options {
     int lab_domain;                 /* the lab's domain id (0..232); one recorder each */
     uint64_t max_queued_messages;   /* default 1 000 000 */
     uint64_t max_queued_bytes;      /* payload bytes; default 512 MiB */
-    int64_t write_delay_ns;         /* default 100 ms */
+    int64_t write_delay_ns;         /* default 100 ms; a message is held at least this long
+                                       (counted from when the writer takes it off the queue,
+                                       at most 5 ms after the push) before it is decided */
     int64_t flush_interval_ns;      /* default and maximum 1 s */
     int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s */
     int64_t heartbeat_interval_ns;  /* default 250 ms */
@@ -84,6 +86,8 @@ typedef struct rl_record_options {
     void *heartbeat_user;
 } rl_record_options;
 
+/* Fills `opts` with the defaults above (home and lock_dir NULL, domain 0, no
+ * heartbeat). Never fails; thread-safe. */
 void rl_record_options_default(rl_record_options *opts);
 
 /* What prepare is told about the run. Everything is copied. */
@@ -124,8 +128,10 @@ void rl_recorder_free(rl_recorder *r);
  * directory exists), RL_ENOSPC, RL_ENOENT (map), RL_EIO. */
 int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
 
-/* ARMED -> RECORDING (the acknowledgement after which START is published).
- * RL_ESTATE otherwise. */
+/* ARMED -> RECORDING (the acknowledgement after which START is published); rewrites the
+ * manifest so that it says so even after a crash. RL_ESTATE otherwise.
+ * All transitions (prepare, begin, mark_*, finish, cancel) are thread-safe: they are
+ * serialised inside, and one that loses a race is refused like any illegal one. */
 int rl_recorder_begin(rl_recorder *r);
 
 /* Marks the START / STOP stamps (ns since the epoch, as message stamps). May be called
