@@ -778,6 +778,51 @@ static void test_many_threads_push(void **state)
     rl_recorder_free(r);
 }
 
+struct ender {
+    rl_recorder *r;
+    int cancel;
+    int rc;
+};
+
+static void *end_thread(void *arg)
+{
+    struct ender *e = arg;
+    e->rc = e->cancel ? rl_recorder_cancel(e->r, "racing cancel") : rl_recorder_finish(e->r, NULL);
+    return NULL;
+}
+
+/* A finish and a cancel at the same moment: exactly one wins, the other is refused. */
+static void test_finish_races_cancel(void **state)
+{
+    fixture *f = *state;
+    for (int round = 0; round < 20; round++) {
+        mem_sink_destroy(&f->sink);
+        mem_sink_init(&f->sink);
+        rl_recorder *r = new_recorder(f);
+        uint16_t a = topic(r, "/a");
+        char id[32];
+        snprintf(id, sizeof id, "race-%d", round);
+        prepare(r, id);
+        assert_int_equal(rl_recorder_begin(r), RL_OK);
+        assert_int_equal(rl_recorder_mark_start(r, 1), RL_OK);
+        assert_int_equal(rl_recorder_mark_stop(r, 100), RL_OK);
+        for (int i = 0; i < 100; i++)
+            assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
+        struct ender e[2] = {{r, 0, 0}, {r, 1, 0}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, end_thread, &e[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        assert_true((e[0].rc == RL_OK) != (e[1].rc == RL_OK));
+        assert_int_equal(e[0].rc == RL_OK ? e[1].rc : e[0].rc, RL_ESTATE);
+        rl_record_state want = e[0].rc == RL_OK ? RL_RECORD_COMPLETE : RL_RECORD_INTERRUPTED;
+        assert_int_equal(rl_recorder_state(r), want);
+        assert_int_equal(f->sink.count, 100);
+        rl_recorder_free(r);
+    }
+}
+
 struct beats {
     pthread_mutex_t mu;
     int n;
@@ -868,6 +913,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bag_open_failure_stays_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maps_and_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_threads_push, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_races_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_and_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_options_checked, setup, teardown),
     };
