@@ -27,10 +27,17 @@ int cmd_bench(int argc, char **argv);
 int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+
+/* Writes the plot gallery (every plot kind as PNG and SVG with .yaml records, one PDF,
+ * and gallery.html embedding them) into out_dir, created if missing; prints one line per
+ * file written. Returns an RL_EXIT_* code. */
+int demo_plot(const char *out_dir);
 int cmd_record(int argc, char **argv);
 
-/* Demonstration hooks that `runlab demo` calls; each writes under `out_dir` (an existing
- * directory) and prints a few lines. Return 0 on success. */
+/* The recorder's part of `runlab demo` (demo_record.c): a short synthetic recording into a
+ * new run directory under out_dir (an existing directory); prints a few lines. Returns 0
+ * on success. */
 int demo_record(const char *out_dir);
 
 #endif
