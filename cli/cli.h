@@ -33,5 +33,11 @@ int cmd_plot(int argc, char **argv);
  * and gallery.html embedding them) into out_dir, created if missing; prints one line per
  * file written. Returns an RL_EXIT_* code. */
 int demo_plot(const char *out_dir);
+int cmd_record(int argc, char **argv);
+
+/* The recorder's part of `runlab demo` (demo_record.c): a short synthetic recording into a
+ * new run directory under out_dir (an existing directory); prints a few lines. Returns 0
+ * on success. */
+int demo_record(const char *out_dir);
 
 #endif

@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
     {"plot", cmd_plot, "draw CSV columns as a PNG, SVG or PDF figure"},
+    {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
     {"version", cmd_version, "print version and build provenance"},
 };
 

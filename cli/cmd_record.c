@@ -1,0 +1,560 @@
+/* `runlab record`: a one-shot experiment recording on the recorder engine. Messages come
+ * from a synthetic load (vehicles x rate x payload) or from an existing MCAP file
+ * replayed at its own pace or as fast as possible; START comes at once or after a delay,
+ * STOP after a duration, and SIGINT/SIGTERM end the run INTERRUPTED with a complete file.
+ * Prints a one-line summary and, as the last line, the run directory. */
+#include "cli.h"
+
+#include "runlab/error.h"
+#include "runlab/mcap.h"
+#include "runlab/record.h"
+#include "runlab/time.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Set by the signal handler, read by the producing loop: the only way a handler may
+ * talk to the program. */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+    g_signal = sig;
+}
+
+enum { MAX_TOPIC_FILTERS = 64 };
+
+struct record_args {
+    int synthetic;
+    const char *replay;
+    int fast;
+    const char *topics[MAX_TOPIC_FILTERS];
+    size_t topic_count;
+    int vehicles;
+    double rate;
+    size_t payload;
+    double start_after, duration;
+    int quiet, heartbeat;
+    rl_record_run run;
+    rl_record_options opts;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: runlab record (--synthetic | --replay FILE.mcap) [options]\n\n"
+            "Records one experiment run into a new directory\n"
+            "$RUNLAB_HOME/experiments/<UTC time>_<run id>/ (bag/, map/, config/, manifest.json).\n"
+            "START is marked at once or after --start-after, STOP after --duration; Ctrl-C\n"
+            "ends the run INTERRUPTED with a complete, readable bag.\n\n"
+            "Sources:\n"
+            "  --synthetic            generated vehicle states (see --vehicles, --rate, --payload)\n"
+            "  --vehicles N           synthetic vehicles (default 4)\n"
+            "  --rate HZ              messages per second per vehicle (default 50; 0 = as fast\n"
+            "                         as the recorder takes them)\n"
+            "  --payload BYTES        synthetic message size (default 256)\n"
+            "  --replay FILE.mcap     re-record the messages of an MCAP file\n"
+            "  --fast                 replay as fast as possible (default: original pace)\n"
+            "  --topic NAME           replay only this topic (repeatable)\n"
+            "Timing:\n"
+            "  --start-after SEC      START this long after recording begins (default 0)\n"
+            "  --duration SEC         STOP this long after START (default 5 for --synthetic;\n"
+            "                         the end of the file for --replay)\n"
+            "Run:\n"
+            "  --run-id ID            run id (letters, digits, - _ .; default generated)\n"
+            "  --map FILE             runtime map, copied into map/ with its SHA-256\n"
+            "  --original-map FILE    original map (e.g. .osm), copied too\n"
+            "  --map-frame FRAME      frame of the map (e.g. map)\n"
+            "  --planner NAME         planner name for the manifest\n"
+            "  --home DIR             runlab home (default $RUNLAB_HOME or ~/runlab)\n"
+            "  --domain N             lab domain; one recorder per host and domain (default 0)\n"
+            "Limits:\n"
+            "  --max-queued-messages N   (default 1000000)\n"
+            "  --max-queued-bytes N      (default 536870912)\n"
+            "  --write-delay-ms MS       (default 100)\n"
+            "  --stall-limit-ms MS       (default 2000)\n"
+            "  --min-free-bytes N        (default 268435456)\n"
+            "  --compression none|zstd|lz4 (default zstd)\n"
+            "  --chunk-size BYTES        (default 1048576)\n"
+            "  --drop-outside            leave messages outside START..STOP out of the bag\n"
+            "  --heartbeat               print the recorder's heartbeat (every 250 ms) on stderr\n"
+            "  -q, --quiet               only the run directory on stdout\n"
+            "  -h, --help                show this help\n\n"
+            "Exit status: 0 COMPLETE or INTERRUPTED, 1 FAILED or error, 2 usage.\n");
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (*s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void sleep_until_mono(int64_t t)
+{
+    for (;;) {
+        int64_t now = rl_mono_ns();
+        if (now >= t || g_signal)
+            return;
+        int64_t d = t - now;
+        if (d > 50000000)
+            d = 50000000; /* stay responsive to signals */
+        struct timespec ts = {(time_t)(d / 1000000000), (long)(d % 1000000000)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Keeps an unpaced producer below half the queue limits: the engine never blocks, so a
+ * producer that wants zero drops has to wait itself. */
+static void backpressure(rl_recorder *r, const rl_record_options *o)
+{
+    for (;;) {
+        rl_record_status s;
+        rl_recorder_status(r, &s);
+        if (s.state != RL_RECORD_ARMED && s.state != RL_RECORD_RECORDING)
+            return;
+        if (s.queued_messages < o->max_queued_messages / 2 &&
+            s.queued_bytes < o->max_queued_bytes / 2)
+            return;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        if (g_signal)
+            return;
+    }
+}
+
+struct timeline {
+    int64_t start_at, stop_at; /* stamps (ns) at which START and STOP fall */
+    int started, stopped;
+};
+
+/* Marks START and STOP once the stream reaches their stamps. */
+static int advance_marks(rl_recorder *r, struct timeline *tl, int64_t stamp)
+{
+    if (!tl->started && stamp >= tl->start_at) {
+        if (rl_recorder_mark_start(r, tl->start_at) < 0)
+            return -1;
+        tl->started = 1;
+    }
+    if (tl->started && !tl->stopped && tl->stop_at >= 0 && stamp > tl->stop_at) {
+        if (rl_recorder_mark_stop(r, tl->stop_at) < 0)
+            return -1;
+        tl->stopped = 1;
+    }
+    return 0;
+}
+
+static int running(rl_recorder *r)
+{
+    rl_record_state s = rl_recorder_state(r);
+    return s == RL_RECORD_ARMED || s == RL_RECORD_RECORDING;
+}
+
+static int produce_synthetic(rl_recorder *r, struct record_args *a, struct timeline *tl)
+{
+    uint16_t *ids = calloc((size_t)a->vehicles, sizeof *ids);
+    unsigned char *buf = malloc(a->payload ? a->payload : 1);
+    if (!ids || !buf) {
+        free(ids);
+        free(buf);
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    static const char schema[] = "uint32 vehicle_id\nuint64 sequence\nuint8[] data\n";
+    int rc = RL_OK;
+    for (int v = 0; v < a->vehicles && rc == RL_OK; v++) {
+        char name[64];
+        snprintf(name, sizeof name, "/vehicle/%d/state", v + 1);
+        rc = rl_recorder_add_topic(r, name, "runlab_msgs/SyntheticState", "ros2msg", schema,
+                                   sizeof schema - 1, "cdr", &ids[v]);
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < a->payload; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    int64_t period = a->rate > 0 ? (int64_t)(1e9 / a->rate) : 0;
+    int64_t mono0 = rl_mono_ns();
+    uint64_t seq = 0;
+    while (rc == RL_OK && !g_signal && running(r)) {
+        int64_t now = rl_time_now_ns();
+        if (advance_marks(r, tl, now) < 0) {
+            rc = rl_error_last_code();
+            break;
+        }
+        if (tl->stopped)
+            break;
+        for (int v = 0; v < a->vehicles && rc == RL_OK; v++) {
+            if (a->payload >= 12) {
+                uint32_t vid = (uint32_t)v + 1;
+                memcpy(buf, &vid, 4);
+                memcpy(buf + 4, &seq, 8);
+            }
+            rc = rl_recorder_push(r, ids[v], now, now, buf, a->payload);
+        }
+        seq++;
+        if (period)
+            sleep_until_mono(mono0 + (int64_t)seq * period);
+        else if ((seq & 63) == 0)
+            backpressure(r, &a->opts);
+    }
+    free(ids);
+    free(buf);
+    return rc;
+}
+
+static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline *tl,
+                          rl_mcap_indexed *idx, int64_t base_wall)
+{
+    int rc = RL_OK;
+    int32_t *map = malloc(65536 * sizeof *map);
+    rl_mcap_message_iter *it = NULL;
+    rl_mcap_query q;
+    rl_mcap_query_default(&q);
+    q.topics = a->topic_count ? a->topics : NULL;
+    q.topic_count = a->topic_count;
+    if (!map)
+        rc = rl_error_set(RL_ENOMEM, "out of memory");
+    else {
+        for (size_t i = 0; i < 65536; i++)
+            map[i] = -1;
+        rc = rl_mcap_indexed_messages(idx, &q, &it);
+    }
+    int64_t mono0 = rl_mono_ns();
+    int have_first = 0;
+    uint64_t first = 0, n = 0;
+    int64_t last_stamp = base_wall;
+    while (rc == RL_OK && !g_signal && running(r)) {
+        rl_mcap_message m;
+        const rl_mcap_channel *ch = NULL;
+        int got = rl_mcap_message_iter_next(it, &m, &ch);
+        if (got < 0) {
+            rc = rl_error_prefix(got, "%s", a->replay);
+            break;
+        }
+        if (got == 0)
+            break;
+        if (!have_first) {
+            first = m.log_time;
+            have_first = 1;
+        }
+        int64_t offset = (int64_t)(m.log_time - first);
+        int64_t stamp = base_wall + offset;
+        last_stamp = stamp;
+        if (!a->fast)
+            sleep_until_mono(mono0 + offset);
+        if (advance_marks(r, tl, stamp) < 0) {
+            rc = rl_error_last_code();
+            break;
+        }
+        if (map[m.channel_id] < 0) {
+            char topic[1024], sname[1024], senc[256], menc[256];
+            const rl_mcap_schema *s = ch ? rl_mcap_indexed_schema(idx, ch->schema_id) : NULL;
+            snprintf(topic, sizeof topic, "%.*s", ch ? (int)ch->topic.len : 0,
+                     ch ? (const char *)ch->topic.data : "");
+            snprintf(menc, sizeof menc, "%.*s", ch ? (int)ch->message_encoding.len : 0,
+                     ch ? (const char *)ch->message_encoding.data : "");
+            snprintf(sname, sizeof sname, "%.*s", s ? (int)s->name.len : 0,
+                     s ? (const char *)s->name.data : "");
+            snprintf(senc, sizeof senc, "%.*s", s ? (int)s->encoding.len : 0,
+                     s ? (const char *)s->encoding.data : "");
+            uint16_t id;
+            rc = rl_recorder_add_topic(r, topic[0] ? topic : "/unnamed", sname, senc,
+                                       s ? s->data.data : NULL, s ? s->data.len : 0, menc, &id);
+            if (rc < 0)
+                break;
+            map[m.channel_id] = id;
+        }
+        int64_t pub = m.publish_time >= first ? base_wall + (int64_t)(m.publish_time - first)
+                                              : base_wall;
+        rc = rl_recorder_push(r, (uint16_t)map[m.channel_id], stamp, pub, m.data.data, m.data.len);
+        if (a->fast && (++n & 63) == 0)
+            backpressure(r, &a->opts);
+    }
+    /* The end of the file is STOP at the latest. */
+    if (rc == RL_OK && !g_signal && have_first && running(r)) {
+        if (tl->stop_at < 0 || tl->stop_at > last_stamp)
+            tl->stop_at = tl->start_at > last_stamp ? tl->start_at : last_stamp;
+        if (advance_marks(r, tl, INT64_MAX) < 0)
+            rc = rl_error_last_code();
+    }
+    rl_mcap_message_iter_free(it);
+    free(map);
+    return rc;
+}
+
+/* The heartbeat as a line on stderr (from the recorder's monitor thread). */
+static void print_heartbeat(const rl_record_status *s, void *user)
+{
+    (void)user;
+    char iso[RL_TIME_ISO_LEN] = "";
+    rl_time_format_iso(s->stamp_ns, iso, sizeof iso);
+    fprintf(stderr,
+            "heartbeat %s %s host=%s run=%s received=%llu inside=%llu outside=%llu "
+            "written=%llu dropped=%llu queued=%llu dir=%s\n",
+            iso, rl_record_state_name(s->state), s->host, s->run_id,
+            (unsigned long long)s->received, (unsigned long long)s->inside,
+            (unsigned long long)s->outside, (unsigned long long)s->written,
+            (unsigned long long)s->dropped, (unsigned long long)s->queued_messages, s->run_dir);
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+    enum {
+        O_SYN = 256, O_REPLAY, O_FAST, O_TOPIC, O_VEH, O_RATE, O_PAYLOAD, O_START, O_DUR,
+        O_RUNID, O_MAP, O_OMAP, O_FRAME, O_PLANNER, O_HOME, O_DOMAIN, O_MQM, O_MQB, O_DELAY,
+        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT
+    };
+    static const struct option opts[] = {
+        {"synthetic", no_argument, NULL, O_SYN},
+        {"replay", required_argument, NULL, O_REPLAY},
+        {"fast", no_argument, NULL, O_FAST},
+        {"topic", required_argument, NULL, O_TOPIC},
+        {"vehicles", required_argument, NULL, O_VEH},
+        {"rate", required_argument, NULL, O_RATE},
+        {"payload", required_argument, NULL, O_PAYLOAD},
+        {"start-after", required_argument, NULL, O_START},
+        {"duration", required_argument, NULL, O_DUR},
+        {"run-id", required_argument, NULL, O_RUNID},
+        {"map", required_argument, NULL, O_MAP},
+        {"original-map", required_argument, NULL, O_OMAP},
+        {"map-frame", required_argument, NULL, O_FRAME},
+        {"planner", required_argument, NULL, O_PLANNER},
+        {"home", required_argument, NULL, O_HOME},
+        {"domain", required_argument, NULL, O_DOMAIN},
+        {"max-queued-messages", required_argument, NULL, O_MQM},
+        {"max-queued-bytes", required_argument, NULL, O_MQB},
+        {"write-delay-ms", required_argument, NULL, O_DELAY},
+        {"stall-limit-ms", required_argument, NULL, O_STALL},
+        {"min-free-bytes", required_argument, NULL, O_MINFREE},
+        {"compression", required_argument, NULL, O_COMP},
+        {"chunk-size", required_argument, NULL, O_CHUNK},
+        {"drop-outside", no_argument, NULL, O_DROP},
+        {"heartbeat", no_argument, NULL, O_BEAT},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    uint64_t u;
+    double d;
+    while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_SYN: a->synthetic = 1; break;
+        case O_REPLAY: a->replay = optarg; break;
+        case O_FAST: a->fast = 1; break;
+        case O_TOPIC:
+            if (a->topic_count == MAX_TOPIC_FILTERS)
+                return cli_usage_error("record", "at most %d --topic options",
+                                       MAX_TOPIC_FILTERS);
+            a->topics[a->topic_count++] = optarg;
+            break;
+        case O_VEH:
+            if (parse_u64(optarg, 1, 1000, &u) < 0)
+                return cli_usage_error("record", "--vehicles: '%s' is not 1..1000", optarg);
+            a->vehicles = (int)u;
+            break;
+        case O_RATE:
+            if (parse_double(optarg, 0, 1e6, &a->rate) < 0)
+                return cli_usage_error("record", "--rate: '%s' is not 0..1000000", optarg);
+            break;
+        case O_PAYLOAD:
+            if (parse_u64(optarg, 0, 64u << 20, &u) < 0)
+                return cli_usage_error("record", "--payload: '%s' is not 0..67108864", optarg);
+            a->payload = (size_t)u;
+            break;
+        case O_START:
+        case O_DUR:
+            if (parse_double(optarg, 0, 1e7, &d) < 0)
+                return cli_usage_error("record", "%s: '%s' is not a number of seconds >= 0",
+                                       c == O_START ? "--start-after" : "--duration", optarg);
+            *(c == O_START ? &a->start_after : &a->duration) = d;
+            break;
+        case O_RUNID: a->run.run_id = optarg; break;
+        case O_MAP: a->run.map_path = optarg; break;
+        case O_OMAP: a->run.original_map_path = optarg; break;
+        case O_FRAME: a->run.map_frame = optarg; break;
+        case O_PLANNER: a->run.planner = optarg; break;
+        case O_HOME: a->opts.home = optarg; break;
+        case O_DOMAIN:
+            if (parse_u64(optarg, 0, 232, &u) < 0)
+                return cli_usage_error("record", "--domain: '%s' is not 0..232", optarg);
+            a->opts.lab_domain = (int)u;
+            break;
+        case O_MQM:
+        case O_MQB:
+        case O_MINFREE:
+        case O_CHUNK:
+            if (parse_u64(optarg, 0, UINT64_MAX, &u) < 0)
+                return cli_usage_error("record", "%s: '%s' is not a byte/message count",
+                                       argv[optind - 1], optarg);
+            if (c == O_MQM)
+                a->opts.max_queued_messages = u;
+            else if (c == O_MQB)
+                a->opts.max_queued_bytes = u;
+            else if (c == O_MINFREE)
+                a->opts.minimum_free_bytes = u;
+            else
+                a->opts.chunk_size = u;
+            break;
+        case O_DELAY:
+        case O_STALL:
+            if (parse_u64(optarg, 0, 3600000, &u) < 0)
+                return cli_usage_error("record", "%s: '%s' is not milliseconds",
+                                       argv[optind - 1], optarg);
+            *(c == O_DELAY ? &a->opts.write_delay_ns : &a->opts.stall_limit_ns) =
+                (int64_t)u * 1000000;
+            break;
+        case O_COMP:
+            if (strcmp(optarg, "none") == 0)
+                a->opts.compression = RL_RECORD_COMPRESSION_NONE;
+            else if (strcmp(optarg, "zstd") == 0)
+                a->opts.compression = RL_RECORD_COMPRESSION_ZSTD;
+            else if (strcmp(optarg, "lz4") == 0)
+                a->opts.compression = RL_RECORD_COMPRESSION_LZ4;
+            else
+                return cli_usage_error("record", "--compression: '%s' is not none, zstd or lz4",
+                                       optarg);
+            break;
+        case O_DROP: a->opts.keep_outside = 0; break;
+        case O_BEAT: a->heartbeat = 1; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': usage(stdout); return -1;
+        default: return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
+    if (a->synthetic == (a->replay != NULL))
+        return cli_usage_error("record", "give exactly one source: --synthetic or --replay FILE");
+    if (a->synthetic && a->rate == 0 && a->duration < 0)
+        a->duration = 5;
+    return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return RL_EXIT_OK;
+    }
+    struct record_args a;
+    memset(&a, 0, sizeof a);
+    a.vehicles = 4;
+    a.rate = 50;
+    a.payload = 256;
+    a.duration = -1;
+    rl_record_options_default(&a.opts);
+    int prc = parse_args(argc, argv, &a);
+    if (prc != 0)
+        return prc < 0 ? RL_EXIT_OK : prc;
+    if (a.synthetic && a.duration < 0)
+        a.duration = 5;
+    if (a.heartbeat)
+        a.opts.heartbeat = print_heartbeat;
+
+    g_signal = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    int vehicle_ids[1000];
+    if (a.synthetic && !a.run.vehicles) {
+        for (int v = 0; v < a.vehicles; v++)
+            vehicle_ids[v] = v + 1;
+        a.run.vehicles = vehicle_ids;
+        a.run.vehicle_count = (size_t)a.vehicles;
+    }
+    rl_mcap_indexed *idx = NULL;
+    if (a.replay && rl_mcap_indexed_open(&idx, a.replay, 0) < 0)
+        return cli_fail("record", "%s", rl_error_last());
+    rl_recorder *r = NULL;
+    int rc = rl_recorder_new(&r, &a.opts);
+    if (rc < 0) {
+        rl_mcap_indexed_close(idx);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return cli_fail("record", "%s", rl_error_last());
+    }
+    int64_t t0 = rl_mono_ns();
+    rc = rl_recorder_prepare(r, &a.run);
+    if (rc == RL_OK)
+        rc = rl_recorder_begin(r);
+    int64_t begin_wall = rl_time_now_ns();
+    struct timeline tl = {0};
+    tl.start_at = begin_wall + (int64_t)(a.start_after * 1e9);
+    tl.stop_at = a.duration >= 0 ? tl.start_at + (int64_t)(a.duration * 1e9) : -1;
+    if (rc == RL_OK)
+        rc = a.synthetic ? produce_synthetic(r, &a, &tl)
+                         : produce_replay(r, &a, &tl, idx, begin_wall);
+    rl_mcap_indexed_close(idx);
+    char err[1024] = "";
+    if (rc < 0 && rc != RL_EBUSY)
+        snprintf(err, sizeof err, "%s", rl_error_last());
+    if (rl_recorder_state(r) == RL_RECORD_RECORDING || rl_recorder_state(r) == RL_RECORD_ARMED) {
+        int frc;
+        if (g_signal)
+            frc = rl_recorder_cancel(r, g_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        else if (err[0])
+            frc = rl_recorder_cancel(r, err);
+        else
+            frc = rl_recorder_finish(r, NULL);
+        if (frc < 0 && !err[0])
+            snprintf(err, sizeof err, "%s", rl_error_last());
+    }
+    (void)rl_recorder_wait(r); /* the bag and the manifest are final after this */
+    double secs = (double)(rl_mono_ns() - t0) / 1e9;
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    int failed = s.state == RL_RECORD_FAILED || (!dir[0]);
+    if (!dir[0])
+        cli_fail("record", "%s", err[0] ? err : rl_error_last());
+    else if (s.state == RL_RECORD_FAILED)
+        cli_fail("record", "run FAILED: %s", s.reason);
+    else if (err[0])
+        cli_fail("record", "%s", err);
+    if (dir[0] && !a.quiet)
+        printf("record: %s run %s: received %llu, inside %llu, outside %llu, written %llu, "
+               "dropped %llu, %.1f MB in %.2f s (%.0f msg/s)%s%s\n",
+               rl_record_state_name(s.state), s.run_id, (unsigned long long)s.received,
+               (unsigned long long)s.inside, (unsigned long long)s.outside,
+               (unsigned long long)s.written, (unsigned long long)s.dropped,
+               (double)s.bytes / 1e6, secs, secs > 0 ? (double)s.received / secs : 0.0,
+               s.state == RL_RECORD_COMPLETE ? "" : ": ",
+               s.state == RL_RECORD_COMPLETE ? "" : s.reason);
+    if (dir[0])
+        printf("%s\n", dir);
+    fflush(stdout);
+    rl_recorder_free(r);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return failed || err[0] ? RL_EXIT_FAILURE : RL_EXIT_OK;
+}

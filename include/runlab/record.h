@@ -1,0 +1,208 @@
+/* runlab/record.h: the experiment recorder engine. A recorder reserves a new run
+ * directory, takes messages from any thread into bounded queues without ever blocking,
+ * and writes them from its own thread into an MCAP file, classifying each message as
+ * inside or outside the START..STOP window; it ends COMPLETE, INTERRUPTED or FAILED and
+ * never loses data silently. docs/record.md describes states, layout and manifest. */
+#ifndef RUNLAB_RECORD_H
+#define RUNLAB_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Recorder states. IDLE -> ARMED (prepare) -> RECORDING (begin) -> COMPLETE (finish
+ * after STOP) / INTERRUPTED (cancel, or finish without STOP) / FAILED (writer error,
+ * queue overflow, free space below the minimum, writer stalled). The last three are
+ * terminal: a recorder records one run. */
+typedef enum rl_record_state {
+    RL_RECORD_IDLE = 0,
+    RL_RECORD_ARMED = 1,
+    RL_RECORD_RECORDING = 2,
+    RL_RECORD_COMPLETE = 3,
+    RL_RECORD_INTERRUPTED = 4,
+    RL_RECORD_FAILED = 5
+} rl_record_state;
+
+/* "IDLE", "ARMED", ... Never NULL; thread-safe. */
+const char *rl_record_state_name(rl_record_state state);
+
+typedef enum rl_record_compression {
+    RL_RECORD_COMPRESSION_NONE = 0,
+    RL_RECORD_COMPRESSION_ZSTD = 1,
+    RL_RECORD_COMPRESSION_LZ4 = 2
+} rl_record_compression;
+
+/* "none", "zstd", "lz4". Never NULL. */
+const char *rl_record_compression_name(rl_record_compression c);
+
+/* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
+ * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" before prepare,
+ * `reason` is "" until a terminal state). */
+typedef struct rl_record_status {
+    rl_record_state state;
+    const char *host;
+    const char *run_id;
+    const char *run_dir;
+    const char *reason;
+    int64_t stamp_ns;          /* wall clock when the status was taken */
+    uint64_t received;         /* messages handed to rl_recorder_push and accepted or dropped */
+    uint64_t inside;           /* classified inside START..STOP */
+    uint64_t outside;          /* classified outside (written or not, see keep_outside) */
+    uint64_t written;          /* messages written to the bag */
+    uint64_t dropped;          /* accepted messages that will never be written */
+    uint64_t bytes;            /* payload bytes received */
+    uint64_t queued_messages;  /* accepted and not yet written (queue + write delay) */
+    uint64_t queued_bytes;
+} rl_record_status;
+
+/* Called from the recorder's monitor thread every heartbeat interval (and once when a
+ * terminal state is reached). Must not call rl_recorder_free; other rl_recorder_* calls
+ * are allowed. `status` is only valid during the call. */
+typedef void (*rl_record_heartbeat_fn)(const rl_record_status *status, void *user);
+
+/* Settings; start from rl_record_options_default. All are written to
+ * config/recorder.json. Strings are copied by rl_recorder_new. */
+typedef struct rl_record_options {
+    const char *home;               /* NULL: $RUNLAB_HOME, else ~/runlab */
+    const char *lock_dir;           /* NULL: <home>/locks; a host-wide directory makes the
+                                       one-recorder rule hold across homes */
+    int lab_domain;                 /* the lab's domain id (0..232); one recorder each */
+    uint64_t max_queued_messages;   /* default 1 000 000 */
+    uint64_t max_queued_bytes;      /* payload bytes; default 512 MiB */
+    int64_t write_delay_ns;         /* default 100 ms; a message is held at least this long
+                                       (counted from when the writer takes it off the queue,
+                                       at most 5 ms after the push) before it is decided */
+    int64_t flush_interval_ns;      /* default and maximum 1 s */
+    int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s */
+    int64_t heartbeat_interval_ns;  /* default 250 ms */
+    uint64_t minimum_free_bytes;    /* default 256 MiB; checked at prepare and every second */
+    int keep_outside;               /* 1 (default): also write messages outside the window */
+    rl_record_compression compression; /* default zstd */
+    uint64_t chunk_size;            /* MCAP chunk size, default 1 MiB */
+    rl_record_heartbeat_fn heartbeat; /* optional */
+    void *heartbeat_user;
+} rl_record_options;
+
+/* Fills `opts` with the defaults above (home and lock_dir NULL, domain 0, no
+ * heartbeat). Never fails; thread-safe. */
+void rl_record_options_default(rl_record_options *opts);
+
+/* What prepare is told about the run. Everything is copied. */
+typedef struct rl_record_run {
+    const char *run_id;             /* NULL: generated ("run-<time>-<pid>") */
+    const int *vehicles;            /* vehicle ids, `vehicle_count` of them */
+    size_t vehicle_count;
+    const char *planner;            /* optional */
+    const char *map_path;           /* runtime map file, copied into map/; optional */
+    const char *original_map_path;  /* original map (e.g. .osm), copied too; optional */
+    const char *map_frame;          /* frame of the map, e.g. "map"; optional */
+    const char *nodes_json;         /* JSON text: parameter snapshots; NULL = {} */
+} rl_record_run;
+
+typedef struct rl_recorder rl_recorder;
+
+/* Creates an IDLE recorder and takes the lock of (host, lab domain): a lock file
+ * "<lock_dir>/recorder_<host>_domain<N>.lock" holding the owner's pid. The lock is an
+ * flock(2), so a crashed owner never leaves a stale lock behind. Errors: RL_EINVAL (bad
+ * options, message names the field), RL_EBUSY (another recorder holds the lock; the
+ * message names its pid), RL_EIO, RL_ENOMEM. */
+int rl_recorder_new(rl_recorder **out, const rl_record_options *opts);
+
+/* Stops the threads (a recording still running is cancelled first, ending
+ * INTERRUPTED), releases the lock and frees. Waits for the writer thread, so a writer
+ * stalled in the kernel delays it. NULL is ignored. Not concurrently with other calls. */
+void rl_recorder_free(rl_recorder *r);
+
+/* IDLE -> ARMED. Checks free space, reserves the run id (a run id is used by one run
+ * only, ever: "experiments/.run-ids/<id>" points to its directory), creates
+ * "<home>/experiments/<UTC compact time>_<run id>/" with bag/, map/, config/,
+ * evaluations/, copies the maps (SHA-256 of the runtime map), writes
+ * config/recorder.json, config/nodes.json and manifest.json, opens the bag and starts
+ * the writer. On an error the state stays IDLE and a half-made directory is removed
+ * (the run id stays reserved); only if the first manifest or the writer thread cannot be
+ * made after the bag was opened, the run is FAILED. Errors: RL_ESTATE (not IDLE),
+ * RL_EINVAL (hostile run id, bad nodes JSON), RL_EEXIST (run id already used, or the
+ * directory exists), RL_ENOSPC, RL_ENOENT (map), RL_EIO. */
+int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
+
+/* ARMED -> RECORDING (the acknowledgement after which START is published); rewrites the
+ * manifest so that it says so even after a crash. RL_ESTATE otherwise.
+ * All transitions (prepare, begin, mark_*, finish, cancel) are thread-safe: they are
+ * serialised inside, and one that loses a race is refused like any illegal one. */
+int rl_recorder_begin(rl_recorder *r);
+
+/* Marks the START / STOP stamps (ns since the epoch, as message stamps). May be called
+ * after messages stamped later have been pushed, within the write delay. START only in
+ * RECORDING and once; STOP only after START, once, and not before START's stamp.
+ * Refusals (RL_ESTATE, RL_EINVAL) change nothing. Thread-safe. */
+int rl_recorder_mark_start(rl_recorder *r, int64_t stamp_ns);
+int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp_ns);
+
+/* RECORDING -> COMPLETE when STOP was marked, else INTERRUPTED (`reason`, or "finished
+ * without STOP"). Writes every queued message, closes the bag and rewrites the
+ * manifest. RL_ESTATE in other states (a FAILED run says why). On a writer error during
+ * the drain the run ends FAILED and the error is returned. */
+int rl_recorder_finish(rl_recorder *r, const char *reason);
+
+/* ARMED or RECORDING -> INTERRUPTED with `reason` (e.g. "SIGINT"). Queued messages are
+ * still written and the bag is closed properly. RL_ESTATE in other states. */
+int rl_recorder_cancel(rl_recorder *r, const char *reason);
+
+/* Registers a topic and returns its id through `out_id` (ids are dense, from 0). The same
+ * topic name again returns the existing id when schema and encoding are equal,
+ * RL_EEXIST otherwise. `schema_name` may be "" (no schema); `schema_data` is copied.
+ * Allowed in IDLE, ARMED and RECORDING. Thread-safe. At most 4096 topics (RL_ERANGE). */
+int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
+                          const char *schema_encoding, const void *schema_data,
+                          size_t schema_len, const char *message_encoding, uint16_t *out_id);
+
+/* Hands one message to the recorder: copied into the queue, never blocks for space.
+ * `receive_ns` is the log time (and the stamp classified against START..STOP),
+ * `publish_ns` the publish time; both >= 0. Accepted in ARMED and RECORDING. When the
+ * queue limits would be exceeded the message is dropped, counted for its topic, the run
+ * turns FAILED and RL_EBUSY is returned. RL_ESTATE in other states (the message is not
+ * counted), RL_EINVAL for an unknown topic id or a negative stamp. Thread-safe. */
+int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
+                     const void *data, size_t len);
+
+/* In a terminal state, waits until the writer thread has written or dropped everything
+ * and closed the bag; the counters and manifest are final afterwards (a FAILED run is
+ * finished by the writer on its own). RL_ESTATE before a terminal state. */
+int rl_recorder_wait(rl_recorder *r);
+
+/* Current state; thread-safe. */
+rl_record_state rl_recorder_state(const rl_recorder *r);
+
+/* Fills `out` with the current status (see rl_record_status for string lifetimes).
+ * Thread-safe. */
+void rl_recorder_status(rl_recorder *r, rl_record_status *out);
+
+/* Per-topic counters. Returns RL_OK, or RL_ENOENT when `topic_id` is not registered.
+ * `topic` points into the recorder (valid until free). Thread-safe. */
+typedef struct rl_record_topic_stats {
+    const char *topic;
+    uint64_t received, inside, outside, written, dropped, bytes;
+} rl_record_topic_stats;
+int rl_recorder_topic_stats(rl_recorder *r, uint16_t topic_id, rl_record_topic_stats *out);
+
+/* Path of the run directory ("" before prepare) and of the bag file inside it. Valid
+ * until free. */
+const char *rl_recorder_run_dir(const rl_recorder *r);
+const char *rl_recorder_bag_path(const rl_recorder *r);
+
+/* Checks a run id as prepare does: rl_path_check_name plus at most 64 bytes, and only
+ * letters, digits, '-', '_', '.' (a run id also ends up in topic names and URLs).
+ * RL_OK or RL_EINVAL with a message naming the offending byte. */
+int rl_record_check_run_id(const char *run_id);
+
+/* Resolves the runlab home: `home` if not NULL, else $RUNLAB_HOME, else $HOME/runlab.
+ * RL_ERANGE when `cap` is too small, RL_ENOENT when neither variable is set. */
+int rl_record_home(const char *home, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1093 @@
+/* The recorder engine behind runlab/record.h: the state machine, the bounded queue that
+ * producers fill without waiting, the writer thread (write delay, START..STOP
+ * classification, periodic flush) and the monitor thread (heartbeat, stall and free-space
+ * checks). The run directory and manifest live in record_dir.c. */
+#include "engines/record_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/provenance.h"
+#include "runlab/time.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { WRITER_MAX_SLEEP_MS = 5, FREE_CHECK_INTERVAL_MS = 1000 };
+
+const char *rl_record_state_name(rl_record_state s)
+{
+    switch (s) {
+    case RL_RECORD_IDLE: return "IDLE";
+    case RL_RECORD_ARMED: return "ARMED";
+    case RL_RECORD_RECORDING: return "RECORDING";
+    case RL_RECORD_COMPLETE: return "COMPLETE";
+    case RL_RECORD_INTERRUPTED: return "INTERRUPTED";
+    case RL_RECORD_FAILED: return "FAILED";
+    }
+    return "UNKNOWN";
+}
+
+const char *rl_record_compression_name(rl_record_compression c)
+{
+    switch (c) {
+    case RL_RECORD_COMPRESSION_NONE: return "none";
+    case RL_RECORD_COMPRESSION_ZSTD: return "zstd";
+    case RL_RECORD_COMPRESSION_LZ4: return "lz4";
+    }
+    return "unknown";
+}
+
+void rl_record_options_default(rl_record_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_queued_messages = 1000000;
+    o->max_queued_bytes = 512ull << 20;
+    o->write_delay_ns = 100 * 1000000ll;
+    o->flush_interval_ns = 1000 * 1000000ll;
+    o->stall_limit_ns = 2000 * 1000000ll;
+    o->heartbeat_interval_ns = 250 * 1000000ll;
+    o->minimum_free_bytes = 256ull << 20;
+    o->keep_outside = 1;
+    o->compression = RL_RECORD_COMPRESSION_ZSTD;
+    o->chunk_size = 1u << 20;
+}
+
+static int check_options(const rl_record_options *o)
+{
+    if (o->lab_domain < 0 || o->lab_domain > 232)
+        return rl_error_set(RL_EINVAL, "recorder option lab_domain: %d is outside 0..232",
+                            o->lab_domain);
+    if (o->max_queued_messages < 1)
+        return rl_error_set(RL_EINVAL, "recorder option max_queued_messages: must be >= 1");
+    if (o->max_queued_bytes < 1)
+        return rl_error_set(RL_EINVAL, "recorder option max_queued_bytes: must be >= 1");
+    if (o->write_delay_ns < 0 || o->write_delay_ns > 60 * 1000000000ll)
+        return rl_error_set(RL_EINVAL, "recorder option write_delay: must be 0..60 s");
+    if (o->flush_interval_ns < 1000000 || o->flush_interval_ns > 1000000000ll)
+        return rl_error_set(RL_EINVAL,
+                            "recorder option flush_interval: must be 1 ms..1 s (the open "
+                            "chunk is flushed at least once a second)");
+    if (o->stall_limit_ns < 200 * 1000000ll)
+        return rl_error_set(RL_EINVAL, "recorder option stall_limit: must be >= 200 ms");
+    if (o->heartbeat_interval_ns < 10 * 1000000ll || o->heartbeat_interval_ns > 10000000000ll)
+        return rl_error_set(RL_EINVAL, "recorder option heartbeat_interval: must be 10 ms..10 s");
+    if ((unsigned)o->compression > RL_RECORD_COMPRESSION_LZ4)
+        return rl_error_set(RL_EINVAL, "recorder option compression: unknown value %d",
+                            (int)o->compression);
+    if (o->chunk_size < 1024 || o->chunk_size > (1ull << 30))
+        return rl_error_set(RL_EINVAL, "recorder option chunk_size: must be 1 KiB..1 GiB");
+    return RL_OK;
+}
+
+int rl_record_home(const char *home, char *out, size_t cap)
+{
+    const char *h = home;
+    const char *suffix = "";
+    if (!h || !*h) {
+        h = getenv("RUNLAB_HOME");
+        if (!h || !*h) {
+            h = getenv("HOME");
+            suffix = "/runlab";
+        }
+    }
+    if (!h || !*h)
+        return rl_error_set(RL_ENOENT, "runlab home: neither RUNLAB_HOME nor HOME is set");
+    int n = snprintf(out, cap, "%s%s", h, suffix);
+    if (n < 0 || (size_t)n >= cap)
+        return rl_error_set(RL_ERANGE, "runlab home: path too long");
+    return RL_OK;
+}
+
+int rl_record_check_run_id(const char *id)
+{
+    if (!id)
+        return rl_error_set(RL_EINVAL, "run id: missing");
+    int rc = rl_path_check_name(id, "run id");
+    if (rc < 0)
+        return rc;
+    size_t n = strlen(id);
+    if (n > RL_RECORD_RUN_ID_MAX)
+        return rl_error_set(RL_EINVAL, "run id: %zu bytes, at most %d allowed", n,
+                            RL_RECORD_RUN_ID_MAX);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)id[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.';
+        if (!ok)
+            return rl_error_set(RL_EINVAL,
+                                "run id: byte %zu (0x%02x) is not allowed; use letters, "
+                                "digits, '-', '_' and '.'",
+                                i, c);
+    }
+    if (id[0] == '.')
+        return rl_error_set(RL_EINVAL, "run id: must not start with '.'");
+    return RL_OK;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------ */
+
+static void *monitor_main(void *arg);
+
+int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
+{
+    *out = NULL;
+    rl_record_options def;
+    if (!opts) {
+        rl_record_options_default(&def);
+        opts = &def;
+    }
+    int rc = check_options(opts);
+    if (rc < 0)
+        return rc;
+    rl_recorder *r = calloc(1, sizeof *r);
+    if (!r)
+        return rl_error_set(RL_ENOMEM, "recorder: out of memory");
+    r->opts = *opts;
+    r->lock_fd = -1;
+    rc = rl_record_home(opts->home, r->home, sizeof r->home);
+    if (rc == RL_OK) {
+        int n = opts->lock_dir && *opts->lock_dir
+                    ? snprintf(r->lock_dir, sizeof r->lock_dir, "%s", opts->lock_dir)
+                    : snprintf(r->lock_dir, sizeof r->lock_dir, "%s/locks", r->home);
+        if (n < 0 || (size_t)n >= sizeof r->lock_dir)
+            rc = rl_error_set(RL_ERANGE, "recorder lock directory: path too long");
+    }
+    if (rc < 0) {
+        free(r);
+        return rc;
+    }
+    r->opts.home = r->home;
+    r->opts.lock_dir = r->lock_dir;
+    rl_provenance prov;
+    rl_provenance_collect(&prov);
+    snprintf(r->version, sizeof r->version, "%s", prov.version);
+    if (gethostname(r->host, sizeof r->host - 1) != 0 || !r->host[0])
+        snprintf(r->host, sizeof r->host, "unknown");
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_mutex_init(&r->topic_mu, NULL);
+    pthread_mutex_init(&r->manifest_mu, NULL);
+    pthread_mutex_init(&r->join_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->wake_writer, &ca);
+    pthread_cond_init(&r->wake_monitor, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&r->state, RL_RECORD_IDLE);
+    atomic_init(&r->ntopics, 0u);
+    atomic_init(&r->progress_mono, rl_mono_ns());
+    atomic_init(&r->writer_done, 0);
+    r->prepare_ns = r->begin_ns = r->start_ns = r->stop_ns = r->finish_ns = RL_REC_UNSET;
+    r->sink = rl_record_default_sink;
+    r->spare = malloc(REC_SPARE_MAX * sizeof *r->spare);
+    if (!r->spare) {
+        rl_recorder_free(r);
+        return rl_error_set(RL_ENOMEM, "recorder: out of memory");
+    }
+
+    rc = rl_rec_lock_acquire(r);
+    if (rc == RL_OK) {
+        if (pthread_create(&r->monitor, NULL, monitor_main, r) != 0)
+            rc = rl_error_set(RL_ERR, "recorder: cannot start the monitor thread");
+        else
+            r->monitor_started = 1;
+    }
+    if (rc < 0) {
+        rl_recorder_free(r);
+        return rc;
+    }
+    *out = r;
+    return RL_OK;
+}
+
+rl_record_state rl_recorder_state(const rl_recorder *r)
+{
+    return (rl_record_state)atomic_load(&((rl_recorder *)r)->state);
+}
+
+const char *rl_recorder_run_dir(const rl_recorder *r)
+{
+    return r->run_dir;
+}
+
+const char *rl_recorder_bag_path(const rl_recorder *r)
+{
+    return r->bag_path;
+}
+
+int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *user)
+{
+    pthread_mutex_lock(&r->mu);
+    int rc = RL_OK;
+    if (atomic_load(&r->state) != RL_RECORD_IDLE)
+        rc = rl_error_set(RL_ESTATE, "recorder: the sink can only be set in IDLE");
+    else {
+        r->sink = ops;
+        r->sink_user = user;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+/* Moves ARMED/RECORDING to FAILED with `reason`; returns 1 if this call did it. The
+ * writer notices and finishes the bag and the manifest. */
+static int fail_run(rl_recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_run(rl_recorder *r, const char *fmt, ...)
+{
+    int did = 0;
+    pthread_mutex_lock(&r->mu);
+    int st = atomic_load(&r->state);
+    if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+        va_end(ap);
+        atomic_store(&r->state, RL_RECORD_FAILED);
+        r->accepting = 0;
+        r->finish_ns = rl_time_now_ns();
+        did = 1;
+        pthread_cond_signal(&r->wake_writer);
+        pthread_cond_signal(&r->wake_monitor);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return did;
+}
+
+/* Joins the writer once; `join_mu` orders a finish and a wait that both want to. */
+static void join_writer(rl_recorder *r)
+{
+    pthread_mutex_lock(&r->join_mu);
+    pthread_mutex_lock(&r->mu);
+    int started = r->writer_started;
+    pthread_mutex_unlock(&r->mu);
+    if (started) {
+        pthread_join(r->writer, NULL);
+        pthread_mutex_lock(&r->mu);
+        r->writer_started = 0;
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->join_mu);
+}
+
+int rl_recorder_wait(rl_recorder *r)
+{
+    int st = atomic_load(&r->state);
+    if (st < RL_RECORD_COMPLETE)
+        return rl_error_set(RL_ESTATE, "recorder wait: the run is still %s",
+                            rl_record_state_name((rl_record_state)st));
+    join_writer(r);
+    return RL_OK;
+}
+
+void rl_recorder_free(rl_recorder *r)
+{
+    if (!r)
+        return;
+    int st = atomic_load(&r->state);
+    if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING)
+        (void)rl_recorder_cancel(r, "recorder closed while recording");
+    pthread_mutex_lock(&r->mu);
+    r->stop_req = 1;
+    r->monitor_stop = 1;
+    pthread_cond_signal(&r->wake_writer);
+    pthread_cond_signal(&r->wake_monitor);
+    pthread_mutex_unlock(&r->mu);
+    join_writer(r);
+    if (r->monitor_started)
+        pthread_join(r->monitor, NULL);
+    if (r->sink_ctx && r->sink)
+        r->sink->abandon(r->sink_ctx);
+    for (size_t i = 0; i < r->qcount; i++)
+        free(r->qv[i]);
+    free(r->qv);
+    for (size_t i = 0; i < r->spare_count; i++)
+        free(r->spare[i]);
+    free(r->spare);
+    unsigned nt = atomic_load(&r->ntopics);
+    for (unsigned i = 0; i < nt; i++) {
+        rec_topic *t = r->topics[i];
+        free(t->name);
+        free(t->schema_name);
+        free(t->schema_encoding);
+        free(t->message_encoding);
+        free(t->schema_data);
+        free(t);
+    }
+    rl_rec_lock_release(r);
+    free(r->vehicles);
+    free(r->planner);
+    free(r->map_frame);
+    pthread_cond_destroy(&r->wake_writer);
+    pthread_cond_destroy(&r->wake_monitor);
+    pthread_mutex_destroy(&r->mu);
+    pthread_mutex_destroy(&r->topic_mu);
+    pthread_mutex_destroy(&r->manifest_mu);
+    pthread_mutex_destroy(&r->join_mu);
+    free(r);
+}
+
+/* ---- topics and pushes ------------------------------------------------------------------ */
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return strcmp(a, b ? b : "") == 0;
+}
+
+int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
+                          const char *schema_encoding, const void *schema_data,
+                          size_t schema_len, const char *message_encoding, uint16_t *out_id)
+{
+    if (!topic || !*topic)
+        return rl_error_set(RL_EINVAL, "recorder topic: empty name");
+    if (schema_len && !schema_data)
+        return rl_error_set(RL_EINVAL, "recorder topic %s: schema data missing", topic);
+    int st = atomic_load(&r->state);
+    if (st != RL_RECORD_IDLE && st != RL_RECORD_ARMED && st != RL_RECORD_RECORDING)
+        return rl_error_set(RL_ESTATE, "recorder topic %s: the run is %s", topic,
+                            rl_record_state_name((rl_record_state)st));
+    pthread_mutex_lock(&r->topic_mu);
+    unsigned n = atomic_load(&r->ntopics);
+    int rc = RL_OK;
+    for (unsigned i = 0; i < n; i++) {
+        rec_topic *t = r->topics[i];
+        if (strcmp(t->name, topic) != 0)
+            continue;
+        if (same_str(t->schema_name, schema_name) &&
+            same_str(t->schema_encoding, schema_encoding) &&
+            same_str(t->message_encoding, message_encoding) && t->schema_len == schema_len &&
+            (schema_len == 0 || memcmp(t->schema_data, schema_data, schema_len) == 0)) {
+            *out_id = (uint16_t)i;
+        } else {
+            rc = rl_error_set(RL_EEXIST,
+                              "recorder topic %s: already registered with another schema "
+                              "or encoding",
+                              topic);
+        }
+        pthread_mutex_unlock(&r->topic_mu);
+        return rc;
+    }
+    if (n >= RL_RECORD_MAX_TOPICS) {
+        pthread_mutex_unlock(&r->topic_mu);
+        return rl_error_set(RL_ERANGE, "recorder topic %s: more than %d topics", topic,
+                            RL_RECORD_MAX_TOPICS);
+    }
+    rec_topic *t = calloc(1, sizeof *t);
+    if (t) {
+        t->name = strdup(topic);
+        t->schema_name = dup_or_empty(schema_name);
+        t->schema_encoding = dup_or_empty(schema_encoding);
+        t->message_encoding = dup_or_empty(message_encoding);
+        t->schema_data = malloc(schema_len ? schema_len : 1);
+        t->schema_len = schema_len;
+    }
+    if (!t || !t->name || !t->schema_name || !t->schema_encoding || !t->message_encoding ||
+        !t->schema_data) {
+        if (t) {
+            free(t->name);
+            free(t->schema_name);
+            free(t->schema_encoding);
+            free(t->message_encoding);
+            free(t->schema_data);
+            free(t);
+        }
+        pthread_mutex_unlock(&r->topic_mu);
+        return rl_error_set(RL_ENOMEM, "recorder topic %s: out of memory", topic);
+    }
+    if (schema_len)
+        memcpy(t->schema_data, schema_data, schema_len);
+    r->topics[n] = t;
+    /* Release: a pusher that sees the new count also sees the initialised topic. */
+    atomic_store_explicit(&r->ntopics, n + 1, memory_order_release);
+    pthread_mutex_unlock(&r->topic_mu);
+    *out_id = (uint16_t)n;
+    return RL_OK;
+}
+
+/* Adds to a counter that only one party changes at a time: `received` and `bytes` only
+ * under `mu`, `inside`, `outside` and `written` only in the writer thread. A load and a
+ * store instead of a locked read-modify-write, which is measurably cheaper per message;
+ * readers still see whole values. */
+static inline void bump(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+/* A message that was handed over and cannot be queued: received and dropped. */
+static void count_refused_under_lock(rec_topic *t, size_t len)
+{
+    bump(&t->received, 1);
+    bump(&t->bytes, len);
+    atomic_fetch_add(&t->dropped, 1);
+}
+
+int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
+                     const void *data, size_t len)
+{
+    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    if (topic_id >= nt)
+        return rl_error_set(RL_EINVAL, "recorder push: unknown topic id %u", topic_id);
+    if (receive_ns < 0 || publish_ns < 0)
+        return rl_error_set(RL_EINVAL, "recorder push: negative stamp");
+    if (len && !data)
+        return rl_error_set(RL_EINVAL, "recorder push: data missing");
+    rec_topic *t = r->topics[topic_id];
+    /* Large payloads are copied before taking the lock, small ones into a recycled node
+     * under it (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free). */
+    int small = len <= REC_SMALL;
+    rec_msg *m = NULL;
+    if (!small) {
+        m = malloc(sizeof *m + len);
+        if (!m) {
+            pthread_mutex_lock(&r->mu);
+            count_refused_under_lock(t, len);
+            pthread_mutex_unlock(&r->mu);
+            fail_run(r, "out of memory queueing a message on %s", t->name);
+            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
+        }
+        memcpy(m->data, data, len);
+    }
+
+    pthread_mutex_lock(&r->mu);
+    if (!r->accepting) {
+        int st = atomic_load(&r->state);
+        pthread_mutex_unlock(&r->mu);
+        free(m);
+        return rl_error_set(RL_ESTATE, "recorder push: not accepting messages (%s%s%s)",
+                            rl_record_state_name((rl_record_state)st),
+                            st == RL_RECORD_FAILED ? ": " : "",
+                            st == RL_RECORD_FAILED ? r->reason : "");
+    }
+    if (r->queued_msgs + 1 > r->opts.max_queued_messages ||
+        r->queued_bytes + len > r->opts.max_queued_bytes) {
+        int by_count = r->queued_msgs + 1 > r->opts.max_queued_messages;
+        count_refused_under_lock(t, len);
+        pthread_mutex_unlock(&r->mu);
+        free(m);
+        fail_run(r, "queue overflow on %s: %s reached", t->name,
+                 by_count ? "max_queued_messages" : "max_queued_bytes");
+        return rl_error_set(RL_EBUSY, "recorder push: queue full (%s), message on %s dropped",
+                            by_count ? "max_queued_messages" : "max_queued_bytes", t->name);
+    }
+    if (small) {
+        m = r->spare_count ? r->spare[--r->spare_count] : malloc(sizeof *m + REC_SMALL);
+        if (!m) {
+            count_refused_under_lock(t, len);
+            pthread_mutex_unlock(&r->mu);
+            fail_run(r, "out of memory queueing a message on %s", t->name);
+            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
+        }
+        if (len)
+            memcpy(m->data, data, len);
+    }
+    m->receive_ns = receive_ns;
+    m->publish_ns = publish_ns;
+    m->len = len;
+    m->topic = topic_id;
+    if (r->qcount == r->qcap) {
+        /* Rare: the writer hands back its array, so both settle at the size needed. */
+        size_t ncap = r->qcap ? 2 * r->qcap : 1024;
+        rec_msg **nv = realloc(r->qv, ncap * sizeof *nv);
+        if (!nv) {
+            count_refused_under_lock(t, len);
+            pthread_mutex_unlock(&r->mu);
+            free(m);
+            fail_run(r, "out of memory queueing a message on %s", t->name);
+            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
+        }
+        r->qv = nv;
+        r->qcap = ncap;
+    }
+    r->qv[r->qcount++] = m;
+    r->queued_msgs++;
+    r->queued_bytes += len;
+    /* With a write delay nothing queued now can be written before the writer's next
+     * timed wake-up (at most WRITER_MAX_SLEEP_MS away), so waking it per push would only
+     * make both threads trade context switches. */
+    int wake = r->writer_sleeping && r->opts.write_delay_ns == 0;
+    /* Counted under the lock so that the writer can never account for a message (inside,
+     * outside, written) before it is counted as received. */
+    bump(&t->received, 1);
+    bump(&t->bytes, len);
+    pthread_mutex_unlock(&r->mu);
+    if (wake)
+        pthread_cond_signal(&r->wake_writer);
+    return RL_OK;
+}
+
+/* ---- the writer thread ------------------------------------------------------------------ */
+
+static void abs_deadline(struct timespec *ts, int64_t mono_ns)
+{
+    ts->tv_sec = (time_t)(mono_ns / 1000000000ll);
+    ts->tv_nsec = (long)(mono_ns % 1000000000ll);
+}
+
+static int ensure_channel(rl_recorder *r, rec_topic *t, uint16_t id)
+{
+    if (t->channel_added)
+        return RL_OK;
+    int rc = r->sink->add_channel(r->sink_ctx, id, t->name, t->schema_name, t->schema_encoding,
+                                  t->schema_data, t->schema_len, t->message_encoding);
+    if (rc == RL_OK)
+        t->channel_added = 1;
+    return rc;
+}
+
+/* The messages the writer holds for the write delay, oldest first. An array of pointers,
+ * not the queue's linked list: after the delay the messages are no longer in cache, and
+ * an array lets the writer prefetch the next ones instead of chasing one miss at a time. */
+typedef struct pending {
+    rec_msg *m;
+    int64_t taken_mono; /* when the writer took it from the queue */
+} pending;
+
+typedef struct pending_ring {
+    pending *v;
+    size_t cap, head, count; /* cap is a power of two */
+} pending_ring;
+
+static int ring_push(pending_ring *pr, rec_msg *m, int64_t taken)
+{
+    if (pr->count == pr->cap) {
+        size_t ncap = pr->cap ? 2 * pr->cap : 4096;
+        pending *nv = malloc(ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        for (size_t i = 0; i < pr->count; i++)
+            nv[i] = pr->v[(pr->head + i) & (pr->cap - 1)];
+        free(pr->v);
+        pr->v = nv;
+        pr->cap = ncap;
+        pr->head = 0;
+    }
+    pending *p = &pr->v[(pr->head + pr->count) & (pr->cap - 1)];
+    p->m = m;
+    p->taken_mono = taken;
+    pr->count++;
+    return 0;
+}
+
+static const pending *ring_front(const pending_ring *pr)
+{
+    return pr->count ? &pr->v[pr->head] : NULL;
+}
+
+static void ring_pop(pending_ring *pr)
+{
+    pr->head = (pr->head + 1) & (pr->cap - 1);
+    pr->count--;
+}
+
+/* Moves the writer's finished small nodes to the spare pool (caller holds mu); what does
+ * not fit is freed. Returns 0, the new count of `done`. */
+static size_t give_back(rl_recorder *r, rec_msg **done, size_t n)
+{
+    size_t i = 0;
+    for (; i < n && r->spare_count < REC_SPARE_MAX; i++)
+        r->spare[r->spare_count++] = done[i];
+    for (; i < n; i++)
+        free(done[i]);
+    return 0;
+}
+
+/* The writer: takes the queue in batches, holds each message for the write delay (or
+ * until START/STOP already decide it), classifies and writes it, flushes at least every
+ * flush interval, and on stop or failure writes what is left, closes the bag and (for a
+ * failure) the manifest. */
+static void *writer_main(void *arg)
+{
+    rl_recorder *r = arg;
+    pending_ring pend = {NULL, 0, 0, 0};
+    rec_msg **batch = NULL; /* swapped with the queue's array */
+    size_t batch_cap = 0;
+    rec_msg *done[REC_SPARE_BATCH]; /* small nodes to hand back */
+    size_t ndone = 0;
+    uint64_t done_msgs = 0, done_bytes = 0;
+    int64_t last_flush = rl_mono_ns();
+    int unflushed = 0, sink_failed = 0;
+    const int64_t delay = r->opts.write_delay_ns;
+
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        r->queued_msgs -= done_msgs;
+        r->queued_bytes -= done_bytes;
+        done_msgs = done_bytes = 0;
+        ndone = give_back(r, done, ndone);
+        for (;;) {
+            int st = atomic_load(&r->state);
+            if (r->qcount || r->stop_req || st == RL_RECORD_FAILED)
+                break;
+            int64_t now = rl_mono_ns();
+            int64_t deadline = now + WRITER_MAX_SLEEP_MS * 1000000ll;
+            if (pend.count) {
+                int64_t due = ring_front(&pend)->taken_mono + delay;
+                if (due <= now)
+                    break;
+                if (due < deadline)
+                    deadline = due;
+            }
+            if (unflushed) {
+                int64_t fdue = last_flush + r->opts.flush_interval_ns;
+                if (fdue <= now)
+                    break;
+                if (fdue < deadline)
+                    deadline = fdue;
+            }
+            struct timespec ts;
+            abs_deadline(&ts, deadline);
+            r->writer_sleeping = 1;
+            int wrc = pthread_cond_timedwait(&r->wake_writer, &r->mu, &ts);
+            r->writer_sleeping = 0;
+            atomic_store(&r->progress_mono, rl_mono_ns());
+            if (wrc == ETIMEDOUT)
+                break;
+        }
+        size_t batch_count = r->qcount;
+        {
+            rec_msg **tv = r->qv;
+            size_t tc = r->qcap;
+            r->qv = batch;
+            r->qcap = batch_cap;
+            r->qcount = 0;
+            batch = tv;
+            batch_cap = tc;
+        }
+        int failed = atomic_load(&r->state) == RL_RECORD_FAILED;
+        int drain = r->stop_req || failed;
+        int have_start = r->start_ns != RL_REC_UNSET, have_stop = r->stop_ns != RL_REC_UNSET;
+        int64_t start = r->start_ns, stop = r->stop_ns;
+        if (drain && !batch_count && !pend.count) {
+            pthread_mutex_unlock(&r->mu);
+            break;
+        }
+        pthread_mutex_unlock(&r->mu);
+
+        if (batch_count) {
+            /* One clock read per batch instead of one per push (clock_gettime was the largest
+             * single cost of a 100-byte push). The writer takes a batch at most one wake-up
+             * (WRITER_MAX_SLEEP_MS) after the push, so a message is held at least the write
+             * delay and at most that much longer; classification only gets more patient. */
+            int64_t taken = rl_mono_ns();
+            for (size_t i = 0; i < batch_count; i++) {
+                if (ring_push(&pend, batch[i], taken) < 0) {
+                    /* Out of memory for the ring: this message cannot be held, the run
+                     * cannot keep its promises. */
+                    rec_msg *m = batch[i];
+                    fail_run(r, "writer: out of memory holding messages for the write delay");
+                    atomic_fetch_add_explicit(&r->topics[m->topic]->dropped, 1,
+                                              memory_order_relaxed);
+                    done_msgs++;
+                    done_bytes += m->len;
+                    free(m);
+                }
+            }
+        }
+        int64_t now = rl_mono_ns();
+        atomic_store(&r->progress_mono, now);
+        unsigned n = 0;
+        while (pend.count) {
+            const pending *p = ring_front(&pend);
+            rec_msg *m = p->m;
+            if (!drain) {
+                int decided = have_stop || (have_start && m->receive_ns < start);
+                if (!decided && p->taken_mono + delay > now)
+                    break;
+            }
+            ring_pop(&pend);
+            if (pend.count > 8) {
+                rec_msg *ahead = pend.v[(pend.head + 8) & (pend.cap - 1)].m;
+                __builtin_prefetch(ahead);
+                __builtin_prefetch(ahead->data);
+            }
+            rec_topic *t = r->topics[m->topic];
+            int inside = have_start && m->receive_ns >= start &&
+                         (!have_stop || m->receive_ns <= stop);
+            if (sink_failed) {
+                atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+            } else if (inside || r->opts.keep_outside) {
+                int rc = ensure_channel(r, t, m->topic);
+                if (rc == RL_OK)
+                    rc = r->sink->write(r->sink_ctx, m->topic, ++t->sequence,
+                                        (uint64_t)m->receive_ns, (uint64_t)m->publish_ns,
+                                        m->data, m->len);
+                if (rc < 0) {
+                    sink_failed = 1;
+                    fail_run(r, "writer: %s", rl_error_last());
+                    atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+                } else {
+                    bump(inside ? &t->inside : &t->outside, 1);
+                    bump(&t->written, 1);
+                    unflushed = 1;
+                }
+            } else {
+                bump(&t->outside, 1);
+            }
+            done_msgs++;
+            done_bytes += m->len;
+            if (m->len <= REC_SMALL) {
+                done[ndone++] = m;
+                if (ndone == REC_SPARE_BATCH) {
+                    pthread_mutex_lock(&r->mu);
+                    ndone = give_back(r, done, ndone);
+                    pthread_mutex_unlock(&r->mu);
+                }
+            } else {
+                free(m);
+            }
+            if ((++n & 255) == 0) {
+                now = rl_mono_ns();
+                atomic_store(&r->progress_mono, now);
+            }
+        }
+        now = rl_mono_ns();
+        atomic_store(&r->progress_mono, now);
+        if (unflushed && !sink_failed && now - last_flush >= r->opts.flush_interval_ns) {
+            if (r->sink->flush(r->sink_ctx) < 0) {
+                sink_failed = 1;
+                fail_run(r, "writer: flush: %s", rl_error_last());
+            }
+            last_flush = rl_mono_ns();
+            atomic_store(&r->progress_mono, last_flush);
+            unflushed = 0;
+        }
+    }
+    pthread_mutex_lock(&r->mu);
+    r->queued_msgs -= done_msgs;
+    r->queued_bytes -= done_bytes;
+    ndone = give_back(r, done, ndone);
+    pthread_mutex_unlock(&r->mu);
+    free(pend.v);
+    free(batch);
+
+    /* Close the bag whatever happened: after a write error the sink keeps what was flushed
+     * readable and the close only reports the old error. */
+    void *ctx = r->sink_ctx;
+    r->sink_ctx = NULL;
+    if (ctx) {
+        int rc = r->sink->close(ctx);
+        if (rc < 0 && !sink_failed)
+            fail_run(r, "writer: closing the bag: %s", rl_error_last());
+    }
+    atomic_store(&r->writer_done, 1);
+    if (atomic_load(&r->state) == RL_RECORD_FAILED)
+        (void)rl_rec_write_manifest(r);
+    pthread_mutex_lock(&r->mu);
+    pthread_cond_signal(&r->wake_monitor);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* ---- the monitor thread ------------------------------------------------------------------ */
+
+void rl_recorder_status(rl_recorder *r, rl_record_status *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&r->mu);
+    out->state = (rl_record_state)atomic_load(&r->state);
+    out->queued_messages = r->queued_msgs;
+    out->queued_bytes = r->queued_bytes;
+    pthread_mutex_unlock(&r->mu);
+    out->host = r->host;
+    out->run_id = r->run_id;
+    out->run_dir = r->run_dir;
+    /* The reason is written once, when the state becomes terminal, before the state. */
+    out->reason = out->state >= RL_RECORD_COMPLETE ? r->reason : "";
+    out->stamp_ns = rl_time_now_ns();
+    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    for (unsigned i = 0; i < nt; i++) {
+        rec_topic *t = r->topics[i];
+        out->received += atomic_load(&t->received);
+        out->inside += atomic_load(&t->inside);
+        out->outside += atomic_load(&t->outside);
+        out->written += atomic_load(&t->written);
+        out->dropped += atomic_load(&t->dropped);
+        out->bytes += atomic_load(&t->bytes);
+    }
+}
+
+int rl_recorder_topic_stats(rl_recorder *r, uint16_t id, rl_record_topic_stats *out)
+{
+    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    if (id >= nt)
+        return rl_error_set(RL_ENOENT, "recorder: no topic with id %u", id);
+    rec_topic *t = r->topics[id];
+    out->topic = t->name;
+    out->received = atomic_load(&t->received);
+    out->inside = atomic_load(&t->inside);
+    out->outside = atomic_load(&t->outside);
+    out->written = atomic_load(&t->written);
+    out->dropped = atomic_load(&t->dropped);
+    out->bytes = atomic_load(&t->bytes);
+    return RL_OK;
+}
+
+/* The monitor: heartbeats, and the checks the writer cannot make on itself (a writer
+ * stuck in a write cannot notice that it is stuck). */
+static void *monitor_main(void *arg)
+{
+    rl_recorder *r = arg;
+    int64_t next_beat = rl_mono_ns();
+    int64_t next_free_check = next_beat + FREE_CHECK_INTERVAL_MS * 1000000ll;
+    int last_state = -1;
+    int64_t tick = r->opts.heartbeat_interval_ns < 50000000ll ? r->opts.heartbeat_interval_ns
+                                                              : 50000000ll;
+    pthread_mutex_lock(&r->mu);
+    while (!r->monitor_stop) {
+        int64_t now = rl_mono_ns();
+        struct timespec ts;
+        abs_deadline(&ts, now + tick);
+        pthread_cond_timedwait(&r->wake_monitor, &r->mu, &ts);
+        if (r->monitor_stop)
+            break;
+        int st = atomic_load(&r->state);
+        int running = (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING) && r->writer_started &&
+                      !atomic_load(&r->writer_done);
+        pthread_mutex_unlock(&r->mu);
+        now = rl_mono_ns();
+        if (running) {
+            int64_t quiet = now - atomic_load(&r->progress_mono);
+            if (quiet > r->opts.stall_limit_ns &&
+                fail_run(r, "writer stalled for %lld ms (stall limit %lld ms)",
+                         (long long)(quiet / 1000000), (long long)(r->opts.stall_limit_ns / 1000000)))
+                (void)rl_rec_write_manifest(r); /* the writer may never come back to do it */
+            if (now >= next_free_check) {
+                next_free_check = now + FREE_CHECK_INTERVAL_MS * 1000000ll;
+                uint64_t free_bytes = 0;
+                /* Atomic so that tests can simulate a filling disk by raising it. */
+                uint64_t minimum = __atomic_load_n(&r->opts.minimum_free_bytes, __ATOMIC_RELAXED);
+                if (rl_fs_free_bytes(r->run_dir, &free_bytes) == RL_OK && free_bytes < minimum)
+                    fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
+                             (unsigned long long)free_bytes, (unsigned long long)minimum);
+            }
+        }
+        st = atomic_load(&r->state);
+        if (r->opts.heartbeat && (now >= next_beat || st != last_state)) {
+            rl_record_status s;
+            rl_recorder_status(r, &s);
+            r->opts.heartbeat(&s, r->opts.heartbeat_user);
+            last_state = st;
+            if (now >= next_beat)
+                next_beat += r->opts.heartbeat_interval_ns;
+            if (next_beat < now)
+                next_beat = now + r->opts.heartbeat_interval_ns;
+        }
+        pthread_mutex_lock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    /* A run that ended just before the recorder was freed still gets its last beat. */
+    if (r->opts.heartbeat && atomic_load(&r->state) != last_state) {
+        rl_record_status s;
+        rl_recorder_status(r, &s);
+        r->opts.heartbeat(&s, r->opts.heartbeat_user);
+    }
+    return NULL;
+}
+
+/* ---- transitions ---------------------------------------------------------------------- */
+
+int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
+{
+    if (!run)
+        return rl_error_set(RL_EINVAL, "recorder prepare: no run description");
+    pthread_mutex_lock(&r->mu);
+    int st = atomic_load(&r->state);
+    if (st != RL_RECORD_IDLE || r->closing) {
+        pthread_mutex_unlock(&r->mu);
+        return rl_error_set(RL_ESTATE, "recorder prepare: refused in state %s (only from IDLE)",
+                            rl_record_state_name((rl_record_state)st));
+    }
+    /* `closing` keeps concurrent transitions out while the directory is made. */
+    r->closing = 1;
+    pthread_mutex_unlock(&r->mu);
+
+    int rc = RL_OK;
+    if (!r->sink)
+        rc = rl_error_set(RL_EUNSUPPORTED, "recorder prepare: no bag writer available");
+    if (rc == RL_OK)
+        rc = rl_rec_prepare_dir(r, run);
+    if (rc == RL_OK) {
+        rc = r->sink->open(&r->sink_ctx, r->bag_path, &r->opts, r->sink_user);
+        if (rc < 0) {
+            /* Nothing was armed: the directory goes, as for any other prepare error (the
+             * run id stays reserved). */
+            rl_error_prefix(rc, "recorder prepare: %s", r->bag_path);
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", rl_error_last());
+            r->sink_ctx = NULL;
+            rl_fs_remove_tree(r->run_dir);
+            r->run_dir[0] = '\0';
+            r->bag_path[0] = '\0';
+            rl_error_set(rc, "%s", msg);
+        }
+    }
+    if (rc == RL_OK) {
+        pthread_mutex_lock(&r->mu);
+        r->prepare_ns = rl_time_now_ns();
+        atomic_store(&r->state, RL_RECORD_ARMED);
+        r->accepting = 1;
+        pthread_mutex_unlock(&r->mu);
+        rc = rl_rec_write_manifest(r);
+        if (rc == RL_OK) {
+            atomic_store(&r->progress_mono, rl_mono_ns());
+            pthread_mutex_lock(&r->mu);
+            if (pthread_create(&r->writer, NULL, writer_main, r) != 0)
+                rc = rl_error_set(RL_ERR, "recorder prepare: cannot start the writer thread");
+            else
+                r->writer_started = 1;
+            pthread_mutex_unlock(&r->mu);
+        }
+        if (rc < 0) {
+            /* The directory exists now and stays (never reused); the run is FAILED. */
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", rl_error_last());
+            r->sink->abandon(r->sink_ctx);
+            r->sink_ctx = NULL;
+            fail_run(r, "prepare: %s", msg);
+            (void)rl_rec_write_manifest(r);
+            rl_error_set(rc, "%s", msg);
+        }
+    }
+    pthread_mutex_lock(&r->mu);
+    r->closing = 0;
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+int rl_recorder_begin(rl_recorder *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int st = atomic_load(&r->state);
+    int rc = RL_OK;
+    if (st != RL_RECORD_ARMED || r->closing)
+        rc = rl_error_set(RL_ESTATE, "recorder begin: refused in state %s (only from ARMED)",
+                          rl_record_state_name((rl_record_state)st));
+    else {
+        r->begin_ns = rl_time_now_ns();
+        atomic_store(&r->state, RL_RECORD_RECORDING);
+    }
+    pthread_mutex_unlock(&r->mu);
+    /* After a crash the manifest then says the run had begun. A failed rewrite leaves the
+     * prepare-time manifest, which is still whole; the run goes on. */
+    if (rc == RL_OK)
+        (void)rl_rec_write_manifest(r);
+    return rc;
+}
+
+int rl_recorder_mark_start(rl_recorder *r, int64_t stamp)
+{
+    pthread_mutex_lock(&r->mu);
+    int st = atomic_load(&r->state);
+    int rc = RL_OK;
+    if (st != RL_RECORD_RECORDING || r->closing)
+        rc = rl_error_set(RL_ESTATE, "recorder START: refused in state %s (only in RECORDING)",
+                          rl_record_state_name((rl_record_state)st));
+    else if (r->start_ns != RL_REC_UNSET)
+        rc = rl_error_set(RL_ESTATE, "recorder START: already marked");
+    else if (stamp < 0)
+        rc = rl_error_set(RL_EINVAL, "recorder START: negative stamp");
+    else
+        r->start_ns = stamp;
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp)
+{
+    pthread_mutex_lock(&r->mu);
+    int st = atomic_load(&r->state);
+    int rc = RL_OK;
+    if (st != RL_RECORD_RECORDING || r->closing)
+        rc = rl_error_set(RL_ESTATE, "recorder STOP: refused in state %s (only in RECORDING)",
+                          rl_record_state_name((rl_record_state)st));
+    else if (r->start_ns == RL_REC_UNSET)
+        rc = rl_error_set(RL_ESTATE, "recorder STOP: refused before START");
+    else if (r->stop_ns != RL_REC_UNSET)
+        rc = rl_error_set(RL_ESTATE, "recorder STOP: already marked");
+    else if (stamp < r->start_ns)
+        rc = rl_error_set(RL_EINVAL, "recorder STOP: stamp %lld is before START %lld",
+                          (long long)stamp, (long long)r->start_ns);
+    else {
+        r->stop_ns = stamp;
+        pthread_cond_signal(&r->wake_writer); /* every queued message is decided now */
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+/* Drains and closes: stops accepting, lets the writer write everything and exit, then
+ * sets the terminal state unless the run FAILED meanwhile. */
+static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const char *reason,
+                   int cancel)
+{
+    pthread_mutex_lock(&r->mu);
+    int st = atomic_load(&r->state);
+    if (!(allowed_mask & (1 << st)) || r->closing) {
+        int rc = st == RL_RECORD_FAILED
+                     ? rl_error_set(RL_ESTATE, "recorder %s: refused, the run FAILED: %s", verb,
+                                    r->reason)
+                     : rl_error_set(RL_ESTATE, "recorder %s: refused in state %s%s", verb,
+                                    rl_record_state_name((rl_record_state)st),
+                                    r->closing ? " (another finish is under way)" : "");
+        pthread_mutex_unlock(&r->mu);
+        return rc;
+    }
+    r->closing = 1;
+    r->accepting = 0;
+    r->stop_req = 1;
+    pthread_cond_signal(&r->wake_writer);
+    pthread_mutex_unlock(&r->mu);
+
+    join_writer(r);
+
+    pthread_mutex_lock(&r->mu);
+    int rc = RL_OK;
+    if (atomic_load(&r->state) == RL_RECORD_FAILED) {
+        rc = rl_error_set(RL_EIO, "recorder %s: the run FAILED: %s", verb, r->reason);
+        pthread_mutex_unlock(&r->mu);
+        return rc;
+    }
+    int complete = !cancel && r->stop_ns != RL_REC_UNSET;
+    if (complete)
+        snprintf(r->reason, sizeof r->reason, "%s", reason && *reason ? reason : "finished");
+    else
+        snprintf(r->reason, sizeof r->reason, "%s",
+                 reason && *reason ? reason : (cancel ? "cancelled" : "finished without STOP"));
+    r->finish_ns = rl_time_now_ns();
+    atomic_store(&r->state, complete ? RL_RECORD_COMPLETE : RL_RECORD_INTERRUPTED);
+    pthread_cond_signal(&r->wake_monitor);
+    pthread_mutex_unlock(&r->mu);
+    return rl_rec_write_manifest(r);
+}
+
+int rl_recorder_finish(rl_recorder *r, const char *reason)
+{
+    return end_run(r, 1 << RL_RECORD_RECORDING, "finish", reason, 0);
+}
+
+int rl_recorder_cancel(rl_recorder *r, const char *reason)
+{
+    return end_run(r, (1 << RL_RECORD_ARMED) | (1 << RL_RECORD_RECORDING), "cancel", reason, 1);
+}
+
+void rl_rec_snapshot(rl_recorder *r, rec_snapshot *s)
+{
+    pthread_mutex_lock(&r->mu);
+    s->state = (rl_record_state)atomic_load(&r->state);
+    snprintf(s->reason, sizeof s->reason, "%s", s->state >= RL_RECORD_COMPLETE ? r->reason : "");
+    s->prepare_ns = r->prepare_ns;
+    s->begin_ns = r->begin_ns;
+    s->start_ns = r->start_ns;
+    s->stop_ns = r->stop_ns;
+    s->finish_ns = r->finish_ns;
+    pthread_mutex_unlock(&r->mu);
+}

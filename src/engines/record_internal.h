@@ -1,0 +1,151 @@
+/* Internals of the recorder engine shared by record.c (state machine, queue, threads),
+ * record_dir.c (run directory, lock, maps, manifest) and the sinks: the recorder struct
+ * and the small sink interface through which the writer thread writes the bag, so the
+ * state machine and queues can be tested with an in-memory or failing sink. */
+#ifndef RUNLAB_RECORD_INTERNAL_H
+#define RUNLAB_RECORD_INTERNAL_H
+
+#include "runlab/fs.h"
+#include "runlab/record.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+enum {
+    RL_RECORD_MAX_TOPICS = 4096,
+    RL_RECORD_RUN_ID_MAX = 64,
+    REC_SMALL = 256,        /* payloads up to this size get recycled nodes of this capacity */
+    REC_SPARE_MAX = 16384,  /* recycled nodes kept at most (about 5 MB) */
+    REC_SPARE_BATCH = 1024  /* the writer hands nodes back this many at a time */
+};
+
+/* Marks a stamp that has not happened yet. */
+#define RL_REC_UNSET INT64_MIN
+
+/* Where the writer thread writes messages. Only the writer thread calls write, flush and
+ * add_channel; open runs in prepare, before the thread starts. Functions return RL_OK or a
+ * negative status with the error message set. `close` finishes the file and frees the
+ * context whatever happens; `abandon` frees it without finishing (prepare errors). */
+typedef struct rl_record_sink_ops {
+    const char *name; /* file extension of the bag: "mcap" */
+    int (*open)(void **ctx, const char *path, const rl_record_options *opts, void *user);
+    int (*add_channel)(void *ctx, uint16_t id, const char *topic, const char *schema_name,
+                       const char *schema_encoding, const void *schema_data, size_t schema_len,
+                       const char *message_encoding);
+    int (*write)(void *ctx, uint16_t channel, uint32_t sequence, uint64_t log_time,
+                 uint64_t publish_time, const void *data, size_t len);
+    int (*flush)(void *ctx);
+    int (*close)(void *ctx);
+    void (*abandon)(void *ctx);
+} rl_record_sink_ops;
+
+/* The MCAP sink (record_sink_mcap.c). */
+extern const rl_record_sink_ops *const rl_record_default_sink;
+
+/* Replaces the sink (tests). Only in IDLE; RL_ESTATE otherwise. */
+int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *user);
+
+/* A message waiting in the queue or in the write delay. The payload follows the header in
+ * the same allocation. */
+typedef struct rec_msg {
+    int64_t receive_ns, publish_ns;
+    size_t len;
+    uint16_t topic;
+    unsigned char data[];
+} rec_msg;
+
+typedef struct rec_topic {
+    char *name, *schema_name, *schema_encoding, *message_encoding;
+    unsigned char *schema_data;
+    size_t schema_len;
+    /* Counters are atomics: pushes update them from any thread, the writer from its own,
+     * and status readers from a third, without a common lock on the hot path. The
+     * writer's own are on another cache line so the two sides do not bounce one line. */
+    _Atomic uint64_t received, bytes, dropped;
+    _Alignas(64) _Atomic uint64_t inside, outside, written;
+    /* Writer thread only. */
+    uint32_t sequence;
+    int channel_added;
+} rec_topic;
+
+struct rl_recorder {
+    rl_record_options opts; /* strings point to the copies below */
+    char home[PATH_MAX];
+    char lock_dir[PATH_MAX];
+    char lock_path[PATH_MAX];
+    int lock_fd;
+    char host[256];
+    char version[32]; /* runlab version, for the manifest */
+
+    /* Set by prepare, read-only afterwards. */
+    char run_id[RL_RECORD_RUN_ID_MAX + 1];
+    char run_dir[PATH_MAX];
+    char run_name[PATH_MAX];
+    char bag_path[PATH_MAX];
+    char bag_rel[PATH_MAX];
+    char id_link[PATH_MAX];
+    int *vehicles;
+    size_t vehicle_count;
+    char *planner, *map_frame;
+    char map_file[RL_NAME_MAX + 1], original_map_file[RL_NAME_MAX + 1];
+    char map_sha256[65];
+    uint64_t map_bytes;
+    int has_map, has_original_map;
+
+    /* `mu` guards the state, the stamps, the reason and the queue. */
+    pthread_mutex_t mu;
+    pthread_cond_t wake_writer;
+    pthread_cond_t wake_monitor;
+    _Atomic int state;
+    char reason[512];
+    int64_t prepare_ns, begin_ns, start_ns, stop_ns, finish_ns;
+    int accepting;  /* pushes are taken (ARMED/RECORDING and no finish under way) */
+    int closing;    /* a finish or cancel is under way */
+    int stop_req;   /* writer: write everything and exit */
+    int writer_sleeping;
+    int monitor_stop;
+    /* The queue: an array of pointers the writer swaps for its empty one, so taking a
+     * batch is O(1) and never touches the messages. */
+    rec_msg **qv;
+    size_t qcount, qcap;
+    /* Small nodes the writer is done with, for pushes to reuse: a cross-thread free per
+     * message was the writer's largest cost after the MCAP writer itself. */
+    rec_msg **spare;
+    size_t spare_count;
+    uint64_t queued_msgs, queued_bytes; /* queue + write delay */
+
+    pthread_t writer, monitor;
+    int writer_started, monitor_started;
+    _Atomic int64_t progress_mono; /* writer's last sign of life */
+    _Atomic int writer_done;
+
+    pthread_mutex_t topic_mu; /* registration only; readers use the atomic count */
+    rec_topic *topics[RL_RECORD_MAX_TOPICS];
+    _Atomic unsigned ntopics;
+
+    const rl_record_sink_ops *sink;
+    void *sink_user;
+    void *sink_ctx;
+
+    pthread_mutex_t manifest_mu;
+    pthread_mutex_t join_mu;
+};
+
+/* record_dir.c */
+int rl_rec_lock_acquire(rl_recorder *r);
+void rl_rec_lock_release(rl_recorder *r);
+/* Everything prepare does on disk before the writer starts; on error removes what it
+ * created except a reserved run id. */
+int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run);
+int rl_rec_write_manifest(rl_recorder *r);
+/* Takes a consistent copy of state, reason and stamps (under mu). */
+typedef struct rec_snapshot {
+    rl_record_state state;
+    char reason[512];
+    int64_t prepare_ns, begin_ns, start_ns, stop_ns, finish_ns;
+} rec_snapshot;
+void rl_rec_snapshot(rl_recorder *r, rec_snapshot *s);
+
+#endif

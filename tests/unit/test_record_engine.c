@@ -1,0 +1,921 @@
+/* Tests of the recorder engine with an in-memory bag writer: every transition and
+ * refusal, the START..STOP classification with late stamps, queue overflow, writer
+ * errors and stalls, free space, the (host, domain) lock, run ids (hostile, reused,
+ * raced for by processes), maps, manifests and heartbeats. */
+#include "rl_test.h"
+
+#include "record_test_sink.h"
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/hash.h"
+#include "runlab/record.h"
+
+#include <dirent.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct fixture {
+    char *home;
+    mem_sink sink;
+    rl_record_options opts;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->home = rl_test_tmpdir();
+    mem_sink_init(&f->sink);
+    rl_record_options_default(&f->opts);
+    f->opts.home = f->home;
+    f->opts.minimum_free_bytes = 0;
+    f->opts.compression = RL_RECORD_COMPRESSION_NONE;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    rl_test_tmpdir_free(f->home);
+    mem_sink_destroy(&f->sink);
+    free(f);
+    return 0;
+}
+
+static rl_recorder *new_recorder(fixture *f)
+{
+    rl_recorder *r = NULL;
+    int rc = rl_recorder_new(&r, &f->opts);
+    if (rc != RL_OK)
+        fail_msg("rl_recorder_new: %s", rl_error_last());
+    assert_int_equal(rl_recorder_set_sink(r, &mem_sink_ops, &f->sink), RL_OK);
+    return r;
+}
+
+static void prepare(rl_recorder *r, const char *id)
+{
+    rl_record_run run = {0};
+    run.run_id = id;
+    if (rl_recorder_prepare(r, &run) != RL_OK)
+        fail_msg("prepare %s: %s", id ? id : "(generated)", rl_error_last());
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Polls until the recorder reaches `state` (5 s at most). */
+static void wait_state(rl_recorder *r, rl_record_state state)
+{
+    for (int i = 0; i < 2500 && rl_recorder_state(r) != state; i++)
+        sleep_ms(2);
+    assert_string_equal(rl_record_state_name(rl_recorder_state(r)), rl_record_state_name(state));
+}
+
+static void wait_drained(rl_recorder *r)
+{
+    rl_record_status s;
+    for (int i = 0; i < 2500; i++) {
+        rl_recorder_status(r, &s);
+        if (s.queued_messages == 0)
+            return;
+        sleep_ms(2);
+    }
+    fail_msg("queue not drained");
+}
+
+static json_object *read_manifest(const char *run_dir)
+{
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/manifest.json", run_dir);
+    json_object *m = json_object_from_file(path);
+    if (!m)
+        fail_msg("cannot read %s", path);
+    return m;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        fail_msg("manifest: %s missing or not a string", key);
+    return json_object_get_string(v);
+}
+
+static int64_t jint(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+        fail_msg("manifest: %s missing or not an integer", key);
+    return json_object_get_int64(v);
+}
+
+static json_object *jget(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v))
+        fail_msg("manifest: %s missing", key);
+    return v;
+}
+
+static int path_exists(const char *dir, const char *rel)
+{
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int count_dirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static uint16_t topic(rl_recorder *r, const char *name)
+{
+    uint16_t id = 0;
+    assert_int_equal(rl_recorder_add_topic(r, name, "std_msgs/String", "ros2msg", "string data", 11,
+                                           "cdr", &id),
+                     RL_OK);
+    return id;
+}
+
+/* ---- transitions ------------------------------------------------------------------------- */
+
+static void test_full_run_complete(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r = new_recorder(f);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    uint16_t a = topic(r, "/vehicle/1/state");
+    prepare(r, "exp-1");
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_ARMED);
+    const char *dir = rl_recorder_run_dir(r);
+    assert_non_null(strstr(dir, "/experiments/"));
+    assert_non_null(strstr(dir, "Z_exp-1"));
+    for (const char *sub = "bag\0map\0config\0evaluations\0config/recorder.json\0config/"
+                           "nodes.json\0manifest.json\0";
+         *sub; sub += strlen(sub) + 1)
+        assert_true(path_exists(dir, sub));
+    json_object *m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "ARMED");
+    assert_string_equal(jstr(m, "run_id"), "exp-1");
+    assert_true(json_object_is_type(jget(m, "result"), json_type_null));
+    json_object_put(m);
+
+    assert_int_equal(rl_recorder_push(r, a, 10, 9, "x", 1), RL_OK); /* armed: before START */
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_RECORDING);
+    assert_int_equal(rl_recorder_mark_start(r, 100), RL_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(rl_recorder_push(r, a, 100 + i, 99 + i, "yy", 2), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 105), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_COMPLETE);
+    assert_int_equal(f->sink.count, 11);
+    assert_int_equal(f->sink.closed, 1);
+    for (size_t i = 0; i < f->sink.count; i++)
+        assert_int_equal(f->sink.msgs[i].sequence, i + 1);
+
+    m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "COMPLETE");
+    assert_string_equal(jstr(jget(m, "result"), "state"), "COMPLETE");
+    json_object *tot = jget(m, "totals");
+    assert_int_equal(jint(tot, "received"), 11);
+    assert_int_equal(jint(tot, "inside"), 6); /* 100..105 inclusive */
+    assert_int_equal(jint(tot, "outside"), 5);
+    assert_int_equal(jint(tot, "written"), 11);
+    assert_int_equal(jint(tot, "dropped"), 0);
+    assert_int_equal(jint(tot, "bytes"), 21);
+    json_object *t0 = json_object_array_get_idx(jget(m, "topics"), 0);
+    assert_string_equal(jstr(t0, "topic"), "/vehicle/1/state");
+    json_object *st = jget(m, "stamps");
+    assert_true(json_object_is_type(jget(st, "finish"), json_type_string));
+    assert_string_equal(json_object_get_string(jget(st, "start")), "1970-01-01T00:00:00.000000100Z");
+    json_object_put(m);
+    rl_recorder_free(r);
+}
+
+static void test_refusals_change_nothing(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    /* IDLE */
+    assert_int_equal(rl_recorder_begin(r), RL_ESTATE);
+    assert_non_null(strstr(rl_error_last(), "IDLE"));
+    assert_int_equal(rl_recorder_mark_start(r, 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_mark_stop(r, 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
+    assert_int_equal(rl_recorder_cancel(r, NULL), RL_ESTATE);
+    assert_int_equal(rl_recorder_push(r, a, 1, 1, "x", 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    assert_int_equal(count_dirs(f->home), 1); /* only locks/ */
+    /* ARMED */
+    prepare(r, "refusals");
+    rl_record_run run = {.run_id = "other"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_ESTATE);
+    assert_int_equal(rl_recorder_mark_start(r, 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_ARMED);
+    /* RECORDING */
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_begin(r), RL_ESTATE);
+    assert_int_equal(rl_recorder_mark_stop(r, 5), RL_ESTATE); /* before START */
+    assert_int_equal(rl_recorder_mark_start(r, -1), RL_EINVAL);
+    assert_int_equal(rl_recorder_mark_start(r, 10), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 11), RL_ESTATE);
+    assert_int_equal(rl_recorder_mark_stop(r, 9), RL_EINVAL); /* before START's stamp */
+    assert_int_equal(rl_recorder_push(r, 7, 1, 1, "x", 1), RL_EINVAL);
+    assert_int_equal(rl_recorder_push(r, a, -1, 1, "x", 1), RL_EINVAL);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_RECORDING);
+    /* Finishing without STOP is INTERRUPTED. */
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_INTERRUPTED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_string_equal(s.reason, "finished without STOP");
+    /* Terminal: everything refused. */
+    assert_int_equal(rl_recorder_begin(r), RL_ESTATE);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
+    assert_int_equal(rl_recorder_cancel(r, NULL), RL_ESTATE);
+    assert_int_equal(rl_recorder_mark_stop(r, 20), RL_ESTATE);
+    assert_int_equal(rl_recorder_push(r, a, 1, 1, "x", 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_ESTATE);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_INTERRUPTED);
+    json_object *m = read_manifest(rl_recorder_run_dir(r));
+    assert_string_equal(jstr(m, "state"), "INTERRUPTED");
+    assert_string_equal(jstr(jget(m, "result"), "reason"), "finished without STOP");
+    json_object_put(m);
+    rl_recorder_free(r);
+}
+
+static void test_cancel_armed_and_recording(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "cancel-armed");
+    assert_int_equal(rl_recorder_push(r, a, 1, 1, "x", 1), RL_OK);
+    assert_int_equal(rl_recorder_cancel(r, "operator aborted"), RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_INTERRUPTED);
+    assert_int_equal(f->sink.count, 1); /* queued messages are still written */
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_string_equal(s.reason, "operator aborted");
+    rl_recorder_free(r);
+
+    mem_sink_destroy(&f->sink);
+    mem_sink_init(&f->sink);
+    r = new_recorder(f);
+    a = topic(r, "/a");
+    prepare(r, "cancel-recording");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 2), RL_OK);
+    /* A cancel after STOP is still INTERRUPTED: the operator said so. */
+    assert_int_equal(rl_recorder_cancel(r, "SIGINT"), RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_INTERRUPTED);
+    rl_recorder_free(r);
+
+    /* Freeing a recording recorder cancels it and leaves an INTERRUPTED manifest. */
+    r = new_recorder(f);
+    prepare(r, "freed-while-recording");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    rl_recorder_free(r);
+    json_object *m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "INTERRUPTED");
+    json_object_put(m);
+}
+
+/* ---- the START..STOP window ----------------------------------------------------------------- */
+
+static void test_late_start_and_stop_stamps(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000; /* nothing is written before finish */
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a"), b = topic(r, "/b");
+    prepare(r, "late-stamps");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(rl_recorder_push(r, i % 2 ? b : a, 1000 + i, 1000 + i, "m", 1), RL_OK);
+    /* START and STOP arrive after every message, with stamps inside their range. */
+    assert_int_equal(rl_recorder_mark_start(r, 1050), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 1079), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.inside, 30);
+    assert_int_equal(s.outside, 70);
+    assert_int_equal(s.written, 100);
+    rl_record_topic_stats ta, tb;
+    assert_int_equal(rl_recorder_topic_stats(r, a, &ta), RL_OK);
+    assert_int_equal(rl_recorder_topic_stats(r, b, &tb), RL_OK);
+    assert_int_equal(ta.inside, 15);
+    assert_int_equal(tb.inside, 15);
+    assert_int_equal(rl_recorder_topic_stats(r, 9, &ta), RL_ENOENT);
+    rl_recorder_free(r);
+}
+
+static void test_outside_left_out_when_configured(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000;
+    f->opts.keep_outside = 0;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "keep-inside");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(rl_recorder_push(r, a, 2000 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 2010), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 2019), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.inside, 10);
+    assert_int_equal(s.outside, 40);
+    assert_int_equal(s.written, 10);
+    assert_int_equal(f->sink.count, 10);
+    assert_int_equal(f->sink.msgs[0].log_time, 2010);
+    rl_recorder_free(r);
+}
+
+/* Without a write delay a message is decided when written: a START that comes later
+ * cannot pull it into the window. This is what the delay is for. */
+static void test_start_after_write_delay_is_too_late(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "no-delay");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(rl_recorder_push(r, a, 500 + i, 0, "m", 1), RL_OK);
+    wait_drained(r);
+    assert_int_equal(rl_recorder_mark_start(r, 500), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 600, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 700), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.outside, 10);
+    assert_int_equal(s.inside, 1);
+    rl_recorder_free(r);
+}
+
+/* ---- failures ------------------------------------------------------------------------------- */
+
+static void test_overflow_fails_and_counts_drops(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000;
+    f->opts.max_queued_messages = 10;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a"), b = topic(r, "/b");
+    prepare(r, "overflow");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_push(r, b, 20, 0, "m", 1), RL_EBUSY);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_FAILED);
+    assert_int_equal(rl_recorder_push(r, a, 21, 0, "m", 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
+    assert_non_null(strstr(rl_error_last(), "queue overflow on /b"));
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    rl_recorder_free(r); /* waits for the writer, which writes what was queued */
+    assert_int_equal(f->sink.count, 10);
+    assert_int_equal(f->sink.closed, 1);
+    json_object *m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "FAILED");
+    assert_non_null(strstr(jstr(jget(m, "result"), "reason"), "max_queued_messages"));
+    json_object *topics = jget(m, "topics");
+    assert_int_equal(jint(json_object_array_get_idx(topics, 0), "dropped"), 0);
+    assert_int_equal(jint(json_object_array_get_idx(topics, 0), "written"), 10);
+    assert_int_equal(jint(json_object_array_get_idx(topics, 1), "dropped"), 1);
+    assert_int_equal(jint(json_object_array_get_idx(topics, 1), "received"), 1);
+    json_object_put(m);
+}
+
+static void test_overflow_by_bytes(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000;
+    f->opts.max_queued_bytes = 100;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "overflow-bytes");
+    char buf[60] = {0};
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, buf, sizeof buf), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 2, 0, buf, sizeof buf), RL_EBUSY);
+    assert_non_null(strstr(rl_error_last(), "max_queued_bytes"));
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_FAILED);
+    rl_recorder_free(r);
+    assert_int_equal(f->sink.count, 1);
+}
+
+static void test_writer_error_fails_run(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    f->sink.fail_at = 5;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "disk-full");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
+    wait_drained(r);
+    int rc = rl_recorder_push(r, a, 10, 0, "m", 1);
+    assert_int_equal(rc, RL_OK);
+    wait_state(r, RL_RECORD_FAILED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "no space left"));
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    rl_recorder_free(r);
+    json_object *m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "FAILED");
+    json_object *tot = jget(m, "totals");
+    assert_int_equal(jint(tot, "written"), 4);
+    assert_int_equal(jint(tot, "dropped"), 1);
+    json_object_put(m);
+}
+
+static void test_stalled_writer_fails_run(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 200 * 1000000ll;
+    f->sink.block = 1;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "stall");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    wait_state(r, RL_RECORD_FAILED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "stalled"));
+    /* The monitor writes the manifest itself, right after the state changes. */
+    int manifest_failed = 0;
+    for (int i = 0; i < 2500 && !manifest_failed; i++) {
+        json_object *m = read_manifest(rl_recorder_run_dir(r));
+        manifest_failed = strcmp(jstr(m, "state"), "FAILED") == 0;
+        json_object_put(m);
+        if (!manifest_failed)
+            sleep_ms(2);
+    }
+    mem_sink_release(&f->sink);
+    assert_true(manifest_failed);
+    rl_recorder_free(r);
+    assert_int_equal(f->sink.count, 1); /* the late write still landed */
+}
+
+static void test_free_space(void **state)
+{
+    fixture *f = *state;
+    f->opts.minimum_free_bytes = UINT64_MAX;
+    rl_recorder *r = new_recorder(f);
+    rl_record_run run = {.run_id = "nospace"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_ENOSPC);
+    assert_non_null(strstr(rl_error_last(), "minimum_free_bytes"));
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    char exp[2 * PATH_MAX];
+    snprintf(exp, sizeof exp, "%s/experiments", f->home);
+    assert_int_equal(count_dirs(exp), 0);
+    rl_recorder_free(r);
+
+    /* Space running out during a run: the monitor checks every second. */
+    f->opts.minimum_free_bytes = 0;
+    r = new_recorder(f);
+    prepare(r, "space-runs-out");
+    __atomic_store_n(&r->opts.minimum_free_bytes, UINT64_MAX, __ATOMIC_RELAXED); /* disk fills */
+    wait_state(r, RL_RECORD_FAILED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "free space"));
+    rl_recorder_free(r);
+}
+
+/* ---- lock, run ids, directories --------------------------------------------------------------- */
+
+static void test_one_recorder_per_domain(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r1 = new_recorder(f), *r2 = NULL;
+    assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_EBUSY);
+    char want[64];
+    snprintf(want, sizeof want, "pid %ld", (long)getpid());
+    assert_non_null(strstr(rl_error_last(), want));
+    assert_null(r2);
+    f->opts.lab_domain = 7; /* another domain is independent */
+    assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_OK);
+    rl_recorder_free(r2);
+    f->opts.lab_domain = 0;
+    rl_recorder_free(r1);
+    /* A lock file left by a dead owner (kill -9) is not an obstacle: flock died with it. */
+    char lock[2 * PATH_MAX], host[256] = "", sane[RL_NAME_MAX + 1];
+    gethostname(host, sizeof host - 1);
+    rl_path_sanitize_name(host, sane);
+    snprintf(lock, sizeof lock, "%s/locks/recorder_%s_domain0.lock", f->home, sane);
+    rl_test_write_file(lock, "pid 999999 on elsewhere since then\n", 35);
+    assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_OK);
+    char *text = rl_test_read_file(lock, NULL);
+    assert_non_null(strstr(text, want));
+    free(text);
+    rl_recorder_free(r2);
+}
+
+static void test_hostile_run_ids(void **state)
+{
+    fixture *f = *state;
+    static const char *const bad[] = {"",      ".",     "..",   "../escape", "a/b",  "a\\b",
+                                      "a\nb",  "a\x7f", "-rf",  " lead",     "a b",  ".hidden",
+                                      "caf\xc3\xa9", "a:b", "$(x)", "a*",    "12345678901234567890123456789012345678901234567890123456789012345"};
+    rl_recorder *r = new_recorder(f);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rl_record_run run = {.run_id = bad[i]};
+        int rc = rl_recorder_prepare(r, &run);
+        if (rc != RL_EINVAL)
+            fail_msg("run id #%zu '%s' gave %d", i, bad[i], rc);
+        assert_non_null(strstr(rl_error_last(), "run id"));
+        assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    }
+    char exp[2 * PATH_MAX];
+    snprintf(exp, sizeof exp, "%s/experiments", f->home);
+    assert_int_equal(count_dirs(exp), 0);
+    assert_int_equal(rl_record_check_run_id("Run_2026-11-29.a"), RL_OK);
+    assert_int_equal(rl_record_check_run_id(NULL), RL_EINVAL);
+    rl_recorder_free(r);
+}
+
+static void test_run_id_never_reused(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r = new_recorder(f);
+    prepare(r, "once");
+    char first[PATH_MAX];
+    snprintf(first, sizeof first, "%s", rl_recorder_run_dir(r));
+    assert_int_equal(rl_recorder_cancel(r, NULL), RL_OK);
+    rl_recorder_free(r);
+
+    r = new_recorder(f);
+    rl_record_run run = {.run_id = "once"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_EEXIST);
+    assert_non_null(strstr(rl_error_last(), "already used"));
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    prepare(r, NULL); /* a generated id is fine */
+    assert_non_null(strstr(rl_recorder_run_dir(r), "_run-"));
+    rl_recorder_free(r);
+    json_object *m = read_manifest(first);
+    assert_string_equal(jstr(m, "state"), "INTERRUPTED"); /* the first run is untouched */
+    json_object_put(m);
+}
+
+/* Several processes, each its own recorder (own domain), race for one run id: exactly one
+ * gets it, and the experiments folder holds exactly one run. */
+static void test_processes_race_for_run_id(void **state)
+{
+    fixture *f = *state;
+    enum { N = 6 };
+    pid_t pids[N];
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    for (int i = 0; i < N; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            char c;
+            close(pipefd[1]);
+            if (read(pipefd[0], &c, 1) < 0)
+                _exit(3);
+            f->opts.lab_domain = 10 + i;
+            rl_recorder *r = NULL;
+            if (rl_recorder_new(&r, &f->opts) != RL_OK)
+                _exit(4);
+            rl_recorder_set_sink(r, &mem_sink_ops, &f->sink);
+            rl_record_run run = {.run_id = "contested"};
+            int rc = rl_recorder_prepare(r, &run);
+            if (rc == RL_OK)
+                rc = rl_recorder_cancel(r, "race test");
+            rl_recorder_free(r);
+            _exit(rc == RL_OK ? 0 : rc == RL_EEXIST ? 1 : 2);
+        }
+    }
+    close(pipefd[0]);
+    close(pipefd[1]); /* releases every child at once */
+    int winners = 0, losers = 0;
+    for (int i = 0; i < N; i++) {
+        int st = 0;
+        assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+        assert_true(WIFEXITED(st));
+        if (WEXITSTATUS(st) == 0)
+            winners++;
+        else if (WEXITSTATUS(st) == 1)
+            losers++;
+    }
+    assert_int_equal(winners, 1);
+    assert_int_equal(losers, N - 1);
+    char exp[2 * PATH_MAX];
+    snprintf(exp, sizeof exp, "%s/experiments", f->home);
+    assert_int_equal(count_dirs(exp), 1);
+}
+
+static void test_bag_open_failure_stays_idle(void **state)
+{
+    fixture *f = *state;
+    f->sink.fail_open = 1;
+    rl_recorder *r = new_recorder(f);
+    rl_record_run run = {.run_id = "noopen"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_EIO);
+    assert_non_null(strstr(rl_error_last(), "cannot open"));
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    assert_string_equal(rl_recorder_run_dir(r), "");
+    char exp[2 * PATH_MAX];
+    snprintf(exp, sizeof exp, "%s/experiments", f->home);
+    assert_int_equal(count_dirs(exp), 0);
+    f->sink.fail_open = 0;
+    prepare(r, "opens");
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_ARMED);
+    rl_recorder_free(r);
+}
+
+static void test_maps_and_nodes(void **state)
+{
+    fixture *f = *state;
+    char map[2 * PATH_MAX], osm[2 * PATH_MAX];
+    snprintf(map, sizeof map, "%s/runtime_map.bin", f->home);
+    snprintf(osm, sizeof osm, "%s/lab.osm", f->home);
+    rl_test_write_file(map, "MAPDATA", 7);
+    rl_test_write_file(osm, "<osm/>", 6);
+    rl_recorder *r = new_recorder(f);
+    int vehicles[] = {1, 4};
+    rl_record_run run = {.run_id = "maps", .vehicles = vehicles, .vehicle_count = 2,
+                         .planner = "rrt", .map_path = "/nonexistent/map.bin"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_ENOENT);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    run.map_path = map;
+    run.nodes_json = "{\"planner\": ";
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_EINVAL);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    run.nodes_json = "{\"planner\": {\"horizon\": 3}}";
+    run.original_map_path = osm;
+    run.map_frame = "map";
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
+    const char *dir = rl_recorder_run_dir(r);
+    assert_true(path_exists(dir, "map/runtime_map.bin"));
+    assert_true(path_exists(dir, "map/lab.osm"));
+    uint8_t d[RL_SHA256_LEN];
+    char hex[RL_SHA256_HEX_LEN + 1];
+    rl_sha256("MAPDATA", 7, d);
+    rl_sha256_hex(d, hex);
+    json_object *m = read_manifest(dir);
+    json_object *mm = jget(m, "map");
+    assert_string_equal(jstr(mm, "sha256"), hex);
+    assert_string_equal(jstr(mm, "file"), "map/runtime_map.bin");
+    assert_string_equal(jstr(mm, "original_file"), "map/lab.osm");
+    assert_string_equal(jstr(mm, "frame"), "map");
+    assert_string_equal(jstr(m, "planner"), "rrt");
+    assert_int_equal(json_object_array_length(jget(m, "vehicles")), 2);
+    assert_true(strlen(jstr(jget(m, "runlab"), "build_revision")) > 0);
+    json_object_put(m);
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/config/nodes.json", dir);
+    json_object *nodes = json_object_from_file(path);
+    assert_non_null(nodes);
+    assert_int_equal(jint(jget(nodes, "planner"), "horizon"), 3);
+    json_object_put(nodes);
+    snprintf(path, sizeof path, "%s/config/recorder.json", dir);
+    json_object *cfg = json_object_from_file(path);
+    assert_int_equal(jint(cfg, "max_queued_messages"), 1000000);
+    json_object_put(cfg);
+    rl_recorder_free(r);
+}
+
+/* ---- threads, heartbeat, flush ---------------------------------------------------------------- */
+
+struct pusher {
+    rl_recorder *r;
+    uint16_t topic;
+    int n;
+    int failures;
+};
+
+static void *push_thread(void *arg)
+{
+    struct pusher *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        unsigned char b = (unsigned char)p->topic;
+        if (rl_recorder_push(p->r, p->topic, 1000 + i, 1000 + i, &b, 1) != RL_OK)
+            p->failures++;
+    }
+    return NULL;
+}
+
+static void test_many_threads_push(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 1000000; /* 1 ms */
+    rl_recorder *r = new_recorder(f);
+    enum { T = 4, N = 20000 };
+    struct pusher p[T];
+    pthread_t th[T];
+    char name[32];
+    for (int i = 0; i < T; i++) {
+        snprintf(name, sizeof name, "/vehicle/%d/state", i);
+        p[i] = (struct pusher){r, topic(r, name), N, 0};
+    }
+    prepare(r, "threads");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 0), RL_OK);
+    for (int i = 0; i < T; i++)
+        pthread_create(&th[i], NULL, push_thread, &p[i]);
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(p[i].failures, 0);
+    }
+    assert_int_equal(rl_recorder_mark_stop(r, 1000000), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    assert_int_equal(f->sink.count, T * N);
+    uint32_t last[T] = {0};
+    for (size_t i = 0; i < f->sink.count; i++) {
+        mem_written *w = &f->sink.msgs[i];
+        assert_int_equal(w->first, w->channel);
+        assert_int_equal(w->sequence, last[w->channel] + 1); /* per-topic order kept */
+        last[w->channel] = w->sequence;
+    }
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.inside, T * N);
+    assert_int_equal(s.queued_messages, 0);
+    rl_recorder_free(r);
+}
+
+struct ender {
+    rl_recorder *r;
+    int cancel;
+    int rc;
+};
+
+static void *end_thread(void *arg)
+{
+    struct ender *e = arg;
+    e->rc = e->cancel ? rl_recorder_cancel(e->r, "racing cancel") : rl_recorder_finish(e->r, NULL);
+    return NULL;
+}
+
+/* A finish and a cancel at the same moment: exactly one wins, the other is refused. */
+static void test_finish_races_cancel(void **state)
+{
+    fixture *f = *state;
+    for (int round = 0; round < 20; round++) {
+        mem_sink_destroy(&f->sink);
+        mem_sink_init(&f->sink);
+        rl_recorder *r = new_recorder(f);
+        uint16_t a = topic(r, "/a");
+        char id[32];
+        snprintf(id, sizeof id, "race-%d", round);
+        prepare(r, id);
+        assert_int_equal(rl_recorder_begin(r), RL_OK);
+        assert_int_equal(rl_recorder_mark_start(r, 1), RL_OK);
+        assert_int_equal(rl_recorder_mark_stop(r, 100), RL_OK);
+        for (int i = 0; i < 100; i++)
+            assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
+        struct ender e[2] = {{r, 0, 0}, {r, 1, 0}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, end_thread, &e[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        assert_true((e[0].rc == RL_OK) != (e[1].rc == RL_OK));
+        assert_int_equal(e[0].rc == RL_OK ? e[1].rc : e[0].rc, RL_ESTATE);
+        rl_record_state want = e[0].rc == RL_OK ? RL_RECORD_COMPLETE : RL_RECORD_INTERRUPTED;
+        assert_int_equal(rl_recorder_state(r), want);
+        assert_int_equal(f->sink.count, 100);
+        rl_recorder_free(r);
+    }
+}
+
+struct beats {
+    pthread_mutex_t mu;
+    int n;
+    int saw_armed;
+    rl_record_state last;
+    char host[256];
+};
+
+static void on_beat(const rl_record_status *s, void *user)
+{
+    struct beats *b = user;
+    pthread_mutex_lock(&b->mu);
+    b->n++;
+    if (s->state == RL_RECORD_ARMED && s->run_dir[0])
+        b->saw_armed = 1;
+    snprintf(b->host, sizeof b->host, "%s", s->host);
+    b->last = s->state;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void test_heartbeat_and_flush(void **state)
+{
+    fixture *f = *state;
+    struct beats b = {.n = 0};
+    pthread_mutex_init(&b.mu, NULL);
+    f->opts.heartbeat = on_beat;
+    f->opts.heartbeat_user = &b;
+    f->opts.heartbeat_interval_ns = 20 * 1000000ll;
+    f->opts.flush_interval_ns = 20 * 1000000ll;
+    f->opts.write_delay_ns = 0;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "beats");
+    assert_int_equal(rl_recorder_push(r, a, 1, 1, "m", 1), RL_OK);
+    int ok = 0;
+    for (int i = 0; i < 2500 && !ok; i++) {
+        pthread_mutex_lock(&b.mu);
+        ok = b.saw_armed && b.n >= 3;
+        pthread_mutex_unlock(&b.mu);
+        ok = ok && mem_sink_get(&f->sink, 1) >= 1; /* flushed without being asked */
+        if (!ok)
+            sleep_ms(2);
+    }
+    assert_true(ok);
+    assert_true(strlen(b.host) > 0);
+    assert_int_equal(rl_recorder_cancel(r, NULL), RL_OK);
+    rl_recorder_free(r);
+    assert_int_equal(b.last, RL_RECORD_INTERRUPTED); /* the last beat carries the end */
+    pthread_mutex_destroy(&b.mu);
+}
+
+static void test_options_checked(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r = NULL;
+    f->opts.flush_interval_ns = 2000000000ll;
+    assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "flush_interval"));
+    rl_record_options_default(&f->opts);
+    f->opts.home = f->home;
+    f->opts.lab_domain = 999;
+    assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
+    assert_null(r);
+    char home[PATH_MAX];
+    assert_int_equal(rl_record_home("/x", home, sizeof home), RL_OK);
+    assert_string_equal(home, "/x");
+    assert_int_equal(rl_record_home("/x", home, 2), RL_ERANGE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_full_run_complete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals_change_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_armed_and_recording, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_start_and_stop_stamps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outside_left_out_when_configured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_after_write_delay_is_too_late, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overflow_fails_and_counts_drops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overflow_by_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_writer_error_fails_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stalled_writer_fails_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_free_space, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_recorder_per_domain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_run_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_id_never_reused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_processes_race_for_run_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bag_open_failure_stays_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_maps_and_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_threads_push, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_races_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heartbeat_and_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_options_checked, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
