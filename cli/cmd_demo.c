@@ -196,6 +196,16 @@ static void usage(FILE *out)
                  "  -h, --help     show this help\n");
 }
 
+/* The gallery gets a folder of its own inside the demo directory. */
+static int demo_gallery(const char *out_dir)
+{
+    char dir[PATH_MAX];
+    if (rl_path_join(dir, sizeof dir, out_dir, "gallery") != RL_OK)
+        return cli_fail("demo", "%s", rl_error_last());
+    printf("Figure gallery (runlab plot): every plot kind as PNG and SVG, each with its record\n");
+    return demo_plot(dir);
+}
+
 int cmd_demo(int argc, char **argv)
 {
     const char *out_parent = ".";
@@ -259,8 +269,9 @@ int cmd_demo(int argc, char **argv)
         const char *what;
         int (*run)(const char *dir);
     } sections[] = {
-        {"figure gallery", demo_plot},
+        {"figure gallery", demo_gallery},
         {"benchmark", cli_bench_demo},
+        {"recording", demo_record},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {

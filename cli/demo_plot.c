@@ -49,6 +49,7 @@ static void emit(gallery *g, rl_figure *fig, const char *name, const char *capti
 {
     static const char *const exts[] = {"png", "svg", "pdf"};
     char path[4096];
+    int written = 0;
     for (int i = 0; i < (pdf ? 3 : 2); i++) {
         snprintf(path, sizeof path, "%s/%s.%s", g->dir, name, exts[i]);
         if (rl_figure_save(fig, path, RL_PLOT_AUTO) != RL_OK) {
@@ -56,7 +57,7 @@ static void emit(gallery *g, rl_figure *fig, const char *name, const char *capti
             g->failures++;
             continue;
         }
-        printf("  wrote %s\n", path);
+        written++;
     }
     rl_figure_record rec = {0};
     rec.description = caption;
@@ -65,7 +66,9 @@ static void emit(gallery *g, rl_figure *fig, const char *name, const char *capti
         fprintf(stderr, "runlab: demo: %s\n", rl_error_last());
         g->failures++;
     } else {
-        printf("  wrote %s/%s.yaml\n", g->dir, name);
+        printf("  %-12s %-30s %s\n", name,
+               written == 3 ? ".png .svg .pdf + .yaml record" : ".png .svg + .yaml record",
+               caption);
     }
     if (g->rep) {
         char png[300], svg[300], yaml[300];
@@ -510,7 +513,7 @@ int demo_plot(const char *out_dir)
         fprintf(stderr, "runlab: demo: %s\n", rl_error_last());
         g.failures++;
     } else {
-        printf("  wrote %s\n", path);
+        printf("  gallery page: %s\n", path);
     }
     rl_report_free(g.rep);
     return g.failures ? RL_EXIT_FAILURE : RL_EXIT_OK;
