@@ -20,7 +20,10 @@ extern "C" {
 
 /* Parses exactly one JSON value from `len` bytes (trailing whitespace allowed, anything
  * else is an error). `name` appears in messages ("manifest.json:3:14: byte 40: ...").
- * On success `*out` is a new reference owned by the caller (json_object_put). */
+ * On success `*out` is a new reference owned by the caller (json_object_put); the
+ * literal `null` gives `*out` == NULL (json-c's null). Stricter than json-c alone: NaN,
+ * Infinity, single quotes, "1." and integers beyond int64/uint64 are errors. Duplicate
+ * keys keep the last value (json-c's behaviour). */
 int rl_json_parse(const char *text, size_t len, const char *name, json_object **out);
 
 /* Reads and parses a file of at most `max_bytes` (RL_ERANGE before allocating if larger). */

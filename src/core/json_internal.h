@@ -1,0 +1,33 @@
+/* Internal helpers shared by the JSON reader and writer and the YAML module: strict
+ * UTF-8 decoding, locale-independent shortest round-trip doubles, and handing over a
+ * buffer writer's memory without a copy. Not part of the public API. */
+#ifndef RUNLAB_JSON_INTERNAL_H
+#define RUNLAB_JSON_INTERNAL_H
+
+#include "runlab/json.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decodes one UTF-8 sequence at `s` (`len` > 0 bytes available). Returns its length
+ * (1..4) and the code point in `*cp`, or 0 when the first byte does not start a valid
+ * sequence: overlong forms, surrogates (U+D800..U+DFFF), values above U+10FFFF and
+ * truncated sequences are all invalid. */
+size_t rl_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+
+enum { RL_DOUBLE_BUF = 40 };
+
+/* Writes the shortest decimal form of finite `v` that strtod reads back to the same
+ * double, always with a '.' or an exponent so it reads back as a float and not an
+ * integer ("1.0", "0.1", "1e+300", "-0.0"). Independent of LC_NUMERIC. `buf` holds
+ * RL_DOUBLE_BUF bytes. Returns the length. */
+size_t rl_format_double(double v, char *buf);
+
+/* strtod in the C locale, whatever LC_NUMERIC the application set. */
+double rl_strtod_c(const char *s, char **end);
+
+/* Takes the buffer of a finished buffer writer: the caller owns it (free()); the writer
+ * is left empty. Returns NULL when the writer has no buffer or memory ran out. */
+char *rl_json_writer_take_buffer(rl_json_writer *w, size_t *len);
+
+#endif

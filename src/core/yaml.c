@@ -1,0 +1,973 @@
+/* YAML behind runlab/yaml.h. Reading drives libfyaml's event parser and builds json-c
+ * objects itself, which gives exact control over the YAML 1.2 core schema, duplicate
+ * keys, alias expansion limits and error positions. Writing is a small block-style
+ * emitter whose quoting rule is the reader's own scalar resolver, so output reads back
+ * equal. */
+#include "runlab/yaml.h"
+
+#include "json_internal.h"
+#include "runlab/error.h"
+#include "runlab/fs.h"
+
+#include <inttypes.h>
+#include <libfyaml.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Aliases are expanded into copies; this bounds the nodes they may add in total, so a
+ * "billion laughs" document fails quickly instead of exhausting memory. */
+enum { YAML_MAX_ALIAS_NODES = 1000000 };
+/* Bounds the height of the built tree (aliases nest copies inside copies), keeping the
+ * recursive json-c free and the emitter's recursion shallow. */
+enum { YAML_MAX_DEPTH = 1000 };
+
+/* ---- Scalar resolution (YAML 1.2 core schema) --------------------------------------- */
+
+enum scalar_kind { SK_NULL, SK_BOOL, SK_INT, SK_UINT, SK_FLOAT, SK_STRING, SK_RANGE };
+
+struct scalar {
+    enum scalar_kind kind;
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double d;
+};
+
+static bool eq(const char *s, size_t n, const char *lit)
+{
+    return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+static bool all_in(const char *s, size_t n, const char *set)
+{
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\0' || !strchr(set, s[i]))
+            return false;
+    return true;
+}
+
+/* Accumulates digits of `base` into a uint64; false on overflow. */
+static bool parse_unsigned(const char *s, size_t n, unsigned base, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned char)s[i];
+        unsigned d = c <= '9' ? c - '0' : (c | 0x20u) - 'a' + 10;
+        if (v > (UINT64_MAX - d) / base)
+            return false;
+        v = v * base + d;
+    }
+    *out = v;
+    return true;
+}
+
+static bool is_float_syntax(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        i++;
+    size_t int_digits = 0, frac_digits = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++, int_digits++;
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++, frac_digits++;
+    }
+    if (int_digits == 0 && frac_digits == 0)
+        return false;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '-' || s[i] == '+'))
+            i++;
+        size_t exp_digits = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++, exp_digits++;
+        if (exp_digits == 0)
+            return false;
+    }
+    return i == n;
+}
+
+/* Types a plain scalar. SK_RANGE marks a number that does not fit (an error when read,
+ * and a reason to quote when written). */
+static void resolve_plain(const char *s, size_t n, struct scalar *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0 || eq(s, n, "~") || eq(s, n, "null") || eq(s, n, "Null") || eq(s, n, "NULL")) {
+        out->kind = SK_NULL;
+        return;
+    }
+    if (eq(s, n, "true") || eq(s, n, "True") || eq(s, n, "TRUE")) {
+        out->kind = SK_BOOL;
+        out->b = true;
+        return;
+    }
+    if (eq(s, n, "false") || eq(s, n, "False") || eq(s, n, "FALSE")) {
+        out->kind = SK_BOOL;
+        return;
+    }
+    /* Integers: [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+ */
+    uint64_t u;
+    bool neg = false, is_int = false, fits = false;
+    if (n > 2 && s[0] == '0' && s[1] == 'o' && all_in(s + 2, n - 2, "01234567")) {
+        is_int = true;
+        fits = parse_unsigned(s + 2, n - 2, 8, &u);
+    } else if (n > 2 && s[0] == '0' && s[1] == 'x' &&
+               all_in(s + 2, n - 2, "0123456789abcdefABCDEF")) {
+        is_int = true;
+        fits = parse_unsigned(s + 2, n - 2, 16, &u);
+    } else {
+        size_t k = s[0] == '-' || s[0] == '+' ? 1 : 0;
+        if (all_in(s + k, n - k, "0123456789")) {
+            is_int = true;
+            neg = s[0] == '-';
+            fits = parse_unsigned(s + k, n - k, 10, &u);
+        }
+    }
+    if (is_int) {
+        if (!fits) {
+            out->kind = SK_RANGE;
+        } else if (neg) {
+            if (u > (uint64_t)INT64_MAX + 1) {
+                out->kind = SK_RANGE;
+            } else {
+                out->kind = SK_INT;
+                out->i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+            }
+        } else if (u <= (uint64_t)INT64_MAX) {
+            out->kind = SK_INT;
+            out->i = (int64_t)u;
+        } else {
+            out->kind = SK_UINT;
+            out->u = u;
+        }
+        return;
+    }
+    if (eq(s, n, ".inf") || eq(s, n, ".Inf") || eq(s, n, ".INF") || eq(s, n, "+.inf") ||
+        eq(s, n, "+.Inf") || eq(s, n, "+.INF")) {
+        out->kind = SK_FLOAT;
+        out->d = INFINITY;
+        return;
+    }
+    if (eq(s, n, "-.inf") || eq(s, n, "-.Inf") || eq(s, n, "-.INF")) {
+        out->kind = SK_FLOAT;
+        out->d = -INFINITY;
+        return;
+    }
+    if (eq(s, n, ".nan") || eq(s, n, ".NaN") || eq(s, n, ".NAN")) {
+        out->kind = SK_FLOAT;
+        out->d = NAN;
+        return;
+    }
+    if (is_float_syntax(s, n)) {
+        char small[64];
+        char *buf = n < sizeof small ? small : malloc(n + 1);
+        if (!buf) {
+            out->kind = SK_RANGE; /* reported as out of range; only under memory failure */
+            return;
+        }
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        out->d = rl_strtod_c(buf, NULL);
+        if (buf != small)
+            free(buf);
+        out->kind = isinf(out->d) ? SK_RANGE : SK_FLOAT;
+        return;
+    }
+    out->kind = SK_STRING;
+}
+
+/* ---- Reader ------------------------------------------------------------------------ */
+
+struct anchor {
+    char *name;
+    json_object *node; /* a reference held by the table */
+    size_t nodes, height;
+};
+
+struct frame {
+    json_object *node; /* owned until the container ends and joins its parent */
+    bool is_map;
+    char *key;         /* map: the key whose value is due, or NULL */
+    char *anchor;
+    size_t nodes, height;
+};
+
+struct builder {
+    const char *name;
+    struct frame *stack;
+    size_t depth, stack_cap;
+    struct anchor *anchors;
+    size_t n_anchors, anchors_cap;
+    json_object *root;
+    bool have_root;
+    size_t alias_nodes;
+    int documents;
+};
+
+static int yerr(struct builder *b, int code, const struct fy_mark *m, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int yerr(struct builder *b, int code, const struct fy_mark *m, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (m && m->line >= 0)
+        return rl_error_set(code, "%s:%d:%d: %s", b->name, m->line + 1, m->column + 1, what);
+    return rl_error_set(code, "%s: %s", b->name, what);
+}
+
+static const char *token_text(struct fy_token *t, size_t *len)
+{
+    const char *s = t ? fy_token_get_text(t, len) : NULL;
+    if (!s) {
+        *len = 0;
+        return "";
+    }
+    return s;
+}
+
+/* Copies a token's text into a C string, refusing NUL bytes (json-c keys and anchor
+ * names are C strings). */
+static int token_cstr(struct builder *b, struct fy_token *t, const struct fy_mark *m,
+                      const char *what, char **out)
+{
+    size_t n;
+    const char *s = token_text(t, &n);
+    if (memchr(s, '\0', n))
+        return yerr(b, RL_EUNSUPPORTED, m, "%s contains a NUL character", what);
+    *out = strndup(s, n);
+    if (!*out)
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+    return RL_OK;
+}
+
+static void free_anchor_name(char **p)
+{
+    free(*p);
+    *p = NULL;
+}
+
+static int register_anchor(struct builder *b, char **name, json_object *node, size_t nodes,
+                           size_t height)
+{
+    if (!*name)
+        return RL_OK;
+    if (b->n_anchors == b->anchors_cap) {
+        size_t cap = b->anchors_cap ? b->anchors_cap * 2 : 8;
+        struct anchor *na = realloc(b->anchors, cap * sizeof *na);
+        if (!na)
+            return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+        b->anchors = na;
+        b->anchors_cap = cap;
+    }
+    b->anchors[b->n_anchors++] =
+        (struct anchor){.name = *name, .node = json_object_get(node), .nodes = nodes,
+                        .height = height};
+    *name = NULL;
+    return RL_OK;
+}
+
+/* Attaches a finished value (ownership passes in) to the open container or the root. */
+static int attach(struct builder *b, json_object *v, size_t nodes, size_t height,
+                  const struct fy_mark *m)
+{
+    if (b->depth + height > YAML_MAX_DEPTH) {
+        json_object_put(v);
+        return yerr(b, RL_ERANGE, m, "document nested deeper than %d levels", YAML_MAX_DEPTH);
+    }
+    if (b->depth == 0) {
+        b->root = v;
+        b->have_root = true;
+        return RL_OK;
+    }
+    struct frame *f = &b->stack[b->depth - 1];
+    int rc = 0;
+    if (f->is_map) {
+        rc = json_object_object_add(f->node, f->key, v);
+        free(f->key);
+        f->key = NULL;
+    } else {
+        rc = json_object_array_add(f->node, v);
+    }
+    if (rc != 0) {
+        json_object_put(v);
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+    }
+    f->nodes += nodes;
+    if (height + 1 > f->height)
+        f->height = height + 1;
+    return RL_OK;
+}
+
+static bool at_key(const struct builder *b)
+{
+    return b->depth > 0 && b->stack[b->depth - 1].is_map && !b->stack[b->depth - 1].key;
+}
+
+/* The event's tag (NULL when untagged) and, for messages about it, where it starts. */
+static void tag_of(struct fy_event *e, const char **tag, size_t *len,
+                   const struct fy_mark **where)
+{
+    struct fy_token *t = fy_event_get_tag_token(e);
+    *tag = t ? token_text(t, len) : NULL;
+    const struct fy_mark *tm = t ? fy_token_start_mark(t) : NULL;
+    if (tm)
+        *where = tm;
+}
+
+static const char core_prefix[] = "tag:yaml.org,2002:";
+
+/* The core tag's suffix ("str", "map"), or NULL when `tag` is not a core tag. */
+static const char *core_suffix(const char *tag, size_t len, size_t *suffix_len)
+{
+    size_t p = sizeof core_prefix - 1;
+    if (len <= p || memcmp(tag, core_prefix, p) != 0)
+        return NULL;
+    *suffix_len = len - p;
+    return tag + p;
+}
+
+static int scalar_value(struct builder *b, struct fy_event *e, const struct fy_mark *m,
+                        json_object **out)
+{
+    struct fy_token *t = fy_event_get_token(e);
+    size_t n;
+    const char *s = token_text(t, &n);
+    const char *tag;
+    size_t tag_len = 0, sl = 0;
+    tag_of(e, &tag, &tag_len, &m);
+    struct scalar sc;
+    if (tag && !(tag_len == 1 && tag[0] == '!')) {
+        const char *suf = core_suffix(tag, tag_len, &sl);
+        if (!suf)
+            return yerr(b, RL_EUNSUPPORTED, m, "unsupported tag '%.*s'", (int)tag_len, tag);
+        if (eq(suf, sl, "str")) {
+            sc.kind = SK_STRING;
+        } else {
+            resolve_plain(s, n, &sc);
+            bool ok = (eq(suf, sl, "null") && sc.kind == SK_NULL) ||
+                      (eq(suf, sl, "bool") && sc.kind == SK_BOOL) ||
+                      (eq(suf, sl, "int") && (sc.kind == SK_INT || sc.kind == SK_UINT)) ||
+                      (eq(suf, sl, "float") &&
+                       (sc.kind == SK_FLOAT || sc.kind == SK_INT || sc.kind == SK_UINT));
+            if (!ok)
+                return yerr(b, RL_EPARSE, m, "'%.*s' is not a valid !!%.*s", (int)(n > 60 ? 60 : n),
+                            s, (int)sl, suf);
+            if (eq(suf, sl, "float") && sc.kind != SK_FLOAT) {
+                sc.d = sc.kind == SK_INT ? (double)sc.i : (double)sc.u;
+                sc.kind = SK_FLOAT;
+            }
+        }
+    } else if (tag || fy_token_scalar_style(t) != FYSS_PLAIN) {
+        sc.kind = SK_STRING; /* quoted, block and "!"-tagged scalars are never typed */
+    } else {
+        resolve_plain(s, n, &sc);
+    }
+    switch (sc.kind) {
+    case SK_NULL: *out = NULL; return RL_OK;
+    case SK_BOOL: *out = json_object_new_boolean(sc.b); break;
+    case SK_INT: *out = json_object_new_int64(sc.i); break;
+    case SK_UINT: *out = json_object_new_uint64(sc.u); break;
+    case SK_FLOAT: *out = json_object_new_double(sc.d); break;
+    case SK_STRING:
+        if (n > INT32_MAX)
+            return yerr(b, RL_ERANGE, m, "scalar of %zu bytes is too long", n);
+        *out = json_object_new_string_len(s, (int)n);
+        break;
+    case SK_RANGE:
+        return yerr(b, RL_ERANGE, m, "number '%.*s' is out of range", (int)(n > 60 ? 60 : n), s);
+    }
+    if (!*out)
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+    return RL_OK;
+}
+
+static int take_anchor(struct builder *b, struct fy_event *e, const struct fy_mark *m,
+                       char **out)
+{
+    *out = NULL;
+    struct fy_token *a = fy_event_get_anchor_token(e);
+    if (!a)
+        return RL_OK;
+    return token_cstr(b, a, m, "anchor name", out);
+}
+
+static int on_scalar(struct builder *b, struct fy_event *e, const struct fy_mark *m)
+{
+    char *anchor = NULL;
+    int rc = take_anchor(b, e, m, &anchor);
+    if (rc != RL_OK)
+        return rc;
+    if (at_key(b)) {
+        struct frame *f = &b->stack[b->depth - 1];
+        char *key = NULL;
+        rc = token_cstr(b, fy_event_get_token(e), m, "mapping key", &key);
+        if (rc == RL_OK && json_object_object_get_ex(f->node, key, NULL))
+            rc = yerr(b, RL_EPARSE, m, "duplicate key '%s'", key);
+        json_object *kv = NULL;
+        if (rc == RL_OK && anchor) {
+            kv = json_object_new_string(key);
+            rc = kv ? register_anchor(b, &anchor, kv, 1, 0)
+                    : rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+            json_object_put(kv);
+        }
+        if (rc != RL_OK) {
+            free(key);
+            free(anchor);
+            return rc;
+        }
+        f->key = key;
+        return RL_OK;
+    }
+    json_object *v = NULL;
+    rc = scalar_value(b, e, m, &v);
+    if (rc == RL_OK)
+        rc = register_anchor(b, &anchor, v, 1, 0);
+    free(anchor);
+    if (rc != RL_OK) {
+        json_object_put(v);
+        return rc;
+    }
+    return attach(b, v, 1, 0, m);
+}
+
+static int on_start(struct builder *b, struct fy_event *e, const struct fy_mark *m, bool is_map)
+{
+    if (at_key(b))
+        return yerr(b, RL_EUNSUPPORTED, m, "%s used as a mapping key (keys must be scalars)",
+                    is_map ? "mapping" : "sequence");
+    const char *tag;
+    size_t tag_len = 0, sl = 0;
+    const struct fy_mark *tm = m;
+    tag_of(e, &tag, &tag_len, &tm);
+    if (tag) {
+        const char *suf = core_suffix(tag, tag_len, &sl);
+        if (!suf || !eq(suf, sl, is_map ? "map" : "seq"))
+            return yerr(b, RL_EUNSUPPORTED, tm, "unsupported tag '%.*s' on a %s", (int)tag_len,
+                        tag, is_map ? "mapping" : "sequence");
+    }
+    if (b->depth >= YAML_MAX_DEPTH)
+        return yerr(b, RL_ERANGE, m, "document nested deeper than %d levels", YAML_MAX_DEPTH);
+    if (b->depth == b->stack_cap) {
+        size_t cap = b->stack_cap ? b->stack_cap * 2 : 16;
+        struct frame *ns = realloc(b->stack, cap * sizeof *ns);
+        if (!ns)
+            return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+        b->stack = ns;
+        b->stack_cap = cap;
+    }
+    struct frame f = {.is_map = is_map, .nodes = 1};
+    int rc = take_anchor(b, e, m, &f.anchor);
+    if (rc != RL_OK)
+        return rc;
+    f.node = is_map ? json_object_new_object() : json_object_new_array();
+    if (!f.node) {
+        free(f.anchor);
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+    }
+    b->stack[b->depth++] = f;
+    return RL_OK;
+}
+
+static int on_end(struct builder *b, const struct fy_mark *m)
+{
+    if (b->depth == 0)
+        return yerr(b, RL_EPARSE, m, "unbalanced end of collection");
+    struct frame f = b->stack[--b->depth];
+    free(f.key);
+    int rc = register_anchor(b, &f.anchor, f.node, f.nodes, f.height);
+    free_anchor_name(&f.anchor);
+    if (rc != RL_OK) {
+        json_object_put(f.node);
+        return rc;
+    }
+    return attach(b, f.node, f.nodes, f.height, m);
+}
+
+static int on_alias(struct builder *b, struct fy_event *e, const struct fy_mark *m)
+{
+    size_t n;
+    const char *name = token_text(fy_event_get_token(e), &n);
+    if (at_key(b))
+        return yerr(b, RL_EUNSUPPORTED, m, "alias '*%.*s' used as a mapping key", (int)n, name);
+    const struct anchor *a = NULL;
+    for (size_t i = b->n_anchors; i-- > 0;) { /* the latest definition wins */
+        if (eq(name, n, b->anchors[i].name)) {
+            a = &b->anchors[i];
+            break;
+        }
+    }
+    if (!a)
+        return yerr(b, RL_EPARSE, m, "undefined alias '*%.*s'", (int)n, name);
+    if (a->nodes > YAML_MAX_ALIAS_NODES - b->alias_nodes)
+        return yerr(b, RL_ERANGE, m, "aliases expand to more than %d nodes",
+                    YAML_MAX_ALIAS_NODES);
+    b->alias_nodes += a->nodes;
+    json_object *copy = NULL;
+    if (a->node && json_object_deep_copy(a->node, &copy, NULL) != 0)
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", b->name);
+    return attach(b, copy, a->nodes, a->height, m);
+}
+
+static int on_event(struct builder *b, struct fy_event *e)
+{
+    const struct fy_mark *m = fy_event_start_mark(e);
+    switch (e->type) {
+    case FYET_DOCUMENT_START:
+        if (++b->documents > 1)
+            return yerr(b, RL_EUNSUPPORTED, m, "a second document (one document per input)");
+        return RL_OK;
+    case FYET_SCALAR: {
+        /* libfyaml marks a quoted scalar at its first character inside the quote;
+         * point at the quote, where the scalar begins for the reader. */
+        struct fy_mark qm;
+        enum fy_scalar_style st = fy_token_scalar_style(fy_event_get_token(e));
+        if (m && m->column > 0 && (st == FYSS_SINGLE_QUOTED || st == FYSS_DOUBLE_QUOTED)) {
+            qm = *m;
+            qm.column--;
+            m = &qm;
+        }
+        return on_scalar(b, e, m);
+    }
+    case FYET_MAPPING_START: return on_start(b, e, m, true);
+    case FYET_SEQUENCE_START: return on_start(b, e, m, false);
+    case FYET_MAPPING_END:
+    case FYET_SEQUENCE_END: return on_end(b, m);
+    case FYET_ALIAS: {
+        struct fy_mark am; /* likewise, an alias is marked after its '*' */
+        if (m && m->column > 0) {
+            am = *m;
+            am.column--;
+            m = &am;
+        }
+        return on_alias(b, e, m);
+    }
+    default: return RL_OK;
+    }
+}
+
+static void builder_free(struct builder *b)
+{
+    for (size_t i = 0; i < b->depth; i++) {
+        json_object_put(b->stack[i].node);
+        free(b->stack[i].key);
+        free(b->stack[i].anchor);
+    }
+    free(b->stack);
+    for (size_t i = 0; i < b->n_anchors; i++) {
+        free(b->anchors[i].name);
+        json_object_put(b->anchors[i].node);
+    }
+    free(b->anchors);
+    json_object_put(b->root);
+}
+
+static void diag_discard(struct fy_diag *diag, void *user, const char *buf, size_t len)
+{
+    (void)diag, (void)user, (void)buf, (void)len;
+}
+
+/* libfyaml's first collected error as "name:line:col: what". */
+static int syntax_error(struct builder *b, struct fy_diag *diag)
+{
+    void *iter = NULL;
+    struct fy_diag_error *de;
+    while ((de = fy_diag_errors_iterate(diag, &iter)) != NULL) {
+        if (de->type < FYET_ERROR)
+            continue;
+        if (de->line > 0)
+            return rl_error_set(RL_EPARSE, "%s:%d:%d: %s", b->name, de->line, de->column,
+                                de->msg ? de->msg : "syntax error");
+        return rl_error_set(RL_EPARSE, "%s: %s", b->name, de->msg ? de->msg : "syntax error");
+    }
+    return rl_error_set(RL_EPARSE, "%s: YAML syntax error", b->name);
+}
+
+int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **out)
+{
+    if (!out)
+        return rl_error_set(RL_EINVAL, "yaml parse: NULL output pointer");
+    *out = NULL;
+    if (!name)
+        name = "<yaml>";
+    if (!text && len > 0)
+        return rl_error_set(RL_EINVAL, "%s: NULL text", name);
+    if (!text)
+        text = "";
+
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL; /* never print: the message goes to rl_error_set */
+    dcfg.output_fn = diag_discard;
+    dcfg.colorize = false;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag)
+        return rl_error_set(RL_ENOMEM, "%s: cannot create YAML diagnostics", name);
+    fy_diag_set_collect_errors(diag, true);
+    struct fy_parse_cfg cfg = {
+        .flags = FYPCF_QUIET | FYPCF_DEFAULT_VERSION_1_2 | FYPCF_JSON_NONE,
+        .diag = diag,
+    };
+    struct fy_parser *fyp = fy_parser_create(&cfg);
+    if (!fyp) {
+        fy_diag_destroy(diag);
+        return rl_error_set(RL_ENOMEM, "%s: cannot create YAML parser", name);
+    }
+    struct builder b = {.name = name};
+    int rc = RL_OK;
+    if (fy_parser_set_string(fyp, text, len) != 0) {
+        rc = rl_error_set(RL_ENOMEM, "%s: cannot set up YAML input", name);
+    } else {
+        struct fy_event *e;
+        while ((e = fy_parser_parse(fyp)) != NULL) {
+            if (rc == RL_OK)
+                rc = on_event(&b, e);
+            fy_parser_event_free(fyp, e);
+            /* After our own error keep reading: a syntax error later in the input is
+             * the real cause when it made the parser emit odd events. */
+        }
+        if (fy_parser_get_stream_error(fyp))
+            rc = syntax_error(&b, diag);
+    }
+    if (rc == RL_OK && b.depth != 0)
+        rc = rl_error_set(RL_EPARSE, "%s: unexpected end of input", name);
+    if (rc == RL_OK) {
+        *out = b.root;
+        b.root = NULL;
+    }
+    builder_free(&b);
+    fy_parser_destroy(fyp);
+    fy_diag_destroy(diag);
+    return rc;
+}
+
+int rl_yaml_read_file(const char *path, size_t max_bytes, json_object **out)
+{
+    if (!out || !path)
+        return rl_error_set(RL_EINVAL, "yaml read: NULL argument");
+    *out = NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = rl_fs_read_all(path, max_bytes, &buf, &n);
+    if (rc != RL_OK)
+        return rc;
+    rc = rl_yaml_parse(buf, n, path, out);
+    free(buf);
+    return rc;
+}
+
+/* ---- Emitter ----------------------------------------------------------------------- */
+
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void sb_put(struct sbuf *sb, const char *s, size_t n)
+{
+    if (sb->oom || n == 0)
+        return;
+    if (n >= SIZE_MAX - sb->len - 1) {
+        sb->oom = true;
+        return;
+    }
+    if (sb->len + n + 1 > sb->cap) {
+        size_t cap = sb->cap ? sb->cap : 256;
+        while (cap < sb->len + n + 1)
+            cap = cap > SIZE_MAX / 2 ? sb->len + n + 1 : cap * 2;
+        char *np = realloc(sb->p, cap);
+        if (!np) {
+            sb->oom = true;
+            return;
+        }
+        sb->p = np;
+        sb->cap = cap;
+    }
+    memcpy(sb->p + sb->len, s, n);
+    sb->len += n;
+    sb->p[sb->len] = '\0';
+}
+
+static void sb_str(struct sbuf *sb, const char *s) { sb_put(sb, s, strlen(s)); }
+
+static void sb_indent(struct sbuf *sb, size_t n)
+{
+    static const char spaces[] = "                                ";
+    while (n > 0) {
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        sb_put(sb, spaces, k);
+        n -= k;
+    }
+}
+
+/* Code points YAML allows unescaped (its c-printable set), minus the BOM and the line
+ * separators that some readers treat as line breaks. */
+static bool yaml_printable(uint32_t cp)
+{
+    return (cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF) ||
+           (cp >= 0xE000 && cp <= 0xFFFD && cp != 0xFEFF) || (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+/* Whether the string can be written plain and read back as the same string. Deliberately
+ * conservative: anything doubtful is quoted, which costs only two characters. */
+static bool plain_safe(const char *s, size_t n)
+{
+    if (n == 0 || strchr("-?:,[]{}#&*!|>'\"%@`. +0123456789", s[0]) || s[n - 1] == ' ')
+        return false;
+    struct scalar sc;
+    resolve_plain(s, n, &sc);
+    if (sc.kind != SK_STRING)
+        return false;
+    /* YAML 1.1 readers take these as booleans; quoting keeps the file portable. */
+    static const char *const yaml11[] = {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No",
+                                         "NO", "on", "On", "ON", "off", "Off", "OFF"};
+    for (size_t i = 0; i < sizeof yaml11 / sizeof *yaml11; i++)
+        if (eq(s, n, yaml11[i]))
+            return false;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        if (u[i] >= 0x80) {
+            uint32_t cp;
+            size_t k = rl_utf8_decode(u + i, n - i, &cp);
+            /* U+2028/2029 are line breaks to YAML 1.1 readers. */
+            if (k == 0 || !yaml_printable(cp) || cp == 0x2028 || cp == 0x2029)
+                return false;
+            i += k;
+            continue;
+        }
+        char c = s[i];
+        if (c < 0x20 || c == 0x7F || strchr(",[]{}", c))
+            return false;
+        if (c == ':' && (i + 1 == n || s[i + 1] == ' '))
+            return false;
+        if (c == '#' && s[i - 1] == ' ')
+            return false;
+        i++;
+    }
+    return true;
+}
+
+static void emit_quoted(struct sbuf *sb, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *u = (const unsigned char *)s;
+    sb_put(sb, "\"", 1);
+    size_t run = 0, i = 0;
+    while (i < n) {
+        uint32_t cp = u[i];
+        size_t adv = 1;
+        if (cp >= 0x80) {
+            adv = rl_utf8_decode(u + i, n - i, &cp);
+            if (adv == 0) {
+                /* Not UTF-8: YAML text cannot carry the byte, so it is replaced. */
+                sb_put(sb, s + run, i - run);
+                sb_put(sb, "\xEF\xBF\xBD", 3);
+                run = ++i;
+                continue;
+            }
+        }
+        char esc[12];
+        const char *rep = NULL;
+        if (cp == '"')
+            rep = "\\\"";
+        else if (cp == '\\')
+            rep = "\\\\";
+        else if (cp == 0)
+            rep = "\\0";
+        else if (cp == '\t')
+            rep = "\\t";
+        else if (cp == '\n')
+            rep = "\\n";
+        else if (cp == '\r')
+            rep = "\\r";
+        else if (cp == 0x2028)
+            rep = "\\L";
+        else if (cp == 0x2029)
+            rep = "\\P";
+        else if (!yaml_printable(cp)) {
+            if (cp <= 0xFF)
+                snprintf(esc, sizeof esc, "\\x%c%c", hex[cp >> 4], hex[cp & 15]);
+            else
+                snprintf(esc, sizeof esc, "\\u%04" PRIX32, cp);
+            rep = esc;
+        }
+        if (rep) {
+            sb_put(sb, s + run, i - run);
+            sb_str(sb, rep);
+            run = i + adv;
+        }
+        i += adv;
+    }
+    sb_put(sb, s + run, n - run);
+    sb_put(sb, "\"", 1);
+}
+
+static void emit_string(struct sbuf *sb, const char *s, size_t n)
+{
+    if (plain_safe(s, n))
+        sb_put(sb, s, n);
+    else
+        emit_quoted(sb, s, n);
+}
+
+static void emit_scalar(struct sbuf *sb, json_object *v)
+{
+    char buf[RL_DOUBLE_BUF];
+    switch (json_object_get_type(v)) {
+    case json_type_null: sb_str(sb, "null"); return;
+    case json_type_boolean: sb_str(sb, json_object_get_boolean(v) ? "true" : "false"); return;
+    case json_type_int: {
+        int64_t i = json_object_get_int64(v);
+        if (i == INT64_MAX)
+            snprintf(buf, sizeof buf, "%" PRIu64, json_object_get_uint64(v));
+        else
+            snprintf(buf, sizeof buf, "%" PRId64, i);
+        sb_str(sb, buf);
+        return;
+    }
+    case json_type_double: {
+        double d = json_object_get_double(v);
+        if (isnan(d))
+            sb_str(sb, ".nan");
+        else if (isinf(d))
+            sb_str(sb, d > 0 ? ".inf" : "-.inf");
+        else
+            sb_put(sb, buf, rl_format_double(d, buf));
+        return;
+    }
+    case json_type_string:
+        emit_string(sb, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        return;
+    case json_type_object: sb_str(sb, "{}"); return;
+    case json_type_array: sb_str(sb, "[]"); return;
+    }
+}
+
+static bool is_block(json_object *v)
+{
+    return (json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0) ||
+           (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0);
+}
+
+/* Implicit keys are limited to 1024 characters; longer ones use the explicit "? " form. */
+enum { IMPLICIT_KEY_MAX = 1000 };
+
+static int emit_block(struct sbuf *sb, json_object *v, size_t indent, bool first_inline,
+                      int depth);
+
+/* After "key:" or "- " or ":": the value, inline when scalar, else on following lines. */
+static int emit_after(struct sbuf *sb, json_object *v, size_t indent, int depth)
+{
+    if (is_block(v)) {
+        sb_put(sb, "\n", 1);
+        return emit_block(sb, v, indent + 2, false, depth + 1);
+    }
+    sb_put(sb, " ", 1);
+    emit_scalar(sb, v);
+    sb_put(sb, "\n", 1);
+    return RL_OK;
+}
+
+static int emit_block(struct sbuf *sb, json_object *v, size_t indent, bool first_inline,
+                      int depth)
+{
+    if (depth > YAML_MAX_DEPTH)
+        return rl_error_set(RL_ERANGE, "yaml emit: value nested deeper than %d levels",
+                            YAML_MAX_DEPTH);
+    bool first = true;
+    int rc = RL_OK;
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, key, child)
+        {
+            if (!first || !first_inline)
+                sb_indent(sb, indent);
+            first = false;
+            size_t before = sb->len;
+            emit_string(sb, key, strlen(key));
+            if (sb->len - before > IMPLICIT_KEY_MAX) {
+                /* Rewrite as an explicit key. */
+                char *k = sb->oom ? NULL : strndup(sb->p + before, sb->len - before);
+                sb->len = before;
+                sb_put(sb, "? ", 2);
+                if (!k) {
+                    sb->oom = true;
+                    return rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
+                }
+                sb_str(sb, k);
+                free(k);
+                sb_put(sb, "\n", 1);
+                sb_indent(sb, indent);
+            }
+            sb_put(sb, ":", 1);
+            if ((rc = emit_after(sb, child, indent, depth)) != RL_OK)
+                return rc;
+        }
+        return RL_OK;
+    }
+    size_t n = json_object_array_length(v);
+    for (size_t i = 0; i < n; i++) {
+        json_object *child = json_object_array_get_idx(v, i);
+        if (!first || !first_inline)
+            sb_indent(sb, indent);
+        first = false;
+        sb_put(sb, "-", 1);
+        if (is_block(child)) {
+            /* Compact nesting: the child's first line shares the "- " line. */
+            sb_put(sb, " ", 1);
+            if ((rc = emit_block(sb, child, indent + 2, true, depth + 1)) != RL_OK)
+                return rc;
+        } else if ((rc = emit_after(sb, child, indent, depth)) != RL_OK) {
+            return rc;
+        }
+    }
+    return RL_OK;
+}
+
+int rl_yaml_to_string(json_object *obj, char **out, size_t *out_len)
+{
+    if (!out)
+        return rl_error_set(RL_EINVAL, "yaml emit: NULL output pointer");
+    *out = NULL;
+    struct sbuf sb = {0};
+    int rc = RL_OK;
+    if (is_block(obj)) {
+        rc = emit_block(&sb, obj, 0, false, 0);
+    } else {
+        emit_scalar(&sb, obj);
+        sb_put(&sb, "\n", 1);
+    }
+    if (rc == RL_OK && sb.oom)
+        rc = rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
+    if (rc != RL_OK) {
+        free(sb.p);
+        return rc;
+    }
+    *out = sb.p;
+    if (out_len)
+        *out_len = sb.len;
+    return RL_OK;
+}
+
+int rl_yaml_write_file(const char *path, json_object *obj)
+{
+    if (!path)
+        return rl_error_set(RL_EINVAL, "yaml write: NULL path");
+    char *s = NULL;
+    size_t n = 0;
+    int rc = rl_yaml_to_string(obj, &s, &n);
+    if (rc != RL_OK)
+        return rl_error_prefix(rc, "%s", path);
+    rc = rl_fs_write_atomic(path, s, n, 0644);
+    free(s);
+    return rc;
+}
