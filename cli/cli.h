@@ -24,5 +24,13 @@ bool cli_wants_help(int argc, char **argv);
 /* Subcommands. */
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
+
+/* The exploration demonstration for `runlab demo`: a short sweep of the example agent
+ * written below `out_dir` (created if missing), then loading it back with the run
+ * loader; prints a few lines to stdout. Returns RL_EXIT_OK or RL_EXIT_FAILURE (message
+ * printed). */
+int demo_explore(const char *out_dir);
 
 #endif

@@ -18,6 +18,8 @@ struct command {
 static const struct command commands[] = {
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
     {"version", cmd_version, "print version and build provenance"},
+    {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
+    {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
 };
 
 int cli_fail(const char *what, const char *fmt, ...)

@@ -133,6 +133,7 @@ static const struct expect cases[] = {
     {"nosummary", RL_RUN_DEGRADED, RL_REASON_NO_SUMMARY, 20},
     {"badsummary", RL_RUN_DEGRADED, RL_REASON_BAD_SUMMARY, 20},
     {"nullsummary", RL_RUN_DEGRADED, RL_REASON_BAD_SUMMARY, 20},
+    {"utf8summary", RL_RUN_DEGRADED, RL_REASON_BAD_SUMMARY, 20},
     {"logoff", RL_RUN_SKIPPED, RL_REASON_NO_CSV, 0},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
@@ -189,6 +190,9 @@ static void break_run(const char *name, const char *dir)
         remove_file(dir, "episode_summary.yaml");
     } else if (strcmp(name, "badsummary") == 0) {
         replace(dir, "episode_summary.yaml", LIT("cycles: many\n"));
+    } else if (strcmp(name, "utf8summary") == 0) {
+        /* A YAML directive with invalid UTF-8 once made the parser loop forever. */
+        replace(dir, "episode_summary.yaml", LIT("%nd_reason: stopp\x9b\x99\ncycles: \xd1\n"));
     } else if (strcmp(name, "nullsummary") == 0) {
         replace(dir, "episode_summary.yaml", LIT("end_reason: stopped\0\0\n"));
     }
