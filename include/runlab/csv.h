@@ -11,13 +11,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "runlab/number.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One field of the current row. `data` points into the input, or into the reader's
- * scratch buffer when the field was quoted and had doubled quotes to undo; it is
- * NUL-terminated either way and valid until the next rl_csv_next or rl_csv_close. */
+/* One field of the current row, decoded (surrounding quotes removed, doubled quotes
+ * undone). `data` points into the reader's scratch buffer: each row is copied there once
+ * as it is parsed, so every field can be NUL-terminated without writing into the caller's
+ * input. Fields may contain NUL bytes; `len` is authoritative. Valid until the next
+ * rl_csv_next or rl_csv_close. */
 typedef struct rl_csv_field {
     const char *data;
     size_t len;
@@ -27,7 +31,7 @@ typedef struct rl_csv_row {
     const rl_csv_field *fields;
     size_t count;
     uint64_t line;        /* 1-based physical line where the row starts */
-    uint64_t byte_offset; /* offset of the row's first byte in the input */
+    uint64_t byte_offset; /* offset of the row's first byte in the input (BOM included) */
 } rl_csv_row;
 
 typedef struct rl_csv_options {
@@ -42,8 +46,10 @@ void rl_csv_options_init(rl_csv_options *opts);
 
 typedef struct rl_csv_reader rl_csv_reader;
 
-/* Reads `len` bytes at `data` (not copied: it must outlive the reader). `name` is used in
- * error messages ("runs.csv"). `opts` may be NULL for defaults. Returns RL_OK or RL_ENOMEM. */
+/* Reads `len` bytes at `data` (not copied: it must outlive the reader; it need not be
+ * NUL-terminated). `name` is used in error messages ("runs.csv"; NULL gives "<memory>").
+ * `opts` may be NULL for defaults. Returns RL_OK, RL_ENOMEM, or RL_EINVAL for a delimiter
+ * of '"', CR, LF or NUL, or max_fields 0. */
 int rl_csv_open_mem(rl_csv_reader **out, const char *data, size_t len, const char *name,
                     const rl_csv_options *opts);
 
@@ -53,9 +59,12 @@ int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
                      const rl_csv_options *opts);
 
 /* Advances to the next row. Returns 1 with `row` filled, 0 at end of input, or a negative
- * code (RL_EPARSE, RL_ERANGE) with a message "name:line:column: byte N: what". After an
- * error the reader stays at the failing row: further calls return the same error.
- * An empty last line (final newline) is not a row. */
+ * code (RL_EPARSE, RL_ERANGE) with a message "name:line:column: byte N: what" (column and
+ * N count bytes from 1 and 0; column 1 of line 1 is the byte after a BOM). After an
+ * error the reader stays at the failing row: further calls return the same error
+ * (RL_ENOMEM excepted: it is not sticky). Line ends are LF or CRLF; a CR not followed by
+ * LF outside quotes is an error. An empty last line (final newline) is not a row; any
+ * other empty line is a row of one empty field. */
 int rl_csv_next(rl_csv_reader *r, rl_csv_row *row);
 
 void rl_csv_close(rl_csv_reader *r);
@@ -67,22 +76,25 @@ typedef struct rl_csv_writer rl_csv_writer;
 int rl_csv_writer_new(rl_csv_writer **out, FILE *file, char delimiter, bool crlf);
 
 /* Appends one field to the current row, quoting it when it contains the delimiter, a quote,
- * CR or LF, or leading/trailing spaces. Errors are I/O errors of the FILE (RL_EIO). */
+ * CR or LF, or leading/trailing spaces (and a first field of the file starting with a UTF-8
+ * BOM, which a reader would drop). The row is built in memory and written by
+ * rl_csv_end_row with one fwrite. Errors: RL_ENOMEM, RL_EINVAL. */
 int rl_csv_write_field(rl_csv_writer *w, const char *data, size_t len);
 int rl_csv_write_str(rl_csv_writer *w, const char *s);
 /* Numbers: integers exactly; doubles in the shortest form that reads back identically;
  * NaN as "nan", infinities as "inf" / "-inf". */
 int rl_csv_write_i64(rl_csv_writer *w, int64_t v);
 int rl_csv_write_f64(rl_csv_writer *w, double v);
-/* Ends the current row. */
+/* Ends the current row and writes it: RL_EIO when the FILE refuses it, RL_ESTATE for a
+ * row without fields (CSV cannot express one). A row of a single empty field is written
+ * as "" so it does not look like a blank line. */
 int rl_csv_end_row(rl_csv_writer *w);
 /* Writes a whole row of `n` NUL-terminated strings. */
 int rl_csv_write_row(rl_csv_writer *w, const char *const *fields, size_t n);
+/* Frees the writer; a row not ended with rl_csv_end_row is discarded. */
 void rl_csv_writer_free(rl_csv_writer *w);
 
-/* Formats a double in the shortest decimal form that parses back to the same value (as
- * the writer does) into `buf` (at least 32 bytes). Returns the length. */
-size_t rl_format_f64(double v, char *buf, size_t cap);
+/* rl_format_f64, the number form the writer uses, is declared in runlab/number.h. */
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  * (NaN, single quotes, "1.", out-of-range numbers), and every error names the place as
  * "name:line:col: byte N: what". Typed getters name the key and the type found. */
 #include "json_internal.h"
+#include "runlab/number.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -106,7 +107,7 @@ static int check_number(const char *name, const char *text, size_t len, size_t *
         }
         memcpy(p, text + start, n);
         p[n] = '\0';
-        double d = rl_strtod_c(p, NULL);
+        double d = rl_parse_f64(p, NULL);
         free(heap);
         if (isinf(d))
             return parse_error(name, text, start, "number out of range for a double");

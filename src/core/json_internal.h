@@ -17,14 +17,10 @@ size_t rl_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 
 enum { RL_DOUBLE_BUF = 40 };
 
-/* Writes the shortest decimal form of finite `v` that strtod reads back to the same
- * double, always with a '.' or an exponent so it reads back as a float and not an
- * integer ("1.0", "0.1", "1e+300", "-0.0"). Independent of LC_NUMERIC. `buf` holds
- * RL_DOUBLE_BUF bytes. Returns the length. */
+/* rl_format_f64 of finite `v`, always with a '.' or an exponent so it reads back as a
+ * float and not an integer ("1.0", "0.1", "1e+300", "-0.0"). `buf` holds RL_DOUBLE_BUF
+ * bytes. Returns the length. */
 size_t rl_format_double(double v, char *buf);
-
-/* strtod in the C locale, whatever LC_NUMERIC the application set. */
-double rl_strtod_c(const char *s, char **end);
 
 /* Takes the buffer of a finished buffer writer: the caller owns it (free()); the writer
  * is left empty. Returns NULL when the writer has no buffer or memory ran out. */

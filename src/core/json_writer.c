@@ -3,15 +3,14 @@
  * for invalid UTF-8). Also home of the strict UTF-8 decoder and the shortest round-trip
  * double formatting that the JSON and YAML modules share. */
 #include "json_internal.h"
+#include "runlab/number.h"
 
 #include "runlab/error.h"
 
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,50 +60,15 @@ size_t rl_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
     return need;
 }
 
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale_obj;
-
-static void c_locale_init(void) { c_locale_obj = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
-
-/* Number text must not depend on the application's LC_NUMERIC (a comma decimal separator
- * would produce invalid JSON), so formatting and parsing switch this thread to "C". */
-static locale_t c_locale(void)
-{
-    pthread_once(&c_locale_once, c_locale_init);
-    return c_locale_obj;
-}
-
-double rl_strtod_c(const char *s, char **end)
-{
-    locale_t loc = c_locale();
-    if (loc == (locale_t)0)
-        return strtod(s, end);
-    return strtod_l(s, end, loc);
-}
-
 size_t rl_format_double(double v, char *buf)
 {
-    locale_t loc = c_locale();
-    locale_t old = loc != (locale_t)0 ? uselocale(loc) : (locale_t)0;
-    /* Normal doubles carry at least 15 significant digits, so %.15g is already the
-     * shortest form whenever one of 15 digits or fewer exists; subnormals have fewer
-     * digits of precision and need the full search. */
-    int first = fabs(v) < DBL_MIN ? 1 : 15;
-    int n = 0;
-    for (int prec = first; prec <= 17; prec++) {
-        n = snprintf(buf, RL_DOUBLE_BUF, "%.*g", prec, v);
-        if (prec == 17 || strtod(buf, NULL) == v)
-            break;
-    }
-    if (old != (locale_t)0)
-        uselocale(old);
-    if (n < 0)
-        n = 0;
-    if (!strpbrk(buf, ".eE") && n + 2 < RL_DOUBLE_BUF) {
+    size_t n = rl_format_f64(v, buf, RL_DOUBLE_BUF);
+    /* JSON and YAML readers type "1" as an integer: keep a double a double. */
+    if (!strpbrk(buf, ".eEn") && n + 2 < RL_DOUBLE_BUF) {
         memcpy(buf + n, ".0", 3);
         n += 2;
     }
-    return (size_t)n;
+    return n;
 }
 
 /* ---- Writer --------------------------------------------------------------------------- */

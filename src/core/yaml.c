@@ -6,6 +6,7 @@
 #include "runlab/yaml.h"
 
 #include "json_internal.h"
+#include "runlab/number.h"
 #include "runlab/error.h"
 #include "runlab/fs.h"
 
@@ -173,7 +174,7 @@ static void resolve_plain(const char *s, size_t n, struct scalar *out)
         }
         memcpy(buf, s, n);
         buf[n] = '\0';
-        out->d = rl_strtod_c(buf, NULL);
+        out->d = rl_parse_f64(buf, NULL);
         if (buf != small)
             free(buf);
         out->kind = isinf(out->d) ? SK_RANGE : SK_FLOAT;
