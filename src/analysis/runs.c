@@ -6,6 +6,7 @@
 
 #include "runlab/error.h"
 #include "runlab/json.h"
+#include "runlab/number.h"
 #include "runlab/perflog.h"
 #include "runlab/yaml.h"
 
@@ -175,7 +176,7 @@ static bool parse_slow(const char *s, size_t n, double *out)
     buf[n] = '\0';
     char *end;
     errno = 0;
-    double v = strtod(buf, &end);
+    double v = rl_parse_f64(buf, &end);
     if (end != buf + n)
         return false;
     *out = v;

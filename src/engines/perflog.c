@@ -7,6 +7,7 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/hash.h"
+#include "runlab/number.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
 
@@ -151,22 +152,11 @@ static bool is_unit(const char *s)
     return n > 0;
 }
 
-/* Shortest "%.*g" form that reads back to the same double, so logs stay small and exact. */
+/* Shortest form that reads back to the same double, locale-independent (runlab/number.h). */
 static size_t fmt_f64(double v, char *buf, size_t cap)
 {
-    if (isnan(v))
-        return (size_t)snprintf(buf, cap, "nan");
-    if (isinf(v))
-        return (size_t)snprintf(buf, cap, v < 0 ? "-inf" : "inf");
-    if (v == 0)
-        return (size_t)snprintf(buf, cap, signbit(v) ? "-0" : "0");
-    int n = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(buf, cap, "%.*g", prec, v);
-        if (prec == 17 || strtod(buf, NULL) == v)
-            break;
-    }
-    return n < 0 ? 0 : (size_t)n;
+    size_t n = rl_format_f64(v, buf, cap);
+    return n < cap ? n : cap - 1;
 }
 
 /* Exact decimal seconds of an integer nanosecond count ("0.000123456"). */
