@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -183,21 +184,52 @@ static bool parse_slow(const char *s, size_t n, double *out)
     return true;
 }
 
-/* Decimal numbers with at most 19 significant digits and a small exponent are exact with
- * one multiplication or division when the mantissa fits in 53 bits (Clinger's fast path);
- * that covers what perflog writes. Everything else goes to strtod. */
-static bool parse_num(const char *s, size_t n, double *out)
+/* m * 10^e for m < 2^64 and |e| <= 22, exactly rounded, or false when that cannot be
+ * guaranteed here. With m <= 2^53 one double operation is exact (Clinger's fast path).
+ * Beyond, x87 extended precision holds m and 10^|e| exactly and rounds the product or
+ * quotient once; rounding that to double again is only wrong when the extended result
+ * sits exactly halfway between two doubles (low 11 of its 64 mantissa bits 10000000000),
+ * and that case goes to strtod. */
+static bool scale_exact(uint64_t m, int e, double *out)
 {
-    const char *p = s, *end = s + n;
+    if (m <= ((uint64_t)1 << 53)) {
+        double v = (double)m;
+        *out = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
+        return true;
+    }
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    static const long double p10l[23] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,
+                                         1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L,
+                                         1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L};
+    long double x = (long double)m;
+    x = e < 0 ? x / p10l[-e] : x * p10l[e];
+    uint64_t mant;
+    memcpy(&mant, &x, sizeof mant);
+    if ((mant & 0x7FF) == 0x400)
+        return false;
+    *out = (double)x;
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* Reads the number starting at `s` (the field runs to the next ',' or `le`); `*stop` is
+ * set to that delimiter. One pass over the common forms perflog writes (up to 19
+ * significant digits, small exponents); anything else (more digits, huge exponents, nan,
+ * inf, quotes, blanks) is handed whole to the slow path. */
+static bool scan_num(const char *s, const char *le, double *out, const char **stop)
+{
+    const char *p = s;
     bool neg = false;
-    if (p < end && (*p == '-' || *p == '+')) {
+    if (p < le && (*p == '-' || *p == '+')) {
         neg = *p == '-';
         p++;
     }
     uint64_t m = 0;
     int digits = 0, exp10 = 0;
     const char *d0 = p;
-    while (p < end && (unsigned)(*p - '0') < 10) {
+    while (p < le && (unsigned)(*p - '0') < 10) {
         if (digits < 19) {
             m = m * 10 + (uint64_t)(*p - '0');
             if (m)
@@ -208,10 +240,10 @@ static bool parse_num(const char *s, size_t n, double *out)
         p++;
     }
     bool any = p > d0;
-    if (p < end && *p == '.') {
+    if (p < le && *p == '.') {
         p++;
         const char *f0 = p;
-        while (p < end && (unsigned)(*p - '0') < 10) {
+        while (p < le && (unsigned)(*p - '0') < 10) {
             if (digits < 19) {
                 m = m * 10 + (uint64_t)(*p - '0');
                 if (m)
@@ -222,32 +254,34 @@ static bool parse_num(const char *s, size_t n, double *out)
         }
         any = any || p > f0;
     }
-    if (!any)
-        return parse_slow(s, n, out);
-    if (p < end && (*p == 'e' || *p == 'E')) {
+    bool ok = any;
+    if (ok && p < le && (*p == 'e' || *p == 'E')) {
         p++;
         bool eneg = false;
-        if (p < end && (*p == '-' || *p == '+')) {
+        if (p < le && (*p == '-' || *p == '+')) {
             eneg = *p == '-';
             p++;
         }
         const char *e0 = p;
         int e = 0;
-        while (p < end && (unsigned)(*p - '0') < 10) {
+        while (p < le && (unsigned)(*p - '0') < 10) {
             if (e < 100000)
                 e = e * 10 + (*p - '0');
             p++;
         }
-        if (p == e0)
-            return false;
+        ok = p > e0;
         exp10 += eneg ? -e : e;
     }
-    if (p != end || digits >= 19 || m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22)
-        return parse_slow(s, n, out);
-    double v = (double)m;
-    v = exp10 < 0 ? v / pow10_tab[-exp10] : v * pow10_tab[exp10];
-    *out = neg ? -v : v;
-    return true;
+    if (ok && (p == le || *p == ',') && digits < 19 && exp10 >= -22 && exp10 <= 22 &&
+        scale_exact(m, exp10, out)) {
+        if (neg)
+            *out = -*out;
+        *stop = p;
+        return true;
+    }
+    const char *f = p < le ? memchr(p, ',', (size_t)(le - p)) : NULL;
+    *stop = f ? f : le;
+    return parse_slow(s, (size_t)(*stop - s), out);
 }
 
 /* ---- the CSV ------------------------------------------------------------------------------ */
@@ -396,28 +430,27 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
         }
         /* Cells go straight into row `rows`; the row only counts once it is complete. */
         size_t j = 0;
-        const char *f = p, *le2 = p + n;
+        const char *q = p, *le2 = p + n;
         bool ok = true;
-        for (const char *q = p;; q++) {
-            if (q == le2 || *q == ',') {
-                if (j >= ncol) {
-                    ok = false;
-                    break;
-                }
-                double v;
-                if (!parse_num(f, (size_t)(q - f), &v)) {
-                    v = NAN;
-                    if (nonnum++ == 0) {
-                        first_nonnum_line = line;
-                        first_nonnum_col = j + 1;
-                    }
-                }
-                data[j * cap + rows] = v;
-                j++;
-                f = q + 1;
-                if (q == le2)
-                    break;
+        for (;;) {
+            if (j >= ncol) {
+                ok = false;
+                break;
             }
+            double v;
+            const char *stop;
+            if (!scan_num(q, le2, &v, &stop)) {
+                v = NAN;
+                if (nonnum++ == 0) {
+                    first_nonnum_line = line;
+                    first_nonnum_col = j + 1;
+                }
+            }
+            data[j * cap + rows] = v;
+            j++;
+            if (stop == le2)
+                break;
+            q = stop + 1;
         }
         if (!ok || j != ncol) {
             if (bad++ == 0)

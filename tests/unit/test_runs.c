@@ -351,6 +351,47 @@ static void test_number_forms_and_limits(void **state)
     rl_test_tmpdir_free(root);
 }
 
+/* Every double written in shortest form or with 17 digits (perflog's gauges and totals)
+ * reads back bit-identical to strtod, through the fast paths too. */
+static void test_numbers_read_back_exactly(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir();
+    char path[PATH_MAX];
+    path_of(path, root, "performance_log.csv");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("A,B,C\n", f);
+    enum { N = 60000 };
+    uint64_t s = 99;
+    for (int i = 0; i < N; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        double a = (double)(s >> 11) / 9007199254740992.0;        /* [0, 1), 17 digits */
+        double b = (double)(s >> 20) * 1e-6 * (i % 2 ? 1 : -1);  /* up to ~1.7e7 */
+        double c = (double)(s >> 11) * 1e-22;
+        fprintf(f, "%.17g,%.16g,%.17g\n", a, b, c);
+    }
+    fclose(f);
+    rl_run *run;
+    assert_int_equal(rl_run_load(root, NULL, &run), RL_OK);
+    assert_int_equal(run->num_rows, N);
+    /* Re-read the text with strtod and compare bits. */
+    size_t len;
+    char *text = rl_test_read_file(path, &len);
+    char *p = strchr(text, '\n') + 1;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < 3; j++) {
+            char *end;
+            double want = strtod(p, &end);
+            if (memcmp(&want, &run->columns[j][i], sizeof want) != 0)
+                fail_msg("row %d column %d: %.17g read as %.17g", i, j, want, run->columns[j][i]);
+            p = end + 1;
+        }
+    free(text);
+    rl_run_free(run);
+    rl_test_tmpdir_free(root);
+}
+
 static void test_unreadable_file(void **state)
 {
     (void)state;
@@ -378,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_tree_of_good_and_broken_runs),
         cmocka_unit_test(test_values_and_columns),
         cmocka_unit_test(test_number_forms_and_limits),
+        cmocka_unit_test(test_numbers_read_back_exactly),
         cmocka_unit_test(test_unreadable_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
