@@ -22,6 +22,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 bool cli_wants_help(int argc, char **argv);
 
 /* Subcommands. */
+int cmd_bench(int argc, char **argv);
+/* The benchmark demonstration of `runlab demo` (cmd_bench.c); writes under out_parent. */
+int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_runs(int argc, char **argv);

@@ -192,6 +192,7 @@ static void usage(FILE *out)
                  "of the core modules, and each module's demonstration on built-in data.\n\n"
                  "  -o, --out DIR  parent directory for the demo's outputs (default: .);\n"
                  "                 a new directory runlab-demo-<UTC time> is created in it\n"
+                 "                 and never reused\n"
                  "  -h, --help     show this help\n");
 }
 
@@ -223,7 +224,7 @@ int cmd_demo(int argc, char **argv)
            now, p.host, p.cpu_model, p.cpu_cores, p.os, p.build_type, p.compiler);
 
     char scratch[PATH_MAX];
-    if (rl_fs_mkdtemp("runlab-demo-", scratch, sizeof scratch) != RL_OK)
+    if (rl_fs_mkdtemp("runlab-selfcheck-", scratch, sizeof scratch) != RL_OK)
         return cli_fail("demo", "%s", rl_error_last());
     struct selfcheck sc = {0, 0};
     uint64_t free_bytes = 0;
@@ -245,6 +246,30 @@ int cmd_demo(int argc, char **argv)
     if (sc.failed)
         return cli_fail("demo", "%d self-check(s) failed", sc.failed);
 
-    (void)out_parent; /* module demonstrations write here as they arrive */
-    return RL_EXIT_OK;
+    /* Every module's demonstration writes into one new directory, never reused. */
+    char stamp[RL_TIME_COMPACT_LEN], name[64], out_dir[PATH_MAX];
+    rl_time_format_compact(rl_time_now_ns(), stamp, sizeof stamp);
+    snprintf(name, sizeof name, "runlab-demo-%s", stamp);
+    if (rl_fs_mkdir_new(out_parent, name, RL_MKDIR_ADD_SUFFIX, out_dir, sizeof out_dir) != RL_OK)
+        return cli_fail("demo", "%s", rl_error_last());
+    printf("Demo outputs go to %s\n\n", out_dir);
+    fflush(stdout);
+
+    const struct {
+        const char *what;
+        int (*run)(const char *dir);
+    } sections[] = {
+        {"benchmark", cli_bench_demo},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        if (sections[i].run(out_dir) != RL_EXIT_OK) {
+            fprintf(stderr, "runlab: demo: the %s demonstration failed\n", sections[i].what);
+            failed++;
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    printf("All demo outputs are in %s\n", out_dir);
+    return failed ? RL_EXIT_FAILURE : RL_EXIT_OK;
 }

@@ -16,6 +16,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
     {"version", cmd_version, "print version and build provenance"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},

@@ -10,6 +10,8 @@ packages=(
   # libraries runlab links
   libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libssl-dev libjson-c-dev
   libfyaml-dev libsqlite3-dev libcairo2-dev libexpat1-dev libcmocka-dev
+  # the sqlite3 CLI: bench tests compare databases with it
+  sqlite3
   # fonts the figures are drawn with; chromium screenshots HTML reports in the tests
   fonts-dejavu-core chromium
   # python3 runs OMPL's log parser and the example planner in a second language

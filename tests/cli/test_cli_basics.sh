@@ -38,8 +38,10 @@ run version --verbose
 check "version --verbose prints the host" out_has "host: "
 check "version --verbose prints cores" out_has "cpu_cores: "
 
-run demo
+run demo --out "$TMP"
 check "demo exits 0" rc_is 0
+check "demo names its output directory" out_has "All demo outputs are in $TMP/runlab-demo-"
+check "demo created exactly one output directory" [ "$(ls -d "$TMP"/runlab-demo-* | wc -l)" -eq 1 ]
 check "demo prints the version" out_has "runlab 0."
 check "demo writes nothing to stderr" err_empty
 

@@ -1,0 +1,882 @@
+/* runlab's example planners and problems (see rlx.h): sampling-based planners for point
+ * robots among boxes, written against runlab/bench.h only, so they double as a worked
+ * example of the planner vtable, progress properties and run properties. */
+#include "rlx.h"
+
+#include "runlab/error.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_DIM = 3, MAX_BOXES = 64 };
+
+typedef struct box {
+    double lo[MAX_DIM], hi[MAX_DIM];
+} box;
+
+struct rlx_problem {
+    int dim;
+    double start[MAX_DIM], goal[MAX_DIM], goal_radius, resolution;
+    box boxes[MAX_BOXES];
+    size_t n_boxes;
+    char name[32];
+    char describe[4096];
+};
+
+/* ---- problems ------------------------------------------------------------------------ */
+
+static const char *const PROBLEMS[] = {"maze2d",      "narrow2d",    "narrow3d",
+                                       "cluttered2d", "cluttered3d", NULL};
+
+const char *const *rlx_problem_names(void)
+{
+    return PROBLEMS;
+}
+
+static void add_box(rlx_problem *p, double x0, double y0, double z0, double x1, double y1,
+                    double z1)
+{
+    if (p->n_boxes >= MAX_BOXES)
+        return;
+    box *b = &p->boxes[p->n_boxes++];
+    b->lo[0] = x0, b->lo[1] = y0, b->lo[2] = z0;
+    b->hi[0] = x1, b->hi[1] = y1, b->hi[2] = z1;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static bool in_box(const box *b, const double *q, int dim)
+{
+    for (int i = 0; i < dim; i++)
+        if (q[i] < b->lo[i] || q[i] > b->hi[i])
+            return false;
+    return true;
+}
+
+static bool valid(const rlx_problem *p, const double *q)
+{
+    for (int i = 0; i < p->dim; i++)
+        if (q[i] < 0 || q[i] > 1)
+            return false;
+    for (size_t k = 0; k < p->n_boxes; k++)
+        if (in_box(&p->boxes[k], q, p->dim))
+            return false;
+    return true;
+}
+
+static double clearance(const rlx_problem *p, const double *q)
+{
+    double best = INFINITY;
+    for (size_t k = 0; k < p->n_boxes; k++) {
+        double s = 0;
+        for (int i = 0; i < p->dim; i++) {
+            double d = fmax(fmax(p->boxes[k].lo[i] - q[i], q[i] - p->boxes[k].hi[i]), 0);
+            s += d * d;
+        }
+        best = fmin(best, sqrt(s));
+    }
+    return best;
+}
+
+static double dist(int dim, const double *a, const double *b)
+{
+    double s = 0;
+    for (int i = 0; i < dim; i++)
+        s += (a[i] - b[i]) * (a[i] - b[i]);
+    return sqrt(s);
+}
+
+static bool motion_valid(const rlx_problem *p, const double *a, const double *b, double res)
+{
+    double d = dist(p->dim, a, b);
+    int n = (int)ceil(d / res);
+    double q[MAX_DIM];
+    for (int s = 1; s <= n; s++) {
+        double t = (double)s / n;
+        for (int i = 0; i < p->dim; i++)
+            q[i] = a[i] + t * (b[i] - a[i]);
+        if (!valid(p, q))
+            return false;
+    }
+    return valid(p, a);
+}
+
+rlx_problem *rlx_problem_new(const char *name)
+{
+    rlx_problem *p = calloc(1, sizeof *p);
+    if (!p) {
+        rl_error_set(RL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->goal_radius = 0.02;
+    p->resolution = 0.005;
+    if (strcmp(name, "maze2d") == 0) {
+        p->dim = 2;
+        p->start[0] = 0.05, p->start[1] = 0.05;
+        p->goal[0] = 0.95, p->goal[1] = 0.95;
+        /* five walls with gaps on alternating sides */
+        for (int w = 0; w < 5; w++) {
+            double y = 0.15 + 0.17 * w;
+            if (w % 2 == 0)
+                add_box(p, 0.0, y, 0, 0.85, y + 0.03, 0);
+            else
+                add_box(p, 0.15, y, 0, 1.0, y + 0.03, 0);
+        }
+    } else if (strcmp(name, "narrow2d") == 0) {
+        p->dim = 2;
+        p->start[0] = 0.1, p->start[1] = 0.5;
+        p->goal[0] = 0.9, p->goal[1] = 0.5;
+        add_box(p, 0.48, 0.0, 0, 0.52, 0.485, 0);
+        add_box(p, 0.48, 0.515, 0, 0.52, 1.0, 0);
+    } else if (strcmp(name, "narrow3d") == 0) {
+        p->dim = 3;
+        p->start[0] = 0.1, p->start[1] = 0.15, p->start[2] = 0.85;
+        p->goal[0] = 0.9, p->goal[1] = 0.85, p->goal[2] = 0.15;
+        double h0 = 0.47, h1 = 0.53; /* a square hole in a wall */
+        add_box(p, 0.48, 0, 0, 0.52, h0, 1);
+        add_box(p, 0.48, h1, 0, 0.52, 1, 1);
+        add_box(p, 0.48, h0, 0, 0.52, h1, h0);
+        add_box(p, 0.48, h0, h1, 0.52, h1, 1);
+    } else if (strcmp(name, "cluttered2d") == 0 || strcmp(name, "cluttered3d") == 0) {
+        p->dim = name[9] == '2' ? 2 : 3;
+        for (int i = 0; i < p->dim; i++)
+            p->start[i] = 0.05, p->goal[i] = 0.95;
+        uint64_t s = 12345; /* the field is part of the problem: fixed, not per run */
+        while (p->n_boxes < (p->dim == 2 ? 30u : 40u)) {
+            box b;
+            for (int i = 0; i < MAX_DIM; i++) {
+                double c = rng_unit(&s), h = 0.02 + 0.05 * rng_unit(&s);
+                b.lo[i] = i < p->dim ? c - h : 0;
+                b.hi[i] = i < p->dim ? c + h : 0;
+            }
+            if (in_box(&(box){{b.lo[0] - 0.05, b.lo[1] - 0.05, b.lo[2] - 0.05},
+                              {b.hi[0] + 0.05, b.hi[1] + 0.05, b.hi[2] + 0.05}},
+                       p->start, p->dim) ||
+                in_box(&(box){{b.lo[0] - 0.05, b.lo[1] - 0.05, b.lo[2] - 0.05},
+                              {b.hi[0] + 0.05, b.hi[1] + 0.05, b.hi[2] + 0.05}},
+                       p->goal, p->dim))
+                continue;
+            p->boxes[p->n_boxes++] = b;
+        }
+    } else {
+        free(p);
+        rl_error_set(RL_ENOENT,
+                     "unknown problem '%s' (built-in: maze2d, narrow2d, narrow3d, cluttered2d, "
+                     "cluttered3d)",
+                     name);
+        return NULL;
+    }
+    int n = snprintf(p->describe, sizeof p->describe,
+                     "Problem %s: point robot in [0,1]^%d\nstart:", name, p->dim);
+    for (int i = 0; i < p->dim; i++)
+        n += snprintf(p->describe + n, sizeof p->describe - (size_t)n, " %g", p->start[i]);
+    n += snprintf(p->describe + n, sizeof p->describe - (size_t)n, "\ngoal:");
+    for (int i = 0; i < p->dim; i++)
+        n += snprintf(p->describe + n, sizeof p->describe - (size_t)n, " %g", p->goal[i]);
+    snprintf(p->describe + n, sizeof p->describe - (size_t)n,
+             "\ngoal radius: %g\nobstacles: %zu axis-aligned boxes\nmotion check resolution: %g\n",
+             p->goal_radius, p->n_boxes, p->resolution);
+    return p;
+}
+
+void rlx_problem_free(rlx_problem *p)
+{
+    free(p);
+}
+
+const char *rlx_problem_describe(const rlx_problem *p)
+{
+    return p->describe;
+}
+
+int rlx_problem_dimension(const rlx_problem *p)
+{
+    return p->dim;
+}
+
+size_t rlx_problem_obstacles(const rlx_problem *p)
+{
+    return p->n_boxes;
+}
+
+/* ---- trees and paths ------------------------------------------------------------------ */
+
+typedef struct tree {
+    double *q; /* n * MAX_DIM */
+    int *parent;
+    double *cost;
+    size_t n, cap;
+} tree;
+
+static int tree_add(tree *t, const double *q, int parent, double cost)
+{
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        double *nq = realloc(t->q, nc * MAX_DIM * sizeof *nq);
+        if (!nq)
+            return -1;
+        t->q = nq;
+        int *np = realloc(t->parent, nc * sizeof *np);
+        if (!np)
+            return -1;
+        t->parent = np;
+        double *ncst = realloc(t->cost, nc * sizeof *ncst);
+        if (!ncst)
+            return -1;
+        t->cost = ncst;
+        t->cap = nc;
+    }
+    memcpy(t->q + t->n * MAX_DIM, q, MAX_DIM * sizeof *q);
+    t->parent[t->n] = parent;
+    t->cost[t->n] = cost;
+    return (int)t->n++;
+}
+
+static void tree_free(tree *t)
+{
+    free(t->q);
+    free(t->parent);
+    free(t->cost);
+    memset(t, 0, sizeof *t);
+}
+
+static size_t nearest(const tree *t, int dim, const double *q)
+{
+    size_t best = 0;
+    double bd = INFINITY;
+    for (size_t i = 0; i < t->n; i++) {
+        double d = dist(dim, t->q + i * MAX_DIM, q);
+        if (d < bd)
+            bd = d, best = i;
+    }
+    return best;
+}
+
+typedef struct path {
+    double *q;
+    size_t n;
+} path;
+
+static void path_from_tree(const tree *t, int leaf, path *out, bool reverse)
+{
+    size_t n = 0;
+    for (int i = leaf; i >= 0; i = t->parent[i])
+        n++;
+    out->q = malloc((n ? n : 1) * MAX_DIM * sizeof(double));
+    out->n = n;
+    if (!out->q) {
+        out->n = 0;
+        return;
+    }
+    size_t k = 0;
+    for (int i = leaf; i >= 0; i = t->parent[i], k++)
+        memcpy(out->q + (reverse ? k : n - 1 - k) * MAX_DIM, t->q + (size_t)i * MAX_DIM,
+               MAX_DIM * sizeof(double));
+}
+
+static double path_length(const path *p, int dim)
+{
+    double s = 0;
+    for (size_t i = 1; i < p->n; i++)
+        s += dist(dim, p->q + (i - 1) * MAX_DIM, p->q + i * MAX_DIM);
+    return s;
+}
+
+/* OMPL's PathGeometric::smoothness: squared discrete curvature summed over vertices. */
+static double path_smoothness(const path *p, int dim)
+{
+    double s = 0;
+    for (size_t i = 2; i < p->n; i++) {
+        const double *q0 = p->q + (i - 2) * MAX_DIM, *q1 = p->q + (i - 1) * MAX_DIM,
+                     *q2 = p->q + i * MAX_DIM;
+        double a = dist(dim, q0, q1), b = dist(dim, q1, q2), c = dist(dim, q0, q2);
+        if (a > 1e-12 && b > 1e-12) {
+            double cosv = fmax(-1, fmin(1, (a * a + b * b - c * c) / (2 * a * b)));
+            double k = 2 * (M_PI - acos(cosv)) / (a + b);
+            s += k * k;
+        }
+    }
+    return s;
+}
+
+static double path_clearance(const rlx_problem *pr, const path *p)
+{
+    double c = INFINITY;
+    for (size_t i = 0; i < p->n; i++)
+        c = fmin(c, clearance(pr, p->q + i * MAX_DIM));
+    return c;
+}
+
+static bool path_valid(const rlx_problem *pr, const path *p, double res)
+{
+    for (size_t i = 1; i < p->n; i++)
+        if (!motion_valid(pr, p->q + (i - 1) * MAX_DIM, p->q + i * MAX_DIM, res))
+            return false;
+    return p->n > 0;
+}
+
+/* Shortcutting: join two random vertices when the straight motion is free. */
+static void path_simplify(const rlx_problem *pr, path *p, uint64_t *rng, int attempts)
+{
+    for (int a = 0; a < attempts && p->n > 2; a++) {
+        size_t i = (size_t)(rng_unit(rng) * (double)p->n),
+               j = (size_t)(rng_unit(rng) * (double)p->n);
+        if (i > j) {
+            size_t t = i;
+            i = j;
+            j = t;
+        }
+        if (j >= p->n || j - i < 2)
+            continue;
+        if (motion_valid(pr, p->q + i * MAX_DIM, p->q + j * MAX_DIM, pr->resolution)) {
+            memmove(p->q + (i + 1) * MAX_DIM, p->q + j * MAX_DIM,
+                    (p->n - j) * MAX_DIM * sizeof(double));
+            p->n -= j - i - 1;
+        }
+    }
+}
+
+/* ---- planners ---------------------------------------------------------------------- */
+
+typedef enum kind {
+    K_RRT,
+    K_RRTCONNECT,
+    K_RRTSTAR,
+    K_PRM,
+    K_CRASH,
+    K_ABORT,
+    K_HANG,
+    K_MEMHOG,
+    K_EXIT
+} kind;
+
+static const char *const KINDS[] = {"rrt",   "rrtconnect", "rrtstar", "prm",  "crash",
+                                    "abort", "hang",       "memhog",  "exit", NULL};
+
+const char *const *rlx_planner_kinds(void)
+{
+    return KINDS;
+}
+
+typedef struct planner {
+    rl_bench_planner base;
+    kind k;
+    char *name;
+    double range, goal_bias, rewire_factor, mb;
+    int knn, simplify_attempts;
+    bool simplify;
+    /* the last run's outcome, for run_properties */
+    path sol;
+    bool approximate;
+    double difference;
+    size_t graph_states, graph_motions;
+} planner;
+
+static const char *const STAR_PROGRESS[] = {"best cost", "iterations"};
+static const rl_bench_type STAR_TYPES[] = {RL_BENCH_REAL, RL_BENCH_INTEGER};
+static const char *const PRM_PROGRESS[] = {"milestone count", "edge count"};
+static const rl_bench_type PRM_TYPES[] = {RL_BENCH_INTEGER, RL_BENCH_INTEGER};
+
+static void sample(const rlx_problem *pr, uint64_t *rng, double *q)
+{
+    for (int i = 0; i < MAX_DIM; i++)
+        q[i] = i < pr->dim ? rng_unit(rng) : 0;
+}
+
+static void steer(int dim, const double *from, const double *to, double range, double *out)
+{
+    double d = dist(dim, from, to);
+    double t = d > range ? range / d : 1;
+    for (int i = 0; i < MAX_DIM; i++)
+        out[i] = i < dim ? from[i] + t * (to[i] - from[i]) : 0;
+}
+
+static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, rl_bench_run *run,
+                                 uint64_t *rng)
+{
+    tree t = {0};
+    tree_add(&t, pr->start, -1, 0);
+    int best = 0;
+    double best_d = dist(pr->dim, pr->start, pr->goal), q[MAX_DIM], nq[MAX_DIM];
+    bool star = pl->k == K_RRTSTAR, solved = false;
+    int goal_node = -1;
+    long iterations = 0;
+    while (!rl_bench_run_should_stop(run)) {
+        iterations++;
+        if (rng_unit(rng) < pl->goal_bias)
+            memcpy(q, pr->goal, sizeof q);
+        else
+            sample(pr, rng, q);
+        size_t nn = nearest(&t, pr->dim, q);
+        steer(pr->dim, t.q + nn * MAX_DIM, q, pl->range, nq);
+        if (!motion_valid(pr, t.q + nn * MAX_DIM, nq, pr->resolution))
+            continue;
+        int parent = (int)nn;
+        double cost = t.cost[nn] + dist(pr->dim, t.q + nn * MAX_DIM, nq);
+        double radius = 0;
+        if (star) {
+            double n = (double)t.n + 1;
+            radius = fmin(pl->range, pl->rewire_factor * pow(log(n) / n, 1.0 / pr->dim));
+            for (size_t i = 0; i < t.n; i++) { /* choose the cheapest parent nearby */
+                double d = dist(pr->dim, t.q + i * MAX_DIM, nq);
+                if (d < radius && t.cost[i] + d < cost &&
+                    motion_valid(pr, t.q + i * MAX_DIM, nq, pr->resolution))
+                    parent = (int)i, cost = t.cost[i] + d;
+            }
+        }
+        int id = tree_add(&t, nq, parent, cost);
+        if (id < 0)
+            break;
+        pl->graph_motions++;
+        if (star) {
+            for (size_t i = 0; i + 1 < t.n; i++) { /* rewire through the new node */
+                double d = dist(pr->dim, t.q + i * MAX_DIM, nq);
+                if (d < radius && cost + d < t.cost[i] &&
+                    motion_valid(pr, nq, t.q + i * MAX_DIM, pr->resolution)) {
+                    double delta = t.cost[i] - (cost + d);
+                    t.parent[i] = id;
+                    for (size_t k = 0; k < t.n; k++) /* costs below i drop by delta */
+                        for (int a = t.parent[k]; a >= 0; a = t.parent[a])
+                            if ((size_t)a == i) {
+                                t.cost[k] -= delta;
+                                break;
+                            }
+                    t.cost[i] = cost + d;
+                }
+            }
+        }
+        double dg = dist(pr->dim, nq, pr->goal);
+        if (dg < best_d)
+            best_d = dg, best = id;
+        if (dg <= pr->goal_radius) {
+            solved = true;
+            if (goal_node < 0 || t.cost[id] < t.cost[goal_node])
+                goal_node = id;
+            if (!star)
+                break;
+        }
+        if (star && (iterations & 63) == 0) {
+            rl_bench_run_progress(run, 0, goal_node >= 0 ? t.cost[goal_node] : INFINITY);
+            rl_bench_run_progress(run, 1, (double)iterations);
+        }
+    }
+    pl->graph_states = t.n;
+    pl->approximate = !solved;
+    pl->difference = solved ? 0 : best_d;
+    path_from_tree(&t, solved ? goal_node : best, &pl->sol, false);
+    if (star)
+        rl_bench_run_set_int(run, "iterations", iterations);
+    if (star && goal_node >= 0)
+        rl_bench_run_set_real(run, "best cost", t.cost[goal_node]);
+    tree_free(&t);
+    return solved ? RL_RUN_EXACT : pl->sol.n > 1 ? RL_RUN_APPROXIMATE : RL_RUN_TIMEOUT;
+}
+
+static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, rl_bench_run *run,
+                                     uint64_t *rng)
+{
+    tree a = {0}, b = {0};
+    tree_add(&a, pr->start, -1, 0);
+    tree_add(&b, pr->goal, -1, 0);
+    tree *ta = &a, *tb = &b;
+    bool solved = false;
+    int ia = -1, ib = -1;
+    double q[MAX_DIM], nq[MAX_DIM];
+    while (!solved && !rl_bench_run_should_stop(run)) {
+        sample(pr, rng, q);
+        size_t nn = nearest(ta, pr->dim, q);
+        steer(pr->dim, ta->q + nn * MAX_DIM, q, pl->range, nq);
+        if (motion_valid(pr, ta->q + nn * MAX_DIM, nq, pr->resolution)) {
+            int added = tree_add(ta, nq, (int)nn, 0);
+            pl->graph_motions++;
+            /* connect: grow the other tree towards the new state until blocked */
+            int last = (int)nearest(tb, pr->dim, nq);
+            for (;;) {
+                double step[MAX_DIM];
+                steer(pr->dim, tb->q + (size_t)last * MAX_DIM, nq, pl->range, step);
+                if (!motion_valid(pr, tb->q + (size_t)last * MAX_DIM, step, pr->resolution))
+                    break;
+                last = tree_add(tb, step, last, 0);
+                pl->graph_motions++;
+                if (dist(pr->dim, step, nq) < 1e-9) {
+                    solved = true;
+                    ia = added;
+                    ib = last;
+                    break;
+                }
+            }
+            if (solved && ta != &a) { /* keep ia in the start tree */
+                int t = ia;
+                ia = ib;
+                ib = t;
+            }
+        }
+        tree *tmp = ta;
+        ta = tb;
+        tb = tmp;
+    }
+    pl->graph_states = a.n + b.n;
+    if (solved) {
+        path pa, pb;
+        path_from_tree(&a, ia, &pa, false);
+        path_from_tree(&b, ib, &pb, true);
+        pl->sol.n = pa.n + pb.n - 1;
+        pl->sol.q = malloc(pl->sol.n * MAX_DIM * sizeof(double));
+        if (pl->sol.q) {
+            memcpy(pl->sol.q, pa.q, pa.n * MAX_DIM * sizeof(double));
+            memcpy(pl->sol.q + pa.n * MAX_DIM, pb.q + MAX_DIM,
+                   (pb.n - 1) * MAX_DIM * sizeof(double));
+        } else {
+            pl->sol.n = 0;
+        }
+        free(pa.q);
+        free(pb.q);
+    }
+    tree_free(&a);
+    tree_free(&b);
+    pl->approximate = false;
+    return solved ? RL_RUN_EXACT : RL_RUN_TIMEOUT;
+}
+
+static size_t uf_find(size_t *uf, size_t i)
+{
+    while (uf[i] != i)
+        i = uf[i] = uf[uf[i]];
+    return i;
+}
+
+static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_run *run,
+                                 uint64_t *rng)
+{
+    tree m = {0}; /* milestones; parent/cost unused */
+    size_t cap_e = 0, n_e = 0, *ea = NULL, *eb = NULL, *uf = NULL;
+    tree_add(&m, pr->start, -1, 0);
+    tree_add(&m, pr->goal, -1, 0);
+    bool solved = false;
+    size_t uf_cap = 0;
+    double q[MAX_DIM];
+    size_t k = (size_t)pl->knn;
+    size_t *nbr = malloc(k * sizeof *nbr);
+    double *nd = malloc(k * sizeof *nd);
+    for (size_t it = 0; !solved && !rl_bench_run_should_stop(run) && nbr && nd; it++) {
+        size_t id;
+        if (it == 0)
+            id = 0; /* connect start and goal first */
+        else if (it == 1)
+            id = 1;
+        else {
+            sample(pr, rng, q);
+            if (!valid(pr, q))
+                continue;
+            int r = tree_add(&m, q, -1, 0);
+            if (r < 0)
+                break;
+            id = (size_t)r;
+        }
+        if (m.n > uf_cap) {
+            size_t nc = uf_cap ? uf_cap * 2 : 1024;
+            size_t *nu = realloc(uf, nc * sizeof *nu);
+            if (!nu)
+                break;
+            uf = nu;
+            for (size_t i = uf_cap; i < nc; i++)
+                uf[i] = i;
+            uf_cap = nc;
+        }
+        /* k nearest milestones */
+        size_t cnt = 0;
+        for (size_t i = 0; i < m.n; i++) {
+            if (i == id)
+                continue;
+            double d = dist(pr->dim, m.q + i * MAX_DIM, m.q + id * MAX_DIM);
+            size_t pos = cnt < k ? cnt++ : k;
+            while (pos > 0 && nd[pos - 1] > d) {
+                if (pos < k)
+                    nbr[pos] = nbr[pos - 1], nd[pos] = nd[pos - 1];
+                pos--;
+            }
+            if (pos < k)
+                nbr[pos] = i, nd[pos] = d;
+        }
+        for (size_t j = 0; j < cnt; j++) {
+            if (uf_find(uf, nbr[j]) == uf_find(uf, id) && j > 0)
+                continue;
+            if (!motion_valid(pr, m.q + nbr[j] * MAX_DIM, m.q + id * MAX_DIM, pr->resolution))
+                continue;
+            if (n_e == cap_e) {
+                cap_e = cap_e ? cap_e * 2 : 1024;
+                size_t *na = realloc(ea, cap_e * sizeof *na);
+                if (na)
+                    ea = na;
+                size_t *nb = realloc(eb, cap_e * sizeof *nb);
+                if (nb)
+                    eb = nb;
+                if (!na || !nb)
+                    break;
+            }
+            ea[n_e] = nbr[j];
+            eb[n_e++] = id;
+            uf[uf_find(uf, nbr[j])] = uf_find(uf, id);
+        }
+        rl_bench_run_progress(run, 0, (double)m.n);
+        rl_bench_run_progress(run, 1, (double)n_e);
+        solved = uf_find(uf, 0) == uf_find(uf, 1);
+    }
+    pl->graph_states = m.n;
+    pl->graph_motions = n_e;
+    if (solved) { /* Dijkstra over the roadmap, O(V^2) is fine at these sizes */
+        double *dd = malloc(m.n * sizeof *dd);
+        int *prev = malloc(m.n * sizeof *prev);
+        bool *done = calloc(m.n, sizeof *done);
+        if (dd && prev && done) {
+            for (size_t i = 0; i < m.n; i++)
+                dd[i] = INFINITY, prev[i] = -1;
+            dd[0] = 0;
+            for (;;) {
+                size_t u = m.n;
+                for (size_t i = 0; i < m.n; i++)
+                    if (!done[i] && isfinite(dd[i]) && (u == m.n || dd[i] < dd[u]))
+                        u = i;
+                if (u == m.n || u == 1)
+                    break;
+                done[u] = true;
+                for (size_t e = 0; e < n_e; e++) {
+                    size_t v = ea[e] == u ? eb[e] : eb[e] == u ? ea[e] : m.n;
+                    if (v == m.n)
+                        continue;
+                    double w = dd[u] + dist(pr->dim, m.q + u * MAX_DIM, m.q + v * MAX_DIM);
+                    if (w < dd[v])
+                        dd[v] = w, prev[v] = (int)u;
+                }
+            }
+            tree pt = {0};
+            pt.q = m.q;
+            pt.parent = prev;
+            pt.n = m.n;
+            path_from_tree(&pt, 1, &pl->sol, false);
+        }
+        free(dd);
+        free(prev);
+        free(done);
+    }
+    free(nbr);
+    free(nd);
+    free(ea);
+    free(eb);
+    free(uf);
+    tree_free(&m);
+    pl->approximate = false;
+    return solved ? RL_RUN_EXACT : RL_RUN_TIMEOUT;
+}
+
+static void *volatile memhog_sink;
+
+static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *run)
+{
+    planner *pl = self;
+    const rlx_problem *pr = problem;
+    uint64_t rng = rl_bench_run_seed(run);
+    free(pl->sol.q);
+    memset(&pl->sol, 0, sizeof pl->sol);
+    pl->graph_states = pl->graph_motions = 0;
+    switch (pl->k) {
+    case K_RRT:
+    case K_RRTSTAR: return solve_rrt(pl, pr, run, &rng);
+    case K_RRTCONNECT: return solve_connect(pl, pr, run, &rng);
+    case K_PRM: return solve_prm(pl, pr, run, &rng);
+    case K_CRASH: raise(SIGSEGV); return RL_RUN_CRASH;
+    case K_ABORT: abort();
+    case K_HANG:
+        for (;;)
+            pause();
+    case K_MEMHOG:
+        for (size_t total = 0; total < (size_t)(pl->mb * 1048576.0); total += 1 << 20) {
+            char *p = malloc(1 << 20);
+            if (!p)
+                return RL_RUN_OUT_OF_MEMORY;
+            memset(p, 1, 1 << 20); /* touched, so it is resident */
+            /* chained through a volatile pointer so the allocations cannot be elided */
+            void *prev = memhog_sink;
+            memcpy(p, &prev, sizeof prev);
+            memhog_sink = p;
+        }
+        return RL_RUN_EXACT;
+    case K_EXIT: exit(3);
+    }
+    return RL_RUN_UNKNOWN;
+}
+
+static void planner_props(void *self, void *problem, rl_bench_run *run)
+{
+    planner *pl = self;
+    const rlx_problem *pr = problem;
+    rl_bench_run_set_int(run, "graph states", (int64_t)pl->graph_states);
+    rl_bench_run_set_int(run, "graph motions", (int64_t)pl->graph_motions);
+    if (pl->sol.n == 0)
+        return;
+    path *p = &pl->sol;
+    rl_bench_run_set_bool(run, "approximate solution", pl->approximate);
+    rl_bench_run_set_real(run, "solution difference", pl->difference);
+    rl_bench_run_set_real(run, "solution length", path_length(p, pr->dim));
+    rl_bench_run_set_int(run, "solution segments", (int64_t)(p->n - 1));
+    rl_bench_run_set_real(run, "solution smoothness", path_smoothness(p, pr->dim));
+    rl_bench_run_set_real(run, "solution clearance", path_clearance(pr, p));
+    /* the result re-checked at a five times finer resolution */
+    rl_bench_run_set_bool(run, "correct solution", path_valid(pr, p, pr->resolution / 5));
+    if (pl->simplify && !pl->approximate) {
+        uint64_t rng = rl_bench_run_seed(run) ^ 0x5eed;
+        double t0 = rl_bench_run_elapsed(run);
+        path_simplify(pr, p, &rng, pl->simplify_attempts);
+        rl_bench_run_set_real(run, "simplification time", rl_bench_run_elapsed(run) - t0);
+        rl_bench_run_set_real(run, "simplified solution length", path_length(p, pr->dim));
+        rl_bench_run_set_int(run, "simplified solution segments", (int64_t)(p->n - 1));
+        rl_bench_run_set_real(run, "simplified solution smoothness", path_smoothness(p, pr->dim));
+        rl_bench_run_set_real(run, "simplified solution clearance", path_clearance(pr, p));
+        rl_bench_run_set_bool(run, "simplified correct solution",
+                              path_valid(pr, p, pr->resolution / 5));
+    }
+}
+
+static void planner_settings(void *self, rl_bench_setting_fn emit, void *ctx)
+{
+    planner *pl = self;
+    char buf[64];
+    if (pl->k > K_PRM) {
+        snprintf(buf, sizeof buf, "%g", pl->mb);
+        if (pl->k == K_MEMHOG)
+            emit(ctx, "mb", buf);
+        return;
+    }
+    if (pl->k == K_RRT || pl->k == K_RRTSTAR) {
+        snprintf(buf, sizeof buf, "%g", pl->goal_bias);
+        emit(ctx, "goal_bias", buf);
+    }
+    if (pl->k == K_PRM) {
+        snprintf(buf, sizeof buf, "%d", pl->knn);
+        emit(ctx, "max_nearest_neighbors", buf);
+    } else {
+        snprintf(buf, sizeof buf, "%g", pl->range);
+        emit(ctx, "range", buf);
+    }
+    if (pl->k == K_RRTSTAR) {
+        snprintf(buf, sizeof buf, "%g", pl->rewire_factor);
+        emit(ctx, "rewire_factor", buf);
+    }
+    emit(ctx, "simplify", pl->simplify ? "1" : "0");
+}
+
+static void planner_clear(void *self)
+{
+    planner *pl = self;
+    free(pl->sol.q);
+    memset(&pl->sol, 0, sizeof pl->sol);
+}
+
+static void planner_free(void *self)
+{
+    planner *pl = self;
+    if (!pl)
+        return;
+    free(pl->sol.q);
+    free(pl->name);
+    free(pl);
+}
+
+static int parse_num(const char *key, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d >= lo && d <= hi))
+        return rl_error_set(RL_EINVAL, "setting '%s': '%s' is not a number in [%g, %g]", key, v, lo,
+                            hi);
+    *out = d;
+    return RL_OK;
+}
+
+rl_bench_planner *rlx_planner_new(const char *kind_name, const char *name, const char *const *keys,
+                                  const char *const *values, size_t n)
+{
+    int k = -1;
+    for (int i = 0; KINDS[i]; i++)
+        if (strcmp(kind_name, KINDS[i]) == 0)
+            k = i;
+    if (k < 0) {
+        rl_error_set(RL_ENOENT,
+                     "unknown planner '%s' (built-in: rrt, rrtconnect, rrtstar, prm; for tests: "
+                     "crash, abort, hang, memhog, exit)",
+                     kind_name);
+        return NULL;
+    }
+    planner *pl = calloc(1, sizeof *pl);
+    if (!pl || !(pl->name = strdup(name))) {
+        free(pl);
+        rl_error_set(RL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pl->k = (kind)k;
+    pl->range = 0.1;
+    pl->goal_bias = 0.05;
+    pl->rewire_factor = 1.5;
+    pl->knn = 10;
+    pl->mb = 1e6;
+    pl->simplify = true;
+    pl->simplify_attempts = 100;
+    for (size_t i = 0; i < n; i++) {
+        double d = 0;
+        int rc;
+        if (strcmp(keys[i], "range") == 0)
+            rc = parse_num(keys[i], values[i], 1e-6, 10, &pl->range);
+        else if (strcmp(keys[i], "goal_bias") == 0)
+            rc = parse_num(keys[i], values[i], 0, 1, &pl->goal_bias);
+        else if (strcmp(keys[i], "rewire_factor") == 0)
+            rc = parse_num(keys[i], values[i], 0, 100, &pl->rewire_factor);
+        else if (strcmp(keys[i], "max_nearest_neighbors") == 0 || strcmp(keys[i], "k") == 0)
+            rc = parse_num(keys[i], values[i], 1, 1000, &d), pl->knn = (int)d;
+        else if (strcmp(keys[i], "mb") == 0)
+            rc = parse_num(keys[i], values[i], 0, 1e7, &pl->mb);
+        else if (strcmp(keys[i], "simplify") == 0)
+            rc = parse_num(keys[i], values[i], 0, 1, &d), pl->simplify = d != 0;
+        else
+            rc = rl_error_set(RL_EINVAL, "planner '%s' (%s) has no setting '%s'", name, kind_name,
+                              keys[i]);
+        if (rc < 0) {
+            planner_free(pl);
+            return NULL;
+        }
+    }
+    pl->base.name = pl->name;
+    pl->base.self = pl;
+    pl->base.settings = planner_settings;
+    pl->base.solve = planner_solve;
+    pl->base.run_properties = planner_props;
+    pl->base.clear = planner_clear;
+    pl->base.free = planner_free;
+    if (pl->k == K_RRTSTAR) {
+        pl->base.n_progress = 2;
+        pl->base.progress_names = STAR_PROGRESS;
+        pl->base.progress_types = STAR_TYPES;
+    } else if (pl->k == K_PRM) {
+        pl->base.n_progress = 2;
+        pl->base.progress_names = PRM_PROGRESS;
+        pl->base.progress_types = PRM_TYPES;
+    }
+    return &pl->base;
+}

@@ -1,0 +1,284 @@
+/* runlab/bench.h: benchmarking motion planners the way OMPL's Benchmark class does, with
+ * every run in its own process, so a planner that crashes, aborts, hangs or eats memory
+ * costs that run only. Results are kept in memory, journaled run by run, and written as
+ * an OMPL benchmark log and as a SQLite database in OMPL's schema (Planner Arena). */
+#ifndef RUNLAB_BENCH_H
+#define RUNLAB_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- values ------------------------------------------------------------------------ */
+
+/* Property types, written into the log as the type word ("REAL") and into SQL as the
+ * declared column type. */
+typedef enum rl_bench_type {
+    RL_BENCH_BOOLEAN = 0,
+    RL_BENCH_INTEGER = 1,
+    RL_BENCH_REAL = 2,
+    RL_BENCH_ENUM = 3,
+    RL_BENCH_TEXT = 4
+} rl_bench_type;
+
+/* "BOOLEAN", "INTEGER", "REAL", "ENUM", "TEXT"; "?" for other values. Thread-safe. */
+const char *rl_bench_type_name(rl_bench_type type);
+/* Parses a type word (case-sensitive, as above; "DOUBLE" is taken as REAL, "STRING" as
+ * TEXT). RL_OK or RL_EINVAL. */
+int rl_bench_type_parse(const char *word, rl_bench_type *out);
+
+/* Outcome of one run. 0..8 are OMPL's PlannerStatus values (8 = ABORT) so that OMPL's
+ * tools read them; 9.. are runlab's, for what the isolation sees. */
+typedef enum rl_bench_status {
+    RL_RUN_UNKNOWN = 0,
+    RL_RUN_INVALID_START = 1,
+    RL_RUN_INVALID_GOAL = 2,
+    RL_RUN_UNRECOGNIZED_GOAL = 3,
+    RL_RUN_TIMEOUT = 4, /* no solution in max_time, or killed after max_time + grace */
+    RL_RUN_APPROXIMATE = 5,
+    RL_RUN_EXACT = 6,
+    RL_RUN_CRASH = 7, /* killed by a signal other than SIGABRT (SIGSEGV, SIGBUS...) */
+    RL_RUN_ABORT = 8, /* SIGABRT: abort(), failed assert */
+    RL_RUN_INFEASIBLE = 9,
+    RL_RUN_OUT_OF_MEMORY = 10, /* resident memory passed max_mem; the run was killed */
+    RL_RUN_ERROR = 11,         /* planner error, exit before reporting, protocol violation */
+    RL_RUN_STATUS_COUNT = 12
+} rl_bench_status;
+
+/* Description as written in the log's enum line ("Exact solution"). Thread-safe. */
+const char *rl_bench_status_name(rl_bench_status status);
+
+/* ---- inside a run -------------------------------------------------------------------- */
+
+/* The handle a planner gets while it solves, in the run's own process. Not thread-safe
+ * except rl_bench_run_should_stop and rl_bench_run_progress, which a planner's worker
+ * threads may call. */
+typedef struct rl_bench_run rl_bench_run;
+
+/* True once the run's time limit is reached: the planner's termination check. Cheap (one
+ * clock read); async-signal-safe. */
+bool rl_bench_run_should_stop(const rl_bench_run *run);
+/* Seconds since solve() was called. */
+double rl_bench_run_elapsed(const rl_bench_run *run);
+/* The seed of this run (the experiment seed mixed with planner and run index). */
+uint64_t rl_bench_run_seed(const rl_bench_run *run);
+/* Publishes the current value of progress property `index` (declared order). The harness
+ * samples the published values every time_between_updates from the parent process
+ * through shared memory with a sequence lock: the planner never waits and is never read
+ * half-way. RL_ERANGE for a bad index. */
+int rl_bench_run_progress(rl_bench_run *run, size_t index, double value);
+/* Sets a run property ("solution length", RL_BENCH_REAL, "1.25"). Names: 1..127 bytes,
+ * no control characters, ';', '|', ',' or '=' and not one of the database's own columns;
+ * values: no control characters or ';'. Returns RL_OK, RL_EINVAL (message says why) or
+ * RL_ENOMEM. A name set twice keeps the last value. */
+int rl_bench_run_set(rl_bench_run *run, const char *name, rl_bench_type type, const char *value);
+int rl_bench_run_set_real(rl_bench_run *run, const char *name, double value);
+int rl_bench_run_set_int(rl_bench_run *run, const char *name, int64_t value);
+int rl_bench_run_set_bool(rl_bench_run *run, const char *name, bool value);
+
+/* ---- planners ---------------------------------------------------------------------- */
+
+enum { RL_BENCH_MAX_PROGRESS = 32 };
+
+/* Callback through which a planner lists its settings ("range", "0.1"). */
+typedef void (*rl_bench_setting_fn)(void *ctx, const char *key, const char *value);
+
+/* A planner: a small vtable over an opaque problem. setup, solve, run_properties and
+ * clear run in the run's child process; free runs in the harness. Only name and solve
+ * are required. */
+typedef struct rl_bench_planner {
+    const char *name; /* as it appears in the results; valid until free */
+    void *self;
+    /* Reports the planner's settings (OMPL's "common properties"). */
+    void (*settings)(void *self, rl_bench_setting_fn emit, void *ctx);
+    /* Progress properties beside "time", which the harness adds: names and types. */
+    size_t n_progress;
+    const char *const *progress_names;
+    const rl_bench_type *progress_types;
+    /* Prepares for a run (not timed). Negative return: the run is recorded as ERROR. */
+    int (*setup)(void *self, void *problem);
+    /* Solves until done or rl_bench_run_should_stop; returns the outcome. */
+    rl_bench_status (*solve)(void *self, void *problem, rl_bench_run *run);
+    /* After solve: adds run properties (solution length...). */
+    void (*run_properties)(void *self, void *problem, rl_bench_run *run);
+    void (*clear)(void *self);
+    void (*free)(void *self);
+    /* Executable planners (rl_bench_planner_exec) set this instead of solve. */
+    char **exec_argv;
+} rl_bench_planner;
+
+/* A planner that is a program, run as argv[0] with the arguments, speaking the line
+ * protocol of docs/bench.md on its standard output. `progress` lists "name TYPE"
+ * declarations of the progress properties it reports (may be NULL). Returns a new
+ * planner owned by the caller (free with its free member) or NULL (error set). */
+rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *argv, size_t argc,
+                                        const char *const *progress, size_t n_progress);
+
+/* ---- requests, events, status -------------------------------------------------------- */
+
+typedef struct rl_bench_request {
+    double max_time;             /* seconds per run (default 5) */
+    double max_mem;              /* MB of resident memory per run (default 4096) */
+    unsigned run_count;          /* runs per planner; 0 = until max_time of summed run
+                                    time is spent (default 100) */
+    double time_between_updates; /* progress sampling period, seconds (default 0.05) */
+    bool display_progress;       /* call the on_run_done event (default true) */
+    bool save_console_output;    /* keep each planner's stdout/stderr (default true) */
+    bool simplify;               /* passed to planners as the setting "simplify" */
+    unsigned jobs;               /* runs in parallel (default 1); parallel runs share
+                                    CPUs, caches and memory bandwidth, so their times
+                                    are not comparable with serial ones */
+    double grace;                /* seconds after max_time before the kill (default 0.1) */
+    const char *console_dir;     /* where <planner>.console files go (NULL: discarded) */
+    const char *journal_path;    /* append each result here, fsynced (NULL: none) */
+    const char *problem_spec;    /* given to executable planners as RUNLAB_PROBLEM */
+} rl_bench_request;
+
+/* Fills the defaults above. */
+void rl_bench_request_init(rl_bench_request *req);
+
+/* Events. on_planner_switch and on_run_done run in the harness; on_pre_run and
+ * on_post_run run in the run's process (around solve), where on_post_run may add run
+ * properties with rl_bench_run_set. Any may be NULL. */
+typedef struct rl_bench_events {
+    void (*on_planner_switch)(void *ud, const rl_bench_planner *planner);
+    void (*on_pre_run)(void *ud, const rl_bench_planner *planner, void *problem);
+    void (*on_post_run)(void *ud, const rl_bench_planner *planner, void *problem,
+                        rl_bench_run *run);
+    void (*on_run_done)(void *ud, const char *planner, size_t run_index, rl_bench_status status,
+                        size_t done, size_t total);
+    void *ud;
+} rl_bench_events;
+
+/* Snapshot of a running benchmark, readable from any thread at any time. */
+typedef struct rl_bench_progress {
+    bool running;
+    size_t active_run;          /* runs finished so far */
+    double progress_percentage; /* 0..100 */
+    char active_planner[128];
+} rl_bench_progress;
+
+/* ---- results ------------------------------------------------------------------------ */
+
+typedef struct rl_bench_prop {
+    char *name;
+    rl_bench_type type;
+    char *value; /* "" when missing */
+} rl_bench_prop;
+
+typedef struct rl_bench_run_data {
+    rl_bench_status status;
+    char *reason; /* why the harness gave this status (NULL when the planner did) */
+    rl_bench_prop *props;
+    size_t n_props;
+    double *samples; /* n_samples rows of 1 + n_progress values: time first */
+    size_t n_samples;
+} rl_bench_run_data;
+
+typedef struct rl_bench_planner_data {
+    char *name;
+    rl_bench_prop *settings; /* common properties (type unused) */
+    size_t n_settings;
+    size_t n_progress;
+    char **progress_names;
+    rl_bench_type *progress_types;
+    rl_bench_run_data *runs;
+    size_t n_runs;
+} rl_bench_planner_data;
+
+/* Everything one benchmark produced. */
+typedef struct rl_bench_experiment {
+    char *name;
+    rl_bench_prop *params; /* experiment parameters */
+    size_t n_params;
+    rl_bench_planner_data *planners;
+    size_t n_planners;
+    double max_time, max_mem;
+    unsigned run_count;
+    double time_between_updates;
+    int64_t start_ns;      /* wall clock at start, ns since the epoch */
+    double total_duration; /* seconds */
+    uint64_t seed;
+    char *setup_info; /* problem description */
+    char *host;
+    char *cpu_info;
+    char *version; /* "runlab 0.1.0" */
+} rl_bench_experiment;
+
+/* ---- the benchmark ---------------------------------------------------------------- */
+
+typedef struct rl_bench rl_bench;
+
+/* New benchmark of `problem` (opaque, passed to planners; not owned). `name` is the
+ * experiment name (1..127 bytes, no control characters); `setup_info` describes the
+ * problem for the log (may be NULL). Returns NULL with the error set. */
+rl_bench *rl_bench_new(const char *name, void *problem, const char *setup_info);
+/* Frees the benchmark, its planners (their free) and results. NULL is fine. */
+void rl_bench_free(rl_bench *b);
+
+/* Typed experiment parameters ("num_obstacles", INTEGER, "4"). Names as for run
+ * properties; a name given twice is RL_EEXIST. */
+int rl_bench_add_param(rl_bench *b, const char *name, rl_bench_type type, const char *value);
+size_t rl_bench_param_count(const rl_bench *b);
+/* The parameter named `name`, or NULL. Valid until the benchmark is freed. */
+const rl_bench_prop *rl_bench_param(const rl_bench *b, const char *name);
+
+/* Adds a planner; the benchmark owns it from then on, also on failure. Names must be
+ * unique and valid as for properties. */
+int rl_bench_add_planner(rl_bench *b, rl_bench_planner *planner);
+/* Adds the planner an allocator makes for the problem. */
+int rl_bench_add_planner_alloc(rl_bench *b, rl_bench_planner *(*alloc)(void *ctx, void *problem),
+                               void *ctx);
+size_t rl_bench_planner_count(const rl_bench *b);
+/* Frees every planner added so far. */
+void rl_bench_clear_planners(rl_bench *b);
+
+void rl_bench_set_seed(rl_bench *b, uint64_t seed);
+void rl_bench_set_events(rl_bench *b, const rl_bench_events *events);
+
+/* Runs the benchmark. When req->journal_path names an existing journal of this
+ * benchmark, its runs are taken as done and only the missing ones run (resume).
+ * Returns RL_OK when every run was carried out (whatever their status) or an error
+ * of the harness itself (fork, pipes, journal I/O). Not reentrant. */
+int rl_bench_execute(rl_bench *b, const rl_bench_request *req);
+
+/* A consistent snapshot of the running benchmark; any thread. */
+void rl_bench_get_progress(rl_bench *b, rl_bench_progress *out);
+
+/* The results (valid until the next rl_bench_execute or rl_bench_free). */
+const rl_bench_experiment *rl_bench_results(const rl_bench *b);
+
+/* ---- output ------------------------------------------------------------------------ */
+
+/* Writes the results as an OMPL benchmark log (atomically). */
+int rl_bench_write_log(const rl_bench_experiment *e, const char *path);
+/* Adds the results to a SQLite database in OMPL's schema (created when missing), the
+ * same database OMPL's ompl_benchmark_statistics.py makes of the log. */
+int rl_bench_write_db(const rl_bench_experiment *e, const char *db_path);
+/* Default log name from host and start time, "runlab_<host>_<YYYYmmddTHHMMSSZ>.log". */
+int rl_bench_default_log_name(const rl_bench_experiment *e, char *out, size_t cap);
+/* Writes one CSV row per run: planner, run, status, then every run property. */
+int rl_bench_write_csv(const rl_bench_experiment *e, const char *path);
+
+/* Writes the whole experiment as JSON (atomically): header fields, parameters, and per
+ * planner its settings, progress property names and runs (status, reason, properties
+ * as typed JSON values, progress samples as rows of numbers, time first). */
+int rl_bench_write_json(const rl_bench_experiment *e, const char *path);
+
+/* Reads OMPL benchmark logs into one SQLite database, as OMPL's own script does
+ * (readBenchmarkLog then computeViews): same schema, rows, values and NULLs. The
+ * database is created or extended. RL_EPARSE names the file and line. */
+int rl_bench_import_logs(const char *const *paths, size_t n, const char *db_path);
+
+/* Checks a planner, parameter or property name (see rl_bench_run_set). `what` names
+ * it in the message. RL_OK or RL_EINVAL. */
+int rl_bench_check_name(const char *name, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1057 @@
+/* The isolated benchmark harness: every run is a child process (fork for C planners,
+ * fork+exec for executable ones) that reports through a pipe in the line protocol of
+ * docs/bench.md. The parent enforces max_time (kill after a grace) and max_mem (RSS
+ * polling), samples progress from shared memory, takes time/CPU/peak RSS from wait4,
+ * and journals each result (append + fsync) so a killed harness can resume. */
+#include "engines/bench_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/log.h"
+#include "runlab/provenance.h"
+#include "runlab/time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum {
+    LINE_MAX_BYTES = 65536,
+    MEM_POLL_NS = 5000000, /* RSS is checked every 5 ms */
+    SETUP_ALLOWANCE_S = 30 /* a run that never starts solving is killed after this */
+};
+
+typedef struct slot {
+    bool busy;
+    bool is_exec;
+    pid_t pid;
+    int fd;
+    int pidfd; /* readable when the run exits (-1 when the kernel lacks pidfd_open) */
+    bool eof;
+    size_t planner, run;
+    double limit;
+    int64_t fork_ns, begin_ns, deadline_ns, next_sample_ns, next_mem_ns;
+    long baseline_kb, peak_kb;
+    rl_bench_shm *shm;
+    char *buf;
+    size_t len, cap, lineno;
+    rl_bench_status killed_for; /* RL_RUN_UNKNOWN when not killed */
+    char *reason;
+    bool got_status, got_time, got_end;
+    rl_bench_status status;
+    double solve_time;
+    rl_bench_prop *props;
+    size_t n_props, cap_props;
+    double *samples;
+    size_t n_samples, cap_samples;
+} slot;
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static long rss_kb_of(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    long size = 0, res = 0;
+    int n = fscanf(f, "%ld %ld", &size, &res);
+    fclose(f);
+    return n == 2 ? res * (sysconf(_SC_PAGESIZE) / 1024) : -1;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void emitf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emitf(int fd, const char *fmt, ...)
+{
+    char buf[LINE_MAX_BYTES];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        write_all(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static void set_reason(slot *s, rl_bench_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_reason(slot *s, rl_bench_status st, const char *fmt, ...)
+{
+    if (s->reason)
+        return; /* the first cause wins */
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    s->reason = strdup(buf);
+    s->killed_for = st;
+}
+
+static void kill_slot(slot *s, rl_bench_status why)
+{
+    if (s->killed_for == RL_RUN_UNKNOWN)
+        s->killed_for = why;
+    /* the run leads its own process group, so helpers it started die with it */
+    kill(-s->pid, SIGKILL);
+    kill(s->pid, SIGKILL);
+}
+
+/* ---- the child ---------------------------------------------------------------------- */
+
+static void child_redirect(int console_fd)
+{
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    int out = console_fd >= 0 ? console_fd : null_fd;
+    if (null_fd >= 0)
+        dup2(null_fd, STDIN_FILENO);
+    if (out >= 0) {
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
+    }
+}
+
+static void child_reset_signals(void)
+{
+    /* a run must not outlive a harness killed with -9: --resume will redo it */
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* default actions, so that a crash shows as the signal it is even when the harness
+       (or a sanitizer runtime) installed handlers */
+    static const int sigs[] = {SIGPIPE, SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        signal(sigs[i], SIG_DFL);
+}
+
+static void child_inproc(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri, double limit,
+                         int wfd, rl_bench_shm *shm, int console_fd)
+{
+    setpgid(0, 0);
+    child_reset_signals();
+    child_redirect(console_fd);
+    rl_bench_run run = {0};
+    run.limit_ns = (int64_t)(limit * 1e9);
+    run.seed = rl_bench_mix_seed(b->seed, pi, ri);
+    run.n_progress = pl->n_progress;
+    run.shm = shm;
+    run.start_ns = rl_mono_ns();
+    if (pl->setup && pl->setup(pl->self, b->problem) < 0) {
+        emitf(wfd, "error\tsetup failed: %s\n", rl_error_last());
+        fflush(NULL);
+        _exit(0);
+    }
+    if (b->events.on_pre_run)
+        b->events.on_pre_run(b->events.ud, pl, b->problem);
+    emitf(wfd, "begin\t%ld\n", rss_kb_of(getpid()));
+    run.start_ns = rl_mono_ns();
+    rl_bench_status st = pl->solve(pl->self, b->problem, &run);
+    double t = rl_bench_run_elapsed(&run);
+    if (pl->run_properties)
+        pl->run_properties(pl->self, b->problem, &run);
+    if (b->events.on_post_run)
+        b->events.on_post_run(b->events.ud, pl, b->problem, &run);
+    if (pl->clear)
+        pl->clear(pl->self);
+    emitf(wfd, "time\t%.9g\n", t);
+    for (size_t i = 0; i < run.n_props; i++)
+        emitf(wfd, "property\t%s\t%s\t%s\n", run.props[i].name,
+              rl_bench_type_name(run.props[i].type), run.props[i].value);
+    emitf(wfd, "status\t%s\nend\n", rl_bench_status_word(st));
+    fflush(NULL);
+    _exit(0);
+}
+
+static void child_exec(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri, double limit,
+                       const rl_bench_request *req, int wfd, int console_fd)
+{
+    setpgid(0, 0);
+    child_reset_signals();
+    child_redirect(console_fd);
+    if (dup2(wfd, STDOUT_FILENO) < 0)
+        _exit(127);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%" PRIu64, rl_bench_mix_seed(b->seed, pi, ri));
+    setenv("RUNLAB_SEED", buf, 1);
+    snprintf(buf, sizeof buf, "%.9g", limit);
+    setenv("RUNLAB_MAX_TIME", buf, 1);
+    snprintf(buf, sizeof buf, "%.9g", req->max_mem);
+    setenv("RUNLAB_MAX_MEM", buf, 1);
+    snprintf(buf, sizeof buf, "%zu", ri);
+    setenv("RUNLAB_RUN", buf, 1);
+    setenv("RUNLAB_SIMPLIFY", req->simplify ? "1" : "0", 1);
+    setenv("RUNLAB_PROBLEM", req->problem_spec ? req->problem_spec : "", 1);
+    setenv("RUNLAB_PROTOCOL", "1", 1);
+    execvp(pl->exec_argv[0], pl->exec_argv);
+    emitf(STDOUT_FILENO, "error\tcannot run '%s': %s\n", pl->exec_argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* ---- the parent's side of the protocol -------------------------------------------- */
+
+static int progress_index(const rl_bench_planner *pl, const char *name)
+{
+    for (size_t i = 0; i < pl->n_progress; i++)
+        if (strcmp(pl->progress_names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Records "protocol: line N: <what> '<arg>'" and stops the run. Returns 0. */
+static int protocol_error(slot *s, const char *what, const char *arg)
+{
+    set_reason(s, RL_RUN_ERROR, "protocol: line %zu: %s '%.200s'", s->lineno, what, arg);
+    kill_slot(s, RL_RUN_ERROR);
+    return 0;
+}
+
+static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
+{
+    s->lineno++;
+    if (!*line || line[0] == '#')
+        return 0;
+    char *f[5] = {0};
+    int n = 0;
+    for (char *p = line; n < 5;) {
+        f[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab)
+            break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    if (strcmp(f[0], "begin") == 0 && n == 2 && !s->is_exec) {
+        s->begin_ns = rl_mono_ns();
+        s->baseline_kb = strtol(f[1], NULL, 10);
+        s->deadline_ns = s->begin_ns + (int64_t)((s->limit + grace) * 1e9);
+    } else if (strcmp(f[0], "progress") == 0 && n == 3) {
+        int i = progress_index(pl, f[1]);
+        char *end;
+        double v = strtod(f[2], &end);
+        if (i < 0)
+            return protocol_error(s, "undeclared progress property", f[1]);
+        if (end == f[2] || *end)
+            return protocol_error(s, "progress value is not a number:", f[2]);
+        rl_bench_run tmp = {.n_progress = pl->n_progress, .shm = s->shm};
+        rl_bench_run_progress(&tmp, (size_t)i, v);
+    } else if (strcmp(f[0], "property") == 0 && n == 4) {
+        rl_bench_type type;
+        if (rl_bench_check_name(f[1], "property") < 0 || rl_bench_type_parse(f[2], &type) < 0 ||
+            rl_bench_check_value(f[3], f[1]) < 0)
+            return protocol_error(s, "bad property:", rl_error_last());
+        rl_bench_props_set(&s->props, &s->n_props, &s->cap_props, f[1], type, f[3]);
+    } else if (strcmp(f[0], "time") == 0 && n == 2) {
+        char *end;
+        s->solve_time = strtod(f[1], &end);
+        if (end == f[1] || *end || !(s->solve_time >= 0))
+            return protocol_error(s, "time is not a number of seconds:", f[1]);
+        s->got_time = true;
+    } else if (strcmp(f[0], "status") == 0 && n == 2) {
+        if (rl_bench_status_from_word(f[1], &s->status) < 0)
+            return protocol_error(s, "unknown status", f[1]);
+        s->got_status = true;
+    } else if (strcmp(f[0], "error") == 0 && n >= 2) {
+        set_reason(s, RL_RUN_ERROR, "%s", f[1]);
+    } else if (strcmp(f[0], "end") == 0 && n == 1) {
+        s->got_end = true;
+    } else {
+        protocol_error(s, "unknown keyword or wrong field count:", f[0]);
+    }
+    return 0;
+}
+
+static void read_slot(slot *s, rl_bench_planner *pl, double grace)
+{
+    for (;;) {
+        if (s->len + 4096 + 1 > s->cap) {
+            size_t nc = s->cap ? s->cap * 2 : 8192;
+            char *nb = realloc(s->buf, nc);
+            if (!nb)
+                return;
+            s->buf = nb;
+            s->cap = nc;
+        }
+        ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0 || errno != EAGAIN)
+                s->eof = true;
+            break;
+        }
+        s->len += (size_t)r;
+        s->buf[s->len] = '\0';
+        char *start = s->buf, *nl;
+        while ((nl = memchr(start, '\n', s->len - (size_t)(start - s->buf))) != NULL) {
+            *nl = '\0';
+            if (!s->reason || s->killed_for == RL_RUN_UNKNOWN)
+                handle_line(s, pl, start, grace);
+            start = nl + 1;
+        }
+        s->len -= (size_t)(start - s->buf);
+        memmove(s->buf, start, s->len);
+        if (s->len > LINE_MAX_BYTES) {
+            protocol_error(s, "line longer than 64 KiB", "");
+            s->len = 0;
+        }
+    }
+}
+
+static void sample(slot *s, const rl_bench_planner *pl, int64_t now)
+{
+    size_t np = pl->n_progress;
+    uint64_t vals[RL_BENCH_MAX_PROGRESS], seq1, seq2, pub = 0;
+    int tries = 0;
+    do {
+        if (++tries > 1000)
+            return; /* a writer died inside its update: skip this sample */
+        seq1 = atomic_load_explicit(&s->shm->seq, memory_order_acquire);
+        if (seq1 & 1)
+            continue;
+        pub = atomic_load_explicit(&s->shm->published, memory_order_relaxed);
+        for (size_t i = 0; i < np; i++)
+            vals[i] = atomic_load_explicit(&s->shm->bits[i], memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        seq2 = atomic_load_explicit(&s->shm->seq, memory_order_relaxed);
+    } while ((seq1 & 1) || seq1 != seq2);
+    if (!pub)
+        return; /* nothing published yet: OMPL's parser would see an empty sample anyway */
+    if (s->n_samples == s->cap_samples) {
+        size_t nc = s->cap_samples ? s->cap_samples * 2 : 64;
+        double *ns = realloc(s->samples, nc * (np + 1) * sizeof *ns);
+        if (!ns)
+            return;
+        s->samples = ns;
+        s->cap_samples = nc;
+    }
+    double *row = s->samples + s->n_samples * (np + 1);
+    row[0] = (double)(now - s->begin_ns) / 1e9;
+    for (size_t i = 0; i < np; i++) {
+        if (pub & (1ULL << i))
+            memcpy(&row[i + 1], &vals[i], sizeof(double));
+        else
+            row[i + 1] = NAN;
+    }
+    s->n_samples++;
+}
+
+/* ---- journal --------------------------------------------------------------------------- */
+
+static void j_field(char **p, size_t *len, size_t *cap, const char *s, bool tab)
+{
+    size_t need = *len + 2 * strlen(s) + 4;
+    if (need > *cap) {
+        size_t nc = *cap ? *cap : 1024;
+        while (nc < need)
+            nc *= 2;
+        char *np = realloc(*p, nc);
+        if (!np)
+            return;
+        *p = np;
+        *cap = nc;
+    }
+    if (tab)
+        (*p)[(*len)++] = '\t';
+    for (; *s; s++) {
+        if (*s == '\t' || *s == '\n' || *s == '\\') {
+            (*p)[(*len)++] = '\\';
+            (*p)[(*len)++] = *s == '\t' ? 't' : *s == '\n' ? 'n' : '\\';
+        } else {
+            (*p)[(*len)++] = *s;
+        }
+    }
+    (*p)[*len] = '\0';
+}
+
+static int journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np)
+{
+    char *line = NULL, num[64];
+    size_t len = 0, cap = 0;
+    j_field(&line, &len, &cap, "run", false);
+    snprintf(num, sizeof num, "%zu", pi);
+    j_field(&line, &len, &cap, num, true);
+    snprintf(num, sizeof num, "%zu", ri);
+    j_field(&line, &len, &cap, num, true);
+    snprintf(num, sizeof num, "%d", (int)r->status);
+    j_field(&line, &len, &cap, num, true);
+    j_field(&line, &len, &cap, r->reason ? r->reason : "", true);
+    snprintf(num, sizeof num, "%zu", r->n_props);
+    j_field(&line, &len, &cap, num, true);
+    for (size_t i = 0; i < r->n_props; i++) {
+        j_field(&line, &len, &cap, r->props[i].name, true);
+        j_field(&line, &len, &cap, rl_bench_type_name(r->props[i].type), true);
+        j_field(&line, &len, &cap, r->props[i].value, true);
+    }
+    snprintf(num, sizeof num, "%zu", r->n_samples);
+    j_field(&line, &len, &cap, num, true);
+    for (size_t i = 0; i < r->n_samples * (np + 1); i++) {
+        snprintf(num, sizeof num, "%.17g", r->samples[i]);
+        j_field(&line, &len, &cap, num, true);
+    }
+    j_field(&line, &len, &cap, "\n", false);
+    if (!line)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    line[len - 2] = '\n'; /* j_field escaped the newline; write a real one */
+    len--;
+    int rc = RL_OK;
+    if (write_all(fd, line, len) < 0 || fsync(fd) < 0)
+        rc = rl_error_set_errno(RL_EIO, errno, "journal write");
+    free(line);
+    return rc;
+}
+
+static char *j_unescape(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+            *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return s;
+}
+
+static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r);
+
+/* Loads the runs of an existing journal. Returns the file's length of complete lines. */
+static int journal_load(rl_bench *b, const char *path, const char *header, off_t *good_len)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = rl_fs_read_all(path, (size_t)1 << 31, &text, &len);
+    *good_len = 0;
+    if (rc == RL_ENOENT || (rc == RL_OK && len == 0)) {
+        free(text);
+        rl_error_clear();
+        return RL_OK;
+    }
+    if (rc < 0)
+        return rc;
+    char *line = text, *nl;
+    size_t lineno = 0;
+    while ((nl = strchr(line, '\n')) != NULL) {
+        *nl = '\0';
+        lineno++;
+        if (lineno == 1) {
+            if (strcmp(line, header) != 0) {
+                free(text);
+                return rl_error_set(RL_EINVAL,
+                                    "%s: journal of another benchmark (planners or experiment "
+                                    "differ)",
+                                    path);
+            }
+        } else {
+            char *f[4096];
+            size_t n = 0;
+            for (char *p = line; n < 4096;) {
+                f[n++] = p;
+                char *tab = strchr(p, '\t');
+                if (!tab)
+                    break;
+                *tab = '\0';
+                p = tab + 1;
+            }
+            size_t pi, ri, np, ns;
+            if (n < 7 || strcmp(f[0], "run") != 0 || sscanf(f[1], "%zu", &pi) != 1 ||
+                sscanf(f[2], "%zu", &ri) != 1 || pi >= b->n_planners ||
+                sscanf(f[5], "%zu", &np) != 1 || 6 + 3 * np + 1 > n) {
+                free(text);
+                return rl_error_set(RL_EPARSE, "%s:%zu: malformed journal line", path, lineno);
+            }
+            rl_bench_run_data r = {0};
+            r.status = (rl_bench_status)atoi(f[3]);
+            if (*f[4])
+                r.reason = strdup(j_unescape(f[4]));
+            size_t cap = 0;
+            for (size_t i = 0; i < np; i++) {
+                rl_bench_type t = RL_BENCH_TEXT;
+                rl_bench_type_parse(f[7 + 3 * i], &t);
+                rl_bench_props_set(&r.props, &r.n_props, &cap, j_unescape(f[6 + 3 * i]), t,
+                                   j_unescape(f[8 + 3 * i]));
+            }
+            size_t k = 6 + 3 * np;
+            size_t cols = b->planners[pi]->n_progress + 1;
+            if (sscanf(f[k], "%zu", &ns) == 1 && k + 1 + ns * cols <= n && ns > 0) {
+                r.samples = malloc(ns * cols * sizeof(double));
+                if (r.samples) {
+                    for (size_t i = 0; i < ns * cols; i++)
+                        r.samples[i] = strtod(f[k + 1 + i], NULL);
+                    r.n_samples = ns;
+                }
+            }
+            rc = record_result(b, pi, ri, &r);
+            if (rc < 0) {
+                free(text);
+                return rc;
+            }
+        }
+        *good_len = (off_t)(nl + 1 - text);
+        line = nl + 1;
+    }
+    free(text);
+    return RL_OK;
+}
+
+/* ---- results --------------------------------------------------------------------------- */
+
+static void collect_setting(void *ctx, const char *key, const char *value)
+{
+    rl_bench_planner_data *pd = ctx;
+    size_t cap = pd->n_settings;
+    if (rl_bench_check_value(key, "setting") == RL_OK &&
+        rl_bench_check_value(value, key) == RL_OK && !strstr(key, " = "))
+        rl_bench_props_set(&pd->settings, &pd->n_settings, &cap, key, RL_BENCH_TEXT, value);
+}
+
+static int results_init(rl_bench *b, const rl_bench_request *req)
+{
+    rl_bench_free_done(b);
+    rl_bench_experiment *e = &b->results;
+    rl_bench_experiment_clear(e);
+    rl_provenance prov;
+    rl_provenance_collect(&prov);
+    char ver[64], cpu[512];
+    snprintf(ver, sizeof ver, "runlab %s", prov.version);
+    snprintf(cpu, sizeof cpu, "model name: %s\ncores: %d\nos: %s\n", prov.cpu_model, prov.cpu_cores,
+             prov.os);
+    e->name = strdup(b->name);
+    e->setup_info = strdup(b->setup_info);
+    e->host = strdup(prov.host);
+    e->cpu_info = strdup(cpu);
+    e->version = strdup(ver);
+    e->max_time = req->max_time;
+    e->max_mem = req->max_mem;
+    e->run_count = req->run_count;
+    e->time_between_updates = req->time_between_updates;
+    e->seed = b->seed;
+    e->start_ns = rl_time_now_ns();
+    e->planners = calloc(b->n_planners ? b->n_planners : 1, sizeof *e->planners);
+    b->done = calloc(b->n_planners ? b->n_planners : 1, sizeof *b->done);
+    b->done_cap = calloc(b->n_planners ? b->n_planners : 1, sizeof *b->done_cap);
+    if (!e->name || !e->setup_info || !e->host || !e->cpu_info || !e->version || !e->planners ||
+        !b->done || !b->done_cap)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    size_t cap = 0;
+    for (size_t i = 0; i < b->n_params; i++)
+        if (rl_bench_props_set(&e->params, &e->n_params, &cap, b->params[i].name, b->params[i].type,
+                               b->params[i].value) < 0)
+            return RL_ENOMEM;
+    e->n_planners = b->n_planners;
+    for (size_t i = 0; i < b->n_planners; i++) {
+        rl_bench_planner *pl = b->planners[i];
+        rl_bench_planner_data *pd = &e->planners[i];
+        pd->name = strdup(pl->name);
+        if (!pd->name)
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        if (pl->settings)
+            pl->settings(pl->self, collect_setting, pd);
+        pd->n_progress = pl->n_progress;
+        pd->progress_names = calloc(pl->n_progress + 1, sizeof(char *));
+        pd->progress_types = calloc(pl->n_progress + 1, sizeof(rl_bench_type));
+        if (!pd->progress_names || !pd->progress_types)
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        for (size_t k = 0; k < pl->n_progress; k++) {
+            pd->progress_names[k] = strdup(pl->progress_names[k]);
+            pd->progress_types[k] = pl->progress_types ? pl->progress_types[k] : RL_BENCH_REAL;
+            if (!pd->progress_names[k])
+                return rl_error_set(RL_ENOMEM, "out of memory");
+        }
+    }
+    return RL_OK;
+}
+
+static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r)
+{
+    rl_bench_planner_data *pd = &b->results.planners[pi];
+    if (ri >= b->done_cap[pi]) {
+        size_t nc = b->done_cap[pi] ? b->done_cap[pi] : 16;
+        while (nc <= ri)
+            nc *= 2;
+        rl_bench_run_data *nr = realloc(pd->runs, nc * sizeof *nr);
+        if (!nr) {
+            rl_bench_run_data_free(r);
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        }
+        pd->runs = nr;
+        bool *nd = realloc(b->done[pi], nc * sizeof *nd);
+        if (!nd) {
+            rl_bench_run_data_free(r);
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        }
+        b->done[pi] = nd;
+        memset(pd->runs + b->done_cap[pi], 0, (nc - b->done_cap[pi]) * sizeof *nr);
+        memset(nd + b->done_cap[pi], 0, (nc - b->done_cap[pi]) * sizeof *nd);
+        b->done_cap[pi] = nc;
+    }
+    if (b->done[pi][ri]) { /* already known (journal line written twice) */
+        rl_bench_run_data_free(r);
+        return RL_OK;
+    }
+    pd->runs[ri] = *r;
+    memset(r, 0, sizeof *r);
+    b->done[pi][ri] = true;
+    if (ri + 1 > pd->n_runs)
+        pd->n_runs = ri + 1;
+    return RL_OK;
+}
+
+/* ---- launching and finishing runs ----------------------------------------------------- */
+
+static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, size_t ri,
+                  double limit)
+{
+    rl_bench_planner *pl = b->planners[pi];
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return rl_error_set_errno(RL_EIO, errno, "pipe");
+    int console_fd = -1;
+    if (req->save_console_output && req->console_dir) {
+        char path[4096], safe[RL_NAME_MAX + 1];
+        rl_path_sanitize_name(pl->name, safe);
+        snprintf(path, sizeof path, "%s/%s.console", req->console_dir, safe);
+        console_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+    memset(s->shm, 0, sizeof *s->shm);
+    atomic_flag_clear(&s->shm->wlock);
+    fflush(NULL); /* buffered output must not be written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        if (console_fd >= 0)
+            close(console_fd);
+        return rl_error_set_errno(RL_EIO, err, "fork");
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        if (pl->exec_argv)
+            child_exec(b, pl, pi, ri, limit, req, fds[1], console_fd);
+        else
+            child_inproc(b, pl, pi, ri, limit, fds[1], s->shm, console_fd);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here, so a kill right after fork reaches the group */
+    close(fds[1]);
+    if (console_fd >= 0)
+        close(console_fd);
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    rl_bench_shm *shm = s->shm;
+    char *buf = s->buf;
+    size_t cap = s->cap;
+    memset(s, 0, sizeof *s);
+    s->shm = shm;
+    s->buf = buf;
+    s->cap = cap;
+    s->busy = true;
+    s->is_exec = pl->exec_argv != NULL;
+    s->pid = pid;
+    s->fd = fds[0];
+    s->planner = pi;
+    s->run = ri;
+    s->limit = limit;
+    s->fork_ns = rl_mono_ns();
+    s->killed_for = RL_RUN_UNKNOWN;
+#ifdef SYS_pidfd_open
+    s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    s->pidfd = -1;
+#endif
+    if (s->is_exec) {
+        s->begin_ns = s->fork_ns;
+        s->deadline_ns = s->fork_ns + (int64_t)((limit + req->grace) * 1e9);
+    } else {
+        s->deadline_ns = s->fork_ns + (int64_t)((limit + req->grace + SETUP_ALLOWANCE_S) * 1e9);
+    }
+    s->next_mem_ns = s->fork_ns + MEM_POLL_NS;
+    return RL_OK;
+}
+
+static void set_prop(slot *s, const char *name, rl_bench_type type, double v)
+{
+    char buf[64];
+    if (type == RL_BENCH_REAL)
+        rl_bench_fmt_real(v, buf, sizeof buf);
+    else
+        snprintf(buf, sizeof buf, "%lld", (long long)v);
+    rl_bench_props_set(&s->props, &s->n_props, &s->cap_props, name, type, buf);
+}
+
+static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus,
+                  const struct rusage *ru, int journal_fd)
+{
+    rl_bench_planner *pl = b->planners[s->planner];
+    int64_t now = rl_mono_ns();
+    read_slot(s, pl, req->grace);
+    close(s->fd);
+    if (s->pidfd >= 0)
+        close(s->pidfd);
+    rl_bench_status st;
+    int exit_code = -1, sig = 0;
+    if (WIFEXITED(wstatus))
+        exit_code = WEXITSTATUS(wstatus);
+    else if (WIFSIGNALED(wstatus))
+        sig = WTERMSIG(wstatus);
+    if (s->killed_for != RL_RUN_UNKNOWN) {
+        st = s->killed_for;
+        if (st == RL_RUN_TIMEOUT)
+            set_reason(s, st, "still running %.3g s after max_time; killed", req->grace);
+    } else if (sig) {
+        st = sig == SIGABRT ? RL_RUN_ABORT : RL_RUN_CRASH;
+        set_reason(s, st, "killed by signal %d (%s)", sig, strsignal(sig));
+    } else if (s->reason) {
+        st = RL_RUN_ERROR; /* the run said "error" */
+    } else if (!s->got_status) {
+        st = RL_RUN_ERROR;
+        set_reason(s, st, "exited with code %d before reporting a result", exit_code);
+    } else {
+        st = s->status;
+    }
+    double t = s->got_time && s->killed_for == RL_RUN_UNKNOWN && !sig
+                   ? s->solve_time
+                   : (s->begin_ns ? (double)(now - s->begin_ns) / 1e9 : 0.0);
+    long peak = ru->ru_maxrss > s->peak_kb ? ru->ru_maxrss : s->peak_kb;
+    double mem = (double)(peak - s->baseline_kb) / 1024.0;
+    if (mem < 0)
+        mem = 0;
+    double cpu = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+                 (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+    set_prop(s, "time", RL_BENCH_REAL, t);
+    set_prop(s, "memory", RL_BENCH_REAL, mem);
+    set_prop(s, "cpu time", RL_BENCH_REAL, cpu);
+    set_prop(s, "wall time", RL_BENCH_REAL, (double)(now - s->fork_ns) / 1e9);
+    set_prop(s, "status", RL_BENCH_ENUM, (double)st);
+    set_prop(s, "solved", RL_BENCH_BOOLEAN, st == RL_RUN_EXACT ? 1.0 : 0.0);
+    set_prop(s, "exit code", RL_BENCH_INTEGER, (double)exit_code);
+    set_prop(s, "exit signal", RL_BENCH_INTEGER, (double)sig);
+    rl_bench_run_data r = {st, s->reason, s->props, s->n_props, s->samples, s->n_samples};
+    s->reason = NULL;
+    s->props = NULL;
+    s->samples = NULL;
+    s->busy = false;
+    size_t pi = s->planner, ri = s->run;
+    int rc = journal_fd >= 0 ? journal_append(journal_fd, pi, ri, &r, pl->n_progress) : RL_OK;
+    if (rc < 0) {
+        rl_bench_run_data_free(&r);
+        return rc;
+    }
+    return record_result(b, pi, ri, &r);
+}
+
+/* ---- the loop --------------------------------------------------------------------------- */
+
+static double planner_time_spent(const rl_bench_planner_data *pd)
+{
+    double sum = 0;
+    for (size_t r = 0; r < pd->n_runs; r++)
+        for (size_t i = 0; i < pd->runs[r].n_props; i++)
+            if (strcmp(pd->runs[r].props[i].name, "time") == 0)
+                sum += strtod(pd->runs[r].props[i].value, NULL);
+    return sum;
+}
+
+static size_t count_done(const rl_bench *b)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < b->results.n_planners; p++)
+        for (size_t r = 0; r < b->results.planners[p].n_runs; r++)
+            n += b->done[p][r];
+    return n;
+}
+
+/* Picks the next run to start: (planner, run, limit). False when none is due now. */
+static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slots, size_t n_slots,
+                      size_t *cursor_p, size_t *cursor_r, size_t *pi, size_t *ri, double *limit)
+{
+    if (req->run_count > 0) {
+        for (; *cursor_p < b->n_planners; (*cursor_p)++, *cursor_r = 0) {
+            for (; *cursor_r < req->run_count; (*cursor_r)++) {
+                size_t p = *cursor_p, r = *cursor_r;
+                if (r < b->done_cap[p] && b->done[p][r])
+                    continue;
+                *pi = p;
+                *ri = r;
+                *limit = req->max_time;
+                (*cursor_r)++;
+                return true;
+            }
+        }
+        return false;
+    }
+    /* run_count 0: one run at a time per planner, each limited by the time left */
+    for (size_t i = 0; i < n_slots; i++)
+        if (slots[i].busy)
+            return false;
+    for (; *cursor_p < b->n_planners; (*cursor_p)++) {
+        rl_bench_planner_data *pd = &b->results.planners[*cursor_p];
+        double left = req->max_time - planner_time_spent(pd);
+        if (left > 1e-6) {
+            *pi = *cursor_p;
+            *ri = pd->n_runs;
+            *limit = left;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void update_progress(rl_bench *b, const rl_bench_request *req, const char *planner)
+{
+    size_t done = count_done(b);
+    size_t total = req->run_count ? req->run_count * b->n_planners : 0;
+    pthread_mutex_lock(&b->lock);
+    b->progress.running = true;
+    b->progress.active_run = done;
+    b->progress.progress_percentage = total ? 100.0 * (double)done / (double)total : 0.0;
+    if (planner)
+        snprintf(b->progress.active_planner, sizeof b->progress.active_planner, "%s", planner);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static int journal_header(const rl_bench *b, char **out)
+{
+    char *h = NULL;
+    size_t len = 0, cap = 0;
+    j_field(&h, &len, &cap, "runlab-bench-journal 1", false);
+    j_field(&h, &len, &cap, b->name, true);
+    for (size_t i = 0; i < b->n_planners; i++)
+        j_field(&h, &len, &cap, b->planners[i]->name, true);
+    if (!h)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    *out = h;
+    return RL_OK;
+}
+
+static int check_request(const rl_bench_request *req)
+{
+    if (!(req->max_time > 0) || req->max_time > 1e7)
+        return rl_error_set(RL_EINVAL, "max_time %g: must be > 0 seconds", req->max_time);
+    if (!(req->max_mem > 0))
+        return rl_error_set(RL_EINVAL, "max_mem %g: must be > 0 MB", req->max_mem);
+    if (!(req->time_between_updates > 0))
+        return rl_error_set(RL_EINVAL, "time_between_updates %g: must be > 0",
+                            req->time_between_updates);
+    if (req->jobs < 1 || req->jobs > 256)
+        return rl_error_set(RL_EINVAL, "jobs %u: must be 1..256", req->jobs);
+    if (!(req->grace >= 0))
+        return rl_error_set(RL_EINVAL, "grace %g: must be >= 0", req->grace);
+    return RL_OK;
+}
+
+int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
+{
+    int rc = check_request(req);
+    if (rc < 0)
+        return rc;
+    if ((rc = results_init(b, req)) < 0)
+        return rc;
+    int journal_fd = -1;
+    char *header = NULL;
+    if (req->journal_path) {
+        off_t good = 0;
+        if ((rc = journal_header(b, &header)) < 0 ||
+            (rc = journal_load(b, req->journal_path, header, &good)) < 0) {
+            free(header);
+            return rc;
+        }
+        journal_fd = open(req->journal_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        /* a line cut by a kill is dropped: its run is done again */
+        if (journal_fd < 0 || ftruncate(journal_fd, good) < 0 ||
+            lseek(journal_fd, 0, SEEK_END) < 0) {
+            rc = rl_error_set_errno(RL_EIO, errno, "%s", req->journal_path);
+            free(header);
+            if (journal_fd >= 0)
+                close(journal_fd);
+            return rc;
+        }
+        if (good == 0) {
+            size_t hl = strlen(header);
+            header[hl] = '\n';
+            if (write_all(journal_fd, header, hl + 1) < 0 || fsync(journal_fd) < 0)
+                rc = rl_error_set_errno(RL_EIO, errno, "%s", req->journal_path);
+        }
+        free(header);
+        if (rc < 0) {
+            close(journal_fd);
+            return rc;
+        }
+    }
+    size_t n_slots = req->run_count == 0 ? 1 : req->jobs;
+    slot *slots = calloc(n_slots, sizeof *slots);
+    if (!slots) {
+        if (journal_fd >= 0)
+            close(journal_fd);
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n_slots && rc == RL_OK; i++) {
+        slots[i].shm = mmap(NULL, sizeof(rl_bench_shm), PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (slots[i].shm == MAP_FAILED) {
+            slots[i].shm = NULL;
+            rc = rl_error_set_errno(RL_EIO, errno, "mmap");
+        }
+    }
+    int64_t t0 = rl_mono_ns();
+    size_t cursor_p = 0, cursor_r = 0, last_switch = (size_t)-1;
+    size_t total = req->run_count * b->n_planners;
+    update_progress(b, req, NULL);
+    for (;;) {
+        if (rc < 0)
+            break;
+        /* start what can start */
+        for (size_t i = 0; i < n_slots && rc == RL_OK; i++) {
+            if (slots[i].busy)
+                continue;
+            size_t pi, ri;
+            double limit;
+            if (!next_task(b, req, slots, n_slots, &cursor_p, &cursor_r, &pi, &ri, &limit))
+                break;
+            if (pi != last_switch) {
+                last_switch = pi;
+                if (b->events.on_planner_switch)
+                    b->events.on_planner_switch(b->events.ud, b->planners[pi]);
+                update_progress(b, req, b->planners[pi]->name);
+            }
+            rc = launch(b, req, &slots[i], pi, ri, limit);
+        }
+        bool any = false;
+        for (size_t i = 0; i < n_slots; i++)
+            any |= slots[i].busy;
+        if (!any || rc < 0)
+            break;
+        /* wait for output, an exit or the next timer */
+        struct pollfd pfd[512]; /* a pipe and a pidfd per slot */
+        nfds_t np = 0;
+        int64_t now = rl_mono_ns(), wake = now + 50000000;
+        for (size_t i = 0; i < n_slots; i++) {
+            slot *s = &slots[i];
+            if (!s->busy)
+                continue;
+            if (!s->eof)
+                pfd[np++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+            if (s->pidfd >= 0)
+                pfd[np++] = (struct pollfd){.fd = s->pidfd, .events = POLLIN};
+            if (s->deadline_ns < wake)
+                wake = s->deadline_ns;
+            if (s->next_mem_ns < wake)
+                wake = s->next_mem_ns;
+            if (s->begin_ns && s->next_sample_ns && s->next_sample_ns < wake)
+                wake = s->next_sample_ns;
+            if (s->eof && s->pidfd < 0 && now + 1000000 < wake)
+                wake = now + 1000000; /* pipe closed: the exit is imminent */
+        }
+        int timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
+        if (poll(pfd, np, timeout_ms) < 0 && errno != EINTR) {
+            rc = rl_error_set_errno(RL_EIO, errno, "poll");
+            break;
+        }
+        now = rl_mono_ns();
+        for (size_t i = 0; i < n_slots && rc == RL_OK; i++) {
+            slot *s = &slots[i];
+            if (!s->busy)
+                continue;
+            rl_bench_planner *pl = b->planners[s->planner];
+            if (!s->eof)
+                read_slot(s, pl, req->grace);
+            if (s->begin_ns && !s->next_sample_ns)
+                s->next_sample_ns = s->begin_ns + (int64_t)(req->time_between_updates * 1e9);
+            if (s->begin_ns && pl->n_progress && s->next_sample_ns && now >= s->next_sample_ns &&
+                s->killed_for == RL_RUN_UNKNOWN && !s->got_end) {
+                sample(s, pl, now);
+                while (s->next_sample_ns <= now)
+                    s->next_sample_ns += (int64_t)(req->time_between_updates * 1e9);
+            }
+            if (now >= s->next_mem_ns && s->killed_for == RL_RUN_UNKNOWN) {
+                long kb = rss_kb_of(s->pid);
+                if (kb > s->peak_kb)
+                    s->peak_kb = kb;
+                long base = s->begin_ns ? s->baseline_kb : kb;
+                if (kb >= 0 && (double)(kb - base) > req->max_mem * 1024.0) {
+                    set_reason(s, RL_RUN_OUT_OF_MEMORY,
+                               "resident memory %.1f MB above max_mem %.6g MB; killed",
+                               (double)(kb - base) / 1024.0, req->max_mem);
+                    kill_slot(s, RL_RUN_OUT_OF_MEMORY);
+                }
+                s->next_mem_ns = now + MEM_POLL_NS;
+            }
+            if (now >= s->deadline_ns && s->killed_for == RL_RUN_UNKNOWN && !s->got_end)
+                kill_slot(s, RL_RUN_TIMEOUT);
+            int wst;
+            struct rusage ru;
+            pid_t w = wait4(s->pid, &wst, WNOHANG, &ru);
+            if (w == s->pid) {
+                kill(-s->pid, SIGKILL); /* helpers the run left behind */
+                const char *name = pl->name;
+                size_t ri = s->run;
+                rc = finish(b, req, s, wst, &ru, journal_fd);
+                update_progress(b, req, NULL);
+                if (rc == RL_OK && req->display_progress && b->events.on_run_done) {
+                    const rl_bench_run_data *rd = &b->results.planners[s->planner].runs[ri];
+                    b->events.on_run_done(b->events.ud, name, ri, rd->status, count_done(b), total);
+                }
+            }
+        }
+    }
+    /* on a harness error, stop what still runs */
+    for (size_t i = 0; i < n_slots; i++) {
+        if (slots[i].busy) {
+            kill_slot(&slots[i], RL_RUN_ERROR);
+            waitpid(slots[i].pid, NULL, 0);
+            close(slots[i].fd);
+            if (slots[i].pidfd >= 0)
+                close(slots[i].pidfd);
+            rl_bench_props_free(slots[i].props, slots[i].n_props);
+            free(slots[i].samples);
+            free(slots[i].reason);
+        }
+        if (slots[i].shm)
+            munmap(slots[i].shm, sizeof(rl_bench_shm));
+        free(slots[i].buf);
+    }
+    free(slots);
+    if (journal_fd >= 0)
+        close(journal_fd);
+    b->results.total_duration = (double)(rl_mono_ns() - t0) / 1e9;
+    pthread_mutex_lock(&b->lock);
+    b->progress.running = false;
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}

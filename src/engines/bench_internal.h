@@ -1,0 +1,68 @@
+/* Internals shared by the benchmark engine's files: the benchmark object, the run
+ * handle a planner sees in its child process, the shared-memory progress slot, and the
+ * property-list helpers. Not part of the public API. */
+#ifndef RUNLAB_ENGINES_BENCH_INTERNAL_H
+#define RUNLAB_ENGINES_BENCH_INTERNAL_H
+
+#include "runlab/bench.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Progress values of one run, written by the planner (child) and read by the harness
+ * (parent) through a MAP_SHARED page; a sequence lock keeps reads consistent. */
+typedef struct rl_bench_shm {
+    atomic_flag wlock;          /* serialises writers (a planner's threads) */
+    _Atomic uint64_t seq;       /* odd while a write is in progress */
+    _Atomic uint64_t published; /* bit i: value i has been set at least once */
+    _Atomic uint64_t bits[RL_BENCH_MAX_PROGRESS];
+} rl_bench_shm;
+
+struct rl_bench_run {
+    int64_t start_ns; /* monotonic, set when solve starts */
+    int64_t limit_ns;
+    uint64_t seed;
+    size_t n_progress;
+    rl_bench_shm *shm;
+    rl_bench_prop *props;
+    size_t n_props, cap_props;
+};
+
+struct rl_bench {
+    char *name;
+    void *problem;
+    char *setup_info;
+    uint64_t seed;
+    rl_bench_prop *params;
+    size_t n_params;
+    rl_bench_planner **planners;
+    size_t n_planners;
+    rl_bench_events events;
+    rl_bench_experiment results;
+    bool **done; /* done[p][r]: run r of planner p has a result */
+    size_t *done_cap;
+    pthread_mutex_t lock; /* guards progress */
+    rl_bench_progress progress;
+};
+
+/* Property lists: set (replacing a value of the same name) and free. */
+int rl_bench_props_set(rl_bench_prop **props, size_t *n, size_t *cap, const char *name,
+                       rl_bench_type type, const char *value);
+void rl_bench_props_free(rl_bench_prop *props, size_t n);
+void rl_bench_run_data_free(rl_bench_run_data *r);
+void rl_bench_experiment_clear(rl_bench_experiment *e);
+void rl_bench_free_done(rl_bench *b);
+
+/* Checks a property value: no control characters, no ';'. */
+int rl_bench_check_value(const char *value, const char *what);
+
+/* Status words of the planner protocol ("exact") and back. */
+const char *rl_bench_status_word(rl_bench_status s);
+int rl_bench_status_from_word(const char *word, rl_bench_status *out);
+
+/* Formats a double as results store it. */
+void rl_bench_fmt_real(double v, char *buf, size_t cap);
+
+uint64_t rl_bench_mix_seed(uint64_t seed, size_t planner, size_t run);
+
+#endif

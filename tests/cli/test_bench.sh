@@ -1,0 +1,156 @@
+# `runlab bench` as users run it: a spec with good and misbehaving planners (each run
+# recorded with its own status), spec errors that name file, line and key, import and
+# merge, and kill -9 of the harness followed by --resume.
+. "$(dirname "$0")/lib.sh"
+command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI not installed"; exit 77; }
+
+run bench --help
+check "bench --help exits 0" rc_is 0
+check "bench --help says why parallel runs perturb timing" out_has "perturbed"
+
+cat >"$TMP/mixed.yaml" <<YAML
+experiment: mixed planners
+problem: narrow2d
+seed: 3
+max_time: 0.3
+max_mem: 64
+runs: 2
+jobs: 2
+parameters: {passage width: 0.03}
+planners:
+  - {name: RRTConnect, planner: rrtconnect}
+  - {name: PRM, planner: prm}
+  - {name: crash, planner: crash}
+  - {name: abort, planner: abort}
+  - {name: hang, planner: hang}
+  - {name: hog, planner: memhog}
+YAML
+run bench "$TMP/mixed.yaml" --out "$TMP/res"
+check "mixed benchmark exits 0" rc_is 0
+dir=$(tail -n1 <<<"$out")
+check "last line is the new directory" test -d "$dir"
+for f in results.db results.csv results.json manifest.json journal.tsv spec.json console; do
+    check "directory has $f" test -e "$dir/$f"
+done
+check "one OMPL log" test "$(ls "$dir"/*.log | wc -l)" -eq 1
+q() { sqlite3 "$dir/results.db" "$1"; }
+st() { q "SELECT group_concat(status) FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='$1'"; }
+check "good planner solved" test "$(st RRTConnect)" = "6,6"
+check "crash recorded as Crash (7)" test "$(st crash)" = "7,7"
+check "abort recorded as Abort (8)" test "$(st abort)" = "8,8"
+check "hang recorded as Timeout (4)" test "$(st hang)" = "4,4"
+check "memory hog recorded as Out of memory (10)" test "$(st hog)" = "10,10"
+check "the database has OMPL's views" test "$(q "SELECT count(*) FROM bestPlannerConfigs")" -eq 6
+check "experiment parameter column" test "$(q "SELECT passagewidth FROM experiments")" = "0.03"
+check "CSV has a row per run" test "$(wc -l <"$dir/results.csv")" -eq 13
+check "manifest has provenance" grep -q '"git_sha"' "$dir/manifest.json"
+check "JSON export has the crash reason" grep -q 'killed by signal 11' "$dir/results.json"
+
+# import of runlab's own log gives the database runlab wrote
+run bench import "$dir"/*.log --db "$TMP/imported.db"
+check "import exits 0" rc_is 0
+check "imported database equals the direct one" \
+    diff <(sqlite3 "$TMP/imported.db" .dump | tr -d '"') <(sqlite3 "$dir/results.db" .dump | tr -d '"')
+
+# merge of two benchmark directories: two experiments in one database
+run bench "$TMP/mixed.yaml" --out "$TMP/res" -j 2
+dir2=$(tail -n1 <<<"$out")
+check "a second run gets a new directory" test "$dir2" != "$dir"
+run bench merge "$dir" "$dir2" --db "$TMP/merged.db"
+check "merge exits 0" rc_is 0
+check "merged database has two experiments" \
+    test "$(sqlite3 "$TMP/merged.db" 'SELECT count(*) FROM experiments')" -eq 2
+
+# executable planners: the Python example, and programs that break the protocol
+cat >"$TMP/bad_planner.sh" <<'SH'
+#!/bin/sh
+echo "progress	no such property	1"
+echo "status	exact"
+SH
+cat >"$TMP/silent.sh" <<'SH'
+#!/bin/sh
+echo "working" >&2
+exit 0
+SH
+chmod +x "$TMP/bad_planner.sh" "$TMP/silent.sh"
+command -v python3 >/dev/null && py=1 || py=0
+cat >"$TMP/exec.yaml" <<YAML
+experiment: programs
+problem: wall2d
+max_time: 2
+runs: 2
+planners:
+  - name: undeclared
+    command: ["$TMP/bad_planner.sh"]
+  - name: silent
+    command: "$TMP/silent.sh"
+  - name: missing
+    command: ["$TMP/does-not-exist"]
+YAML
+if [ "$py" = 1 ]; then
+    printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n' \
+        "$RUNLAB_SOURCE" >>"$TMP/exec.yaml"
+fi
+run bench "$TMP/exec.yaml" --out "$TMP/res"
+check "program benchmark exits 0" rc_is 0
+edir=$(tail -n1 <<<"$out")
+eq() { sqlite3 "$edir/results.db" "$1"; }
+est() { eq "SELECT group_concat(status) FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='$1'"; }
+check "undeclared progress property is an Error (11)" test "$(est undeclared)" = "11,11"
+check "the reason names the protocol line" grep -q "protocol: line 1: undeclared progress property" "$edir/results.csv"
+check "exit without a status line is an Error" test "$(est silent)" = "11,11"
+check "exit without status: reason" grep -q "exited with code 0 before reporting" "$edir/results.csv"
+check "a program that cannot start is an Error" test "$(est missing)" = "11,11"
+check "console output of a program is kept" grep -q working "$edir/console/silent.console"
+if [ "$py" = 1 ]; then
+    check "the Python example planner solves" test "$(est python)" = "6,6"
+    check "its run property reached the database" \
+        test "$(eq "SELECT count(solution_length) FROM runs WHERE plannerid=4")" -eq 2
+fi
+
+# spec errors: file, line and key
+cat >"$TMP/bad.yaml" <<YAML
+experiment: bad
+problem: maze2d
+planners:
+  - name: ok
+    planner: rrt
+  - name: typo
+    planner: rrt
+    settings: {rnage: 0.1}
+YAML
+run bench "$TMP/bad.yaml" --out "$TMP/res"
+check "bad setting exits 1" rc_is 1
+check "bad setting names file, line and key" err_has "bad.yaml:8: planners[1].settings"
+check "bad setting names the setting" err_has "rnage"
+printf 'experiment: x\nproblem: maze2d\nmax_tim: 1\nplanners: [{planner: rrt}]\n' >"$TMP/bad2.yaml"
+run bench "$TMP/bad2.yaml"
+check "unknown key names file, line and key" err_has "bad2.yaml:3: max_tim: unknown key"
+printf 'experiment: x\nproblem: maze2d\nplanners:\n  - {name: "a;b", planner: rrt}\n' >"$TMP/bad3.yaml"
+run bench "$TMP/bad3.yaml"
+check "a name that breaks the log is refused" err_has "would break the OMPL log format"
+
+# kill -9 in the middle, then --resume: as many runs as an uninterrupted benchmark
+cat >"$TMP/long.yaml" <<YAML
+experiment: resume test
+problem: maze2d
+max_time: 0.15
+runs: 6
+planners:
+  - {name: RRTstar, planner: rrtstar}
+  - {name: hang, planner: hang}
+YAML
+"$RUNLAB" bench "$TMP/long.yaml" --out "$TMP/kill" >/dev/null 2>&1 &
+pid=$!
+sleep 1.2
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+kdir=$(ls -d "$TMP"/kill/*/ | head -n1)
+done_before=$(($(wc -l <"$kdir/journal.tsv") - 1))
+check "the killed harness had journaled some runs, not all" test "$done_before" -gt 0 -a "$done_before" -lt 12
+run bench --resume "$kdir"
+check "resume exits 0" rc_is 0
+check "resume gives all 12 runs" test "$(sqlite3 "$kdir/results.db" 'SELECT count(*) FROM runs')" -eq 12
+check "journal has 12 runs" test "$(($(wc -l <"$kdir/journal.tsv") - 1))" -eq 12
+check "no run process outlived the harness" test -z "$(pgrep -f 'runlab bench.*long.yaml')"
+finish

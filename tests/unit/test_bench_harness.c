@@ -1,0 +1,327 @@
+/* The isolated harness: crashing, aborting, hanging, memory-hungry and exiting planners
+ * beside good ones, each run recorded with the right status; progress sampling; the
+ * round trip log -> reader -> database equal to the database written directly; journal
+ * resume after a cut; bad names refused. */
+#include "rl_test.h"
+
+#include "bench_dbcmp.h"
+#include "runlab/bench.h"
+#include "runlab/error.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static rl_bench_status solve_fast(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self;
+    (void)problem;
+    rl_bench_run_set_real(run, "solution length", 1.5);
+    rl_bench_run_set_int(run, "graph states", 42);
+    return RL_RUN_EXACT;
+}
+
+static const char *const PROGRESS_NAMES[] = {"best cost", "iterations"};
+static const rl_bench_type PROGRESS_TYPES[] = {RL_BENCH_REAL, RL_BENCH_INTEGER};
+
+static rl_bench_status solve_progress(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self;
+    (void)problem;
+    double cost = 10;
+    long it = 0;
+    while (!rl_bench_run_should_stop(run) && rl_bench_run_elapsed(run) < 0.22) {
+        it++;
+        if (it % 1000 == 0) {
+            cost *= 0.999;
+            rl_bench_run_progress(run, 0, cost);
+            rl_bench_run_progress(run, 1, (double)it);
+        }
+    }
+    rl_bench_run_set_real(run, "best cost", cost);
+    return RL_RUN_EXACT;
+}
+
+static rl_bench_status solve_crash(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self, (void)problem, (void)run;
+    raise(SIGSEGV);
+    return RL_RUN_EXACT;
+}
+
+static rl_bench_status solve_abort(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self, (void)problem, (void)run;
+    abort();
+}
+
+static rl_bench_status solve_hang(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self, (void)problem, (void)run;
+    for (;;)
+        pause(); /* never looks at the termination check */
+    return RL_RUN_EXACT;
+}
+
+/* Chunks are chained through a volatile pointer, so no compiler can drop the
+ * allocations as unused. */
+static void *volatile memhog_sink;
+
+static rl_bench_status solve_memhog(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self, (void)problem, (void)run;
+    for (;;) {
+        char *p = malloc(1 << 20);
+        if (!p)
+            return RL_RUN_ERROR;
+        memset(p, 1, 1 << 20);
+        void *prev = memhog_sink;
+        memcpy(p, &prev, sizeof prev);
+        memhog_sink = p;
+    }
+}
+
+static rl_bench_status solve_exit(void *self, void *problem, rl_bench_run *run)
+{
+    (void)self, (void)problem, (void)run;
+    exit(3);
+}
+
+static void settings_fast(void *self, rl_bench_setting_fn emit, void *ctx)
+{
+    (void)self;
+    emit(ctx, "range", "0.1");
+    emit(ctx, "goal_bias", "0.05");
+}
+
+static rl_bench_planner *mk(const char *name,
+                            rl_bench_status (*solve)(void *, void *, rl_bench_run *))
+{
+    rl_bench_planner *p = calloc(1, sizeof *p);
+    p->name = name;
+    p->self = p;
+    p->solve = solve;
+    p->free = free;
+    p->settings = settings_fast;
+    if (solve == solve_progress) {
+        p->n_progress = 2;
+        p->progress_names = PROGRESS_NAMES;
+        p->progress_types = PROGRESS_TYPES;
+    }
+    return p;
+}
+
+static void post_run(void *ud, const rl_bench_planner *planner, void *problem, rl_bench_run *run)
+{
+    (void)ud, (void)planner, (void)problem;
+    rl_bench_run_set_real(run, "path detour ratio", 1.25);
+}
+
+static rl_bench *make_bench(bool bad_ones)
+{
+    rl_bench *b = rl_bench_new("harness test", NULL, "a test problem\nsecond line");
+    assert_non_null(b);
+    rl_bench_set_seed(b, 7);
+    assert_int_equal(rl_bench_add_param(b, "num obstacles", RL_BENCH_INTEGER, "4"), RL_OK);
+    assert_int_equal(rl_bench_add_param(b, "clearance", RL_BENCH_REAL, "0.005"), RL_OK);
+    assert_int_equal(rl_bench_add_planner(b, mk("fast", solve_fast)), RL_OK);
+    assert_int_equal(rl_bench_add_planner(b, mk("progress", solve_progress)), RL_OK);
+    if (bad_ones) {
+        assert_int_equal(rl_bench_add_planner(b, mk("crash", solve_crash)), RL_OK);
+        assert_int_equal(rl_bench_add_planner(b, mk("abort", solve_abort)), RL_OK);
+        assert_int_equal(rl_bench_add_planner(b, mk("hang", solve_hang)), RL_OK);
+        assert_int_equal(rl_bench_add_planner(b, mk("memhog", solve_memhog)), RL_OK);
+        assert_int_equal(rl_bench_add_planner(b, mk("exit", solve_exit)), RL_OK);
+    }
+    rl_bench_events ev = {.on_post_run = post_run};
+    rl_bench_set_events(b, &ev);
+    return b;
+}
+
+static const char *prop(const rl_bench_run_data *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_props; i++)
+        if (strcmp(r->props[i].name, name) == 0)
+            return r->props[i].value;
+    return NULL;
+}
+
+static void request(rl_bench_request *req, unsigned runs)
+{
+    rl_bench_request_init(req);
+    req->max_time = 0.3;
+    req->max_mem = 64;
+    req->run_count = runs;
+    req->time_between_updates = 0.05;
+    req->grace = 0.1;
+    req->jobs = 2;
+}
+
+static void test_bad_planners(void **state)
+{
+    (void)state;
+    rl_bench *b = make_bench(true);
+    rl_bench_request req;
+    request(&req, 2);
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    const rl_bench_experiment *e = rl_bench_results(b);
+    static const rl_bench_status want[] = {RL_RUN_EXACT, RL_RUN_EXACT,   RL_RUN_CRASH,
+                                           RL_RUN_ABORT, RL_RUN_TIMEOUT, RL_RUN_OUT_OF_MEMORY,
+                                           RL_RUN_ERROR};
+    assert_int_equal(e->n_planners, 7);
+    for (size_t p = 0; p < e->n_planners; p++) {
+        assert_int_equal(e->planners[p].n_runs, 2);
+        for (size_t r = 0; r < 2; r++) {
+            const rl_bench_run_data *rd = &e->planners[p].runs[r];
+            if (rd->status != want[p])
+                fail_msg("%s run %zu: status %s, want %s (%s)", e->planners[p].name, r,
+                         rl_bench_status_name(rd->status), rl_bench_status_name(want[p]),
+                         rd->reason ? rd->reason : "");
+            assert_non_null(prop(rd, "time"));
+            assert_non_null(prop(rd, "memory"));
+        }
+    }
+    /* the post-run event's property reached the good runs */
+    assert_string_equal(prop(&e->planners[0].runs[0], "path detour ratio"), "1.25");
+    assert_string_equal(prop(&e->planners[0].runs[0], "solution length"), "1.5");
+    /* the hang was killed within max_time + grace + polling slack */
+    double t = strtod(prop(&e->planners[4].runs[0], "time"), NULL);
+    assert_true(t >= 0.3 && t < 0.6);
+    /* progress was sampled about every 50 ms */
+    const rl_bench_run_data *pr = &e->planners[1].runs[0];
+    assert_true(pr->n_samples >= 2 && pr->n_samples <= 6);
+    assert_true(pr->samples[0] > 0.04 && pr->samples[0] < 0.1);
+    assert_non_null(strstr(e->planners[2].runs[0].reason, "signal 11"));
+    assert_non_null(strstr(e->planners[6].runs[0].reason, "code 3"));
+    rl_bench_free(b);
+}
+
+/* runlab's log, read back by runlab, gives the database runlab writes directly. */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    rl_bench *b = make_bench(true);
+    rl_bench_request req;
+    request(&req, 1);
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    char *tmp = rl_test_tmpdir();
+    char log[1024], direct[1024], via[1024], why[2048];
+    snprintf(log, sizeof log, "%s/x.log", tmp);
+    snprintf(direct, sizeof direct, "%s/direct.db", tmp);
+    snprintf(via, sizeof via, "%s/via.db", tmp);
+    const rl_bench_experiment *e = rl_bench_results(b);
+    assert_int_equal(rl_bench_write_log(e, log), RL_OK);
+    assert_int_equal(rl_bench_write_db(e, direct), RL_OK);
+    const char *logs[] = {log};
+    if (rl_bench_import_logs(logs, 1, via) < 0)
+        fail_msg("import: %s", rl_error_last());
+    if (dbcmp_files(direct, via, why, sizeof why))
+        fail_msg("direct and via-log databases differ: %s", why);
+    char name[256];
+    assert_int_equal(rl_bench_default_log_name(e, name, sizeof name), RL_OK);
+    assert_non_null(strstr(name, ".log"));
+    rl_test_tmpdir_free(tmp);
+    rl_bench_free(b);
+}
+
+static void test_resume(void **state)
+{
+    (void)state;
+    char *tmp = rl_test_tmpdir();
+    char journal[1024];
+    snprintf(journal, sizeof journal, "%s/journal", tmp);
+    rl_bench *b = make_bench(false);
+    rl_bench_request req;
+    request(&req, 3);
+    req.journal_path = journal;
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    char first_time[64];
+    snprintf(first_time, sizeof first_time, "%s",
+             prop(&rl_bench_results(b)->planners[0].runs[0], "time"));
+    rl_bench_free(b);
+    /* keep the header, two runs and half a line, as a kill -9 could leave it */
+    size_t len;
+    char *text = rl_test_read_file(journal, &len);
+    char *p = text;
+    for (int i = 0; i < 3; i++)
+        p = strchr(p, '\n') + 1;
+    size_t keep = (size_t)(p - text) + 10;
+    rl_test_write_file(journal, text, keep);
+    free(text);
+    b = make_bench(false);
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    const rl_bench_experiment *e = rl_bench_results(b);
+    for (size_t i = 0; i < e->n_planners; i++) {
+        assert_int_equal(e->planners[i].n_runs, 3);
+        for (size_t r = 0; r < 3; r++)
+            assert_int_equal(e->planners[i].runs[r].status, RL_RUN_EXACT);
+    }
+    /* a journaled run is taken over, not repeated */
+    int found = 0;
+    for (size_t r = 0; r < 3; r++)
+        found += strcmp(prop(&e->planners[0].runs[r], "time"), first_time) == 0;
+    assert_true(found >= 1);
+    /* the journal now has the header and exactly six complete runs */
+    text = rl_test_read_file(journal, &len);
+    int lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    assert_int_equal(lines, 7);
+    assert_int_equal(text[len - 1], '\n');
+    free(text);
+    rl_bench_free(b);
+    /* a journal of another benchmark is refused */
+    b = rl_bench_new("other", NULL, NULL);
+    rl_bench_add_planner(b, mk("fast", solve_fast));
+    assert_int_equal(rl_bench_execute(b, &req), RL_EINVAL);
+    rl_bench_free(b);
+    rl_test_tmpdir_free(tmp);
+}
+
+static void test_run_count_zero(void **state)
+{
+    (void)state;
+    rl_bench *b = rl_bench_new("budget", NULL, NULL);
+    rl_bench_add_planner(b, mk("progress", solve_progress));
+    rl_bench_request req;
+    request(&req, 0);
+    req.max_time = 0.5;
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    const rl_bench_experiment *e = rl_bench_results(b);
+    /* runs of ~0.22 s until 0.5 s are spent: three, the last one cut short */
+    assert_int_equal(e->planners[0].n_runs, 3);
+    rl_bench_free(b);
+}
+
+static void test_bad_names(void **state)
+{
+    (void)state;
+    assert_null(rl_bench_new("a\nb", NULL, NULL));
+    assert_null(rl_bench_new("x", NULL, "<<<|\n|>>>\n"));
+    rl_bench *b = rl_bench_new("ok", NULL, NULL);
+    assert_int_equal(rl_bench_add_param(b, "a;b", RL_BENCH_REAL, "1"), RL_EINVAL);
+    assert_int_equal(rl_bench_add_param(b, "x", RL_BENCH_REAL, "1;2"), RL_EINVAL);
+    assert_int_equal(rl_bench_add_param(b, "x", RL_BENCH_REAL, "1"), RL_OK);
+    assert_int_equal(rl_bench_add_param(b, "x", RL_BENCH_REAL, "1"), RL_EEXIST);
+    assert_int_equal(rl_bench_add_param(b, "plannerid", RL_BENCH_REAL, "1"), RL_EINVAL);
+    assert_int_equal(rl_bench_add_planner(b, mk("p|q", solve_fast)), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "p|q"));
+    assert_int_equal(rl_bench_add_planner(b, mk("p", solve_fast)), RL_OK);
+    assert_int_equal(rl_bench_add_planner(b, mk("p", solve_fast)), RL_EEXIST);
+    assert_int_equal(rl_bench_param_count(b), 1);
+    assert_non_null(rl_bench_param(b, "x"));
+    rl_bench_clear_planners(b);
+    assert_int_equal(rl_bench_planner_count(b), 0);
+    rl_bench_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_planners), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_resume),       cmocka_unit_test(test_run_count_zero),
+        cmocka_unit_test(test_bad_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
