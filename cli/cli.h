@@ -36,4 +36,10 @@ int cmd_explore(int argc, char **argv);
  * printed). */
 int demo_explore(const char *out_dir);
 
+/* The figure tools over run directories (cli/cmd_plot_runs.c): `runlab plot gain-cost`,
+ * `normalized-gain` and `timing`. cmd_plot hands its argv over (argv[1] the kind) when
+ * cli_plot_runs_handles(argv[1]) is true. */
+bool cli_plot_runs_handles(const char *kind);
+int cmd_plot_runs(int argc, char **argv);
+
 #endif
