@@ -70,7 +70,7 @@ static int write_template(const char *root, char *dir, size_t cap)
             else if (i % 8 == 2)
                 rl_perflog_set(pl, ids[i], (double)r / 4294967296.0); /* 17 digits */
             else
-                rl_perflog_set(pl, ids[i], (r % 1000000) * 1e-9);     /* timer-like */
+                rl_perflog_set(pl, ids[i], (r % 1000000) * 1e-9); /* timer-like */
         }
         rc = rl_perflog_cycle_end(pl);
     }
@@ -148,8 +148,7 @@ int main(void)
     if (rl_fs_read_all(csv_path, (size_t)1 << 30, &buf, &csv_len) == RL_OK)
         free(buf);
     printf("bench_runs: %d runs x %d cycles x %d columns, %.0f MB of CSV (written in %.1f s)\n",
-           runs, CYCLES, COLUMNS, (double)csv_len * runs / 1e6,
-           (double)(rl_mono_ns() - t0) / 1e9);
+           runs, CYCLES, COLUMNS, (double)csv_len * runs / 1e6, (double)(rl_mono_ns() - t0) / 1e9);
 
     /* runlab: peak RSS over the load, relative to the bytes of numbers loaded. */
     FILE *cr = fopen("/proc/self/clear_refs", "w");
@@ -171,9 +170,8 @@ int main(void)
     rl_runs_report rep;
     rl_runs_aggregate(set, &rep);
     double numbers = (double)rep.rows * COLUMNS * sizeof(double);
-    printf("  runlab: %.3f s, %zu runs (%zu parsed), %.0f M numbers, %.0f MB/s\n", t_rl,
-           rep.total, rep.by_status[RL_RUN_PARSED], numbers / 8 / 1e6,
-           (double)csv_len * runs / 1e6 / t_rl);
+    printf("  runlab: %.3f s, %zu runs (%zu parsed), %.0f M numbers, %.0f MB/s\n", t_rl, rep.total,
+           rep.by_status[RL_RUN_PARSED], numbers / 8 / 1e6, (double)csv_len * runs / 1e6 / t_rl);
     printf("  memory: %.0f MB of numbers; RSS held +%.0f MB (%.2fx), peak +%.0f MB (%.2fx); "
            "target <= 1.5x\n",
            numbers / 1e6, (double)(rss1 - rss0) / 1e6, (double)(rss1 - rss0) / numbers,

@@ -14,25 +14,25 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: runlab explore [options]\n"
-            "       runlab explore --sweep [--scenes LIST] [--seeds LIST] [--planners LIST] [options]\n\n"
-            "Runs the example 2D grid exploration agent and logs every planning cycle\n"
-            "(docs/perflog.md) below ROOT/[TASK/]grid/sNN/PLANNER/YYYYmmdd_HHMMSS/.\n\n"
-            "  --root DIR        data root (default: $RUNLAB_DATA_ROOT, else ~/runlab_data)\n"
-            "  --task NAME       extra directory level below the root (sweep default: sweep)\n"
-            "  --scene N         scene id 1..999 (default 1)\n"
-            "  --seed N          random seed (default 1)\n"
-            "  --planner NAME    nbv (planning + backtracking, default) or nbv_nobt\n"
-            "  --budget B        cost budget, 0 = unbounded (default 200)\n"
-            "  --cost KIND       time (default) or distance\n"
-            "  --maps N          save N map snapshots (PGM)\n"
-            "  --no-log          no performance_log.csv (manifest and summary only)\n"
-            "  --sweep           run every combination of --scenes, --seeds, --planners\n"
-            "  --scenes LIST     comma-separated scene ids (default 1,2,3)\n"
-            "  --seeds LIST      comma-separated seeds (default 1,2)\n"
-            "  --planners LIST   comma-separated planners (default nbv,nbv_nobt)\n"
-            "  -h, --help        show this help\n");
+    fprintf(out, "Usage: runlab explore [options]\n"
+                 "       runlab explore --sweep [--scenes LIST] [--seeds LIST] [--planners LIST] "
+                 "[options]\n\n"
+                 "Runs the example 2D grid exploration agent and logs every planning cycle\n"
+                 "(docs/perflog.md) below ROOT/[TASK/]grid/sNN/PLANNER/YYYYmmdd_HHMMSS/.\n\n"
+                 "  --root DIR        data root (default: $RUNLAB_DATA_ROOT, else ~/runlab_data)\n"
+                 "  --task NAME       extra directory level below the root (sweep default: sweep)\n"
+                 "  --scene N         scene id 1..999 (default 1)\n"
+                 "  --seed N          random seed (default 1)\n"
+                 "  --planner NAME    nbv (planning + backtracking, default) or nbv_nobt\n"
+                 "  --budget B        cost budget, 0 = unbounded (default 200)\n"
+                 "  --cost KIND       time (default) or distance\n"
+                 "  --maps N          save N map snapshots (PGM)\n"
+                 "  --no-log          no performance_log.csv (manifest and summary only)\n"
+                 "  --sweep           run every combination of --scenes, --seeds, --planners\n"
+                 "  --scenes LIST     comma-separated scene ids (default 1,2,3)\n"
+                 "  --seeds LIST      comma-separated seeds (default 1,2)\n"
+                 "  --planners LIST   comma-separated planners (default nbv,nbv_nobt)\n"
+                 "  -h, --help        show this help\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -81,15 +81,21 @@ int cmd_explore(int argc, char **argv)
     bool sweep = false, nbv = true, nobt = false, planners_set = false;
     uint64_t scenes[64] = {1, 2, 3}, seeds[64] = {1, 2}, v;
     int nscenes = 3, nseeds = 2;
-    static const struct option opts[] = {
-        {"root", required_argument, NULL, 'r'},    {"task", required_argument, NULL, 't'},
-        {"scene", required_argument, NULL, 's'},   {"seed", required_argument, NULL, 'S'},
-        {"planner", required_argument, NULL, 'p'}, {"budget", required_argument, NULL, 'b'},
-        {"cost", required_argument, NULL, 'c'},    {"maps", required_argument, NULL, 'm'},
-        {"no-log", no_argument, NULL, 'n'},        {"sweep", no_argument, NULL, 'w'},
-        {"scenes", required_argument, NULL, 'A'},  {"seeds", required_argument, NULL, 'B'},
-        {"planners", required_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"root", required_argument, NULL, 'r'},
+                                         {"task", required_argument, NULL, 't'},
+                                         {"scene", required_argument, NULL, 's'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"planner", required_argument, NULL, 'p'},
+                                         {"budget", required_argument, NULL, 'b'},
+                                         {"cost", required_argument, NULL, 'c'},
+                                         {"maps", required_argument, NULL, 'm'},
+                                         {"no-log", no_argument, NULL, 'n'},
+                                         {"sweep", no_argument, NULL, 'w'},
+                                         {"scenes", required_argument, NULL, 'A'},
+                                         {"seeds", required_argument, NULL, 'B'},
+                                         {"planners", required_argument, NULL, 'P'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -130,7 +136,8 @@ int cmd_explore(int argc, char **argv)
             char *end;
             cfg.budget = strtod(optarg, &end);
             if (end == optarg || *end || cfg.budget < 0)
-                return cli_usage_error("explore", "--budget must be a number >= 0, not '%s'", optarg);
+                return cli_usage_error("explore", "--budget must be a number >= 0, not '%s'",
+                                       optarg);
             break;
         }
         case 'c':

@@ -206,8 +206,7 @@ static int save(rl_figure *fig, const struct popts *o, const char *dir, const ch
     for (int i = 0; i < n; i++)
         if (rl_figure_save(fig, paths[i], RL_PLOT_AUTO) != RL_OK)
             return cli_fail("plot", "%s", rl_error_last());
-    rl_figure_record rec = {argc + 1, argv - 1, (const char *const *)inputs, (size_t)ninputs,
-                            NULL};
+    rl_figure_record rec = {argc + 1, argv - 1, (const char *const *)inputs, (size_t)ninputs, NULL};
     if (rl_figure_record_write(paths[0], &rec) != RL_OK)
         return cli_fail("plot", "%s", rl_error_last());
     for (int i = 0; i < n; i++)
@@ -474,7 +473,8 @@ static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool nor
         goto done;
     }
     char dir[PATH_MAX];
-    if (figure_dir(o, normalized || o->ninputs != 1 ? NULL : o->inputs[0], dir, sizeof dir) != RL_OK) {
+    if (figure_dir(o, normalized || o->ninputs != 1 ? NULL : o->inputs[0], dir, sizeof dir) !=
+        RL_OK) {
         rc = cli_fail("plot", "%s", rl_error_last());
         goto done;
     }

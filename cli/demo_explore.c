@@ -48,6 +48,7 @@ int demo_explore(const char *out_dir)
            rep.by_status[RL_RUN_SKIPPED], rep.rows);
     rl_run_set_free(set);
     printf("  list them: runlab runs %s\n\n", sweep_dir);
-    return rep.total == 4 && rep.by_status[RL_RUN_PARSED] == 4 ? RL_EXIT_OK
-                                                               : cli_fail("demo", "explore runs did not load cleanly");
+    return rep.total == 4 && rep.by_status[RL_RUN_PARSED] == 4
+               ? RL_EXIT_OK
+               : cli_fail("demo", "explore runs did not load cleanly");
 }

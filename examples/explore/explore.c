@@ -21,7 +21,10 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static int rng_int(uint64_t *s, int n) { return (int)(rng_next(s) % (uint64_t)n); }
+static int rng_int(uint64_t *s, int n)
+{
+    return (int)(rng_next(s) % (uint64_t)n);
+}
 
 struct agent {
     explore_config cfg;
@@ -90,7 +93,8 @@ static void make_world(struct agent *a)
     int wx = a->w / 3 + rng_int(&s, a->w / 3), door = 2 + rng_int(&s, a->h - 5);
     for (int y = 1; y < a->h - 1; y++)
         a->world[y * a->w + wx] = !(y >= door && y < door + 3);
-    int wy = a->h / 3 + rng_int(&s, a->h / 3), door2 = wx + 2 + rng_int(&s, a->w - wx - 5 > 1 ? a->w - wx - 5 : 1);
+    int wy = a->h / 3 + rng_int(&s, a->h / 3),
+        door2 = wx + 2 + rng_int(&s, a->w - wx - 5 > 1 ? a->w - wx - 5 : 1);
     for (int x = wx; x < a->w - 1; x++)
         a->world[wy * a->w + x] = !(x >= door2 && x < door2 + 3);
     int sx = 3, sy = a->h / 2;
@@ -238,7 +242,8 @@ static int plan_backtrack(struct agent *a, int *depth)
             continue;
         int x = i % a->w, y = i / a->w;
         if ((x > 0 && a->known[i - 1] == UNKNOWN) || (x < a->w - 1 && a->known[i + 1] == UNKNOWN) ||
-            (y > 0 && a->known[i - a->w] == UNKNOWN) || (y < a->h - 1 && a->known[i + a->w] == UNKNOWN))
+            (y > 0 && a->known[i - a->w] == UNKNOWN) ||
+            (y < a->h - 1 && a->known[i + a->w] == UNKNOWN))
             best = i;
     }
     *depth = a->nhistory;
@@ -313,8 +318,8 @@ static int declare(struct agent *a)
     int rc = rl_perflog_add_layer(pl, "planning", "next_best_view");
     if (rc == RL_OK && a->cfg.backtracking)
         rc = rl_perflog_add_layer(pl, "backtracking", "history_backtracker");
-#define D(layer, name, type, unit, parent, id)                                                   \
-    if (rc == RL_OK)                                                                             \
+#define D(layer, name, type, unit, parent, id)                                                     \
+    if (rc == RL_OK)                                                                               \
     rc = rl_perflog_declare(pl, layer, name, type, unit, parent, &a->col.id)
     D(NULL, "TotalVisitedNodes", RL_COL_TOTAL, "count", NULL, visited);
     D(NULL, "TotalPathLength", RL_COL_TOTAL, "m", NULL, length);
@@ -338,17 +343,28 @@ static int declare(struct agent *a)
     }
 #undef D
     const explore_config *c = &a->cfg;
-    if (rc == RL_OK) rc = rl_perflog_param_i64(pl, "scene", c->scene);
-    if (rc == RL_OK) rc = rl_perflog_param_i64(pl, "seed", (int64_t)c->seed);
-    if (rc == RL_OK) rc = rl_perflog_param_i64(pl, "width", c->width);
-    if (rc == RL_OK) rc = rl_perflog_param_i64(pl, "height", c->height);
-    if (rc == RL_OK) rc = rl_perflog_param_f64(pl, "cell_size", c->cell_size);
-    if (rc == RL_OK) rc = rl_perflog_param_f64(pl, "sensor_range", c->sensor_range);
-    if (rc == RL_OK) rc = rl_perflog_param_f64(pl, "speed", c->speed);
-    if (rc == RL_OK) rc = rl_perflog_param_str(pl, "cost", c->cost == EXPLORE_COST_TIME ? "time" : "distance");
-    if (rc == RL_OK) rc = rl_perflog_param_f64(pl, "planning.local_radius", c->local_radius);
-    if (rc == RL_OK) rc = rl_perflog_param_i64(pl, "planning.num_candidates", c->num_candidates);
-    if (rc == RL_OK) rc = rl_perflog_param_f64(pl, "goal_fraction", c->goal_fraction);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_i64(pl, "scene", c->scene);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_i64(pl, "seed", (int64_t)c->seed);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_i64(pl, "width", c->width);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_i64(pl, "height", c->height);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_f64(pl, "cell_size", c->cell_size);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_f64(pl, "sensor_range", c->sensor_range);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_f64(pl, "speed", c->speed);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_str(pl, "cost", c->cost == EXPLORE_COST_TIME ? "time" : "distance");
+    if (rc == RL_OK)
+        rc = rl_perflog_param_f64(pl, "planning.local_radius", c->local_radius);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_i64(pl, "planning.num_candidates", c->num_candidates);
+    if (rc == RL_OK)
+        rc = rl_perflog_param_f64(pl, "goal_fraction", c->goal_fraction);
     return rc;
 }
 

@@ -20,15 +20,15 @@ typedef enum explore_cost {
 } explore_cost;
 
 typedef struct explore_config {
-    const char *root;     /* data root (NULL: RUNLAB_DATA_ROOT, else ~/runlab_data) */
-    const char *task;     /* optional level below the root */
-    int scene;            /* scene id 1..999: the generated world */
-    uint64_t seed;        /* the agent's random seed (candidate sampling) */
-    int width, height;    /* grid cells (default 48 x 32) */
-    double cell_size;     /* m (0.5) */
-    double sensor_range;  /* m (3.0) */
-    double speed;         /* m/s (1.0) */
-    double stop_time;     /* s spent sensing at each viewpoint, time cost only (1.0) */
+    const char *root;    /* data root (NULL: RUNLAB_DATA_ROOT, else ~/runlab_data) */
+    const char *task;    /* optional level below the root */
+    int scene;           /* scene id 1..999: the generated world */
+    uint64_t seed;       /* the agent's random seed (candidate sampling) */
+    int width, height;   /* grid cells (default 48 x 32) */
+    double cell_size;    /* m (0.5) */
+    double sensor_range; /* m (3.0) */
+    double speed;        /* m/s (1.0) */
+    double stop_time;    /* s spent sensing at each viewpoint, time cost only (1.0) */
     explore_cost cost;
     double budget;        /* cost budget; <= 0 unbounded (default 200) */
     int num_candidates;   /* viewpoints sampled per cycle (24) */

@@ -78,8 +78,8 @@ int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind);
  * Errors: RL_EINVAL (bad name/unit/parent), RL_EEXIST, RL_ESTATE after start.
  * The agent columns CycleIndex (counter) and ElapsedWallTimeSec (gauge, s) are always
  * present and come first. */
-int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name,
-                       rl_perflog_type type, const char *unit, const char *parent, int *id);
+int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_perflog_type type,
+                       const char *unit, const char *parent, int *id);
 
 /* Records one parameter for params.yaml (flat keys, e.g. "planning.sensor_range"), before
  * start. Keys: letters, digits, '_', '.', '-'. A repeated key replaces the value. */
@@ -105,9 +105,9 @@ const char *rl_perflog_fingerprint(const rl_perflog *pl);
  * start/stop pairs may nest; a stop without start is ignored. */
 void rl_perflog_timer_start(rl_perflog *pl, int id);
 void rl_perflog_timer_stop(rl_perflog *pl, int id);
-void rl_perflog_count(rl_perflog *pl, int id, int64_t n);   /* counter += n */
-void rl_perflog_add(rl_perflog *pl, int id, double v);      /* total += v */
-void rl_perflog_set(rl_perflog *pl, int id, double v);      /* gauge or total = v */
+void rl_perflog_count(rl_perflog *pl, int id, int64_t n); /* counter += n */
+void rl_perflog_add(rl_perflog *pl, int id, double v);    /* total += v */
+void rl_perflog_set(rl_perflog *pl, int id, double v);    /* gauge or total = v */
 
 /* Episode totals for episode_summary.yaml; the agent updates them as it goes (they are
  * also what a summary written on a signal holds). Gains are per layer, in the task unit. */
@@ -174,8 +174,8 @@ bool rl_perflog_stop_requested(void);
  * names, units, parents; NULL parent = none) as docs/perflog.md defines it, into `out`
  * ("sha256:" + 64 hex + NUL: at least 72 bytes). Used by the loader to check manifests. */
 int rl_perflog_compute_fingerprint(const char *const *names, const char *const *types,
-                                   const char *const *units, const char *const *parents,
-                                   size_t n, char *out, size_t cap);
+                                   const char *const *units, const char *const *parents, size_t n,
+                                   char *out, size_t cap);
 
 enum { RL_FINGERPRINT_LEN = 72 };
 

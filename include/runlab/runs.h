@@ -24,22 +24,22 @@ typedef enum rl_run_status {
 
 /* Why a run is not PARSED. A run can have several; each is a bit in rl_run.reasons. */
 typedef enum rl_run_reason {
-    RL_REASON_NO_CSV = 0,             /* performance_log.csv missing */
-    RL_REASON_CSV_UNREADABLE,         /* not a regular file, permission, I/O error */
-    RL_REASON_CSV_EMPTY,              /* zero bytes, or no header line */
-    RL_REASON_CSV_TOO_LARGE,          /* over the loader's size limit */
-    RL_REASON_NO_ROWS,                /* a header but no complete data row */
-    RL_REASON_TRUNCATED_ROW,          /* last line cut off (no newline, short) */
-    RL_REASON_BAD_ROWS,               /* rows with a wrong column count, dropped */
-    RL_REASON_NON_NUMERIC,            /* cells that are not numbers, read as NaN */
-    RL_REASON_NUL_BYTES,              /* rows containing NUL bytes, dropped */
-    RL_REASON_LONG_LINES,             /* lines longer than the limit, dropped */
-    RL_REASON_NO_MANIFEST,            /* run_manifest.yaml missing */
-    RL_REASON_BAD_MANIFEST,           /* unreadable, not YAML, or fields missing/wrong */
-    RL_REASON_FINGERPRINT_MISMATCH,   /* schema_fingerprint differs from its columns */
-    RL_REASON_COLUMNS_MISMATCH,       /* CSV header differs from the manifest's columns */
-    RL_REASON_NO_SUMMARY,             /* episode_summary.yaml missing */
-    RL_REASON_BAD_SUMMARY,            /* unreadable, not YAML, or fields missing/wrong */
+    RL_REASON_NO_CSV = 0,           /* performance_log.csv missing */
+    RL_REASON_CSV_UNREADABLE,       /* not a regular file, permission, I/O error */
+    RL_REASON_CSV_EMPTY,            /* zero bytes, or no header line */
+    RL_REASON_CSV_TOO_LARGE,        /* over the loader's size limit */
+    RL_REASON_NO_ROWS,              /* a header but no complete data row */
+    RL_REASON_TRUNCATED_ROW,        /* last line cut off (no newline, short) */
+    RL_REASON_BAD_ROWS,             /* rows with a wrong column count, dropped */
+    RL_REASON_NON_NUMERIC,          /* cells that are not numbers, read as NaN */
+    RL_REASON_NUL_BYTES,            /* rows containing NUL bytes, dropped */
+    RL_REASON_LONG_LINES,           /* lines longer than the limit, dropped */
+    RL_REASON_NO_MANIFEST,          /* run_manifest.yaml missing */
+    RL_REASON_BAD_MANIFEST,         /* unreadable, not YAML, or fields missing/wrong */
+    RL_REASON_FINGERPRINT_MISMATCH, /* schema_fingerprint differs from its columns */
+    RL_REASON_COLUMNS_MISMATCH,     /* CSV header differs from the manifest's columns */
+    RL_REASON_NO_SUMMARY,           /* episode_summary.yaml missing */
+    RL_REASON_BAD_SUMMARY,          /* unreadable, not YAML, or fields missing/wrong */
     RL_REASON_COUNT
 } rl_run_reason;
 
@@ -50,25 +50,25 @@ const char *rl_run_reason_name(rl_run_reason reason);
 
 /* One loaded run. All fields are read-only for the caller and owned by the run. */
 typedef struct rl_run {
-    char *path;               /* the run directory as given/found */
+    char *path; /* the run directory as given/found */
     rl_run_status status;
-    uint32_t reasons;         /* bit (1u << rl_run_reason) per reason */
-    char **messages;          /* human-readable details, one per problem found */
+    uint32_t reasons; /* bit (1u << rl_run_reason) per reason */
+    char **messages;  /* human-readable details, one per problem found */
     size_t num_messages;
-    size_t num_rows;          /* complete data rows kept */
+    size_t num_rows; /* complete data rows kept */
     size_t num_columns;
-    char **column_names;      /* from the CSV header, in CSV order */
-    double **columns;         /* columns[j][i]: column j, row i; NaN for unreadable cells */
-    json_object *manifest;    /* parsed run_manifest.yaml, or NULL */
-    json_object *summary;     /* parsed episode_summary.yaml, or NULL */
+    char **column_names;   /* from the CSV header, in CSV order */
+    double **columns;      /* columns[j][i]: column j, row i; NaN for unreadable cells */
+    json_object *manifest; /* parsed run_manifest.yaml, or NULL */
+    json_object *summary;  /* parsed episode_summary.yaml, or NULL */
 } rl_run;
 
 /* Limits; rl_run_load_opts uses defaults for zero fields. */
 typedef struct rl_run_limits {
-    size_t max_csv_bytes;   /* default 1 GiB */
-    size_t max_line_bytes;  /* default 1 MiB */
-    size_t max_yaml_bytes;  /* default 4 MiB */
-    size_t max_columns;     /* default 4096 */
+    size_t max_csv_bytes;  /* default 1 GiB */
+    size_t max_line_bytes; /* default 1 MiB */
+    size_t max_yaml_bytes; /* default 4 MiB */
+    size_t max_columns;    /* default 4096 */
 } rl_run_limits;
 
 /* Loads one run directory into a new rl_run (free with rl_run_free). Bad or missing files
@@ -87,7 +87,7 @@ bool rl_run_has_reason(const rl_run *run, rl_run_reason reason);
 typedef struct rl_run_set {
     rl_run **runs;
     size_t count;
-    char **walk_errors;       /* directories that could not be read, loops, depth limit */
+    char **walk_errors; /* directories that could not be read, loops, depth limit */
     size_t num_walk_errors;
 } rl_run_set;
 
@@ -106,7 +106,7 @@ typedef struct rl_runs_report {
     size_t by_status[3];
     size_t by_reason[RL_REASON_COUNT];
     size_t walk_errors;
-    size_t rows;            /* data rows over all runs */
+    size_t rows; /* data rows over all runs */
 } rl_runs_report;
 
 void rl_runs_aggregate(const rl_run_set *set, rl_runs_report *out);

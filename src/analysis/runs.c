@@ -26,10 +26,22 @@
 enum { MAX_DEPTH = 64 };
 
 static const char *const reason_names[RL_REASON_COUNT] = {
-    "no_csv",          "csv_unreadable", "csv_empty",          "csv_too_large",
-    "no_rows",         "truncated_row",  "bad_rows",           "non_numeric",
-    "nul_bytes",       "long_lines",     "no_manifest",        "bad_manifest",
-    "fingerprint_mismatch", "columns_mismatch", "no_summary", "bad_summary",
+    "no_csv",
+    "csv_unreadable",
+    "csv_empty",
+    "csv_too_large",
+    "no_rows",
+    "truncated_row",
+    "bad_rows",
+    "non_numeric",
+    "nul_bytes",
+    "long_lines",
+    "no_manifest",
+    "bad_manifest",
+    "fingerprint_mismatch",
+    "columns_mismatch",
+    "no_summary",
+    "bad_summary",
 };
 
 const char *rl_run_status_name(rl_run_status status)
@@ -96,8 +108,8 @@ enum read_result { READ_OK, READ_MISSING, READ_UNREADABLE, READ_TOO_LARGE };
 
 /* Reads a regular file whole. O_NONBLOCK so a FIFO planted under a run's file name cannot
  * hang the loader; anything but a regular file is unreadable. `why` gets the reason. */
-static enum read_result read_file(const char *path, size_t max, char **out, size_t *len,
-                                  char *why, size_t why_cap)
+static enum read_result read_file(const char *path, size_t max, char **out, size_t *len, char *why,
+                                  size_t why_cap)
 {
     *out = NULL;
     *len = 0;
@@ -321,8 +333,7 @@ static int parse_header(rl_run *run, const char *p, const char *eol, const rl_ru
     for (const char *q = p; q < eol; q++)
         ncol += *q == ',';
     if (ncol > lim->max_columns) {
-        note(run, RL_REASON_CSV_EMPTY, "header has %zu columns, limit %zu", ncol,
-             lim->max_columns);
+        note(run, RL_REASON_CSV_EMPTY, "header has %zu columns, limit %zu", ncol, lim->max_columns);
         return RL_OK;
     }
     run->column_names = calloc(ncol, sizeof *run->column_names);
@@ -356,8 +367,12 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
     size_t len;
     switch (read_file(path, lim->max_csv_bytes, &buf, &len, why, sizeof why)) {
     case READ_MISSING: note(run, RL_REASON_NO_CSV, "performance_log.csv not found"); return RL_OK;
-    case READ_UNREADABLE: note(run, RL_REASON_CSV_UNREADABLE, "performance_log.csv: %s", why); return RL_OK;
-    case READ_TOO_LARGE: note(run, RL_REASON_CSV_TOO_LARGE, "performance_log.csv: %s", why); return RL_OK;
+    case READ_UNREADABLE:
+        note(run, RL_REASON_CSV_UNREADABLE, "performance_log.csv: %s", why);
+        return RL_OK;
+    case READ_TOO_LARGE:
+        note(run, RL_REASON_CSV_TOO_LARGE, "performance_log.csv: %s", why);
+        return RL_OK;
     case READ_OK: break;
     }
     const char *p = buf, *end = buf + len;
@@ -541,8 +556,8 @@ static bool valid_utf8(const unsigned char *s, size_t n)
     return true;
 }
 
-static json_object *load_yaml(rl_run *run, const char *dir, const char *name,
-                              rl_run_reason missing, rl_run_reason bad, const rl_run_limits *lim)
+static json_object *load_yaml(rl_run *run, const char *dir, const char *name, rl_run_reason missing,
+                              rl_run_reason bad, const rl_run_limits *lim)
 {
     char path[PATH_MAX], why[256];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
@@ -624,11 +639,11 @@ static int check_manifest(rl_run *run)
     char fp[RL_FINGERPRINT_LEN];
     if (!str_field(m, "schema_fingerprint", &stated)) {
         note(run, RL_REASON_BAD_MANIFEST, "run_manifest.yaml: schema_fingerprint missing");
-    } else if (rl_perflog_compute_fingerprint(a, a + n, a + 2 * n, a + 3 * n, n, fp,
-                                              sizeof fp) == RL_OK &&
+    } else if (rl_perflog_compute_fingerprint(a, a + n, a + 2 * n, a + 3 * n, n, fp, sizeof fp) ==
+                   RL_OK &&
                strcmp(fp, stated) != 0) {
-        note(run, RL_REASON_FINGERPRINT_MISMATCH, "manifest states %.24s..., its columns give %.24s...",
-             stated, fp);
+        note(run, RL_REASON_FINGERPRINT_MISMATCH,
+             "manifest states %.24s..., its columns give %.24s...", stated, fp);
     }
     /* The CSV header against the manifest's columns. */
     if (run->column_names) {
@@ -641,8 +656,8 @@ static int check_manifest(rl_run *run)
                      "CSV column %zu is '%.100s', the manifest says '%.100s'", k + 1,
                      run->column_names[k], a[k]);
             else
-                note(run, RL_REASON_COLUMNS_MISMATCH,
-                     "CSV has %zu columns, the manifest %zu", run->num_columns, n);
+                note(run, RL_REASON_COLUMNS_MISMATCH, "CSV has %zu columns, the manifest %zu",
+                     run->num_columns, n);
         }
     }
     free(a);
@@ -719,8 +734,8 @@ int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
                               (1u << RL_REASON_CSV_EMPTY) | (1u << RL_REASON_CSV_TOO_LARGE) |
                               (1u << RL_REASON_NO_ROWS);
     run->status = (run->reasons & unusable) ? RL_RUN_SKIPPED
-                  : run->reasons           ? RL_RUN_DEGRADED
-                                           : RL_RUN_PARSED;
+                  : run->reasons            ? RL_RUN_DEGRADED
+                                            : RL_RUN_PARSED;
     *out = run;
     return RL_OK;
 }
@@ -742,7 +757,10 @@ struct walk {
     size_t npaths, cappaths;
     char **errors;
     size_t nerrors, caperrors;
-    struct { dev_t dev; ino_t ino; } *seen;
+    struct {
+        dev_t dev;
+        ino_t ino;
+    } * seen;
     size_t nseen, capseen;
     bool oom;
 };

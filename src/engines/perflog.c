@@ -79,12 +79,12 @@ struct rl_perflog {
     char start_utc[RL_TIME_ISO_LEN];
     int64_t start_mono;
 
-    size_t *order;     /* CSV position -> declaration index */
-    double *val;       /* counters, totals, gauges */
-    int64_t *acc_ns;   /* timers: accumulated this cycle */
-    int64_t *t0;       /* timers: start time while running, else 0 */
+    size_t *order;   /* CSV position -> declaration index */
+    double *val;     /* counters, totals, gauges */
+    int64_t *acc_ns; /* timers: accumulated this cycle */
+    int64_t *t0;     /* timers: start time while running, else 0 */
     FILE *csv;
-    char *row;         /* row text buffer */
+    char *row; /* row text buffer */
     size_t row_cap;
 
     uint64_t cycles;
@@ -204,7 +204,10 @@ static void sb_putn(struct sbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-static void sb_puts(struct sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+static void sb_puts(struct sbuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
 
 __attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
 {
@@ -365,8 +368,8 @@ int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind)
         return rl_error_set(RL_ESTATE, "perflog: layer '%s' added after start", name);
     if (!is_ident(name, COL_NAME_MAX, "-"))
         return rl_error_set(RL_EINVAL,
-                            "perflog: layer name '%s': use 1..%d letters, digits, '_' or '-'",
-                            name, COL_NAME_MAX);
+                            "perflog: layer name '%s': use 1..%d letters, digits, '_' or '-'", name,
+                            COL_NAME_MAX);
     if (!is_ident(kind, KIND_MAX - 1, "-."))
         return rl_error_set(RL_EINVAL, "perflog: layer kind '%s': use letters, digits, '_-.'",
                             kind);
@@ -387,8 +390,8 @@ int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind)
     return RL_OK;
 }
 
-int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name,
-                       rl_perflog_type type, const char *unit, const char *parent, int *id)
+int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_perflog_type type,
+                       const char *unit, const char *parent, int *id)
 {
     if (id)
         *id = -1;
@@ -405,8 +408,10 @@ int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name,
     if (!unit || !*unit)
         unit = "none";
     if (!is_unit(unit))
-        return rl_error_set(RL_EINVAL, "perflog: column '%s': unit '%s' is not 1..%d printable "
-                            "characters without spaces, commas or quotes", name, unit, UNIT_MAX - 1);
+        return rl_error_set(RL_EINVAL,
+                            "perflog: column '%s': unit '%s' is not 1..%d printable "
+                            "characters without spaces, commas or quotes",
+                            name, unit, UNIT_MAX - 1);
     int li = -1;
     char full[FULL_NAME_MAX];
     if (layer) {
@@ -420,16 +425,15 @@ int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name,
     }
     if (parent && *parent) {
         if (type != RL_COL_TIMER)
-            return rl_error_set(RL_EINVAL, "perflog: column '%s': only timers have a parent",
-                                full);
+            return rl_error_set(RL_EINVAL, "perflog: column '%s': only timers have a parent", full);
         bool found = false;
         for (size_t i = 0; i < pl->ncols; i++)
             if (strcmp(pl->cols[i].name, parent) == 0 && pl->cols[i].type == RL_COL_TIMER)
                 found = true;
         if (!found)
-            return rl_error_set(RL_EINVAL,
-                                "perflog: column '%s': parent '%s' is not a timer declared before it",
-                                full, parent);
+            return rl_error_set(
+                RL_EINVAL, "perflog: column '%s': parent '%s' is not a timer declared before it",
+                full, parent);
     } else {
         parent = NULL;
     }
@@ -509,8 +513,8 @@ int rl_perflog_param_str(rl_perflog *pl, const char *key, const char *value)
 /* ---- fingerprint ----------------------------------------------------------------------- */
 
 int rl_perflog_compute_fingerprint(const char *const *names, const char *const *types,
-                                   const char *const *units, const char *const *parents,
-                                   size_t n, char *out, size_t cap)
+                                   const char *const *units, const char *const *parents, size_t n,
+                                   char *out, size_t cap)
 {
     if (cap < RL_FINGERPRINT_LEN)
         return rl_error_set(RL_ERANGE, "fingerprint: buffer of %zu bytes, need %d", cap,
@@ -644,8 +648,8 @@ static int write_manifest(rl_perflog *pl)
         sb_f64(&b, pl->budget);
         sb_puts(&b, "\n");
     }
-    sb_printf(&b, "random_seed: %" PRIu64 "\nlog_performance: %s\nnum_maps_to_save: %d\n",
-              pl->seed, pl->log ? "true" : "false", pl->num_maps);
+    sb_printf(&b, "random_seed: %" PRIu64 "\nlog_performance: %s\nnum_maps_to_save: %d\n", pl->seed,
+              pl->log ? "true" : "false", pl->num_maps);
     const struct layer **sl = sorted_layers(pl);
     if (!sl) {
         free(b.p);
@@ -860,7 +864,10 @@ void rl_perflog_release_signals(void)
     atomic_store(&g_sig_owner, NULL);
 }
 
-bool rl_perflog_stop_requested(void) { return g_stop != 0; }
+bool rl_perflog_stop_requested(void)
+{
+    return g_stop != 0;
+}
 
 /* ---- the episode ------------------------------------------------------------------------- */
 
@@ -1151,8 +1158,8 @@ int rl_perflog_end(rl_perflog *pl, rl_end_reason reason)
     pl->recording = false;
     int rc = RL_OK;
     if (pl->csv && fclose(pl->csv) != 0)
-        rc = rl_error_set_errno(RL_EIO, errno, "perflog: close %s/performance_log.csv",
-                                pl->run_dir);
+        rc =
+            rl_error_set_errno(RL_EIO, errno, "perflog: close %s/performance_log.csv", pl->run_dir);
     pl->csv = NULL;
     size_t cap = pl->sum_cap;
     char *text = malloc(cap);

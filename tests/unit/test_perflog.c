@@ -21,8 +21,7 @@ struct ids {
     int plan_total, total_cost, bt_plan, bt_selected, p_expand, p_eval, p_selected, p_gain;
 };
 
-static rl_perflog *make_logger(const char *root, bool log, double budget, int maps,
-                               struct ids *ids)
+static rl_perflog *make_logger(const char *root, bool log, double budget, int maps, struct ids *ids)
 {
     rl_perflog_config cfg;
     rl_perflog_config_init(&cfg);
@@ -40,22 +39,30 @@ static rl_perflog *make_logger(const char *root, bool log, double budget, int ma
     /* Declared out of alphabetical order on purpose. */
     assert_int_equal(rl_perflog_add_layer(pl, "planning", "next_best_view"), RL_OK);
     assert_int_equal(rl_perflog_add_layer(pl, "backtracking", "backtracker"), RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, NULL, "PlanPathTotal", RL_COL_TIMER, "s", NULL,
-                                        &ids->plan_total), RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, "planning", "ExpandTime", RL_COL_TIMER, "s", NULL,
-                                        &ids->p_expand), RL_OK);
+    assert_int_equal(
+        rl_perflog_declare(pl, NULL, "PlanPathTotal", RL_COL_TIMER, "s", NULL, &ids->plan_total),
+        RL_OK);
+    assert_int_equal(
+        rl_perflog_declare(pl, "planning", "ExpandTime", RL_COL_TIMER, "s", NULL, &ids->p_expand),
+        RL_OK);
     assert_int_equal(rl_perflog_declare(pl, "planning", "EvaluateNode", RL_COL_TIMER, "s",
-                                        "planning.ExpandTime", &ids->p_eval), RL_OK);
+                                        "planning.ExpandTime", &ids->p_eval),
+                     RL_OK);
     assert_int_equal(rl_perflog_declare(pl, "planning", "TimesSelected", RL_COL_TOTAL, "count",
-                                        NULL, &ids->p_selected), RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, "planning", "RealAccumulatedGain", RL_COL_GAUGE,
-                                        "m2", NULL, &ids->p_gain), RL_OK);
+                                        NULL, &ids->p_selected),
+                     RL_OK);
+    assert_int_equal(rl_perflog_declare(pl, "planning", "RealAccumulatedGain", RL_COL_GAUGE, "m2",
+                                        NULL, &ids->p_gain),
+                     RL_OK);
     assert_int_equal(rl_perflog_declare(pl, "backtracking", "PlanPathTime", RL_COL_TIMER, "s",
-                                        "PlanPathTotal", &ids->bt_plan), RL_OK);
+                                        "PlanPathTotal", &ids->bt_plan),
+                     RL_OK);
     assert_int_equal(rl_perflog_declare(pl, "backtracking", "TimesSelected", RL_COL_COUNTER,
-                                        "count", NULL, &ids->bt_selected), RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, NULL, "TotalCost", RL_COL_TOTAL, "s", NULL,
-                                        &ids->total_cost), RL_OK);
+                                        "count", NULL, &ids->bt_selected),
+                     RL_OK);
+    assert_int_equal(
+        rl_perflog_declare(pl, NULL, "TotalCost", RL_COL_TOTAL, "s", NULL, &ids->total_cost),
+        RL_OK);
     assert_int_equal(rl_perflog_param_f64(pl, "planning.sensor_range", 3.5), RL_OK);
     assert_int_equal(rl_perflog_param_i64(pl, "seed", 42), RL_OK);
     assert_int_equal(rl_perflog_param_str(pl, "cost", "time: \"quoted\""), RL_OK);
@@ -117,8 +124,7 @@ static void test_run_directory_and_files(void **state)
     assert_true(strlen(stamp) >= 15 && stamp[8] == '_');
     /* The schema is fixed once started. */
     int id;
-    assert_int_equal(rl_perflog_declare(pl, NULL, "Late", RL_COL_TIMER, "s", NULL, &id),
-                     RL_ESTATE);
+    assert_int_equal(rl_perflog_declare(pl, NULL, "Late", RL_COL_TIMER, "s", NULL, &id), RL_ESTATE);
     assert_int_equal(rl_perflog_start(pl), RL_ESTATE);
 
     run_cycles(pl, &ids, 5);
@@ -200,8 +206,8 @@ static void test_fingerprint_recomputed_independently(void **state)
     rl_perflog *pl = make_logger(root, true, INFINITY, 0, &ids);
     assert_int_equal(rl_perflog_start(pl), RL_OK);
     char cmd[3 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "python3 '%s/tests/tools/fingerprint.py' '%s/run_manifest.yaml'",
-             src, rl_perflog_run_dir(pl));
+    snprintf(cmd, sizeof cmd, "python3 '%s/tests/tools/fingerprint.py' '%s/run_manifest.yaml'", src,
+             rl_perflog_run_dir(pl));
     assert_int_equal(system(cmd), 0);
     /* An unbounded budget is absent from the manifest. */
     char *man = slurp(rl_perflog_run_dir(pl), "run_manifest.yaml");
@@ -210,7 +216,8 @@ static void test_fingerprint_recomputed_independently(void **state)
     rl_perflog_free(pl);
     rl_test_tmpdir_free(root);
 
-    /* The definition itself, on a fixed schema: sha256 of "a\ttimer\ts\t\nb\tcounter\tcount\ta\n". */
+    /* The definition itself, on a fixed schema: sha256 of "a\ttimer\ts\t\nb\tcounter\tcount\ta\n".
+     */
     const char *names[] = {"a", "b"}, *types[] = {"timer", "counter"}, *units[] = {"s", "count"},
                *parents[] = {NULL, "a"};
     char fp[RL_FINGERPRINT_LEN];
@@ -218,7 +225,8 @@ static void test_fingerprint_recomputed_independently(void **state)
                      RL_OK);
     snprintf(cmd, sizeof cmd,
              "test \"$(printf 'a\\ttimer\\ts\\t\\nb\\tcounter\\tcount\\ta\\n' | sha256sum | "
-             "cut -c1-64)\" = '%s'", fp + 7);
+             "cut -c1-64)\" = '%s'",
+             fp + 7);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -303,8 +311,9 @@ static void test_map_snapshots(void **state)
     for (int c = 0; c < 12; c++) {
         int k = rl_perflog_map_due(pl, spent, false);
         if (k >= 0) {
-            assert_int_equal(rl_perflog_save_map(pl, k, "P5\n1 1\n255\n\0", 12, "pgm", spent,
-                                                 spent * 2, spent), RL_OK);
+            assert_int_equal(
+                rl_perflog_save_map(pl, k, "P5\n1 1\n255\n\0", 12, "pgm", spent, spent * 2, spent),
+                RL_OK);
             saved_at[k] = c;
             assert_int_equal(rl_perflog_map_due(pl, spent + 100, false), -1); /* one per cycle */
         }

@@ -36,12 +36,14 @@ static char *make_run(const char *root, const char *planner, bool log)
     assert_int_equal(rl_perflog_add_layer(pl, "planning", "nbv"), RL_OK);
     assert_int_equal(rl_perflog_add_layer(pl, "backtracking", "bt"), RL_OK);
     assert_int_equal(rl_perflog_declare(pl, NULL, "TotalCost", RL_COL_TOTAL, "s", NULL, &c), RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, "planning", "PlanPathTime", RL_COL_TIMER, "s", NULL, &t),
-                     RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, "planning", "RealAccumulatedGain", RL_COL_GAUGE, "m2",
-                                        NULL, &g), RL_OK);
-    assert_int_equal(rl_perflog_declare(pl, "backtracking", "TimesSelected", RL_COL_COUNTER,
-                                        "count", NULL, &bt), RL_OK);
+    assert_int_equal(
+        rl_perflog_declare(pl, "planning", "PlanPathTime", RL_COL_TIMER, "s", NULL, &t), RL_OK);
+    assert_int_equal(
+        rl_perflog_declare(pl, "planning", "RealAccumulatedGain", RL_COL_GAUGE, "m2", NULL, &g),
+        RL_OK);
+    assert_int_equal(
+        rl_perflog_declare(pl, "backtracking", "TimesSelected", RL_COL_COUNTER, "count", NULL, &bt),
+        RL_OK);
     assert_int_equal(rl_perflog_start(pl), RL_OK);
     for (int i = 0; i < 20; i++) {
         rl_perflog_timer_start(pl, t);
@@ -183,7 +185,8 @@ static void break_run(const char *name, const char *dir)
         assert_int_equal(stat(p, &st), 0);
         assert_int_equal(truncate(p, st.st_size - 40), 0);
     } else if (strcmp(name, "fingerprint") == 0) {
-        edit(dir, "run_manifest.yaml", "schema_fingerprint: \"sha256:", "schema_fingerprint: \"sha256:0");
+        edit(dir, "run_manifest.yaml",
+             "schema_fingerprint: \"sha256:", "schema_fingerprint: \"sha256:0");
     } else if (strcmp(name, "columns") == 0) {
         edit(dir, csv, "TotalCost", "TotalKost");
     } else if (strcmp(name, "nosummary") == 0) {
@@ -236,8 +239,8 @@ static void test_tree_of_good_and_broken_runs(void **state)
             for (size_t m = 0; m < run->num_messages; m++)
                 print_message("  %s\n", run->messages[m]);
             fail_msg("%s: status %s rows %zu, expected %s with %s, %zu rows", e->planner,
-                     rl_run_status_name(run->status), run->num_rows,
-                     rl_run_status_name(e->status), rl_run_reason_name(e->reason), e->rows);
+                     rl_run_status_name(run->status), run->num_rows, rl_run_status_name(e->status),
+                     rl_run_reason_name(e->reason), e->rows);
         }
         /* Every reason comes with a message naming it. */
         if (e->reason != RL_REASON_COUNT) {
@@ -284,7 +287,7 @@ static void test_values_and_columns(void **state)
     double sum = 0;
     for (int i = 0; i < 20; i++) {
         sum += 0.1;
-        assert_true(cost[i] == sum);   /* shortest round-trip digits read back exactly */
+        assert_true(cost[i] == sum); /* shortest round-trip digits read back exactly */
         assert_true(gain[i] == i * 1e-3);
         assert_true(idx[i] == i);
     }
@@ -314,7 +317,8 @@ static void test_number_forms_and_limits(void **state)
     char dir[PATH_MAX];
     path_of(dir, root, "r");
     assert_int_equal(mkdir(dir, 0755), 0);
-    const char *csv = "\xEF\xBB\xBF" "A,B,C\r\n"
+    const char *csv = "\xEF\xBB\xBF"
+                      "A,B,C\r\n"
                       "1.7976931348623157e308,4.9e-324,12345678901234567890\r\n"
                       "+5, 7 ,0x10\r\n"
                       "1e,.,-\r\n"
@@ -331,7 +335,8 @@ static void test_number_forms_and_limits(void **state)
     assert_true(run->columns[1][0] == 4.9e-324);
     assert_true(run->columns[2][0] == 12345678901234567890.0);
     assert_true(run->columns[0][1] == 5 && run->columns[1][1] == 7 && run->columns[2][1] == 16);
-    assert_true(isnan(run->columns[0][2]) && isnan(run->columns[1][2]) && isnan(run->columns[2][2]));
+    assert_true(isnan(run->columns[0][2]) && isnan(run->columns[1][2]) &&
+                isnan(run->columns[2][2]));
     assert_true(run->columns[0][3] == 0.1234567890123456789);
     assert_true(isinf(run->columns[1][3]) && run->columns[2][3] == 1e22);
     rl_run_free(run);
@@ -366,8 +371,8 @@ static void test_numbers_read_back_exactly(void **state)
     uint64_t s = 99;
     for (int i = 0; i < N; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        double a = (double)(s >> 11) / 9007199254740992.0;        /* [0, 1), 17 digits */
-        double b = (double)(s >> 20) * 1e-6 * (i % 2 ? 1 : -1);  /* up to ~1.7e7 */
+        double a = (double)(s >> 11) / 9007199254740992.0;      /* [0, 1), 17 digits */
+        double b = (double)(s >> 20) * 1e-6 * (i % 2 ? 1 : -1); /* up to ~1.7e7 */
         double c = (double)(s >> 11) * 1e-22;
         fprintf(f, "%.17g,%.16g,%.17g\n", a, b, c);
     }
