@@ -142,7 +142,13 @@ planners:
 YAML
 "$RUNLAB" bench "$TMP/long.yaml" --out "$TMP/kill" >/dev/null 2>&1 &
 pid=$!
-sleep 1.2
+# Kill once at least one run is journaled (polling, not a fixed sleep: a loaded or
+# sanitized build may take seconds to get there).
+for _ in $(seq 1 200); do
+    j=$(ls "$TMP"/kill/*/journal.tsv 2>/dev/null | head -n1)
+    if [ -n "$j" ] && [ "$(wc -l <"$j")" -ge 2 ]; then break; fi
+    sleep 0.05
+done
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 kdir=$(ls -d "$TMP"/kill/*/ | head -n1)

@@ -1,4 +1,4 @@
-/* `runlab bench import`: OMPL benchmark logs into one SQLite database, the work of OMPL's
+/* Engine side of `runlab bench import`: OMPL benchmark logs into one SQLite database, the work of OMPL's
  * ompl_benchmark_statistics.py (readBenchmarkLog then computeViews) done in C. */
 #include "formats/ompl_log.h"
 #include "runlab/bench.h"

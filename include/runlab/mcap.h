@@ -1,0 +1,442 @@
+/* runlab/mcap.h: MCAP (mcap.dev) in pure C: record (de)serialisation, a writer with
+ * chunking, compression (zstd, LZ4 frame), indexes, statistics and summary; a streamed
+ * reader that walks a file record by record (also usable to scan damaged files, every
+ * record and error carries its byte offset); and an indexed reader that reads messages in
+ * log-time order through the summary, falling back to a linear scan. */
+#ifndef RUNLAB_MCAP_H
+#define RUNLAB_MCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Format constants ------------------------------------------------------------ */
+
+enum {
+    RL_MCAP_MAGIC_LEN = 8,     /* 89 4D 43 41 50 30 0D 0A at both ends of a file */
+    RL_MCAP_RECORD_PREFIX = 9, /* opcode (1) + body length (8) */
+    RL_MCAP_FOOTER_BODY = 20,  /* the footer's fixed body length */
+    RL_MCAP_MAX_CHANNEL_ID = 65535
+};
+
+/* The 8 magic bytes. */
+extern const uint8_t rl_mcap_magic[RL_MCAP_MAGIC_LEN];
+
+/* Record opcodes of the specification. 0x80-0xFF are private records; readers pass
+ * every opcode they do not know to the caller as a record with only `body` set. */
+typedef enum rl_mcap_opcode {
+    RL_MCAP_OP_HEADER = 0x01,
+    RL_MCAP_OP_FOOTER = 0x02,
+    RL_MCAP_OP_SCHEMA = 0x03,
+    RL_MCAP_OP_CHANNEL = 0x04,
+    RL_MCAP_OP_MESSAGE = 0x05,
+    RL_MCAP_OP_CHUNK = 0x06,
+    RL_MCAP_OP_MESSAGE_INDEX = 0x07,
+    RL_MCAP_OP_CHUNK_INDEX = 0x08,
+    RL_MCAP_OP_ATTACHMENT = 0x09,
+    RL_MCAP_OP_ATTACHMENT_INDEX = 0x0A,
+    RL_MCAP_OP_STATISTICS = 0x0B,
+    RL_MCAP_OP_METADATA = 0x0C,
+    RL_MCAP_OP_METADATA_INDEX = 0x0D,
+    RL_MCAP_OP_SUMMARY_OFFSET = 0x0E,
+    RL_MCAP_OP_DATA_END = 0x0F
+} rl_mcap_opcode;
+
+/* Spec name of an opcode ("Chunk", "MessageIndex"); "Unknown" for others. Never NULL. */
+const char *rl_mcap_opcode_name(unsigned opcode);
+
+/* ---- Records ---------------------------------------------------------------------
+ * Parsed records never own memory: every string and byte field points into the buffer
+ * that was parsed (a mapped file, a decompressed chunk, the caller's bytes). Strings are
+ * not NUL-terminated. Maps and arrays stay in their serialised form (`rl_mcap_bytes`)
+ * and are read with the iterators below; the parser has already validated them. */
+
+typedef struct rl_mcap_bytes {
+    const uint8_t *data;
+    size_t len;
+} rl_mcap_bytes;
+
+/* One string->string map entry, for building Channel and Metadata records. */
+typedef struct rl_mcap_kv {
+    rl_mcap_bytes key;
+    rl_mcap_bytes value;
+} rl_mcap_kv;
+
+typedef struct rl_mcap_header {
+    rl_mcap_bytes profile, library;
+} rl_mcap_header;
+
+typedef struct rl_mcap_footer {
+    uint64_t summary_start, summary_offset_start;
+    uint32_t summary_crc;
+} rl_mcap_footer;
+
+typedef struct rl_mcap_schema {
+    uint16_t id;
+    rl_mcap_bytes name, encoding, data;
+} rl_mcap_schema;
+
+/* `metadata` is the serialised Map<string,string>. When encoding, a non-NULL
+ * `metadata_kv` (with `metadata_kv_count` entries, in that order) is used instead. */
+typedef struct rl_mcap_channel {
+    uint16_t id, schema_id;
+    rl_mcap_bytes topic, message_encoding, metadata;
+    const rl_mcap_kv *metadata_kv;
+    size_t metadata_kv_count;
+} rl_mcap_channel;
+
+typedef struct rl_mcap_message {
+    uint16_t channel_id;
+    uint32_t sequence;
+    uint64_t log_time, publish_time;
+    rl_mcap_bytes data;
+} rl_mcap_message;
+
+typedef struct rl_mcap_chunk {
+    uint64_t message_start_time, message_end_time, uncompressed_size;
+    uint32_t uncompressed_crc;
+    rl_mcap_bytes compression; /* "", "zstd" or "lz4" */
+    rl_mcap_bytes records;     /* the (compressed) records field */
+} rl_mcap_chunk;
+
+/* `entries` holds `count` pairs (log_time, offset), 16 bytes each; read with
+ * rl_mcap_message_index_entry. */
+typedef struct rl_mcap_message_index {
+    uint16_t channel_id;
+    rl_mcap_bytes entries;
+    size_t count;
+} rl_mcap_message_index;
+
+typedef struct rl_mcap_chunk_index {
+    uint64_t message_start_time, message_end_time, chunk_start_offset, chunk_length;
+    rl_mcap_bytes message_index_offsets; /* serialised Map<uint16,uint64> */
+    uint64_t message_index_length;
+    rl_mcap_bytes compression;
+    uint64_t compressed_size, uncompressed_size;
+} rl_mcap_chunk_index;
+
+typedef struct rl_mcap_attachment {
+    uint64_t log_time, create_time;
+    rl_mcap_bytes name, media_type, data;
+    uint32_t crc; /* as stored; when encoding, see rl_mcap_record_encode */
+} rl_mcap_attachment;
+
+typedef struct rl_mcap_attachment_index {
+    uint64_t offset, length, log_time, create_time, data_size;
+    rl_mcap_bytes name, media_type;
+} rl_mcap_attachment_index;
+
+typedef struct rl_mcap_statistics {
+    uint64_t message_count;
+    uint16_t schema_count;
+    uint32_t channel_count, attachment_count, metadata_count, chunk_count;
+    uint64_t message_start_time, message_end_time;
+    rl_mcap_bytes channel_message_counts; /* serialised Map<uint16,uint64> */
+} rl_mcap_statistics;
+
+/* `metadata` / `metadata_kv` as in rl_mcap_channel. */
+typedef struct rl_mcap_metadata {
+    rl_mcap_bytes name, metadata;
+    const rl_mcap_kv *metadata_kv;
+    size_t metadata_kv_count;
+} rl_mcap_metadata;
+
+typedef struct rl_mcap_metadata_index {
+    uint64_t offset, length;
+    rl_mcap_bytes name;
+} rl_mcap_metadata_index;
+
+typedef struct rl_mcap_summary_offset {
+    uint8_t group_opcode;
+    uint64_t group_start, group_length;
+} rl_mcap_summary_offset;
+
+typedef struct rl_mcap_data_end {
+    uint32_t data_section_crc;
+} rl_mcap_data_end;
+
+/* Marks a record that is not inside a chunk (rl_mcap_record.chunk_offset). */
+#define RL_MCAP_NO_CHUNK UINT64_MAX
+
+/* One record. `body` is the whole body as stored, including bytes after the known
+ * fields (newer writers may append fields; readers skip them). For an unknown opcode
+ * only `opcode`, `offset`, `chunk_offset` and `body` are meaningful. */
+typedef struct rl_mcap_record {
+    uint8_t opcode;
+    /* Byte offset of the opcode: in the file for top-level records; for a record inside
+     * a chunk, within the chunk's uncompressed records (the chunk is at chunk_offset). */
+    uint64_t offset;
+    uint64_t chunk_offset;
+    rl_mcap_bytes body;
+    union {
+        rl_mcap_header header;
+        rl_mcap_footer footer;
+        rl_mcap_schema schema;
+        rl_mcap_channel channel;
+        rl_mcap_message message;
+        rl_mcap_chunk chunk;
+        rl_mcap_message_index message_index;
+        rl_mcap_chunk_index chunk_index;
+        rl_mcap_attachment attachment;
+        rl_mcap_attachment_index attachment_index;
+        rl_mcap_statistics statistics;
+        rl_mcap_metadata metadata;
+        rl_mcap_metadata_index metadata_index;
+        rl_mcap_summary_offset summary_offset;
+        rl_mcap_data_end data_end;
+    } u;
+} rl_mcap_record;
+
+/* Parses the body of one record (`len` bytes at `body`) into `out` (opcode and body set,
+ * offset 0, chunk_offset RL_MCAP_NO_CHUNK). Every length field is checked against the
+ * bytes left before use, so any input is safe. Unknown opcodes succeed with only the body.
+ * Returns RL_OK or RL_EPARSE ("<Type> record: <field>: ...", no offset: callers that know
+ * it prefix it). Thread-safe; allocates nothing. */
+int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mcap_record *out);
+
+/* Serialises `rec` (opcode, length, body) into `out` when `cap` is large enough, and
+ * returns the number of bytes the record takes (like snprintf: call with cap 0 to size).
+ * The union member of `rec->opcode` is used; for unknown opcodes `rec->body` is copied.
+ * Attachment crc: the stored `crc` field is written as given (compute it with
+ * rl_mcap_attachment_crc, or pass 0 for "no crc"). Thread-safe; allocates nothing. */
+size_t rl_mcap_record_encode(const rl_mcap_record *rec, uint8_t *out, size_t cap);
+
+/* CRC-32 of an attachment's fields log_time..data, as stored in its crc field. */
+uint32_t rl_mcap_attachment_crc(const rl_mcap_attachment *a);
+
+/* Iterators over validated serialised maps. `*pos` starts at 0. They return 1 with an
+ * entry, 0 at the end, RL_EPARSE if the bytes are malformed (never for maps from
+ * rl_mcap_record_parse). */
+int rl_mcap_map_str_next(rl_mcap_bytes map, size_t *pos, rl_mcap_bytes *key, rl_mcap_bytes *value);
+int rl_mcap_map_u16u64_next(rl_mcap_bytes map, size_t *pos, uint16_t *key, uint64_t *value);
+
+/* Entry `i` (< mi->count) of a message index. */
+void rl_mcap_message_index_entry(const rl_mcap_message_index *mi, size_t i, uint64_t *log_time,
+                                 uint64_t *offset);
+
+/* Next record of a buffer of concatenated records (a decompressed chunk): parses the
+ * record at `*pos` into `out` (offset = *pos, chunk_offset RL_MCAP_NO_CHUNK) and advances
+ * `*pos`. Returns 1 with a record, 0 when `*pos == len`, RL_EPARSE/RL_ETRUNCATED naming
+ * the offset and record type. Thread-safe. */
+int rl_mcap_records_next(const uint8_t *buf, size_t len, size_t *pos, rl_mcap_record *out);
+
+/* Decompresses a chunk's records. For compression "" no copy is made: `*out` points at
+ * chunk->records and `*owned` is 0. Otherwise a buffer of exactly uncompressed_size bytes
+ * is allocated (`*owned` 1, free() it), after checking uncompressed_size <= `max_size`.
+ * The CRC is checked when `verify_crc` and uncompressed_crc != 0. Errors: RL_EUNSUPPORTED
+ * (unknown compression), RL_ERANGE (too large), RL_EPARSE (corrupt or size mismatch),
+ * RL_ECRC, RL_ENOMEM. Thread-safe. */
+int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int verify_crc,
+                             const uint8_t **out, size_t *out_len, int *owned);
+
+/* ---- Writer ----------------------------------------------------------------------- */
+
+typedef enum rl_mcap_compression {
+    RL_MCAP_COMPRESSION_NONE = 0,
+    RL_MCAP_COMPRESSION_ZSTD = 1,
+    RL_MCAP_COMPRESSION_LZ4 = 2
+} rl_mcap_compression;
+
+/* Writer options; start from rl_mcap_writer_options_default. Booleans are 0/1. */
+typedef struct rl_mcap_writer_options {
+    const char *profile;             /* Header profile (NUL-terminated), default "" */
+    const char *library;             /* Header library; NULL (default): "runlab <version>" */
+    int use_chunks;                  /* default 1 */
+    uint64_t chunk_size;             /* uncompressed bytes after which a chunk closes; 1 MiB */
+    rl_mcap_compression compression; /* default ZSTD */
+    int compression_level;           /* 0 = the compressor's default */
+    int message_index;               /* MessageIndex records after each chunk; default 1 */
+    int chunk_index;                 /* ChunkIndex records in the summary; default 1 */
+    int statistics;                  /* default 1 */
+    int repeated_schemas;            /* Schema records repeated in the summary; default 1 */
+    int repeated_channels;           /* default 1 */
+    int attachment_index;            /* default 1 */
+    int metadata_index;              /* default 1 */
+    int summary_offsets;             /* default 1 */
+    int chunk_crc;                   /* compute Chunk uncompressed_crc (else 0); default 1 */
+    int data_section_crc;            /* DataEnd crc; default 1 */
+    int summary_crc;                 /* Footer crc; default 1 */
+    int attachment_crc;              /* Attachment crc; default 1 */
+} rl_mcap_writer_options;
+
+void rl_mcap_writer_options_default(rl_mcap_writer_options *opts);
+
+/* A writer. Not thread-safe: one thread at a time per writer (different writers are
+ * independent). Memory is bounded: the open chunk (uncompressed and compressed), its
+ * message index, and the summary tables (schemas, channels, one entry per chunk,
+ * attachment and metadata). After any write error the writer is failed: every later call
+ * returns RL_ESTATE, and what was written before the last successful flush stays
+ * readable by the streamed reader. */
+typedef struct rl_mcap_writer rl_mcap_writer;
+
+/* Starts a file on `fd` (not owned; not closed; need not be seekable: positions are
+ * counted, so pipes such as stdout work). Writes magic and Header at once. `opts` NULL
+ * means defaults; the options are copied. Errors: RL_EINVAL (bad options), RL_ENOMEM,
+ * RL_EIO/RL_ENOSPC. */
+int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_options *opts);
+
+/* Creates (or truncates) `path` with mode 0644 and starts a file on it; the writer owns
+ * the descriptor and closes it in rl_mcap_writer_close / rl_mcap_writer_free. */
+int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
+                             const rl_mcap_writer_options *opts);
+
+/* Adds a Schema (id >= 1, chosen by the caller, unique) or a Channel (unique id; its
+ * schema_id 0 or an added schema). They are written at once: into the open chunk with
+ * chunking, else directly. The writer copies what it keeps for the summary. Errors:
+ * RL_EINVAL (id 0, unknown schema), RL_EEXIST (id already used with other content; an
+ * identical repeat is accepted and ignored), RL_ENOMEM, RL_EIO, RL_ENOSPC. */
+int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema);
+int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel);
+
+/* Adds a message on an added channel (RL_EINVAL otherwise). Log times may be in any
+ * order. With chunking, the chunk is closed (compressed, written, indexed) once its
+ * uncompressed size exceeds chunk_size. */
+int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg);
+
+/* Adds an Attachment or Metadata record, always outside chunks (the open chunk stays
+ * open). The attachment crc is computed when the option is on; `a->crc` is ignored. */
+int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a);
+int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m);
+
+/* Ends the open chunk, writes everything buffered and fsyncs (descriptors that cannot
+ * be synced, such as pipes, are only written). Afterwards everything added so far is
+ * durable and readable by the streamed reader. */
+int rl_mcap_writer_flush(rl_mcap_writer *w);
+
+/* Byte offset at which the next record will be written (bytes written + buffered). */
+uint64_t rl_mcap_writer_position(const rl_mcap_writer *w);
+
+/* Ends the open chunk, writes DataEnd, the summary, summary offsets, Footer and magic,
+ * closes an owned descriptor and frees the writer (always, even on error). Does not
+ * fsync a borrowed descriptor (call rl_mcap_writer_flush first for that). */
+int rl_mcap_writer_close(rl_mcap_writer *w);
+
+/* Frees the writer without finishing the file (error paths). NULL is ignored. */
+void rl_mcap_writer_free(rl_mcap_writer *w);
+
+/* ---- Streamed reader -------------------------------------------------------------- */
+
+/* What the streamed reader does with Chunk records. */
+typedef enum rl_mcap_chunk_mode {
+    RL_MCAP_CHUNKS_EXPAND = 0, /* yield the chunk's records, not the Chunk (default) */
+    RL_MCAP_CHUNKS_BOTH = 1,   /* yield the Chunk record, then its records */
+    RL_MCAP_CHUNKS_RAW = 2     /* yield the Chunk record only; nothing is decompressed */
+} rl_mcap_chunk_mode;
+
+typedef struct rl_mcap_reader_options {
+    rl_mcap_chunk_mode chunks;
+    int verify_crcs;         /* chunk, attachment, data-section and summary CRCs; default 1 */
+    uint64_t max_chunk_size; /* largest uncompressed chunk accepted; default 4 GiB */
+    int allow_trailing_data; /* bytes after the closing magic: 0 = error (default) */
+} rl_mcap_reader_options;
+
+void rl_mcap_reader_options_default(rl_mcap_reader_options *opts);
+
+/* Reads a file from start to end, one record per call. Not thread-safe per reader. */
+typedef struct rl_mcap_reader rl_mcap_reader;
+
+/* Opens `path` (mapped read-only; read into memory when it cannot be mapped). */
+int rl_mcap_reader_open(rl_mcap_reader **out, const char *path, const rl_mcap_reader_options *opts);
+
+/* Reads `len` bytes at `data`, borrowed: they must outlive the reader. */
+int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
+                            const rl_mcap_reader_options *opts);
+
+/* Next record into `rec`. Returns 1 with a record, 0 after the footer and closing magic,
+ * or a negative status: RL_ETRUNCATED (the file ends inside a record or before the footer),
+ * RL_EPARSE (malformed), RL_ECRC, RL_EUNSUPPORTED (unknown chunk compression), RL_ERANGE
+ * (chunk larger than max_chunk_size), RL_ENOMEM. The message names the byte offset and
+ * record type ("byte 1234: Chunk record: ..."). After an error every call returns the
+ * same error until rl_mcap_reader_seek. Pointers in `rec` stay valid until the next call
+ * (records of a mapped file until the reader is closed). The streamed reader checks the
+ * leading magic, that a record's length fits in the bytes left, and the CRCs, but not the
+ * placement rules (that is a checker's job), so damaged files can be scanned. */
+int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec);
+
+/* File offset of the next top-level record to be read (after an error: of the record that
+ * failed, or of the chunk it is in). */
+uint64_t rl_mcap_reader_offset(const rl_mcap_reader *r);
+
+/* Continues at top-level file offset `offset` (>= 8), leaving any open chunk and clearing
+ * an error; used to skip damaged regions or re-read. RL_ERANGE beyond the end. */
+int rl_mcap_reader_seek(rl_mcap_reader *r, uint64_t offset);
+
+/* The whole file's bytes (mapped or read), valid until close. */
+const uint8_t *rl_mcap_reader_data(const rl_mcap_reader *r, size_t *len);
+
+/* Frees the reader; NULL is ignored. */
+void rl_mcap_reader_close(rl_mcap_reader *r);
+
+/* ---- Indexed reader --------------------------------------------------------------- */
+
+/* Opens a file through its footer and summary (schemas, channels, statistics, chunk,
+ * attachment and metadata indexes) and reads only the chunks a query needs. When the
+ * footer or summary is missing, fails its CRC or does not index the messages, the file is
+ * scanned once linearly and the same tables are built from the data section instead.
+ * After open, queries do not modify the object, but iterators share nothing, so several
+ * iterators may run at once in one thread; use one thread per rl_mcap_indexed. */
+typedef struct rl_mcap_indexed rl_mcap_indexed;
+
+/* `max_chunk_size` bounds decompressed chunks (0 = 4 GiB). Errors: RL_EIO, RL_ENOENT,
+ * RL_EPARSE / RL_ETRUNCATED / RL_ECRC when even the linear scan fails. */
+int rl_mcap_indexed_open(rl_mcap_indexed **out, const char *path, uint64_t max_chunk_size);
+/* Same on `len` borrowed bytes. */
+int rl_mcap_indexed_open_mem(rl_mcap_indexed **out, const void *data, size_t len,
+                             uint64_t max_chunk_size);
+void rl_mcap_indexed_close(rl_mcap_indexed *idx);
+
+/* 1 when the summary was used, 0 when the file was scanned linearly. */
+int rl_mcap_indexed_used_summary(const rl_mcap_indexed *idx);
+
+/* Tables, valid until close. Schemas and channels are sorted by id, one per id. */
+size_t rl_mcap_indexed_schemas(const rl_mcap_indexed *idx, const rl_mcap_schema **out);
+size_t rl_mcap_indexed_channels(const rl_mcap_indexed *idx, const rl_mcap_channel **out);
+/* NULL when unknown. */
+const rl_mcap_schema *rl_mcap_indexed_schema(const rl_mcap_indexed *idx, uint16_t id);
+const rl_mcap_channel *rl_mcap_indexed_channel(const rl_mcap_indexed *idx, uint16_t id);
+/* The Statistics record, NULL when the file has none (also after a linear scan). */
+const rl_mcap_statistics *rl_mcap_indexed_statistics(const rl_mcap_indexed *idx);
+/* Chunk indexes in file order (built from the chunks after a linear scan). */
+size_t rl_mcap_indexed_chunk_indexes(const rl_mcap_indexed *idx, const rl_mcap_chunk_index **out);
+size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *idx,
+                                          const rl_mcap_attachment_index **out);
+size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *idx,
+                                        const rl_mcap_metadata_index **out);
+/* Number of chunks decompressed or parsed so far by message iterators (for checking that
+ * a query touches only the chunks it needs). */
+uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *idx);
+
+/* A message query. Times are inclusive: start <= log_time <= end. */
+typedef struct rl_mcap_query {
+    uint64_t start_time;       /* default 0 */
+    uint64_t end_time;         /* default UINT64_MAX */
+    const char *const *topics; /* NULL: every topic; else `topic_count` NUL-terminated */
+    size_t topic_count;
+    int reverse; /* 1: newest first */
+} rl_mcap_query;
+
+void rl_mcap_query_default(rl_mcap_query *q);
+
+typedef struct rl_mcap_message_iter rl_mcap_message_iter;
+
+/* Starts a query (`q` NULL = everything, forward). Messages come in log-time order; equal
+ * log times keep file order (reversed with `reverse`). Only chunks whose time range and
+ * channels match are loaded, and at most the chunks overlapping in time at once. */
+int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
+                             rl_mcap_message_iter **out);
+
+/* Next message: 1 with `msg` (and `*channel`, when not NULL, its Channel record), 0 at the
+ * end, negative on a damaged chunk (offset named; calling again skips that chunk and goes
+ * on). `msg->data` points into the mapped file or a decompressed chunk and stays valid
+ * until the next call or rl_mcap_message_iter_free. */
+int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
+                              const rl_mcap_channel **channel);
+void rl_mcap_message_iter_free(rl_mcap_message_iter *it);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,64 @@
+/* Private helpers shared by the MCAP sources (src/formats/mcap_*.c): little-endian
+ * access done byte by byte (no unaligned casts), a growable byte buffer, and the
+ * compressors used by the writer. Not part of the public API. */
+#ifndef RUNLAB_MCAP_INTERNAL_H
+#define RUNLAB_MCAP_INTERNAL_H
+
+#include "runlab/mcap.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+static inline uint16_t mcap_rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t mcap_rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t mcap_rd64(const uint8_t *p)
+{
+    return (uint64_t)mcap_rd32(p) | ((uint64_t)mcap_rd32(p + 4) << 32);
+}
+
+static inline void mcap_wr16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void mcap_wr32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void mcap_wr64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Growable buffer; memory is released with mcap_buf_free. */
+typedef struct mcap_buf {
+    uint8_t *data;
+    size_t len, cap;
+} mcap_buf;
+
+/* Ensures room for `extra` more bytes. RL_OK or RL_ENOMEM (message set). */
+int mcap_buf_reserve(mcap_buf *b, size_t extra);
+int mcap_buf_append(mcap_buf *b, const void *data, size_t len);
+/* Appends one encoded record. */
+int mcap_buf_append_record(mcap_buf *b, const rl_mcap_record *rec);
+void mcap_buf_free(mcap_buf *b);
+
+/* Compresses `len` bytes into `out` (replacing its content). */
+int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t len, mcap_buf *out);
+
+/* Compression name as written in Chunk records. */
+const char *mcap_compression_name(rl_mcap_compression c);
+
+#endif

@@ -1,0 +1,332 @@
+/* The streamed MCAP reader: walks a mapped file (or caller bytes) record by record,
+ * descending into chunks, checking every length against the bytes left and every CRC.
+ * Errors are sticky and name the byte offset and record type, so a damaged file can be
+ * scanned up to the damage (and past it with rl_mcap_reader_seek). Also file mapping. */
+#include "mcap_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/hash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mcap_map.h"
+
+struct rl_mcap_reader {
+    rl_mcap_reader_options o;
+    mcap_file file;
+    const uint8_t *data;
+    size_t len;
+    size_t pos; /* next top-level record */
+    int started, after_footer, done;
+    int err;
+    uint64_t err_offset;
+    char errmsg[1024];
+    /* the chunk being expanded */
+    int in_chunk, chunk_owned;
+    const uint8_t *cbuf;
+    size_t clen, cpos;
+    uint64_t chunk_offset;
+};
+
+void rl_mcap_reader_options_default(rl_mcap_reader_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->chunks = RL_MCAP_CHUNKS_EXPAND;
+    o->verify_crcs = 1;
+    o->max_chunk_size = (uint64_t)4 << 30;
+}
+
+/* ---- File mapping (shared with the indexed reader) ---------------------------------- */
+
+int mcap_file_open(mcap_file *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "open %s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return rl_error_set_errno(RL_EIO, e, "stat %s", path);
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            close(fd);
+            f->map = m;
+            f->map_len = (size_t)st.st_size;
+            f->data = m;
+            f->len = f->map_len;
+            return RL_OK;
+        }
+    }
+    close(fd);
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        f->data = (const uint8_t *)"";
+        return RL_OK;
+    }
+    /* Not mappable (a pipe, a special file): read it whole. */
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = rl_fs_read_all(path, SIZE_MAX / 2, &buf, &n);
+    if (rc < 0)
+        return rc;
+    f->owned = (uint8_t *)buf;
+    f->data = f->owned;
+    f->len = n;
+    return RL_OK;
+}
+
+void mcap_file_close(mcap_file *f)
+{
+    if (f->map)
+        munmap(f->map, f->map_len);
+    free(f->owned);
+    memset(f, 0, sizeof *f);
+}
+
+/* ---- Reader ----------------------------------------------------------------------- */
+
+static int new_reader(rl_mcap_reader **out, const rl_mcap_reader_options *opts)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return rl_error_set(RL_ENOMEM, "mcap reader: out of memory");
+    if (opts)
+        (*out)->o = *opts;
+    else
+        rl_mcap_reader_options_default(&(*out)->o);
+    if ((*out)->o.max_chunk_size == 0)
+        (*out)->o.max_chunk_size = (uint64_t)4 << 30;
+    return RL_OK;
+}
+
+int rl_mcap_reader_open(rl_mcap_reader **out, const char *path, const rl_mcap_reader_options *opts)
+{
+    int rc = new_reader(out, opts);
+    if (rc < 0)
+        return rc;
+    rc = mcap_file_open(&(*out)->file, path);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        return rc;
+    }
+    (*out)->data = (*out)->file.data;
+    (*out)->len = (*out)->file.len;
+    return RL_OK;
+}
+
+int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
+                            const rl_mcap_reader_options *opts)
+{
+    int rc = new_reader(out, opts);
+    if (rc < 0)
+        return rc;
+    (*out)->data = data ? data : (const void *)"";
+    (*out)->len = data ? len : 0;
+    return RL_OK;
+}
+
+static void leave_chunk(rl_mcap_reader *r)
+{
+    if (r->chunk_owned)
+        free((void *)r->cbuf);
+    r->cbuf = NULL;
+    r->chunk_owned = 0;
+    r->in_chunk = 0;
+    r->clen = r->cpos = 0;
+}
+
+void rl_mcap_reader_close(rl_mcap_reader *r)
+{
+    if (!r)
+        return;
+    leave_chunk(r);
+    mcap_file_close(&r->file);
+    free(r);
+}
+
+const uint8_t *rl_mcap_reader_data(const rl_mcap_reader *r, size_t *len)
+{
+    *len = r->len;
+    return r->data;
+}
+
+uint64_t rl_mcap_reader_offset(const rl_mcap_reader *r)
+{
+    return r->err ? r->err_offset : r->pos;
+}
+
+int rl_mcap_reader_seek(rl_mcap_reader *r, uint64_t offset)
+{
+    if (offset < RL_MCAP_MAGIC_LEN || offset > r->len)
+        return rl_error_set(RL_ERANGE, "mcap reader: seek to byte %llu outside 8..%zu",
+                            (unsigned long long)offset, r->len);
+    leave_chunk(r);
+    r->pos = (size_t)offset;
+    r->started = 1;
+    r->after_footer = r->done = 0;
+    r->err = 0;
+    return RL_OK;
+}
+
+/* Records the current thread error as the reader's sticky error. */
+static int stick(rl_mcap_reader *r, int rc, uint64_t offset)
+{
+    r->err = rc;
+    r->err_offset = offset;
+    snprintf(r->errmsg, sizeof r->errmsg, "%s", rl_error_last());
+    return rc;
+}
+
+static int check_magic_at(const rl_mcap_reader *r, size_t pos)
+{
+    return r->len - pos >= RL_MCAP_MAGIC_LEN &&
+           memcmp(r->data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
+}
+
+/* Checks what a record claims about the bytes around it (CRCs). */
+static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at)
+{
+    if (!r->o.verify_crcs)
+        return RL_OK;
+    if (rec->opcode == RL_MCAP_OP_ATTACHMENT && rec->u.attachment.crc != 0) {
+        uint32_t crc = rl_mcap_attachment_crc(&rec->u.attachment);
+        if (crc != rec->u.attachment.crc)
+            return rl_error_set(RL_ECRC,
+                                "byte %zu: Attachment record: CRC mismatch: stored %u, computed %u",
+                                at, rec->u.attachment.crc, crc);
+    } else if (rec->opcode == RL_MCAP_OP_DATA_END && rec->u.data_end.data_section_crc != 0) {
+        uint32_t crc = rl_crc32(0, r->data, at);
+        if (crc != rec->u.data_end.data_section_crc)
+            return rl_error_set(
+                RL_ECRC,
+                "byte %zu: DataEnd record: data section CRC mismatch: stored %u, computed %u", at,
+                rec->u.data_end.data_section_crc, crc);
+    } else if (rec->opcode == RL_MCAP_OP_FOOTER && rec->u.footer.summary_crc != 0) {
+        uint64_t start = rec->u.footer.summary_start ? rec->u.footer.summary_start : at;
+        if (start > at)
+            return rl_error_set(RL_EPARSE,
+                                "byte %zu: Footer record: summary_start %llu is after the footer",
+                                at, (unsigned long long)start);
+        if (rec->body.len < 16)
+            return RL_OK;
+        uint32_t crc =
+            rl_crc32(0, r->data + start, at + RL_MCAP_RECORD_PREFIX + 16 - (size_t)start);
+        if (crc != rec->u.footer.summary_crc)
+            return rl_error_set(
+                RL_ECRC, "byte %zu: Footer record: summary CRC mismatch: stored %u, computed %u",
+                at, rec->u.footer.summary_crc, crc);
+    }
+    return RL_OK;
+}
+
+int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
+{
+    if (r->err)
+        return rl_error_set(r->err, "%s", r->errmsg);
+    if (r->done)
+        return 0;
+    if (!r->started) {
+        if (!check_magic_at(r, 0)) {
+            int code = r->len < RL_MCAP_MAGIC_LEN && memcmp(r->data, rl_mcap_magic, r->len) == 0
+                           ? RL_ETRUNCATED
+                           : RL_EPARSE;
+            return stick(r, rl_error_set(code, "byte 0: not an MCAP file (no leading magic)"), 0);
+        }
+        r->started = 1;
+        r->pos = RL_MCAP_MAGIC_LEN;
+    }
+    for (;;) {
+        if (r->in_chunk) {
+            if (r->cpos < r->clen) {
+                size_t inner = r->cpos;
+                int rc = rl_mcap_records_next(r->cbuf, r->clen, &r->cpos, rec);
+                if (rc < 0) {
+                    rl_error_prefix(rc, "byte %llu: inside Chunk record at records offset %zu",
+                                    (unsigned long long)r->chunk_offset, inner);
+                    return stick(r, rc, r->chunk_offset);
+                }
+                rec->chunk_offset = r->chunk_offset;
+                return 1;
+            }
+            leave_chunk(r);
+        }
+        size_t at = r->pos;
+        if (r->after_footer) {
+            if (!check_magic_at(r, at))
+                return stick(
+                    r,
+                    rl_error_set(r->len - at < RL_MCAP_MAGIC_LEN ? RL_ETRUNCATED : RL_EPARSE,
+                                 "byte %zu: no closing magic after the Footer", at),
+                    at);
+            r->pos = at + RL_MCAP_MAGIC_LEN;
+            if (r->pos != r->len && !r->o.allow_trailing_data)
+                return stick(r,
+                             rl_error_set(RL_EPARSE, "byte %zu: %zu bytes after the closing magic",
+                                          r->pos, r->len - r->pos),
+                             r->pos);
+            r->done = 1;
+            return 0;
+        }
+        if (r->len - at < RL_MCAP_RECORD_PREFIX) {
+            if (at == r->len)
+                return stick(
+                    r, rl_error_set(RL_ETRUNCATED, "byte %zu: file ends before the Footer", at),
+                    at);
+            return stick(r,
+                         rl_error_set(RL_ETRUNCATED,
+                                      "byte %zu: %s record: file ends inside the record prefix", at,
+                                      rl_mcap_opcode_name(r->data[at])),
+                         at);
+        }
+        uint8_t op = r->data[at];
+        uint64_t blen = mcap_rd64(r->data + at + 1);
+        size_t left = r->len - at - RL_MCAP_RECORD_PREFIX;
+        if (blen > left)
+            return stick(r,
+                         rl_error_set(RL_ETRUNCATED,
+                                      "byte %zu: %s record: length %llu exceeds the %zu bytes left",
+                                      at, rl_mcap_opcode_name(op), (unsigned long long)blen, left),
+                         at);
+        int rc = rl_mcap_record_parse(op, r->data + at + RL_MCAP_RECORD_PREFIX, (size_t)blen, rec);
+        if (rc < 0)
+            return stick(r, rl_error_prefix(rc, "byte %zu", at), at);
+        rec->offset = at;
+        rc = verify_record(r, rec, at);
+        if (rc < 0)
+            return stick(r, rc, at);
+        r->pos = at + RL_MCAP_RECORD_PREFIX + (size_t)blen;
+        if (op == RL_MCAP_OP_FOOTER)
+            r->after_footer = 1;
+        if (op != RL_MCAP_OP_CHUNK || r->o.chunks == RL_MCAP_CHUNKS_RAW)
+            return 1;
+        const uint8_t *buf = NULL;
+        size_t n = 0;
+        int owned = 0;
+        rc = rl_mcap_chunk_decompress(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs, &buf,
+                                      &n, &owned);
+        if (rc < 0) {
+            r->pos = at;
+            return stick(r, rl_error_prefix(rc, "byte %zu: Chunk record", at), at);
+        }
+        r->in_chunk = 1;
+        r->chunk_owned = owned;
+        r->cbuf = buf;
+        r->clen = n;
+        r->cpos = 0;
+        r->chunk_offset = at;
+        if (r->o.chunks == RL_MCAP_CHUNKS_BOTH)
+            return 1;
+    }
+}

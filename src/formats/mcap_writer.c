@@ -1,0 +1,879 @@
+/* The MCAP writer: records go to a file descriptor through a small output buffer, with at
+ * most one open chunk held in memory; on close it writes DataEnd, the summary (repeated
+ * schemas/channels, statistics, metadata/attachment/chunk indexes), summary offsets and
+ * the footer. The byte layout follows the reference TypeScript writer exactly. */
+#include "mcap_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/hash.h"
+#include "runlab/provenance.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    OUT_FLUSH_AT = 64 * 1024, /* output buffer is written once it holds this much */
+    NIDS = 65536
+};
+
+/* A record copy owned by the writer: its encoding, and the record parsed back from it
+ * (so every pointer refers to `mem`). */
+typedef struct owned_rec {
+    uint8_t *mem;
+    size_t len;
+    rl_mcap_record rec;
+} owned_rec;
+
+typedef struct chan_entry {
+    owned_rec r;
+    uint64_t message_count;
+} chan_entry;
+
+typedef struct msg_index {
+    uint16_t channel_id;
+    mcap_buf entries;
+} msg_index;
+
+typedef struct chunk_index_entry {
+    rl_mcap_chunk_index ci;
+    uint8_t *offsets; /* serialised message_index_offsets */
+} chunk_index_entry;
+
+typedef struct att_index_entry {
+    rl_mcap_attachment_index ai;
+    uint8_t *strings;
+} att_index_entry;
+
+typedef struct meta_index_entry {
+    rl_mcap_metadata_index mi;
+    uint8_t *name;
+} meta_index_entry;
+
+enum phase { PHASE_DATA, PHASE_SUMMARY, PHASE_DONE };
+
+struct rl_mcap_writer {
+    int fd, owns_fd, failed;
+    rl_mcap_writer_options o;
+    uint64_t written; /* bytes handed to write(2) */
+    mcap_buf out;     /* bytes not yet written */
+    enum phase phase;
+    uint32_t data_crc, summary_crc;
+
+    /* the open chunk */
+    mcap_buf chunk, comp;
+    uint64_t chunk_start_time, chunk_end_time;
+    size_t chunk_messages;
+    msg_index *mi;
+    size_t mi_count, mi_init, mi_cap; /* mi[0..mi_init) have initialised buffers */
+    uint32_t mi_slot[NIDS];           /* channel id -> index in mi + 1 */
+
+    /* summary tables */
+    owned_rec *schemas;
+    size_t schema_count, schema_cap;
+    uint32_t schema_slot[NIDS];
+    chan_entry *channels;
+    size_t channel_count, channel_cap;
+    uint32_t channel_slot[NIDS];
+    uint16_t *stat_order; /* channels in order of their first message */
+    size_t stat_order_count, stat_order_cap;
+    uint64_t message_count, msg_start, msg_end;
+    uint32_t attachment_count, metadata_count, chunk_count;
+    chunk_index_entry *chunk_idx;
+    size_t chunk_idx_count, chunk_idx_cap;
+    att_index_entry *att_idx;
+    size_t att_idx_count, att_idx_cap;
+    meta_index_entry *meta_idx;
+    size_t meta_idx_count, meta_idx_cap;
+};
+
+void rl_mcap_writer_options_default(rl_mcap_writer_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->profile = "";
+    o->library = NULL; /* "runlab <version>" */
+    o->use_chunks = 1;
+    o->chunk_size = 1024 * 1024;
+    o->compression = RL_MCAP_COMPRESSION_ZSTD;
+    o->message_index = o->chunk_index = o->statistics = 1;
+    o->repeated_schemas = o->repeated_channels = 1;
+    o->attachment_index = o->metadata_index = o->summary_offsets = 1;
+    o->chunk_crc = o->data_section_crc = o->summary_crc = o->attachment_crc = 1;
+}
+
+static rl_mcap_bytes bstr(const char *s)
+{
+    rl_mcap_bytes b = {(const uint8_t *)s, s ? strlen(s) : 0};
+    return b;
+}
+
+/* Grows an array of `size`-byte elements to hold one more. */
+static int grow(void **arr, size_t *cap, size_t count, size_t size)
+{
+    if (count < *cap)
+        return RL_OK;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, ncap * size);
+    if (!p)
+        return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
+    *arr = p;
+    *cap = ncap;
+    return RL_OK;
+}
+
+/* ---- Output ----------------------------------------------------------------------- */
+
+static int fail(rl_mcap_writer *w, int rc)
+{
+    w->failed = 1;
+    return rc;
+}
+
+static int write_all(rl_mcap_writer *w, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(w->fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            return fail(w, rl_error_set_errno(e == ENOSPC || e == EDQUOT ? RL_ENOSPC : RL_EIO, e,
+                                              "mcap writer: write at byte %llu",
+                                              (unsigned long long)w->written));
+        }
+        p += n;
+        len -= (size_t)n;
+        w->written += (uint64_t)n;
+    }
+    return RL_OK;
+}
+
+static int drain(rl_mcap_writer *w)
+{
+    int rc = write_all(w, w->out.data, w->out.len);
+    w->out.len = 0;
+    return rc;
+}
+
+uint64_t rl_mcap_writer_position(const rl_mcap_writer *w)
+{
+    return w->written + w->out.len;
+}
+
+static void account(rl_mcap_writer *w, const uint8_t *p, size_t len)
+{
+    if (w->phase == PHASE_DATA)
+        w->data_crc = rl_crc32(w->data_crc, p, len);
+    else if (w->phase == PHASE_SUMMARY)
+        w->summary_crc = rl_crc32(w->summary_crc, p, len);
+}
+
+static int emit_bytes(rl_mcap_writer *w, const void *data, size_t len)
+{
+    account(w, data, len);
+    int rc = mcap_buf_append(&w->out, data, len);
+    if (rc < 0)
+        return fail(w, rc);
+    return w->out.len >= OUT_FLUSH_AT ? drain(w) : RL_OK;
+}
+
+/* Encodes one record into the output; returns its full length through `len_out`. */
+static int emit_record(rl_mcap_writer *w, const rl_mcap_record *rec, uint64_t *len_out)
+{
+    size_t n = rl_mcap_record_encode(rec, NULL, 0);
+    int rc = mcap_buf_reserve(&w->out, n);
+    if (rc < 0)
+        return fail(w, rc);
+    uint8_t *dst = w->out.data + w->out.len;
+    rl_mcap_record_encode(rec, dst, n);
+    account(w, dst, n);
+    w->out.len += n;
+    if (len_out)
+        *len_out = n;
+    return w->out.len >= OUT_FLUSH_AT ? drain(w) : RL_OK;
+}
+
+static int own_record(const rl_mcap_record *in, owned_rec *out)
+{
+    size_t n = rl_mcap_record_encode(in, NULL, 0);
+    out->mem = malloc(n);
+    if (!out->mem)
+        return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
+    out->len = n;
+    rl_mcap_record_encode(in, out->mem, n);
+    return rl_mcap_record_parse(in->opcode, out->mem + RL_MCAP_RECORD_PREFIX,
+                                n - RL_MCAP_RECORD_PREFIX, &out->rec);
+}
+
+/* 1 when `in` encodes to the same bytes as `have`. */
+static int same_record(const rl_mcap_record *in, const owned_rec *have)
+{
+    size_t n = rl_mcap_record_encode(in, NULL, 0);
+    if (n != have->len)
+        return 0;
+    uint8_t *tmp = malloc(n);
+    if (!tmp)
+        return 0;
+    rl_mcap_record_encode(in, tmp, n);
+    int same = memcmp(tmp, have->mem, n) == 0;
+    free(tmp);
+    return same;
+}
+
+/* ---- Open ------------------------------------------------------------------------- */
+
+static int check_state(rl_mcap_writer *w)
+{
+    if (!w)
+        return rl_error_set(RL_EINVAL, "mcap writer: NULL writer");
+    if (w->failed)
+        return rl_error_set(RL_ESTATE,
+                            "mcap writer: an earlier write failed; the writer is unusable");
+    if (w->phase != PHASE_DATA)
+        return rl_error_set(RL_ESTATE, "mcap writer: already closed");
+    return RL_OK;
+}
+
+int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_options *opts)
+{
+    *out = NULL;
+    if (fd < 0)
+        return rl_error_set(RL_EINVAL, "mcap writer: invalid file descriptor %d", fd);
+    rl_mcap_writer_options def;
+    if (!opts) {
+        rl_mcap_writer_options_default(&def);
+        opts = &def;
+    }
+    if (opts->compression != RL_MCAP_COMPRESSION_NONE &&
+        opts->compression != RL_MCAP_COMPRESSION_ZSTD &&
+        opts->compression != RL_MCAP_COMPRESSION_LZ4)
+        return rl_error_set(RL_EINVAL, "mcap writer: unknown compression %d",
+                            (int)opts->compression);
+    rl_mcap_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
+    w->fd = fd;
+    w->o = *opts;
+    /* Message and chunk indexes describe chunks: without chunks they are off. */
+    if (!w->o.use_chunks)
+        w->o.message_index = w->o.chunk_index = 0;
+    w->msg_start = UINT64_MAX;
+    rl_mcap_record h;
+    memset(&h, 0, sizeof h);
+    h.opcode = RL_MCAP_OP_HEADER;
+    h.u.header.profile = bstr(opts->profile);
+    char lib[128];
+    if (!opts->library)
+        snprintf(lib, sizeof lib, "runlab %s", rl_version_string());
+    h.u.header.library = bstr(opts->library ? opts->library : lib);
+    int rc = emit_bytes(w, rl_mcap_magic, RL_MCAP_MAGIC_LEN);
+    if (rc == RL_OK)
+        rc = emit_record(w, &h, NULL);
+    if (rc == RL_OK)
+        rc = drain(w);
+    if (rc < 0) {
+        rl_mcap_writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return RL_OK;
+}
+
+int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
+                             const rl_mcap_writer_options *opts)
+{
+    *out = NULL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno,
+                                  "mcap writer: create %s", path);
+    int rc = rl_mcap_writer_open_fd(out, fd, opts);
+    if (rc < 0) {
+        close(fd);
+        return rl_error_prefix(rc, "%s", path);
+    }
+    (*out)->owns_fd = 1;
+    return RL_OK;
+}
+
+/* ---- Chunks ----------------------------------------------------------------------- */
+
+static int close_chunk(rl_mcap_writer *w)
+{
+    if (w->chunk.len == 0)
+        return RL_OK;
+    const uint8_t *recs = w->chunk.data;
+    size_t recs_len = w->chunk.len;
+    if (w->o.compression != RL_MCAP_COMPRESSION_NONE) {
+        int rc = mcap_compress(w->o.compression, w->o.compression_level, w->chunk.data,
+                               w->chunk.len, &w->comp);
+        if (rc < 0)
+            return fail(w, rc);
+        recs = w->comp.data;
+        recs_len = w->comp.len;
+    }
+    rl_mcap_record c;
+    memset(&c, 0, sizeof c);
+    c.opcode = RL_MCAP_OP_CHUNK;
+    rl_mcap_chunk *ch = &c.u.chunk;
+    ch->message_start_time = w->chunk_messages ? w->chunk_start_time : 0;
+    ch->message_end_time = w->chunk_messages ? w->chunk_end_time : 0;
+    ch->uncompressed_size = w->chunk.len;
+    ch->uncompressed_crc = w->o.chunk_crc ? rl_crc32(0, w->chunk.data, w->chunk.len) : 0;
+    ch->compression = bstr(mcap_compression_name(w->o.compression));
+    ch->records.data = recs;
+    ch->records.len = recs_len;
+
+    uint64_t chunk_start = rl_mcap_writer_position(w);
+    uint64_t chunk_len = 0;
+    int rc;
+    /* Large chunks skip the output buffer: prefix and fields, then the records as is. */
+    size_t n = rl_mcap_record_encode(&c, NULL, 0);
+    if (recs_len >= OUT_FLUSH_AT) {
+        rl_mcap_record head = c;
+        head.u.chunk.records.len = 0;
+        uint8_t tmp[128];
+        size_t hn = rl_mcap_record_encode(&head, tmp, sizeof tmp);
+        if (hn > sizeof tmp)
+            return fail(w, rl_error_set(RL_ERR, "mcap writer: chunk header too long"));
+        /* Patch the record length and the records length for the real size. */
+        mcap_wr64(tmp + 1, (uint64_t)(n - RL_MCAP_RECORD_PREFIX));
+        mcap_wr64(tmp + hn - 8, (uint64_t)recs_len);
+        rc = emit_bytes(w, tmp, hn);
+        if (rc == RL_OK)
+            rc = drain(w);
+        if (rc == RL_OK) {
+            account(w, recs, recs_len);
+            rc = write_all(w, recs, recs_len);
+        }
+        chunk_len = n;
+    } else {
+        rc = emit_record(w, &c, &chunk_len);
+    }
+    if (rc < 0)
+        return rc;
+    w->chunk_count++;
+
+    uint8_t *offsets = NULL;
+    size_t offsets_len = 0;
+    uint64_t mi_start = rl_mcap_writer_position(w), mi_len = 0;
+    if (w->o.message_index && w->mi_count) {
+        offsets_len = 10 * w->mi_count;
+        offsets = malloc(offsets_len);
+        if (!offsets)
+            return fail(w, rl_error_set(RL_ENOMEM, "mcap writer: out of memory"));
+        for (size_t i = 0; i < w->mi_count; i++) {
+            rl_mcap_record m;
+            memset(&m, 0, sizeof m);
+            m.opcode = RL_MCAP_OP_MESSAGE_INDEX;
+            m.u.message_index.channel_id = w->mi[i].channel_id;
+            m.u.message_index.entries.data = w->mi[i].entries.data;
+            m.u.message_index.entries.len = w->mi[i].entries.len;
+            mcap_wr16(offsets + 10 * i, w->mi[i].channel_id);
+            mcap_wr64(offsets + 10 * i + 2, mi_start + mi_len);
+            uint64_t l = 0;
+            rc = emit_record(w, &m, &l);
+            if (rc < 0) {
+                free(offsets);
+                return rc;
+            }
+            mi_len += l;
+        }
+    }
+    if (w->o.chunk_index) {
+        rc = grow((void **)&w->chunk_idx, &w->chunk_idx_cap, w->chunk_idx_count,
+                  sizeof *w->chunk_idx);
+        if (rc < 0) {
+            free(offsets);
+            return fail(w, rc);
+        }
+        chunk_index_entry *e = &w->chunk_idx[w->chunk_idx_count++];
+        memset(e, 0, sizeof *e);
+        e->offsets = offsets;
+        e->ci.message_start_time = ch->message_start_time;
+        e->ci.message_end_time = ch->message_end_time;
+        e->ci.chunk_start_offset = chunk_start;
+        e->ci.chunk_length = chunk_len;
+        e->ci.message_index_offsets.data = offsets;
+        e->ci.message_index_offsets.len = offsets_len;
+        e->ci.message_index_length = mi_len;
+        e->ci.compression = bstr(mcap_compression_name(w->o.compression));
+        e->ci.compressed_size = recs_len;
+        e->ci.uncompressed_size = w->chunk.len;
+    } else {
+        free(offsets);
+    }
+    for (size_t i = 0; i < w->mi_count; i++) {
+        w->mi_slot[w->mi[i].channel_id] = 0;
+        w->mi[i].entries.len = 0;
+    }
+    w->mi_count = 0;
+    w->chunk.len = 0;
+    w->chunk_messages = 0;
+    return RL_OK;
+}
+
+/* Writes a Schema/Channel/Message into the open chunk or straight to the output. */
+static int put_data_record(rl_mcap_writer *w, const rl_mcap_record *rec)
+{
+    if (!w->o.use_chunks)
+        return emit_record(w, rec, NULL);
+    int rc = mcap_buf_append_record(&w->chunk, rec);
+    return rc < 0 ? fail(w, rc) : RL_OK;
+}
+
+/* ---- Adding records --------------------------------------------------------------- */
+
+/* Strings and 4-byte-prefixed fields cannot exceed UINT32_MAX bytes in the format. */
+static int check_len(rl_mcap_bytes b, const char *what)
+{
+    if ((uint64_t)b.len > UINT32_MAX)
+        return rl_error_set(RL_ERANGE,
+                            "mcap writer: %s of %zu bytes exceeds the format's 4 GiB limit", what,
+                            b.len);
+    return RL_OK;
+}
+
+int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema)
+{
+    int rc = check_state(w);
+    if (rc < 0)
+        return rc;
+    if (schema->id == 0)
+        return rl_error_set(RL_EINVAL, "mcap writer: schema id 0 is reserved for 'no schema'");
+    if ((rc = check_len(schema->name, "schema name")) < 0 ||
+        (rc = check_len(schema->encoding, "schema encoding")) < 0 ||
+        (rc = check_len(schema->data, "schema data")) < 0)
+        return rc;
+    rl_mcap_record r;
+    memset(&r, 0, sizeof r);
+    r.opcode = RL_MCAP_OP_SCHEMA;
+    r.u.schema = *schema;
+    uint32_t slot = w->schema_slot[schema->id];
+    if (slot) {
+        if (same_record(&r, &w->schemas[slot - 1]))
+            return RL_OK;
+        return rl_error_set(RL_EEXIST, "mcap writer: schema id %u already added with other content",
+                            schema->id);
+    }
+    rc = grow((void **)&w->schemas, &w->schema_cap, w->schema_count, sizeof *w->schemas);
+    if (rc < 0)
+        return rc;
+    owned_rec *o = &w->schemas[w->schema_count];
+    rc = own_record(&r, o);
+    if (rc < 0) {
+        free(o->mem);
+        return rc;
+    }
+    w->schema_count++;
+    w->schema_slot[schema->id] = (uint32_t)w->schema_count;
+    return put_data_record(w, &o->rec);
+}
+
+int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel)
+{
+    int rc = check_state(w);
+    if (rc < 0)
+        return rc;
+    if ((rc = check_len(channel->topic, "topic")) < 0 ||
+        (rc = check_len(channel->message_encoding, "message encoding")) < 0)
+        return rc;
+    if (channel->schema_id != 0 && !w->schema_slot[channel->schema_id])
+        return rl_error_set(RL_EINVAL, "mcap writer: channel %u refers to unknown schema %u",
+                            channel->id, channel->schema_id);
+    rl_mcap_record r;
+    memset(&r, 0, sizeof r);
+    r.opcode = RL_MCAP_OP_CHANNEL;
+    r.u.channel = *channel;
+    uint32_t slot = w->channel_slot[channel->id];
+    if (slot) {
+        if (same_record(&r, &w->channels[slot - 1].r))
+            return RL_OK;
+        return rl_error_set(
+            RL_EEXIST, "mcap writer: channel id %u already added with other content", channel->id);
+    }
+    rc = grow((void **)&w->channels, &w->channel_cap, w->channel_count, sizeof *w->channels);
+    if (rc < 0)
+        return rc;
+    chan_entry *e = &w->channels[w->channel_count];
+    memset(e, 0, sizeof *e);
+    rc = own_record(&r, &e->r);
+    if (rc < 0) {
+        free(e->r.mem);
+        return rc;
+    }
+    w->channel_count++;
+    w->channel_slot[channel->id] = (uint32_t)w->channel_count;
+    return put_data_record(w, &e->r.rec);
+}
+
+int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg)
+{
+    int rc = check_state(w);
+    if (rc < 0)
+        return rc;
+    uint32_t slot = w->channel_slot[msg->channel_id];
+    if (!slot)
+        return rl_error_set(RL_EINVAL, "mcap writer: message on unknown channel %u",
+                            msg->channel_id);
+    chan_entry *ch = &w->channels[slot - 1];
+    if (ch->message_count == 0) {
+        rc = grow((void **)&w->stat_order, &w->stat_order_cap, w->stat_order_count,
+                  sizeof *w->stat_order);
+        if (rc < 0)
+            return rc;
+    }
+    if (w->o.use_chunks && w->o.message_index && !w->mi_slot[msg->channel_id]) {
+        if (w->mi_count == w->mi_init) {
+            rc = grow((void **)&w->mi, &w->mi_cap, w->mi_count, sizeof *w->mi);
+            if (rc < 0)
+                return rc;
+            memset(&w->mi[w->mi_init++], 0, sizeof *w->mi);
+        }
+        rc = mcap_buf_reserve(&w->mi[w->mi_count].entries, 16);
+        if (rc < 0)
+            return rc;
+        w->mi[w->mi_count].channel_id = msg->channel_id;
+        w->mi[w->mi_count].entries.len = 0;
+        w->mi_count++;
+        w->mi_slot[msg->channel_id] = (uint32_t)w->mi_count;
+    }
+    uint64_t offset_in_chunk = w->chunk.len;
+    rl_mcap_record r;
+    memset(&r, 0, sizeof r);
+    r.opcode = RL_MCAP_OP_MESSAGE;
+    r.u.message = *msg;
+    rc = put_data_record(w, &r);
+    if (rc < 0)
+        return rc;
+    if (w->o.use_chunks) {
+        if (w->o.message_index) {
+            uint8_t e[16];
+            mcap_wr64(e, msg->log_time);
+            mcap_wr64(e + 8, offset_in_chunk);
+            rc = mcap_buf_append(&w->mi[w->mi_slot[msg->channel_id] - 1].entries, e, 16);
+            if (rc < 0)
+                return fail(w, rc);
+        }
+        if (w->chunk_messages == 0 || msg->log_time < w->chunk_start_time)
+            w->chunk_start_time = msg->log_time;
+        if (w->chunk_messages == 0 || msg->log_time > w->chunk_end_time)
+            w->chunk_end_time = msg->log_time;
+        w->chunk_messages++;
+    }
+    if (ch->message_count++ == 0)
+        w->stat_order[w->stat_order_count++] = msg->channel_id;
+    if (w->message_count == 0 || msg->log_time < w->msg_start)
+        w->msg_start = msg->log_time;
+    if (w->message_count == 0 || msg->log_time > w->msg_end)
+        w->msg_end = msg->log_time;
+    w->message_count++;
+    if (w->o.use_chunks && w->chunk.len > w->o.chunk_size)
+        return close_chunk(w);
+    return RL_OK;
+}
+
+/* Copies strings an index entry keeps into one owned block. */
+static uint8_t *copy_strings(rl_mcap_bytes *a, rl_mcap_bytes *b)
+{
+    size_t n = a->len + (b ? b->len : 0);
+    uint8_t *mem = malloc(n ? n : 1);
+    if (!mem)
+        return NULL;
+    if (a->len)
+        memcpy(mem, a->data, a->len);
+    a->data = mem;
+    if (b) {
+        if (b->len)
+            memcpy(mem + a->len, b->data, b->len);
+        b->data = mem + a->len;
+    }
+    return mem;
+}
+
+int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a)
+{
+    int rc = check_state(w);
+    if (rc < 0)
+        return rc;
+    if ((rc = check_len(a->name, "attachment name")) < 0 ||
+        (rc = check_len(a->media_type, "media type")) < 0)
+        return rc;
+    if (w->o.attachment_index) {
+        rc = grow((void **)&w->att_idx, &w->att_idx_cap, w->att_idx_count, sizeof *w->att_idx);
+        if (rc < 0)
+            return rc;
+    }
+    rl_mcap_record r;
+    memset(&r, 0, sizeof r);
+    r.opcode = RL_MCAP_OP_ATTACHMENT;
+    r.u.attachment = *a;
+    r.u.attachment.crc = w->o.attachment_crc ? rl_mcap_attachment_crc(a) : 0;
+    uint64_t offset = rl_mcap_writer_position(w), length = 0;
+    if (w->o.attachment_index) {
+        att_index_entry *e = &w->att_idx[w->att_idx_count];
+        memset(e, 0, sizeof *e);
+        e->ai.name = a->name;
+        e->ai.media_type = a->media_type;
+        e->strings = copy_strings(&e->ai.name, &e->ai.media_type);
+        if (!e->strings)
+            return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
+    }
+    rc = emit_record(w, &r, &length);
+    if (rc < 0) {
+        if (w->o.attachment_index)
+            free(w->att_idx[w->att_idx_count].strings);
+        return rc;
+    }
+    w->attachment_count++;
+    if (w->o.attachment_index) {
+        att_index_entry *e = &w->att_idx[w->att_idx_count++];
+        e->ai.offset = offset;
+        e->ai.length = length;
+        e->ai.log_time = a->log_time;
+        e->ai.create_time = a->create_time;
+        e->ai.data_size = a->data.len;
+    }
+    return RL_OK;
+}
+
+int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m)
+{
+    int rc = check_state(w);
+    if (rc < 0)
+        return rc;
+    if (w->o.metadata_index) {
+        rc = grow((void **)&w->meta_idx, &w->meta_idx_cap, w->meta_idx_count, sizeof *w->meta_idx);
+        if (rc < 0)
+            return rc;
+    }
+    rl_mcap_record r;
+    memset(&r, 0, sizeof r);
+    r.opcode = RL_MCAP_OP_METADATA;
+    r.u.metadata = *m;
+    uint64_t offset = rl_mcap_writer_position(w), length = 0;
+    rc = emit_record(w, &r, &length);
+    if (rc < 0)
+        return rc;
+    w->metadata_count++;
+    if (w->o.metadata_index) {
+        meta_index_entry *e = &w->meta_idx[w->meta_idx_count];
+        memset(e, 0, sizeof *e);
+        e->mi.offset = offset;
+        e->mi.length = length;
+        e->mi.name = m->name;
+        e->name = copy_strings(&e->mi.name, NULL);
+        if (!e->name)
+            return fail(w, rl_error_set(RL_ENOMEM, "mcap writer: out of memory"));
+        w->meta_idx_count++;
+    }
+    return RL_OK;
+}
+
+int rl_mcap_writer_flush(rl_mcap_writer *w)
+{
+    int rc = check_state(w);
+    if (rc == RL_OK)
+        rc = close_chunk(w);
+    if (rc == RL_OK)
+        rc = drain(w);
+    if (rc == RL_OK && fsync(w->fd) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP) {
+        int e = errno;
+        rc = fail(w, rl_error_set_errno(e == ENOSPC ? RL_ENOSPC : RL_EIO, e, "mcap writer: fsync"));
+    }
+    return rc;
+}
+
+/* One summary group: its records are emitted by the caller between begin and end. */
+typedef struct group {
+    uint8_t opcode;
+    uint64_t start, length;
+} group;
+
+static int emit_summary(rl_mcap_writer *w)
+{
+    int rc = close_chunk(w);
+    if (rc < 0)
+        return rc;
+
+    rl_mcap_record r;
+    memset(&r, 0, sizeof r);
+    r.opcode = RL_MCAP_OP_DATA_END;
+    r.u.data_end.data_section_crc = w->o.data_section_crc ? w->data_crc : 0;
+    w->phase = PHASE_DONE;
+    if ((rc = emit_record(w, &r, NULL)) < 0)
+        return rc;
+
+    w->phase = PHASE_SUMMARY;
+    w->summary_crc = 0;
+    uint64_t summary_start = rl_mcap_writer_position(w);
+    group groups[6];
+    size_t ngroups = 0;
+#define GROUP_BEGIN(op)                                                                            \
+    do {                                                                                           \
+        groups[ngroups].opcode = (op);                                                             \
+        groups[ngroups].start = rl_mcap_writer_position(w);                                        \
+    } while (0)
+#define GROUP_END()                                                                                \
+    do {                                                                                           \
+        groups[ngroups].length = rl_mcap_writer_position(w) - groups[ngroups].start;               \
+        if (groups[ngroups].length)                                                                \
+            ngroups++;                                                                             \
+    } while (0)
+
+    if (w->o.repeated_schemas) {
+        GROUP_BEGIN(RL_MCAP_OP_SCHEMA);
+        for (size_t i = 0; i < w->schema_count && rc == RL_OK; i++)
+            rc = emit_record(w, &w->schemas[i].rec, NULL);
+        GROUP_END();
+    }
+    if (w->o.repeated_channels && rc == RL_OK) {
+        GROUP_BEGIN(RL_MCAP_OP_CHANNEL);
+        for (size_t i = 0; i < w->channel_count && rc == RL_OK; i++)
+            rc = emit_record(w, &w->channels[i].r.rec, NULL);
+        GROUP_END();
+    }
+    if (w->o.statistics && rc == RL_OK) {
+        uint8_t *counts = malloc(10 * w->stat_order_count + 1);
+        if (!counts)
+            return fail(w, rl_error_set(RL_ENOMEM, "mcap writer: out of memory"));
+        for (size_t i = 0; i < w->stat_order_count; i++) {
+            uint16_t id = w->stat_order[i];
+            mcap_wr16(counts + 10 * i, id);
+            mcap_wr64(counts + 10 * i + 2, w->channels[w->channel_slot[id] - 1].message_count);
+        }
+        memset(&r, 0, sizeof r);
+        r.opcode = RL_MCAP_OP_STATISTICS;
+        rl_mcap_statistics *st = &r.u.statistics;
+        st->message_count = w->message_count;
+        st->schema_count = (uint16_t)w->schema_count;
+        st->channel_count = (uint32_t)w->channel_count;
+        st->attachment_count = w->attachment_count;
+        st->metadata_count = w->metadata_count;
+        st->chunk_count = w->chunk_count;
+        st->message_start_time = w->message_count ? w->msg_start : 0;
+        st->message_end_time = w->message_count ? w->msg_end : 0;
+        st->channel_message_counts.data = counts;
+        st->channel_message_counts.len = 10 * w->stat_order_count;
+        GROUP_BEGIN(RL_MCAP_OP_STATISTICS);
+        rc = emit_record(w, &r, NULL);
+        GROUP_END();
+        free(counts);
+    }
+    if (w->o.metadata_index && rc == RL_OK) {
+        GROUP_BEGIN(RL_MCAP_OP_METADATA_INDEX);
+        for (size_t i = 0; i < w->meta_idx_count && rc == RL_OK; i++) {
+            memset(&r, 0, sizeof r);
+            r.opcode = RL_MCAP_OP_METADATA_INDEX;
+            r.u.metadata_index = w->meta_idx[i].mi;
+            rc = emit_record(w, &r, NULL);
+        }
+        GROUP_END();
+    }
+    if (w->o.attachment_index && rc == RL_OK) {
+        GROUP_BEGIN(RL_MCAP_OP_ATTACHMENT_INDEX);
+        for (size_t i = 0; i < w->att_idx_count && rc == RL_OK; i++) {
+            memset(&r, 0, sizeof r);
+            r.opcode = RL_MCAP_OP_ATTACHMENT_INDEX;
+            r.u.attachment_index = w->att_idx[i].ai;
+            rc = emit_record(w, &r, NULL);
+        }
+        GROUP_END();
+    }
+    if (w->o.chunk_index && rc == RL_OK) {
+        GROUP_BEGIN(RL_MCAP_OP_CHUNK_INDEX);
+        for (size_t i = 0; i < w->chunk_idx_count && rc == RL_OK; i++) {
+            memset(&r, 0, sizeof r);
+            r.opcode = RL_MCAP_OP_CHUNK_INDEX;
+            r.u.chunk_index = w->chunk_idx[i].ci;
+            rc = emit_record(w, &r, NULL);
+        }
+        GROUP_END();
+    }
+#undef GROUP_BEGIN
+#undef GROUP_END
+    if (rc < 0)
+        return rc;
+    uint64_t summary_offset_start = rl_mcap_writer_position(w);
+    int have_summary = summary_offset_start != summary_start;
+    int have_offsets = 0;
+    if (w->o.summary_offsets) {
+        for (size_t i = 0; i < ngroups && rc == RL_OK; i++) {
+            memset(&r, 0, sizeof r);
+            r.opcode = RL_MCAP_OP_SUMMARY_OFFSET;
+            r.u.summary_offset.group_opcode = groups[i].opcode;
+            r.u.summary_offset.group_start = groups[i].start;
+            r.u.summary_offset.group_length = groups[i].length;
+            rc = emit_record(w, &r, NULL);
+            have_offsets = 1;
+        }
+    }
+    if (rc < 0)
+        return rc;
+
+    /* The footer's CRC covers the summary and the footer's own first fields. */
+    uint8_t footer[RL_MCAP_RECORD_PREFIX + RL_MCAP_FOOTER_BODY];
+    footer[0] = RL_MCAP_OP_FOOTER;
+    mcap_wr64(footer + 1, RL_MCAP_FOOTER_BODY);
+    mcap_wr64(footer + 9, have_summary ? summary_start : 0);
+    mcap_wr64(footer + 17, have_offsets ? summary_offset_start : 0);
+    uint32_t crc = rl_crc32(w->summary_crc, footer, 25);
+    mcap_wr32(footer + 25, w->o.summary_crc ? crc : 0);
+    w->phase = PHASE_DONE;
+    if ((rc = emit_bytes(w, footer, sizeof footer)) < 0)
+        return rc;
+    if ((rc = emit_bytes(w, rl_mcap_magic, RL_MCAP_MAGIC_LEN)) < 0)
+        return rc;
+    return drain(w);
+}
+
+int rl_mcap_writer_close(rl_mcap_writer *w)
+{
+    if (!w)
+        return rl_error_set(RL_EINVAL, "mcap writer: NULL writer");
+    int rc = check_state(w);
+    if (rc == RL_OK)
+        rc = emit_summary(w);
+    if (w->owns_fd) {
+        if (close(w->fd) != 0 && rc == RL_OK)
+            rc = rl_error_set_errno(RL_EIO, errno, "mcap writer: close");
+        w->owns_fd = 0;
+    }
+    w->phase = PHASE_DONE;
+    rl_mcap_writer_free(w);
+    return rc;
+}
+
+void rl_mcap_writer_free(rl_mcap_writer *w)
+{
+    if (!w)
+        return;
+    if (w->owns_fd)
+        close(w->fd);
+    mcap_buf_free(&w->out);
+    mcap_buf_free(&w->chunk);
+    mcap_buf_free(&w->comp);
+    for (size_t i = 0; i < w->mi_init; i++)
+        mcap_buf_free(&w->mi[i].entries);
+    free(w->mi);
+    for (size_t i = 0; i < w->schema_count; i++)
+        free(w->schemas[i].mem);
+    free(w->schemas);
+    for (size_t i = 0; i < w->channel_count; i++)
+        free(w->channels[i].r.mem);
+    free(w->channels);
+    free(w->stat_order);
+    for (size_t i = 0; i < w->chunk_idx_count; i++)
+        free(w->chunk_idx[i].offsets);
+    free(w->chunk_idx);
+    for (size_t i = 0; i < w->att_idx_count; i++)
+        free(w->att_idx[i].strings);
+    free(w->att_idx);
+    for (size_t i = 0; i < w->meta_idx_count; i++)
+        free(w->meta_idx[i].name);
+    free(w->meta_idx);
+    free(w);
+}
