@@ -27,6 +27,7 @@ static void usage(FILE *out)
                  "  --budget B        cost budget, 0 = unbounded (default 200)\n"
                  "  --cost KIND       time (default) or distance\n"
                  "  --maps N          save N map snapshots (PGM)\n"
+                 "  --size WxH        grid size in cells (default 48x32, at most 2000x2000)\n"
                  "  --no-log          no performance_log.csv (manifest and summary only)\n"
                  "  --sweep           run every combination of --scenes, --seeds, --planners\n"
                  "  --scenes LIST     comma-separated scene ids (default 1,2,3)\n"
@@ -70,8 +71,9 @@ static int run_one(explore_config *cfg)
            explore_planner_name(cfg), (unsigned long long)cfg->seed,
            rl_end_reason_name(r.end_reason), r.cycles, r.total_cost, r.gain, r.run_dir);
     fflush(stdout);
-    return r.end_reason == RL_END_STOPPED && rl_perflog_stop_requested() ? RL_EXIT_FAILURE
-                                                                         : RL_EXIT_OK;
+    if (r.end_reason == RL_END_STOPPED && rl_perflog_stop_requested())
+        return cli_fail("explore", "stopped by a signal; summary written in %s", r.run_dir);
+    return RL_EXIT_OK;
 }
 
 int cmd_explore(int argc, char **argv)
@@ -81,21 +83,15 @@ int cmd_explore(int argc, char **argv)
     bool sweep = false, nbv = true, nobt = false, planners_set = false;
     uint64_t scenes[64] = {1, 2, 3}, seeds[64] = {1, 2}, v;
     int nscenes = 3, nseeds = 2;
-    static const struct option opts[] = {{"root", required_argument, NULL, 'r'},
-                                         {"task", required_argument, NULL, 't'},
-                                         {"scene", required_argument, NULL, 's'},
-                                         {"seed", required_argument, NULL, 'S'},
-                                         {"planner", required_argument, NULL, 'p'},
-                                         {"budget", required_argument, NULL, 'b'},
-                                         {"cost", required_argument, NULL, 'c'},
-                                         {"maps", required_argument, NULL, 'm'},
-                                         {"no-log", no_argument, NULL, 'n'},
-                                         {"sweep", no_argument, NULL, 'w'},
-                                         {"scenes", required_argument, NULL, 'A'},
-                                         {"seeds", required_argument, NULL, 'B'},
-                                         {"planners", required_argument, NULL, 'P'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"root", required_argument, NULL, 'r'},    {"task", required_argument, NULL, 't'},
+        {"scene", required_argument, NULL, 's'},   {"seed", required_argument, NULL, 'S'},
+        {"planner", required_argument, NULL, 'p'}, {"budget", required_argument, NULL, 'b'},
+        {"cost", required_argument, NULL, 'c'},    {"maps", required_argument, NULL, 'm'},
+        {"size", required_argument, NULL, 'z'},    {"no-log", no_argument, NULL, 'n'},
+        {"sweep", no_argument, NULL, 'w'},         {"scenes", required_argument, NULL, 'A'},
+        {"seeds", required_argument, NULL, 'B'},   {"planners", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},          {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -153,6 +149,17 @@ int cmd_explore(int argc, char **argv)
                 return cli_usage_error("explore", "--maps must be 0..1000, not '%s'", optarg);
             cfg.num_maps = (int)v;
             break;
+        case 'z': {
+            int w = 0, h = 0;
+            char tail;
+            if (sscanf(optarg, "%dx%d%c", &w, &h, &tail) != 2 || w < 12 || h < 12 || w > 2000 ||
+                h > 2000)
+                return cli_usage_error("explore",
+                                       "--size must be WxH with 12..2000 cells, not '%s'", optarg);
+            cfg.width = w;
+            cfg.height = h;
+            break;
+        }
         case 'n': cfg.log_performance = false; break;
         case 'w': sweep = true; break;
         case 'A':

@@ -42,6 +42,50 @@ d=$(ls -d "$TMP"/d/mytask/grid/s01/nbv_nobt/*/)
 check "--no-log writes no CSV" [ ! -e "$d/performance_log.csv" ]
 check "--no-log still writes the summary" [ -e "$d/episode_summary.yaml" ]
 
+# Waits (up to 20 s) until a run below $1 has logged a few cycles, so a signal lands
+# inside the episode even on a slow (sanitizer) build.
+wait_for_cycles() {
+    for _ in $(seq 200); do
+        f=$(find "$1" -name performance_log.csv 2>/dev/null | head -1)
+        [ -n "$f" ] && [ "$(wc -l <"$f")" -gt 3 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# SIGTERM during an episode: the episode ends as "stopped" with a summary and every row.
+"$RUNLAB" explore --root "$TMP/sig" --size 1000x1000 --budget 0 >"$TMP/sig.out" 2>"$TMP/sig.err" &
+pid=$!
+wait_for_cycles "$TMP/sig"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+out=$(cat "$TMP/sig.out"); err=$(cat "$TMP/sig.err")
+check "SIGTERM: exit 1" rc_is 1
+check "SIGTERM: says it stopped" err_has "stopped by a signal"
+d=$(ls -d "$TMP"/sig/grid/s01/nbv/*/)
+check "SIGTERM: summary says stopped" grep -q "^end_reason: stopped" "$d/episode_summary.yaml"
+cycles=$(sed -n 's/^cycles: //p' "$d/episode_summary.yaml")
+rows=$(($(wc -l <"$d/performance_log.csv") - 1))
+check "SIGTERM: one CSV row per cycle ($cycles cycles, $rows rows)" [ "$cycles" = "$rows" ]
+
+# SIGKILL (a crash): no summary, but the CSV still loads.
+"$RUNLAB" explore --root "$TMP/kill" --size 1000x1000 --budget 0 >/dev/null 2>&1 &
+pid=$!
+wait_for_cycles "$TMP/kill"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+run runs --json "$TMP/kill"
+crash_ok() {
+    python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert len(r) == 1 and r[0]["status"] == "degraded" and "no_summary" in r[0]["reasons"], r
+assert r[0]["cycles"] > 0
+' <<<"$out"
+}
+check "SIGKILL: the run loads as degraded (no_summary) with its rows" crash_ok
+
 run explore --cost sideways
 check "bad --cost is a usage error" rc_is 2
 check "bad --cost names the option" err_has "runlab: explore: --cost is time or distance"
