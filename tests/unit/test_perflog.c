@@ -272,17 +272,22 @@ static void test_logging_off_costs_nothing(void **state)
     struct ids ids;
     rl_perflog *pl = make_logger(root, false, 100, 0, &ids);
     assert_int_equal(rl_perflog_start(pl), RL_OK);
-    enum { N = 2000000 };
-    int64_t t0 = rl_mono_ns();
-    for (int i = 0; i < N; i++) {
-        rl_perflog_timer_start(pl, ids.p_expand);
-        rl_perflog_timer_stop(pl, ids.p_expand);
-        rl_perflog_count(pl, ids.bt_selected, 1);
-        rl_perflog_add(pl, ids.total_cost, 1.0);
+    /* The best of several rounds, so a preemption on a shared machine does not count. */
+    enum { N = 500000, ROUNDS = 7 };
+    double ns_per_call = INFINITY;
+    for (int round = 0; round < ROUNDS; round++) {
+        int64_t t0 = rl_mono_ns();
+        for (int i = 0; i < N; i++) {
+            rl_perflog_timer_start(pl, ids.p_expand);
+            rl_perflog_timer_stop(pl, ids.p_expand);
+            rl_perflog_count(pl, ids.bt_selected, 1);
+            rl_perflog_add(pl, ids.total_cost, 1.0);
+        }
+        double t = (double)(rl_mono_ns() - t0) / (4.0 * N);
+        ns_per_call = t < ns_per_call ? t : ns_per_call;
     }
-    double ns_per_call = (double)(rl_mono_ns() - t0) / (4.0 * N);
     print_message("logging off: %.2f ns per call\n", ns_per_call);
-    /* A call and a branch; generous for sanitizer builds and a loaded machine. */
+    /* A call and a branch; generous for sanitizer builds. */
     assert_true(ns_per_call < 25.0);
     assert_int_equal(rl_perflog_cycle_end(pl), RL_OK);
     const char *dir = rl_perflog_run_dir(pl);
