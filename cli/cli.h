@@ -42,4 +42,11 @@ int demo_explore(const char *out_dir);
 bool cli_plot_runs_handles(const char *kind);
 int cmd_plot_runs(int argc, char **argv);
 
+int cmd_plot(int argc, char **argv);
+
+/* Writes the plot gallery (every plot kind as PNG and SVG with .yaml records, one PDF,
+ * and gallery.html embedding them) into out_dir, created if missing; prints one line per
+ * file written. Returns an RL_EXIT_* code. */
+int demo_plot(const char *out_dir);
+
 #endif

@@ -259,6 +259,7 @@ int cmd_demo(int argc, char **argv)
         const char *what;
         int (*run)(const char *dir);
     } sections[] = {
+        {"figure gallery", demo_plot},
         {"benchmark", cli_bench_demo},
     };
     int failed = 0;

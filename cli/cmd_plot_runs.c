@@ -4,32 +4,6 @@
  * the input's path (or --out-dir / --output), a .yaml record beside, and prints "Wrote". */
 #include "cli.h"
 
-/* Until branch `plot` (runlab/plot.h) is merged, this file builds to stubs; once the header
- * is there the tools are compiled in and cmd_plot dispatches to them. */
-#if defined(__has_include)
-#if __has_include("runlab/plot.h")
-#define RL_CLI_HAVE_PLOT 1
-#endif
-#endif
-
-#ifndef RL_CLI_HAVE_PLOT
-#include <stddef.h>
-
-bool cli_plot_runs_handles(const char *kind)
-{
-    (void)kind;
-    return false;
-}
-
-int cmd_plot_runs(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    return cli_fail("plot", "built without the plot module (runlab/plot.h)");
-}
-
-#else
-
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/json.h"
@@ -618,5 +592,3 @@ int cmd_plot_runs(int argc, char **argv)
     rl_plot_release_caches();
     return rc;
 }
-
-#endif /* RL_CLI_HAVE_PLOT */

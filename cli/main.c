@@ -3,6 +3,7 @@
  * 0 ok / 1 failure / 2 usage. */
 #include "cli.h"
 
+#include "runlab/plot.h"
 #include "runlab/provenance.h"
 
 #include <stdarg.h>
@@ -18,6 +19,7 @@ struct command {
 static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
+    {"plot", cmd_plot, "draw CSV columns as a PNG, SVG or PDF figure"},
     {"version", cmd_version, "print version and build provenance"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
@@ -82,8 +84,12 @@ int main(int argc, char **argv)
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
         return cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(name, commands[i].name) == 0) {
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            /* Font caches of cairo/fontconfig, so leak checkers see a clean exit. */
+            rl_plot_release_caches();
+            return rc;
+        }
     fprintf(stderr, "runlab: %s: unknown command\nTry 'runlab --help'.\n", name);
     return RL_EXIT_USAGE;
 }

@@ -1,0 +1,93 @@
+/* runlab/report.h: self-contained HTML reports. A report is built block by block
+ * (headings, paragraphs, key/value tables, data tables, status badges, figures inlined as
+ * SVG, links to sibling files) and written as one HTML file with inline CSS and an
+ * optional tiny inline script for sortable tables: no network references, opens from
+ * disk without a server, prints cleanly. Every string from data is escaped. */
+#ifndef RUNLAB_REPORT_H
+#define RUNLAB_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rl_report rl_report;
+struct rl_figure;
+
+/* Outcome badges: shown with colour and text, so they read in greyscale too. */
+typedef enum rl_badge {
+    RL_BADGE_PASS = 0,
+    RL_BADGE_FAIL,
+    RL_BADGE_INSUFFICIENT,
+    RL_BADGE_UNAVAILABLE,
+    RL_BADGE_NA
+} rl_badge;
+
+/* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"; "?" for other values. */
+const char *rl_badge_name(rl_badge b);
+
+/* A new empty report whose <title> and first heading is `title`. Reports are not
+ * thread-safe; different reports may be built in different threads. All functions return
+ * RL_OK or a negative rl_status with a message (runlab/error.h); on RL_ENOMEM the report
+ * stays usable but incomplete and rl_report_write fails. */
+int rl_report_new(rl_report **out, const char *title);
+/* Frees the report; NULL is a no-op. */
+void rl_report_free(rl_report *r);
+
+/* Heading of `level` 1..4 (the report title is the only h1 by convention). */
+int rl_report_heading(rl_report *r, int level, const char *text);
+int rl_report_paragraph(rl_report *r, const char *text);
+/* A line "<label> <badge>". */
+int rl_report_status(rl_report *r, const char *label, rl_badge badge);
+
+/* Key/value table: begin (caption may be NULL), rows, end. */
+int rl_report_kv_begin(rl_report *r, const char *caption);
+int rl_report_kv(rl_report *r, const char *key, const char *value);
+int rl_report_kv_end(rl_report *r);
+
+/* Data tables. Cells that parse completely as numbers (optionally with a trailing '%')
+ * are right-aligned with tabular figures; with RL_TABLE_SORTABLE a click on a header sorts
+ * by that column (numerically where the cells are numbers). */
+enum { RL_TABLE_SORTABLE = 1 };
+
+typedef enum rl_cell_kind { RL_CELL_TEXT = 0, RL_CELL_BADGE, RL_CELL_LINK } rl_cell_kind;
+typedef struct rl_report_cell {
+    rl_cell_kind kind;
+    const char *text; /* TEXT and LINK: the shown text (NULL = empty) */
+    const char *href; /* LINK: a relative path to a sibling file (see rl_report_link) */
+    rl_badge badge;   /* BADGE */
+} rl_report_cell;
+
+int rl_report_table_begin(rl_report *r, const char *caption, const char *const *headers,
+                          size_t ncols, unsigned flags);
+/* One row of ncols text cells (NULL cells are empty). */
+int rl_report_table_row(rl_report *r, const char *const *cells);
+/* One row of ncols typed cells. */
+int rl_report_table_row_cells(rl_report *r, const rl_report_cell *cells);
+int rl_report_table_end(rl_report *r);
+
+/* Renders `fig` to SVG and inlines it, with an optional caption. Drawing changes nothing
+ * in the figure but its count of values skipped on log axes; it may be freed right after. */
+int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
+
+/* A link to a file beside the report. `href` must be relative and stay inside the report's
+ * directory: no scheme ("http:"), no leading '/', no ".." component (RL_EINVAL).
+ * Consecutive links share one line. `text` NULL shows the href. */
+int rl_report_link(rl_report *r, const char *href, const char *text);
+
+/* The finished HTML document (the report remains usable), a new string owned by the
+ * caller (free()). */
+int rl_report_to_string(rl_report *r, char **out, size_t *out_len);
+/* Writes the document to `path` atomically. */
+int rl_report_write(rl_report *r, const char *path);
+
+/* Escapes `s` for HTML/XML text and attribute values: & < > " ' become entities, control
+ * characters and invalid UTF-8 become U+FFFD. New string owned by the caller (free()). */
+int rl_html_escape(const char *s, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,204 @@
+/* The cairo renderer (PNG and PDF) and the text measurer every backend's layout uses.
+ * Fonts go through cairo's toy API with DejaVu Sans and unhinted metrics, so a label
+ * measures the same at any DPI and in the SVG writer as on a cairo surface. */
+#include "analysis/plot_internal.h"
+
+#include "runlab/error.h"
+
+#include <cairo.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rl_measure {
+    cairo_surface_t *surface;
+    cairo_t *cr;
+};
+
+static void set_font(cairo_t *cr, double size, bool bold)
+{
+    cairo_select_font_face(cr, RL_PLOT_FONT, CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, size);
+}
+
+static void unhinted(cairo_t *cr)
+{
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_hint_style(fo, CAIRO_HINT_STYLE_NONE);
+    cairo_set_font_options(cr, fo);
+    cairo_font_options_destroy(fo);
+}
+
+int rl_measure_new(rl_measure **out)
+{
+    rl_measure *m = calloc(1, sizeof *m);
+    if (!m)
+        return rl_error_set(RL_ENOMEM, "plot: out of memory");
+    m->surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
+    m->cr = cairo_create(m->surface);
+    if (cairo_status(m->cr) != CAIRO_STATUS_SUCCESS) {
+        rl_measure_free(m);
+        return rl_error_set(RL_ENOMEM, "plot: cannot create a cairo context");
+    }
+    unhinted(m->cr);
+    *out = m;
+    return RL_OK;
+}
+
+void rl_measure_free(rl_measure *m)
+{
+    if (!m)
+        return;
+    if (m->cr)
+        cairo_destroy(m->cr);
+    if (m->surface)
+        cairo_surface_destroy(m->surface);
+    free(m);
+}
+
+double rl_measure_text(rl_measure *m, const char *utf8, double size, bool bold)
+{
+    set_font(m->cr, size, bold);
+    cairo_text_extents_t te;
+    cairo_text_extents(m->cr, utf8, &te);
+    return te.x_advance;
+}
+
+void rl_measure_font(rl_measure *m, double size, double *ascent, double *descent)
+{
+    set_font(m->cr, size, false);
+    cairo_font_extents_t fe;
+    cairo_font_extents(m->cr, &fe);
+    /* Cap height of digits and capitals, not the font's ascent (which includes room for
+     * accents): centring labels on it looks right. */
+    cairo_text_extents_t te;
+    cairo_text_extents(m->cr, "0H", &te);
+    if (ascent)
+        *ascent = -te.y_bearing;
+    if (descent)
+        *descent = fe.descent;
+}
+
+struct rl_cairo_rend {
+    rl_rend base;
+    cairo_t *cr;
+};
+
+static cairo_t *ctx(rl_rend *r)
+{
+    return ((rl_cairo_rend *)r)->cr;
+}
+
+static void fill_stroke(cairo_t *cr, const rl_rgba *fill, const rl_pen *pen)
+{
+    if (fill) {
+        cairo_set_source_rgba(cr, fill->r, fill->g, fill->b, fill->a);
+        if (pen && pen->width > 0)
+            cairo_fill_preserve(cr);
+        else
+            cairo_fill(cr);
+    }
+    if (pen && pen->width > 0) {
+        cairo_set_source_rgba(cr, pen->color.r, pen->color.g, pen->color.b, pen->color.a);
+        cairo_set_line_width(cr, pen->width);
+        cairo_set_dash(cr, pen->dash, pen->dash ? pen->ndash : 0, 0);
+        cairo_set_line_cap(cr, pen->round ? CAIRO_LINE_CAP_ROUND : CAIRO_LINE_CAP_BUTT);
+        cairo_set_line_join(cr, pen->round ? CAIRO_LINE_JOIN_ROUND : CAIRO_LINE_JOIN_MITER);
+        cairo_stroke(cr);
+    }
+    cairo_new_path(cr);
+}
+
+static void c_path(rl_rend *r, const double *xy, size_t n, bool closed, const rl_rgba *fill,
+                   const rl_pen *pen)
+{
+    cairo_t *cr = ctx(r);
+    if (n == 0)
+        return;
+    cairo_move_to(cr, xy[0], xy[1]);
+    for (size_t i = 1; i < n; i++)
+        cairo_line_to(cr, xy[2 * i], xy[2 * i + 1]);
+    if (closed)
+        cairo_close_path(cr);
+    fill_stroke(cr, fill, pen);
+}
+
+static void c_circle(rl_rend *r, double cx, double cy, double radius, const rl_rgba *fill,
+                     const rl_pen *pen)
+{
+    cairo_t *cr = ctx(r);
+    cairo_new_sub_path(cr);
+    cairo_arc(cr, cx, cy, radius, 0, 2 * M_PI);
+    fill_stroke(cr, fill, pen);
+}
+
+static void c_text(rl_rend *r, double x, double y, const char *utf8, double size, bool bold,
+                   const rl_rgba *color, double ha, double angle_deg)
+{
+    cairo_t *cr = ctx(r);
+    set_font(cr, size, bold);
+    cairo_text_extents_t te;
+    cairo_text_extents(cr, utf8, &te);
+    cairo_save(cr);
+    cairo_translate(cr, x, y);
+    if (angle_deg != 0)
+        cairo_rotate(cr, -angle_deg * M_PI / 180.0);
+    cairo_move_to(cr, -ha * te.x_advance, 0);
+    cairo_set_source_rgba(cr, color->r, color->g, color->b, color->a);
+    cairo_show_text(cr, utf8);
+    cairo_restore(cr);
+    cairo_new_path(cr);
+}
+
+static void c_clip_push(rl_rend *r, double x, double y, double w, double h)
+{
+    cairo_t *cr = ctx(r);
+    cairo_save(cr);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_clip(cr);
+}
+
+static void c_clip_pop(rl_rend *r)
+{
+    cairo_restore(ctx(r));
+}
+
+static const rl_rend_ops cairo_ops = {c_path, c_circle, c_text, c_clip_push, c_clip_pop};
+
+int rl_cairo_rend_new(rl_cairo_rend **out, void *cairo_context)
+{
+    rl_cairo_rend *c = calloc(1, sizeof *c);
+    if (!c)
+        return rl_error_set(RL_ENOMEM, "plot: out of memory");
+    c->base.ops = &cairo_ops;
+    c->cr = cairo_context;
+    unhinted(c->cr);
+    *out = c;
+    return RL_OK;
+}
+
+rl_rend *rl_cairo_rend_base(rl_cairo_rend *c)
+{
+    return &c->base;
+}
+
+void rl_cairo_rend_free(rl_cairo_rend *c)
+{
+    free(c);
+}
+
+void rl_plot_release_caches(void)
+{
+    cairo_debug_reset_static_data();
+    /* FcFini through dlsym: fontconfig is loaded as cairo's dependency, and linking it
+     * directly would add a build dependency for this one call. */
+    void *sym = dlsym(RTLD_DEFAULT, "FcFini");
+    if (sym) {
+        void (*fc_fini)(void);
+        memcpy(&fc_fini, &sym, sizeof fc_fini);
+        fc_fini();
+    }
+}
