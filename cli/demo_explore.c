@@ -21,7 +21,7 @@ int demo_explore(const char *out_dir)
     explore_config_init(&cfg);
     cfg.root = out_dir;
     cfg.task = "demo_sweep";
-    cfg.budget = 120;
+    cfg.budget = 200;
     cfg.num_maps = 3;
     for (int scene = 1; scene <= 2; scene++)
         for (int bt = 1; bt >= 0; bt--) {
@@ -47,7 +47,16 @@ int demo_explore(const char *out_dir)
            rep.total, rep.by_status[RL_RUN_PARSED], rep.by_status[RL_RUN_DEGRADED],
            rep.by_status[RL_RUN_SKIPPED], rep.rows);
     rl_run_set_free(set);
-    printf("  list them: runlab runs %s\n\n", sweep_dir);
+    printf("  list them: runlab runs %s\n", sweep_dir);
+    /* The gain-cost figure of the sweep, exactly as `runlab plot gain-cost` draws it. */
+    char figs[PATH_MAX];
+    if (snprintf(figs, sizeof figs, "%s/figures", out_dir) >= (int)sizeof figs)
+        return cli_fail("demo", "output directory name too long");
+    char *args[] = {"runlab", "plot", "gain-cost", "--by-planner", "--out-dir", figs, sweep_dir,
+                    NULL};
+    if (cmd_plot_runs(6, args + 1) != RL_EXIT_OK)
+        return RL_EXIT_FAILURE;
+    printf("\n");
     return rep.total == 4 && rep.by_status[RL_RUN_PARSED] == 4
                ? RL_EXIT_OK
                : cli_fail("demo", "explore runs did not load cleanly");
