@@ -230,6 +230,42 @@ static void test_fingerprint_recomputed_independently(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Without a configured root: $RUNLAB_DATA_ROOT, else $HOME/runlab_data. */
+static void test_default_data_root(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir();
+    rl_perflog_config cfg;
+    rl_perflog_config_init(&cfg);
+    cfg.dataset = "d";
+    cfg.scene = "s";
+    cfg.planner = "p";
+    rl_perflog *pl;
+    char want[PATH_MAX];
+
+    setenv("RUNLAB_DATA_ROOT", root, 1);
+    assert_int_equal(rl_perflog_new(&pl, &cfg), RL_OK);
+    assert_int_equal(rl_perflog_start(pl), RL_OK);
+    snprintf(want, sizeof want, "%s/d/s/p/", root);
+    assert_memory_equal(rl_perflog_run_dir(pl), want, strlen(want));
+    rl_perflog_free(pl);
+
+    const char *old_home = getenv("HOME");
+    char *saved = old_home ? strdup(old_home) : NULL;
+    unsetenv("RUNLAB_DATA_ROOT");
+    setenv("HOME", root, 1);
+    assert_int_equal(rl_perflog_new(&pl, &cfg), RL_OK);
+    assert_int_equal(rl_perflog_start(pl), RL_OK);
+    snprintf(want, sizeof want, "%s/runlab_data/d/s/p/", root);
+    assert_memory_equal(rl_perflog_run_dir(pl), want, strlen(want));
+    rl_perflog_free(pl);
+    if (saved) {
+        setenv("HOME", saved, 1);
+        free(saved);
+    }
+    rl_test_tmpdir_free(root);
+}
+
 static void test_bad_declarations(void **state)
 {
     (void)state;
@@ -433,6 +469,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_directory_and_files),
         cmocka_unit_test(test_fingerprint_recomputed_independently),
+        cmocka_unit_test(test_default_data_root),
         cmocka_unit_test(test_bad_declarations),
         cmocka_unit_test(test_logging_off_costs_nothing),
         cmocka_unit_test(test_map_snapshots),
