@@ -27,6 +27,21 @@ int cmd_bench(int argc, char **argv);
 int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
+
+/* The exploration demonstration for `runlab demo`: a short sweep of the example agent
+ * written below `out_dir` (created if missing), then loading it back with the run
+ * loader; prints a few lines to stdout. Returns RL_EXIT_OK or RL_EXIT_FAILURE (message
+ * printed). */
+int demo_explore(const char *out_dir);
+
+/* The figure tools over run directories (cli/cmd_plot_runs.c): `runlab plot gain-cost`,
+ * `normalized-gain` and `timing`. cmd_plot hands its argv over (argv[1] the kind) when
+ * cli_plot_runs_handles(argv[1]) is true. */
+bool cli_plot_runs_handles(const char *kind);
+int cmd_plot_runs(int argc, char **argv);
+
 int cmd_plot(int argc, char **argv);
 
 /* Writes the plot gallery (every plot kind as PNG and SVG with .yaml records, one PDF,

@@ -272,6 +272,7 @@ int cmd_demo(int argc, char **argv)
         {"figure gallery", demo_gallery},
         {"benchmark", cli_bench_demo},
         {"recording", demo_record},
+        {"exploration sweep", demo_explore},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {

@@ -20,7 +20,9 @@ enum { MAX_Y = 16 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab plot csv FILE [--x COL] --y COL [--y COL ...] -o OUT [options]\n\n"
+            "Usage: runlab plot csv FILE [--x COL] --y COL [--y COL ...] -o OUT [options]\n"
+            "       runlab plot gain-cost | normalized-gain | timing ROOT... (figures of run\n"
+            "       directories; see 'runlab plot gain-cost --help')\n\n"
             "Draws columns of a CSV file (the first row names the columns) as a figure.\n"
             "COL is a column name, or a 1-based column number when no column has that name.\n"
             "The x column may hold ISO 8601 UTC times (2026-11-29T20:15:00Z); they are\n"
@@ -249,6 +251,9 @@ static int grow(col *c, size_t cap)
 
 int cmd_plot(int argc, char **argv)
 {
+    /* Figures over run directories live in cmd_plot_runs.c. */
+    if (argc > 1 && cli_plot_runs_handles(argv[1]))
+        return cmd_plot_runs(argc, argv);
     if (cli_wants_help(argc, argv)) {
         usage(stdout);
         return RL_EXIT_OK;

@@ -22,6 +22,8 @@ static const struct command commands[] = {
     {"plot", cmd_plot, "draw CSV columns as a PNG, SVG or PDF figure"},
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
     {"version", cmd_version, "print version and build provenance"},
+    {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
+    {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
 };
 
 int cli_fail(const char *what, const char *fmt, ...)

@@ -16,6 +16,8 @@ packages=(
   fonts-dejavu-core chromium
   # python3 runs OMPL's log parser and the example planner in a second language
   python3
+  # the run-loader benchmark (bench/bench_runs.c) compares against pandas.read_csv
+  python3-pandas python3-yaml
 )
 
 missing=()

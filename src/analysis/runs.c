@@ -1,0 +1,995 @@
+/* The run loader (runlab/runs.h): reads run directories into per-column arrays and
+ * classifies each run PARSED / DEGRADED / SKIPPED with reasons, never failing on bad
+ * input. The CSV scanner here is deliberately tolerant (unlike runlab/csv.h's strict
+ * reader): a bad row is dropped and counted, and the rest of the file is still read. */
+#include "runlab/runs.h"
+
+#include "runlab/error.h"
+#include "runlab/json.h"
+#include "runlab/number.h"
+#include "runlab/perflog.h"
+#include "runlab/yaml.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { MAX_DEPTH = 64 };
+
+static const char *const reason_names[RL_REASON_COUNT] = {
+    "no_csv",
+    "csv_unreadable",
+    "csv_empty",
+    "csv_too_large",
+    "no_rows",
+    "truncated_row",
+    "bad_rows",
+    "non_numeric",
+    "nul_bytes",
+    "long_lines",
+    "no_manifest",
+    "bad_manifest",
+    "fingerprint_mismatch",
+    "columns_mismatch",
+    "no_summary",
+    "bad_summary",
+};
+
+const char *rl_run_status_name(rl_run_status status)
+{
+    switch (status) {
+    case RL_RUN_PARSED: return "parsed";
+    case RL_RUN_DEGRADED: return "degraded";
+    case RL_RUN_SKIPPED: return "skipped";
+    }
+    return "unknown";
+}
+
+const char *rl_run_reason_name(rl_run_reason reason)
+{
+    return (unsigned)reason < RL_REASON_COUNT ? reason_names[reason] : "unknown";
+}
+
+bool rl_run_has_reason(const rl_run *run, rl_run_reason reason)
+{
+    return run && (unsigned)reason < RL_REASON_COUNT && (run->reasons & (1u << reason));
+}
+
+static void limits_fill(rl_run_limits *l, const rl_run_limits *in)
+{
+    memset(l, 0, sizeof *l);
+    if (in)
+        *l = *in;
+    if (!l->max_csv_bytes)
+        l->max_csv_bytes = (size_t)1 << 30;
+    if (!l->max_line_bytes)
+        l->max_line_bytes = (size_t)1 << 20;
+    if (!l->max_yaml_bytes)
+        l->max_yaml_bytes = (size_t)4 << 20;
+    if (!l->max_columns)
+        l->max_columns = 4096;
+}
+
+/* Adds a reason and a message. Out of memory for the message only loses the message. */
+__attribute__((format(printf, 3, 4))) static void note(rl_run *run, rl_run_reason reason,
+                                                       const char *fmt, ...)
+{
+    run->reasons |= 1u << reason;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    char **nm = realloc(run->messages, (run->num_messages + 1) * sizeof *nm);
+    if (!nm)
+        return;
+    run->messages = nm;
+    char *s = malloc(strlen(reason_names[reason]) + strlen(buf) + 3);
+    if (!s)
+        return;
+    sprintf(s, "%s: %s", reason_names[reason], buf);
+    run->messages[run->num_messages++] = s;
+}
+
+/* ---- reading files without trusting them ----------------------------------------------- */
+
+enum read_result { READ_OK, READ_MISSING, READ_UNREADABLE, READ_TOO_LARGE };
+
+/* Reads a regular file whole. O_NONBLOCK so a FIFO planted under a run's file name cannot
+ * hang the loader; anything but a regular file is unreadable. `why` gets the reason. */
+static enum read_result read_file(const char *path, size_t max, char **out, size_t *len, char *why,
+                                  size_t why_cap)
+{
+    *out = NULL;
+    *len = 0;
+    why[0] = '\0';
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        struct stat lst;
+        if (e == ENOENT && lstat(path, &lst) != 0)
+            return READ_MISSING;
+        snprintf(why, why_cap, "%s", strerror(e));
+        return READ_UNREADABLE;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, why_cap, "not a regular file");
+        close(fd);
+        return READ_UNREADABLE;
+    }
+    if ((uint64_t)st.st_size > max) {
+        snprintf(why, why_cap, "%lld bytes, limit %zu", (long long)st.st_size, max);
+        close(fd);
+        return READ_TOO_LARGE;
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        snprintf(why, why_cap, "out of memory for %zu bytes", size);
+        close(fd);
+        return READ_UNREADABLE;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(why, why_cap, "%s", strerror(errno));
+            free(buf);
+            close(fd);
+            return READ_UNREADABLE;
+        }
+        if (r == 0)
+            break; /* shrank while reading: take what is there */
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return READ_OK;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------ */
+
+static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Slow path: trims blanks and one pair of quotes, accepts what strtod accepts in full. */
+static bool parse_slow(const char *s, size_t n, double *out)
+{
+    while (n && (*s == ' ' || *s == '\t')) {
+        s++;
+        n--;
+    }
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        s++;
+        n -= 2;
+    }
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    double v = rl_parse_f64(buf, &end);
+    if (end != buf + n)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* m * 10^e for m < 2^64 and |e| <= 22, exactly rounded, or false when that cannot be
+ * guaranteed here. With m <= 2^53 one double operation is exact (Clinger's fast path).
+ * Beyond, x87 extended precision holds m and 10^|e| exactly and rounds the product or
+ * quotient once; rounding that to double again is only wrong when the extended result
+ * sits exactly halfway between two doubles (low 11 of its 64 mantissa bits 10000000000),
+ * and that case goes to strtod. */
+static bool scale_exact(uint64_t m, int e, double *out)
+{
+    if (m <= ((uint64_t)1 << 53)) {
+        double v = (double)m;
+        *out = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
+        return true;
+    }
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+    static const long double p10l[23] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,
+                                         1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L,
+                                         1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L};
+    long double x = (long double)m;
+    x = e < 0 ? x / p10l[-e] : x * p10l[e];
+    uint64_t mant;
+    memcpy(&mant, &x, sizeof mant);
+    if ((mant & 0x7FF) == 0x400)
+        return false;
+    *out = (double)x;
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* Reads the number starting at `s` (the field runs to the next ',' or `le`); `*stop` is
+ * set to that delimiter. One pass over the common forms perflog writes (up to 19
+ * significant digits, small exponents); anything else (more digits, huge exponents, nan,
+ * inf, quotes, blanks) is handed whole to the slow path. */
+static bool scan_num(const char *s, const char *le, double *out, const char **stop)
+{
+    const char *p = s;
+    bool neg = false;
+    if (p < le && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    uint64_t m = 0;
+    int digits = 0, exp10 = 0;
+    const char *d0 = p;
+    while (p < le && (unsigned)(*p - '0') < 10) {
+        if (digits < 19) {
+            m = m * 10 + (uint64_t)(*p - '0');
+            if (m)
+                digits++;
+        } else {
+            exp10++;
+        }
+        p++;
+    }
+    bool any = p > d0;
+    if (p < le && *p == '.') {
+        p++;
+        const char *f0 = p;
+        while (p < le && (unsigned)(*p - '0') < 10) {
+            if (digits < 19) {
+                m = m * 10 + (uint64_t)(*p - '0');
+                if (m)
+                    digits++;
+                exp10--;
+            }
+            p++;
+        }
+        any = any || p > f0;
+    }
+    bool ok = any;
+    if (ok && p < le && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = false;
+        if (p < le && (*p == '-' || *p == '+')) {
+            eneg = *p == '-';
+            p++;
+        }
+        const char *e0 = p;
+        int e = 0;
+        while (p < le && (unsigned)(*p - '0') < 10) {
+            if (e < 100000)
+                e = e * 10 + (*p - '0');
+            p++;
+        }
+        ok = p > e0;
+        exp10 += eneg ? -e : e;
+    }
+    if (ok && (p == le || *p == ',') && digits < 19 && exp10 >= -22 && exp10 <= 22 &&
+        scale_exact(m, exp10, out)) {
+        if (neg)
+            *out = -*out;
+        *stop = p;
+        return true;
+    }
+    const char *f = p < le ? memchr(p, ',', (size_t)(le - p)) : NULL;
+    *stop = f ? f : le;
+    return parse_slow(s, (size_t)(*stop - s), out);
+}
+
+/* ---- the CSV ------------------------------------------------------------------------------ */
+
+static size_t count_lines(const char *p, const char *end)
+{
+    size_t n = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            return n + 1;
+        n++;
+        p = nl + 1;
+    }
+    return n;
+}
+
+static char *dup_field(const char *s, size_t n)
+{
+    while (n && (s[n - 1] == '\r' || s[n - 1] == ' '))
+        n--;
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        s++;
+        n -= 2;
+    }
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static int parse_header(rl_run *run, const char *p, const char *eol, const rl_run_limits *lim)
+{
+    size_t ncol = 1;
+    for (const char *q = p; q < eol; q++)
+        ncol += *q == ',';
+    if (ncol > lim->max_columns) {
+        note(run, RL_REASON_CSV_EMPTY, "header has %zu columns, limit %zu", ncol, lim->max_columns);
+        return RL_OK;
+    }
+    run->column_names = calloc(ncol, sizeof *run->column_names);
+    if (!run->column_names)
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    size_t j = 0;
+    const char *f = p;
+    for (const char *q = p;; q++) {
+        if (q == eol || *q == ',') {
+            run->column_names[j] = dup_field(f, (size_t)(q - f));
+            if (!run->column_names[j])
+                return rl_error_set(RL_ENOMEM, "runs: out of memory");
+            j++;
+            f = q + 1;
+            if (q == eol)
+                break;
+        }
+    }
+    run->num_columns = ncol;
+    return RL_OK;
+}
+
+static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
+{
+    char path[PATH_MAX], why[256];
+    if (snprintf(path, sizeof path, "%s/performance_log.csv", dir) >= (int)sizeof path) {
+        note(run, RL_REASON_CSV_UNREADABLE, "path too long");
+        return RL_OK;
+    }
+    char *buf;
+    size_t len;
+    switch (read_file(path, lim->max_csv_bytes, &buf, &len, why, sizeof why)) {
+    case READ_MISSING: note(run, RL_REASON_NO_CSV, "performance_log.csv not found"); return RL_OK;
+    case READ_UNREADABLE:
+        note(run, RL_REASON_CSV_UNREADABLE, "performance_log.csv: %s", why);
+        return RL_OK;
+    case READ_TOO_LARGE:
+        note(run, RL_REASON_CSV_TOO_LARGE, "performance_log.csv: %s", why);
+        return RL_OK;
+    case READ_OK: break;
+    }
+    const char *p = buf, *end = buf + len;
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3;
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (p == end) {
+        note(run, RL_REASON_CSV_EMPTY, "performance_log.csv is empty");
+        free(buf);
+        return RL_OK;
+    }
+    if (!eol || memchr(p, '\0', (size_t)(eol - p)) || (size_t)(eol - p) > lim->max_line_bytes) {
+        note(run, RL_REASON_CSV_EMPTY, "performance_log.csv has no complete header line");
+        free(buf);
+        return RL_OK;
+    }
+    int rc = parse_header(run, p, eol, lim);
+    if (rc != RL_OK || run->num_columns == 0) {
+        free(buf);
+        return rc;
+    }
+    p = eol + 1;
+    size_t ncol = run->num_columns;
+    size_t cap = count_lines(p, end);
+    if (cap == 0) {
+        note(run, RL_REASON_NO_ROWS, "performance_log.csv has a header and no rows");
+        free(buf);
+        return RL_OK;
+    }
+    if (cap > SIZE_MAX / sizeof(double) / ncol) {
+        note(run, RL_REASON_CSV_TOO_LARGE, "%zu lines x %zu columns", cap, ncol);
+        free(buf);
+        return RL_OK;
+    }
+    double *data = malloc(cap * ncol * sizeof *data);
+    run->columns = calloc(ncol, sizeof *run->columns);
+    if (!data || !run->columns) {
+        free(data);
+        free(buf);
+        return rl_error_set(RL_ENOMEM, "runs: out of memory for %zu x %zu numbers", cap, ncol);
+    }
+    size_t rows = 0, bad = 0, nul = 0, longl = 0, nonnum = 0, line = 1, first_bad = 0;
+    size_t first_nonnum_line = 0, first_nonnum_col = 0;
+    bool truncated = false;
+    while (p < end) {
+        line++;
+        eol = memchr(p, '\n', (size_t)(end - p));
+        const char *le = eol ? eol : end;
+        const char *next = eol ? eol + 1 : end;
+        size_t n = (size_t)(le - p);
+        if (n && p[n - 1] == '\r')
+            n--;
+        if (n == 0) {
+            p = next;
+            continue;
+        }
+        if (!eol) {
+            truncated = true;
+            break;
+        }
+        if (n > lim->max_line_bytes) {
+            longl++;
+            p = next;
+            continue;
+        }
+        if (memchr(p, '\0', n)) {
+            nul++;
+            p = next;
+            continue;
+        }
+        /* Cells go straight into row `rows`; the row only counts once it is complete. */
+        size_t j = 0;
+        const char *q = p, *le2 = p + n;
+        bool ok = true;
+        for (;;) {
+            if (j >= ncol) {
+                ok = false;
+                break;
+            }
+            double v;
+            const char *stop;
+            if (!scan_num(q, le2, &v, &stop)) {
+                v = NAN;
+                if (nonnum++ == 0) {
+                    first_nonnum_line = line;
+                    first_nonnum_col = j + 1;
+                }
+            }
+            data[j * cap + rows] = v;
+            j++;
+            if (stop == le2)
+                break;
+            q = stop + 1;
+        }
+        if (!ok || j != ncol) {
+            if (bad++ == 0)
+                first_bad = line;
+            p = next;
+            continue;
+        }
+        rows++;
+        p = next;
+    }
+    free(buf);
+    if (truncated)
+        note(run, RL_REASON_TRUNCATED_ROW, "line %zu: last row ends without a newline, dropped",
+             line);
+    if (bad)
+        note(run, RL_REASON_BAD_ROWS, "%zu row(s) without %zu fields dropped, first at line %zu",
+             bad, ncol, first_bad);
+    if (nul)
+        note(run, RL_REASON_NUL_BYTES, "%zu row(s) with NUL bytes dropped", nul);
+    if (longl)
+        note(run, RL_REASON_LONG_LINES, "%zu line(s) over %zu bytes dropped", longl,
+             lim->max_line_bytes);
+    if (nonnum)
+        note(run, RL_REASON_NON_NUMERIC,
+             "%zu cell(s) not numbers, read as NaN, first at line %zu column %zu", nonnum,
+             first_nonnum_line, first_nonnum_col);
+    if (rows == 0) {
+        free(data);
+        free(run->columns);
+        run->columns = NULL;
+        note(run, RL_REASON_NO_ROWS, "performance_log.csv has no complete data row");
+        return RL_OK;
+    }
+    /* Close the gaps left by dropped rows so the block is exactly rows x ncol. */
+    if (rows < cap) {
+        for (size_t j = 1; j < ncol; j++)
+            memmove(data + j * rows, data + j * cap, rows * sizeof *data);
+        double *shrunk = realloc(data, rows * ncol * sizeof *data);
+        if (shrunk)
+            data = shrunk;
+    }
+    for (size_t j = 0; j < ncol; j++)
+        run->columns[j] = data + j * rows;
+    run->num_rows = rows;
+    return RL_OK;
+}
+
+/* ---- manifest and summary ----------------------------------------------------------------- */
+
+/* Strict UTF-8 (no overlongs, surrogates or values past U+10FFFF). Checked before YAML
+ * parsing: libfyaml 0.8 loops forever on a directive line holding invalid UTF-8 ("%\xd1"),
+ * and the loader must never hang. */
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        unsigned min;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            min = 0x80;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            min = 0x800;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            min = 0x10000;
+        } else {
+            return false;
+        }
+        if (n - i < len)
+            return false;
+        unsigned cp = c & (0x7Fu >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+static json_object *load_yaml(rl_run *run, const char *dir, const char *name, rl_run_reason missing,
+                              rl_run_reason bad, const rl_run_limits *lim)
+{
+    char path[PATH_MAX], why[256];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        note(run, bad, "path too long");
+        return NULL;
+    }
+    char *buf;
+    size_t len;
+    switch (read_file(path, lim->max_yaml_bytes, &buf, &len, why, sizeof why)) {
+    case READ_MISSING: note(run, missing, "%s not found", name); return NULL;
+    case READ_UNREADABLE:
+    case READ_TOO_LARGE: note(run, bad, "%s: %s", name, why); return NULL;
+    case READ_OK: break;
+    }
+    json_object *obj = NULL;
+    if (memchr(buf, '\0', len)) {
+        note(run, bad, "%s contains NUL bytes", name);
+    } else if (!valid_utf8((const unsigned char *)buf, len)) {
+        note(run, bad, "%s is not valid UTF-8", name);
+    } else if (rl_yaml_parse(buf, len, name, &obj) != RL_OK) {
+        note(run, bad, "%s", rl_error_last());
+        obj = NULL;
+    } else if (!obj || !json_object_is_type(obj, json_type_object)) {
+        note(run, bad, "%s is not a mapping", name);
+        json_object_put(obj);
+        obj = NULL;
+    }
+    free(buf);
+    return obj;
+}
+
+static bool str_field(json_object *o, const char *key, const char **out)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return false;
+    *out = json_object_get_string(v);
+    return true;
+}
+
+static int check_manifest(rl_run *run)
+{
+    json_object *m = run->manifest, *cols, *fv;
+    if (!json_object_object_get_ex(m, "format_version", &fv) ||
+        !json_object_is_type(fv, json_type_int)) {
+        note(run, RL_REASON_BAD_MANIFEST, "run_manifest.yaml: format_version missing");
+        return RL_OK;
+    }
+    if (!json_object_object_get_ex(m, "columns", &cols) ||
+        !json_object_is_type(cols, json_type_array)) {
+        note(run, RL_REASON_BAD_MANIFEST, "run_manifest.yaml: columns missing or not a list");
+        return RL_OK;
+    }
+    size_t n = json_object_array_length(cols);
+    const char **a = calloc(4 * (n ? n : 1), sizeof *a);
+    if (!a)
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = json_object_array_get_idx(cols, i), *par;
+        if (!c || !json_object_is_type(c, json_type_object) || !str_field(c, "name", &a[i]) ||
+            !str_field(c, "type", &a[n + i]) || !str_field(c, "unit", &a[2 * n + i])) {
+            note(run, RL_REASON_BAD_MANIFEST,
+                 "run_manifest.yaml: column %zu lacks name, type or unit", i + 1);
+            free(a);
+            return RL_OK;
+        }
+        a[3 * n + i] = "";
+        if (json_object_object_get_ex(c, "parent", &par) && par) {
+            if (!json_object_is_type(par, json_type_string)) {
+                note(run, RL_REASON_BAD_MANIFEST,
+                     "run_manifest.yaml: column %zu parent is not a string or null", i + 1);
+                free(a);
+                return RL_OK;
+            }
+            a[3 * n + i] = json_object_get_string(par);
+        }
+    }
+    const char *stated;
+    char fp[RL_FINGERPRINT_LEN];
+    if (!str_field(m, "schema_fingerprint", &stated)) {
+        note(run, RL_REASON_BAD_MANIFEST, "run_manifest.yaml: schema_fingerprint missing");
+    } else if (rl_perflog_compute_fingerprint(a, a + n, a + 2 * n, a + 3 * n, n, fp, sizeof fp) ==
+                   RL_OK &&
+               strcmp(fp, stated) != 0) {
+        note(run, RL_REASON_FINGERPRINT_MISMATCH,
+             "manifest states %.24s..., its columns give %.24s...", stated, fp);
+    }
+    /* The CSV header against the manifest's columns. */
+    if (run->column_names) {
+        size_t k = 0;
+        while (k < n && k < run->num_columns && strcmp(a[k], run->column_names[k]) == 0)
+            k++;
+        if (k < n || k < run->num_columns) {
+            if (k < n && k < run->num_columns)
+                note(run, RL_REASON_COLUMNS_MISMATCH,
+                     "CSV column %zu is '%.100s', the manifest says '%.100s'", k + 1,
+                     run->column_names[k], a[k]);
+            else
+                note(run, RL_REASON_COLUMNS_MISMATCH, "CSV has %zu columns, the manifest %zu",
+                     run->num_columns, n);
+        }
+    }
+    free(a);
+    return RL_OK;
+}
+
+static void check_summary(rl_run *run)
+{
+    json_object *s = run->summary, *v;
+    const char *reason;
+    if (!str_field(s, "end_reason", &reason)) {
+        note(run, RL_REASON_BAD_SUMMARY, "episode_summary.yaml: end_reason missing");
+        return;
+    }
+    if (!json_object_object_get_ex(s, "cycles", &v) || !json_object_is_type(v, json_type_int) ||
+        json_object_get_int64(v) < 0)
+        note(run, RL_REASON_BAD_SUMMARY, "episode_summary.yaml: cycles missing or not a count");
+}
+
+/* ---- one run --------------------------------------------------------------------------- */
+
+void rl_run_free(rl_run *run)
+{
+    if (!run)
+        return;
+    free(run->path);
+    for (size_t i = 0; i < run->num_messages; i++)
+        free(run->messages[i]);
+    free(run->messages);
+    if (run->column_names)
+        for (size_t j = 0; j < run->num_columns; j++)
+            free(run->column_names[j]);
+    free(run->column_names);
+    if (run->columns)
+        free(run->columns[0]);
+    free(run->columns);
+    json_object_put(run->manifest);
+    json_object_put(run->summary);
+    free(run);
+}
+
+int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
+{
+    if (!out)
+        return rl_error_set(RL_EINVAL, "runs: no output");
+    *out = NULL;
+    if (!dir)
+        return rl_error_set(RL_EINVAL, "runs: no directory");
+    rl_run_limits lim;
+    limits_fill(&lim, limits);
+    rl_run *run = calloc(1, sizeof *run);
+    if (!run || !(run->path = strdup(dir))) {
+        free(run);
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    }
+    int rc = load_csv(run, dir, &lim);
+    if (rc == RL_OK) {
+        run->manifest = load_yaml(run, dir, "run_manifest.yaml", RL_REASON_NO_MANIFEST,
+                                  RL_REASON_BAD_MANIFEST, &lim);
+        if (run->manifest)
+            rc = check_manifest(run);
+    }
+    if (rc == RL_OK) {
+        run->summary = load_yaml(run, dir, "episode_summary.yaml", RL_REASON_NO_SUMMARY,
+                                 RL_REASON_BAD_SUMMARY, &lim);
+        if (run->summary)
+            check_summary(run);
+    }
+    if (rc != RL_OK) {
+        rl_run_free(run);
+        return rc;
+    }
+    const uint32_t unusable = (1u << RL_REASON_NO_CSV) | (1u << RL_REASON_CSV_UNREADABLE) |
+                              (1u << RL_REASON_CSV_EMPTY) | (1u << RL_REASON_CSV_TOO_LARGE) |
+                              (1u << RL_REASON_NO_ROWS);
+    run->status = (run->reasons & unusable) ? RL_RUN_SKIPPED
+                  : run->reasons            ? RL_RUN_DEGRADED
+                                            : RL_RUN_PARSED;
+    *out = run;
+    return RL_OK;
+}
+
+const double *rl_run_column(const rl_run *run, const char *name)
+{
+    if (!run || !name || !run->columns)
+        return NULL;
+    for (size_t j = 0; j < run->num_columns; j++)
+        if (strcmp(run->column_names[j], name) == 0)
+            return run->columns[j];
+    return NULL;
+}
+
+/* ---- walking trees ----------------------------------------------------------------------- */
+
+struct walk {
+    char **paths;
+    size_t npaths, cappaths;
+    char **errors;
+    size_t nerrors, caperrors;
+    struct {
+        dev_t dev;
+        ino_t ino;
+    } * seen;
+    size_t nseen, capseen;
+    bool oom;
+};
+
+static void push(char ***arr, size_t *n, size_t *cap, char *s, bool *oom)
+{
+    if (!s) {
+        *oom = true;
+        return;
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        char **na = realloc(*arr, nc * sizeof *na);
+        if (!na) {
+            free(s);
+            *oom = true;
+            return;
+        }
+        *arr = na;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = s;
+}
+
+__attribute__((format(printf, 2, 3))) static void walk_error(struct walk *w, const char *fmt, ...)
+{
+    char buf[PATH_MAX + 128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    push(&w->errors, &w->nerrors, &w->caperrors, strdup(buf), &w->oom);
+}
+
+/* Marks (dev, ino) as visited; false when it already was (a loop or a second link).
+ * A linear scan: trees of runs have thousands of directories, not millions. */
+static bool first_visit(struct walk *w, const struct stat *st)
+{
+    for (size_t i = 0; i < w->nseen; i++)
+        if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino)
+            return false;
+    if (w->nseen == w->capseen) {
+        size_t nc = w->capseen ? w->capseen * 2 : 256;
+        void *ns = realloc(w->seen, nc * sizeof *w->seen);
+        if (!ns) {
+            w->oom = true;
+            return false;
+        }
+        w->seen = ns;
+        w->capseen = nc;
+    }
+    w->seen[w->nseen].dev = st->st_dev;
+    w->seen[w->nseen].ino = st->st_ino;
+    w->nseen++;
+    return true;
+}
+
+static bool is_run_dir(int dfd)
+{
+    static const char *const files[] = {"run_manifest.yaml", "performance_log.csv",
+                                        "episode_summary.yaml"};
+    struct stat st;
+    for (int i = 0; i < 3; i++)
+        if (fstatat(dfd, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+            return true;
+    return false;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void walk_dir(struct walk *w, const char *path, int depth)
+{
+    if (w->oom)
+        return;
+    if (depth > MAX_DEPTH) {
+        walk_error(w, "%s: deeper than %d levels, not entered", path, MAX_DEPTH);
+        return;
+    }
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        walk_error(w, "%s: %s", path, strerror(errno));
+        return;
+    }
+    struct stat st;
+    if (fstat(dfd, &st) != 0 || !first_visit(w, &st)) {
+        if (!w->oom)
+            walk_error(w, "%s: directory already visited (symlink loop or second link)", path);
+        close(dfd);
+        return;
+    }
+    if (is_run_dir(dfd)) {
+        close(dfd);
+        push(&w->paths, &w->npaths, &w->cappaths, strdup(path), &w->oom);
+        return;
+    }
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        walk_error(w, "%s: %s", path, strerror(errno));
+        close(dfd);
+        return;
+    }
+    /* Children sorted, so the walk (and its errors) come out in a stable order. */
+    char **kids = NULL;
+    size_t nk = 0, ck = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        bool dir = e->d_type == DT_DIR;
+        if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+            struct stat cs;
+            dir = fstatat(dirfd(d), e->d_name, &cs, 0) == 0 && S_ISDIR(cs.st_mode);
+        }
+        if (dir)
+            push(&kids, &nk, &ck, strdup(e->d_name), &w->oom);
+    }
+    closedir(d);
+    if (nk)
+        qsort(kids, nk, sizeof *kids, name_cmp);
+    for (size_t i = 0; i < nk; i++) {
+        char child[PATH_MAX];
+        if (snprintf(child, sizeof child, "%s/%s", path, kids[i]) >= (int)sizeof child)
+            walk_error(w, "%s/%s: path too long", path, kids[i]);
+        else
+            walk_dir(w, child, depth + 1);
+        free(kids[i]);
+    }
+    free(kids);
+}
+
+void rl_run_set_free(rl_run_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->count; i++)
+        rl_run_free(set->runs[i]);
+    free(set->runs);
+    for (size_t i = 0; i < set->num_walk_errors; i++)
+        free(set->walk_errors[i]);
+    free(set->walk_errors);
+    free(set);
+}
+
+int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
+                 rl_run_set **out)
+{
+    if (!out)
+        return rl_error_set(RL_EINVAL, "runs: no output");
+    *out = NULL;
+    if (!roots && num_roots)
+        return rl_error_set(RL_EINVAL, "runs: no roots");
+    struct walk w;
+    memset(&w, 0, sizeof w);
+    for (size_t i = 0; i < num_roots; i++) {
+        size_t n = strlen(roots[i]);
+        char root[PATH_MAX];
+        if (n == 0 || n >= sizeof root) {
+            walk_error(&w, "'%.200s': empty or too long", roots[i]);
+            continue;
+        }
+        memcpy(root, roots[i], n + 1);
+        while (n > 1 && root[n - 1] == '/')
+            root[--n] = '\0';
+        walk_dir(&w, root, 0);
+    }
+    rl_run_set *set = calloc(1, sizeof *set);
+    int rc = RL_OK;
+    if (!set || w.oom) {
+        rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
+    } else {
+        if (w.npaths)
+            qsort(w.paths, w.npaths, sizeof *w.paths, name_cmp);
+        set->runs = calloc(w.npaths ? w.npaths : 1, sizeof *set->runs);
+        if (!set->runs)
+            rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
+        for (size_t i = 0; rc == RL_OK && i < w.npaths; i++) {
+            rc = rl_run_load(w.paths[i], limits, &set->runs[i]);
+            if (rc == RL_OK)
+                set->count++;
+        }
+        set->walk_errors = w.errors;
+        set->num_walk_errors = w.nerrors;
+        w.errors = NULL;
+        w.nerrors = 0;
+    }
+    for (size_t i = 0; i < w.npaths; i++)
+        free(w.paths[i]);
+    free(w.paths);
+    for (size_t i = 0; i < w.nerrors; i++)
+        free(w.errors[i]);
+    free(w.errors);
+    free(w.seen);
+    if (rc != RL_OK) {
+        rl_run_set_free(set);
+        return rc;
+    }
+    *out = set;
+    return RL_OK;
+}
+
+void rl_runs_aggregate(const rl_run_set *set, rl_runs_report *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!set)
+        return;
+    out->walk_errors = set->num_walk_errors;
+    for (size_t i = 0; i < set->count; i++) {
+        const rl_run *r = set->runs[i];
+        out->total++;
+        out->by_status[r->status]++;
+        out->rows += r->num_rows;
+        for (int k = 0; k < RL_REASON_COUNT; k++)
+            if (r->reasons & (1u << k))
+                out->by_reason[k]++;
+    }
+}
+
+int rl_runs_report_print(const rl_runs_report *rep, FILE *f)
+{
+    fprintf(f, "runs: %zu (parsed %zu, degraded %zu, skipped %zu), %zu rows\n", rep->total,
+            rep->by_status[RL_RUN_PARSED], rep->by_status[RL_RUN_DEGRADED],
+            rep->by_status[RL_RUN_SKIPPED], rep->rows);
+    for (int k = 0; k < RL_REASON_COUNT; k++)
+        if (rep->by_reason[k])
+            fprintf(f, "  %-22s %zu\n", reason_names[k], rep->by_reason[k]);
+    if (rep->walk_errors)
+        fprintf(f, "  %-22s %zu\n", "walk_errors", rep->walk_errors);
+    return ferror(f) ? rl_error_set(RL_EIO, "runs: writing the report failed") : RL_OK;
+}

@@ -1,0 +1,1214 @@
+/* Per-cycle performance logging (runlab/perflog.h): the run directory, the manifest with
+ * its schema fingerprint, one CSV row per planning cycle, the episode summary (also
+ * written from a SIGINT/SIGTERM handler using only async-signal-safe calls), parameters
+ * and map snapshots. The formats are specified in docs/perflog.md. */
+#include "runlab/perflog.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/hash.h"
+#include "runlab/number.h"
+#include "runlab/provenance.h"
+#include "runlab/time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    COL_NAME_MAX = 64,
+    FULL_NAME_MAX = 2 * COL_NAME_MAX + 2,
+    UNIT_MAX = 32,
+    KIND_MAX = 64,
+    EXT_MAX = 8,
+    MAX_COLUMNS = 4096
+};
+
+struct column {
+    char name[FULL_NAME_MAX]; /* full name, "<layer>.<name>" for layer columns */
+    char unit[UNIT_MAX];
+    char parent[FULL_NAME_MAX]; /* "" when none */
+    rl_perflog_type type;
+    int layer; /* -1: the agent */
+};
+
+struct layer {
+    char name[COL_NAME_MAX + 1];
+    char kind[KIND_MAX];
+    double gain;
+};
+
+enum param_kind { PARAM_F64, PARAM_I64, PARAM_STR };
+struct param {
+    char *key;
+    enum param_kind kind;
+    double f;
+    int64_t i;
+    char *s;
+};
+
+enum state { ST_NEW, ST_STARTED, ST_ENDED };
+
+struct rl_perflog {
+    char *root, *task, *dataset, *scene, *planner;
+    bool log;
+    double budget; /* INFINITY when unbounded */
+    uint64_t seed;
+    int num_maps;
+
+    struct column *cols; /* declaration order; 0 and 1 are the built-in columns */
+    size_t ncols, capcols;
+    struct layer *layers;
+    size_t nlayers, caplayers;
+    struct param *params;
+    size_t nparams, capparams;
+
+    enum state state;
+    bool recording; /* started, not ended, log_performance: the per-cycle fast path */
+    char run_dir[PATH_MAX];
+    char fingerprint[RL_FINGERPRINT_LEN];
+    char start_utc[RL_TIME_ISO_LEN];
+    int64_t start_mono;
+
+    size_t *order;   /* CSV position -> declaration index */
+    double *val;     /* counters, totals, gauges */
+    int64_t *acc_ns; /* timers: accumulated this cycle */
+    int64_t *t0;     /* timers: start time while running, else 0 */
+    FILE *csv;
+    char *row; /* row text buffer */
+    size_t row_cap;
+
+    uint64_t cycles;
+    rl_episode_totals totals;
+
+    int next_map;
+    int64_t last_map_cycle;
+
+    /* Pre-rendered summaries for the signal handler: the handler reads sum[active]
+     * while the loop renders into the other one and then flips `active`. */
+    char *sum[2];
+    size_t sum_len[2];
+    size_t sum_cap;
+    atomic_int active;
+    char sum_path[PATH_MAX];
+    char sum_sig_tmp[PATH_MAX];
+};
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+const char *rl_end_reason_name(rl_end_reason reason)
+{
+    switch (reason) {
+    case RL_END_BUDGET_EXHAUSTED: return "budget_exhausted";
+    case RL_END_GOAL_REACHED: return "goal_reached";
+    case RL_END_NO_STEP: return "no_step";
+    case RL_END_STOPPED: return "stopped";
+    }
+    return "unknown";
+}
+
+const char *rl_perflog_type_name(rl_perflog_type type)
+{
+    switch (type) {
+    case RL_COL_TIMER: return "timer";
+    case RL_COL_COUNTER: return "counter";
+    case RL_COL_TOTAL: return "total";
+    case RL_COL_GAUGE: return "gauge";
+    }
+    return "unknown";
+}
+
+static bool is_ident(const char *s, size_t max, const char *extra)
+{
+    size_t n = 0;
+    for (const char *p = s; *p; p++, n++) {
+        unsigned char c = (unsigned char)*p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || (extra && strchr(extra, c) != NULL);
+        if (!ok || n >= max)
+            return false;
+    }
+    return n > 0;
+}
+
+static bool is_unit(const char *s)
+{
+    size_t n = 0;
+    for (const char *p = s; *p; p++, n++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x21 || c > 0x7e || c == ',' || c == '"' || c == '\\' || c == '\'' ||
+            n + 1 >= UNIT_MAX)
+            return false;
+    }
+    return n > 0;
+}
+
+/* Shortest form that reads back to the same double, locale-independent (runlab/number.h). */
+static size_t fmt_f64(double v, char *buf, size_t cap)
+{
+    size_t n = rl_format_f64(v, buf, cap);
+    return n < cap ? n : cap - 1;
+}
+
+/* Exact decimal seconds of an integer nanosecond count ("0.000123456"). */
+static size_t fmt_ns(int64_t ns, char *buf, size_t cap)
+{
+    if (ns < 0)
+        ns = 0;
+    int n = snprintf(buf, cap, "%" PRId64 ".%09" PRId64, ns / 1000000000, ns % 1000000000);
+    if (n < 0)
+        return 0;
+    size_t len = (size_t)n;
+    while (len > 0 && buf[len - 1] == '0')
+        len--;
+    if (len > 0 && buf[len - 1] == '.')
+        len--;
+    buf[len] = '\0';
+    return len;
+}
+
+/* A growable text buffer for the YAML documents. */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void sb_putn(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    sb_putn(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* A JSON double-quoted string, which YAML 1.2 reads as the same string; the manifest
+ * quotes every free-form string this way so no value can change type or structure. */
+static void sb_quoted(struct sbuf *b, const char *s)
+{
+    sb_putn(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)*p;
+            sb_putn(b, esc, 2);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            sb_putn(b, esc, 6);
+        } else {
+            sb_putn(b, (const char *)p, 1);
+        }
+    }
+    sb_putn(b, "\"", 1);
+}
+
+static void sb_f64(struct sbuf *b, double v)
+{
+    char tmp[40];
+    if (isnan(v)) {
+        sb_puts(b, ".nan");
+        return;
+    }
+    if (isinf(v)) {
+        sb_puts(b, v < 0 ? "-.inf" : ".inf");
+        return;
+    }
+    size_t n = fmt_f64(v, tmp, sizeof tmp);
+    sb_putn(b, tmp, n);
+    /* YAML reads "12" as an int; keep floats floats. */
+    if (!strpbrk(tmp, ".eE"))
+        sb_puts(b, ".0");
+}
+
+static char *dup_or_null(const char *s)
+{
+    return (s && *s) ? strdup(s) : NULL;
+}
+
+/* ---- creation and declaration -------------------------------------------------------- */
+
+void rl_perflog_config_init(rl_perflog_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->log_performance = true;
+    cfg->cost_budget = INFINITY;
+}
+
+static int add_column(rl_perflog *pl, const char *full, rl_perflog_type type, const char *unit,
+                      const char *parent, int layer, int *id)
+{
+    if (pl->ncols >= MAX_COLUMNS)
+        return rl_error_set(RL_ERANGE, "perflog: more than %d columns", MAX_COLUMNS);
+    for (size_t i = 0; i < pl->ncols; i++)
+        if (strcmp(pl->cols[i].name, full) == 0)
+            return rl_error_set(RL_EEXIST, "perflog: column '%s' declared twice", full);
+    if (pl->ncols == pl->capcols) {
+        size_t cap = pl->capcols ? pl->capcols * 2 : 32;
+        struct column *nc = realloc(pl->cols, cap * sizeof *nc);
+        if (!nc)
+            return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+        pl->cols = nc;
+        pl->capcols = cap;
+    }
+    struct column *c = &pl->cols[pl->ncols];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", full);
+    snprintf(c->unit, sizeof c->unit, "%s", unit);
+    if (parent)
+        snprintf(c->parent, sizeof c->parent, "%s", parent);
+    c->type = type;
+    c->layer = layer;
+    if (id)
+        *id = (int)pl->ncols;
+    pl->ncols++;
+    return RL_OK;
+}
+
+int rl_perflog_new(rl_perflog **out, const rl_perflog_config *cfg)
+{
+    *out = NULL;
+    if (!cfg)
+        return rl_error_set(RL_EINVAL, "perflog: no configuration");
+    const char *what[] = {"dataset", "scene", "planner"};
+    const char *vals[] = {cfg->dataset, cfg->scene, cfg->planner};
+    for (int i = 0; i < 3; i++) {
+        if (!vals[i])
+            return rl_error_set(RL_EINVAL, "perflog: %s is required", what[i]);
+        if (rl_path_check_name(vals[i], what[i]) != RL_OK)
+            return rl_error_prefix(RL_EINVAL, "perflog");
+    }
+    if (cfg->task && *cfg->task && rl_path_check_name(cfg->task, "task") != RL_OK)
+        return rl_error_prefix(RL_EINVAL, "perflog");
+    if (cfg->num_maps_to_save < 0 || cfg->num_maps_to_save > 99999)
+        return rl_error_set(RL_ERANGE, "perflog: num_maps_to_save %d outside 0..99999",
+                            cfg->num_maps_to_save);
+    rl_perflog *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    pl->root = dup_or_null(cfg->root);
+    pl->task = dup_or_null(cfg->task);
+    pl->dataset = strdup(cfg->dataset);
+    pl->scene = strdup(cfg->scene);
+    pl->planner = strdup(cfg->planner);
+    pl->log = cfg->log_performance;
+    pl->budget = (cfg->cost_budget > 0 && isfinite(cfg->cost_budget)) ? cfg->cost_budget : INFINITY;
+    pl->seed = cfg->random_seed;
+    pl->num_maps = cfg->num_maps_to_save;
+    pl->last_map_cycle = -1;
+    atomic_init(&pl->active, 0);
+    int rc = RL_OK;
+    if (!pl->dataset || !pl->scene || !pl->planner || (cfg->root && *cfg->root && !pl->root) ||
+        (cfg->task && *cfg->task && !pl->task))
+        rc = rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    if (rc == RL_OK)
+        rc = add_column(pl, "CycleIndex", RL_COL_COUNTER, "none", NULL, -1, NULL);
+    if (rc == RL_OK)
+        rc = add_column(pl, "ElapsedWallTimeSec", RL_COL_GAUGE, "s", NULL, -1, NULL);
+    if (rc != RL_OK) {
+        rl_perflog_free(pl);
+        return rc;
+    }
+    *out = pl;
+    return RL_OK;
+}
+
+static int find_layer(const rl_perflog *pl, const char *name)
+{
+    for (size_t i = 0; i < pl->nlayers; i++)
+        if (strcmp(pl->layers[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind)
+{
+    if (!pl || !name || !kind)
+        return rl_error_set(RL_EINVAL, "perflog: add_layer needs a logger, name and kind");
+    if (pl->state != ST_NEW)
+        return rl_error_set(RL_ESTATE, "perflog: layer '%s' added after start", name);
+    if (!is_ident(name, COL_NAME_MAX, "-"))
+        return rl_error_set(RL_EINVAL,
+                            "perflog: layer name '%s': use 1..%d letters, digits, '_' or '-'", name,
+                            COL_NAME_MAX);
+    if (!is_ident(kind, KIND_MAX - 1, "-."))
+        return rl_error_set(RL_EINVAL, "perflog: layer kind '%s': use letters, digits, '_-.'",
+                            kind);
+    if (find_layer(pl, name) >= 0)
+        return rl_error_set(RL_EEXIST, "perflog: layer '%s' added twice", name);
+    if (pl->nlayers == pl->caplayers) {
+        size_t cap = pl->caplayers ? pl->caplayers * 2 : 4;
+        struct layer *nl = realloc(pl->layers, cap * sizeof *nl);
+        if (!nl)
+            return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+        pl->layers = nl;
+        pl->caplayers = cap;
+    }
+    struct layer *l = &pl->layers[pl->nlayers++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%s", name);
+    snprintf(l->kind, sizeof l->kind, "%s", kind);
+    return RL_OK;
+}
+
+int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_perflog_type type,
+                       const char *unit, const char *parent, int *id)
+{
+    if (id)
+        *id = -1;
+    if (!pl || !name)
+        return rl_error_set(RL_EINVAL, "perflog: declare needs a logger and a name");
+    if (pl->state != ST_NEW)
+        return rl_error_set(RL_ESTATE, "perflog: column '%s' declared after start", name);
+    if (type < RL_COL_TIMER || type > RL_COL_GAUGE)
+        return rl_error_set(RL_EINVAL, "perflog: column '%s': unknown type %d", name, (int)type);
+    if (!is_ident(name, COL_NAME_MAX, NULL))
+        return rl_error_set(RL_EINVAL,
+                            "perflog: column name '%s': use 1..%d letters, digits or '_'", name,
+                            COL_NAME_MAX);
+    if (!unit || !*unit)
+        unit = "none";
+    if (!is_unit(unit))
+        return rl_error_set(RL_EINVAL,
+                            "perflog: column '%s': unit '%s' is not 1..%d printable "
+                            "characters without spaces, commas or quotes",
+                            name, unit, UNIT_MAX - 1);
+    int li = -1;
+    char full[FULL_NAME_MAX];
+    if (layer) {
+        li = find_layer(pl, layer);
+        if (li < 0)
+            return rl_error_set(RL_ENOENT, "perflog: column '%s': layer '%s' not added", name,
+                                layer);
+        snprintf(full, sizeof full, "%s.%s", layer, name);
+    } else {
+        snprintf(full, sizeof full, "%s", name);
+    }
+    if (parent && *parent) {
+        if (type != RL_COL_TIMER)
+            return rl_error_set(RL_EINVAL, "perflog: column '%s': only timers have a parent", full);
+        bool found = false;
+        for (size_t i = 0; i < pl->ncols; i++)
+            if (strcmp(pl->cols[i].name, parent) == 0 && pl->cols[i].type == RL_COL_TIMER)
+                found = true;
+        if (!found)
+            return rl_error_set(
+                RL_EINVAL, "perflog: column '%s': parent '%s' is not a timer declared before it",
+                full, parent);
+    } else {
+        parent = NULL;
+    }
+    return add_column(pl, full, type, unit, parent, li, id);
+}
+
+static int add_param(rl_perflog *pl, const char *key, struct param **out)
+{
+    *out = NULL;
+    if (!pl || !key)
+        return rl_error_set(RL_EINVAL, "perflog: parameter needs a logger and a key");
+    if (pl->state != ST_NEW)
+        return rl_error_set(RL_ESTATE, "perflog: parameter '%s' set after start", key);
+    if (!is_ident(key, 128, ".-"))
+        return rl_error_set(RL_EINVAL, "perflog: parameter key '%s': use letters, digits, '_.-'",
+                            key);
+    for (size_t i = 0; i < pl->nparams; i++)
+        if (strcmp(pl->params[i].key, key) == 0) {
+            free(pl->params[i].s);
+            pl->params[i].s = NULL;
+            *out = &pl->params[i];
+            return RL_OK;
+        }
+    if (pl->nparams == pl->capparams) {
+        size_t cap = pl->capparams ? pl->capparams * 2 : 16;
+        struct param *np = realloc(pl->params, cap * sizeof *np);
+        if (!np)
+            return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+        pl->params = np;
+        pl->capparams = cap;
+    }
+    struct param *p = &pl->params[pl->nparams];
+    memset(p, 0, sizeof *p);
+    p->key = strdup(key);
+    if (!p->key)
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    pl->nparams++;
+    *out = p;
+    return RL_OK;
+}
+
+int rl_perflog_param_f64(rl_perflog *pl, const char *key, double value)
+{
+    struct param *p;
+    int rc = add_param(pl, key, &p);
+    if (rc == RL_OK) {
+        p->kind = PARAM_F64;
+        p->f = value;
+    }
+    return rc;
+}
+
+int rl_perflog_param_i64(rl_perflog *pl, const char *key, int64_t value)
+{
+    struct param *p;
+    int rc = add_param(pl, key, &p);
+    if (rc == RL_OK) {
+        p->kind = PARAM_I64;
+        p->i = value;
+    }
+    return rc;
+}
+
+int rl_perflog_param_str(rl_perflog *pl, const char *key, const char *value)
+{
+    struct param *p;
+    int rc = add_param(pl, key, &p);
+    if (rc == RL_OK) {
+        p->kind = PARAM_STR;
+        p->s = strdup(value ? value : "");
+        if (!p->s)
+            rc = rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    }
+    return rc;
+}
+
+/* ---- fingerprint ----------------------------------------------------------------------- */
+
+int rl_perflog_compute_fingerprint(const char *const *names, const char *const *types,
+                                   const char *const *units, const char *const *parents, size_t n,
+                                   char *out, size_t cap)
+{
+    if (cap < RL_FINGERPRINT_LEN)
+        return rl_error_set(RL_ERANGE, "fingerprint: buffer of %zu bytes, need %d", cap,
+                            (int)RL_FINGERPRINT_LEN);
+    rl_sha256_ctx *ctx;
+    int rc = rl_sha256_begin(&ctx);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n && rc == RL_OK; i++) {
+        const char *f[4] = {names[i], types[i], units[i], parents && parents[i] ? parents[i] : ""};
+        for (int k = 0; k < 4 && rc == RL_OK; k++) {
+            const char *s = f[k] ? f[k] : "";
+            rc = rl_sha256_update(ctx, s, strlen(s));
+            if (rc == RL_OK)
+                rc = rl_sha256_update(ctx, k == 3 ? "\n" : "\t", 1);
+        }
+    }
+    uint8_t d[RL_SHA256_LEN];
+    if (rc != RL_OK) {
+        rl_sha256_finish(ctx, NULL);
+        return rc;
+    }
+    rc = rl_sha256_finish(ctx, d);
+    if (rc < 0)
+        return rc;
+    char hex[RL_SHA256_HEX_LEN + 1];
+    rl_sha256_hex(d, hex);
+    snprintf(out, cap, "sha256:%s", hex);
+    return RL_OK;
+}
+
+static int schema_fingerprint(rl_perflog *pl)
+{
+    size_t n = pl->ncols;
+    const char **a = calloc(4 * n, sizeof *a);
+    if (!a)
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const struct column *c = &pl->cols[pl->order[i]];
+        a[i] = c->name;
+        a[n + i] = rl_perflog_type_name(c->type);
+        a[2 * n + i] = c->unit;
+        a[3 * n + i] = c->parent;
+    }
+    int rc = rl_perflog_compute_fingerprint(a, a + n, a + 2 * n, a + 3 * n, n, pl->fingerprint,
+                                            sizeof pl->fingerprint);
+    free(a);
+    return rc;
+}
+
+/* ---- documents --------------------------------------------------------------------------- */
+
+static int layer_cmp(const void *a, const void *b)
+{
+    const struct layer *x = *(const struct layer *const *)a, *y = *(const struct layer *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* Layers sorted by name (pointers into pl->layers), for the CSV order and the documents. */
+static const struct layer **sorted_layers(const rl_perflog *pl)
+{
+    const struct layer **s = calloc(pl->nlayers ? pl->nlayers : 1, sizeof *s);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < pl->nlayers; i++)
+        s[i] = &pl->layers[i];
+    qsort(s, pl->nlayers, sizeof *s, layer_cmp);
+    return s;
+}
+
+static int build_order(rl_perflog *pl)
+{
+    pl->order = calloc(pl->ncols, sizeof *pl->order);
+    const struct layer **sl = sorted_layers(pl);
+    if (!pl->order || !sl) {
+        free(sl);
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < pl->ncols; i++)
+        if (pl->cols[i].layer < 0)
+            pl->order[k++] = i;
+    for (size_t l = 0; l < pl->nlayers; l++) {
+        int li = (int)(sl[l] - pl->layers);
+        for (size_t i = 0; i < pl->ncols; i++)
+            if (pl->cols[i].layer == li)
+                pl->order[k++] = i;
+    }
+    free(sl);
+    return RL_OK;
+}
+
+static int write_manifest(rl_perflog *pl)
+{
+    rl_provenance prov;
+    rl_provenance_collect(&prov);
+    struct sbuf b = {0};
+    sb_printf(&b, "format_version: %d\n", RL_PERFLOG_FORMAT_VERSION);
+    sb_puts(&b, "schema_fingerprint: ");
+    sb_quoted(&b, pl->fingerprint);
+    sb_puts(&b, "\nbuild_git_sha: ");
+    sb_quoted(&b, prov.git_sha);
+    sb_printf(&b, "\nbuild_git_dirty: %s\n", prov.git_dirty ? "true" : "false");
+    sb_puts(&b, "build_components:\n  runlab: ");
+    sb_quoted(&b, prov.version);
+    sb_puts(&b, "\n  build_type: ");
+    sb_quoted(&b, prov.build_type);
+    sb_puts(&b, "\n  compiler: ");
+    sb_quoted(&b, prov.compiler);
+    sb_puts(&b, "\nmachine:\n  host: ");
+    sb_quoted(&b, prov.host);
+    sb_puts(&b, "\n  cpu_model: ");
+    sb_quoted(&b, prov.cpu_model);
+    sb_printf(&b, "\n  cpu_cores: %d\n  os: ", prov.cpu_cores);
+    sb_quoted(&b, prov.os);
+    sb_puts(&b, "\nstart_utc: ");
+    sb_quoted(&b, pl->start_utc);
+    if (pl->task) {
+        sb_puts(&b, "\ntask: ");
+        sb_quoted(&b, pl->task);
+    }
+    sb_puts(&b, "\ndataset: ");
+    sb_quoted(&b, pl->dataset);
+    sb_puts(&b, "\nscene: ");
+    sb_quoted(&b, pl->scene);
+    sb_puts(&b, "\nplanner: ");
+    sb_quoted(&b, pl->planner);
+    sb_puts(&b, "\n");
+    if (isfinite(pl->budget)) {
+        sb_puts(&b, "cost_budget: ");
+        sb_f64(&b, pl->budget);
+        sb_puts(&b, "\n");
+    }
+    sb_printf(&b, "random_seed: %" PRIu64 "\nlog_performance: %s\nnum_maps_to_save: %d\n", pl->seed,
+              pl->log ? "true" : "false", pl->num_maps);
+    const struct layer **sl = sorted_layers(pl);
+    if (!sl) {
+        free(b.p);
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    }
+    sb_puts(&b, pl->nlayers ? "layers:\n" : "layers: {}\n");
+    for (size_t i = 0; i < pl->nlayers; i++) {
+        sb_puts(&b, "  ");
+        sb_quoted(&b, sl[i]->name);
+        sb_puts(&b, ": ");
+        sb_quoted(&b, sl[i]->kind);
+        sb_puts(&b, "\n");
+    }
+    free(sl);
+    sb_puts(&b, "columns:\n");
+    for (size_t i = 0; i < pl->ncols; i++) {
+        const struct column *c = &pl->cols[pl->order[i]];
+        sb_puts(&b, "  - {name: ");
+        sb_quoted(&b, c->name);
+        sb_printf(&b, ", type: %s, unit: ", rl_perflog_type_name(c->type));
+        sb_quoted(&b, c->unit);
+        sb_puts(&b, ", parent: ");
+        if (c->parent[0])
+            sb_quoted(&b, c->parent);
+        else
+            sb_puts(&b, "null");
+        sb_puts(&b, "}\n");
+    }
+    if (b.oom) {
+        free(b.p);
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    }
+    char path[PATH_MAX];
+    int rc = rl_path_join(path, sizeof path, pl->run_dir, "run_manifest.yaml");
+    if (rc == RL_OK)
+        rc = rl_fs_write_atomic(path, b.p, b.len, 0644);
+    free(b.p);
+    return rc;
+}
+
+static int write_params(rl_perflog *pl)
+{
+    struct sbuf b = {0};
+    if (pl->nparams == 0)
+        sb_puts(&b, "{}\n");
+    for (size_t i = 0; i < pl->nparams; i++) {
+        const struct param *p = &pl->params[i];
+        sb_quoted(&b, p->key);
+        sb_puts(&b, ": ");
+        if (p->kind == PARAM_F64)
+            sb_f64(&b, p->f);
+        else if (p->kind == PARAM_I64)
+            sb_printf(&b, "%" PRId64, p->i);
+        else
+            sb_quoted(&b, p->s);
+        sb_puts(&b, "\n");
+    }
+    if (b.oom) {
+        free(b.p);
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    }
+    char path[PATH_MAX];
+    int rc = rl_path_join(path, sizeof path, pl->run_dir, "params.yaml");
+    if (rc == RL_OK)
+        rc = rl_fs_write_atomic(path, b.p, b.len, 0644);
+    free(b.p);
+    return rc;
+}
+
+/* Renders episode_summary.yaml into `out` (capacity pl->sum_cap). Layer names are plain
+ * identifiers (checked at add_layer), so they need no quoting. */
+static size_t render_summary(const rl_perflog *pl, rl_end_reason reason, char *out)
+{
+    struct sbuf b = {0};
+    sb_printf(&b, "format_version: %d\nend_reason: %s\ncycles: %" PRIu64 "\ntotal_cost: ",
+              RL_PERFLOG_FORMAT_VERSION, rl_end_reason_name(reason), pl->cycles);
+    sb_f64(&b, pl->totals.total_cost);
+    if (isfinite(pl->budget)) {
+        sb_puts(&b, "\ncost_budget: ");
+        sb_f64(&b, pl->budget);
+    }
+    sb_puts(&b, "\ntotal_path_length: ");
+    sb_f64(&b, pl->totals.total_path_length);
+    sb_puts(&b, "\ntotal_path_duration: ");
+    sb_f64(&b, pl->totals.total_path_duration);
+    sb_printf(&b, "\nnum_visited_nodes: %" PRId64 "\nelapsed_wall_time_s: ",
+              pl->totals.num_visited_nodes);
+    sb_f64(&b, (double)(rl_mono_ns() - pl->start_mono) / 1e9);
+    sb_puts(&b, pl->nlayers ? "\nreal_accumulated_gain:\n" : "\nreal_accumulated_gain: {}\n");
+    const struct layer **sl = sorted_layers(pl);
+    for (size_t i = 0; sl && i < pl->nlayers; i++) {
+        sb_printf(&b, "  %s: ", sl[i]->name);
+        sb_f64(&b, sl[i]->gain);
+        sb_puts(&b, "\n");
+    }
+    free(sl);
+    size_t n = 0;
+    if (!b.oom && b.p) {
+        n = b.len < pl->sum_cap ? b.len : pl->sum_cap - 1;
+        memcpy(out, b.p, n);
+        out[n] = '\0';
+    }
+    free(b.p);
+    return n;
+}
+
+/* ---- signals ----------------------------------------------------------------------------
+ * Process-wide by nature: a signal handler gets no context pointer, so the logger that
+ * owns SIGINT/SIGTERM is a global. Only lock-free atomics and sig_atomic_t are shared. */
+
+static _Atomic(rl_perflog *) g_sig_owner;
+static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_sig_flags;
+static struct sigaction g_old_int, g_old_term;
+static bool g_installed;
+
+/* Re-renders the summary the handler would write and publishes it by flipping `active`.
+ * Only when this logger owns the handlers: other loggers skip the cost. */
+static void publish_summary(rl_perflog *pl, rl_end_reason reason)
+{
+    if (atomic_load(&g_sig_owner) != pl || !pl->sum[0])
+        return;
+    int next = 1 - atomic_load(&pl->active);
+    pl->sum_len[next] = render_summary(pl, reason, pl->sum[next]);
+    atomic_store(&pl->active, next);
+}
+
+/* Async-signal-safe: open/write/fsync/close/rename only, on strings prepared earlier. */
+static void write_summary_from_handler(rl_perflog *pl)
+{
+    int idx = atomic_load(&pl->active);
+    const char *p = pl->sum[idx];
+    size_t left = pl->sum_len[idx];
+    if (!p || left == 0)
+        return;
+    int fd = open(pl->sum_sig_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        p += w;
+        left -= (size_t)w;
+    }
+    fsync(fd);
+    close(fd);
+    if (left == 0)
+        rename(pl->sum_sig_tmp, pl->sum_path);
+    else
+        unlink(pl->sum_sig_tmp);
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    bool second = g_stop != 0;
+    g_stop = 1;
+    rl_perflog *pl = atomic_load(&g_sig_owner);
+    if (pl)
+        write_summary_from_handler(pl);
+    if (second || (g_sig_flags & RL_PERFLOG_SIG_EXIT)) {
+        /* Die as the program would have without us: the signal stays blocked until the
+         * handler returns, then the restored disposition acts on it. */
+        sigaction(sig, sig == SIGINT ? &g_old_int : &g_old_term, NULL);
+        raise(sig);
+    }
+    errno = saved;
+}
+
+int rl_perflog_handle_signals(rl_perflog *pl, int flags)
+{
+    if (!pl || pl->state != ST_STARTED)
+        return rl_error_set(RL_ESTATE, "perflog: signal handling needs a started episode");
+    if (!pl->sum[0]) {
+        for (int i = 0; i < 2; i++) {
+            pl->sum[i] = calloc(1, pl->sum_cap);
+            if (!pl->sum[i])
+                return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+        }
+    }
+    atomic_store(&g_sig_owner, pl);
+    publish_summary(pl, RL_END_STOPPED);
+    g_sig_flags = flags;
+    g_stop = 0;
+    if (!g_installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaddset(&sa.sa_mask, SIGINT);
+        sigaddset(&sa.sa_mask, SIGTERM);
+        sa.sa_flags = SA_RESTART;
+        if (sigaction(SIGINT, &sa, &g_old_int) != 0 || sigaction(SIGTERM, &sa, &g_old_term) != 0) {
+            atomic_store(&g_sig_owner, NULL);
+            return rl_error_set_errno(RL_EIO, errno, "perflog: sigaction");
+        }
+        g_installed = true;
+    }
+    return RL_OK;
+}
+
+void rl_perflog_release_signals(void)
+{
+    if (g_installed) {
+        sigaction(SIGINT, &g_old_int, NULL);
+        sigaction(SIGTERM, &g_old_term, NULL);
+        g_installed = false;
+    }
+    atomic_store(&g_sig_owner, NULL);
+}
+
+bool rl_perflog_stop_requested(void)
+{
+    return g_stop != 0;
+}
+
+/* ---- the episode ------------------------------------------------------------------------- */
+
+static int make_run_dir(rl_perflog *pl)
+{
+    char parent[PATH_MAX];
+    const char *root = pl->root;
+    if (!root)
+        root = getenv("RUNLAB_DATA_ROOT");
+    if (root && *root) {
+        if (snprintf(parent, sizeof parent, "%s", root) >= (int)sizeof parent)
+            return rl_error_set(RL_ERANGE, "perflog: data root too long");
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home)
+            return rl_error_set(RL_EINVAL, "perflog: no data root: set RUNLAB_DATA_ROOT or HOME");
+        if (snprintf(parent, sizeof parent, "%s/runlab_data", home) >= (int)sizeof parent)
+            return rl_error_set(RL_ERANGE, "perflog: data root too long");
+    }
+    const char *parts[] = {pl->task, pl->dataset, pl->scene, pl->planner};
+    for (int i = 0; i < 4; i++) {
+        if (!parts[i])
+            continue;
+        char next[PATH_MAX];
+        int rc = rl_path_join(next, sizeof next, parent, parts[i]);
+        if (rc != RL_OK)
+            return rc;
+        memcpy(parent, next, sizeof parent);
+    }
+    int rc = rl_fs_mkdirs(parent);
+    if (rc != RL_OK)
+        return rc;
+    char stamp[RL_TIME_DIRSTAMP_LEN];
+    rc = rl_time_format_dirstamp(rl_time_now_ns(), stamp, sizeof stamp);
+    if (rc != RL_OK)
+        return rc;
+    return rl_fs_mkdir_new(parent, stamp, RL_MKDIR_ADD_SUFFIX, pl->run_dir, sizeof pl->run_dir);
+}
+
+static int open_csv(rl_perflog *pl)
+{
+    char path[PATH_MAX];
+    int rc = rl_path_join(path, sizeof path, pl->run_dir, "performance_log.csv");
+    if (rc != RL_OK)
+        return rc;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return rl_error_set_errno(RL_EIO, errno, "perflog: create %s", path);
+    pl->csv = fdopen(fd, "w");
+    if (!pl->csv) {
+        close(fd);
+        return rl_error_set_errno(RL_EIO, errno, "perflog: fdopen %s", path);
+    }
+    for (size_t i = 0; i < pl->ncols; i++) {
+        fputs(pl->cols[pl->order[i]].name, pl->csv);
+        fputc(i + 1 < pl->ncols ? ',' : '\n', pl->csv);
+    }
+    if (fflush(pl->csv) != 0)
+        return rl_error_set_errno(RL_EIO, errno, "perflog: write %s", path);
+    /* A number is at most 24 bytes plus its comma. */
+    pl->row_cap = pl->ncols * 32 + 16;
+    pl->row = malloc(pl->row_cap);
+    if (!pl->row)
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    return RL_OK;
+}
+
+int rl_perflog_start(rl_perflog *pl)
+{
+    if (!pl)
+        return rl_error_set(RL_EINVAL, "perflog: start needs a logger");
+    if (pl->state != ST_NEW)
+        return rl_error_set(RL_ESTATE, "perflog: episode already started");
+    int rc = build_order(pl);
+    if (rc == RL_OK)
+        rc = schema_fingerprint(pl);
+    if (rc != RL_OK)
+        return rc;
+    pl->val = calloc(pl->ncols, sizeof *pl->val);
+    pl->acc_ns = calloc(pl->ncols, sizeof *pl->acc_ns);
+    pl->t0 = calloc(pl->ncols, sizeof *pl->t0);
+    pl->sum_cap = 1024 + pl->nlayers * (COL_NAME_MAX + 48);
+    if (!pl->val || !pl->acc_ns || !pl->t0)
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    rc = make_run_dir(pl);
+    if (rc != RL_OK)
+        return rl_error_prefix(rc, "perflog: run directory");
+    pl->start_mono = rl_mono_ns();
+    rl_time_format_iso(rl_time_now_ns(), pl->start_utc, sizeof pl->start_utc);
+    if (rl_path_join(pl->sum_path, sizeof pl->sum_path, pl->run_dir, "episode_summary.yaml") !=
+            RL_OK ||
+        rl_path_join(pl->sum_sig_tmp, sizeof pl->sum_sig_tmp, pl->run_dir,
+                     ".episode_summary.yaml.sig") != RL_OK)
+        return rl_error_set(RL_ERANGE, "perflog: run directory path too long");
+    rc = write_manifest(pl);
+    if (rc == RL_OK)
+        rc = write_params(pl);
+    if (rc == RL_OK && pl->log)
+        rc = open_csv(pl);
+    if (rc != RL_OK)
+        return rc;
+    pl->state = ST_STARTED;
+    pl->recording = pl->log;
+    return RL_OK;
+}
+
+const char *rl_perflog_run_dir(const rl_perflog *pl)
+{
+    return pl && pl->state != ST_NEW ? pl->run_dir : NULL;
+}
+
+const char *rl_perflog_fingerprint(const rl_perflog *pl)
+{
+    return pl && pl->state != ST_NEW ? pl->fingerprint : NULL;
+}
+
+/* The fast path: one predictable branch when logging is off. */
+#define VALID(pl, id) ((pl) && (pl)->recording && (id) >= 0 && (size_t)(id) < (pl)->ncols)
+
+void rl_perflog_timer_start(rl_perflog *pl, int id)
+{
+    if (VALID(pl, id) && pl->cols[id].type == RL_COL_TIMER)
+        pl->t0[id] = rl_mono_ns();
+}
+
+void rl_perflog_timer_stop(rl_perflog *pl, int id)
+{
+    if (VALID(pl, id) && pl->t0[id] != 0) {
+        pl->acc_ns[id] += rl_mono_ns() - pl->t0[id];
+        pl->t0[id] = 0;
+    }
+}
+
+void rl_perflog_count(rl_perflog *pl, int id, int64_t n)
+{
+    if (VALID(pl, id))
+        pl->val[id] += (double)n;
+}
+
+void rl_perflog_add(rl_perflog *pl, int id, double v)
+{
+    if (VALID(pl, id))
+        pl->val[id] += v;
+}
+
+void rl_perflog_set(rl_perflog *pl, int id, double v)
+{
+    if (VALID(pl, id))
+        pl->val[id] = v;
+}
+
+int rl_perflog_set_totals(rl_perflog *pl, const rl_episode_totals *totals)
+{
+    if (!pl || !totals)
+        return rl_error_set(RL_EINVAL, "perflog: set_totals needs a logger and totals");
+    pl->totals = *totals;
+    if (pl->state == ST_STARTED)
+        publish_summary(pl, RL_END_STOPPED);
+    return RL_OK;
+}
+
+int rl_perflog_set_gain(rl_perflog *pl, const char *layer, double gain)
+{
+    if (!pl || !layer)
+        return rl_error_set(RL_EINVAL, "perflog: set_gain needs a logger and a layer");
+    int li = find_layer(pl, layer);
+    if (li < 0)
+        return rl_error_set(RL_ENOENT, "perflog: no layer '%s'", layer);
+    pl->layers[li].gain = gain;
+    if (pl->state == ST_STARTED)
+        publish_summary(pl, RL_END_STOPPED);
+    return RL_OK;
+}
+
+static int write_row(rl_perflog *pl)
+{
+    pl->val[0] = (double)pl->cycles;
+    pl->val[1] = (double)(rl_mono_ns() - pl->start_mono) / 1e9;
+    size_t len = 0;
+    for (size_t i = 0; i < pl->ncols; i++) {
+        size_t id = pl->order[i];
+        char *p = pl->row + len;
+        size_t cap = pl->row_cap - len;
+        switch (pl->cols[id].type) {
+        case RL_COL_TIMER: len += fmt_ns(pl->acc_ns[id], p, cap); break;
+        case RL_COL_COUNTER:
+            /* Counters are integers; anything beyond int64 falls back to a double. */
+            if (fabs(pl->val[id]) < 9e18)
+                len += (size_t)snprintf(p, cap, "%" PRId64, (int64_t)pl->val[id]);
+            else
+                len += fmt_f64(pl->val[id], p, cap);
+            break;
+        default: len += fmt_f64(pl->val[id], p, cap); break;
+        }
+        pl->row[len++] = i + 1 < pl->ncols ? ',' : '\n';
+    }
+    if (fwrite(pl->row, 1, len, pl->csv) != len || fflush(pl->csv) != 0)
+        return rl_error_set_errno(RL_EIO, errno, "perflog: write %s/performance_log.csv",
+                                  pl->run_dir);
+    for (size_t i = 0; i < pl->ncols; i++) {
+        rl_perflog_type t = pl->cols[i].type;
+        if (t == RL_COL_TIMER) {
+            pl->acc_ns[i] = 0;
+            /* A timer running across the cycle boundary counts from here on. */
+            if (pl->t0[i])
+                pl->t0[i] = rl_mono_ns();
+        } else if (t == RL_COL_COUNTER) {
+            pl->val[i] = 0;
+        }
+    }
+    return RL_OK;
+}
+
+int rl_perflog_cycle_end(rl_perflog *pl)
+{
+    if (!pl || pl->state != ST_STARTED)
+        return rl_error_set(RL_ESTATE, "perflog: cycle_end outside a started episode");
+    int rc = RL_OK;
+    if (pl->recording)
+        rc = write_row(pl);
+    pl->cycles++;
+    publish_summary(pl, RL_END_STOPPED);
+    if (rc != RL_OK)
+        return rc;
+    return g_stop && atomic_load(&g_sig_owner) == pl ? 1 : RL_OK;
+}
+
+int rl_perflog_map_due(rl_perflog *pl, double spent_cost, bool episode_ending)
+{
+    if (!pl || pl->state != ST_STARTED || pl->num_maps <= 0 || pl->next_map >= pl->num_maps)
+        return -1;
+    if (pl->last_map_cycle == (int64_t)pl->cycles)
+        return -1;
+    if (isfinite(pl->budget)) {
+        double threshold = pl->budget * (double)pl->next_map / (double)pl->num_maps;
+        return spent_cost > threshold ? pl->next_map : -1;
+    }
+    return episode_ending && pl->next_map == 0 ? 0 : -1;
+}
+
+int rl_perflog_save_map(rl_perflog *pl, int k, const void *data, size_t len, const char *ext,
+                        double spent_cost, double path_length, double path_duration)
+{
+    if (!pl || pl->state != ST_STARTED)
+        return rl_error_set(RL_ESTATE, "perflog: save_map outside a started episode");
+    if (k != pl->next_map || k >= pl->num_maps)
+        return rl_error_set(RL_EINVAL, "perflog: map %d is not due (next is %d of %d)", k,
+                            pl->next_map, pl->num_maps);
+    if (!ext || !is_ident(ext, EXT_MAX, NULL) || (!data && len))
+        return rl_error_set(RL_EINVAL, "perflog: map extension must be 1..%d letters/digits",
+                            EXT_MAX);
+    char dir[PATH_MAX], file[64], path[PATH_MAX];
+    int rc = rl_path_join(dir, sizeof dir, pl->run_dir, "maps");
+    if (rc == RL_OK)
+        rc = rl_fs_mkdirs(dir);
+    snprintf(file, sizeof file, "%05d.%s", k, ext);
+    if (rc == RL_OK)
+        rc = rl_path_join(path, sizeof path, dir, file);
+    if (rc == RL_OK)
+        rc = rl_fs_write_atomic(path, data, len, 0644);
+    if (rc != RL_OK)
+        return rc;
+    rc = rl_path_join(path, sizeof path, pl->run_dir, "map_log.csv");
+    if (rc != RL_OK)
+        return rc;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return rl_error_set_errno(RL_EIO, errno, "perflog: open %s", path);
+    char a[40], b[40], c[40];
+    fmt_f64(spent_cost, a, sizeof a);
+    fmt_f64(path_length, b, sizeof b);
+    fmt_f64(path_duration, c, sizeof c);
+    if (k == 0)
+        fputs("MapIndex,Cycle,SpentCost,TotalPathLength,TotalPathDuration,File\n", f);
+    fprintf(f, "%d,%" PRIu64 ",%s,%s,%s,maps/%s\n", k, pl->cycles, a, b, c, file);
+    if (fclose(f) != 0)
+        return rl_error_set_errno(RL_EIO, errno, "perflog: write %s", path);
+    pl->next_map++;
+    pl->last_map_cycle = (int64_t)pl->cycles;
+    return RL_OK;
+}
+
+int rl_perflog_end(rl_perflog *pl, rl_end_reason reason)
+{
+    if (!pl || pl->state != ST_STARTED)
+        return rl_error_set(RL_ESTATE, "perflog: end outside a started episode");
+    pl->state = ST_ENDED;
+    pl->recording = false;
+    int rc = RL_OK;
+    if (pl->csv && fclose(pl->csv) != 0)
+        rc =
+            rl_error_set_errno(RL_EIO, errno, "perflog: close %s/performance_log.csv", pl->run_dir);
+    pl->csv = NULL;
+    size_t cap = pl->sum_cap;
+    char *text = malloc(cap);
+    if (!text)
+        return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    size_t n = render_summary(pl, reason, text);
+    /* A signal arriving now writes this same final text. */
+    if (atomic_load(&g_sig_owner) == pl && pl->sum[0]) {
+        int next = 1 - atomic_load(&pl->active);
+        memcpy(pl->sum[next], text, n + 1);
+        pl->sum_len[next] = n;
+        atomic_store(&pl->active, next);
+    }
+    int wrc = n ? rl_fs_write_atomic(pl->sum_path, text, n, 0644)
+                : rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    free(text);
+    if (atomic_load(&g_sig_owner) == pl)
+        rl_perflog_release_signals();
+    return rc != RL_OK ? rc : wrc;
+}
+
+void rl_perflog_free(rl_perflog *pl)
+{
+    if (!pl)
+        return;
+    if (pl->state == ST_STARTED)
+        rl_perflog_end(pl, RL_END_STOPPED);
+    if (atomic_load(&g_sig_owner) == pl)
+        rl_perflog_release_signals();
+    if (pl->csv)
+        fclose(pl->csv);
+    for (size_t i = 0; i < pl->nparams; i++) {
+        free(pl->params[i].key);
+        free(pl->params[i].s);
+    }
+    free(pl->params);
+    free(pl->cols);
+    free(pl->layers);
+    free(pl->order);
+    free(pl->val);
+    free(pl->acc_ns);
+    free(pl->t0);
+    free(pl->row);
+    free(pl->sum[0]);
+    free(pl->sum[1]);
+    free(pl->root);
+    free(pl->task);
+    free(pl->dataset);
+    free(pl->scene);
+    free(pl->planner);
+    free(pl);
+}

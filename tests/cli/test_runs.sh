@@ -1,0 +1,51 @@
+# `runlab runs`: a tree of good and broken runs is listed with every run classified and
+# its reasons; --json gives one object per run with path, status and reasons; `runs
+# report` counts by status and reason; nothing about a bad run is fatal.
+. "$(dirname "$0")/lib.sh"
+
+R="$TMP/root"
+run explore --root "$R" --sweep --scenes 1,2 --seeds 1 --budget 40
+check "sweep for the tree exits 0" rc_is 0
+mapfile -t dirs < <(find "$R" -name run_manifest.yaml -printf '%h\n' | sort)
+check "four runs written" [ "${#dirs[@]}" -eq 4 ]
+# Break three of them: cut the last row, drop a manifest, empty a CSV; add a symlink loop.
+truncate -s -3 "${dirs[0]}/performance_log.csv"
+rm "${dirs[1]}/run_manifest.yaml"
+: >"${dirs[2]}/performance_log.csv"
+ln -s .. "$R/sweep/loop"
+
+run runs "$R"
+check "runs exits 0 with broken runs" rc_is 0
+check "runs lists a parsed run" out_has "parsed"
+check "runs shows the truncated row" out_has "truncated_row"
+check "runs shows the missing manifest" out_has "no_manifest"
+check "runs shows the empty CSV as skipped" out_has "skipped"
+check "runs reports the symlink loop on stderr" err_has "already visited"
+
+run runs --json "$R"
+check "runs --json exits 0" rc_is 0
+json_ok() {
+    python3 -c '
+import json, sys
+runs = json.loads(sys.stdin.read())
+assert len(runs) == 4, len(runs)
+assert all({"path", "status", "reasons"} <= set(r) for r in runs)
+st = sorted(r["status"] for r in runs)
+assert st == ["degraded", "degraded", "parsed", "skipped"], st
+assert any("csv_empty" in r["reasons"] for r in runs)
+' <<<"$out"
+}
+check "runs --json: 4 objects with path, status, reasons" json_ok
+
+run runs report "$R"
+check "runs report exits 0" rc_is 0
+check "runs report counts statuses" out_has "runs: 4 (parsed 1, degraded 2, skipped 1)"
+check "runs report counts reasons" out_has "csv_empty"
+
+run runs "$TMP/does-not-exist"
+check "a missing root is not fatal" rc_is 0
+check "a missing root is reported" err_has "does-not-exist"
+run runs
+check "no root is a usage error" rc_is 2
+
+finish
