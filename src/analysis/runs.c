@@ -515,47 +515,6 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
 
 /* ---- manifest and summary ----------------------------------------------------------------- */
 
-/* Strict UTF-8 (no overlongs, surrogates or values past U+10FFFF). Checked before YAML
- * parsing: libfyaml 0.8 loops forever on a directive line holding invalid UTF-8 ("%\xd1"),
- * and the loader must never hang. */
-static bool valid_utf8(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        unsigned min;
-        if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-            min = 0x80;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            min = 0x800;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            min = 0x10000;
-        } else {
-            return false;
-        }
-        if (n - i < len)
-            return false;
-        unsigned cp = c & (0x7Fu >> len);
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += len;
-    }
-    return true;
-}
-
 static json_object *load_yaml(rl_run *run, const char *dir, const char *name, rl_run_reason missing,
                               rl_run_reason bad, const rl_run_limits *lim)
 {
@@ -575,8 +534,6 @@ static json_object *load_yaml(rl_run *run, const char *dir, const char *name, rl
     json_object *obj = NULL;
     if (memchr(buf, '\0', len)) {
         note(run, bad, "%s contains NUL bytes", name);
-    } else if (!valid_utf8((const unsigned char *)buf, len)) {
-        note(run, bad, "%s is not valid UTF-8", name);
     } else if (rl_yaml_parse(buf, len, name, &obj) != RL_OK) {
         note(run, bad, "%s", rl_error_last());
         obj = NULL;

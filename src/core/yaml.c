@@ -593,6 +593,30 @@ static int syntax_error(struct builder *b, struct fy_diag *diag)
     return rl_error_set(RL_EPARSE, "%s: YAML syntax error", b->name);
 }
 
+/* YAML text must be UTF-8 without NUL bytes. Checked before libfyaml sees it: libfyaml
+ * 0.8 loops forever on a directive line holding invalid UTF-8 ("%\xd1\n"), and a parse
+ * must never hang, whatever the input. */
+static int check_encoding(const char *text, size_t len, const char *name)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t line = 1, line_start = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t n = s[i] < 0x80 ? 1 : rl_utf8_decode(s + i, len - i, &cp);
+        if (n == 0 || s[i] == 0)
+            return rl_error_set(RL_EPARSE, "%s:%zu:%zu: byte %zu: %s", name, line,
+                                i - line_start + 1, i,
+                                s[i] == 0 ? "NUL byte (not allowed in YAML)"
+                                          : "invalid UTF-8 sequence");
+        if (s[i] == '\n') {
+            line++;
+            line_start = i + 1;
+        }
+        i += n;
+    }
+    return RL_OK;
+}
+
 int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **out)
 {
     if (!out)
@@ -604,6 +628,9 @@ int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **
         return rl_error_set(RL_EINVAL, "%s: NULL text", name);
     if (!text)
         text = "";
+    int rc = check_encoding(text, len, name);
+    if (rc < 0)
+        return rc;
 
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
@@ -624,7 +651,7 @@ int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **
         return rl_error_set(RL_ENOMEM, "%s: cannot create YAML parser", name);
     }
     struct builder b = {.name = name};
-    int rc = RL_OK;
+    rc = RL_OK;
     if (fy_parser_set_string(fyp, text, len) != 0) {
         rc = rl_error_set(RL_ENOMEM, "%s: cannot set up YAML input", name);
     } else {

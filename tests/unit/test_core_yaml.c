@@ -461,9 +461,27 @@ static void test_tricky_strings_round_trip(void **state)
     }
 }
 
+/* Invalid UTF-8 and NUL bytes are refused with their position, before libfyaml sees them
+ * (libfyaml 0.8 loops forever on "%\xd1\n"). */
+static void test_encoding_checked_first(void **state)
+{
+    (void)state;
+    json_object *o = NULL;
+    static const char directive[] = "%\xd1\n";
+    assert_int_equal(rl_yaml_parse(directive, sizeof directive - 1, "d.yaml", &o), RL_EPARSE);
+    assert_string_equal(rl_error_last(), "d.yaml:1:2: byte 1: invalid UTF-8 sequence");
+    static const char nul[] = "a: 1\nb: x\0y\n";
+    assert_int_equal(rl_yaml_parse(nul, sizeof nul - 1, "n.yaml", &o), RL_EPARSE);
+    assert_string_equal(rl_error_last(), "n.yaml:2:5: byte 9: NUL byte (not allowed in YAML)");
+    static const char good[] = "name: \xc3\xa9t\xc3\xa9\n";
+    assert_int_equal(rl_yaml_parse(good, sizeof good - 1, "g.yaml", &o), RL_OK);
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encoding_checked_first),
         cmocka_unit_test(test_core_schema),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_errors_are_silent),
