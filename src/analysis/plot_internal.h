@@ -5,27 +5,18 @@
 #ifndef RUNLAB_PLOT_INTERNAL_H
 #define RUNLAB_PLOT_INTERNAL_H
 
+#include "core/text.h"
 #include "runlab/plot.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* ---- Byte buffer --------------------------------------------------------------------- */
-typedef struct rl_buf {
-    char *data;
-    size_t len, cap;
-    int err; /* sticky: first failure (RL_ENOMEM) */
-} rl_buf;
-
-void rl_buf_put(rl_buf *b, const char *s, size_t n);
-void rl_buf_puts(rl_buf *b, const char *s);
-void rl_buf_printf(rl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- Byte buffer (core/text.h) plus the XML side of it ------------------------- */
 /* Appends `s` escaped for XML/HTML text and attributes (&<>"' and control characters;
  * invalid UTF-8 becomes U+FFFD). */
 void rl_buf_put_escaped(rl_buf *b, const char *s);
 /* Appends a coordinate with at most 2 decimals, trailing zeros trimmed. */
 void rl_buf_put_num(rl_buf *b, double v);
-void rl_buf_free(rl_buf *b);
 
 /* ---- Renderer ------------------------------------------------------------------------
  * Coordinates are points (1/72 in) from the top-left corner, y down. */

@@ -9,11 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Decodes one UTF-8 sequence at `s` (`len` > 0 bytes available). Returns its length
- * (1..4) and the code point in `*cp`, or 0 when the first byte does not start a valid
- * sequence: overlong forms, surrogates (U+D800..U+DFFF), values above U+10FFFF and
- * truncated sequences are all invalid. */
-size_t rl_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+#include "core/text.h"
+
 
 enum { RL_DOUBLE_BUF = 40 };
 

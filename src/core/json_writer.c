@@ -16,49 +16,6 @@
 
 /* ---- Shared helpers ----------------------------------------------------------------- */
 
-size_t rl_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t need;
-    uint32_t v;
-    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-        v = c & 0x1Fu;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        v = c & 0x0Fu;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        else if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        v = c & 0x07u;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xF4)
-            hi = 0x8F; /* above U+10FFFF */
-    } else {
-        return 0; /* continuation byte, C0/C1 overlong lead, or F5..FF */
-    }
-    if (len < need)
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    v = (v << 6) | (s[1] & 0x3Fu);
-    for (size_t i = 2; i < need; i++) {
-        if ((s[i] & 0xC0u) != 0x80u)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3Fu);
-    }
-    *cp = v;
-    return need;
-}
 
 size_t rl_format_double(double v, char *buf)
 {

@@ -695,45 +695,12 @@ int rl_yaml_read_file(const char *path, size_t max_bytes, json_object **out)
 
 /* ---- Emitter ----------------------------------------------------------------------- */
 
-struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void sb_put(struct sbuf *sb, const char *s, size_t n)
-{
-    if (sb->oom || n == 0)
-        return;
-    if (n >= SIZE_MAX - sb->len - 1) {
-        sb->oom = true;
-        return;
-    }
-    if (sb->len + n + 1 > sb->cap) {
-        size_t cap = sb->cap ? sb->cap : 256;
-        while (cap < sb->len + n + 1)
-            cap = cap > SIZE_MAX / 2 ? sb->len + n + 1 : cap * 2;
-        char *np = realloc(sb->p, cap);
-        if (!np) {
-            sb->oom = true;
-            return;
-        }
-        sb->p = np;
-        sb->cap = cap;
-    }
-    memcpy(sb->p + sb->len, s, n);
-    sb->len += n;
-    sb->p[sb->len] = '\0';
-}
-
-static void sb_str(struct sbuf *sb, const char *s) { sb_put(sb, s, strlen(s)); }
-
-static void sb_indent(struct sbuf *sb, size_t n)
+static void sb_indent(rl_buf *sb, size_t n)
 {
     static const char spaces[] = "                                ";
     while (n > 0) {
         size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-        sb_put(sb, spaces, k);
+        rl_buf_put(sb, spaces, k);
         n -= k;
     }
 }
@@ -785,11 +752,11 @@ static bool plain_safe(const char *s, size_t n)
     return true;
 }
 
-static void emit_quoted(struct sbuf *sb, const char *s, size_t n)
+static void emit_quoted(rl_buf *sb, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
     const unsigned char *u = (const unsigned char *)s;
-    sb_put(sb, "\"", 1);
+    rl_buf_put(sb, "\"", 1);
     size_t run = 0, i = 0;
     while (i < n) {
         uint32_t cp = u[i];
@@ -798,8 +765,8 @@ static void emit_quoted(struct sbuf *sb, const char *s, size_t n)
             adv = rl_utf8_decode(u + i, n - i, &cp);
             if (adv == 0) {
                 /* Not UTF-8: YAML text cannot carry the byte, so it is replaced. */
-                sb_put(sb, s + run, i - run);
-                sb_put(sb, "\xEF\xBF\xBD", 3);
+                rl_buf_put(sb, s + run, i - run);
+                rl_buf_put(sb, "\xEF\xBF\xBD", 3);
                 run = ++i;
                 continue;
             }
@@ -830,54 +797,54 @@ static void emit_quoted(struct sbuf *sb, const char *s, size_t n)
             rep = esc;
         }
         if (rep) {
-            sb_put(sb, s + run, i - run);
-            sb_str(sb, rep);
+            rl_buf_put(sb, s + run, i - run);
+            rl_buf_puts(sb, rep);
             run = i + adv;
         }
         i += adv;
     }
-    sb_put(sb, s + run, n - run);
-    sb_put(sb, "\"", 1);
+    rl_buf_put(sb, s + run, n - run);
+    rl_buf_put(sb, "\"", 1);
 }
 
-static void emit_string(struct sbuf *sb, const char *s, size_t n)
+static void emit_string(rl_buf *sb, const char *s, size_t n)
 {
     if (plain_safe(s, n))
-        sb_put(sb, s, n);
+        rl_buf_put(sb, s, n);
     else
         emit_quoted(sb, s, n);
 }
 
-static void emit_scalar(struct sbuf *sb, json_object *v)
+static void emit_scalar(rl_buf *sb, json_object *v)
 {
     char buf[RL_DOUBLE_BUF];
     switch (json_object_get_type(v)) {
-    case json_type_null: sb_str(sb, "null"); return;
-    case json_type_boolean: sb_str(sb, json_object_get_boolean(v) ? "true" : "false"); return;
+    case json_type_null: rl_buf_puts(sb, "null"); return;
+    case json_type_boolean: rl_buf_puts(sb, json_object_get_boolean(v) ? "true" : "false"); return;
     case json_type_int: {
         int64_t i = json_object_get_int64(v);
         if (i == INT64_MAX)
             snprintf(buf, sizeof buf, "%" PRIu64, json_object_get_uint64(v));
         else
             snprintf(buf, sizeof buf, "%" PRId64, i);
-        sb_str(sb, buf);
+        rl_buf_puts(sb, buf);
         return;
     }
     case json_type_double: {
         double d = json_object_get_double(v);
         if (isnan(d))
-            sb_str(sb, ".nan");
+            rl_buf_puts(sb, ".nan");
         else if (isinf(d))
-            sb_str(sb, d > 0 ? ".inf" : "-.inf");
+            rl_buf_puts(sb, d > 0 ? ".inf" : "-.inf");
         else
-            sb_put(sb, buf, rl_format_double(d, buf));
+            rl_buf_put(sb, buf, rl_format_double(d, buf));
         return;
     }
     case json_type_string:
         emit_string(sb, json_object_get_string(v), (size_t)json_object_get_string_len(v));
         return;
-    case json_type_object: sb_str(sb, "{}"); return;
-    case json_type_array: sb_str(sb, "[]"); return;
+    case json_type_object: rl_buf_puts(sb, "{}"); return;
+    case json_type_array: rl_buf_puts(sb, "[]"); return;
     }
 }
 
@@ -890,23 +857,23 @@ static bool is_block(json_object *v)
 /* Implicit keys are limited to 1024 characters; longer ones use the explicit "? " form. */
 enum { IMPLICIT_KEY_MAX = 1000 };
 
-static int emit_block(struct sbuf *sb, json_object *v, size_t indent, bool first_inline,
+static int emit_block(rl_buf *sb, json_object *v, size_t indent, bool first_inline,
                       int depth);
 
 /* After "key:" or "- " or ":": the value, inline when scalar, else on following lines. */
-static int emit_after(struct sbuf *sb, json_object *v, size_t indent, int depth)
+static int emit_after(rl_buf *sb, json_object *v, size_t indent, int depth)
 {
     if (is_block(v)) {
-        sb_put(sb, "\n", 1);
+        rl_buf_put(sb, "\n", 1);
         return emit_block(sb, v, indent + 2, false, depth + 1);
     }
-    sb_put(sb, " ", 1);
+    rl_buf_put(sb, " ", 1);
     emit_scalar(sb, v);
-    sb_put(sb, "\n", 1);
+    rl_buf_put(sb, "\n", 1);
     return RL_OK;
 }
 
-static int emit_block(struct sbuf *sb, json_object *v, size_t indent, bool first_inline,
+static int emit_block(rl_buf *sb, json_object *v, size_t indent, bool first_inline,
                       int depth)
 {
     if (depth > YAML_MAX_DEPTH)
@@ -924,19 +891,19 @@ static int emit_block(struct sbuf *sb, json_object *v, size_t indent, bool first
             emit_string(sb, key, strlen(key));
             if (sb->len - before > IMPLICIT_KEY_MAX) {
                 /* Rewrite as an explicit key. */
-                char *k = sb->oom ? NULL : strndup(sb->p + before, sb->len - before);
+                char *k = sb->err ? NULL : strndup(sb->data + before, sb->len - before);
                 sb->len = before;
-                sb_put(sb, "? ", 2);
+                rl_buf_put(sb, "? ", 2);
                 if (!k) {
-                    sb->oom = true;
+                    sb->err = rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
                     return rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
                 }
-                sb_str(sb, k);
+                rl_buf_puts(sb, k);
                 free(k);
-                sb_put(sb, "\n", 1);
+                rl_buf_put(sb, "\n", 1);
                 sb_indent(sb, indent);
             }
-            sb_put(sb, ":", 1);
+            rl_buf_put(sb, ":", 1);
             if ((rc = emit_after(sb, child, indent, depth)) != RL_OK)
                 return rc;
         }
@@ -948,10 +915,10 @@ static int emit_block(struct sbuf *sb, json_object *v, size_t indent, bool first
         if (!first || !first_inline)
             sb_indent(sb, indent);
         first = false;
-        sb_put(sb, "-", 1);
+        rl_buf_put(sb, "-", 1);
         if (is_block(child)) {
             /* Compact nesting: the child's first line shares the "- " line. */
-            sb_put(sb, " ", 1);
+            rl_buf_put(sb, " ", 1);
             if ((rc = emit_block(sb, child, indent + 2, true, depth + 1)) != RL_OK)
                 return rc;
         } else if ((rc = emit_after(sb, child, indent, depth)) != RL_OK) {
@@ -966,21 +933,21 @@ int rl_yaml_to_string(json_object *obj, char **out, size_t *out_len)
     if (!out)
         return rl_error_set(RL_EINVAL, "yaml emit: NULL output pointer");
     *out = NULL;
-    struct sbuf sb = {0};
+    rl_buf sb = {0};
     int rc = RL_OK;
     if (is_block(obj)) {
         rc = emit_block(&sb, obj, 0, false, 0);
     } else {
         emit_scalar(&sb, obj);
-        sb_put(&sb, "\n", 1);
+        rl_buf_put(&sb, "\n", 1);
     }
-    if (rc == RL_OK && sb.oom)
+    if (rc == RL_OK && sb.err)
         rc = rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
     if (rc != RL_OK) {
-        free(sb.p);
+        free(sb.data);
         return rc;
     }
-    *out = sb.p;
+    *out = sb.data;
     if (out_len)
         *out_len = sb.len;
     return RL_OK;

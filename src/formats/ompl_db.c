@@ -2,6 +2,7 @@
  * ompl_benchmark_statistics.py builds (and Planner Arena reads): the same base tables,
  * columns added per property as they appear, the same values and NULLs, the same views.
  * Every dynamic identifier is quoted and checked, every value is bound. */
+#include "core/text.h"
 #include "formats/ompl_log.h"
 
 #include "runlab/error.h"
@@ -72,49 +73,16 @@ int rl_ompl_db_open(const char *path, sqlite3 **out)
 
 /* ---- strings ---------------------------------------------------------------------- */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int err;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
+static void sb_ident(rl_buf *b, const char *name)
 {
-    if (b->err)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->err = rl_error_set(RL_ENOMEM, "out of memory");
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-/* A quoted SQL identifier: "name" with inner quotes doubled. */
-static void sb_ident(sbuf *b, const char *name)
-{
-    sb_put(b, "\"", 1);
+    rl_buf_put(b, "\"", 1);
     for (const char *p = name; *p; p++) {
         if (*p == '"')
-            sb_put(b, "\"\"", 2);
+            rl_buf_put(b, "\"\"", 2);
         else
-            sb_put(b, p, 1);
+            rl_buf_put(b, p, 1);
     }
-    sb_put(b, "\"", 1);
+    rl_buf_put(b, "\"", 1);
 }
 
 /* Type words go into DDL unquoted (OMPL declares the column with the log's type word,
@@ -187,12 +155,12 @@ static int decl_split(const char *decl, char **name, char **type)
         rl_strv_free(&t);
         return rc;
     }
-    sbuf b = {0};
-    sb_str(&b, "");
+    rl_buf b = {0};
+    rl_buf_puts(&b, "");
     for (size_t i = 0; i + 1 < t.n; i++) {
         if (i)
-            sb_str(&b, "_");
-        sb_str(&b, t.v[i]);
+            rl_buf_puts(&b, "_");
+        rl_buf_puts(&b, t.v[i]);
     }
     *type = t.v[t.n - 1];
     t.v[t.n - 1] = NULL;
@@ -201,7 +169,7 @@ static int decl_split(const char *decl, char **name, char **type)
         free(*type);
         return b.err;
     }
-    *name = b.p;
+    *name = b.data;
     return RL_OK;
 }
 
@@ -214,19 +182,19 @@ static bool is_null_value(const char *v)
 
 static int column_names(sqlite3 *db, const char *table, rl_strv *out)
 {
-    sbuf q = {0};
-    sb_str(&q, "PRAGMA table_info(");
+    rl_buf q = {0};
+    rl_buf_puts(&q, "PRAGMA table_info(");
     sb_ident(&q, table);
-    sb_str(&q, ")");
+    rl_buf_puts(&q, ")");
     if (q.err)
         return q.err;
     sqlite3_stmt *st;
     int rc = RL_OK;
-    if (sqlite3_prepare_v2(db, q.p, -1, &st, NULL) != SQLITE_OK) {
-        free(q.p);
+    if (sqlite3_prepare_v2(db, q.data, -1, &st, NULL) != SQLITE_OK) {
+        free(q.data);
         return db_fail(db, "table_info");
     }
-    free(q.p);
+    free(q.data);
     while (rc == RL_OK && sqlite3_step(st) == SQLITE_ROW)
         rc = rl_strv_push(out, (const char *)sqlite3_column_text(st, 1));
     sqlite3_finalize(st);
@@ -246,41 +214,41 @@ static int add_column(sqlite3 *db, const char *table, const char *name, const ch
     int rc = check_type(type, name);
     if (rc < 0)
         return rc;
-    sbuf q = {0};
-    sb_str(&q, "ALTER TABLE ");
+    rl_buf q = {0};
+    rl_buf_puts(&q, "ALTER TABLE ");
     sb_ident(&q, table);
-    sb_str(&q, " ADD ");
+    rl_buf_puts(&q, " ADD ");
     sb_ident(&q, name);
     if (*type) {
-        sb_str(&q, " ");
-        sb_str(&q, type);
+        rl_buf_puts(&q, " ");
+        rl_buf_puts(&q, type);
     }
     if (q.err)
         return q.err;
-    rc = exec(db, q.p);
-    free(q.p);
+    rc = exec(db, q.data);
+    free(q.data);
     return rc;
 }
 
 static int prepare_insert(sqlite3 *db, const char *table, const rl_strv *cols, sqlite3_stmt **st)
 {
-    sbuf q = {0};
-    sb_str(&q, "INSERT INTO ");
+    rl_buf q = {0};
+    rl_buf_puts(&q, "INSERT INTO ");
     sb_ident(&q, table);
-    sb_str(&q, " (");
+    rl_buf_puts(&q, " (");
     for (size_t i = 0; i < cols->n; i++) {
         if (i)
-            sb_str(&q, ",");
+            rl_buf_puts(&q, ",");
         sb_ident(&q, cols->v[i]);
     }
-    sb_str(&q, ") VALUES (");
+    rl_buf_puts(&q, ") VALUES (");
     for (size_t i = 0; i < cols->n; i++)
-        sb_str(&q, i ? ",?" : "?");
-    sb_str(&q, ")");
+        rl_buf_puts(&q, i ? ",?" : "?");
+    rl_buf_puts(&q, ")");
     if (q.err)
         return q.err;
-    int rc = sqlite3_prepare_v2(db, q.p, -1, st, NULL) == SQLITE_OK ? RL_OK : db_fail(db, "insert");
-    free(q.p);
+    int rc = sqlite3_prepare_v2(db, q.data, -1, st, NULL) == SQLITE_OK ? RL_OK : db_fail(db, "insert");
+    free(q.data);
     return rc;
 }
 
@@ -402,33 +370,33 @@ static int insert_experiment(sqlite3 *db, const rl_ompl_log *log, sqlite3_int64 
             goto out;
 
     /* "OMPL version 1.6.0" -> "OMPL 1.6.0"; OMPL 1.5's empty version gives "OMPL version" */
-    sbuf vb = {0};
+    rl_buf vb = {0};
     if (log->version_line) {
         char *lib = token_dup(log->version_line, 0), *ver = token_dup(log->version_line, -1);
-        sb_str(&vb, lib ? lib : "");
-        sb_str(&vb, " ");
-        sb_str(&vb, ver ? ver : "");
+        rl_buf_puts(&vb, lib ? lib : "");
+        rl_buf_puts(&vb, " ");
+        rl_buf_puts(&vb, ver ? ver : "");
         free(lib);
         free(ver);
     } else {
-        sb_str(&vb, "OMPL 0.0.0");
+        rl_buf_puts(&vb, "OMPL 0.0.0");
     }
-    version = vb.p;
+    version = vb.data;
     expname = token_dup(log->experiment_line, -1);
     host = token_dup(log->host_line, -1);
     seed = token_dup(log->seed_line, 0);
     {
         rl_strv t = {0};
-        sbuf db_ = {0};
-        sb_str(&db_, "");
+        rl_buf db_ = {0};
+        rl_buf_puts(&db_, "");
         if ((rc = split_ws(log->date_line, &t)) == RL_OK)
             for (size_t i = 2; i < t.n; i++) {
                 if (i > 2)
-                    sb_str(&db_, " ");
-                sb_str(&db_, t.v[i]);
+                    rl_buf_puts(&db_, " ");
+                rl_buf_puts(&db_, t.v[i]);
             }
         rl_strv_free(&t);
-        date = db_.p;
+        date = db_.data;
         if (rc == RL_OK && db_.err)
             rc = db_.err;
     }
@@ -557,11 +525,11 @@ static int declare_columns(sqlite3 *db, const char *table, const rl_strv *decls,
 
 static int insert_planner(sqlite3 *db, const rl_ompl_planner *p, sqlite3_int64 exp_id)
 {
-    sbuf settings = {0};
-    sb_str(&settings, "");
+    rl_buf settings = {0};
+    rl_buf_puts(&settings, "");
     for (size_t i = 0; i < p->common.n; i++) {
-        sb_str(&settings, p->common.v[i]);
-        sb_str(&settings, "\n;");
+        rl_buf_puts(&settings, p->common.v[i]);
+        rl_buf_puts(&settings, "\n;");
     }
     if (settings.err)
         return settings.err;
@@ -578,7 +546,7 @@ static int insert_planner(sqlite3 *db, const rl_ompl_planner *p, sqlite3_int64 e
         goto out;
     }
     sqlite3_bind_text(st, 1, p->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, settings.p, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, settings.data, -1, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW) {
         pid = sqlite3_column_int64(st, 0);
     } else {
@@ -591,7 +559,7 @@ static int insert_planner(sqlite3 *db, const rl_ompl_planner *p, sqlite3_int64 e
         }
         sqlite3_bind_null(st, 1);
         sqlite3_bind_text(st, 2, p->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, settings.p, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, settings.data, -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE) {
             rc = db_fail(db, "insert planner");
             goto out;
@@ -674,7 +642,7 @@ out:
     rl_strv_free(&cols);
     rl_strv_free(&vals);
     free(run_ids);
-    free(settings.p);
+    free(settings.data);
     return rc;
 }
 

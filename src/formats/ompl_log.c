@@ -2,6 +2,7 @@
  * ompl_benchmark_statistics.py accepts (optional lines recognised by the same tokens,
  * universal newlines) and keeps each line, so the database step can repeat the parser's
  * own transformations; the writer emits the grammar OMPL 1.5/1.6 write. */
+#include "core/text.h"
 #include "formats/ompl_log.h"
 
 #include "runlab/error.h"
@@ -512,68 +513,40 @@ int rl_ompl_log_read_file(const char *path, rl_ompl_log *out)
     return rc;
 }
 
-/* Growable output buffer. */
-typedef struct obuf {
-    char *p;
-    size_t len, cap;
-    int err;
-} obuf;
-
-static void put(obuf *b, const char *s, size_t n)
+static void puts_nl(rl_buf *b, const char *s)
 {
-    if (b->err)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->err = rl_error_set(RL_ENOMEM, "out of memory");
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void puts_nl(obuf *b, const char *s)
-{
-    put(b, s, strlen(s));
-    put(b, "\n", 1);
+    rl_buf_put(b, s, strlen(s));
+    rl_buf_put(b, "\n", 1);
 }
 
 /* "<n> <what>" count lines. */
-static void putf(obuf *b, size_t v, const char *what)
+static void putf(rl_buf *b, size_t v, const char *what)
 {
     char tmp[32];
     int n = snprintf(tmp, sizeof tmp, "%zu ", v);
-    put(b, tmp, (size_t)n);
+    rl_buf_put(b, tmp, (size_t)n);
     puts_nl(b, what);
 }
 
-static void put_lines(obuf *b, const rl_strv *s)
+static void put_lines(rl_buf *b, const rl_strv *s)
 {
     for (size_t i = 0; i < s->n; i++)
         puts_nl(b, s->v[i]);
 }
 
-static void put_block(obuf *b, const char *text)
+static void put_block(rl_buf *b, const char *text)
 {
     puts_nl(b, "<<<|");
     size_t n = strlen(text);
-    put(b, text, n);
+    rl_buf_put(b, text, n);
     if (n && text[n - 1] != '\n')
-        put(b, "\n", 1);
+        rl_buf_put(b, "\n", 1);
     puts_nl(b, "|>>>");
 }
 
 int rl_ompl_log_format(const rl_ompl_log *log, char **out, size_t *out_len)
 {
-    obuf b = {0};
+    rl_buf b = {0};
     if (log->version_line)
         puts_nl(&b, log->version_line);
     puts_nl(&b, log->experiment_line);
@@ -613,10 +586,10 @@ int rl_ompl_log_format(const rl_ompl_log *log, char **out, size_t *out_len)
         puts_nl(&b, ".");
     }
     if (b.err) {
-        free(b.p);
+        free(b.data);
         return b.err;
     }
-    *out = b.p;
+    *out = b.data;
     if (out_len)
         *out_len = b.len;
     return RL_OK;
