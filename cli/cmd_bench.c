@@ -1,10 +1,12 @@
 /* `runlab bench`: runs a benchmark described by a YAML spec (built-in planners from
  * examples/ or planner programs), every run in its own process, into a new directory
- * (OMPL log, SQLite database, CSV, console output, manifest.json); `bench import` turns
- * OMPL logs into a database; `bench merge` joins benchmark directories into one. */
+ * (OMPL log, SQLite database, CSV, console output, manifest.json, report.html);
+ * `bench import` turns OMPL logs into a database; `bench merge` joins benchmark
+ * directories into one; `bench report` rewrites a directory's report.html. */
 #include "cli.h"
 
 #include "runlab/bench.h"
+#include "runlab/bench_report.h"
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/json.h"
@@ -36,12 +38,14 @@ static void usage(FILE *out)
             "Usage: runlab bench SPEC.yaml [--out ROOT] [-j N]\n"
             "       runlab bench --resume DIR\n"
             "       runlab bench import LOG... --db OUT.db\n"
-            "       runlab bench merge DIR... --db OUT.db\n\n"
+            "       runlab bench merge DIR... --db OUT.db\n"
+            "       runlab bench report DIR\n\n"
             "Benchmarks motion planners as OMPL's Benchmark does, each run in its own process:\n"
             "a run that crashes, aborts, hangs past max_time or exceeds max_mem is recorded with\n"
             "its own status and costs that run only. Results go to a new directory under ROOT\n"
             "(OMPL log, results.db in OMPL's schema for Planner Arena, results.csv, console/,\n"
-            "manifest.json); its path is the last line of standard output.\n\n"
+            "manifest.json, report.html with figures/); its path is the last line of standard\n"
+            "output. `bench report DIR` rewrites DIR/report.html from DIR/results.json.\n\n"
             "Options:\n"
             "  --out ROOT     where the benchmark directory is created (default: the spec's\n"
             "                 'out', else ./bench-results)\n"
@@ -494,7 +498,7 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
 }
 
 static int run_spec(const spec_src *s, json_object *root, const char *out_opt, long jobs_opt,
-                    const char *resume_dir, bool quiet)
+                    const char *resume_dir, bool quiet, char *report_out, size_t report_cap)
 {
     spec sp;
     int rc = spec_read(s, root, &sp);
@@ -571,6 +575,13 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     char log_name[256];
     if (rc == RL_OK)
         rc = write_outputs(dir, rl_bench_results(b), root, started, log_name, sizeof log_name);
+    /* The report reads results.json back: it sits in the analysis layer, above the
+     * engine, and `bench report DIR` takes the same path. */
+    char report[PATH_MAX];
+    if (rc == RL_OK)
+        rc = rl_bench_report_write(dir, NULL, report, sizeof report);
+    if (rc == RL_OK && report_out)
+        snprintf(report_out, report_cap, "%s", report);
     if (rc == RL_OK) {
         const rl_bench_experiment *e = rl_bench_results(b);
         for (size_t p = 0; p < e->n_planners; p++) {
@@ -671,6 +682,22 @@ static int cmd_import(int argc, char **argv, bool merge)
     return RL_EXIT_OK;
 }
 
+/* `bench report DIR`: (re)writes DIR/report.html and DIR/figures/ from DIR/results.json. */
+static int cmd_report(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return RL_EXIT_OK;
+    }
+    if (argc != 2)
+        return cli_usage_error("bench report", "expected one benchmark directory");
+    char report[PATH_MAX];
+    if (rl_bench_report_write(argv[1], NULL, report, sizeof report) < 0)
+        return cli_fail("bench report", "%s", rl_error_last());
+    printf("%s\n", report);
+    return RL_EXIT_OK;
+}
+
 /* The benchmark part of `runlab demo`: four built-in planners and one that crashes on
  * the maze, written under `out_parent`. */
 int cli_bench_demo(const char *out_parent)
@@ -678,9 +705,9 @@ int cli_bench_demo(const char *out_parent)
     static const char DEMO_SPEC[] = "experiment: demo maze\n"
                                     "problem: maze2d\n"
                                     "seed: 1\n"
-                                    "max_time: 0.5\n"
+                                    "max_time: 0.3\n"
                                     "max_mem: 512\n"
-                                    "runs: 5\n"
+                                    "runs: 8\n"
                                     "parameters: {walls: 5}\n"
                                     "planners:\n"
                                     "  - {name: RRT, planner: rrt}\n"
@@ -692,11 +719,14 @@ int cli_bench_demo(const char *out_parent)
     json_object *root = NULL;
     if (rl_yaml_parse(DEMO_SPEC, sizeof DEMO_SPEC - 1, s.path, &root) < 0)
         return cli_fail("demo", "%s", rl_error_last());
-    printf("Benchmark (runlab bench): 5 planners x 5 runs on a 2-D maze, each run in its own "
+    printf("Benchmark (runlab bench): 5 planners x 8 runs on a 2-D maze, each run in its own "
            "process\n");
     fflush(stdout);
-    int rc = run_spec(&s, root, out_parent, 1, NULL, true);
+    char report[PATH_MAX] = "";
+    int rc = run_spec(&s, root, out_parent, 1, NULL, true, report, sizeof report);
     json_object_put(root);
+    if (rc == RL_EXIT_OK)
+        printf("Benchmark report: %s\n", report);
     return rc;
 }
 
@@ -706,6 +736,8 @@ int cmd_bench(int argc, char **argv)
         return cmd_import(argc - 1, argv + 1, false);
     if (argc >= 2 && strcmp(argv[1], "merge") == 0)
         return cmd_import(argc - 1, argv + 1, true);
+    if (argc >= 2 && strcmp(argv[1], "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
                                          {"jobs", required_argument, NULL, 'j'},
                                          {"resume", required_argument, NULL, 'r'},
@@ -744,7 +776,7 @@ int cmd_bench(int argc, char **argv)
             return cli_fail("bench", "%s: no 'spec' key", path);
         }
         spec_src s = {path, NULL};
-        int r = run_spec(&s, root, NULL, jobs, resume, false);
+        int r = run_spec(&s, root, NULL, jobs, resume, false, NULL, 0);
         json_object_put(saved);
         return r;
     }
@@ -759,7 +791,7 @@ int cmd_bench(int argc, char **argv)
         free(s.text);
         return cli_fail("bench", "%s", rl_error_last());
     }
-    int r = run_spec(&s, root, out, jobs, NULL, false);
+    int r = run_spec(&s, root, out, jobs, NULL, false, NULL, 0);
     json_object_put(root);
     free(s.text);
     return r;

@@ -8,6 +8,7 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/log.h"
+#include "runlab/number.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
 
@@ -784,7 +785,7 @@ static double planner_time_spent(const rl_bench_planner_data *pd)
     for (size_t r = 0; r < pd->n_runs; r++)
         for (size_t i = 0; i < pd->runs[r].n_props; i++)
             if (strcmp(pd->runs[r].props[i].name, "time") == 0)
-                sum += strtod(pd->runs[r].props[i].value, NULL);
+                sum += rl_parse_f64(pd->runs[r].props[i].value, NULL);
     return sum;
 }
 

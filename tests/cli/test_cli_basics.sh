@@ -44,6 +44,9 @@ check "demo names its output directory" out_has "All demo outputs are in $TMP/ru
 check "demo created exactly one output directory" [ "$(ls -d "$TMP"/runlab-demo-* | wc -l)" -eq 1 ]
 check "demo prints the version" out_has "runlab 0."
 check "demo writes nothing to stderr" err_empty
+check "demo prints the benchmark report's path" out_has "/report.html"
+rep=$(sed -n 's/^Benchmark report: //p' <<<"$out")
+check "the benchmark report exists" test -s "$rep"
 
 run demo extra
 check "demo with an argument is a usage error" rc_is 2

@@ -1,0 +1,59 @@
+# report.html of `runlab bench`: written with every benchmark (built-in planners), rewritten
+# by `bench report DIR` and by --resume; sections, CI columns, inline SVG, no network
+# references; figures/ with PNG, SVG and a record each.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$TMP/spec.yaml" <<YAML
+experiment: report check
+problem: maze2d
+seed: 5
+max_time: 0.15
+runs: 6
+time_between_updates: 0.03
+planners:
+  - {name: RRT, planner: rrt}
+  - {name: RRTstar, planner: rrtstar}
+  - {name: PRM, planner: prm}
+  - {name: crash, planner: crash}
+YAML
+run bench "$TMP/spec.yaml" --out "$TMP/res"
+check "benchmark exits 0" rc_is 0
+dir=$(tail -n1 <<<"$out")
+html="$dir/report.html"
+check "report.html written with the benchmark" test -s "$html"
+for s in "Summary" "Solved and status rates" "Time, memory and solution length" \
+    "Best cost over time" "Medians and confidence intervals" \
+    "Rank-sum test of time against the best planner" "Methods"; do
+    check "report has section '$s'" grep -qF "<h2>$s</h2>" "$html"
+done
+for c in "time 95% CI [s]" "memory 95% CI [MB]" "length 95% CI" "p (two-sided)" "best (reference)"; do
+    check "report table has column/cell '$c'" grep -qF "$c" "$html"
+done
+check "three inline SVG figures" test "$(grep -o '<svg' "$html" | wc -l)" -eq 3
+check "no http references but the SVG namespace" \
+    test "$(grep -o 'http' "$html" | wc -l)" -eq "$(grep -o 'xmlns="http://www.w3.org/2000/svg"' "$html" | wc -l)"
+check "no https references" bash -c "! grep -q 'https://' '$html'"
+for f in status distributions best_cost; do
+    for e in png svg yaml; do
+        check "figures/$f.$e exists" test -s "$dir/figures/$f.$e"
+    done
+done
+check "PNG is a PNG" bash -c "head -c 8 '$dir/figures/status.png' | grep -q PNG"
+
+rm -f "$html"
+run bench report "$dir"
+check "bench report exits 0" rc_is 0
+check "bench report prints the report's path" out_has "$html"
+check "bench report rewrote report.html" test -s "$html"
+
+rm -f "$html"
+run bench --resume "$dir"
+check "--resume of a finished benchmark exits 0" rc_is 0
+check "--resume rewrote report.html" test -s "$html"
+
+run bench report "$TMP/nowhere"
+check "bench report of a directory without results fails" rc_is 1
+check "the error names results.json" err_has "results.json"
+run bench report
+check "bench report without DIR is a usage error" rc_is 2
+finish
