@@ -18,6 +18,7 @@ struct command {
 static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
+    {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
     {"version", cmd_version, "print version and build provenance"},
 };
 
