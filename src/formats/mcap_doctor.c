@@ -224,7 +224,14 @@ static void check_chunk(dctx *d, const rl_mcap_record *rec)
     size_t n = 0;
     int owned = 0;
     int rc = rl_mcap_chunk_decompress(ch, d->max_chunk, 1, &buf, &n, &owned);
-    if (rc < 0) {
+    if (rc == RL_ECRC) {
+        /* Reported once; the records are still walked so that the checks which count
+         * them (indexes, statistics) do not report the same damage again. */
+        vio(d, rec->offset, "Chunk record: %s", rl_error_last());
+        rc = rl_mcap_chunk_decompress(ch, d->max_chunk, 0, &buf, &n, &owned);
+        if (rc < 0)
+            return;
+    } else if (rc < 0) {
         if (rc == RL_ENOMEM)
             d->oom = 1;
         vio(d, rec->offset, "Chunk record: %s", rl_error_last());
