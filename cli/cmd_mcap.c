@@ -355,6 +355,11 @@ static int cmd_cat(int argc, char **argv)
         free_opts(&o);
         return cli_fail("mcap", "%s", rl_error_last());
     }
+    if (!rl_mcap_indexed_used_summary(x))
+        fprintf(stderr,
+                "runlab: mcap: %s: warning: no usable summary, file scanned linearly (truncated "
+                "or damaged? see 'runlab mcap doctor')\n",
+                o.pos[0]);
     rl_mcap_query q;
     set_query(&o, &q);
     rl_mcap_message_iter *it = NULL;
