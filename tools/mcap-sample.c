@@ -1,7 +1,7 @@
-/* mcap-sample: writes a small deterministic MCAP recording (3 channels, one schemaless,
- * an attachment and a metadata record) with the runlab writer, for the CLI tests, the
- * fuzz seed corpus and trying `runlab mcap` by hand.
- *   mcap-sample OUT [MESSAGES [none|zstd|lz4 [CHUNK_SIZE|unchunked]]] */
+/* mcap-sample: writes a deterministic MCAP file with runlab's writer, for interoperability
+ * tests with other MCAP readers and for quick experiments. Message i is on channel
+ * 1 + i % 3 (topics /a /b /c), sequence i, log_time (i * 7919 % n) / 2 (out of order, with
+ * ties), publish_time log_time + 1, and 10 + i % 50 bytes with byte k = (i + k) & 255. */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
@@ -15,82 +15,105 @@ static rl_mcap_bytes B(const char *s)
     return b;
 }
 
-static int run(const char *path, unsigned long n, const rl_mcap_writer_options *o)
+static int usage(void)
 {
-    rl_mcap_writer *w = NULL;
-    int rc = rl_mcap_writer_open_path(&w, path, o);
-    if (rc < 0)
-        return rc;
-    rl_mcap_schema s = {1, B("geometry_msgs/Pose"), B("ros2msg"), B("float64 x\nfloat64 y\n")};
-    if ((rc = rl_mcap_writer_add_schema(w, &s)) < 0)
-        goto out;
-    static const char *const topics[] = {"/pose", "/scan", "/log"};
-    for (uint16_t c = 0; c < 3; c++) {
-        rl_mcap_channel ch;
-        memset(&ch, 0, sizeof ch);
-        ch.id = (uint16_t)(c + 1);
-        ch.schema_id = c == 2 ? 0 : 1;
-        ch.topic = B(topics[c]);
-        ch.message_encoding = B(c == 2 ? "json" : "cdr");
-        if ((rc = rl_mcap_writer_add_channel(w, &ch)) < 0)
-            goto out;
-    }
-    rl_mcap_kv kv = {B("robot"), B("sample")};
-    rl_mcap_metadata md = {B("run"), {NULL, 0}, &kv, 1};
-    if ((rc = rl_mcap_writer_add_metadata(w, &md)) < 0)
-        goto out;
-    uint8_t buf[128];
-    for (unsigned long i = 0; i < n; i++) {
-        for (size_t k = 0; k < sizeof buf; k++)
-            buf[k] = (uint8_t)(i * 13 + k * 7);
-        rl_mcap_message m;
-        memset(&m, 0, sizeof m);
-        m.channel_id = (uint16_t)(1 + i % 3);
-        m.sequence = (uint32_t)i;
-        /* 2024-01-01T00:00:00Z plus 10 ms per message */
-        m.log_time = 1704067200000000000ull + (uint64_t)i * 10000000ull;
-        m.publish_time = m.log_time;
-        m.data.data = buf;
-        m.data.len = 8 + i % 100;
-        if ((rc = rl_mcap_writer_add_message(w, &m)) < 0)
-            goto out;
-        if (i == n / 2) {
-            rl_mcap_attachment a;
-            memset(&a, 0, sizeof a);
-            a.log_time = m.log_time;
-            a.name = B("calibration.yaml");
-            a.media_type = B("application/yaml");
-            a.data = B("fx: 525.0\nfy: 525.0\n");
-            if ((rc = rl_mcap_writer_add_attachment(w, &a)) < 0)
-                goto out;
-        }
-    }
-    return rl_mcap_writer_close(w);
-out:
-    rl_mcap_writer_free(w);
-    return rc;
+    fprintf(stderr, "usage: mcap-sample OUT.mcap [--messages N] [--compression none|zstd|lz4]\n"
+                    "                   [--chunk-size BYTES] [--unchunked] [--no-summary]\n");
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 5) {
-        fprintf(stderr, "usage: mcap-sample OUT [MESSAGES [none|zstd|lz4 [CHUNK_SIZE|unchunked]]]\n");
-        return 2;
-    }
+    if (argc < 2)
+        return usage();
     rl_mcap_writer_options o;
     rl_mcap_writer_options_default(&o);
-    unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 100;
-    if (argc > 3)
-        o.compression = strcmp(argv[3], "none") == 0  ? RL_MCAP_COMPRESSION_NONE
-                        : strcmp(argv[3], "lz4") == 0 ? RL_MCAP_COMPRESSION_LZ4
-                                                      : RL_MCAP_COMPRESSION_ZSTD;
-    if (argc > 4) {
-        if (strcmp(argv[4], "unchunked") == 0)
+    o.library = "runlab mcap-sample";
+    unsigned long n = 1000;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--messages") == 0 && v) {
+            n = strtoul(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--chunk-size") == 0 && v) {
+            o.chunk_size = strtoull(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--compression") == 0 && v) {
+            if (strcmp(v, "none") == 0)
+                o.compression = RL_MCAP_COMPRESSION_NONE;
+            else if (strcmp(v, "zstd") == 0)
+                o.compression = RL_MCAP_COMPRESSION_ZSTD;
+            else if (strcmp(v, "lz4") == 0)
+                o.compression = RL_MCAP_COMPRESSION_LZ4;
+            else
+                return usage();
+            i++;
+        } else if (strcmp(a, "--unchunked") == 0) {
             o.use_chunks = 0;
-        else
-            o.chunk_size = strtoull(argv[4], NULL, 10);
+        } else if (strcmp(a, "--no-summary") == 0) {
+            o.chunk_index = o.statistics = o.repeated_schemas = o.repeated_channels = 0;
+            o.attachment_index = o.metadata_index = o.summary_offsets = 0;
+        } else {
+            return usage();
+        }
     }
-    int rc = run(argv[1], n, &o);
+    if (n == 0)
+        n = 1;
+    rl_mcap_writer *w = NULL;
+    int rc = rl_mcap_writer_open_path(&w, argv[1], &o);
+    rl_mcap_schema s = {1, B("sample/Bytes"), B("jsonschema"), B("{\"type\":\"object\"}")};
+    if (rc == RL_OK)
+        rc = rl_mcap_writer_add_schema(w, &s);
+    static const char *const topics[] = {"/a", "/b", "/c"};
+    for (uint16_t c = 0; c < 3 && rc == RL_OK; c++) {
+        rl_mcap_kv kv = {B("origin"), B("mcap-sample")};
+        rl_mcap_channel ch;
+        memset(&ch, 0, sizeof ch);
+        ch.id = (uint16_t)(c + 1);
+        ch.schema_id = 1;
+        ch.topic = B(topics[c]);
+        ch.message_encoding = B("json");
+        ch.metadata_kv = &kv;
+        ch.metadata_kv_count = 1;
+        rc = rl_mcap_writer_add_channel(w, &ch);
+    }
+    uint8_t buf[64];
+    for (unsigned long i = 0; i < n && rc == RL_OK; i++) {
+        rl_mcap_message m;
+        m.channel_id = (uint16_t)(1 + i % 3);
+        m.sequence = (uint32_t)i;
+        m.log_time = (uint64_t)(i * 7919 % n) / 2;
+        m.publish_time = m.log_time + 1;
+        size_t len = 10 + i % 50;
+        for (size_t k = 0; k < len; k++)
+            buf[k] = (uint8_t)((i + k) & 255);
+        m.data.data = buf;
+        m.data.len = len;
+        rc = rl_mcap_writer_add_message(w, &m);
+        if (rc == RL_OK && i == n / 2) {
+            rl_mcap_attachment a;
+            memset(&a, 0, sizeof a);
+            a.log_time = 5;
+            a.name = B("notes.txt");
+            a.media_type = B("text/plain");
+            a.data = B("sample attachment");
+            rc = rl_mcap_writer_add_attachment(w, &a);
+            rl_mcap_kv kv = {B("robot"), B("r1")};
+            rl_mcap_metadata md;
+            memset(&md, 0, sizeof md);
+            md.name = B("run");
+            md.metadata_kv = &kv;
+            md.metadata_kv_count = 1;
+            if (rc == RL_OK)
+                rc = rl_mcap_writer_add_metadata(w, &md);
+        }
+    }
+    if (rc == RL_OK) {
+        rc = rl_mcap_writer_close(w);
+        w = NULL;
+    }
+    rl_mcap_writer_free(w);
     if (rc < 0) {
         fprintf(stderr, "mcap-sample: %s\n", rl_error_last());
         return 1;

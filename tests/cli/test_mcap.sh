@@ -1,10 +1,10 @@
 # `runlab mcap` as users run it: info, cat (lines, filters, --json), doctor, recover and
-# filter on recordings made by tools/mcap-sample; exit codes 0/1/2, errors naming byte
+# filter on recordings made by tools/mcap-robot-sample; exit codes 0/1/2, errors naming byte
 # offsets, and outputs that never overwrite an existing file.
 . "$(dirname "$0")/lib.sh"
-SAMPLE="${RUNLAB_BIN}/mcap-sample"
+SAMPLE="${RUNLAB_BIN}/mcap-robot-sample"
 F="$TMP/s.mcap"
-"$SAMPLE" "$F" 300 zstd 2048 || { echo "FAIL: mcap-sample"; exit 1; }
+"$SAMPLE" "$F" 300 zstd 2048 || { echo "FAIL: mcap-robot-sample"; exit 1; }
 
 run mcap --help
 check "mcap --help exits 0" rc_is 0
