@@ -375,9 +375,11 @@ static int cmd_cat(int argc, char **argv)
                 rc = cli_fail("mcap", "%s: %s", o.pos[0], rl_error_last());
                 continue;
             }
+            /* A message whose channel the file never defines has no topic. */
+            rl_mcap_bytes topic = ch ? ch->topic : (rl_mcap_bytes){(const uint8_t *)"", 0};
             if (!o.json) {
                 printf("%" PRIu64 " %.*s seq=%" PRIu32 " publish=%" PRIu64 " size=%zu\n",
-                       m.log_time, (int)ch->topic.len, (const char *)ch->topic.data, m.sequence,
+                       m.log_time, (int)topic.len, (const char *)topic.data, m.sequence,
                        m.publish_time, m.data.len);
                 continue;
             }
@@ -388,7 +390,7 @@ static int cmd_cat(int argc, char **argv)
             }
             rl_json_begin_object(j);
             rl_json_key(j, "topic");
-            rl_json_string_n(j, (const char *)ch->topic.data, ch->topic.len);
+            rl_json_string_n(j, (const char *)topic.data, topic.len);
             rl_json_key(j, "channel_id");
             rl_json_uint64(j, m.channel_id);
             rl_json_key(j, "log_time");
@@ -649,6 +651,8 @@ static int run_filter(const opts *o, const uint8_t *data, size_t len, int fd, ui
             rc = n;
             break;
         }
+        if (!ch)
+            continue; /* its channel is never defined: it cannot be written */
         rc = filter_channel(&s, ch);
         if (rc == RL_OK)
             rc = rl_mcap_writer_add_message(s.w, &m);

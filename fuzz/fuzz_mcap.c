@@ -66,7 +66,7 @@ static void drain(rl_mcap_indexed *x, const rl_mcap_query *q)
          steps++) {
         if (rc < 0)
             continue; /* a damaged chunk; iteration goes on past it */
-        CHECK(ch != NULL && ch->id == m.channel_id);
+        CHECK(ch == NULL || ch->id == m.channel_id); /* NULL: channel never defined */
         if (q && (m.log_time < q->start_time || m.log_time > q->end_time))
             CHECK(0);
         if (have && !(q && q->reverse))

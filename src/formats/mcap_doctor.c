@@ -46,7 +46,8 @@ typedef struct def {
 
 typedef struct named_ref {
     uint64_t offset, length, log_time, create_time, data_size;
-    char *name, *media_type;
+    char *name, *media_type; /* NUL-terminated for messages; may hold NULs */
+    size_t name_len, media_len;
 } named_ref;
 
 enum section { SEC_DATA, SEC_SUMMARY, SEC_OFFSETS, SEC_END };
@@ -435,9 +436,8 @@ static void check_chunk_index(dctx *d, const rl_mcap_record *rec)
             (unsigned long long)total);
 }
 
-static int bytes_eq(rl_mcap_bytes b, const char *s)
+static int bytes_eq(rl_mcap_bytes b, const char *s, size_t n)
 {
-    size_t n = s ? strlen(s) : 0;
     return b.len == n && (n == 0 || memcmp(b.data, s, n) == 0);
 }
 
@@ -461,6 +461,8 @@ static void remember_named(dctx *d, named_ref **arr, size_t *count, size_t *cap,
     if (name.len)
         memcpy(e->name, name.data, name.len);
     e->name[name.len] = '\0';
+    e->name_len = name.len;
+    e->media_len = media.len;
     if (media.len)
         memcpy(e->media_type, media.data, media.len);
     e->media_type[media.len] = '\0';
@@ -491,8 +493,8 @@ static void check_attachment_index(dctx *d, const rl_mcap_record *rec)
         return;
     }
     if (x->length != a->length || x->log_time != a->log_time || x->create_time != a->create_time ||
-        x->data_size != a->data_size || !bytes_eq(x->name, a->name) ||
-        !bytes_eq(x->media_type, a->media_type))
+        x->data_size != a->data_size || !bytes_eq(x->name, a->name, a->name_len) ||
+        !bytes_eq(x->media_type, a->media_type, a->media_len))
         vio(d, rec->offset,
             "AttachmentIndex record: fields differ from the Attachment at %llu ('%s')",
             (unsigned long long)a->offset, a->name);
@@ -508,7 +510,7 @@ static void check_metadata_index(dctx *d, const rl_mcap_record *rec)
             (unsigned long long)x->offset);
         return;
     }
-    if (x->length != m->length || !bytes_eq(x->name, m->name))
+    if (x->length != m->length || !bytes_eq(x->name, m->name, m->name_len))
         vio(d, rec->offset, "MetadataIndex record: length or name differ from the Metadata at %llu",
             (unsigned long long)m->offset);
 }
