@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 enum {
     OUT_FLUSH_AT = 64 * 1024, /* output buffer is written once it holds this much */
@@ -346,7 +347,13 @@ static int close_chunk(rl_mcap_writer *w)
         if (rc == RL_OK)
             rc = drain(w);
         if (rc == RL_OK) {
-            account(w, recs, recs_len);
+            /* Uncompressed records were just CRC'd for the chunk: extend the data-section
+             * CRC arithmetically instead of reading them a second time. */
+            if (w->phase == PHASE_DATA && ch->uncompressed_crc != 0 && recs == w->chunk.data)
+                w->data_crc = (uint32_t)crc32_combine(w->data_crc, ch->uncompressed_crc,
+                                                      (z_off_t)recs_len);
+            else
+                account(w, recs, recs_len);
             rc = write_all(w, recs, recs_len);
         }
         chunk_len = n;
