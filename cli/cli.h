@@ -26,6 +26,7 @@ int cmd_bench(int argc, char **argv);
 /* The benchmark demonstration of `runlab demo` (cmd_bench.c); writes under out_parent. */
 int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);
+int cmd_mcap(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_explore(int argc, char **argv);

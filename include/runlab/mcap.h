@@ -436,6 +436,92 @@ int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel);
 void rl_mcap_message_iter_free(rl_mcap_message_iter *it);
 
+/* ---- Recovery ---------------------------------------------------------------------- */
+
+/* One stretch of the input that recovery (or doctor) could not use. */
+typedef struct rl_mcap_lost_range {
+    uint64_t offset, length; /* bytes [offset, offset + length) of the input */
+    char what[240];          /* why: the reader's error ("byte 4096: Chunk record: ...") */
+} rl_mcap_lost_range;
+
+/* What rl_mcap_recover kept and lost. Free with rl_mcap_recover_report_free. */
+typedef struct rl_mcap_recover_report {
+    uint64_t input_size, output_size;
+    int input_complete; /* 1: the input had a footer and closing magic and no damage */
+    uint64_t messages_kept, chunks_read, schemas_kept, channels_kept, attachments_kept,
+        metadata_kept;
+    uint64_t chunks_lost, attachments_lost, metadata_lost;
+    /* Messages known to be lost: those listed by the message indexes of lost chunks, and
+     * messages whose channel was never defined. A chunk cut off by truncation has no
+     * index after it; its messages show only in bytes_lost. */
+    uint64_t messages_lost;
+    uint64_t bytes_lost; /* total length of `lost` */
+    rl_mcap_lost_range *lost;
+    size_t lost_count;
+} rl_mcap_recover_report;
+
+typedef struct rl_mcap_recover_options {
+    /* Writer options for the output. NULL: the defaults, except that compression and
+     * chunk size follow the input's first intact chunk (unchunked input stays unchunked),
+     * and the Header's profile and library are kept. */
+    const rl_mcap_writer_options *writer;
+    uint64_t max_chunk_size; /* largest uncompressed chunk accepted; 0 = 4 GiB */
+    /* Called now and then with the input bytes processed (of input_size); may be NULL. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} rl_mcap_recover_options;
+
+/* Rewrites the MCAP file at `in_path` (truncated, killed mid-write, or damaged anywhere)
+ * as a complete file on `out_fd` (not closed): every record that can be read intact is
+ * kept in file order (schemas, channels, messages of every chunk whose CRC and framing
+ * are good, attachments, metadata), and message indexes, chunk indexes, statistics,
+ * summary and footer are rebuilt. Damaged regions are skipped by resynchronising on the
+ * next well-formed record; each one is listed in `report` (may be NULL) with its byte
+ * range and the reason. Schemas and channels are collected from the whole input first,
+ * so messages whose Channel record sits in a lost chunk are kept when the channel is
+ * defined elsewhere (for example in the summary). `opts` may be NULL. Errors: RL_EPARSE
+ * (not an MCAP file: no leading magic), RL_EIO/RL_ENOSPC (writing), RL_ENOMEM. A damaged
+ * input is not an error. */
+int rl_mcap_recover_fd(const char *in_path, int out_fd, const rl_mcap_recover_options *opts,
+                       rl_mcap_recover_report *report);
+/* Same on `len` borrowed bytes. */
+int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
+                        const rl_mcap_recover_options *opts, rl_mcap_recover_report *report);
+/* Frees the report's lists; the struct itself is the caller's. NULL is ignored. */
+void rl_mcap_recover_report_free(rl_mcap_recover_report *report);
+
+/* ---- Doctor ------------------------------------------------------------------------ */
+
+/* One broken invariant, at byte `offset` of the file (of the record concerned). */
+typedef struct rl_mcap_violation {
+    uint64_t offset;
+    char what[240]; /* "Statistics record: message_count 10, but 12 messages in the file" */
+} rl_mcap_violation;
+
+typedef struct rl_mcap_doctor_report {
+    rl_mcap_violation *violations; /* in the order found; free with rl_mcap_doctor_report_free */
+    size_t count;
+    size_t dropped; /* violations beyond the first 1000, counted but not kept */
+    uint64_t messages, chunks, records;
+} rl_mcap_doctor_report;
+
+/* Checks a whole file against the specification's invariants: magic at both ends, Header
+ * first and Footer last; record placement (DataEnd ends the data section; only Schema,
+ * Channel and Message inside chunks; only summary records in the summary; message
+ * indexes right after their chunk; a channel before its messages, a schema before its
+ * channels); every CRC (chunk, attachment, data section, summary); each chunk's times
+ * and sizes; every message index entry against the message it points to and the counts
+ * per channel; every chunk index against its chunk and message indexes; attachment and
+ * metadata indexes; the statistics (every count, start and end times, messages per
+ * channel); summary offsets against the groups they describe; repeated schemas and
+ * channels against the data section; footer offsets. Unreadable stretches are reported
+ * and skipped. Returns RL_OK with `report` filled (count 0 means healthy), or RL_ENOENT /
+ * RL_EIO (cannot open) / RL_ENOMEM. */
+int rl_mcap_doctor(const char *path, rl_mcap_doctor_report *report);
+/* Same on `len` borrowed bytes. */
+int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *report);
+void rl_mcap_doctor_report_free(rl_mcap_doctor_report *report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -61,4 +61,16 @@ int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t l
 /* Compression name as written in Chunk records. */
 const char *mcap_compression_name(rl_mcap_compression c);
 
+/* Damage handling shared by recover and doctor (mcap_recover.c). */
+
+/* 1 when a well-formed top-level record starts at `pos` (known opcode other than
+ * Header, length within the file, body parses, and what follows is another plausible
+ * record prefix, the closing magic or the end of the file; a Chunk must also decompress
+ * and match its CRC). */
+int mcap_record_plausible_at(const uint8_t *data, size_t len, size_t pos, uint64_t max_chunk);
+
+/* Where to continue after the top-level record at `at` failed: past it when its framing
+ * is intact (a CRC or body error), else the next plausible record after `at`, else `len`. */
+size_t mcap_resync(const uint8_t *data, size_t len, size_t at, uint64_t max_chunk);
+
 #endif

@@ -1,0 +1,147 @@
+/* libFuzzer target for the MCAP readers, doctor and recovery: the streamed reader (chunks
+ * expanded, and raw with resynchronisation past errors), the indexed reader (forward,
+ * reverse, a time and topic query), the doctor, and recover — whose output must be a file
+ * the doctor finds clean and that holds exactly the messages recovery says it kept. */
+#include "runlab/error.h"
+#include "runlab/mcap.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,       \
+                    __LINE__, #cond, rl_error_last());                                   \
+            abort();                                                                     \
+        }                                                                                \
+    } while (0)
+
+enum { MAX_CHUNK = 16 << 20 };
+
+static void streamed(const uint8_t *data, size_t size, rl_mcap_chunk_mode mode)
+{
+    rl_mcap_reader_options o;
+    rl_mcap_reader_options_default(&o);
+    o.chunks = mode;
+    o.max_chunk_size = MAX_CHUNK;
+    rl_mcap_reader *r = NULL;
+    CHECK(rl_mcap_reader_open_mem(&r, data, size, &o) == RL_OK);
+    rl_mcap_record rec;
+    for (int steps = 0; steps < 100000; steps++) {
+        int rc = rl_mcap_reader_next(r, &rec);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            CHECK(rl_error_last()[0] != '\0');
+            uint64_t at = rl_mcap_reader_offset(r);
+            if (mode != RL_MCAP_CHUNKS_RAW || at + 1 >= size || at < 8)
+                break;
+            CHECK(rl_mcap_reader_seek(r, at + 1) == RL_OK); /* crawl past the damage */
+            continue;
+        }
+        CHECK(rec.body.len <= size);
+        if (rec.chunk_offset == RL_MCAP_NO_CHUNK)
+            CHECK(rec.offset < size);
+    }
+    rl_mcap_reader_close(r);
+}
+
+static void drain(rl_mcap_indexed *x, const rl_mcap_query *q)
+{
+    rl_mcap_message_iter *it = NULL;
+    if (rl_mcap_indexed_messages(x, q, &it) != RL_OK)
+        return;
+    rl_mcap_message m;
+    const rl_mcap_channel *ch = NULL;
+    uint64_t last = 0;
+    int have = 0, rc;
+    for (int steps = 0; steps < 100000 && (rc = rl_mcap_message_iter_next(it, &m, &ch)) != 0;
+         steps++) {
+        if (rc < 0)
+            continue; /* a damaged chunk; iteration goes on past it */
+        CHECK(ch == NULL || ch->id == m.channel_id); /* NULL: channel never defined */
+        if (q && (m.log_time < q->start_time || m.log_time > q->end_time))
+            CHECK(0);
+        if (have && !(q && q->reverse))
+            CHECK(m.log_time >= last);
+        if (have && q && q->reverse)
+            CHECK(m.log_time <= last);
+        last = m.log_time;
+        have = 1;
+    }
+    rl_mcap_message_iter_free(it);
+}
+
+static void indexed(const uint8_t *data, size_t size)
+{
+    rl_mcap_indexed *x = NULL;
+    if (rl_mcap_indexed_open_mem(&x, data, size, MAX_CHUNK) != RL_OK)
+        return;
+    rl_mcap_query q;
+    rl_mcap_query_default(&q);
+    drain(x, &q);
+    q.reverse = 1;
+    drain(x, &q);
+    const rl_mcap_channel *chans = NULL;
+    size_t n = rl_mcap_indexed_channels(x, &chans);
+    char topic[64] = "";
+    if (n && chans[0].topic.len < sizeof topic)
+        memcpy(topic, chans[0].topic.data, chans[0].topic.len), topic[chans[0].topic.len] = 0;
+    const char *topics[1] = {topic};
+    rl_mcap_query_default(&q);
+    q.start_time = 10;
+    q.end_time = UINT64_MAX / 2;
+    q.topics = topics;
+    q.topic_count = 1;
+    drain(x, &q);
+    rl_mcap_indexed_close(x);
+}
+
+static void recover_and_check(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("fuzz-mcap", MFD_CLOEXEC);
+    CHECK(fd >= 0);
+    rl_mcap_recover_options o;
+    memset(&o, 0, sizeof o);
+    o.max_chunk_size = MAX_CHUNK;
+    rl_mcap_recover_report rep;
+    int rc = rl_mcap_recover_mem(data, size, fd, &o, &rep);
+    if (rc == RL_OK) {
+        off_t len = lseek(fd, 0, SEEK_END);
+        CHECK(len > 0 && (uint64_t)len == rep.output_size);
+        uint8_t *out = malloc((size_t)len);
+        CHECK(out && pread(fd, out, (size_t)len, 0) == len);
+        rl_mcap_doctor_report dr;
+        CHECK(rl_mcap_doctor_mem(out, (size_t)len, &dr) == RL_OK);
+        if (dr.count)
+            fprintf(stderr, "recovered file: byte %llu: %s\n",
+                    (unsigned long long)dr.violations[0].offset, dr.violations[0].what);
+        CHECK(dr.count == 0 && dr.dropped == 0);
+        CHECK(dr.messages == rep.messages_kept);
+        rl_mcap_doctor_report_free(&dr);
+        free(out);
+        rl_mcap_recover_report_free(&rep);
+    } else {
+        CHECK(rc == RL_EPARSE || rc == RL_ENOMEM);
+    }
+    close(fd);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    streamed(data, size, RL_MCAP_CHUNKS_EXPAND);
+    streamed(data, size, RL_MCAP_CHUNKS_RAW);
+    indexed(data, size);
+    rl_mcap_doctor_report dr;
+    if (rl_mcap_doctor_mem(data, size, &dr) == RL_OK)
+        rl_mcap_doctor_report_free(&dr);
+    recover_and_check(data, size);
+    return 0;
+}

@@ -1,0 +1,548 @@
+/* MCAP recovery: rewrites a truncated or damaged file through the writer, keeping every
+ * record that reads intact and rebuilding indexes, statistics and summary; damaged
+ * stretches are skipped by resynchronising on the next well-formed record and reported
+ * with their byte ranges. Also the resynchronisation helpers the doctor shares. */
+#include "mcap_internal.h"
+
+#include "runlab/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcap_map.h"
+
+enum { NIDS = 65536, MAX_LOST_ENTRIES = 10000, PROGRESS_EVERY = 256 };
+
+/* ---- Resynchronisation -------------------------------------------------------------- */
+
+static int magic_at(const uint8_t *data, size_t len, size_t pos)
+{
+    return len - pos >= RL_MCAP_MAGIC_LEN && memcmp(data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
+}
+
+/* A record prefix that could start a record: known opcode and a length that fits. */
+static int prefix_plausible(const uint8_t *data, size_t len, size_t pos)
+{
+    if (len - pos < RL_MCAP_RECORD_PREFIX)
+        return 0;
+    uint8_t op = data[pos];
+    if (op < RL_MCAP_OP_FOOTER || op > RL_MCAP_OP_DATA_END)
+        return 0;
+    return mcap_rd64(data + pos + 1) <= len - pos - RL_MCAP_RECORD_PREFIX;
+}
+
+/* What follows a record: another record, the closing magic, the end, or a cut prefix. */
+static int follower_plausible(const uint8_t *data, size_t len, size_t next)
+{
+    return next == len || len - next < RL_MCAP_RECORD_PREFIX || magic_at(data, len, next) ||
+           prefix_plausible(data, len, next);
+}
+
+int mcap_record_plausible_at(const uint8_t *data, size_t len, size_t pos, uint64_t max_chunk)
+{
+    if (pos >= len || !prefix_plausible(data, len, pos))
+        return 0;
+    uint8_t op = data[pos];
+    size_t blen = (size_t)mcap_rd64(data + pos + 1);
+    size_t next = pos + RL_MCAP_RECORD_PREFIX + blen;
+    if (op == RL_MCAP_OP_FOOTER ? !magic_at(data, len, next)
+                                : !follower_plausible(data, len, next))
+        return 0;
+    rl_mcap_record rec;
+    if (rl_mcap_record_parse(op, data + pos + RL_MCAP_RECORD_PREFIX, blen, &rec) < 0)
+        return 0;
+    if (op == RL_MCAP_OP_CHUNK) {
+        const uint8_t *buf = NULL;
+        size_t n = 0;
+        int owned = 0;
+        if (rl_mcap_chunk_decompress(&rec.u.chunk, max_chunk, 1, &buf, &n, &owned) < 0)
+            return 0;
+        if (owned)
+            free((void *)buf);
+    }
+    return 1;
+}
+
+size_t mcap_resync(const uint8_t *data, size_t len, size_t at, uint64_t max_chunk)
+{
+    if (at >= len)
+        return len;
+    if (prefix_plausible(data, len, at)) {
+        size_t next = at + RL_MCAP_RECORD_PREFIX + (size_t)mcap_rd64(data + at + 1);
+        if (follower_plausible(data, len, next))
+            return next;
+    }
+    for (size_t p = at + 1; p + RL_MCAP_RECORD_PREFIX <= len; p++)
+        if (mcap_record_plausible_at(data, len, p, max_chunk))
+            return p;
+    return len;
+}
+
+/* ---- Recovery ----------------------------------------------------------------------- */
+
+typedef struct owned_rec {
+    uint8_t *mem;
+    rl_mcap_record rec;
+} owned_rec;
+
+typedef struct rctx {
+    const uint8_t *data;
+    size_t len;
+    uint64_t max_chunk;
+    const rl_mcap_recover_options *opts;
+    rl_mcap_recover_report *rep;
+    int pass; /* 1: collect schemas and channels; 2: write */
+    owned_rec **schemas, **channels; /* by id, first definition wins */
+    uint8_t *schema_added, *channel_added, *unknown_reported;
+    int saw_chunk, saw_top_message;
+    rl_mcap_compression first_comp;
+    uint64_t max_usize;
+    char *profile, *library;
+    rl_mcap_writer *w;
+    int last_chunk_lost, saw_footer;
+    uint64_t records;
+} rctx;
+
+static int own(const rl_mcap_record *in, owned_rec **out)
+{
+    size_t n = rl_mcap_record_encode(in, NULL, 0);
+    owned_rec *o = calloc(1, sizeof *o);
+    uint8_t *mem = malloc(n);
+    if (!o || !mem) {
+        free(o);
+        free(mem);
+        return rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
+    }
+    rl_mcap_record_encode(in, mem, n);
+    o->mem = mem;
+    int rc = rl_mcap_record_parse(in->opcode, mem + RL_MCAP_RECORD_PREFIX,
+                                  n - RL_MCAP_RECORD_PREFIX, &o->rec);
+    if (rc < 0) {
+        free(mem);
+        free(o);
+        return rc;
+    }
+    *out = o;
+    return RL_OK;
+}
+
+static char *dup_bytes(rl_mcap_bytes b)
+{
+    char *s = malloc(b.len + 1);
+    if (s) {
+        if (b.len)
+            memcpy(s, b.data, b.len);
+        s[b.len] = '\0';
+    }
+    return s;
+}
+
+static int note_loss(rctx *c, uint64_t offset, uint64_t length, const char *why)
+{
+    rl_mcap_recover_report *r = c->rep;
+    r->bytes_lost += length;
+    if (r->lost_count >= MAX_LOST_ENTRIES)
+        return RL_OK;
+    if ((r->lost_count & (r->lost_count - 1)) == 0) { /* grow at powers of two */
+        size_t ncap = r->lost_count ? r->lost_count * 2 : 8;
+        rl_mcap_lost_range *p = realloc(r->lost, ncap * sizeof *p);
+        if (!p)
+            return rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
+        r->lost = p;
+    }
+    rl_mcap_lost_range *e = &r->lost[r->lost_count++];
+    e->offset = offset;
+    e->length = length;
+    snprintf(e->what, sizeof e->what, "%s", why);
+    return RL_OK;
+}
+
+static int ensure_schema(rctx *c, uint16_t id)
+{
+    if (c->schema_added[id])
+        return 1;
+    if (!c->schemas[id])
+        return 0;
+    int rc = rl_mcap_writer_add_schema(c->w, &c->schemas[id]->rec.u.schema);
+    if (rc < 0)
+        return rc;
+    c->schema_added[id] = 1;
+    c->rep->schemas_kept++;
+    return 1;
+}
+
+/* Adds channel `id` (and its schema) to the output: 1 done, 0 impossible, <0 error. */
+static int ensure_channel(rctx *c, uint16_t id)
+{
+    if (c->channel_added[id])
+        return 1;
+    owned_rec *ch = c->channels[id];
+    if (!ch)
+        return 0;
+    uint16_t sid = ch->rec.u.channel.schema_id;
+    if (sid != 0) {
+        int rc = ensure_schema(c, sid);
+        if (rc <= 0)
+            return rc;
+    }
+    int rc = rl_mcap_writer_add_channel(c->w, &ch->rec.u.channel);
+    if (rc < 0)
+        return rc;
+    c->channel_added[id] = 1;
+    c->rep->channels_kept++;
+    return 1;
+}
+
+/* A Schema, Channel or Message, at the top level or inside a chunk. */
+static int handle_data(rctx *c, const rl_mcap_record *rec, uint64_t offset)
+{
+    if (rec->opcode == RL_MCAP_OP_SCHEMA) {
+        uint16_t id = rec->u.schema.id;
+        if (c->pass == 1)
+            return id == 0 || c->schemas[id] ? RL_OK : own(rec, &c->schemas[id]);
+        int rc = id ? ensure_schema(c, id) : 0;
+        return rc < 0 ? rc : RL_OK;
+    }
+    if (rec->opcode == RL_MCAP_OP_CHANNEL) {
+        uint16_t id = rec->u.channel.id;
+        if (c->pass == 1)
+            return c->channels[id] ? RL_OK : own(rec, &c->channels[id]);
+        int rc = ensure_channel(c, id);
+        return rc < 0 ? rc : RL_OK;
+    }
+    if (rec->opcode != RL_MCAP_OP_MESSAGE || c->pass == 1)
+        return RL_OK;
+    uint16_t id = rec->u.message.channel_id;
+    int rc = ensure_channel(c, id);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        c->rep->messages_lost++;
+        if (c->unknown_reported[id])
+            return RL_OK;
+        c->unknown_reported[id] = 1;
+        char why[200];
+        if (c->channels[id])
+            snprintf(why, sizeof why,
+                     "byte %llu: messages on channel %u dropped: its schema %u is never defined",
+                     (unsigned long long)offset, id, c->channels[id]->rec.u.channel.schema_id);
+        else
+            snprintf(why, sizeof why,
+                     "byte %llu: messages on channel %u dropped: the channel is never defined",
+                     (unsigned long long)offset, id);
+        return note_loss(c, offset, 0, why);
+    }
+    rc = rl_mcap_writer_add_message(c->w, &rec->u.message);
+    if (rc == RL_OK)
+        c->rep->messages_kept++;
+    return rc;
+}
+
+static int handle_chunk(rctx *c, const rl_mcap_record *rec)
+{
+    const rl_mcap_chunk *ch = &rec->u.chunk;
+    uint64_t total = RL_MCAP_RECORD_PREFIX + (uint64_t)rec->body.len;
+    const uint8_t *buf = NULL;
+    size_t n = 0;
+    int owned = 0;
+    int rc = rl_mcap_chunk_decompress(ch, c->max_chunk, 1, &buf, &n, &owned);
+    if (rc < 0) {
+        if (rc == RL_ENOMEM)
+            return rc;
+        c->last_chunk_lost = 1;
+        if (c->pass == 1)
+            return RL_OK;
+        c->rep->chunks_lost++;
+        rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)rec->offset);
+        return note_loss(c, rec->offset, total, rl_error_last());
+    }
+    c->last_chunk_lost = 0;
+    if (c->pass == 1 && !c->saw_chunk) {
+        c->saw_chunk = 1;
+        c->first_comp = ch->compression.len == 4 && memcmp(ch->compression.data, "zstd", 4) == 0
+                            ? RL_MCAP_COMPRESSION_ZSTD
+                        : ch->compression.len == 3 && memcmp(ch->compression.data, "lz4", 3) == 0
+                            ? RL_MCAP_COMPRESSION_LZ4
+                            : RL_MCAP_COMPRESSION_NONE;
+    }
+    if (c->pass == 1 && n > c->max_usize)
+        c->max_usize = n;
+    if (c->pass == 2)
+        c->rep->chunks_read++;
+    size_t pos = 0;
+    rl_mcap_record in;
+    for (;;) {
+        size_t at = pos;
+        rc = rl_mcap_records_next(buf, n, &pos, &in);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            if (c->pass == 2) {
+                rl_error_prefix(rc, "byte %llu: inside Chunk record at records offset %zu",
+                                (unsigned long long)rec->offset, at);
+                rc = note_loss(c, rec->offset, total, rl_error_last());
+            } else {
+                rc = RL_OK;
+            }
+            break;
+        }
+        rc = handle_data(c, &in, rec->offset);
+        if (rc < 0)
+            break;
+    }
+    if (owned)
+        free((void *)buf);
+    return rc < 0 ? rc : RL_OK;
+}
+
+static int handle_top(rctx *c, const rl_mcap_record *rec)
+{
+    switch (rec->opcode) {
+    case RL_MCAP_OP_HEADER:
+        if (c->pass == 1 && !c->profile) {
+            c->profile = dup_bytes(rec->u.header.profile);
+            c->library = dup_bytes(rec->u.header.library);
+            if (!c->profile || !c->library)
+                return rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
+        }
+        return RL_OK;
+    case RL_MCAP_OP_SCHEMA:
+    case RL_MCAP_OP_CHANNEL:
+        return handle_data(c, rec, rec->offset);
+    case RL_MCAP_OP_MESSAGE:
+        c->saw_top_message = 1;
+        return handle_data(c, rec, rec->offset);
+    case RL_MCAP_OP_CHUNK:
+        return handle_chunk(c, rec);
+    case RL_MCAP_OP_MESSAGE_INDEX:
+        if (c->pass == 2 && c->last_chunk_lost)
+            c->rep->messages_lost += rec->u.message_index.count;
+        return RL_OK;
+    case RL_MCAP_OP_ATTACHMENT:
+        if (c->pass == 2) {
+            int rc = rl_mcap_writer_add_attachment(c->w, &rec->u.attachment);
+            if (rc == RL_OK)
+                c->rep->attachments_kept++;
+            return rc;
+        }
+        return RL_OK;
+    case RL_MCAP_OP_METADATA:
+        if (c->pass == 2) {
+            int rc = rl_mcap_writer_add_metadata(c->w, &rec->u.metadata);
+            if (rc == RL_OK)
+                c->rep->metadata_kept++;
+            return rc;
+        }
+        return RL_OK;
+    case RL_MCAP_OP_FOOTER:
+        c->saw_footer = 1;
+        return RL_OK;
+    default:
+        return RL_OK; /* indexes, statistics, summary: rebuilt by the writer */
+    }
+}
+
+/* Records that only describe others: losing them loses no data. */
+static int is_index_op(uint8_t op)
+{
+    return op == RL_MCAP_OP_FOOTER || op == RL_MCAP_OP_MESSAGE_INDEX ||
+           op == RL_MCAP_OP_CHUNK_INDEX || op == RL_MCAP_OP_ATTACHMENT_INDEX ||
+           op == RL_MCAP_OP_STATISTICS || op == RL_MCAP_OP_METADATA_INDEX ||
+           op == RL_MCAP_OP_SUMMARY_OFFSET || op == RL_MCAP_OP_DATA_END;
+}
+
+/* One pass over the input; returns RL_OK or a fatal error (writing, memory). */
+static int walk(rctx *c, int *damaged)
+{
+    rl_mcap_reader_options ro;
+    rl_mcap_reader_options_default(&ro);
+    ro.chunks = RL_MCAP_CHUNKS_RAW;
+    ro.allow_trailing_data = 1;
+    ro.max_chunk_size = c->max_chunk;
+    rl_mcap_reader *r = NULL;
+    int rc = rl_mcap_reader_open_mem(&r, c->data, c->len, &ro);
+    if (rc < 0)
+        return rc;
+    c->last_chunk_lost = 0;
+    c->saw_footer = 0;
+    *damaged = 0;
+    uint64_t base = c->pass == 1 ? 0 : c->len;
+    for (;;) {
+        rl_mcap_record rec;
+        rc = rl_mcap_reader_next(r, &rec);
+        if (rc == 0)
+            break;
+        if (c->opts && c->opts->progress && ++c->records % PROGRESS_EVERY == 0)
+            c->opts->progress(c->opts->progress_ctx, base + rl_mcap_reader_offset(r),
+                              2 * (uint64_t)c->len);
+        if (rc > 0) {
+            rc = handle_top(c, &rec);
+            if (rc < 0)
+                break;
+            continue;
+        }
+        if (rc == RL_ENOMEM)
+            break;
+        *damaged = 1;
+        size_t at = (size_t)rl_mcap_reader_offset(r);
+        if (at >= c->len) { /* the file just stops before its footer */
+            rc = RL_OK;
+            break;
+        }
+        uint8_t op = c->data[at];
+        size_t next = mcap_resync(c->data, c->len, at, c->max_chunk);
+        int framed = prefix_plausible(c->data, c->len, at) &&
+                     next == at + RL_MCAP_RECORD_PREFIX + (size_t)mcap_rd64(c->data + at + 1);
+        if (c->pass == 2 && !(framed && is_index_op(op))) {
+            if (op == RL_MCAP_OP_CHUNK) {
+                c->rep->chunks_lost++;
+                c->last_chunk_lost = 1;
+            } else if (op == RL_MCAP_OP_ATTACHMENT) {
+                c->rep->attachments_lost++;
+            } else if (op == RL_MCAP_OP_METADATA) {
+                c->rep->metadata_lost++;
+            }
+            rc = note_loss(c, at, next - at, rl_error_last());
+            if (rc < 0)
+                break;
+        } else if (op == RL_MCAP_OP_CHUNK) {
+            c->last_chunk_lost = 1;
+        }
+        rc = RL_OK;
+        if (next >= c->len || (framed && op == RL_MCAP_OP_FOOTER))
+            break;
+        if (at < RL_MCAP_MAGIC_LEN) /* no leading magic: nothing to resynchronise from */
+            break;
+        rl_mcap_reader_seek(r, next);
+    }
+    rl_mcap_reader_close(r);
+    return rc;
+}
+
+static void free_ctx(rctx *c)
+{
+    for (size_t i = 0; i < NIDS; i++) {
+        if (c->schemas && c->schemas[i]) {
+            free(c->schemas[i]->mem);
+            free(c->schemas[i]);
+        }
+        if (c->channels && c->channels[i]) {
+            free(c->channels[i]->mem);
+            free(c->channels[i]);
+        }
+    }
+    free(c->schemas);
+    free(c->channels);
+    free(c->schema_added);
+    free(c->channel_added);
+    free(c->unknown_reported);
+    free(c->profile);
+    free(c->library);
+}
+
+int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
+                        const rl_mcap_recover_options *opts, rl_mcap_recover_report *report)
+{
+    rl_mcap_recover_report local;
+    if (!report)
+        report = &local;
+    memset(report, 0, sizeof *report);
+    report->input_size = len;
+    const uint8_t *d = data ? data : (const uint8_t *)"";
+    if (!data)
+        len = 0;
+    size_t head = len < RL_MCAP_MAGIC_LEN ? len : RL_MCAP_MAGIC_LEN;
+    if (memcmp(d, rl_mcap_magic, head) != 0)
+        return rl_error_set(RL_EPARSE, "mcap recover: byte 0: not an MCAP file (no leading magic)");
+
+    rctx c;
+    memset(&c, 0, sizeof c);
+    c.data = d;
+    c.len = len;
+    c.opts = opts;
+    c.rep = report;
+    c.max_chunk = opts && opts->max_chunk_size ? opts->max_chunk_size : (uint64_t)4 << 30;
+    c.schemas = calloc(NIDS, sizeof *c.schemas);
+    c.channels = calloc(NIDS, sizeof *c.channels);
+    c.schema_added = calloc(NIDS, 1);
+    c.channel_added = calloc(NIDS, 1);
+    c.unknown_reported = calloc(NIDS, 1);
+    int rc = RL_OK;
+    if (!c.schemas || !c.channels || !c.schema_added || !c.channel_added || !c.unknown_reported)
+        rc = rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
+    int damaged = 0;
+    if (rc == RL_OK && len > RL_MCAP_MAGIC_LEN) {
+        c.pass = 1;
+        rc = walk(&c, &damaged);
+    }
+    if (rc == RL_OK) {
+        rl_mcap_writer_options wo;
+        if (opts && opts->writer) {
+            wo = *opts->writer;
+        } else {
+            rl_mcap_writer_options_default(&wo);
+            wo.profile = c.profile ? c.profile : "";
+            wo.library = c.library;
+            if (c.saw_chunk) {
+                wo.compression = c.first_comp;
+                if (c.max_usize > 0)
+                    wo.chunk_size = c.max_usize;
+            } else if (c.saw_top_message) {
+                wo.use_chunks = 0;
+            }
+        }
+        off_t start = lseek(out_fd, 0, SEEK_CUR);
+        rc = rl_mcap_writer_open_fd(&c.w, out_fd, &wo);
+        if (rc == RL_OK && len > RL_MCAP_MAGIC_LEN) {
+            c.pass = 2;
+            rc = walk(&c, &damaged);
+        }
+        if (rc == RL_OK) {
+            rc = rl_mcap_writer_close(c.w);
+            c.w = NULL;
+            off_t end = lseek(out_fd, 0, SEEK_CUR);
+            if (start >= 0 && end >= start)
+                report->output_size = (uint64_t)(end - start);
+        }
+        rl_mcap_writer_free(c.w);
+    }
+    if (rc == RL_OK) {
+        if (len <= RL_MCAP_MAGIC_LEN) {
+            damaged = 1;
+            rc = note_loss(&c, 0, len, "file ends inside the leading magic or right after it");
+        }
+        report->input_complete = !damaged && c.saw_footer;
+    }
+    free_ctx(&c);
+    if (report == &local)
+        rl_mcap_recover_report_free(&local);
+    return rc;
+}
+
+int rl_mcap_recover_fd(const char *in_path, int out_fd, const rl_mcap_recover_options *opts,
+                       rl_mcap_recover_report *report)
+{
+    mcap_file f;
+    int rc = mcap_file_open(&f, in_path);
+    if (rc < 0) {
+        if (report)
+            memset(report, 0, sizeof *report);
+        return rc;
+    }
+    rc = rl_mcap_recover_mem(f.data, f.len, out_fd, opts, report);
+    if (rc < 0)
+        rl_error_prefix(rc, "%s", in_path);
+    mcap_file_close(&f);
+    return rc;
+}
+
+void rl_mcap_recover_report_free(rl_mcap_recover_report *report)
+{
+    if (!report)
+        return;
+    free(report->lost);
+    report->lost = NULL;
+    report->lost_count = 0;
+}
