@@ -1,9 +1,12 @@
 /* runlab's example planners and problems (see rlx.h): sampling-based planners for point
- * robots among boxes, written against runlab/bench.h only, so they double as a worked
- * example of the planner vtable, progress properties and run properties. */
+ * robots and rigid bodies among boxes, written against runlab/bench.h only, so they double
+ * as a worked example of the planner vtable, progress properties and run properties. The
+ * planners see the robot only through its state space (distance, interpolation, sampling,
+ * validity), so one RRT serves points in 2D/3D, SE(2) rectangles and yawing 3D boxes. */
 #include "rlx.h"
 
 #include "runlab/error.h"
+#include "runlab/time.h"
 
 #include <math.h>
 #include <signal.h>
@@ -14,14 +17,27 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_DIM = 3, MAX_BOXES = 64 };
+/* MAX_DIM: coordinates of a state (x, y, z, yaw at most); MAX_WDIM: of the workspace. */
+enum { MAX_DIM = 4, MAX_WDIM = 3, MAX_BOXES = 64 };
 
 typedef struct box {
-    double lo[MAX_DIM], hi[MAX_DIM];
+    double lo[MAX_WDIM], hi[MAX_WDIM];
 } box;
 
+/* The robot. A point's state is its position. A rigid body is a rectangle (2D) or a box
+ * (3D) centred on its position, with a heading (yaw, about z) as one more coordinate: SE(2)
+ * in 2D and position + yaw in 3D, the configuration space of ground and most aerial
+ * robots. Obstacles are axis-aligned boxes. */
+typedef enum robot_kind { ROBOT_POINT, ROBOT_RIGID } robot_kind;
+
 struct rlx_problem {
-    int dim;
+    robot_kind robot;
+    int wdim;              /* workspace dimension, 2 or 3: a state's first wdim coordinates */
+    int dim;               /* state dimension: wdim, plus 1 for a rigid body's heading */
+    int yaw;               /* index of the heading in a state (radians in [-pi, pi)), -1 for none */
+    double half[MAX_WDIM]; /* a rigid body's half extents along its own axes */
+    double yaw_weight;     /* distance per radian of heading (see dist) */
+    double margin;         /* clearance the planners demand of checked states (motion_ok) */
     double start[MAX_DIM], goal[MAX_DIM], goal_radius, resolution;
     box boxes[MAX_BOXES];
     size_t n_boxes;
@@ -29,10 +45,282 @@ struct rlx_problem {
     char describe[4096];
 };
 
+/* ---- geometry ------------------------------------------------------------------------ */
+
+static bool in_box(const box *b, const double *q, int dim)
+{
+    for (int i = 0; i < dim; i++)
+        if (q[i] < b->lo[i] || q[i] > b->hi[i])
+            return false;
+    return true;
+}
+
+/* The rectangle's two unit axes. */
+static void rect_axes(const rlx_rect *r, double u[2][2])
+{
+    double c = cos(r->theta), s = sin(r->theta);
+    u[0][0] = c, u[0][1] = s;
+    u[1][0] = -s, u[1][1] = c;
+}
+
+/* Separating-axis test. Two convex polygons are disjoint iff their projections on some
+ * edge normal are; a rectangle has two, so four axes decide. Touching counts as overlap,
+ * as for a point on a box's face. */
+bool rlx_rect_overlap(const rlx_rect *a, const rlx_rect *b)
+{
+    double ua[2][2], ub[2][2];
+    rect_axes(a, ua);
+    rect_axes(b, ub);
+    double d[2] = {b->cx - a->cx, b->cy - a->cy};
+    const double *axes[4] = {ua[0], ua[1], ub[0], ub[1]};
+    for (int k = 0; k < 4; k++) {
+        const double *n = axes[k];
+        double ra = a->hx * fabs(ua[0][0] * n[0] + ua[0][1] * n[1]) +
+                    a->hy * fabs(ua[1][0] * n[0] + ua[1][1] * n[1]);
+        double rb = b->hx * fabs(ub[0][0] * n[0] + ub[0][1] * n[1]) +
+                    b->hy * fabs(ub[1][0] * n[0] + ub[1][1] * n[1]);
+        if (fabs(d[0] * n[0] + d[1] * n[1]) > ra + rb)
+            return false;
+    }
+    return true;
+}
+
+static void rect_corners(const rlx_rect *r, double c[4][2])
+{
+    double u[2][2];
+    rect_axes(r, u);
+    static const double SX[4] = {1, -1, -1, 1}, SY[4] = {1, 1, -1, -1};
+    for (int k = 0; k < 4; k++) {
+        c[k][0] = r->cx + SX[k] * r->hx * u[0][0] + SY[k] * r->hy * u[1][0];
+        c[k][1] = r->cy + SX[k] * r->hx * u[0][1] + SY[k] * r->hy * u[1][1];
+    }
+}
+
+static double point_segment_distance(const double *p, const double *a, const double *b)
+{
+    double ab[2] = {b[0] - a[0], b[1] - a[1]}, ap[2] = {p[0] - a[0], p[1] - a[1]};
+    double l2 = ab[0] * ab[0] + ab[1] * ab[1];
+    double t = l2 > 0 ? fmax(0, fmin(1, (ap[0] * ab[0] + ap[1] * ab[1]) / l2)) : 0;
+    return hypot(ap[0] - t * ab[0], ap[1] - t * ab[1]);
+}
+
+/* Between disjoint convex polygons the nearest points include a vertex of one, so the
+ * distance is the least vertex-to-edge distance both ways. */
+double rlx_rect_distance(const rlx_rect *a, const rlx_rect *b)
+{
+    if (rlx_rect_overlap(a, b))
+        return 0;
+    double ca[4][2], cb[4][2];
+    rect_corners(a, ca);
+    rect_corners(b, cb);
+    double best = INFINITY;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            best = fmin(best, point_segment_distance(ca[i], cb[j], cb[(j + 1) % 4]));
+            best = fmin(best, point_segment_distance(cb[i], ca[j], ca[(j + 1) % 4]));
+        }
+    return best;
+}
+
+/* The footprint of a rigid body at state q (the xy rectangle) and of an obstacle. */
+static rlx_rect body_rect(const rlx_problem *p, const double *q)
+{
+    return (rlx_rect){q[0], q[1], p->half[0], p->half[1], q[p->yaw]};
+}
+
+static rlx_rect box_rect(const box *b)
+{
+    return (rlx_rect){(b->lo[0] + b->hi[0]) / 2, (b->lo[1] + b->hi[1]) / 2,
+                      (b->hi[0] - b->lo[0]) / 2, (b->hi[1] - b->lo[1]) / 2, 0};
+}
+
+/* Gap between the body's z extent and the box's (negative when they overlap). */
+static double z_gap(const rlx_problem *p, const double *q, const box *b)
+{
+    return fmax(b->lo[2] - (q[2] + p->half[2]), (q[2] - p->half[2]) - b->hi[2]);
+}
+
+/* A box that only yaws and an axis-aligned box share the z axis, so of the 15 axes of the
+ * 3D separating-axis test only x, y, z and the body's two horizontal axes remain (the edge
+ * cross products are all among them): the boxes overlap iff their z extents and their
+ * footprints do. The test is exact, not an approximation. */
+static bool body_hits(const rlx_problem *p, const double *q, const box *b)
+{
+    if (p->wdim == 3 && z_gap(p, q, b) > 0)
+        return false;
+    rlx_rect r = body_rect(p, q), o = box_rect(b);
+    return rlx_rect_overlap(&r, &o);
+}
+
+/* The box grown by m on every side: it contains every point within m of the box. */
+static box grow(const box *b, double m)
+{
+    box g;
+    for (int i = 0; i < MAX_WDIM; i++)
+        g.lo[i] = b->lo[i] - m, g.hi[i] = b->hi[i] + m;
+    return g;
+}
+
+/* Euclidean distance between the body and a box: between two prisms over the same axis
+ * it splits into the footprints' distance and the z gap. */
+static double body_distance(const rlx_problem *p, const double *q, const box *b)
+{
+    rlx_rect r = body_rect(p, q), o = box_rect(b);
+    double dxy = rlx_rect_distance(&r, &o);
+    double dz = p->wdim == 3 ? fmax(z_gap(p, q, b), 0) : 0;
+    return hypot(dxy, dz);
+}
+
+/* ---- the state space ----------------------------------------------------------------- */
+
+/* b - a wrapped into [-pi, pi): the shorter way round. */
+static double angle_diff(double a, double b)
+{
+    double d = fmod(b - a + M_PI, 2 * M_PI);
+    if (d < 0)
+        d += 2 * M_PI;
+    return d - M_PI;
+}
+
+static double wrap_angle(double a)
+{
+    return angle_diff(0, a);
+}
+
+/* sqrt(|dp|^2 + (w dtheta)^2) with the heading difference taken the shorter way round.
+ * w is the footprint's circumradius, so w dtheta bounds how far a corner moves when the
+ * body turns: a distance bounds the displacement of every point of the body (within a
+ * factor sqrt 2), which makes one motion-check resolution mean the same for turns and
+ * translations. */
+static double dist(const rlx_problem *p, const double *a, const double *b)
+{
+    double s = 0;
+    for (int i = 0; i < p->dim; i++) {
+        double d = i == p->yaw ? p->yaw_weight * angle_diff(a[i], b[i]) : b[i] - a[i];
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
+/* The state a fraction t of the way from a to b: straight in position, the shorter way
+ * round in heading. */
+static void interpolate(const rlx_problem *p, const double *a, const double *b, double t,
+                        double *out)
+{
+    for (int i = 0; i < MAX_DIM; i++)
+        out[i] = i >= p->dim   ? 0
+                 : i == p->yaw ? wrap_angle(a[i] + t * angle_diff(a[i], b[i]))
+                               : a[i] + t * (b[i] - a[i]);
+}
+
+/* Whether the robot at q is in bounds and clear of the obstacles; a rigid body must also
+ * stay `margin` away from them (conservatively: from boxes grown by margin). */
+static bool valid_margin(const rlx_problem *p, const double *q, double margin)
+{
+    if (p->robot == ROBOT_POINT) {
+        for (int i = 0; i < p->dim; i++)
+            if (q[i] < 0 || q[i] > 1)
+                return false;
+        for (size_t k = 0; k < p->n_boxes; k++)
+            if (in_box(&p->boxes[k], q, p->dim))
+                return false;
+        return true;
+    }
+    /* the whole body inside [0,1]^wdim */
+    double c[4][2], lo = margin, hi = 1 - margin;
+    rlx_rect r = body_rect(p, q);
+    rect_corners(&r, c);
+    for (int k = 0; k < 4; k++)
+        if (c[k][0] < lo || c[k][0] > hi || c[k][1] < lo || c[k][1] > hi)
+            return false;
+    if (p->wdim == 3 && (q[2] - p->half[2] < lo || q[2] + p->half[2] > hi))
+        return false;
+    for (size_t k = 0; k < p->n_boxes; k++) {
+        box g = grow(&p->boxes[k], margin);
+        if (body_hits(p, q, &g))
+            return false;
+    }
+    return true;
+}
+
+static bool valid(const rlx_problem *p, const double *q)
+{
+    return valid_margin(p, q, 0);
+}
+
+/* Distance from the robot to the nearest obstacle (the workspace's walls excluded). */
+static double clearance(const rlx_problem *p, const double *q)
+{
+    double best = INFINITY;
+    for (size_t k = 0; k < p->n_boxes; k++) {
+        if (p->robot == ROBOT_RIGID) {
+            best = fmin(best, body_distance(p, q, &p->boxes[k]));
+            continue;
+        }
+        double s = 0;
+        for (int i = 0; i < p->dim; i++) {
+            double d = fmax(fmax(p->boxes[k].lo[i] - q[i], q[i] - p->boxes[k].hi[i]), 0);
+            s += d * d;
+        }
+        best = fmin(best, sqrt(s));
+    }
+    return best;
+}
+
+/* Checks states along the motion no further apart than res (in the distance above), both
+ * ends included, each with the given margin. */
+static bool motion_valid(const rlx_problem *p, const double *a, const double *b, double res,
+                         double margin)
+{
+    double d = dist(p, a, b);
+    int n = (int)ceil(d / res);
+    double q[MAX_DIM];
+    for (int s = 1; s <= n; s++) {
+        interpolate(p, a, b, (double)s / n, q);
+        if (!valid_margin(p, q, margin))
+            return false;
+    }
+    return valid_margin(p, a, margin);
+}
+
+/* The planners' motion check. Checking states only can let a turning body clip an
+ * obstacle's corner between two of them, and a finer re-check would then find the path in
+ * collision. Every state of a motion is within res/2 (in dist) of a checked one, and by
+ * the choice of the heading weight no point of the body is then more than sqrt(2) res/2
+ * from where it was checked; so rigid bodies are checked with that margin (set at
+ * creation), and a motion that passes is free as a continuous motion, at any resolution.
+ * Point robots keep the plain discrete check of OMPL's DiscreteMotionValidator. */
+static bool motion_ok(const rlx_problem *p, const double *a, const double *b)
+{
+    return motion_valid(p, a, b, p->resolution, p->margin);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform over the state space's bounds: [0,1] per position coordinate, [-pi, pi) for the
+ * heading. */
+static void sample(const rlx_problem *pr, uint64_t *rng, double *q)
+{
+    for (int i = 0; i < MAX_DIM; i++)
+        q[i] = i >= pr->dim ? 0 : i == pr->yaw ? M_PI * (2 * rng_unit(rng) - 1) : rng_unit(rng);
+}
+
 /* ---- problems ------------------------------------------------------------------------ */
 
-static const char *const PROBLEMS[] = {"maze2d",      "narrow2d",    "narrow3d",
-                                       "cluttered2d", "cluttered3d", NULL};
+static const char *const PROBLEMS[] = {
+    "maze2d",       "narrow2d",       "narrow3d",          "cluttered2d",       "cluttered3d",
+    "maze2d_rigid", "narrow2d_rigid", "cluttered2d_rigid", "cluttered3d_rigid", NULL};
 
 const char *const *rlx_problem_names(void)
 {
@@ -49,73 +337,79 @@ static void add_box(rlx_problem *p, double x0, double y0, double z0, double x1, 
     b->hi[0] = x1, b->hi[1] = y1, b->hi[2] = z1;
 }
 
-static uint64_t rng_next(uint64_t *s)
+/* Makes p a rigid body of the given size (full extents), heading `yaw0` at the start and
+ * `yaw1` at the goal. */
+static void make_rigid(rlx_problem *p, double lx, double ly, double lz, double yaw0, double yaw1)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    p->robot = ROBOT_RIGID;
+    p->yaw = p->wdim;
+    p->dim = p->wdim + 1;
+    p->half[0] = lx / 2, p->half[1] = ly / 2, p->half[2] = p->wdim == 3 ? lz / 2 : 0;
+    p->yaw_weight = hypot(p->half[0], p->half[1]);
+    p->margin = p->resolution * M_SQRT1_2;
+    p->start[p->yaw] = wrap_angle(yaw0);
+    p->goal[p->yaw] = wrap_angle(yaw1);
 }
 
-static double rng_unit(uint64_t *s)
+/* A field of random boxes of half sizes 0.02 to 0.02 + span, the same every time (it is
+ * part of the problem, not of a run), kept `margin` away from the start and the goal on
+ * some axis. */
+static void cluttered(rlx_problem *p, size_t count, double span, double margin)
 {
-    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static bool in_box(const box *b, const double *q, int dim)
-{
-    for (int i = 0; i < dim; i++)
-        if (q[i] < b->lo[i] || q[i] > b->hi[i])
-            return false;
-    return true;
-}
-
-static bool valid(const rlx_problem *p, const double *q)
-{
-    for (int i = 0; i < p->dim; i++)
-        if (q[i] < 0 || q[i] > 1)
-            return false;
-    for (size_t k = 0; k < p->n_boxes; k++)
-        if (in_box(&p->boxes[k], q, p->dim))
-            return false;
-    return true;
-}
-
-static double clearance(const rlx_problem *p, const double *q)
-{
-    double best = INFINITY;
-    for (size_t k = 0; k < p->n_boxes; k++) {
-        double s = 0;
-        for (int i = 0; i < p->dim; i++) {
-            double d = fmax(fmax(p->boxes[k].lo[i] - q[i], q[i] - p->boxes[k].hi[i]), 0);
-            s += d * d;
+    uint64_t s = 12345;
+    while (p->n_boxes < count) {
+        box b;
+        for (int i = 0; i < MAX_WDIM; i++) {
+            double c = rng_unit(&s), h = 0.02 + span * rng_unit(&s);
+            b.lo[i] = i < p->wdim ? c - h : 0;
+            b.hi[i] = i < p->wdim ? c + h : 0;
         }
-        best = fmin(best, sqrt(s));
+        box grown;
+        for (int i = 0; i < MAX_WDIM; i++)
+            grown.lo[i] = b.lo[i] - margin, grown.hi[i] = b.hi[i] + margin;
+        if (in_box(&grown, p->start, p->wdim) || in_box(&grown, p->goal, p->wdim))
+            continue;
+        p->boxes[p->n_boxes++] = b;
     }
-    return best;
 }
 
-static double dist(int dim, const double *a, const double *b)
+static void describe(rlx_problem *p)
 {
-    double s = 0;
-    for (int i = 0; i < dim; i++)
-        s += (a[i] - b[i]) * (a[i] - b[i]);
-    return sqrt(s);
-}
-
-static bool motion_valid(const rlx_problem *p, const double *a, const double *b, double res)
-{
-    double d = dist(p->dim, a, b);
-    int n = (int)ceil(d / res);
-    double q[MAX_DIM];
-    for (int s = 1; s <= n; s++) {
-        double t = (double)s / n;
-        for (int i = 0; i < p->dim; i++)
-            q[i] = a[i] + t * (b[i] - a[i]);
-        if (!valid(p, q))
-            return false;
-    }
-    return valid(p, a);
+    char *d = p->describe;
+    size_t cap = sizeof p->describe;
+    int n;
+    if (p->robot == ROBOT_POINT)
+        n = snprintf(d, cap, "Problem %s: point robot in [0,1]^%d\nstart:", p->name, p->wdim);
+    else if (p->wdim == 2)
+        n = snprintf(d, cap,
+                     "Problem %s: rigid %g x %g rectangle in [0,1]^2, state (x, y, yaw) in SE(2)\n"
+                     "collision: separating-axis test against the boxes, body inside the "
+                     "bounds\nstart:",
+                     p->name, 2 * p->half[0], 2 * p->half[1]);
+    else
+        n = snprintf(d, cap,
+                     "Problem %s: rigid %g x %g x %g box in [0,1]^3, state (x, y, z, yaw)\n"
+                     "collision: exact separating-axis test (z extents and footprints) against "
+                     "the boxes, body inside the bounds\nstart:",
+                     p->name, 2 * p->half[0], 2 * p->half[1], 2 * p->half[2]);
+    for (int i = 0; i < p->dim; i++)
+        n += snprintf(d + n, cap - (size_t)n, " %g", p->start[i]);
+    n += snprintf(d + n, cap - (size_t)n, "\ngoal:");
+    for (int i = 0; i < p->dim; i++)
+        n += snprintf(d + n, cap - (size_t)n, " %g", p->goal[i]);
+    if (p->robot == ROBOT_RIGID)
+        n += snprintf(d + n, cap - (size_t)n,
+                      "\ndistance: sqrt(|d(position)|^2 + (%g dyaw)^2), yaw the shorter way round",
+                      p->yaw_weight);
+    n += snprintf(
+        d + n, cap - (size_t)n,
+        "\ngoal radius: %g\nobstacles: %zu axis-aligned boxes\nmotion check resolution: %g",
+        p->goal_radius, p->n_boxes, p->resolution);
+    if (p->robot == ROBOT_RIGID)
+        n += snprintf(d + n, cap - (size_t)n,
+                      ", states kept %g from obstacles so that motions are free continuously",
+                      p->margin);
+    snprintf(d + n, cap - (size_t)n, "\n");
 }
 
 rlx_problem *rlx_problem_new(const char *name)
@@ -126,12 +420,12 @@ rlx_problem *rlx_problem_new(const char *name)
         return NULL;
     }
     snprintf(p->name, sizeof p->name, "%s", name);
+    p->robot = ROBOT_POINT;
+    p->yaw = -1;
     p->goal_radius = 0.02;
     p->resolution = 0.005;
-    if (strcmp(name, "maze2d") == 0) {
-        p->dim = 2;
-        p->start[0] = 0.05, p->start[1] = 0.05;
-        p->goal[0] = 0.95, p->goal[1] = 0.95;
+    if (strcmp(name, "maze2d") == 0 || strcmp(name, "maze2d_rigid") == 0) {
+        p->wdim = p->dim = 2;
         /* five walls with gaps on alternating sides */
         for (int w = 0; w < 5; w++) {
             double y = 0.15 + 0.17 * w;
@@ -140,14 +434,33 @@ rlx_problem *rlx_problem_new(const char *name)
             else
                 add_box(p, 0.15, y, 0, 1.0, y + 0.03, 0);
         }
+        if (name[6] == '_') {
+            /* 0.14 long: too long to turn round in a 0.14 high corridor, so it turns in the
+             * 0.15 wide columns by the gaps; it ends facing the other way. */
+            p->start[0] = 0.12, p->start[1] = 0.075;
+            p->goal[0] = 0.5, p->goal[1] = 0.93;
+            make_rigid(p, 0.14, 0.03, 0, 0, M_PI);
+        } else {
+            p->start[0] = 0.05, p->start[1] = 0.05;
+            p->goal[0] = 0.95, p->goal[1] = 0.95;
+        }
     } else if (strcmp(name, "narrow2d") == 0) {
-        p->dim = 2;
+        p->wdim = p->dim = 2;
         p->start[0] = 0.1, p->start[1] = 0.5;
         p->goal[0] = 0.9, p->goal[1] = 0.5;
         add_box(p, 0.48, 0.0, 0, 0.52, 0.485, 0);
         add_box(p, 0.48, 0.515, 0, 0.52, 1.0, 0);
+    } else if (strcmp(name, "narrow2d_rigid") == 0) {
+        /* a 0.06 slot in a 0.06 thick wall; the 0.12 x 0.03 body starts and ends across
+         * it, so it must turn to within about 10 degrees of the slot's axis to pass */
+        p->wdim = p->dim = 2;
+        p->start[0] = 0.2, p->start[1] = 0.5;
+        p->goal[0] = 0.8, p->goal[1] = 0.5;
+        add_box(p, 0.47, 0.0, 0, 0.53, 0.47, 0);
+        add_box(p, 0.47, 0.53, 0, 0.53, 1.0, 0);
+        make_rigid(p, 0.12, 0.03, 0, M_PI / 2, M_PI / 2);
     } else if (strcmp(name, "narrow3d") == 0) {
-        p->dim = 3;
+        p->wdim = p->dim = 3;
         p->start[0] = 0.1, p->start[1] = 0.15, p->start[2] = 0.85;
         p->goal[0] = 0.9, p->goal[1] = 0.85, p->goal[2] = 0.15;
         double h0 = 0.47, h1 = 0.53; /* a square hole in a wall */
@@ -156,44 +469,30 @@ rlx_problem *rlx_problem_new(const char *name)
         add_box(p, 0.48, h0, 0, 0.52, h1, h0);
         add_box(p, 0.48, h0, h1, 0.52, h1, 1);
     } else if (strcmp(name, "cluttered2d") == 0 || strcmp(name, "cluttered3d") == 0) {
-        p->dim = name[9] == '2' ? 2 : 3;
+        p->wdim = p->dim = name[9] == '2' ? 2 : 3;
         for (int i = 0; i < p->dim; i++)
             p->start[i] = 0.05, p->goal[i] = 0.95;
-        uint64_t s = 12345; /* the field is part of the problem: fixed, not per run */
-        while (p->n_boxes < (p->dim == 2 ? 30u : 40u)) {
-            box b;
-            for (int i = 0; i < MAX_DIM; i++) {
-                double c = rng_unit(&s), h = 0.02 + 0.05 * rng_unit(&s);
-                b.lo[i] = i < p->dim ? c - h : 0;
-                b.hi[i] = i < p->dim ? c + h : 0;
-            }
-            if (in_box(&(box){{b.lo[0] - 0.05, b.lo[1] - 0.05, b.lo[2] - 0.05},
-                              {b.hi[0] + 0.05, b.hi[1] + 0.05, b.hi[2] + 0.05}},
-                       p->start, p->dim) ||
-                in_box(&(box){{b.lo[0] - 0.05, b.lo[1] - 0.05, b.lo[2] - 0.05},
-                              {b.hi[0] + 0.05, b.hi[1] + 0.05, b.hi[2] + 0.05}},
-                       p->goal, p->dim))
-                continue;
-            p->boxes[p->n_boxes++] = b;
-        }
+        cluttered(p, p->dim == 2 ? 30 : 40, 0.05, 0.05);
+    } else if (strcmp(name, "cluttered2d_rigid") == 0 || strcmp(name, "cluttered3d_rigid") == 0) {
+        p->wdim = p->dim = name[9] == '2' ? 2 : 3;
+        double e = p->wdim == 2 ? 0.1 : 0.15; /* clear of the bounds in any heading */
+        for (int i = 0; i < p->wdim; i++)
+            p->start[i] = e, p->goal[i] = 1 - e;
+        make_rigid(p, p->wdim == 2 ? 0.12 : 0.2, 0.04, 0.04, 0, M_PI / 2);
+        /* boxes keep clear of the body at the start and goal in any heading */
+        cluttered(p, p->wdim == 2 ? 30 : 60, p->wdim == 2 ? 0.05 : 0.08,
+                  0.01 + fmax(p->yaw_weight, p->half[2]));
     } else {
+        char list[256];
+        size_t n = 0;
+        list[0] = '\0';
+        for (int i = 0; PROBLEMS[i] && n < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", PROBLEMS[i]);
         free(p);
-        rl_error_set(RL_ENOENT,
-                     "unknown problem '%s' (built-in: maze2d, narrow2d, narrow3d, cluttered2d, "
-                     "cluttered3d)",
-                     name);
+        rl_error_set(RL_ENOENT, "unknown problem '%s' (built-in: %s)", name, list);
         return NULL;
     }
-    int n = snprintf(p->describe, sizeof p->describe,
-                     "Problem %s: point robot in [0,1]^%d\nstart:", name, p->dim);
-    for (int i = 0; i < p->dim; i++)
-        n += snprintf(p->describe + n, sizeof p->describe - (size_t)n, " %g", p->start[i]);
-    n += snprintf(p->describe + n, sizeof p->describe - (size_t)n, "\ngoal:");
-    for (int i = 0; i < p->dim; i++)
-        n += snprintf(p->describe + n, sizeof p->describe - (size_t)n, " %g", p->goal[i]);
-    snprintf(p->describe + n, sizeof p->describe - (size_t)n,
-             "\ngoal radius: %g\nobstacles: %zu axis-aligned boxes\nmotion check resolution: %g\n",
-             p->goal_radius, p->n_boxes, p->resolution);
+    describe(p);
     return p;
 }
 
@@ -215,6 +514,24 @@ int rlx_problem_dimension(const rlx_problem *p)
 size_t rlx_problem_obstacles(const rlx_problem *p)
 {
     return p->n_boxes;
+}
+
+bool rlx_problem_is_rigid(const rlx_problem *p)
+{
+    return p->robot == ROBOT_RIGID;
+}
+
+bool rlx_state_valid(const rlx_problem *p, const double *q)
+{
+    double s[MAX_DIM] = {0};
+    memcpy(s, q, (size_t)p->dim * sizeof *q);
+    return valid(p, s);
+}
+
+void rlx_problem_start_goal(const rlx_problem *p, double *start, double *goal)
+{
+    memcpy(start, p->start, (size_t)p->dim * sizeof *start);
+    memcpy(goal, p->goal, (size_t)p->dim * sizeof *goal);
 }
 
 /* ---- trees and paths ------------------------------------------------------------------ */
@@ -258,12 +575,12 @@ static void tree_free(tree *t)
     memset(t, 0, sizeof *t);
 }
 
-static size_t nearest(const tree *t, int dim, const double *q)
+static size_t nearest(const tree *t, const rlx_problem *pr, const double *q)
 {
     size_t best = 0;
     double bd = INFINITY;
     for (size_t i = 0; i < t->n; i++) {
-        double d = dist(dim, t->q + i * MAX_DIM, q);
+        double d = dist(pr, t->q + i * MAX_DIM, q);
         if (d < bd)
             bd = d, best = i;
     }
@@ -292,22 +609,23 @@ static void path_from_tree(const tree *t, int leaf, path *out, bool reverse)
                MAX_DIM * sizeof(double));
 }
 
-static double path_length(const path *p, int dim)
+static double path_length(const rlx_problem *pr, const path *p)
 {
     double s = 0;
     for (size_t i = 1; i < p->n; i++)
-        s += dist(dim, p->q + (i - 1) * MAX_DIM, p->q + i * MAX_DIM);
+        s += dist(pr, p->q + (i - 1) * MAX_DIM, p->q + i * MAX_DIM);
     return s;
 }
 
-/* OMPL's PathGeometric::smoothness: squared discrete curvature summed over vertices. */
-static double path_smoothness(const path *p, int dim)
+/* OMPL's PathGeometric::smoothness: squared discrete curvature summed over vertices, with
+ * the state space's distance (so a turn on the spot counts, as in OMPL's SE(2)). */
+static double path_smoothness(const rlx_problem *pr, const path *p)
 {
     double s = 0;
     for (size_t i = 2; i < p->n; i++) {
         const double *q0 = p->q + (i - 2) * MAX_DIM, *q1 = p->q + (i - 1) * MAX_DIM,
                      *q2 = p->q + i * MAX_DIM;
-        double a = dist(dim, q0, q1), b = dist(dim, q1, q2), c = dist(dim, q0, q2);
+        double a = dist(pr, q0, q1), b = dist(pr, q1, q2), c = dist(pr, q0, q2);
         if (a > 1e-12 && b > 1e-12) {
             double cosv = fmax(-1, fmin(1, (a * a + b * b - c * c) / (2 * a * b)));
             double k = 2 * (M_PI - acos(cosv)) / (a + b);
@@ -328,7 +646,7 @@ static double path_clearance(const rlx_problem *pr, const path *p)
 static bool path_valid(const rlx_problem *pr, const path *p, double res)
 {
     for (size_t i = 1; i < p->n; i++)
-        if (!motion_valid(pr, p->q + (i - 1) * MAX_DIM, p->q + i * MAX_DIM, res))
+        if (!motion_valid(pr, p->q + (i - 1) * MAX_DIM, p->q + i * MAX_DIM, res, 0))
             return false;
     return p->n > 0;
 }
@@ -346,7 +664,7 @@ static void path_simplify(const rlx_problem *pr, path *p, uint64_t *rng, int att
         }
         if (j >= p->n || j - i < 2)
             continue;
-        if (motion_valid(pr, p->q + i * MAX_DIM, p->q + j * MAX_DIM, pr->resolution)) {
+        if (motion_ok(pr, p->q + i * MAX_DIM, p->q + j * MAX_DIM)) {
             memmove(p->q + (i + 1) * MAX_DIM, p->q + j * MAX_DIM,
                     (p->n - j) * MAX_DIM * sizeof(double));
             p->n -= j - i - 1;
@@ -395,50 +713,60 @@ static const rl_bench_type STAR_TYPES[] = {RL_BENCH_REAL, RL_BENCH_INTEGER};
 static const char *const PRM_PROGRESS[] = {"milestone count", "edge count"};
 static const rl_bench_type PRM_TYPES[] = {RL_BENCH_INTEGER, RL_BENCH_INTEGER};
 
-static void sample(const rlx_problem *pr, uint64_t *rng, double *q)
+/* Where a planner's run stands: inside the harness (run) or in this process (rlx_solve,
+ * with its own deadline), so the same planners serve both. */
+typedef struct runctx {
+    rl_bench_run *run;
+    int64_t deadline_ns;
+} runctx;
+
+static bool should_stop(const runctx *rc)
 {
-    for (int i = 0; i < MAX_DIM; i++)
-        q[i] = i < pr->dim ? rng_unit(rng) : 0;
+    return rc->run ? rl_bench_run_should_stop(rc->run) : rl_mono_ns() >= rc->deadline_ns;
 }
 
-static void steer(int dim, const double *from, const double *to, double range, double *out)
+static void progress(runctx *rc, size_t index, double value)
 {
-    double d = dist(dim, from, to);
-    double t = d > range ? range / d : 1;
-    for (int i = 0; i < MAX_DIM; i++)
-        out[i] = i < dim ? from[i] + t * (to[i] - from[i]) : 0;
+    if (rc->run)
+        rl_bench_run_progress(rc->run, index, value);
 }
 
-static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, rl_bench_run *run,
-                                 uint64_t *rng)
+/* At most `range` from `from` towards `to`. */
+static void steer(const rlx_problem *pr, const double *from, const double *to, double range,
+                  double *out)
+{
+    double d = dist(pr, from, to);
+    interpolate(pr, from, to, d > range ? range / d : 1, out);
+}
+
+static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, runctx *run, uint64_t *rng)
 {
     tree t = {0};
     tree_add(&t, pr->start, -1, 0);
     int best = 0;
-    double best_d = dist(pr->dim, pr->start, pr->goal), q[MAX_DIM], nq[MAX_DIM];
+    double best_d = dist(pr, pr->start, pr->goal), q[MAX_DIM], nq[MAX_DIM];
     bool star = pl->k == K_RRTSTAR, solved = false;
     int goal_node = -1;
     long iterations = 0;
-    while (!rl_bench_run_should_stop(run)) {
+    while (!should_stop(run)) {
         iterations++;
         if (rng_unit(rng) < pl->goal_bias)
             memcpy(q, pr->goal, sizeof q);
         else
             sample(pr, rng, q);
-        size_t nn = nearest(&t, pr->dim, q);
-        steer(pr->dim, t.q + nn * MAX_DIM, q, pl->range, nq);
-        if (!motion_valid(pr, t.q + nn * MAX_DIM, nq, pr->resolution))
+        size_t nn = nearest(&t, pr, q);
+        steer(pr, t.q + nn * MAX_DIM, q, pl->range, nq);
+        if (!motion_ok(pr, t.q + nn * MAX_DIM, nq))
             continue;
         int parent = (int)nn;
-        double cost = t.cost[nn] + dist(pr->dim, t.q + nn * MAX_DIM, nq);
+        double cost = t.cost[nn] + dist(pr, t.q + nn * MAX_DIM, nq);
         double radius = 0;
         if (star) {
             double n = (double)t.n + 1;
             radius = fmin(pl->range, pl->rewire_factor * pow(log(n) / n, 1.0 / pr->dim));
             for (size_t i = 0; i < t.n; i++) { /* choose the cheapest parent nearby */
-                double d = dist(pr->dim, t.q + i * MAX_DIM, nq);
-                if (d < radius && t.cost[i] + d < cost &&
-                    motion_valid(pr, t.q + i * MAX_DIM, nq, pr->resolution))
+                double d = dist(pr, t.q + i * MAX_DIM, nq);
+                if (d < radius && t.cost[i] + d < cost && motion_ok(pr, t.q + i * MAX_DIM, nq))
                     parent = (int)i, cost = t.cost[i] + d;
             }
         }
@@ -448,9 +776,8 @@ static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, rl_bench_ru
         pl->graph_motions++;
         if (star) {
             for (size_t i = 0; i + 1 < t.n; i++) { /* rewire through the new node */
-                double d = dist(pr->dim, t.q + i * MAX_DIM, nq);
-                if (d < radius && cost + d < t.cost[i] &&
-                    motion_valid(pr, nq, t.q + i * MAX_DIM, pr->resolution)) {
+                double d = dist(pr, t.q + i * MAX_DIM, nq);
+                if (d < radius && cost + d < t.cost[i] && motion_ok(pr, nq, t.q + i * MAX_DIM)) {
                     double delta = t.cost[i] - (cost + d);
                     t.parent[i] = id;
                     for (size_t k = 0; k < t.n; k++) /* costs below i drop by delta */
@@ -463,7 +790,7 @@ static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, rl_bench_ru
                 }
             }
         }
-        double dg = dist(pr->dim, nq, pr->goal);
+        double dg = dist(pr, nq, pr->goal);
         if (dg < best_d)
             best_d = dg, best = id;
         if (dg <= pr->goal_radius) {
@@ -474,24 +801,23 @@ static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, rl_bench_ru
                 break;
         }
         if (star && (iterations & 63) == 0) {
-            rl_bench_run_progress(run, 0, goal_node >= 0 ? t.cost[goal_node] : INFINITY);
-            rl_bench_run_progress(run, 1, (double)iterations);
+            progress(run, 0, goal_node >= 0 ? t.cost[goal_node] : INFINITY);
+            progress(run, 1, (double)iterations);
         }
     }
     pl->graph_states = t.n;
     pl->approximate = !solved;
     pl->difference = solved ? 0 : best_d;
     path_from_tree(&t, solved ? goal_node : best, &pl->sol, false);
-    if (star)
-        rl_bench_run_set_int(run, "iterations", iterations);
-    if (star && goal_node >= 0)
-        rl_bench_run_set_real(run, "best cost", t.cost[goal_node]);
+    if (star && run->run)
+        rl_bench_run_set_int(run->run, "iterations", iterations);
+    if (star && goal_node >= 0 && run->run)
+        rl_bench_run_set_real(run->run, "best cost", t.cost[goal_node]);
     tree_free(&t);
     return solved ? RL_RUN_EXACT : pl->sol.n > 1 ? RL_RUN_APPROXIMATE : RL_RUN_TIMEOUT;
 }
 
-static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, rl_bench_run *run,
-                                     uint64_t *rng)
+static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, runctx *run, uint64_t *rng)
 {
     tree a = {0}, b = {0};
     tree_add(&a, pr->start, -1, 0);
@@ -500,23 +826,23 @@ static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, rl_benc
     bool solved = false;
     int ia = -1, ib = -1;
     double q[MAX_DIM], nq[MAX_DIM];
-    while (!solved && !rl_bench_run_should_stop(run)) {
+    while (!solved && !should_stop(run)) {
         sample(pr, rng, q);
-        size_t nn = nearest(ta, pr->dim, q);
-        steer(pr->dim, ta->q + nn * MAX_DIM, q, pl->range, nq);
-        if (motion_valid(pr, ta->q + nn * MAX_DIM, nq, pr->resolution)) {
+        size_t nn = nearest(ta, pr, q);
+        steer(pr, ta->q + nn * MAX_DIM, q, pl->range, nq);
+        if (motion_ok(pr, ta->q + nn * MAX_DIM, nq)) {
             int added = tree_add(ta, nq, (int)nn, 0);
             pl->graph_motions++;
             /* connect: grow the other tree towards the new state until blocked */
-            int last = (int)nearest(tb, pr->dim, nq);
+            int last = (int)nearest(tb, pr, nq);
             for (;;) {
                 double step[MAX_DIM];
-                steer(pr->dim, tb->q + (size_t)last * MAX_DIM, nq, pl->range, step);
-                if (!motion_valid(pr, tb->q + (size_t)last * MAX_DIM, step, pr->resolution))
+                steer(pr, tb->q + (size_t)last * MAX_DIM, nq, pl->range, step);
+                if (!motion_ok(pr, tb->q + (size_t)last * MAX_DIM, step))
                     break;
                 last = tree_add(tb, step, last, 0);
                 pl->graph_motions++;
-                if (dist(pr->dim, step, nq) < 1e-9) {
+                if (dist(pr, step, nq) < 1e-9) {
                     solved = true;
                     ia = added;
                     ib = last;
@@ -563,8 +889,7 @@ static size_t uf_find(size_t *uf, size_t i)
     return i;
 }
 
-static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_run *run,
-                                 uint64_t *rng)
+static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, runctx *run, uint64_t *rng)
 {
     tree m = {0}; /* milestones; parent/cost unused */
     size_t cap_e = 0, n_e = 0, *ea = NULL, *eb = NULL, *uf = NULL;
@@ -576,7 +901,7 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
     size_t k = (size_t)pl->knn;
     size_t *nbr = malloc(k * sizeof *nbr);
     double *nd = malloc(k * sizeof *nd);
-    for (size_t it = 0; !solved && !rl_bench_run_should_stop(run) && nbr && nd; it++) {
+    for (size_t it = 0; !solved && !should_stop(run) && nbr && nd; it++) {
         size_t id;
         if (it == 0)
             id = 0; /* connect start and goal first */
@@ -584,7 +909,7 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
             id = 1;
         else {
             sample(pr, rng, q);
-            if (!valid(pr, q))
+            if (!valid_margin(pr, q, pr->margin))
                 continue;
             int r = tree_add(&m, q, -1, 0);
             if (r < 0)
@@ -606,7 +931,7 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
         for (size_t i = 0; i < m.n; i++) {
             if (i == id)
                 continue;
-            double d = dist(pr->dim, m.q + i * MAX_DIM, m.q + id * MAX_DIM);
+            double d = dist(pr, m.q + i * MAX_DIM, m.q + id * MAX_DIM);
             size_t pos = cnt < k ? cnt++ : k;
             while (pos > 0 && nd[pos - 1] > d) {
                 if (pos < k)
@@ -619,7 +944,7 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
         for (size_t j = 0; j < cnt; j++) {
             if (uf_find(uf, nbr[j]) == uf_find(uf, id) && j > 0)
                 continue;
-            if (!motion_valid(pr, m.q + nbr[j] * MAX_DIM, m.q + id * MAX_DIM, pr->resolution))
+            if (!motion_ok(pr, m.q + nbr[j] * MAX_DIM, m.q + id * MAX_DIM))
                 continue;
             if (n_e == cap_e) {
                 cap_e = cap_e ? cap_e * 2 : 1024;
@@ -636,8 +961,8 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
             eb[n_e++] = id;
             uf[uf_find(uf, nbr[j])] = uf_find(uf, id);
         }
-        rl_bench_run_progress(run, 0, (double)m.n);
-        rl_bench_run_progress(run, 1, (double)n_e);
+        progress(run, 0, (double)m.n);
+        progress(run, 1, (double)n_e);
         solved = uf_find(uf, 0) == uf_find(uf, 1);
     }
     pl->graph_states = m.n;
@@ -662,7 +987,7 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
                     size_t v = ea[e] == u ? eb[e] : eb[e] == u ? ea[e] : m.n;
                     if (v == m.n)
                         continue;
-                    double w = dd[u] + dist(pr->dim, m.q + u * MAX_DIM, m.q + v * MAX_DIM);
+                    double w = dd[u] + dist(pr, m.q + u * MAX_DIM, m.q + v * MAX_DIM);
                     if (w < dd[v])
                         dd[v] = w, prev[v] = (int)u;
                 }
@@ -689,14 +1014,17 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, rl_bench_ru
 
 static void *volatile memhog_sink;
 
-static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *run)
+/* One solve, in the harness's run process or in this one (rlx_solve). */
+static rl_bench_status solve(planner *pl, const rlx_problem *pr, runctx *run, uint64_t seed)
 {
-    planner *pl = self;
-    const rlx_problem *pr = problem;
-    uint64_t rng = rl_bench_run_seed(run);
+    uint64_t rng = seed;
     free(pl->sol.q);
     memset(&pl->sol, 0, sizeof pl->sol);
     pl->graph_states = pl->graph_motions = 0;
+    if (pl->k <= K_PRM && !valid_margin(pr, pr->start, pr->margin))
+        return RL_RUN_INVALID_START;
+    if (pl->k <= K_PRM && !valid_margin(pr, pr->goal, pr->margin))
+        return RL_RUN_INVALID_GOAL;
     switch (pl->k) {
     case K_RRT:
     case K_RRTSTAR: return solve_rrt(pl, pr, run, &rng);
@@ -724,6 +1052,12 @@ static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *ru
     return RL_RUN_UNKNOWN;
 }
 
+static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *run)
+{
+    runctx rc = {run, 0};
+    return solve(self, problem, &rc, rl_bench_run_seed(run));
+}
+
 static void planner_props(void *self, void *problem, rl_bench_run *run)
 {
     planner *pl = self;
@@ -735,9 +1069,9 @@ static void planner_props(void *self, void *problem, rl_bench_run *run)
     path *p = &pl->sol;
     rl_bench_run_set_bool(run, "approximate solution", pl->approximate);
     rl_bench_run_set_real(run, "solution difference", pl->difference);
-    rl_bench_run_set_real(run, "solution length", path_length(p, pr->dim));
+    rl_bench_run_set_real(run, "solution length", path_length(pr, p));
     rl_bench_run_set_int(run, "solution segments", (int64_t)(p->n - 1));
-    rl_bench_run_set_real(run, "solution smoothness", path_smoothness(p, pr->dim));
+    rl_bench_run_set_real(run, "solution smoothness", path_smoothness(pr, p));
     rl_bench_run_set_real(run, "solution clearance", path_clearance(pr, p));
     /* the result re-checked at a five times finer resolution */
     rl_bench_run_set_bool(run, "correct solution", path_valid(pr, p, pr->resolution / 5));
@@ -746,9 +1080,9 @@ static void planner_props(void *self, void *problem, rl_bench_run *run)
         double t0 = rl_bench_run_elapsed(run);
         path_simplify(pr, p, &rng, pl->simplify_attempts);
         rl_bench_run_set_real(run, "simplification time", rl_bench_run_elapsed(run) - t0);
-        rl_bench_run_set_real(run, "simplified solution length", path_length(p, pr->dim));
+        rl_bench_run_set_real(run, "simplified solution length", path_length(pr, p));
         rl_bench_run_set_int(run, "simplified solution segments", (int64_t)(p->n - 1));
-        rl_bench_run_set_real(run, "simplified solution smoothness", path_smoothness(p, pr->dim));
+        rl_bench_run_set_real(run, "simplified solution smoothness", path_smoothness(pr, p));
         rl_bench_run_set_real(run, "simplified solution clearance", path_clearance(pr, p));
         rl_bench_run_set_bool(run, "simplified correct solution",
                               path_valid(pr, p, pr->resolution / 5));
@@ -879,4 +1213,68 @@ rl_bench_planner *rlx_planner_new(const char *kind_name, const char *name, const
         pl->base.progress_types = PRM_TYPES;
     }
     return &pl->base;
+}
+
+/* ---- in-process use ------------------------------------------------------------------ */
+
+/* Paths outside this file are packed: rlx_problem_dimension values per state. */
+static int path_unpack(const rlx_problem *p, const double *states, size_t n, path *out)
+{
+    out->n = n;
+    out->q = calloc(n ? n : 1, MAX_DIM * sizeof(double));
+    if (!out->q)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        memcpy(out->q + i * MAX_DIM, states + i * (size_t)p->dim, (size_t)p->dim * sizeof(double));
+    return RL_OK;
+}
+
+bool rlx_path_valid(const rlx_problem *p, const double *states, size_t n, double resolution)
+{
+    path pa;
+    if (!(resolution > 0) || path_unpack(p, states, n, &pa) < 0)
+        return false;
+    bool ok = path_valid(p, &pa, resolution);
+    free(pa.q);
+    return ok;
+}
+
+double rlx_problem_resolution(const rlx_problem *p)
+{
+    return p->resolution;
+}
+
+int rlx_solve(const rlx_problem *p, const char *kind_name, uint64_t seed, double max_time,
+              bool simplify, double **states, size_t *n)
+{
+    *states = NULL;
+    *n = 0;
+    rl_bench_planner *base = rlx_planner_new(kind_name, kind_name, NULL, NULL, 0);
+    if (!base)
+        return rl_error_last_code();
+    planner *pl = base->self;
+    if (pl->k > K_PRM) {
+        planner_free(pl);
+        return rl_error_set(RL_EINVAL, "planner '%s' cannot run outside the harness", kind_name);
+    }
+    runctx rc = {NULL, rl_mono_ns() + (int64_t)(max_time * 1e9)};
+    rl_bench_status st = solve(pl, p, &rc, seed);
+    if (simplify && st == RL_RUN_EXACT) {
+        uint64_t rng = seed ^ 0x5eed;
+        path_simplify(p, &pl->sol, &rng, pl->simplify_attempts);
+    }
+    int rc_out = (int)st;
+    if (pl->sol.n > 0) {
+        *states = malloc(pl->sol.n * (size_t)p->dim * sizeof **states);
+        if (!*states) {
+            rc_out = rl_error_set(RL_ENOMEM, "out of memory");
+        } else {
+            for (size_t i = 0; i < pl->sol.n; i++)
+                memcpy(*states + i * (size_t)p->dim, pl->sol.q + i * MAX_DIM,
+                       (size_t)p->dim * sizeof **states);
+            *n = pl->sol.n;
+        }
+    }
+    planner_free(pl);
+    return rc_out;
 }

@@ -1,13 +1,16 @@
 /* rlx: runlab's example planners and problems, built on the public API only
- * (runlab/bench.h). Point robots in [0,1]^2 and [0,1]^3 among axis-aligned boxes
- * (a maze, narrow passages, cluttered fields); RRT, RRT-Connect, RRT*, PRM; a
- * shortcut path simplifier and OMPL's path metrics. Deterministic under a run's seed. */
+ * (runlab/bench.h). Point robots and rigid bodies (SE(2) rectangles, 3D boxes with a yaw)
+ * in [0,1]^2 and [0,1]^3 among axis-aligned boxes (a maze, narrow passages, cluttered
+ * fields); RRT, RRT-Connect, RRT*, PRM; a shortcut path simplifier and OMPL's path
+ * metrics. Deterministic under a run's seed. */
 #ifndef RLX_H
 #define RLX_H
 
 #include "runlab/bench.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct rlx_problem rlx_problem;
 
@@ -18,8 +21,38 @@ rlx_problem *rlx_problem_new(const char *name);
 void rlx_problem_free(rlx_problem *p);
 /* Multi-line description for the log's setup block; valid while the problem lives. */
 const char *rlx_problem_describe(const rlx_problem *p);
+/* Coordinates of a state: 2 or 3 for a point (x, y[, z]); 3 for an SE(2) body (x, y, yaw)
+ * and 4 for a 3D body (x, y, z, yaw), yaw in radians in [-pi, pi). */
 int rlx_problem_dimension(const rlx_problem *p);
 size_t rlx_problem_obstacles(const rlx_problem *p);
+bool rlx_problem_is_rigid(const rlx_problem *p);
+/* The motion-check resolution the planners use (a distance in the state space). */
+double rlx_problem_resolution(const rlx_problem *p);
+/* Copies the start and goal states (rlx_problem_dimension values each). */
+void rlx_problem_start_goal(const rlx_problem *p, double *start, double *goal);
+/* Whether the robot at state q is inside the bounds and clear of every obstacle. */
+bool rlx_state_valid(const rlx_problem *p, const double *q);
+/* Whether every motion of the path (n states, packed) is valid when checked at
+ * `resolution`; false for an empty path. */
+bool rlx_path_valid(const rlx_problem *p, const double *states, size_t n, double resolution);
+
+/* Solves p in this process (no isolation; for tests and tools) with a built-in planner
+ * (rrt, rrtconnect, rrtstar, prm) and its default settings, for at most max_time seconds,
+ * seeded with `seed`, then simplifies the path when asked. Returns the run's status
+ * (RL_RUN_EXACT...) or a negative error code; *states (packed, free() it) and *n hold the
+ * solution or approximate path, NULL and 0 when there is none. */
+int rlx_solve(const rlx_problem *p, const char *kind, uint64_t seed, double max_time, bool simplify,
+              double **states, size_t *n);
+
+/* An oriented rectangle: centre, half extents along its own axes, angle (radians). */
+typedef struct rlx_rect {
+    double cx, cy, hx, hy, theta;
+} rlx_rect;
+/* Whether two rectangles overlap (touching counts), by the separating-axis test: the
+ * collision check of the rigid-body problems. */
+bool rlx_rect_overlap(const rlx_rect *a, const rlx_rect *b);
+/* Euclidean distance between two rectangles, 0 when they overlap. */
+double rlx_rect_distance(const rlx_rect *a, const rlx_rect *b);
 
 /* Names of the built-in planners, NULL-terminated: rrt, rrtconnect, rrtstar, prm, and the
  * misbehaving ones used to test the harness: crash, abort, hang, memhog, exit. */
