@@ -18,6 +18,8 @@ packages=(
   python3
   # the run-loader benchmark (bench/bench_runs.c) compares against pandas.read_csv
   python3-pandas python3-yaml
+  # the recorder tests validate every manifest against docs/record-manifest.schema.json
+  python3-jsonschema
 )
 
 missing=()
@@ -29,12 +31,24 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The reference TypeScript MCAP reader, for the interoperability test
+# (tests/cli/test_mcap_ts_reader.sh). Outside the repository; optional: where node or the
+# npm registry is not available the test skips with a message.
+node_dir="${RUNLAB_NODE_PREFIX:-$HOME/.cache/runlab}"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
+   ! NODE_PATH="$node_dir/node_modules" node -e 'require("@mcap/core"); require("@foxglove/wasm-zstd"); require("@foxglove/wasm-lz4")' 2>/dev/null; then
+  echo "install-deps: installing @mcap/core into $node_dir (for the MCAP interoperability test)"
+  mkdir -p "$node_dir"
+  npm install --silent --no-audit --no-fund --prefix "$node_dir" \
+      @mcap/core @foxglove/wasm-zstd @foxglove/wasm-lz4 >/dev/null 2>&1 ||
+    echo "install-deps: npm install failed; the MCAP interoperability test will skip"
+fi
