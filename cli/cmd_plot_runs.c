@@ -9,6 +9,7 @@
 #include "runlab/json.h"
 #include "runlab/plot.h"
 #include "runlab/runs.h"
+#include "runlab/stats.h"
 
 #include <limits.h>
 #include <math.h>
@@ -237,20 +238,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Quantile q of the finite values among v[0..n) (sorted in place); NaN when none. */
+/* Quantile q of the finite values among v[0..n) (compacted and sorted in place), by the
+ * stats module's definition; NaN when none. */
 static double quantile(double *v, size_t n, double q)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i]))
             v[m++] = v[i];
-    if (m == 0)
-        return NAN;
+    double out = NAN;
     qsort(v, m, sizeof *v, cmp_double);
-    double pos = q * (double)(m - 1);
-    size_t lo = (size_t)pos;
-    double f = pos - (double)lo;
-    return lo + 1 < m ? v[lo] * (1 - f) + v[lo + 1] * f : v[lo];
+    if (m == 0 || rl_stats_quantile_sorted(v, m, q, &out) != RL_OK)
+        return NAN;
+    return out;
 }
 
 struct group {
