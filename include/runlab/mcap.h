@@ -265,8 +265,9 @@ typedef struct rl_mcap_writer_options {
 void rl_mcap_writer_options_default(rl_mcap_writer_options *opts);
 
 /* A writer. Not thread-safe: one thread at a time per writer (different writers are
- * independent). Memory is bounded: the open chunk (uncompressed and compressed), its
- * message index, and the summary tables (schemas, channels, one entry per chunk,
+ * independent). With compressed chunks the writer starts one worker thread of its own,
+ * which compresses a full chunk while the caller fills the next. Memory is bounded: two
+ * chunks (uncompressed and compressed) with their message indexes, and the summary tables (schemas, channels, one entry per chunk,
  * attachment and metadata). After any write error the writer is failed: every later call
  * returns RL_ESTATE, and what was written before the last successful flush stays
  * readable by the streamed reader. */
@@ -292,8 +293,11 @@ int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema);
 int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel);
 
 /* Adds a message on an added channel (RL_EINVAL otherwise). Log times may be in any
- * order. With chunking, the chunk is closed (compressed, written, indexed) once its
- * uncompressed size exceeds chunk_size. */
+ * order. With chunking, the chunk is closed once its uncompressed size exceeds
+ * chunk_size: uncompressed, it is written and indexed at once; compressed, it goes to the
+ * worker and is written and indexed when the next chunk closes or by any other call
+ * (which keeps the file in call order). An error of the worker is reported by a later
+ * call. */
 int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg);
 
 /* Adds an Attachment or Metadata record, always outside chunks (the open chunk stays
@@ -306,7 +310,8 @@ int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m);
  * durable and readable by the streamed reader. */
 int rl_mcap_writer_flush(rl_mcap_writer *w);
 
-/* Byte offset at which the next record will be written (bytes written + buffered). */
+/* Byte offset at which the next record will be written (bytes written + buffered); a
+ * chunk in the worker's hands is written first. */
 uint64_t rl_mcap_writer_position(const rl_mcap_writer *w);
 
 /* Ends the open chunk, writes DataEnd, the summary, summary offsets, Footer and magic,

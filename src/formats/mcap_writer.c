@@ -1,5 +1,6 @@
 /* The MCAP writer: records go to a file descriptor through a small output buffer, with at
- * most one open chunk held in memory; on close it writes DataEnd, the summary (repeated
+ * most two chunks held in memory (the one being filled and the one a worker thread is
+ * compressing); on close it writes DataEnd, the summary (repeated
  * schemas/channels, statistics, metadata/attachment/chunk indexes), summary offsets and
  * the footer. The byte layout follows the reference TypeScript writer exactly. */
 #include "mcap_internal.h"
@@ -10,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,18 @@ typedef struct meta_index_entry {
 
 enum phase { PHASE_DATA, PHASE_SUMMARY, PHASE_DONE };
 
+/* One chunk: its records, compressed form and message index. */
+typedef struct chunk_state {
+    mcap_buf chunk, comp;
+    uint64_t start_time, end_time;
+    size_t messages;
+    msg_index *mi;
+    size_t mi_count, mi_init, mi_cap; /* mi[0..mi_init) have initialised buffers */
+    uint32_t mi_slot[NIDS];           /* channel id -> index in mi + 1 */
+    int compressed, crc_done;         /* comp (the worker's part) and crc are done */
+    uint32_t crc;                     /* of the uncompressed records (0 when off) */
+} chunk_state;
+
 struct rl_mcap_writer {
     int fd, owns_fd, failed;
     rl_mcap_writer_options o;
@@ -64,13 +78,24 @@ struct rl_mcap_writer {
     enum phase phase;
     uint32_t data_crc, summary_crc;
 
-    /* the open chunk */
-    mcap_buf chunk, comp;
-    uint64_t chunk_start_time, chunk_end_time;
-    size_t chunk_messages;
-    msg_index *mi;
-    size_t mi_count, mi_init, mi_cap; /* mi[0..mi_init) have initialised buffers */
-    uint32_t mi_slot[NIDS];           /* channel id -> index in mi + 1 */
+    /* A full chunk is compressed by a worker thread while the caller CRCs it, fills the
+     * other chunk and writes the previous one: compression then overlaps the encoding of
+     * messages, the CRCs and the I/O, which stay on the caller's thread (so only it
+     * touches the descriptor, the output and the indexes). The worker touches nothing but
+     * `job`'s comp and compressed. Uncompressed chunks need no worker.
+     * add_message hands a chunk over and writes the one handed over before; every other
+     * call first writes the pending chunk (settle), so the file's byte order is that of
+     * the calls. */
+    chunk_state cs[2];
+    chunk_state *cur;     /* the open chunk */
+    chunk_state *pending; /* handed to the worker and not yet written, or NULL */
+    pthread_t thread;
+    int thread_started, quit;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    chunk_state *job; /* what the worker works on, NULL when it is idle */
+    int job_rc;       /* its result, with the worker's error message */
+    char job_msg[256];
 
     /* summary tables */
     owned_rec *schemas;
@@ -159,7 +184,7 @@ static int drain(rl_mcap_writer *w)
     return rc;
 }
 
-uint64_t rl_mcap_writer_position(const rl_mcap_writer *w)
+static uint64_t pos(const rl_mcap_writer *w)
 {
     return w->written + w->out.len;
 }
@@ -226,7 +251,7 @@ static int same_record(const rl_mcap_record *in, const owned_rec *have)
 
 /* ---- Open ------------------------------------------------------------------------- */
 
-static int check_state(rl_mcap_writer *w)
+static int check_state_quick(rl_mcap_writer *w)
 {
     if (!w)
         return rl_error_set(RL_EINVAL, "mcap writer: NULL writer");
@@ -236,6 +261,15 @@ static int check_state(rl_mcap_writer *w)
     if (w->phase != PHASE_DATA)
         return rl_error_set(RL_ESTATE, "mcap writer: already closed");
     return RL_OK;
+}
+
+static int settle(rl_mcap_writer *w);
+
+/* check_state_quick, then the pending chunk is written: every call but add_message. */
+static int check_state(rl_mcap_writer *w)
+{
+    int rc = check_state_quick(w);
+    return rc < 0 ? rc : settle(w);
 }
 
 int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_options *opts)
@@ -258,6 +292,7 @@ int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_op
         return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
     w->fd = fd;
     w->o = *opts;
+    w->cur = &w->cs[0];
     /* Message and chunk indexes describe chunks: without chunks they are off. */
     if (!w->o.use_chunks)
         w->o.message_index = w->o.chunk_index = 0;
@@ -302,33 +337,58 @@ int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
 
 /* ---- Chunks ----------------------------------------------------------------------- */
 
-static int close_chunk(rl_mcap_writer *w)
+/* The worker's part of closing a chunk: compression. Writes only cs->comp and
+ * cs->compressed, so it may run beside the caller reading the records. */
+static int compress_chunk(const rl_mcap_writer *w, chunk_state *cs)
 {
-    if (w->chunk.len == 0)
-        return RL_OK;
-    const uint8_t *recs = w->chunk.data;
-    size_t recs_len = w->chunk.len;
     if (w->o.compression != RL_MCAP_COMPRESSION_NONE) {
-        int rc = mcap_compress(w->o.compression, w->o.compression_level, w->chunk.data,
-                               w->chunk.len, &w->comp);
+        int rc = mcap_compress(w->o.compression, w->o.compression_level, cs->chunk.data,
+                               cs->chunk.len, &cs->comp);
+        if (rc < 0)
+            return rc;
+    }
+    cs->compressed = 1;
+    return RL_OK;
+}
+
+static void crc_chunk(const rl_mcap_writer *w, chunk_state *cs)
+{
+    cs->crc = w->o.chunk_crc ? rl_crc32(0, cs->chunk.data, cs->chunk.len) : 0;
+    cs->crc_done = 1;
+}
+
+/* Closes chunk `cs` on the caller's thread: compressed (unless the worker did) and CRC'd,
+ * written with its message index, entered in the chunk index, then emptied for reuse. */
+static int close_chunk_state(rl_mcap_writer *w, chunk_state *cs)
+{
+    if (cs->chunk.len == 0)
+        return RL_OK;
+    if (!cs->compressed) {
+        int rc = compress_chunk(w, cs);
         if (rc < 0)
             return fail(w, rc);
-        recs = w->comp.data;
-        recs_len = w->comp.len;
+    }
+    if (!cs->crc_done)
+        crc_chunk(w, cs);
+    const uint8_t *recs = cs->chunk.data;
+    size_t recs_len = cs->chunk.len;
+    if (w->o.compression != RL_MCAP_COMPRESSION_NONE) {
+        recs = cs->comp.data;
+        recs_len = cs->comp.len;
     }
     rl_mcap_record c;
     memset(&c, 0, sizeof c);
     c.opcode = RL_MCAP_OP_CHUNK;
     rl_mcap_chunk *ch = &c.u.chunk;
-    ch->message_start_time = w->chunk_messages ? w->chunk_start_time : 0;
-    ch->message_end_time = w->chunk_messages ? w->chunk_end_time : 0;
-    ch->uncompressed_size = w->chunk.len;
-    ch->uncompressed_crc = w->o.chunk_crc ? rl_crc32(0, w->chunk.data, w->chunk.len) : 0;
+    ch->message_start_time = cs->messages ? cs->start_time : 0;
+    ch->message_end_time = cs->messages ? cs->end_time : 0;
+    ch->uncompressed_size = cs->chunk.len;
+    ch->uncompressed_crc = cs->crc;
     ch->compression = bstr(mcap_compression_name(w->o.compression));
     ch->records.data = recs;
     ch->records.len = recs_len;
 
-    uint64_t chunk_start = rl_mcap_writer_position(w);
+    uint64_t chunk_start = pos(w);
     uint64_t chunk_len = 0;
     int rc;
     /* Large chunks skip the output buffer: prefix and fields, then the records as is. */
@@ -349,7 +409,7 @@ static int close_chunk(rl_mcap_writer *w)
         if (rc == RL_OK) {
             /* Uncompressed records were just CRC'd for the chunk: extend the data-section
              * CRC arithmetically instead of reading them a second time. */
-            if (w->phase == PHASE_DATA && ch->uncompressed_crc != 0 && recs == w->chunk.data)
+            if (w->phase == PHASE_DATA && ch->uncompressed_crc != 0 && recs == cs->chunk.data)
                 w->data_crc = (uint32_t)crc32_combine(w->data_crc, ch->uncompressed_crc,
                                                       (z_off_t)recs_len);
             else
@@ -366,20 +426,20 @@ static int close_chunk(rl_mcap_writer *w)
 
     uint8_t *offsets = NULL;
     size_t offsets_len = 0;
-    uint64_t mi_start = rl_mcap_writer_position(w), mi_len = 0;
-    if (w->o.message_index && w->mi_count) {
-        offsets_len = 10 * w->mi_count;
+    uint64_t mi_start = pos(w), mi_len = 0;
+    if (w->o.message_index && cs->mi_count) {
+        offsets_len = 10 * cs->mi_count;
         offsets = malloc(offsets_len);
         if (!offsets)
             return fail(w, rl_error_set(RL_ENOMEM, "mcap writer: out of memory"));
-        for (size_t i = 0; i < w->mi_count; i++) {
+        for (size_t i = 0; i < cs->mi_count; i++) {
             rl_mcap_record m;
             memset(&m, 0, sizeof m);
             m.opcode = RL_MCAP_OP_MESSAGE_INDEX;
-            m.u.message_index.channel_id = w->mi[i].channel_id;
-            m.u.message_index.entries.data = w->mi[i].entries.data;
-            m.u.message_index.entries.len = w->mi[i].entries.len;
-            mcap_wr16(offsets + 10 * i, w->mi[i].channel_id);
+            m.u.message_index.channel_id = cs->mi[i].channel_id;
+            m.u.message_index.entries.data = cs->mi[i].entries.data;
+            m.u.message_index.entries.len = cs->mi[i].entries.len;
+            mcap_wr16(offsets + 10 * i, cs->mi[i].channel_id);
             mcap_wr64(offsets + 10 * i + 2, mi_start + mi_len);
             uint64_t l = 0;
             rc = emit_record(w, &m, &l);
@@ -409,18 +469,116 @@ static int close_chunk(rl_mcap_writer *w)
         e->ci.message_index_length = mi_len;
         e->ci.compression = bstr(mcap_compression_name(w->o.compression));
         e->ci.compressed_size = recs_len;
-        e->ci.uncompressed_size = w->chunk.len;
+        e->ci.uncompressed_size = cs->chunk.len;
     } else {
         free(offsets);
     }
-    for (size_t i = 0; i < w->mi_count; i++) {
-        w->mi_slot[w->mi[i].channel_id] = 0;
-        w->mi[i].entries.len = 0;
+    for (size_t i = 0; i < cs->mi_count; i++) {
+        cs->mi_slot[cs->mi[i].channel_id] = 0;
+        cs->mi[i].entries.len = 0;
     }
-    w->mi_count = 0;
-    w->chunk.len = 0;
-    w->chunk_messages = 0;
+    cs->mi_count = 0;
+    cs->chunk.len = 0;
+    cs->messages = 0;
+    cs->compressed = cs->crc_done = 0;
     return RL_OK;
+}
+
+/* Waits until the worker is idle; its result: RL_OK or an error (message set). */
+static int wait_worker(rl_mcap_writer *w)
+{
+    if (!w->thread_started)
+        return RL_OK;
+    pthread_mutex_lock(&w->lock);
+    while (w->job)
+        pthread_cond_wait(&w->cv, &w->lock);
+    int rc = w->job_rc;
+    w->job_rc = RL_OK;
+    pthread_mutex_unlock(&w->lock);
+    if (rc < 0)
+        return fail(w, rl_error_set(rc, "%s", w->job_msg));
+    return RL_OK;
+}
+
+/* Writes the chunk handed to the worker, once it is compressed. */
+static int settle(rl_mcap_writer *w)
+{
+    if (!w->pending)
+        return RL_OK;
+    int rc = wait_worker(w);
+    chunk_state *cs = w->pending;
+    w->pending = NULL;
+    return rc < 0 ? rc : close_chunk_state(w, cs);
+}
+
+/* Closes the open chunk, after the pending one (file order). */
+static int close_chunk(rl_mcap_writer *w)
+{
+    int rc = settle(w);
+    return rc < 0 ? rc : close_chunk_state(w, w->cur);
+}
+
+static void *worker_main(void *arg)
+{
+    rl_mcap_writer *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->job && !w->quit)
+            pthread_cond_wait(&w->cv, &w->lock);
+        if (!w->job)
+            break;
+        chunk_state *cs = w->job;
+        pthread_mutex_unlock(&w->lock);
+        int rc = compress_chunk(w, cs);
+        if (rc < 0)
+            snprintf(w->job_msg, sizeof w->job_msg, "%s", rl_error_last());
+        pthread_mutex_lock(&w->lock);
+        w->job_rc = rc;
+        w->job = NULL;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static int start_worker(rl_mcap_writer *w)
+{
+    if (pthread_mutex_init(&w->lock, NULL) != 0)
+        return 0;
+    if (pthread_cond_init(&w->cv, NULL) != 0) {
+        pthread_mutex_destroy(&w->lock);
+        return 0;
+    }
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->lock);
+        return 0;
+    }
+    w->thread_started = 1;
+    return 1;
+}
+
+/* The open chunk is full: it goes to the worker, and meanwhile it is CRC'd and the chunk
+ * handed over before is written; that one's emptied buffers become the open chunk.
+ * Uncompressed chunks, or all without a worker (thread creation failed), are closed
+ * here. */
+static int submit_chunk(rl_mcap_writer *w)
+{
+    if (w->o.compression == RL_MCAP_COMPRESSION_NONE)
+        return close_chunk(w);
+    int rc = wait_worker(w);
+    if (rc < 0)
+        return rc;
+    if (!w->thread_started && !start_worker(w))
+        return close_chunk(w);
+    chunk_state *prev = w->pending;
+    pthread_mutex_lock(&w->lock);
+    w->job = w->pending = w->cur;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->lock);
+    w->cur = w->cur == &w->cs[0] ? &w->cs[1] : &w->cs[0];
+    crc_chunk(w, w->pending); /* reads the records the worker compresses */
+    return prev ? close_chunk_state(w, prev) : RL_OK;
 }
 
 /* Writes a Schema/Channel/Message into the open chunk or straight to the output. */
@@ -428,7 +586,7 @@ static int put_data_record(rl_mcap_writer *w, const rl_mcap_record *rec)
 {
     if (!w->o.use_chunks)
         return emit_record(w, rec, NULL);
-    int rc = mcap_buf_append_record(&w->chunk, rec);
+    int rc = mcap_buf_append_record(&w->cur->chunk, rec);
     return rc < 0 ? fail(w, rc) : RL_OK;
 }
 
@@ -523,7 +681,7 @@ static int put_message(rl_mcap_writer *w, const rl_mcap_message *msg)
 {
     enum { FIXED = 2 + 4 + 8 + 8 };
     size_t n = RL_MCAP_RECORD_PREFIX + FIXED + msg->data.len;
-    mcap_buf *dst = w->o.use_chunks ? &w->chunk : &w->out;
+    mcap_buf *dst = w->o.use_chunks ? &w->cur->chunk : &w->out;
     int rc = mcap_buf_reserve(dst, n);
     if (rc < 0)
         return fail(w, rc);
@@ -545,7 +703,7 @@ static int put_message(rl_mcap_writer *w, const rl_mcap_message *msg)
 
 int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg)
 {
-    int rc = check_state(w);
+    int rc = check_state_quick(w);
     if (rc < 0)
         return rc;
     uint32_t slot = w->channel_slot[msg->channel_id];
@@ -559,39 +717,40 @@ int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg)
         if (rc < 0)
             return rc;
     }
-    if (w->o.use_chunks && w->o.message_index && !w->mi_slot[msg->channel_id]) {
-        if (w->mi_count == w->mi_init) {
-            rc = grow((void **)&w->mi, &w->mi_cap, w->mi_count, sizeof *w->mi);
+    chunk_state *cs = w->cur;
+    if (w->o.use_chunks && w->o.message_index && !cs->mi_slot[msg->channel_id]) {
+        if (cs->mi_count == cs->mi_init) {
+            rc = grow((void **)&cs->mi, &cs->mi_cap, cs->mi_count, sizeof *cs->mi);
             if (rc < 0)
                 return rc;
-            memset(&w->mi[w->mi_init++], 0, sizeof *w->mi);
+            memset(&cs->mi[cs->mi_init++], 0, sizeof *cs->mi);
         }
-        rc = mcap_buf_reserve(&w->mi[w->mi_count].entries, 16);
+        rc = mcap_buf_reserve(&cs->mi[cs->mi_count].entries, 16);
         if (rc < 0)
             return rc;
-        w->mi[w->mi_count].channel_id = msg->channel_id;
-        w->mi[w->mi_count].entries.len = 0;
-        w->mi_count++;
-        w->mi_slot[msg->channel_id] = (uint32_t)w->mi_count;
+        cs->mi[cs->mi_count].channel_id = msg->channel_id;
+        cs->mi[cs->mi_count].entries.len = 0;
+        cs->mi_count++;
+        cs->mi_slot[msg->channel_id] = (uint32_t)cs->mi_count;
     }
-    uint64_t offset_in_chunk = w->chunk.len;
+    uint64_t offset_in_chunk = cs->chunk.len;
     rc = put_message(w, msg);
     if (rc < 0)
         return rc;
     if (w->o.use_chunks) {
         if (w->o.message_index) {
-            uint8_t e[16];
-            mcap_wr64(e, msg->log_time);
-            mcap_wr64(e + 8, offset_in_chunk);
-            rc = mcap_buf_append(&w->mi[w->mi_slot[msg->channel_id] - 1].entries, e, 16);
-            if (rc < 0)
+            mcap_buf *ix = &cs->mi[cs->mi_slot[msg->channel_id] - 1].entries;
+            if (ix->cap - ix->len < 16 && (rc = mcap_buf_reserve(ix, 16)) < 0)
                 return fail(w, rc);
+            mcap_wr64(ix->data + ix->len, msg->log_time);
+            mcap_wr64(ix->data + ix->len + 8, offset_in_chunk);
+            ix->len += 16;
         }
-        if (w->chunk_messages == 0 || msg->log_time < w->chunk_start_time)
-            w->chunk_start_time = msg->log_time;
-        if (w->chunk_messages == 0 || msg->log_time > w->chunk_end_time)
-            w->chunk_end_time = msg->log_time;
-        w->chunk_messages++;
+        if (cs->messages == 0 || msg->log_time < cs->start_time)
+            cs->start_time = msg->log_time;
+        if (cs->messages == 0 || msg->log_time > cs->end_time)
+            cs->end_time = msg->log_time;
+        cs->messages++;
     }
     if (ch->message_count++ == 0)
         w->stat_order[w->stat_order_count++] = msg->channel_id;
@@ -600,8 +759,8 @@ int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg)
     if (w->message_count == 0 || msg->log_time > w->msg_end)
         w->msg_end = msg->log_time;
     w->message_count++;
-    if (w->o.use_chunks && w->chunk.len > w->o.chunk_size)
-        return close_chunk(w);
+    if (w->o.use_chunks && cs->chunk.len > w->o.chunk_size)
+        return submit_chunk(w);
     return RL_OK;
 }
 
@@ -641,7 +800,7 @@ int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a
     r.opcode = RL_MCAP_OP_ATTACHMENT;
     r.u.attachment = *a;
     r.u.attachment.crc = w->o.attachment_crc ? rl_mcap_attachment_crc(a) : 0;
-    uint64_t offset = rl_mcap_writer_position(w), length = 0;
+    uint64_t offset = pos(w), length = 0;
     if (w->o.attachment_index) {
         att_index_entry *e = &w->att_idx[w->att_idx_count];
         memset(e, 0, sizeof *e);
@@ -683,7 +842,7 @@ int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m)
     memset(&r, 0, sizeof r);
     r.opcode = RL_MCAP_OP_METADATA;
     r.u.metadata = *m;
-    uint64_t offset = rl_mcap_writer_position(w), length = 0;
+    uint64_t offset = pos(w), length = 0;
     rc = emit_record(w, &r, &length);
     if (rc < 0)
         return rc;
@@ -738,17 +897,17 @@ static int emit_summary(rl_mcap_writer *w)
 
     w->phase = PHASE_SUMMARY;
     w->summary_crc = 0;
-    uint64_t summary_start = rl_mcap_writer_position(w);
+    uint64_t summary_start = pos(w);
     group groups[6];
     size_t ngroups = 0;
 #define GROUP_BEGIN(op)                                                                            \
     do {                                                                                           \
         groups[ngroups].opcode = (op);                                                             \
-        groups[ngroups].start = rl_mcap_writer_position(w);                                        \
+        groups[ngroups].start = pos(w);                                        \
     } while (0)
 #define GROUP_END()                                                                                \
     do {                                                                                           \
-        groups[ngroups].length = rl_mcap_writer_position(w) - groups[ngroups].start;               \
+        groups[ngroups].length = pos(w) - groups[ngroups].start;               \
         if (groups[ngroups].length)                                                                \
             ngroups++;                                                                             \
     } while (0)
@@ -826,7 +985,7 @@ static int emit_summary(rl_mcap_writer *w)
 #undef GROUP_END
     if (rc < 0)
         return rc;
-    uint64_t summary_offset_start = rl_mcap_writer_position(w);
+    uint64_t summary_offset_start = pos(w);
     int have_summary = summary_offset_start != summary_start;
     int have_offsets = 0;
     if (w->o.summary_offsets) {
@@ -880,14 +1039,26 @@ void rl_mcap_writer_free(rl_mcap_writer *w)
 {
     if (!w)
         return;
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->lock);
+        w->quit = 1;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->lock);
+        pthread_join(w->thread, NULL); /* after the chunk it may be writing */
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->lock);
+    }
     if (w->owns_fd)
         close(w->fd);
     mcap_buf_free(&w->out);
-    mcap_buf_free(&w->chunk);
-    mcap_buf_free(&w->comp);
-    for (size_t i = 0; i < w->mi_init; i++)
-        mcap_buf_free(&w->mi[i].entries);
-    free(w->mi);
+    for (int k = 0; k < 2; k++) {
+        chunk_state *cs = &w->cs[k];
+        mcap_buf_free(&cs->chunk);
+        mcap_buf_free(&cs->comp);
+        for (size_t i = 0; i < cs->mi_init; i++)
+            mcap_buf_free(&cs->mi[i].entries);
+        free(cs->mi);
+    }
     for (size_t i = 0; i < w->schema_count; i++)
         free(w->schemas[i].mem);
     free(w->schemas);
@@ -905,4 +1076,15 @@ void rl_mcap_writer_free(rl_mcap_writer *w)
         free(w->meta_idx[i].name);
     free(w->meta_idx);
     free(w);
+}
+
+/* Public: a chunk handed to the worker is written first, so the offset is exact (the
+ * writer is const to callers but its own object, hence the cast; an error fails the
+ * writer and is reported by the next call). */
+uint64_t rl_mcap_writer_position(const rl_mcap_writer *w)
+{
+    rl_mcap_writer *mw = (rl_mcap_writer *)w;
+    if (!mw->failed)
+        settle(mw);
+    return pos(w);
 }

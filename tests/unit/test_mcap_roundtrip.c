@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct exp_msg {
@@ -461,6 +462,86 @@ static void test_write_error_is_reported(void **state)
     close(p[1]);
 }
 
+/* Full chunks are compressed by the writer's worker thread and written later: records
+ * added afterwards (attachments) still follow them in the file, the position counts
+ * them, and a failed write is reported with its own message. */
+static void test_worker_chunks_keep_order_and_errors(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/order.mcap", dir);
+    rl_mcap_writer_options o;
+    rl_mcap_writer_options_default(&o);
+    o.chunk_size = 200;
+    o.compression = RL_MCAP_COMPRESSION_LZ4;
+    uint8_t payload[300];
+    memset(payload, 7, sizeof payload);
+    rl_mcap_writer *w = NULL;
+    assert_int_equal(rl_mcap_writer_open_path(&w, path, &o), RL_OK);
+    rl_mcap_channel ch;
+    memset(&ch, 0, sizeof ch);
+    ch.id = 1;
+    ch.topic = B("/x");
+    ch.message_encoding = B("raw");
+    assert_int_equal(rl_mcap_writer_add_channel(w, &ch), RL_OK);
+    for (uint32_t i = 0; i < 5; i++) {
+        rl_mcap_message m = {1, i, i, i, {payload, sizeof payload}};
+        assert_int_equal(rl_mcap_writer_add_message(w, &m), RL_OK);
+    }
+    rl_mcap_attachment a;
+    memset(&a, 0, sizeof a);
+    a.name = B("a");
+    a.media_type = B("text/plain");
+    a.data = B("x");
+    assert_int_equal(rl_mcap_writer_add_attachment(w, &a), RL_OK);
+    rl_mcap_message last = {1, 5, 5, 5, B("tail")};
+    assert_int_equal(rl_mcap_writer_add_message(w, &last), RL_OK);
+    assert_int_equal(rl_mcap_writer_flush(w), RL_OK);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(rl_mcap_writer_position(w), (uint64_t)st.st_size);
+    assert_int_equal(rl_mcap_writer_close(w), RL_OK);
+
+    rl_mcap_reader *r = NULL;
+    assert_int_equal(rl_mcap_reader_open(&r, path, NULL), RL_OK);
+    rl_mcap_record rec;
+    int rc, msgs = 0, att_after = -1;
+    while ((rc = rl_mcap_reader_next(r, &rec)) == 1) {
+        if (rec.opcode == RL_MCAP_OP_MESSAGE)
+            assert_int_equal(rec.u.message.sequence, (uint32_t)msgs++);
+        if (rec.opcode == RL_MCAP_OP_ATTACHMENT)
+            att_after = msgs;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(msgs, 6);
+    assert_int_equal(att_after, 5);
+    rl_mcap_reader_close(r);
+
+    /* The reader of a pipe goes away: writing a chunk fails with EPIPE. */
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    assert_int_equal(rl_mcap_writer_open_fd(&w, p[1], &o), RL_OK);
+    close(p[0]);
+    assert_int_equal(rl_mcap_writer_add_channel(w, &ch), RL_OK);
+    rc = RL_OK;
+    for (uint32_t i = 0; i < 100 && rc == RL_OK; i++) {
+        rl_mcap_message m = {1, i, i, i, {payload, sizeof payload}};
+        rc = rl_mcap_writer_add_message(w, &m);
+    }
+    if (rc == RL_OK)
+        rc = rl_mcap_writer_flush(w);
+    assert_int_equal(rc, RL_EIO);
+    assert_non_null(strstr(rl_error_last(), "write at byte"));
+    rl_mcap_message m = {1, 0, 0, 0, B("x")};
+    assert_int_equal(rl_mcap_writer_add_message(w, &m), RL_ESTATE);
+    rl_mcap_writer_free(w);
+    signal(SIGPIPE, old);
+    close(p[1]);
+    rl_test_tmpdir_free(dir);
+}
+
 static void test_api_misuse(void **state)
 {
     (void)state;
@@ -497,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_large_messages),
         cmocka_unit_test(test_flush_makes_data_readable),
         cmocka_unit_test(test_write_error_is_reported),
+        cmocka_unit_test(test_worker_chunks_keep_order_and_errors),
         cmocka_unit_test(test_api_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
