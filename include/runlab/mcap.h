@@ -310,6 +310,13 @@ int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m);
  * durable and readable by the streamed reader. */
 int rl_mcap_writer_flush(rl_mcap_writer *w);
 
+/* Ends the open chunk (Chunk record and its message indexes) and writes everything
+ * buffered, without fsync: afterwards everything added so far is in the file for the
+ * streamed reader and for rl_mcap_recover_*, and survives the process being killed, but
+ * not a power loss until the descriptor is synced. fsync(2) on the descriptor from
+ * another thread while the writer goes on is safe; that is what it is for. */
+int rl_mcap_writer_end_chunk(rl_mcap_writer *w);
+
 /* Byte offset at which the next record will be written (bytes written + buffered); a
  * chunk in the worker's hands is written first. */
 uint64_t rl_mcap_writer_position(const rl_mcap_writer *w);

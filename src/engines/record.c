@@ -1,7 +1,8 @@
 /* The recorder engine behind runlab/record.h: the state machine, the bounded queue that
  * producers fill without waiting, the writer thread (write delay, START..STOP
  * classification, periodic flush) and the monitor thread (heartbeat, stall and free-space
- * checks). The run directory and manifest live in record_dir.c. */
+ * checks). The writer starts and stops a durability thread that fsyncs the bag after each
+ * flush. The run directory and manifest live in record_dir.c. */
 #include "engines/record_internal.h"
 
 #include "runlab/error.h"
@@ -171,6 +172,8 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     pthread_mutex_init(&r->topic_mu, NULL);
     pthread_mutex_init(&r->manifest_mu, NULL);
     pthread_mutex_init(&r->join_mu, NULL);
+    pthread_mutex_init(&r->sync_mu, NULL);
+    pthread_cond_init(&r->sync_wake, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -181,6 +184,8 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     atomic_init(&r->ntopics, 0u);
     atomic_init(&r->progress_mono, rl_mono_ns());
     atomic_init(&r->writer_done, 0);
+    atomic_init(&r->sync_since_mono, 0);
+    atomic_init(&r->sync_failed, 0);
     r->prepare_ns = r->begin_ns = r->start_ns = r->stop_ns = r->finish_ns = RL_REC_UNSET;
     r->sink = rl_record_default_sink;
     r->spare = malloc(REC_SPARE_MAX * sizeof *r->spare);
@@ -327,6 +332,8 @@ void rl_recorder_free(rl_recorder *r)
     pthread_mutex_destroy(&r->topic_mu);
     pthread_mutex_destroy(&r->manifest_mu);
     pthread_mutex_destroy(&r->join_mu);
+    pthread_cond_destroy(&r->sync_wake);
+    pthread_mutex_destroy(&r->sync_mu);
     free(r);
 }
 
@@ -600,6 +607,53 @@ static size_t give_back(rl_recorder *r, rec_msg **done, size_t n)
     return 0;
 }
 
+/* The durability thread: one fsync after each flush of the writer, coalescing flushes
+ * that happen while an fsync is under way. Kept off the writer because an fsync can take
+ * most of a second on a busy disk, and a writer that waits lets the queue and the pool of
+ * recycled messages overflow. Stops at the first error (the run is FAILED) or when the
+ * writer asks before closing the bag, whose close syncs it anyway. */
+static void *sync_main(void *arg)
+{
+    rl_recorder *r = arg;
+    void *ctx = r->sink_ctx; /* set before the writer started; cleared after we are joined */
+    pthread_mutex_lock(&r->sync_mu);
+    for (;;) {
+        while (!r->sync_stop && r->synced_gen == r->flush_gen)
+            pthread_cond_wait(&r->sync_wake, &r->sync_mu);
+        if (r->sync_stop)
+            break;
+        uint64_t gen = r->flush_gen;
+        atomic_store(&r->sync_since_mono, rl_mono_ns());
+        pthread_mutex_unlock(&r->sync_mu);
+        int rc = r->sink->sync(ctx);
+        atomic_store(&r->sync_since_mono, 0);
+        if (rc < 0) {
+            atomic_store(&r->sync_failed, 1);
+            fail_run(r, "writer: %s", rl_error_last());
+            return NULL;
+        }
+        pthread_mutex_lock(&r->sync_mu);
+        r->synced_gen = gen;
+    }
+    pthread_mutex_unlock(&r->sync_mu);
+    return NULL;
+}
+
+/* After a flush: wakes the durability thread, or syncs here if it could not be started.
+ * Returns RL_OK or the sync error. */
+static int request_sync(rl_recorder *r, int threaded)
+{
+    if (!r->sink->sync)
+        return RL_OK;
+    if (!threaded)
+        return r->sink->sync(r->sink_ctx);
+    pthread_mutex_lock(&r->sync_mu);
+    r->flush_gen++;
+    pthread_cond_signal(&r->sync_wake);
+    pthread_mutex_unlock(&r->sync_mu);
+    return RL_OK;
+}
+
 /* The writer: takes the queue in batches, holds each message for the write delay (or
  * until START/STOP already decide it), classifies and writes it, flushes at least every
  * flush interval, and on stop or failure writes what is left, closes the bag and (for a
@@ -616,6 +670,10 @@ static void *writer_main(void *arg)
     int64_t last_flush = rl_mono_ns();
     int unflushed = 0, sink_failed = 0;
     const int64_t delay = r->opts.write_delay_ns;
+    pthread_t syncer;
+    /* Without the thread (it could not be started) the writer syncs after each flush
+     * itself: slower, but the durability promise holds. */
+    int sync_threaded = r->sink->sync && pthread_create(&syncer, NULL, sync_main, r) == 0;
 
     for (;;) {
         pthread_mutex_lock(&r->mu);
@@ -671,6 +729,8 @@ static void *writer_main(void *arg)
             break;
         }
         pthread_mutex_unlock(&r->mu);
+        if (!sink_failed && atomic_load(&r->sync_failed))
+            sink_failed = 1; /* the bag can no longer be made durable: stop writing it */
 
         if (batch_count) {
             /* One clock read per batch instead of one per push (clock_gettime was the largest
@@ -752,7 +812,7 @@ static void *writer_main(void *arg)
         now = rl_mono_ns();
         atomic_store(&r->progress_mono, now);
         if (unflushed && !sink_failed && now - last_flush >= r->opts.flush_interval_ns) {
-            if (r->sink->flush(r->sink_ctx) < 0) {
+            if (r->sink->flush(r->sink_ctx) < 0 || request_sync(r, sync_threaded) < 0) {
                 sink_failed = 1;
                 fail_run(r, "writer: flush: %s", rl_error_last());
             }
@@ -768,6 +828,13 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&r->mu);
     free(pend.v);
     free(batch);
+    if (sync_threaded) {
+        pthread_mutex_lock(&r->sync_mu);
+        r->sync_stop = 1;
+        pthread_cond_signal(&r->sync_wake);
+        pthread_mutex_unlock(&r->sync_mu);
+        pthread_join(syncer, NULL);
+    }
 
     /* Close the bag whatever happened: after a write error the sink keeps what was flushed
      * readable and the close only reports the old error. */
@@ -860,6 +927,12 @@ static void *monitor_main(void *arg)
                 fail_run(r, "writer stalled for %lld ms (stall limit %lld ms)",
                          (long long)(quiet / 1000000), (long long)(r->opts.stall_limit_ns / 1000000)))
                 (void)rl_rec_write_manifest(r); /* the writer may never come back to do it */
+            int64_t syncing = atomic_load(&r->sync_since_mono);
+            if (syncing && now - syncing > r->opts.stall_limit_ns &&
+                fail_run(r, "fsync stalled for %lld ms (stall limit %lld ms)",
+                         (long long)((now - syncing) / 1000000),
+                         (long long)(r->opts.stall_limit_ns / 1000000)))
+                (void)rl_rec_write_manifest(r); /* the writer waits for the fsync to close */
             if (now >= next_free_check) {
                 next_free_check = now + FREE_CHECK_INTERVAL_MS * 1000000ll;
                 uint64_t free_bytes = 0;

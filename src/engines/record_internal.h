@@ -26,8 +26,12 @@ enum {
 
 /* Where the writer thread writes messages. Only the writer thread calls write, flush and
  * add_channel; open runs in prepare, before the thread starts. Functions return RL_OK or a
- * negative status with the error message set. `close` finishes the file and frees the
- * context whatever happens; `abandon` frees it without finishing (prepare errors). */
+ * negative status with the error message set. `flush` makes what was written readable
+ * after a kill (ends the open chunk, writes it); `sync` (may be NULL) makes what flush
+ * wrote survive a power loss (fsync); it runs on the durability thread, concurrently with
+ * write and flush, and never once close has begun. `close` finishes the file durably and
+ * frees the context whatever happens; `abandon` frees it without finishing (prepare
+ * errors). */
 typedef struct rl_record_sink_ops {
     const char *name; /* file extension of the bag: "mcap" */
     int (*open)(void **ctx, const char *path, const rl_record_options *opts, void *user);
@@ -39,6 +43,7 @@ typedef struct rl_record_sink_ops {
     int (*flush)(void *ctx);
     int (*close)(void *ctx);
     void (*abandon)(void *ctx);
+    int (*sync)(void *ctx);
 } rl_record_sink_ops;
 
 /* The MCAP sink (record_sink_mcap.c). */
@@ -115,6 +120,15 @@ struct rl_recorder {
     rec_msg **spare;
     size_t spare_count;
     uint64_t queued_msgs, queued_bytes; /* queue + write delay */
+
+    /* The durability thread fsyncs the bag after each writer flush, so that the writer
+     * (and behind it the queue) never waits for the disk. `sync_mu` guards these. */
+    pthread_mutex_t sync_mu;
+    pthread_cond_t sync_wake;
+    uint64_t flush_gen, synced_gen; /* flushes done by the writer / covered by an fsync */
+    int sync_stop;
+    _Atomic int64_t sync_since_mono; /* start of the fsync under way, 0 if none (stalls) */
+    _Atomic int sync_failed;
 
     pthread_t writer, monitor;
     int writer_started, monitor_started;

@@ -861,6 +861,18 @@ int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m)
     return RL_OK;
 }
 
+/* The write half of a flush, for callers that fsync elsewhere (the recorder does it on
+ * another thread so that its writer never waits for the disk). */
+int rl_mcap_writer_end_chunk(rl_mcap_writer *w)
+{
+    int rc = check_state(w);
+    if (rc == RL_OK)
+        rc = close_chunk(w);
+    if (rc == RL_OK)
+        rc = drain(w);
+    return rc;
+}
+
 int rl_mcap_writer_flush(rl_mcap_writer *w)
 {
     int rc = check_state(w);

@@ -1,7 +1,7 @@
 # `runlab record` as users run it: synthetic recordings, the summary and the run
 # directory as the last line, refusals (hostile and reused run ids, a second recorder on
-# the same domain), maps, SIGINT ending INTERRUPTED with a readable bag, and replay of a
-# recorded bag with a topic filter.
+# the same domain), maps, SIGINT ending INTERRUPTED with a readable bag, replay of a
+# recorded bag with a topic filter, and kill -9 followed by `runlab mcap recover`.
 . "$(dirname "$0")/lib.sh"
 
 export RUNLAB_HOME="$TMP/home"
@@ -108,6 +108,33 @@ secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' <<<"$out")
 check "paced replay is not instantaneous" awk -v s="$secs" 'BEGIN { exit !(s >= 0.2) }'
 check "heartbeat lines on stderr" err_has "heartbeat "
 check "heartbeat names the state" err_has " RECORDING host="
+
+# kill -9 mid-run: the bag is unfinished, `runlab mcap recover` makes a complete file of
+# it that passes the doctor, and the lock died with the recorder.
+"$RUNLAB" record --synthetic "${COMMON[@]}" --duration 60 --run-id killed >/dev/null 2>&1 &
+pid=$!
+bag=
+for _ in $(seq 400); do # until the first flush (<= 1 s) has put a chunk in the bag
+    bag=$(ls "$RUNLAB_HOME"/experiments/*_killed/bag/killed.mcap 2>/dev/null)
+    [ -n "$bag" ] && [ "$(stat -c %s "$bag")" -gt 4096 ] && break
+    sleep 0.05
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+rc=$?
+check "SIGKILL killed the recorder" rc_is 137
+check "killed run left a bag" test -n "$bag"
+run mcap doctor "$bag"
+check "killed bag is unfinished (doctor exits 1)" rc_is 1
+run mcap recover "$bag" "$TMP/killed-recovered.mcap"
+check "recover of the killed bag exits 0" rc_is 0
+check "recover kept messages" bash -c "! grep -q 'kept: 0 messages' <<<'$out'"
+run mcap doctor "$TMP/killed-recovered.mcap"
+check "recovered bag passes doctor" rc_is 0
+run mcap cat "$TMP/killed-recovered.mcap"
+check "recovered bag has both vehicles" bash -c "grep -q /vehicle/1/ <<<'$out' && grep -q /vehicle/2/ <<<'$out'"
+run record --synthetic "${COMMON[@]}" --duration 0.1 --run-id after-kill
+check "a recorder starts after kill -9 (no stale lock)" rc_is 0
 
 # Every manifest written here follows the published JSON Schema (when a validator exists).
 if python3 -c 'import jsonschema' 2>/dev/null; then

@@ -1,6 +1,7 @@
 /* An in-memory bag writer for the recorder tests: keeps what the writer thread wrote
- * (topic, sequence, stamps, first payload byte), counts flushes, and on request fails the
- * n-th write or blocks writes until released, to drive the FAILED paths. Header-only
+ * (topic, sequence, stamps, first payload byte), counts flushes and syncs, and on request
+ * fails the n-th write or the syncs, or blocks writes or syncs until released, to drive
+ * the FAILED paths and show that a slow fsync does not hold up the writer. Header-only
  * (static) so several test programs can use it. */
 #ifndef RECORD_TEST_SINK_H
 #define RECORD_TEST_SINK_H
@@ -30,6 +31,10 @@ typedef struct mem_sink {
     int block;           /* writes wait while set */
     int fail_open;       /* open fails with RL_EIO */
     int blocked_now;     /* a write is waiting */
+    int syncs;           /* syncs completed */
+    int block_sync;      /* syncs wait while set */
+    int sync_blocked;    /* a sync is waiting */
+    int fail_sync;       /* syncs fail with RL_EIO */
 } mem_sink;
 
 static void mem_sink_init(mem_sink *s)
@@ -50,6 +55,7 @@ static void mem_sink_release(mem_sink *s)
 {
     pthread_mutex_lock(&s->mu);
     s->block = 0;
+    s->block_sync = 0;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }
@@ -115,6 +121,22 @@ static int mem_flush(void *ctx)
     return RL_OK;
 }
 
+static int mem_sync(void *ctx)
+{
+    mem_sink *s = ctx;
+    pthread_mutex_lock(&s->mu);
+    while (s->block_sync) {
+        s->sync_blocked = 1;
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    s->sync_blocked = 0;
+    int rc = s->fail_sync ? rl_error_set(RL_EIO, "mem sink: fsync: input/output error") : RL_OK;
+    if (rc == RL_OK)
+        s->syncs++;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 static int mem_close(void *ctx)
 {
     mem_sink *s = ctx;
@@ -130,13 +152,17 @@ static void mem_abandon(void *ctx)
 }
 
 static const rl_record_sink_ops mem_sink_ops = {
-    "mem", mem_open, mem_add_channel, mem_write, mem_flush, mem_close, mem_abandon,
+    "mem", mem_open, mem_add_channel, mem_write, mem_flush, mem_close, mem_abandon, mem_sync,
 };
 
 static int mem_sink_get(mem_sink *s, int which)
 {
     pthread_mutex_lock(&s->mu);
-    int v = which == 0 ? (int)s->count : which == 1 ? s->flushes : s->blocked_now;
+    int v = which == 0   ? (int)s->count
+            : which == 1 ? s->flushes
+            : which == 2 ? s->blocked_now
+            : which == 3 ? s->syncs
+                         : s->sync_blocked;
     pthread_mutex_unlock(&s->mu);
     return v;
 }

@@ -438,6 +438,55 @@ static void test_flush_makes_data_readable(void **state)
     rl_test_tmpdir_free(dir);
 }
 
+static int stream_count(const char *path)
+{
+    rl_mcap_reader *r = NULL;
+    assert_int_equal(rl_mcap_reader_open(&r, path, NULL), RL_OK);
+    rl_mcap_record rec;
+    int rc, msgs = 0;
+    while ((rc = rl_mcap_reader_next(r, &rec)) == 1)
+        msgs += rec.opcode == RL_MCAP_OP_MESSAGE;
+    assert_int_equal(rc, RL_ETRUNCATED);
+    rl_mcap_reader_close(r);
+    return msgs;
+}
+
+/* end_chunk is flush without the fsync: the same bytes reach the file, each call ends a
+ * chunk of its own, and the writer goes on to a complete, doctor-clean file. */
+static void test_end_chunk_writes_without_closing(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/live.mcap", dir);
+    rl_mcap_writer *w = NULL;
+    assert_int_equal(rl_mcap_writer_open_path(&w, path, NULL), RL_OK);
+    rl_mcap_channel ch;
+    memset(&ch, 0, sizeof ch);
+    ch.id = 1;
+    ch.topic = B("/x");
+    ch.message_encoding = B("raw");
+    assert_int_equal(rl_mcap_writer_add_channel(w, &ch), RL_OK);
+    uint32_t seq = 0;
+    for (int round = 1; round <= 2; round++) {
+        for (int i = 0; i < 100; i++, seq++) {
+            rl_mcap_message m = {1, seq, seq, seq, B("hello")};
+            assert_int_equal(rl_mcap_writer_add_message(w, &m), RL_OK);
+        }
+        assert_int_equal(rl_mcap_writer_end_chunk(w), RL_OK);
+        assert_int_equal(stream_count(path), 100 * round);
+    }
+    assert_int_equal(rl_mcap_writer_end_chunk(w), RL_OK); /* nothing open: no empty chunk */
+    assert_int_equal(rl_mcap_writer_close(w), RL_OK);
+    rl_mcap_doctor_report rep;
+    assert_int_equal(rl_mcap_doctor(path, &rep), RL_OK);
+    assert_int_equal(rep.count, 0);
+    assert_int_equal(rep.messages, 200);
+    assert_int_equal(rep.chunks, 2);
+    rl_mcap_doctor_report_free(&rep);
+    rl_test_tmpdir_free(dir);
+}
+
 static void test_write_error_is_reported(void **state)
 {
     (void)state;
@@ -577,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_narrow_query_loads_few_chunks),
         cmocka_unit_test(test_large_messages),
         cmocka_unit_test(test_flush_makes_data_readable),
+        cmocka_unit_test(test_end_chunk_writes_without_closing),
         cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_worker_chunks_keep_order_and_errors),
         cmocka_unit_test(test_api_misuse),

@@ -498,6 +498,87 @@ static void test_stalled_writer_fails_run(void **state)
     assert_int_equal(f->sink.count, 1); /* the late write still landed */
 }
 
+/* The fsync runs on the durability thread: while one hangs, the writer goes on writing
+ * and flushing, and the run completes once it returns. */
+static void test_slow_sync_does_not_block_writer(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    f->opts.flush_interval_ns = 5 * 1000000ll;
+    f->opts.stall_limit_ns = 3600 * 1000000000ll; /* no stall verdict on a loaded machine */
+    f->sink.block_sync = 1;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "slow-sync");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    int blocked = 0;
+    for (int i = 0; i < 2500 && !blocked; i++) {
+        blocked = mem_sink_get(&f->sink, 4);
+        if (!blocked)
+            sleep_ms(2);
+    }
+    assert_true(blocked);
+    int flushes = mem_sink_get(&f->sink, 1);
+    /* Written and flushed again while the sync is still hanging. */
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(rl_recorder_push(r, a, 2 + i, 0, "m", 1), RL_OK);
+        sleep_ms(1);
+    }
+    wait_drained(r);
+    int more = 0;
+    for (int i = 0; i < 2500 && !more; i++) {
+        more = mem_sink_get(&f->sink, 1) > flushes;
+        if (!more)
+            sleep_ms(2);
+    }
+    assert_true(more);
+    assert_int_equal(mem_sink_get(&f->sink, 0), 101);
+    assert_int_equal(mem_sink_get(&f->sink, 3), 0);
+    assert_int_equal(mem_sink_get(&f->sink, 4), 1);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_RECORDING);
+    mem_sink_release(&f->sink);
+    assert_int_equal(rl_recorder_mark_start(r, 0), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 1000), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_COMPLETE);
+    rl_recorder_free(r);
+}
+
+/* A failed fsync fails the run like a failed write; a hung one like a stalled writer. */
+static void test_sync_error_and_stall_fail_run(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    f->opts.flush_interval_ns = 5 * 1000000ll;
+    f->sink.fail_sync = 1;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "sync-error");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    wait_state(r, RL_RECORD_FAILED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "writer: mem sink: fsync"));
+    rl_recorder_free(r);
+
+    mem_sink_destroy(&f->sink);
+    mem_sink_init(&f->sink);
+    f->opts.stall_limit_ns = 200 * 1000000ll;
+    f->sink.block_sync = 1;
+    r = new_recorder(f);
+    a = topic(r, "/a");
+    prepare(r, "sync-stall");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    wait_state(r, RL_RECORD_FAILED);
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "fsync stalled"));
+    mem_sink_release(&f->sink);
+    rl_recorder_free(r);
+}
+
 static void test_free_space(void **state)
 {
     fixture *f = *state;
@@ -863,6 +944,7 @@ static void test_heartbeat_and_flush(void **state)
         ok = b.saw_armed && b.n >= 3;
         pthread_mutex_unlock(&b.mu);
         ok = ok && mem_sink_get(&f->sink, 1) >= 1; /* flushed without being asked */
+        ok = ok && mem_sink_get(&f->sink, 3) >= 1; /* and synced after the flush */
         if (!ok)
             sleep_ms(2);
     }
@@ -905,6 +987,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overflow_by_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writer_error_fails_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stalled_writer_fails_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_sync_does_not_block_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_error_and_stall_fail_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_space, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_recorder_per_domain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_run_ids, setup, teardown),
