@@ -136,9 +136,15 @@ check "recovered bag has both vehicles" bash -c "grep -q /vehicle/1/ <<<'$out' &
 run record --synthetic "${COMMON[@]}" --duration 0.1 --run-id after-kill
 check "a recorder starts after kill -9 (no stale lock)" rc_is 0
 
-# Every manifest written here follows the published JSON Schema (when a validator exists).
-if python3 -c 'import jsonschema' 2>/dev/null; then
-    check "manifests match docs/record-manifest.schema.json" python3 -c '
+# Every manifest written here follows the published JSON Schema (when a validator exists:
+# Debian's python3-jsonschema, from install-deps, lives with /usr/bin/python3, which need
+# not be the first python3 on PATH).
+py=python3
+for cand in python3 /usr/bin/python3; do
+    if "$cand" -c 'import jsonschema' 2>/dev/null; then py=$cand; break; fi
+done
+if "$py" -c 'import jsonschema' 2>/dev/null; then
+    check "manifests match docs/record-manifest.schema.json" "$py" -c '
 import glob, json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 files = glob.glob(sys.argv[2] + "/experiments/*/manifest.json")
