@@ -3,6 +3,7 @@
  * in log-time order (or reverse) with time and topic filters by merging the messages of
  * only those chunks that can hold matching messages, loading a chunk only when its time
  * range reaches the merge front. */
+#include "core/text.h"
 #include "mcap_internal.h"
 #include "mcap_map.h"
 
@@ -46,17 +47,10 @@ struct rl_mcap_indexed {
     uint64_t chunks_loaded;
 };
 
+/* Room for one more of `count` elements of `size` bytes (checked growth in core/text.h). */
 static int grow(void **arr, size_t *cap, size_t count, size_t size)
 {
-    if (count < *cap)
-        return RL_OK;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, ncap * size);
-    if (!p)
-        return rl_error_set(RL_ENOMEM, "mcap indexed reader: out of memory");
-    *arr = p;
-    *cap = ncap;
-    return RL_OK;
+    return rl_grow_array(arr, cap, count + 1, size, "mcap indexed reader");
 }
 
 /* Keeps the first Schema/Channel of each id, copied so it outlives decompressed chunks. */

@@ -3,6 +3,7 @@
  * compressing); on close it writes DataEnd, the summary (repeated
  * schemas/channels, statistics, metadata/attachment/chunk indexes), summary offsets and
  * the footer. The byte layout follows the reference TypeScript writer exactly. */
+#include "core/text.h"
 #include "mcap_internal.h"
 
 #include "runlab/error.h"
@@ -136,18 +137,10 @@ static rl_mcap_bytes bstr(const char *s)
     return b;
 }
 
-/* Grows an array of `size`-byte elements to hold one more. */
+/* Room for one more of `count` elements of `size` bytes (checked growth in core/text.h). */
 static int grow(void **arr, size_t *cap, size_t count, size_t size)
 {
-    if (count < *cap)
-        return RL_OK;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, ncap * size);
-    if (!p)
-        return rl_error_set(RL_ENOMEM, "mcap writer: out of memory");
-    *arr = p;
-    *cap = ncap;
-    return RL_OK;
+    return rl_grow_array(arr, cap, count + 1, size, "mcap writer");
 }
 
 /* ---- Output ----------------------------------------------------------------------- */
