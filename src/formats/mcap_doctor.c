@@ -2,6 +2,7 @@
  * records, CRCs, chunk times and sizes, message indexes, chunk/attachment/metadata
  * indexes, statistics, summary offsets, footer) and lists every violation with its byte
  * offset, skipping unreadable stretches the way recovery does. */
+#include "core/text.h"
 #include "mcap_internal.h"
 
 #include "runlab/error.h"
@@ -115,19 +116,13 @@ static void vio(dctx *d, uint64_t offset, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Room for one more element; on failure the doctor records that it ran out of memory. */
 static int grow(dctx *d, void **arr, size_t *cap, size_t count, size_t size)
 {
-    if (count < *cap)
+    if (rl_grow_array(arr, cap, count + 1, size, "mcap doctor") == RL_OK)
         return 1;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, ncap * size);
-    if (!p) {
-        d->oom = 1;
-        return 0;
-    }
-    *arr = p;
-    *cap = ncap;
-    return 1;
+    d->oom = 1;
+    return 0;
 }
 
 static const char *op_name(uint8_t op)
