@@ -13,6 +13,7 @@
 #include "runlab/time.h"
 #include "runlab/yaml.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -223,6 +224,11 @@ int cmd_demo(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
+    /* Absolute, so every path the demo prints can be opened from anywhere; checked before
+     * any work so a wrong --out fails at once. */
+    char parent[PATH_MAX];
+    if (!realpath(out_parent, parent))
+        return cli_fail("demo", "--out %s: %s", out_parent, strerror(errno));
 
     rl_provenance p;
     rl_provenance_collect(&p);
@@ -260,7 +266,7 @@ int cmd_demo(int argc, char **argv)
     char stamp[RL_TIME_COMPACT_LEN], name[64], out_dir[PATH_MAX];
     rl_time_format_compact(rl_time_now_ns(), stamp, sizeof stamp);
     snprintf(name, sizeof name, "runlab-demo-%s", stamp);
-    if (rl_fs_mkdir_new(out_parent, name, RL_MKDIR_ADD_SUFFIX, out_dir, sizeof out_dir) != RL_OK)
+    if (rl_fs_mkdir_new(parent, name, RL_MKDIR_ADD_SUFFIX, out_dir, sizeof out_dir) != RL_OK)
         return cli_fail("demo", "%s", rl_error_last());
     printf("Demo outputs go to %s\n\n", out_dir);
     fflush(stdout);

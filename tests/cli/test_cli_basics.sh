@@ -48,6 +48,11 @@ check "demo prints the benchmark report's path" out_has "/report.html"
 rep=$(sed -n 's/^Benchmark report: //p' <<<"$out")
 check "the benchmark report exists" test -s "$rep"
 
+run demo --out "$TMP/missing-dir"
+check "demo with a missing --out fails at once" rc_is 1
+check "demo names the missing --out" err_has "runlab: demo: --out $TMP/missing-dir: No such file or directory"
+check "demo did no work before failing" [ -z "$out" ]
+
 run demo extra
 check "demo with an argument is a usage error" rc_is 2
 
