@@ -589,9 +589,12 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
             for (size_t r = 0; r < e->planners[p].n_runs; r++)
                 by[e->planners[p].runs[r].status]++;
             printf("%-20s %3zu runs:", e->planners[p].name, e->planners[p].n_runs);
+            const char *sep = " ";
             for (int st = 0; st < RL_RUN_STATUS_COUNT; st++)
-                if (by[st])
-                    printf(" %zu %s;", by[st], rl_bench_status_name((rl_bench_status)st));
+                if (by[st]) {
+                    printf("%s%zu %s", sep, by[st], rl_bench_status_name((rl_bench_status)st));
+                    sep = ", ";
+                }
             printf("\n");
         }
         printf("%s\n", dir);
