@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,11 +189,6 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     atomic_init(&r->sync_failed, 0);
     r->prepare_ns = r->begin_ns = r->start_ns = r->stop_ns = r->finish_ns = RL_REC_UNSET;
     r->sink = rl_record_default_sink;
-    r->spare = malloc(REC_SPARE_MAX * sizeof *r->spare);
-    if (!r->spare) {
-        rl_recorder_free(r);
-        return rl_error_set(RL_ENOMEM, "recorder: out of memory");
-    }
 
     rc = rl_rec_lock_acquire(r);
     if (rc == RL_OK) {
@@ -306,12 +302,28 @@ void rl_recorder_free(rl_recorder *r)
         pthread_join(r->monitor, NULL);
     if (r->sink_ctx && r->sink)
         r->sink->abandon(r->sink_ctx);
-    for (size_t i = 0; i < r->qcount; i++)
-        free(r->qv[i]);
+    /* Messages left in the queue (only if the writer never ran): blocks appear in queue
+     * order, each in one run, and the last is the fill block, freed below. */
+    rec_block *prev = NULL;
+    for (size_t i = 0; i < r->qcount; i++) {
+        rec_msg *m = r->qv[i];
+        if (!m->block)
+            free(m);
+        else if (m->block != prev) {
+            if (prev && prev != r->fill_block)
+                free(prev);
+            prev = m->block;
+        }
+    }
+    if (prev && prev != r->fill_block)
+        free(prev);
     free(r->qv);
-    for (size_t i = 0; i < r->spare_count; i++)
-        free(r->spare[i]);
-    free(r->spare);
+    free(r->fill_block);
+    while (r->block_pool) {
+        rec_block *b = r->block_pool;
+        r->block_pool = b->next;
+        free(b);
+    }
     unsigned nt = atomic_load(&r->ntopics);
     for (unsigned i = 0; i < nt; i++) {
         rec_topic *t = r->topics[i];
@@ -437,6 +449,30 @@ static void count_refused_under_lock(rec_topic *t, size_t len)
     atomic_fetch_add(&t->dropped, 1);
 }
 
+/* Room for a small message in the fill block, starting a block (from the pool if it has
+ * one) when it is full; caller holds mu. The block given up stays with the queue: the
+ * writer returns it once it has passed its last message. NULL when out of memory. */
+static rec_msg *block_alloc(rl_recorder *r, size_t len)
+{
+    size_t need = (offsetof(rec_msg, data) + len + 15) & ~(size_t)15;
+    rec_block *b = r->fill_block;
+    if (!b || REC_BLOCK_SIZE - offsetof(rec_block, data) - b->used < need) {
+        if (r->block_pool) {
+            b = r->block_pool;
+            r->block_pool = b->next;
+            r->block_pool_count--;
+        } else if (!(b = malloc(REC_BLOCK_SIZE))) {
+            return NULL;
+        }
+        b->used = 0;
+        r->fill_block = b;
+    }
+    rec_msg *m = (rec_msg *)(void *)(b->data + b->used);
+    b->used += need;
+    m->block = b;
+    return m;
+}
+
 int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
                      const void *data, size_t len)
 {
@@ -448,8 +484,8 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
     if (len && !data)
         return rl_error_set(RL_EINVAL, "recorder push: data missing");
     rec_topic *t = r->topics[topic_id];
-    /* Large payloads are copied before taking the lock, small ones into a recycled node
-     * under it (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free). */
+    /* Large payloads are copied before taking the lock, small ones into a block under it
+     * (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free). */
     int small = len <= REC_SMALL;
     rec_msg *m = NULL;
     if (!small) {
@@ -462,6 +498,7 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
             return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
         }
         memcpy(m->data, data, len);
+        m->block = NULL;
     }
 
     pthread_mutex_lock(&r->mu);
@@ -485,21 +522,6 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
         return rl_error_set(RL_EBUSY, "recorder push: queue full (%s), message on %s dropped",
                             by_count ? "max_queued_messages" : "max_queued_bytes", t->name);
     }
-    if (small) {
-        m = r->spare_count ? r->spare[--r->spare_count] : malloc(sizeof *m + REC_SMALL);
-        if (!m) {
-            count_refused_under_lock(t, len);
-            pthread_mutex_unlock(&r->mu);
-            fail_run(r, "out of memory queueing a message on %s", t->name);
-            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
-        }
-        if (len)
-            memcpy(m->data, data, len);
-    }
-    m->receive_ns = receive_ns;
-    m->publish_ns = publish_ns;
-    m->len = len;
-    m->topic = topic_id;
     if (r->qcount == r->qcap) {
         /* Rare: the writer hands back its array, so both settle at the size needed. */
         size_t ncap = r->qcap ? 2 * r->qcap : 1024;
@@ -514,6 +536,21 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
         r->qv = nv;
         r->qcap = ncap;
     }
+    if (small) {
+        m = block_alloc(r, len);
+        if (!m) {
+            count_refused_under_lock(t, len);
+            pthread_mutex_unlock(&r->mu);
+            fail_run(r, "out of memory queueing a message on %s", t->name);
+            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
+        }
+        if (len)
+            memcpy(m->data, data, len);
+    }
+    m->receive_ns = receive_ns;
+    m->publish_ns = publish_ns;
+    m->len = len;
+    m->topic = topic_id;
     r->qv[r->qcount++] = m;
     r->queued_msgs++;
     r->queued_bytes += len;
@@ -595,16 +632,31 @@ static void ring_pop(pending_ring *pr)
     pr->count--;
 }
 
-/* Moves the writer's finished small nodes to the spare pool (caller holds mu); what does
- * not fit is freed. Returns 0, the new count of `done`. */
-static size_t give_back(rl_recorder *r, rec_msg **done, size_t n)
+/* Returns blocks the writer has passed to the pool (caller holds mu); what does not fit
+ * is handed back in `*spill` to be freed after unlocking. */
+static void give_back(rl_recorder *r, rec_block **done, rec_block **spill)
 {
-    size_t i = 0;
-    for (; i < n && r->spare_count < REC_SPARE_MAX; i++)
-        r->spare[r->spare_count++] = done[i];
-    for (; i < n; i++)
-        free(done[i]);
-    return 0;
+    while (*done) {
+        rec_block *b = *done;
+        *done = b->next;
+        if (r->block_pool_count < REC_BLOCK_POOL_MAX) {
+            b->next = r->block_pool;
+            r->block_pool = b;
+            r->block_pool_count++;
+        } else {
+            b->next = *spill;
+            *spill = b;
+        }
+    }
+}
+
+static void free_blocks(rec_block *b)
+{
+    while (b) {
+        rec_block *next = b->next;
+        free(b);
+        b = next;
+    }
 }
 
 /* The durability thread: one fsync after each flush of the writer, coalescing flushes
@@ -654,6 +706,58 @@ static int request_sync(rl_recorder *r, int threaded)
     return RL_OK;
 }
 
+/* What the writer carries from one message to the next. */
+typedef struct writer_ctx {
+    rl_recorder *r;
+    int have_start, have_stop;
+    int64_t start, stop;
+    int sink_failed, unflushed;
+    uint64_t done_msgs, done_bytes; /* leave the queue counters at the next lock */
+    rec_block *cur_block;           /* block of the last message finished */
+    rec_block *done_blocks;         /* blocks passed, for the pool at the next lock */
+} writer_ctx;
+
+/* Classifies and writes (or counts) one message, then releases its memory: a message of
+ * its own is freed, a block is released once a message of a later block comes, since
+ * messages are finished in queue order. */
+static void finish_msg(writer_ctx *w, rec_msg *m)
+{
+    rl_recorder *r = w->r;
+    rec_topic *t = r->topics[m->topic];
+    int inside = w->have_start && m->receive_ns >= w->start &&
+                 (!w->have_stop || m->receive_ns <= w->stop);
+    if (w->sink_failed) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    } else if (inside || r->opts.keep_outside) {
+        int rc = ensure_channel(r, t, m->topic);
+        if (rc == RL_OK)
+            rc = r->sink->write(r->sink_ctx, m->topic, ++t->sequence, (uint64_t)m->receive_ns,
+                                (uint64_t)m->publish_ns, m->data, m->len);
+        if (rc < 0) {
+            w->sink_failed = 1;
+            fail_run(r, "writer: %s", rl_error_last());
+            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        } else {
+            bump(inside ? &t->inside : &t->outside, 1);
+            bump(&t->written, 1);
+            w->unflushed = 1;
+        }
+    } else {
+        bump(&t->outside, 1);
+    }
+    w->done_msgs++;
+    w->done_bytes += m->len;
+    if (!m->block) {
+        free(m);
+    } else if (m->block != w->cur_block) {
+        if (w->cur_block) {
+            w->cur_block->next = w->done_blocks;
+            w->done_blocks = w->cur_block;
+        }
+        w->cur_block = m->block;
+    }
+}
+
 /* The writer: takes the queue in batches, holds each message for the write delay (or
  * until START/STOP already decide it), classifies and writes it, flushes at least every
  * flush interval, and on stop or failure writes what is left, closes the bag and (for a
@@ -664,11 +768,9 @@ static void *writer_main(void *arg)
     pending_ring pend = {NULL, 0, 0, 0};
     rec_msg **batch = NULL; /* swapped with the queue's array */
     size_t batch_cap = 0;
-    rec_msg *done[REC_SPARE_BATCH]; /* small nodes to hand back */
-    size_t ndone = 0;
-    uint64_t done_msgs = 0, done_bytes = 0;
+    writer_ctx w = {0};
+    w.r = r;
     int64_t last_flush = rl_mono_ns();
-    int unflushed = 0, sink_failed = 0;
     const int64_t delay = r->opts.write_delay_ns;
     pthread_t syncer;
     /* Without the thread (it could not be started) the writer syncs after each flush
@@ -676,11 +778,12 @@ static void *writer_main(void *arg)
     int sync_threaded = r->sink->sync && pthread_create(&syncer, NULL, sync_main, r) == 0;
 
     for (;;) {
+        rec_block *spill = NULL;
         pthread_mutex_lock(&r->mu);
-        r->queued_msgs -= done_msgs;
-        r->queued_bytes -= done_bytes;
-        done_msgs = done_bytes = 0;
-        ndone = give_back(r, done, ndone);
+        r->queued_msgs -= w.done_msgs;
+        r->queued_bytes -= w.done_bytes;
+        w.done_msgs = w.done_bytes = 0;
+        give_back(r, &w.done_blocks, &spill);
         for (;;) {
             int st = atomic_load(&r->state);
             if (r->qcount || r->stop_req || st == RL_RECORD_FAILED)
@@ -694,7 +797,7 @@ static void *writer_main(void *arg)
                 if (due < deadline)
                     deadline = due;
             }
-            if (unflushed) {
+            if (w.unflushed) {
                 int64_t fdue = last_flush + r->opts.flush_interval_ns;
                 if (fdue <= now)
                     break;
@@ -722,15 +825,19 @@ static void *writer_main(void *arg)
         }
         int failed = atomic_load(&r->state) == RL_RECORD_FAILED;
         int drain = r->stop_req || failed;
-        int have_start = r->start_ns != RL_REC_UNSET, have_stop = r->stop_ns != RL_REC_UNSET;
-        int64_t start = r->start_ns, stop = r->stop_ns;
+        w.have_start = r->start_ns != RL_REC_UNSET;
+        w.have_stop = r->stop_ns != RL_REC_UNSET;
+        w.start = r->start_ns;
+        w.stop = r->stop_ns;
         if (drain && !batch_count && !pend.count) {
             pthread_mutex_unlock(&r->mu);
+            free_blocks(spill);
             break;
         }
         pthread_mutex_unlock(&r->mu);
-        if (!sink_failed && atomic_load(&r->sync_failed))
-            sink_failed = 1; /* the bag can no longer be made durable: stop writing it */
+        free_blocks(spill);
+        if (!w.sink_failed && atomic_load(&r->sync_failed))
+            w.sink_failed = 1; /* the bag can no longer be made durable: stop writing it */
 
         if (batch_count) {
             /* One clock read per batch instead of one per push (clock_gettime was the largest
@@ -740,15 +847,15 @@ static void *writer_main(void *arg)
             int64_t taken = rl_mono_ns();
             for (size_t i = 0; i < batch_count; i++) {
                 if (ring_push(&pend, batch[i], taken) < 0) {
-                    /* Out of memory for the ring: this message cannot be held, the run
-                     * cannot keep its promises. */
-                    rec_msg *m = batch[i];
+                    /* Out of memory for the ring: the rest cannot be held, the run cannot
+                     * keep its promises. FAILED means drain: finish everything now, in
+                     * queue order (blocks are released in that order). */
                     fail_run(r, "writer: out of memory holding messages for the write delay");
-                    atomic_fetch_add_explicit(&r->topics[m->topic]->dropped, 1,
-                                              memory_order_relaxed);
-                    done_msgs++;
-                    done_bytes += m->len;
-                    free(m);
+                    for (; pend.count; ring_pop(&pend))
+                        finish_msg(&w, ring_front(&pend)->m);
+                    for (; i < batch_count; i++)
+                        finish_msg(&w, batch[i]);
+                    break;
                 }
             }
         }
@@ -759,7 +866,7 @@ static void *writer_main(void *arg)
             const pending *p = ring_front(&pend);
             rec_msg *m = p->m;
             if (!drain) {
-                int decided = have_stop || (have_start && m->receive_ns < start);
+                int decided = w.have_stop || (w.have_start && m->receive_ns < w.start);
                 if (!decided && p->taken_mono + delay > now)
                     break;
             }
@@ -769,41 +876,7 @@ static void *writer_main(void *arg)
                 __builtin_prefetch(ahead);
                 __builtin_prefetch(ahead->data);
             }
-            rec_topic *t = r->topics[m->topic];
-            int inside = have_start && m->receive_ns >= start &&
-                         (!have_stop || m->receive_ns <= stop);
-            if (sink_failed) {
-                atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-            } else if (inside || r->opts.keep_outside) {
-                int rc = ensure_channel(r, t, m->topic);
-                if (rc == RL_OK)
-                    rc = r->sink->write(r->sink_ctx, m->topic, ++t->sequence,
-                                        (uint64_t)m->receive_ns, (uint64_t)m->publish_ns,
-                                        m->data, m->len);
-                if (rc < 0) {
-                    sink_failed = 1;
-                    fail_run(r, "writer: %s", rl_error_last());
-                    atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-                } else {
-                    bump(inside ? &t->inside : &t->outside, 1);
-                    bump(&t->written, 1);
-                    unflushed = 1;
-                }
-            } else {
-                bump(&t->outside, 1);
-            }
-            done_msgs++;
-            done_bytes += m->len;
-            if (m->len <= REC_SMALL) {
-                done[ndone++] = m;
-                if (ndone == REC_SPARE_BATCH) {
-                    pthread_mutex_lock(&r->mu);
-                    ndone = give_back(r, done, ndone);
-                    pthread_mutex_unlock(&r->mu);
-                }
-            } else {
-                free(m);
-            }
+            finish_msg(&w, m);
             if ((++n & 255) == 0) {
                 now = rl_mono_ns();
                 atomic_store(&r->progress_mono, now);
@@ -811,21 +884,29 @@ static void *writer_main(void *arg)
         }
         now = rl_mono_ns();
         atomic_store(&r->progress_mono, now);
-        if (unflushed && !sink_failed && now - last_flush >= r->opts.flush_interval_ns) {
+        if (w.unflushed && !w.sink_failed && now - last_flush >= r->opts.flush_interval_ns) {
             if (r->sink->flush(r->sink_ctx) < 0 || request_sync(r, sync_threaded) < 0) {
-                sink_failed = 1;
+                w.sink_failed = 1;
                 fail_run(r, "writer: flush: %s", rl_error_last());
             }
             last_flush = rl_mono_ns();
             atomic_store(&r->progress_mono, last_flush);
-            unflushed = 0;
+            w.unflushed = 0;
         }
     }
+    /* Everything is finished: the last block goes too, unless pushes still fill it (it is
+     * then freed with the recorder). */
+    rec_block *spill = NULL;
     pthread_mutex_lock(&r->mu);
-    r->queued_msgs -= done_msgs;
-    r->queued_bytes -= done_bytes;
-    ndone = give_back(r, done, ndone);
+    r->queued_msgs -= w.done_msgs;
+    r->queued_bytes -= w.done_bytes;
+    if (w.cur_block && w.cur_block != r->fill_block) {
+        w.cur_block->next = w.done_blocks;
+        w.done_blocks = w.cur_block;
+    }
+    give_back(r, &w.done_blocks, &spill);
     pthread_mutex_unlock(&r->mu);
+    free_blocks(spill);
     free(pend.v);
     free(batch);
     if (sync_threaded) {
@@ -842,7 +923,7 @@ static void *writer_main(void *arg)
     r->sink_ctx = NULL;
     if (ctx) {
         int rc = r->sink->close(ctx);
-        if (rc < 0 && !sink_failed)
+        if (rc < 0 && !w.sink_failed)
             fail_run(r, "writer: closing the bag: %s", rl_error_last());
     }
     atomic_store(&r->writer_done, 1);

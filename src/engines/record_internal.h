@@ -16,9 +16,9 @@
 enum {
     RL_RECORD_MAX_TOPICS = 4096,
     RL_RECORD_RUN_ID_MAX = 64,
-    REC_SMALL = 256,        /* payloads up to this size get recycled nodes of this capacity */
-    REC_SPARE_MAX = 16384,  /* recycled nodes kept at most (about 5 MB) */
-    REC_SPARE_BATCH = 1024  /* the writer hands nodes back this many at a time */
+    REC_SMALL = 1024,          /* payloads up to this size are copied into blocks */
+    REC_BLOCK_SIZE = 1 << 20,  /* bytes of one block (headers and payloads) */
+    REC_BLOCK_POOL_MAX = 16    /* emptied blocks kept for reuse at most (16 MiB) */
 };
 
 /* Marks a stamp that has not happened yet. */
@@ -52,11 +52,24 @@ extern const rl_record_sink_ops *const rl_record_default_sink;
 /* Replaces the sink (tests). Only in IDLE; RL_ESTATE otherwise. */
 int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *user);
 
-/* A message waiting in the queue or in the write delay. The payload follows the header in
- * the same allocation. */
+/* Small messages are appended to large blocks instead of getting an allocation each: a
+ * push is then a bump of an offset (malloc and the writer's cross-thread free were most
+ * of a 100-byte push), and the writer reads the messages it holds for the write delay,
+ * long out of cache, sequentially, where the hardware prefetcher keeps up. Pushes fill
+ * blocks under `mu` in queue order, so the writer, which consumes the queue in order, is
+ * done with a block as soon as it meets a message of a later one. */
+typedef struct rec_block {
+    struct rec_block *next; /* in the pool */
+    size_t used;
+    _Alignas(16) unsigned char data[];
+} rec_block;
+
+/* A message waiting in the queue or in the write delay. The payload follows the header,
+ * in a block (`block` set) or in an allocation of its own (`block` NULL, large ones). */
 typedef struct rec_msg {
     int64_t receive_ns, publish_ns;
     size_t len;
+    rec_block *block;
     uint16_t topic;
     unsigned char data[];
 } rec_msg;
@@ -115,10 +128,11 @@ struct rl_recorder {
      * batch is O(1) and never touches the messages. */
     rec_msg **qv;
     size_t qcount, qcap;
-    /* Small nodes the writer is done with, for pushes to reuse: a cross-thread free per
-     * message was the writer's largest cost after the MCAP writer itself. */
-    rec_msg **spare;
-    size_t spare_count;
+    /* The block pushes append small messages to, and emptied blocks for reuse (a fresh
+     * 1 MiB allocation costs 256 page faults). */
+    rec_block *fill_block;
+    rec_block *block_pool;
+    size_t block_pool_count;
     uint64_t queued_msgs, queued_bytes; /* queue + write delay */
 
     /* The durability thread fsyncs the bag after each writer flush, so that the writer
