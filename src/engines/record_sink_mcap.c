@@ -1,6 +1,7 @@
 /* The recorder's bag writer: an MCAP file through the library's chunked writer. One
- * schema per topic (schema id = topic id + 1, none for topics without a schema) and one
- * channel per topic (channel id = topic id). flush ends the open chunk (so a killed run
+ * schema per distinct (name, encoding, data) — topics that share a message type share
+ * its schema — none for topics without one, and one channel per topic (channel id =
+ * topic id). flush ends the open chunk (so a killed run
  * loses nothing before it) and sync fsyncs the descriptor from the durability thread, so
  * the writer thread never waits for the disk. */
 #include "engines/record_internal.h"
@@ -16,10 +17,63 @@
 
 /* The sink owns the descriptor (the writer borrows it) so that sync can reach it without
  * touching the writer, which belongs to the writer thread. */
+typedef struct schema_entry {
+    uint16_t id;
+    char *name, *encoding;
+    void *data;
+    size_t len;
+} schema_entry;
+
 typedef struct mcap_sink_ctx {
     rl_mcap_writer *w;
     int fd;
+    schema_entry *schemas; /* added so far, to reuse an identical one */
+    size_t n_schemas;
 } mcap_sink_ctx;
+
+static void free_ctx(mcap_sink_ctx *c)
+{
+    for (size_t i = 0; i < c->n_schemas; i++) {
+        free(c->schemas[i].name);
+        free(c->schemas[i].encoding);
+        free(c->schemas[i].data);
+    }
+    free(c->schemas);
+    free(c);
+}
+
+/* The id of an identical schema already in the bag, or 0. */
+static uint16_t find_schema(const mcap_sink_ctx *c, const char *name, const char *encoding,
+                            const void *data, size_t len)
+{
+    for (size_t i = 0; i < c->n_schemas; i++) {
+        const schema_entry *e = &c->schemas[i];
+        if (e->len == len && strcmp(e->name, name) == 0 && strcmp(e->encoding, encoding) == 0 &&
+            (len == 0 || memcmp(e->data, data, len) == 0))
+            return e->id;
+    }
+    return 0;
+}
+
+/* Remembers a schema added under `id`; on failure the bag just repeats it later. */
+static void remember_schema(mcap_sink_ctx *c, uint16_t id, const char *name,
+                            const char *encoding, const void *data, size_t len)
+{
+    schema_entry *grown = realloc(c->schemas, (c->n_schemas + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    c->schemas = grown;
+    schema_entry e = {id, strdup(name), strdup(encoding), len ? malloc(len) : NULL, len};
+    if (!e.name || !e.encoding || (len && !e.data)) {
+        free(e.name);
+        free(e.encoding);
+        free(e.data);
+        return;
+    }
+    if (len)
+        memcpy(e.data, data, len);
+    c->schemas[c->n_schemas++] = e;
+}
 
 static rl_mcap_bytes bytes_of(const char *s)
 {
@@ -71,21 +125,29 @@ static int mcap_add_channel(void *ctx, uint16_t id, const char *topic, const cha
                             const char *schema_encoding, const void *schema_data,
                             size_t schema_len, const char *message_encoding)
 {
-    rl_mcap_writer *w = ((mcap_sink_ctx *)ctx)->w;
+    mcap_sink_ctx *sink = ctx;
+    rl_mcap_writer *w = sink->w;
     uint16_t schema_id = 0;
     if (schema_name && *schema_name) {
-        if (id == UINT16_MAX)
-            return rl_error_set(RL_ERANGE, "MCAP bag: too many topics");
-        rl_mcap_schema s = {0};
-        s.id = (uint16_t)(id + 1);
-        s.name = bytes_of(schema_name);
-        s.encoding = bytes_of(schema_encoding ? schema_encoding : "");
-        s.data.data = schema_data;
-        s.data.len = schema_len;
-        int rc = rl_mcap_writer_add_schema(w, &s);
-        if (rc < 0)
-            return rc;
-        schema_id = s.id;
+        const char *enc = schema_encoding ? schema_encoding : "";
+        schema_id = find_schema(sink, schema_name, enc, schema_data, schema_len);
+        if (schema_id == 0) {
+            /* Ids stay unique without a counter: a topic adds at most one schema, under
+             * its own id + 1. */
+            if (id == UINT16_MAX)
+                return rl_error_set(RL_ERANGE, "MCAP bag: too many topics");
+            rl_mcap_schema s = {0};
+            s.id = (uint16_t)(id + 1);
+            s.name = bytes_of(schema_name);
+            s.encoding = bytes_of(enc);
+            s.data.data = schema_data;
+            s.data.len = schema_len;
+            int rc = rl_mcap_writer_add_schema(w, &s);
+            if (rc < 0)
+                return rc;
+            schema_id = s.id;
+            remember_schema(sink, schema_id, schema_name, enc, schema_data, schema_len);
+        }
     }
     rl_mcap_channel c = {0};
     c.id = id;
@@ -128,7 +190,7 @@ static int mcap_close(void *ctx)
         rc = sync_fd(c->fd);
     if (close(c->fd) != 0 && rc == RL_OK)
         rc = rl_error_set_errno(RL_EIO, errno, "MCAP bag: close");
-    free(c);
+    free_ctx(c);
     return rc;
 }
 
@@ -137,7 +199,7 @@ static void mcap_abandon(void *ctx)
     mcap_sink_ctx *c = ctx;
     rl_mcap_writer_free(c->w);
     close(c->fd);
-    free(c);
+    free_ctx(c);
 }
 
 static const rl_record_sink_ops mcap_sink = {

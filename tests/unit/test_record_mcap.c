@@ -88,10 +88,13 @@ static void check_roundtrip(rl_record_compression comp)
     o.chunk_size = 4096;
     rl_recorder *r = NULL;
     assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
-    uint16_t a, b;
+    uint16_t a, b, a2;
     assert_int_equal(rl_recorder_add_topic(r, "/a", "pkg/A", "ros2msg", "int32 x", 7, "cdr", &a),
                      RL_OK);
     assert_int_equal(rl_recorder_add_topic(r, "/b", "", "", NULL, 0, "json", &b), RL_OK);
+    /* a second topic of the same message type: its schema is not written twice */
+    assert_int_equal(rl_recorder_add_topic(r, "/a2", "pkg/A", "ros2msg", "int32 x", 7, "cdr", &a2),
+                     RL_OK);
     rl_record_run run = {.run_id = "roundtrip"};
     assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
     assert_int_equal(rl_recorder_begin(r), RL_OK);
@@ -99,7 +102,8 @@ static void check_roundtrip(rl_record_compression comp)
     char payload[300];
     for (int i = 0; i < 2000; i++) {
         memset(payload, 'a' + i % 26, sizeof payload);
-        assert_int_equal(rl_recorder_push(r, i % 3 ? a : b, 1000 + i, 900 + i, payload,
+        assert_int_equal(rl_recorder_push(r, i % 3 == 0 ? b : i % 3 == 1 ? a : a2, 1000 + i,
+                                          900 + i, payload,
                                           (size_t)(i % 300)),
                          RL_OK);
     }
@@ -110,7 +114,19 @@ static void check_roundtrip(rl_record_compression comp)
     assert_int_equal(rl_mcap_indexed_open(&idx, rl_recorder_bag_path(r), 0), RL_OK);
     assert_int_equal(rl_mcap_indexed_used_summary(idx), 1);
     const rl_mcap_channel *chans = NULL;
-    assert_int_equal(rl_mcap_indexed_channels(idx, &chans), 2);
+    size_t n_chans = rl_mcap_indexed_channels(idx, &chans);
+    assert_int_equal(n_chans, 3);
+    const rl_mcap_schema *schemas = NULL;
+    assert_int_equal(rl_mcap_indexed_schemas(idx, &schemas), 1);
+    uint16_t schema_a = 0, schema_a2 = 0;
+    for (size_t i = 0; i < n_chans; i++) {
+        if (chans[i].id == a)
+            schema_a = chans[i].schema_id;
+        if (chans[i].id == a2)
+            schema_a2 = chans[i].schema_id;
+    }
+    assert_int_not_equal(schema_a, 0);
+    assert_int_equal(schema_a, schema_a2);
     rl_mcap_message_iter *it = NULL;
     assert_int_equal(rl_mcap_indexed_messages(idx, NULL, &it), RL_OK);
     rl_mcap_message m;
@@ -120,12 +136,12 @@ static void check_roundtrip(rl_record_compression comp)
         assert_int_equal(m.log_time, 1000 + n);
         assert_int_equal(m.publish_time, 900 + n);
         assert_int_equal(m.data.len, n % 300);
-        assert_int_equal(ch->id, n % 3 ? a : b);
+        assert_int_equal(ch->id, n % 3 == 0 ? b : n % 3 == 1 ? a : a2);
         n++;
     }
     assert_int_equal(n, 2000);
     rl_mcap_message_iter_free(it);
-    const rl_mcap_schema *s = rl_mcap_indexed_schema(idx, (uint16_t)(a + 1));
+    const rl_mcap_schema *s = rl_mcap_indexed_schema(idx, schema_a);
     assert_non_null(s);
     assert_memory_equal(s->name.data, "pkg/A", 5);
     rl_mcap_indexed_close(idx);
