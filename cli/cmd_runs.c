@@ -24,17 +24,33 @@ static void usage(FILE *out)
                  "Exit status 0 even when runs are degraded or skipped.\n");
 }
 
-/* The last value of the first column named like a gain (planning.RealAccumulatedGain, or
- * any "*RealAccumulatedGain"), NaN when none. */
+/* Final gain of the first layer with a gain column ("planning.RealAccumulatedGain"): the
+ * summary's real_accumulated_gain for that layer, which includes the episode's last move,
+ * else the CSV's last value (a run without a summary); NaN when there is no gain column.
+ * Taken from the same place as total_cost, so the two columns agree. */
 static double final_gain(const rl_run *r)
 {
-    if (!r->num_rows)
-        return NAN;
+    static const char suffix[] = "RealAccumulatedGain";
+    const size_t slen = sizeof suffix - 1;
     for (size_t j = 0; j < r->num_columns; j++) {
         const char *n = r->column_names[j];
         size_t len = strlen(n);
-        if (len >= 19 && strcmp(n + len - 19, "RealAccumulatedGain") == 0)
-            return r->columns[j][r->num_rows - 1];
+        if (len < slen || strcmp(n + len - slen, suffix) != 0)
+            continue;
+        json_object *per_layer = NULL;
+        double v;
+        if (len > slen + 1 && n[len - slen - 1] == '.' && r->summary &&
+            rl_json_get_object(r->summary, "real_accumulated_gain", &per_layer) == RL_OK) {
+            char layer[128];
+            size_t ll = len - slen - 1;
+            if (ll < sizeof layer) {
+                memcpy(layer, n, ll);
+                layer[ll] = '\0';
+                if (rl_json_get_double(per_layer, layer, &v) == RL_OK)
+                    return v;
+            }
+        }
+        return r->num_rows ? r->columns[j][r->num_rows - 1] : NAN;
     }
     return NAN;
 }
