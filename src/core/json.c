@@ -389,16 +389,22 @@ int rl_json_to_string(json_object *obj, char **out, size_t *out_len)
     return RL_OK;
 }
 
-int rl_json_write_file(const char *path, json_object *obj)
+int rl_doc_write_file(const char *path, json_object *obj,
+                      int (*to_string)(json_object *, char **, size_t *), const char *what)
 {
     if (!path)
-        return rl_error_set(RL_EINVAL, "json write: NULL path");
+        return rl_error_set(RL_EINVAL, "%s write: NULL path", what);
     char *s = NULL;
     size_t n = 0;
-    int rc = rl_json_to_string(obj, &s, &n);
+    int rc = to_string(obj, &s, &n);
     if (rc != RL_OK)
         return rl_error_prefix(rc, "%s", path);
     rc = rl_fs_write_atomic(path, s, n, 0644);
     free(s);
     return rc;
+}
+
+int rl_json_write_file(const char *path, json_object *obj)
+{
+    return rl_doc_write_file(path, obj, rl_json_to_string, "json");
 }

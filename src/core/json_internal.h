@@ -23,4 +23,9 @@ size_t rl_format_double(double v, char *buf);
  * is left empty. Returns NULL when the writer has no buffer or memory ran out. */
 char *rl_json_writer_take_buffer(rl_json_writer *w, size_t *len);
 
+/* Serialises `obj` with `to_string` and writes it to `path` atomically; the one write
+ * path of rl_json_write_file and rl_yaml_write_file. `what` names the format in errors. */
+int rl_doc_write_file(const char *path, json_object *obj,
+                      int (*to_string)(json_object *, char **, size_t *), const char *what);
+
 #endif

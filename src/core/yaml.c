@@ -955,14 +955,5 @@ int rl_yaml_to_string(json_object *obj, char **out, size_t *out_len)
 
 int rl_yaml_write_file(const char *path, json_object *obj)
 {
-    if (!path)
-        return rl_error_set(RL_EINVAL, "yaml write: NULL path");
-    char *s = NULL;
-    size_t n = 0;
-    int rc = rl_yaml_to_string(obj, &s, &n);
-    if (rc != RL_OK)
-        return rl_error_prefix(rc, "%s", path);
-    rc = rl_fs_write_atomic(path, s, n, 0644);
-    free(s);
-    return rc;
+    return rl_doc_write_file(path, obj, rl_yaml_to_string, "yaml");
 }

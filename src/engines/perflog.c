@@ -2,6 +2,7 @@
  * its schema fingerprint, one CSV row per planning cycle, the episode summary (also
  * written from a SIGINT/SIGTERM handler using only async-signal-safe calls), parameters
  * and map snapshots. The formats are specified in docs/perflog.md. */
+#include "core/text.h"
 #include "runlab/perflog.h"
 
 #include "runlab/error.h"
@@ -176,88 +177,45 @@ static size_t fmt_ns(int64_t ns, char *buf, size_t cap)
     return len;
 }
 
-/* A growable text buffer for the YAML documents. */
-struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    sb_putn(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
+/* The YAML documents are built in core's growable buffer (core/text.h). */
 
 /* A JSON double-quoted string, which YAML 1.2 reads as the same string; the manifest
  * quotes every free-form string this way so no value can change type or structure. */
-static void sb_quoted(struct sbuf *b, const char *s)
+static void sb_quoted(rl_buf *b, const char *s)
 {
-    sb_putn(b, "\"", 1);
+    rl_buf_put(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         char esc[8];
         if (*p == '"' || *p == '\\') {
             esc[0] = '\\';
             esc[1] = (char)*p;
-            sb_putn(b, esc, 2);
+            rl_buf_put(b, esc, 2);
         } else if (*p < 0x20 || *p == 0x7f) {
             snprintf(esc, sizeof esc, "\\u%04x", *p);
-            sb_putn(b, esc, 6);
+            rl_buf_put(b, esc, 6);
         } else {
-            sb_putn(b, (const char *)p, 1);
+            rl_buf_put(b, (const char *)p, 1);
         }
     }
-    sb_putn(b, "\"", 1);
+    rl_buf_put(b, "\"", 1);
 }
 
-static void sb_f64(struct sbuf *b, double v)
+static void sb_f64(rl_buf *b, double v)
 {
     char tmp[40];
     if (isnan(v)) {
-        sb_puts(b, ".nan");
+        rl_buf_puts(b, ".nan");
         return;
     }
     if (isinf(v)) {
-        sb_puts(b, v < 0 ? "-.inf" : ".inf");
+        rl_buf_puts(b, v < 0 ? "-.inf" : ".inf");
         return;
     }
     size_t n = fmt_f64(v, tmp, sizeof tmp);
-    sb_putn(b, tmp, n);
+    rl_buf_put(b, tmp, n);
     /* YAML reads "12" as an int; keep floats floats. */
     if (!strpbrk(tmp, ".eE"))
-        sb_puts(b, ".0");
+        rl_buf_puts(b, ".0");
 }
 
 static char *dup_or_null(const char *s)
@@ -611,111 +569,111 @@ static int write_manifest(rl_perflog *pl)
 {
     rl_provenance prov;
     rl_provenance_collect(&prov);
-    struct sbuf b = {0};
-    sb_printf(&b, "format_version: %d\n", RL_PERFLOG_FORMAT_VERSION);
-    sb_puts(&b, "schema_fingerprint: ");
+    rl_buf b = {0};
+    rl_buf_printf(&b, "format_version: %d\n", RL_PERFLOG_FORMAT_VERSION);
+    rl_buf_puts(&b, "schema_fingerprint: ");
     sb_quoted(&b, pl->fingerprint);
-    sb_puts(&b, "\nbuild_git_sha: ");
+    rl_buf_puts(&b, "\nbuild_git_sha: ");
     sb_quoted(&b, prov.git_sha);
-    sb_printf(&b, "\nbuild_git_dirty: %s\n", prov.git_dirty ? "true" : "false");
-    sb_puts(&b, "build_components:\n  runlab: ");
+    rl_buf_printf(&b, "\nbuild_git_dirty: %s\n", prov.git_dirty ? "true" : "false");
+    rl_buf_puts(&b, "build_components:\n  runlab: ");
     sb_quoted(&b, prov.version);
-    sb_puts(&b, "\n  build_type: ");
+    rl_buf_puts(&b, "\n  build_type: ");
     sb_quoted(&b, prov.build_type);
-    sb_puts(&b, "\n  compiler: ");
+    rl_buf_puts(&b, "\n  compiler: ");
     sb_quoted(&b, prov.compiler);
-    sb_puts(&b, "\nmachine:\n  host: ");
+    rl_buf_puts(&b, "\nmachine:\n  host: ");
     sb_quoted(&b, prov.host);
-    sb_puts(&b, "\n  cpu_model: ");
+    rl_buf_puts(&b, "\n  cpu_model: ");
     sb_quoted(&b, prov.cpu_model);
-    sb_printf(&b, "\n  cpu_cores: %d\n  os: ", prov.cpu_cores);
+    rl_buf_printf(&b, "\n  cpu_cores: %d\n  os: ", prov.cpu_cores);
     sb_quoted(&b, prov.os);
-    sb_puts(&b, "\nstart_utc: ");
+    rl_buf_puts(&b, "\nstart_utc: ");
     sb_quoted(&b, pl->start_utc);
     if (pl->task) {
-        sb_puts(&b, "\ntask: ");
+        rl_buf_puts(&b, "\ntask: ");
         sb_quoted(&b, pl->task);
     }
-    sb_puts(&b, "\ndataset: ");
+    rl_buf_puts(&b, "\ndataset: ");
     sb_quoted(&b, pl->dataset);
-    sb_puts(&b, "\nscene: ");
+    rl_buf_puts(&b, "\nscene: ");
     sb_quoted(&b, pl->scene);
-    sb_puts(&b, "\nplanner: ");
+    rl_buf_puts(&b, "\nplanner: ");
     sb_quoted(&b, pl->planner);
-    sb_puts(&b, "\n");
+    rl_buf_puts(&b, "\n");
     if (isfinite(pl->budget)) {
-        sb_puts(&b, "cost_budget: ");
+        rl_buf_puts(&b, "cost_budget: ");
         sb_f64(&b, pl->budget);
-        sb_puts(&b, "\n");
+        rl_buf_puts(&b, "\n");
     }
-    sb_printf(&b, "random_seed: %" PRIu64 "\nlog_performance: %s\nnum_maps_to_save: %d\n", pl->seed,
+    rl_buf_printf(&b, "random_seed: %" PRIu64 "\nlog_performance: %s\nnum_maps_to_save: %d\n", pl->seed,
               pl->log ? "true" : "false", pl->num_maps);
     const struct layer **sl = sorted_layers(pl);
     if (!sl) {
-        free(b.p);
+        free(b.data);
         return rl_error_set(RL_ENOMEM, "perflog: out of memory");
     }
-    sb_puts(&b, pl->nlayers ? "layers:\n" : "layers: {}\n");
+    rl_buf_puts(&b, pl->nlayers ? "layers:\n" : "layers: {}\n");
     for (size_t i = 0; i < pl->nlayers; i++) {
-        sb_puts(&b, "  ");
+        rl_buf_puts(&b, "  ");
         sb_quoted(&b, sl[i]->name);
-        sb_puts(&b, ": ");
+        rl_buf_puts(&b, ": ");
         sb_quoted(&b, sl[i]->kind);
-        sb_puts(&b, "\n");
+        rl_buf_puts(&b, "\n");
     }
     free(sl);
-    sb_puts(&b, "columns:\n");
+    rl_buf_puts(&b, "columns:\n");
     for (size_t i = 0; i < pl->ncols; i++) {
         const struct column *c = &pl->cols[pl->order[i]];
-        sb_puts(&b, "  - {name: ");
+        rl_buf_puts(&b, "  - {name: ");
         sb_quoted(&b, c->name);
-        sb_printf(&b, ", type: %s, unit: ", rl_perflog_type_name(c->type));
+        rl_buf_printf(&b, ", type: %s, unit: ", rl_perflog_type_name(c->type));
         sb_quoted(&b, c->unit);
-        sb_puts(&b, ", parent: ");
+        rl_buf_puts(&b, ", parent: ");
         if (c->parent[0])
             sb_quoted(&b, c->parent);
         else
-            sb_puts(&b, "null");
-        sb_puts(&b, "}\n");
+            rl_buf_puts(&b, "null");
+        rl_buf_puts(&b, "}\n");
     }
-    if (b.oom) {
-        free(b.p);
+    if (b.err) {
+        free(b.data);
         return rl_error_set(RL_ENOMEM, "perflog: out of memory");
     }
     char path[PATH_MAX];
     int rc = rl_path_join(path, sizeof path, pl->run_dir, "run_manifest.yaml");
     if (rc == RL_OK)
-        rc = rl_fs_write_atomic(path, b.p, b.len, 0644);
-    free(b.p);
+        rc = rl_fs_write_atomic(path, b.data, b.len, 0644);
+    free(b.data);
     return rc;
 }
 
 static int write_params(rl_perflog *pl)
 {
-    struct sbuf b = {0};
+    rl_buf b = {0};
     if (pl->nparams == 0)
-        sb_puts(&b, "{}\n");
+        rl_buf_puts(&b, "{}\n");
     for (size_t i = 0; i < pl->nparams; i++) {
         const struct param *p = &pl->params[i];
         sb_quoted(&b, p->key);
-        sb_puts(&b, ": ");
+        rl_buf_puts(&b, ": ");
         if (p->kind == PARAM_F64)
             sb_f64(&b, p->f);
         else if (p->kind == PARAM_I64)
-            sb_printf(&b, "%" PRId64, p->i);
+            rl_buf_printf(&b, "%" PRId64, p->i);
         else
             sb_quoted(&b, p->s);
-        sb_puts(&b, "\n");
+        rl_buf_puts(&b, "\n");
     }
-    if (b.oom) {
-        free(b.p);
+    if (b.err) {
+        free(b.data);
         return rl_error_set(RL_ENOMEM, "perflog: out of memory");
     }
     char path[PATH_MAX];
     int rc = rl_path_join(path, sizeof path, pl->run_dir, "params.yaml");
     if (rc == RL_OK)
-        rc = rl_fs_write_atomic(path, b.p, b.len, 0644);
-    free(b.p);
+        rc = rl_fs_write_atomic(path, b.data, b.len, 0644);
+    free(b.data);
     return rc;
 }
 
@@ -723,36 +681,36 @@ static int write_params(rl_perflog *pl)
  * identifiers (checked at add_layer), so they need no quoting. */
 static size_t render_summary(const rl_perflog *pl, rl_end_reason reason, char *out)
 {
-    struct sbuf b = {0};
-    sb_printf(&b, "format_version: %d\nend_reason: %s\ncycles: %" PRIu64 "\ntotal_cost: ",
+    rl_buf b = {0};
+    rl_buf_printf(&b, "format_version: %d\nend_reason: %s\ncycles: %" PRIu64 "\ntotal_cost: ",
               RL_PERFLOG_FORMAT_VERSION, rl_end_reason_name(reason), pl->cycles);
     sb_f64(&b, pl->totals.total_cost);
     if (isfinite(pl->budget)) {
-        sb_puts(&b, "\ncost_budget: ");
+        rl_buf_puts(&b, "\ncost_budget: ");
         sb_f64(&b, pl->budget);
     }
-    sb_puts(&b, "\ntotal_path_length: ");
+    rl_buf_puts(&b, "\ntotal_path_length: ");
     sb_f64(&b, pl->totals.total_path_length);
-    sb_puts(&b, "\ntotal_path_duration: ");
+    rl_buf_puts(&b, "\ntotal_path_duration: ");
     sb_f64(&b, pl->totals.total_path_duration);
-    sb_printf(&b, "\nnum_visited_nodes: %" PRId64 "\nelapsed_wall_time_s: ",
+    rl_buf_printf(&b, "\nnum_visited_nodes: %" PRId64 "\nelapsed_wall_time_s: ",
               pl->totals.num_visited_nodes);
     sb_f64(&b, (double)(rl_mono_ns() - pl->start_mono) / 1e9);
-    sb_puts(&b, pl->nlayers ? "\nreal_accumulated_gain:\n" : "\nreal_accumulated_gain: {}\n");
+    rl_buf_puts(&b, pl->nlayers ? "\nreal_accumulated_gain:\n" : "\nreal_accumulated_gain: {}\n");
     const struct layer **sl = sorted_layers(pl);
     for (size_t i = 0; sl && i < pl->nlayers; i++) {
-        sb_printf(&b, "  %s: ", sl[i]->name);
+        rl_buf_printf(&b, "  %s: ", sl[i]->name);
         sb_f64(&b, sl[i]->gain);
-        sb_puts(&b, "\n");
+        rl_buf_puts(&b, "\n");
     }
     free(sl);
     size_t n = 0;
-    if (!b.oom && b.p) {
+    if (!b.err && b.data) {
         n = b.len < pl->sum_cap ? b.len : pl->sum_cap - 1;
-        memcpy(out, b.p, n);
+        memcpy(out, b.data, n);
         out[n] = '\0';
     }
-    free(b.p);
+    free(b.data);
     return n;
 }
 
