@@ -616,8 +616,22 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     size_t cap = 0, p = 0;
     rl_mcap_record m;
     while ((rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
-        if (m.opcode != RL_MCAP_OP_MESSAGE ||
-            !wants(it, m.u.message.channel_id, m.u.message.log_time))
+        if (m.opcode != RL_MCAP_OP_MESSAGE)
+            continue;
+        /* The merge opens a chunk when it reaches the chunk's declared start time, so a
+         * message outside the declared range would come out of order: such a chunk is
+         * damaged (its index or header lies), and reported like any damaged chunk. */
+        uint64_t t = m.u.message.log_time;
+        if (t < ci->message_start_time || t > ci->message_end_time) {
+            rc = rl_error_set(RL_EPARSE,
+                              "byte %llu: Message with log time %llu outside the chunk's "
+                              "declared range %llu..%llu",
+                              (unsigned long long)m.offset, (unsigned long long)t,
+                              (unsigned long long)ci->message_start_time,
+                              (unsigned long long)ci->message_end_time);
+            break;
+        }
+        if (!wants(it, m.u.message.channel_id, t))
             continue;
         if ((rc = grow((void **)&s->ents, &cap, s->n, sizeof *s->ents)) < 0)
             break;

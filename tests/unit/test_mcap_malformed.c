@@ -18,7 +18,8 @@ static rl_mcap_bytes B(const char *s)
 }
 
 /* A small complete file in memory. */
-static uint8_t *small_file(rl_mcap_compression comp, int chunked, size_t *len)
+static uint8_t *small_file_crc(rl_mcap_compression comp, int chunked, int summary_crc,
+                               size_t *len)
 {
     char *dir = rl_test_tmpdir();
     char path[4200];
@@ -28,6 +29,7 @@ static uint8_t *small_file(rl_mcap_compression comp, int chunked, size_t *len)
     o.compression = comp;
     o.use_chunks = chunked;
     o.chunk_size = 200;
+    o.summary_crc = summary_crc;
     rl_mcap_writer *w = NULL;
     assert_int_equal(rl_mcap_writer_open_path(&w, path, &o), RL_OK);
     rl_mcap_schema s = {1, B("S"), B("jsonschema"), B("{}")};
@@ -53,6 +55,11 @@ static uint8_t *small_file(rl_mcap_compression comp, int chunked, size_t *len)
     uint8_t *buf = (uint8_t *)rl_test_read_file(path, len);
     rl_test_tmpdir_free(dir);
     return buf;
+}
+
+static uint8_t *small_file(rl_mcap_compression comp, int chunked, size_t *len)
+{
+    return small_file_crc(comp, chunked, 1, len);
 }
 
 /* Reads all of `data` with the streamed reader; returns the final status. */
@@ -471,6 +478,62 @@ static void test_encode_parse_every_record(void **state)
     assert_int_equal(small[0], 0xAA);
 }
 
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A chunk index whose time range leaves out messages the chunk holds (found by the fuzzer):
+ * the reader must not emit them out of log-time order; it reports the chunk as damaged and
+ * the messages it does emit stay ordered. */
+static void test_chunk_index_time_range_lies(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *f = small_file_crc(RL_MCAP_COMPRESSION_NONE, 1, 0, &len);
+    rl_mcap_indexed *x = NULL;
+    assert_int_equal(rl_mcap_indexed_open_mem(&x, f, len, 0), RL_OK);
+    const rl_mcap_chunk_index *ci;
+    size_t n = rl_mcap_indexed_chunk_indexes(x, &ci);
+    assert_true(n > 2);
+    /* the last chunk index: its body starts start(8) end(8) offset(8) */
+    uint8_t want[24];
+    put_le64(want, ci[n - 1].message_start_time);
+    put_le64(want + 8, ci[n - 1].message_end_time);
+    put_le64(want + 16, ci[n - 1].chunk_start_offset);
+    uint64_t hi = ci[n - 1].message_end_time;
+    assert_true(ci[n - 1].message_start_time < hi);
+    rl_mcap_indexed_close(x);
+    uint8_t *body = memmem(f, len, want, sizeof want);
+    assert_non_null(body);
+    put_le64(body, hi); /* claims to start at its last message */
+
+    assert_int_equal(rl_mcap_indexed_open_mem(&x, f, len, 0), RL_OK);
+    assert_int_equal(rl_mcap_indexed_used_summary(x), 1);
+    rl_mcap_message_iter *it = NULL;
+    assert_int_equal(rl_mcap_indexed_messages(x, NULL, &it), RL_OK);
+    rl_mcap_message m;
+    int rc, got = 0, errors = 0;
+    uint64_t last = 0;
+    while ((rc = rl_mcap_message_iter_next(it, &m, NULL)) != 0) {
+        if (rc < 0) {
+            assert_non_null(strstr(rl_error_last(), "outside the chunk's declared range"));
+            errors++;
+        } else {
+            assert_true(got == 0 || m.log_time >= last);
+            last = m.log_time;
+            got++;
+        }
+        assert_true(errors + got < 100);
+    }
+    assert_int_equal(errors, 1);
+    assert_true(got > 0 && got < 12);
+    rl_mcap_message_iter_free(it);
+    rl_mcap_indexed_close(x);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_huge_lengths_are_refused),
         cmocka_unit_test(test_crc_mismatches),
         cmocka_unit_test(test_indexed_skips_damaged_chunk),
+        cmocka_unit_test(test_chunk_index_time_range_lies),
         cmocka_unit_test(test_trailing_data_and_unknown_records),
         cmocka_unit_test(test_encode_parse_every_record),
     };
