@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct mem_written {
     uint16_t channel;
@@ -35,6 +36,7 @@ typedef struct mem_sink {
     int block_sync;      /* syncs wait while set */
     int sync_blocked;    /* a sync is waiting */
     int fail_sync;       /* syncs fail with RL_EIO */
+    long write_sleep_us; /* each write takes this long (a slow disk or compressor) */
 } mem_sink;
 
 static void mem_sink_init(mem_sink *s)
@@ -93,6 +95,10 @@ static int mem_write(void *ctx, uint16_t ch, uint32_t seq, uint64_t lt, uint64_t
         pthread_cond_wait(&s->cv, &s->mu);
     }
     s->blocked_now = 0;
+    if (s->write_sleep_us > 0) {
+        struct timespec nap = {0, s->write_sleep_us * 1000L};
+        nanosleep(&nap, NULL);
+    }
     if (s->fail_at && (long)s->count + 1 >= s->fail_at) {
         pthread_mutex_unlock(&s->mu);
         return rl_error_set(RL_ENOSPC, "test sink: no space left on device");

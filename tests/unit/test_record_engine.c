@@ -421,6 +421,54 @@ static void test_overflow_fails_and_counts_drops(void **state)
     json_object_put(m);
 }
 
+/* A writer pass over a batch that became due at once can take long (a slow disk, a slow
+ * compressor). Meanwhile it gives the room of what it wrote back to the queue, so steady
+ * producers are not refused, and takes what they push, so that it waits out its write
+ * delay during the pass instead of after it. */
+static void test_long_pass_gives_room_back_and_takes_new_messages(void **state)
+{
+    fixture *f = *state;
+    enum { N = 1000 };
+    f->opts.write_delay_ns = 20 * 1000000ll;
+    f->opts.stall_limit_ns = 3600 * 1000000000ll; /* no stall verdict on a loaded machine */
+    f->sink.write_sleep_us = 200;                 /* the pass takes 200 ms at least */
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "long-pass");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 0), RL_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
+    rl_record_status s;
+    do {
+        sleep_ms(1);
+        rl_recorder_status(r, &s);
+    } while (s.written < N / 4);
+    assert_true(s.written < N); /* still inside the pass */
+    /* Room comes back during the pass (at most one settle interval behind the writes). */
+    assert_true(s.queued_messages < N - N / 8);
+    assert_true(s.queued_messages >= N - s.written);
+    assert_int_equal(rl_recorder_push(r, a, 5000, 0, "late", 4), RL_OK);
+    /* The late message leaves the queue long before the pass ends. */
+    size_t queued;
+    do {
+        sleep_ms(1);
+        pthread_mutex_lock(&r->mu);
+        queued = r->qcount;
+        pthread_mutex_unlock(&r->mu);
+        rl_recorder_status(r, &s);
+    } while (queued && s.written < N);
+    assert_int_equal(queued, 0);
+    assert_true(s.written < N);
+    assert_int_equal(rl_recorder_mark_stop(r, 10000), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.written, N + 1);
+    assert_int_equal(s.queued_messages, 0);
+    assert_int_equal(s.dropped, 0);
+    rl_recorder_free(r);
+}
+
 static void test_overflow_by_bytes(void **state)
 {
     fixture *f = *state;
@@ -985,6 +1033,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_start_after_write_delay_is_too_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_fails_and_counts_drops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_by_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_pass_gives_room_back_and_takes_new_messages,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_writer_error_fails_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stalled_writer_fails_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_sync_does_not_block_writer, setup, teardown),
