@@ -1,8 +1,9 @@
 # The front door: `make run` and `make test` work on a fresh Debian 12 machine.
 # Every target first installs the missing Debian packages (scripts/install-deps.sh),
 # then configures and builds with CMake + Ninja. Build trees: build/ (Release, gcc),
-# build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets).
-.PHONY: all deps build run test test-release test-asan test-clang bench clean format
+# build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets),
+# build-tsan/ (ThreadSanitizer, clang, the threaded tests only).
+.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench clean format
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN := -G Ninja
@@ -28,16 +29,27 @@ build-asan/build.ninja: | deps
 build-clang/build.ninja: | deps
 	CC=clang cmake -S . -B build-clang $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DRUNLAB_FUZZ=ON
 
-# clang first (warnings as errors + fuzz smoke runs), then the whole suite under
-# ASan/UBSan, then the whole suite in the Release build, whose summary closes the output.
+build-tsan/build.ninja: | deps
+	CC=clang cmake -S . -B build-tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=tsan
+
+# clang first (warnings as errors + fuzz smoke runs), then the threaded tests under
+# ThreadSanitizer, the whole suite under ASan/UBSan, then the whole suite in the Release
+# build, whose summary closes the output.
 test: deps
 	$(MAKE) --no-print-directory test-clang
+	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-release
 
 test-clang: build-clang/build.ninja
 	cmake --build build-clang -j $(JOBS)
 	cd build-clang && $(CTEST) -L fuzz
+
+# Only the threaded tests are built and run: TSan slows everything 5-15 times.
+TSAN_TESTS := test_core_error test_mcap_roundtrip test_mcap_recover test_record_engine test_record_mcap
+test-tsan: build-tsan/build.ninja
+	cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(CTEST) -L threads
 
 test-asan: build-asan/build.ninja
 	cmake --build build-asan -j $(JOBS)
@@ -53,4 +65,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-clang
+	rm -rf build build-asan build-clang build-tsan
