@@ -12,11 +12,13 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Set by the signal handler, read by the producing loop: the only way a handler may
  * talk to the program. */
@@ -83,6 +85,7 @@ static void usage(FILE *out)
             "  --chunk-size BYTES        (default 1048576)\n"
             "  --drop-outside            leave messages outside START..STOP out of the bag\n"
             "  --heartbeat               print the recorder's heartbeat (every 250 ms) on stderr\n"
+            "                            (without it, a terminal gets one live status line)\n"
             "  -q, --quiet               only the run directory on stdout\n"
             "  -h, --help                show this help\n\n"
             "Exit status: 0 COMPLETE or INTERRUPTED, 1 FAILED or error, 2 usage.\n");
@@ -319,6 +322,48 @@ static void print_heartbeat(const rl_record_status *s, void *user)
             (unsigned long long)s->dropped, (unsigned long long)s->queued_messages, s->run_dir);
 }
 
+/* On a terminal (and without --heartbeat or --quiet) one status line on stderr, redrawn
+ * at every heartbeat from the recorder's monitor thread. The mutex and `active` keep it
+ * from drawing over the summary: the monitor outlives rl_recorder_wait. */
+struct live_status {
+    pthread_mutex_t mu;
+    int active, drawn;
+    int64_t begin_ns; /* wall clock at begin, 0 before */
+    double start_after, duration;
+};
+
+static void draw_live_status(const rl_record_status *s, void *user)
+{
+    struct live_status *ls = user;
+    pthread_mutex_lock(&ls->mu);
+    if (ls->active && ls->begin_ns) {
+        double elapsed = (double)(s->stamp_ns - ls->begin_ns) / 1e9;
+        char span[64] = "";
+        if (ls->duration >= 0)
+            snprintf(span, sizeof span, " of %.1f", ls->start_after + ls->duration);
+        int before_start = s->state == RL_RECORD_RECORDING && elapsed < ls->start_after;
+        fprintf(stderr,
+                "\r\033[Krecord: %s%s %.1f%s s, written %llu, dropped %llu, queued %llu, "
+                "%.1f MB",
+                rl_record_state_name(s->state), before_start ? " (before START)" : "",
+                elapsed < 0 ? 0.0 : elapsed, span,
+                (unsigned long long)s->written, (unsigned long long)s->dropped,
+                (unsigned long long)s->queued_messages, (double)s->bytes / 1e6);
+        fflush(stderr);
+        ls->drawn = 1;
+    }
+    pthread_mutex_unlock(&ls->mu);
+}
+
+static void end_live_status(struct live_status *ls)
+{
+    pthread_mutex_lock(&ls->mu);
+    if (ls->drawn)
+        fputs("\r\033[K", stderr);
+    ls->active = 0;
+    pthread_mutex_unlock(&ls->mu);
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
     enum {
@@ -472,8 +517,16 @@ int cmd_record(int argc, char **argv)
         return prc < 0 ? RL_EXIT_OK : prc;
     if (a.synthetic && a.duration < 0)
         a.duration = 5;
-    if (a.heartbeat)
+    struct live_status live = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    if (a.heartbeat) {
         a.opts.heartbeat = print_heartbeat;
+    } else if (!a.quiet && isatty(STDERR_FILENO)) {
+        live.active = 1;
+        live.start_after = a.start_after;
+        live.duration = a.duration;
+        a.opts.heartbeat = draw_live_status;
+        a.opts.heartbeat_user = &live;
+    }
 
     g_signal = 0;
     struct sigaction sa;
@@ -507,6 +560,9 @@ int cmd_record(int argc, char **argv)
     if (rc == RL_OK)
         rc = rl_recorder_begin(r);
     int64_t begin_wall = rl_time_now_ns();
+    pthread_mutex_lock(&live.mu);
+    live.begin_ns = begin_wall;
+    pthread_mutex_unlock(&live.mu);
     struct timeline tl = {0};
     tl.start_at = begin_wall + (int64_t)(a.start_after * 1e9);
     tl.stop_at = a.duration >= 0 ? tl.start_at + (int64_t)(a.duration * 1e9) : -1;
@@ -529,6 +585,7 @@ int cmd_record(int argc, char **argv)
             snprintf(err, sizeof err, "%s", rl_error_last());
     }
     (void)rl_recorder_wait(r); /* the bag and the manifest are final after this */
+    end_live_status(&live);
     double secs = (double)(rl_mono_ns() - t0) / 1e9;
     rl_record_status s;
     rl_recorder_status(r, &s);

@@ -136,6 +136,20 @@ check "recovered bag has both vehicles" bash -c "grep -q /vehicle/1/ <<<'$out' &
 run record --synthetic "${COMMON[@]}" --duration 0.1 --run-id after-kill
 check "a recorder starts after kill -9 (no stale lock)" rc_is 0
 
+# On a terminal, a live status line on stderr (cleared before the summary); `script`
+# gives the command a pseudo-terminal.
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$RUNLAB' record --synthetic --min-free-bytes 0 --rate 100 --vehicles 2 --start-after 0.3 --duration 0.4 --run-id tty" \
+        "$TMP/tty.log" >/dev/null 2>&1
+    rc=$?
+    check "recording on a terminal exits 0" test "$rc" -eq 0
+    check "terminal shows the live status before START" grep -qF "record: RECORDING (before START)" "$TMP/tty.log"
+    check "terminal shows the live status after START" grep -q "record: RECORDING [0-9.]* of 0.7 s, written" "$TMP/tty.log"
+    check "status line is cleared before the summary" grep -qF "$(printf '\r\033[K')record: COMPLETE run tty:" "$TMP/tty.log"
+else
+    echo "SKIP: live status line: script(1) not installed"
+fi
+
 # Every manifest written here follows the published JSON Schema (when a validator exists:
 # Debian's python3-jsonschema, from install-deps, lives with /usr/bin/python3, which need
 # not be the first python3 on PATH).
