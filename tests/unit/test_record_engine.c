@@ -469,6 +469,42 @@ static void test_long_pass_gives_room_back_and_takes_new_messages(void **state)
     rl_recorder_free(r);
 }
 
+/* The same topic registered twice: the same id when the definition is the same (two
+ * nodes may declare the topic they share), RL_EEXIST and nothing changed otherwise. */
+static void test_topic_registered_twice(void **state)
+{
+    fixture *f = *state;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a"), again = 99, other = 99;
+    uint16_t b = topic(r, "/b");
+    assert_int_equal(rl_recorder_add_topic(r, "/a", "std_msgs/String", "ros2msg", "string data",
+                                           11, "cdr", &again),
+                     RL_OK);
+    assert_int_equal(again, a);
+    assert_int_equal(rl_recorder_add_topic(r, "/a", "std_msgs/String", "ros2msg", "string name",
+                                           11, "cdr", &other),
+                     RL_EEXIST);
+    assert_non_null(strstr(rl_error_last(), "/a"));
+    assert_int_equal(rl_recorder_add_topic(r, "/a", "std_msgs/String", "ros2msg", "string data",
+                                           11, "json", &other),
+                     RL_EEXIST);
+    assert_int_equal(other, 99);
+    uint16_t c = topic(r, "/c");
+    assert_int_equal(c, b + 1); /* the refusals took no id */
+    assert_int_equal(rl_recorder_add_topic(r, "", "", "", NULL, 0, "raw", &other), RL_EINVAL);
+    assert_int_equal(rl_recorder_add_topic(r, "/d", "x", "y", NULL, 4, "raw", &other), RL_EINVAL);
+    prepare(r, "topics-twice");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_push(r, again, 1, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 0), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 10), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+    rl_record_topic_stats ts;
+    assert_int_equal(rl_recorder_topic_stats(r, a, &ts), RL_OK);
+    assert_int_equal(ts.written, 1);
+    rl_recorder_free(r);
+}
+
 static void test_overflow_by_bytes(void **state)
 {
     fixture *f = *state;
@@ -1032,6 +1068,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outside_left_out_when_configured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_after_write_delay_is_too_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_fails_and_counts_drops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_topic_registered_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_by_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_pass_gives_room_back_and_takes_new_messages,
                                         setup, teardown),

@@ -157,6 +157,86 @@ static void test_bag_roundtrip_all_compressions(void **state)
     check_roundtrip(RL_RECORD_COMPRESSION_LZ4);
 }
 
+/* Payload bytes of message `i` (of size `len`): different for every message and offset. */
+static unsigned char payload_byte(uint64_t i, size_t j)
+{
+    return (unsigned char)((i * 131u + j * 7u + (j >> 8)) & 0xff);
+}
+
+/* Sizes on both sides of the 1 KiB line between copies into recycled blocks and messages
+ * of their own, up to 300 KB. */
+static size_t payload_size(uint64_t i)
+{
+    static const size_t large[] = {1025, 4000, 10240, 65536, 300000};
+    return i % 97 == 0 ? large[(i / 97) % 5] : (size_t)(i * 37 % 1025);
+}
+
+/* Every byte of every message comes back, whatever its size: two waves of 40 k messages
+ * that the write delay keeps queued at once, so that the first fills more blocks than the
+ * pool keeps (the rest are freed) and the second reuses the pooled ones. */
+static void test_payloads_exact_across_sizes_and_block_reuse(void **state)
+{
+    (void)state;
+    enum { WAVE = 40000 };
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    base_options(&o, home);
+    o.compression = RL_RECORD_COMPRESSION_ZSTD;
+    o.write_delay_ns = 300 * 1000000ll; /* a wave is pushed long before it is written */
+    rl_recorder *r = NULL;
+    assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
+    uint16_t t = 0;
+    assert_int_equal(rl_recorder_add_topic(r, "/blob", "", "", NULL, 0, "raw", &t), RL_OK);
+    rl_record_run run = {.run_id = "payloads"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 0), RL_OK);
+    unsigned char *buf = malloc(300000);
+    assert_non_null(buf);
+    uint64_t i = 0;
+    for (int wave = 0; wave < 2; wave++) {
+        for (uint64_t end = i + WAVE; i < end; i++) {
+            size_t len = payload_size(i);
+            for (size_t j = 0; j < len; j++)
+                buf[j] = payload_byte(i, j);
+            assert_int_equal(rl_recorder_push(r, t, (int64_t)(1 + i), (int64_t)i, buf, len),
+                             RL_OK);
+        }
+        rl_record_status st;
+        for (int k = 0; k < 5000; k++) {
+            rl_recorder_status(r, &st);
+            if (st.queued_messages == 0)
+                break;
+            sleep_ms(2);
+        }
+        assert_int_equal(st.queued_messages, 0);
+    }
+    free(buf);
+    assert_int_equal(rl_recorder_mark_stop(r, INT64_MAX), RL_OK);
+    assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
+
+    rl_mcap_indexed *idx = NULL;
+    assert_int_equal(rl_mcap_indexed_open(&idx, rl_recorder_bag_path(r), 0), RL_OK);
+    rl_mcap_message_iter *it = NULL;
+    assert_int_equal(rl_mcap_indexed_messages(idx, NULL, &it), RL_OK);
+    rl_mcap_message m;
+    const rl_mcap_channel *ch = NULL;
+    uint64_t n = 0, bad = 0;
+    while (rl_mcap_message_iter_next(it, &m, &ch) == 1) {
+        assert_int_equal(m.log_time, 1 + n);
+        assert_int_equal(m.data.len, payload_size(n));
+        for (size_t j = 0; j < m.data.len; j++)
+            bad += m.data.data[j] != payload_byte(n, j);
+        n++;
+    }
+    assert_int_equal(n, 2 * WAVE);
+    assert_int_equal(bad, 0);
+    rl_mcap_message_iter_free(it);
+    rl_mcap_indexed_close(idx);
+    rl_recorder_free(r);
+    rl_test_tmpdir_free(home);
+}
+
 /* A disk that fills up: the child records under a 256 KiB file size limit. */
 static void test_disk_full_fails_with_readable_bag(void **state)
 {
@@ -347,6 +427,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bag_roundtrip_all_compressions),
+        cmocka_unit_test(test_payloads_exact_across_sizes_and_block_reuse),
         cmocka_unit_test(test_disk_full_fails_with_readable_bag),
         cmocka_unit_test(test_kill9_loses_at_most_a_second),
     };
