@@ -289,7 +289,51 @@ static int group_runs(const rl_run_set *set, const char *gain_name, struct group
     return RL_OK;
 }
 
-/* Median and 25-75% band per planner of (optionally normalised) gain over a cost grid. */
+/* A marker where each run of a group ended (its last cost and gain). A run that
+ * ended keeps its final gain at larger costs in the median, so without the markers a
+ * planner whose runs stopped early would look like it went on without gaining. */
+static int draw_run_ends(rl_axes *ax, const rl_run_set *set, const struct group *g, int color,
+                         const char *gain_name, const double *scale)
+{
+    double *ex = calloc(g->n ? g->n : 1, sizeof *ex), *ey = calloc(g->n ? g->n : 1, sizeof *ey);
+    if (!ex || !ey) {
+        free(ex);
+        free(ey);
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    size_t n = 0;
+    for (size_t r = 0; r < g->n; r++) {
+        const rl_run *run = set->runs[g->runs[r]];
+        const double *c = NULL, *y = NULL;
+        if (!curve_of(run, gain_name, &c, &y))
+            continue;
+        /* The last row with both values: a torn last row must not hide the end. */
+        for (size_t i = run->num_rows; i-- > 0;) {
+            if (isfinite(c[i]) && isfinite(y[i])) {
+                ex[n] = c[i];
+                ey[n] = y[i] / (scale ? scale[g->runs[r]] : 1.0);
+                n++;
+                break;
+            }
+        }
+    }
+    char label[160];
+    snprintf(label, sizeof label, "%s: end of a run", g->planner);
+    rl_series_opts so;
+    rl_series_opts_init(&so);
+    so.label = label;
+    so.color = color;
+    so.marker = RL_MARKER_CIRCLE + color % 7;
+    so.marker_size = 6;
+    so.alpha = 0.9;
+    int rc = n ? rl_axes_scatter(ax, ex, ey, n, &so) : RL_OK;
+    free(ex);
+    free(ey);
+    return rc;
+}
+
+/* Median and 25-75% band per planner of (optionally normalised) gain over a cost grid,
+ * with the end of every run marked. */
 static int draw_bands(rl_axes *ax, const rl_run_set *set, const struct group *g, int ng,
                       const char *gain_name, const double *scale)
 {
@@ -334,6 +378,8 @@ static int draw_bands(rl_axes *ax, const rl_run_set *set, const struct group *g,
         so.band_lo = lo;
         so.band_hi = hi;
         int rc = rl_axes_line(ax, x, med, GRID, &so);
+        if (rc == RL_OK)
+            rc = draw_run_ends(ax, set, &g[k], k, gain_name, scale);
         if (rc != RL_OK)
             return rc;
     }

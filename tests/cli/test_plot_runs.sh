@@ -30,6 +30,9 @@ run plot normalized-gain --out-dir "$TMP/figs" "$RUNLAB_DATA_ROOT/sweep"
 check "normalized-gain exits 0" rc_is 0
 check "normalized-gain honours --out-dir" out_has "Wrote $TMP/figs/normalized_gain.svg"
 check "normalized-gain record" [ -s "$TMP/figs/normalized_gain.yaml" ]
+# Where each run ended is marked (a finished run holds its last gain in the median).
+check "normalized-gain marks the ends of the nbv runs" grep -q ">nbv: end of a run<" "$TMP/figs/normalized_gain.svg"
+check "normalized-gain marks the ends of the nbv_nobt runs" grep -q ">nbv_nobt: end of a run<" "$TMP/figs/normalized_gain.svg"
 
 run plot timing --open "$RUNLAB_DATA_ROOT/sweep/grid/s02/nbv"
 check "timing exits 0 without a display" rc_is 0
