@@ -8,6 +8,7 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/hash.h"
+#include "runlab/log.h"
 #include "runlab/number.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
@@ -38,6 +39,7 @@ struct column {
     char name[FULL_NAME_MAX]; /* full name, "<layer>.<name>" for layer columns */
     char unit[UNIT_MAX];
     char parent[FULL_NAME_MAX]; /* "" when none */
+    int parent_idx;             /* declaration index of the parent timer, -1 when none */
     rl_perflog_type type;
     int layer; /* -1: the agent */
 };
@@ -90,6 +92,13 @@ struct rl_perflog {
 
     uint64_t cycles;
     rl_episode_totals totals;
+
+    /* Intervals of a timer declared with a parent that did not lie inside a running
+     * interval of the parent: the manifest's nesting (which the timing figures rely on
+     * to add only non-overlapping timers) does not hold. Counted, the first named in the
+     * summary. */
+    uint64_t nesting_violations;
+    int first_violation_col; /* declaration index; valid when nesting_violations > 0 */
 
     int next_map;
     int64_t last_map_cycle;
@@ -252,8 +261,13 @@ static int add_column(rl_perflog *pl, const char *full, rl_perflog_type type, co
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", full);
     snprintf(c->unit, sizeof c->unit, "%s", unit);
-    if (parent)
+    c->parent_idx = -1;
+    if (parent) {
         snprintf(c->parent, sizeof c->parent, "%s", parent);
+        for (size_t i = 0; i < pl->ncols; i++)
+            if (strcmp(pl->cols[i].name, parent) == 0)
+                c->parent_idx = (int)i;
+    }
     c->type = type;
     c->layer = layer;
     if (id)
@@ -704,6 +718,15 @@ static size_t render_summary(const rl_perflog *pl, rl_end_reason reason, char *o
         rl_buf_puts(&b, "\n");
     }
     free(sl);
+    rl_buf_printf(&b, "timer_nesting_violations: %" PRIu64 "\n", pl->nesting_violations);
+    if (pl->nesting_violations) {
+        const struct column *c = &pl->cols[pl->first_violation_col];
+        rl_buf_puts(&b, "first_nesting_violation: ");
+        char what[3 * FULL_NAME_MAX];
+        snprintf(what, sizeof what, "%s ran outside its parent %s", c->name, c->parent);
+        sb_quoted(&b, what);
+        rl_buf_puts(&b, "\n");
+    }
     size_t n = 0;
     if (!b.err && b.data) {
         n = b.len < pl->sum_cap ? b.len : pl->sum_cap - 1;
@@ -907,7 +930,7 @@ int rl_perflog_start(rl_perflog *pl)
     pl->val = calloc(pl->ncols, sizeof *pl->val);
     pl->acc_ns = calloc(pl->ncols, sizeof *pl->acc_ns);
     pl->t0 = calloc(pl->ncols, sizeof *pl->t0);
-    pl->sum_cap = 1024 + pl->nlayers * (COL_NAME_MAX + 48);
+    pl->sum_cap = 1024 + 4 * FULL_NAME_MAX + pl->nlayers * (COL_NAME_MAX + 48);
     if (!pl->val || !pl->acc_ns || !pl->t0)
         return rl_error_set(RL_ENOMEM, "perflog: out of memory");
     rc = make_run_dir(pl);
@@ -954,6 +977,12 @@ void rl_perflog_timer_start(rl_perflog *pl, int id)
 void rl_perflog_timer_stop(rl_perflog *pl, int id)
 {
     if (VALID(pl, id) && pl->t0[id] != 0) {
+        /* One check per interval, at its end: the parent must be running and have
+         * started no later than this timer. */
+        int parent = pl->cols[id].parent_idx;
+        if (parent >= 0 && (pl->t0[parent] == 0 || pl->t0[parent] > pl->t0[id]) &&
+            pl->nesting_violations++ == 0)
+            pl->first_violation_col = id;
         pl->acc_ns[id] += rl_mono_ns() - pl->t0[id];
         pl->t0[id] = 0;
     }
@@ -1134,6 +1163,12 @@ int rl_perflog_end(rl_perflog *pl, rl_end_reason reason)
     int wrc = n ? rl_fs_write_atomic(pl->sum_path, text, n, 0644)
                 : rl_error_set(RL_ENOMEM, "perflog: out of memory");
     free(text);
+    if (pl->nesting_violations) {
+        const struct column *c = &pl->cols[pl->first_violation_col];
+        rl_log_warn("perflog %s: timer nesting broken %" PRIu64 " times, first: %s ran "
+                    "outside its parent %s (see episode_summary.yaml)",
+                    pl->run_dir, pl->nesting_violations, c->name, c->parent);
+    }
     if (atomic_load(&g_sig_owner) == pl)
         rl_perflog_release_signals();
     return rc != RL_OK ? rc : wrc;

@@ -108,6 +108,50 @@ static void run_cycles(rl_perflog *pl, const struct ids *ids, int n)
     }
 }
 
+/* Timers that break the declared nesting are counted and the first is named in the
+ * summary; well-nested cycles count nothing. */
+static void test_timer_nesting_checked(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir();
+    struct ids ids;
+    rl_perflog *pl = make_logger(root, true, INFINITY, 0, &ids);
+    assert_int_equal(rl_perflog_start(pl), RL_OK);
+    run_cycles(pl, &ids, 3); /* well nested */
+    char *dir = strdup(rl_perflog_run_dir(pl));
+    /* EvaluateNode (parent planning.ExpandTime) started outside its parent... */
+    rl_perflog_timer_start(pl, ids.p_eval);
+    rl_perflog_timer_stop(pl, ids.p_eval);
+    /* ...and backtracking.PlanPathTime stopped after PlanPathTotal stopped. */
+    rl_perflog_timer_start(pl, ids.plan_total);
+    rl_perflog_timer_start(pl, ids.bt_plan);
+    rl_perflog_timer_stop(pl, ids.plan_total);
+    rl_perflog_timer_stop(pl, ids.bt_plan);
+    assert_int_equal(rl_perflog_cycle_end(pl), RL_OK);
+    assert_int_equal(rl_perflog_end(pl, RL_END_GOAL_REACHED), RL_OK);
+    char *sum = slurp(dir, "episode_summary.yaml");
+    assert_non_null(strstr(sum, "timer_nesting_violations: 2\n"));
+    assert_non_null(strstr(sum, "first_nesting_violation: \"planning.EvaluateNode ran outside "
+                                "its parent planning.ExpandTime\""));
+    free(sum);
+    rl_perflog_free(pl);
+
+    /* The well-nested logger of run_cycles says 0 and names nothing. */
+    pl = make_logger(root, true, INFINITY, 0, &ids);
+    assert_int_equal(rl_perflog_start(pl), RL_OK);
+    run_cycles(pl, &ids, 2);
+    free(dir);
+    dir = strdup(rl_perflog_run_dir(pl));
+    assert_int_equal(rl_perflog_end(pl, RL_END_GOAL_REACHED), RL_OK);
+    sum = slurp(dir, "episode_summary.yaml");
+    assert_non_null(strstr(sum, "timer_nesting_violations: 0\n"));
+    assert_null(strstr(sum, "first_nesting_violation"));
+    free(sum);
+    free(dir);
+    rl_perflog_free(pl);
+    rl_test_tmpdir_free(root);
+}
+
 static void test_run_directory_and_files(void **state)
 {
     (void)state;
@@ -474,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_logging_off_costs_nothing),
         cmocka_unit_test(test_map_snapshots),
         cmocka_unit_test(test_summary_on_signal),
+        cmocka_unit_test(test_timer_nesting_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
