@@ -40,6 +40,7 @@ typedef enum rl_run_reason {
     RL_REASON_COLUMNS_MISMATCH,     /* CSV header differs from the manifest's columns */
     RL_REASON_NO_SUMMARY,           /* episode_summary.yaml missing */
     RL_REASON_BAD_SUMMARY,          /* unreadable, not YAML, or fields missing/wrong */
+    RL_REASON_TIMER_NESTING,        /* the summary counts timers that ran outside their parent */
     RL_REASON_COUNT
 } rl_run_reason;
 

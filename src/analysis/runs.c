@@ -42,6 +42,7 @@ static const char *const reason_names[RL_REASON_COUNT] = {
     "columns_mismatch",
     "no_summary",
     "bad_summary",
+    "timer_nesting",
 };
 
 const char *rl_run_status_name(rl_run_status status)
@@ -632,6 +633,21 @@ static void check_summary(rl_run *run)
     if (!json_object_object_get_ex(s, "cycles", &v) || !json_object_is_type(v, json_type_int) ||
         json_object_get_int64(v) < 0)
         note(run, RL_REASON_BAD_SUMMARY, "episode_summary.yaml: cycles missing or not a count");
+    /* Absent in summaries written before the check existed: nothing is known then. */
+    if (json_object_object_get_ex(s, "timer_nesting_violations", &v)) {
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
+            note(run, RL_REASON_BAD_SUMMARY,
+                 "episode_summary.yaml: timer_nesting_violations is not a count");
+        } else if (json_object_get_int64(v) > 0) {
+            const char *first = NULL;
+            if (!str_field(s, "first_nesting_violation", &first))
+                first = "not named";
+            note(run, RL_REASON_TIMER_NESTING,
+                 "%lld timer interval(s) outside their parent (first: %s); the timer columns "
+                 "overlap where the manifest says they nest",
+                 (long long)json_object_get_int64(v), first);
+        }
+    }
 }
 
 /* ---- one run --------------------------------------------------------------------------- */

@@ -136,6 +136,7 @@ static const struct expect cases[] = {
     {"badsummary", RL_RUN_DEGRADED, RL_REASON_BAD_SUMMARY, 20},
     {"nullsummary", RL_RUN_DEGRADED, RL_REASON_BAD_SUMMARY, 20},
     {"utf8summary", RL_RUN_DEGRADED, RL_REASON_BAD_SUMMARY, 20},
+    {"nesting", RL_RUN_DEGRADED, RL_REASON_TIMER_NESTING, 20},
     {"logoff", RL_RUN_SKIPPED, RL_REASON_NO_CSV, 0},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
@@ -196,6 +197,10 @@ static void break_run(const char *name, const char *dir)
     } else if (strcmp(name, "utf8summary") == 0) {
         /* A YAML directive with invalid UTF-8 once made the parser loop forever. */
         replace(dir, "episode_summary.yaml", LIT("%nd_reason: stopp\x9b\x99\ncycles: \xd1\n"));
+    } else if (strcmp(name, "nesting") == 0) {
+        edit(dir, "episode_summary.yaml", "timer_nesting_violations: 0\n",
+             "timer_nesting_violations: 3\nfirst_nesting_violation: \"a.B ran outside its "
+             "parent a.A\"\n");
     } else if (strcmp(name, "nullsummary") == 0) {
         replace(dir, "episode_summary.yaml", LIT("end_reason: stopped\0\0\n"));
     }
