@@ -33,6 +33,8 @@ static int count_bag(const char *path, uint64_t *n)
 
 int demo_record(const char *out_dir)
 {
+    printf("Recording (runlab record): 2 vehicles at 200 Hz for 0.5 s, START and STOP inside "
+           "it, into a new run directory\n");
     rl_record_options o;
     rl_record_options_default(&o);
     o.home = out_dir;
