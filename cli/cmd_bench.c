@@ -85,7 +85,7 @@ static int spec_line(const spec_src *s, const char *list, long item, const char 
         return 0;
     int lineno = 0, in_list = 0, cur_item = -1, item_line = 0;
     size_t item_indent = 0;
-    size_t klen = strlen(key);
+    size_t klen = key ? strlen(key) : 0; /* NULL: the line of the list item itself */
     for (const char *l = s->text; *l;) {
         const char *nl = strchr(l, '\n');
         size_t len = nl ? (size_t)(nl - l) : strlen(l);
@@ -93,7 +93,7 @@ static int spec_line(const spec_src *s, const char *list, long item, const char 
         size_t ind = indent_of(l);
         const char *c = l + ind;
         if (!list) {
-            if (ind == 0 && strncmp(c, key, klen) == 0 && c[klen] == ':')
+            if (key && ind == 0 && strncmp(c, key, klen) == 0 && c[klen] == ':')
                 return lineno;
         } else if (ind == 0 && len > 0 && *c != '#') {
             in_list = strncmp(c, list, strlen(list)) == 0 && c[strlen(list)] == ':';

@@ -145,7 +145,7 @@ static void fig_step(gallery *g, rng *r)
     rl_axes_set_xlabel(ax, "Planning time", "s");
     rl_axes_set_ylabel(ax, "Best path cost", "m");
     for (int p = 0; p < 4; p++) {
-        double t[40], c[40];
+        double t[41], c[41]; /* up to 40 improvements and the final point at t = 10 */
         double cost = 40 + 5 * rng_u01(r), now = 0.2 + 0.3 * rng_u01(r);
         int n = 0;
         while (n < 40 && now < 10) {

@@ -131,6 +131,11 @@ check "unknown key names file, line and key" err_has "bad2.yaml:3: max_tim: unkn
 printf 'experiment: x\nproblem: maze2d\nplanners:\n  - {name: "a;b", planner: rrt}\n' >"$TMP/bad3.yaml"
 run bench "$TMP/bad3.yaml"
 check "a name that breaks the log is refused" err_has "would break the OMPL log format"
+# A list item that is not a mapping has no key to point at: its own line (this crashed).
+printf 'experiment: x\nproblem: maze2d\nplanners:\n  - {planner: rrt}\n  - RRT\n' >"$TMP/bad4.yaml"
+run bench "$TMP/bad4.yaml" --out "$TMP/res4"
+check "a planner that is not a mapping exits 1" rc_is 1
+check "a planner that is not a mapping names file, line and item" err_has "bad4.yaml:5: planners[1]: expected a mapping"
 
 # kill -9 in the middle, then --resume: as many runs as an uninterrupted benchmark
 cat >"$TMP/long.yaml" <<YAML
