@@ -90,12 +90,27 @@ static void free_opts(opts *o)
 {
     for (size_t i = 0; i < o->nbufs; i++)
         free(o->topic_buf[i]);
+    o->nbufs = 0;
+    o->ntopics = 0;
 }
 
+static int parse_opts_into(const char *cmd, int argc, char **argv, const char *allowed,
+                           int npos, opts *o);
+
 /* Parses argv[1..]; `allowed` lists the options taken ("t" topics/start/end, "j" json,
- * "w" writer options); `npos` positional arguments are required. */
+ * "w" writer options); `npos` positional arguments are required. On an error nothing is
+ * left to free. */
 static int parse_opts(const char *cmd, int argc, char **argv, const char *allowed, int npos,
                       opts *o)
+{
+    int rc = parse_opts_into(cmd, argc, argv, allowed, npos, o);
+    if (rc != RL_OK)
+        free_opts(o);
+    return rc;
+}
+
+static int parse_opts_into(const char *cmd, int argc, char **argv, const char *allowed,
+                           int npos, opts *o)
 {
     memset(o, 0, sizeof *o);
     o->end = UINT64_MAX;

@@ -167,6 +167,7 @@ static int decl_split(const char *decl, char **name, char **type)
     rl_strv_free(&t);
     if (b.err) {
         free(*type);
+        *type = NULL;
         return b.err;
     }
     *name = b.data;

@@ -48,6 +48,9 @@ check "bad time is a usage error" rc_is 2
 check "bad time names the option" err_has "runlab: mcap: cat: --start 'yesterday'"
 run mcap cat "$F" --bogus
 check "unknown option exits 2" rc_is 2
+# A usage error after --topics was read: nothing leaks (under ASan a leak turns exit 2 into 1).
+run mcap cat --topics /log,/imu "$F" extra
+check "extra argument after --topics exits 2" rc_is 2
 run mcap cat "$TMP/missing.mcap"
 check "missing file exits 1" rc_is 1
 check "missing file error form" err_has "runlab: mcap: "
