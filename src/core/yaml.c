@@ -201,6 +201,9 @@ struct frame {
 
 struct builder {
     const char *name;
+    const char *src; /* the text being parsed, for single-quoted scalars */
+    size_t src_len;
+    rl_buf sq;       /* the last single-quoted scalar decoded by token_text */
     struct frame *stack;
     size_t depth, stack_cap;
     struct anchor *anchors;
@@ -226,8 +229,74 @@ static int yerr(struct builder *b, int code, const struct fy_mark *m, const char
     return rl_error_set(code, "%s: %s", b->name, what);
 }
 
-static const char *token_text(struct fy_token *t, size_t *len)
+static bool is_blank(char c)
 {
+    return c == ' ' || c == '\t';
+}
+
+/* The value of a single-quoted scalar from its source text `raw` (between the quotes), by
+ * YAML 1.2's rules: two quotes are one; a line break between two lines is a space, each
+ * empty line between them a newline; white space around line breaks goes. libfyaml 0.7
+ * gets runs of doubled quotes wrong ('x''''y' reads as x''' instead of x''y) and leaks
+ * memory on them, so these scalars do not go through fy_token_get_text. False when `raw`
+ * is not such a scalar or memory runs out. */
+static bool decode_single_quoted(rl_buf *out, const char *raw, size_t n)
+{
+    const char *p = raw, *end = raw + n;
+    out->len = 0;
+    rl_buf_put(out, "", 0);
+    bool first = true;
+    size_t empty_lines = 0;
+    for (;;) {
+        const char *eol = p;
+        while (eol < end && *eol != '\n' && *eol != '\r')
+            eol++;
+        bool last = eol == end;
+        const char *a = p, *b = eol;
+        if (!first)
+            while (a < b && is_blank(*a))
+                a++;
+        if (!last)
+            while (b > a && is_blank(b[-1]))
+                b--;
+        if (!first && !last && a == b) {
+            empty_lines++;
+        } else {
+            if (!first) {
+                if (empty_lines == 0)
+                    rl_buf_put(out, " ", 1);
+                for (; empty_lines; empty_lines--)
+                    rl_buf_put(out, "\n", 1);
+            }
+            for (const char *c = a; c < b; c++) {
+                rl_buf_put(out, c, 1);
+                if (*c == '\'' && c + 1 < b && c[1] == '\'')
+                    c++;
+            }
+            first = false;
+        }
+        if (last)
+            break;
+        p = eol + (eol[0] == '\r' && eol + 1 < end && eol[1] == '\n' ? 2 : 1);
+    }
+    return !out->err;
+}
+
+static const char *token_text(struct builder *b, struct fy_token *t, size_t *len)
+{
+    if (t && b->src && fy_token_get_type(t) == FYTT_SCALAR &&
+        fy_token_scalar_style(t) == FYSS_SINGLE_QUOTED) {
+        /* The marks enclose the text between the quotes; the quotes are checked so that
+         * a mark that does not mean what it seems falls back to libfyaml's text. */
+        const struct fy_mark *sm = fy_token_start_mark(t), *em = fy_token_end_mark(t);
+        if (sm && em && sm->input_pos >= 1 && sm->input_pos <= em->input_pos &&
+            em->input_pos < b->src_len && b->src[sm->input_pos - 1] == '\'' &&
+            b->src[em->input_pos] == '\'' &&
+            decode_single_quoted(&b->sq, b->src + sm->input_pos, em->input_pos - sm->input_pos)) {
+            *len = b->sq.len;
+            return b->sq.data ? b->sq.data : "";
+        }
+    }
     const char *s = t ? fy_token_get_text(t, len) : NULL;
     if (!s) {
         *len = 0;
@@ -242,7 +311,7 @@ static int token_cstr(struct builder *b, struct fy_token *t, const struct fy_mar
                       const char *what, char **out)
 {
     size_t n;
-    const char *s = token_text(t, &n);
+    const char *s = token_text(b, t, &n);
     if (memchr(s, '\0', n))
         return yerr(b, RL_EUNSUPPORTED, m, "%s contains a NUL character", what);
     *out = strndup(s, n);
@@ -315,11 +384,11 @@ static bool at_key(const struct builder *b)
 }
 
 /* The event's tag (NULL when untagged) and, for messages about it, where it starts. */
-static void tag_of(struct fy_event *e, const char **tag, size_t *len,
+static void tag_of(struct builder *b, struct fy_event *e, const char **tag, size_t *len,
                    const struct fy_mark **where)
 {
     struct fy_token *t = fy_event_get_tag_token(e);
-    *tag = t ? token_text(t, len) : NULL;
+    *tag = t ? token_text(b, t, len) : NULL;
     const struct fy_mark *tm = t ? fy_token_start_mark(t) : NULL;
     if (tm)
         *where = tm;
@@ -342,10 +411,10 @@ static int scalar_value(struct builder *b, struct fy_event *e, const struct fy_m
 {
     struct fy_token *t = fy_event_get_token(e);
     size_t n;
-    const char *s = token_text(t, &n);
+    const char *s = token_text(b, t, &n);
     const char *tag;
     size_t tag_len = 0, sl = 0;
-    tag_of(e, &tag, &tag_len, &m);
+    tag_of(b, e, &tag, &tag_len, &m);
     struct scalar sc;
     if (tag && !(tag_len == 1 && tag[0] == '!')) {
         const char *suf = core_suffix(tag, tag_len, &sl);
@@ -449,7 +518,7 @@ static int on_start(struct builder *b, struct fy_event *e, const struct fy_mark 
     const char *tag;
     size_t tag_len = 0, sl = 0;
     const struct fy_mark *tm = m;
-    tag_of(e, &tag, &tag_len, &tm);
+    tag_of(b, e, &tag, &tag_len, &tm);
     if (tag) {
         const char *suf = core_suffix(tag, tag_len, &sl);
         if (!suf || !eq(suf, sl, is_map ? "map" : "seq"))
@@ -497,7 +566,7 @@ static int on_end(struct builder *b, const struct fy_mark *m)
 static int on_alias(struct builder *b, struct fy_event *e, const struct fy_mark *m)
 {
     size_t n;
-    const char *name = token_text(fy_event_get_token(e), &n);
+    const char *name = token_text(b, fy_event_get_token(e), &n);
     if (at_key(b))
         return yerr(b, RL_EUNSUPPORTED, m, "alias '*%.*s' used as a mapping key", (int)n, name);
     const struct anchor *a = NULL;
@@ -569,6 +638,7 @@ static void builder_free(struct builder *b)
         json_object_put(b->anchors[i].node);
     }
     free(b->anchors);
+    free(b->sq.data);
     json_object_put(b->root);
 }
 
@@ -594,8 +664,8 @@ static int syntax_error(struct builder *b, struct fy_diag *diag)
 }
 
 /* YAML text must be UTF-8 without NUL bytes. Checked before libfyaml sees it: libfyaml
- * 0.8 loops forever on a directive line holding invalid UTF-8 ("%\xd1\n"), and a parse
- * must never hang, whatever the input. */
+ * 0.7 (Debian 12) loops forever on a directive line holding invalid UTF-8 ("%\xd1\n"),
+ * and a parse must never hang, whatever the input. */
 static int check_encoding(const char *text, size_t len, const char *name)
 {
     const unsigned char *s = (const unsigned char *)text;
@@ -650,7 +720,7 @@ int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **
         fy_diag_destroy(diag);
         return rl_error_set(RL_ENOMEM, "%s: cannot create YAML parser", name);
     }
-    struct builder b = {.name = name};
+    struct builder b = {.name = name, .src = text, .src_len = len};
     rc = RL_OK;
     if (fy_parser_set_string(fyp, text, len) != 0) {
         rc = rl_error_set(RL_ENOMEM, "%s: cannot set up YAML input", name);
