@@ -835,6 +835,8 @@ static void settle_and_take(writer_ctx *w)
     take_queue_locked(w);
     pthread_mutex_unlock(&w->r->mu);
     free_blocks(spill);
+    if (!w->sink_failed && atomic_load(&w->r->sync_failed))
+        w->sink_failed = 1; /* as between passes: a bag that cannot be synced is not written */
     hold_batch(w);
 }
 
