@@ -5,6 +5,7 @@
 #define RUNLAB_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum { RL_EXIT_OK = 0, RL_EXIT_FAILURE = 1, RL_EXIT_USAGE = 2 };
 
@@ -20,6 +21,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);
+
+/* rl_runs_load for the commands, with a progress bar on stderr when it is a terminal and
+ * there are many runs (walk errors are left to the caller). Returns RL_EXIT_OK, or
+ * cli_fail's code with the error printed. */
+struct rl_run_set;
+int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run_set **set);
 
 /* Subcommands. */
 int cmd_bench(int argc, char **argv);

@@ -407,8 +407,9 @@ static const char *column_unit(const rl_run_set *set, const char *want)
 
 static int load(const struct popts *o, rl_run_set **set)
 {
-    if (rl_runs_load((const char *const *)o->inputs, (size_t)o->ninputs, NULL, set) != RL_OK)
-        return cli_fail("plot", "%s", rl_error_last());
+    int rc = cli_load_runs("plot", o->inputs, (size_t)o->ninputs, set);
+    if (rc != RL_EXIT_OK)
+        return rc;
     for (size_t i = 0; i < (*set)->num_walk_errors; i++)
         fprintf(stderr, "runlab: plot: %s\n", (*set)->walk_errors[i]);
     return RL_EXIT_OK;

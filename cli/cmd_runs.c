@@ -5,12 +5,44 @@
 
 #include "runlab/error.h"
 #include "runlab/json.h"
+#include "runlab/progress.h"
 #include "runlab/runs.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Below this many runs a load is quick and a progress line would only be noise. */
+enum { PROGRESS_MIN_RUNS = 100 };
+
+struct load_progress {
+    rl_progress *bar;
+    bool tried;
+};
+
+static void on_run_loaded(size_t done, size_t total, const char *path, void *user)
+{
+    (void)path;
+    struct load_progress *lp = user;
+    if (!lp->tried) {
+        lp->tried = true;
+        if (total >= PROGRESS_MIN_RUNS && isatty(STDERR_FILENO))
+            (void)rl_progress_new(&lp->bar, stderr, "runs", total, 1);
+    }
+    if (lp->bar)
+        rl_progress_update(lp->bar, done, NULL);
+}
+
+int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run_set **set)
+{
+    struct load_progress lp = {NULL, false};
+    int rc = rl_runs_load_progress((const char *const *)roots, num_roots, NULL, on_run_loaded,
+                                   &lp, set);
+    rl_progress_finish(lp.bar);
+    return rc == RL_OK ? RL_EXIT_OK : cli_fail(cmd, "%s", rl_error_last());
+}
 
 static void usage(FILE *out)
 {
@@ -170,9 +202,9 @@ int cmd_runs(int argc, char **argv)
     if (optind >= argc)
         return cli_usage_error("runs", "no ROOT given");
     rl_run_set *set;
-    if (rl_runs_load((const char *const *)(argv + optind), (size_t)(argc - optind), NULL, &set) !=
-        RL_OK)
-        return cli_fail("runs", "%s", rl_error_last());
+    int lrc = cli_load_runs("runs", argv + optind, (size_t)(argc - optind), &set);
+    if (lrc != RL_EXIT_OK)
+        return lrc;
     int rc;
     if (report) {
         rl_runs_report rep;

@@ -99,6 +99,15 @@ typedef struct rl_run_set {
  * not a failure. Returns RL_OK, RL_EINVAL or RL_ENOMEM; free with rl_run_set_free. */
 int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_run_set **out);
+
+/* Called by rl_runs_load_progress after each run is loaded (`done` of `total`, the run's
+ * path), from the calling thread. */
+typedef void (*rl_runs_progress_fn)(size_t done, size_t total, const char *path, void *user);
+
+/* rl_runs_load with a progress callback (NULL: none), for long loads of many runs. */
+int rl_runs_load_progress(const char *const *roots, size_t num_roots,
+                          const rl_run_limits *limits, rl_runs_progress_fn progress,
+                          void *user, rl_run_set **out);
 void rl_run_set_free(rl_run_set *set);
 
 /* Counts by status and by reason. */

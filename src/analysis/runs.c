@@ -883,6 +883,13 @@ void rl_run_set_free(rl_run_set *set)
 int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_run_set **out)
 {
+    return rl_runs_load_progress(roots, num_roots, limits, NULL, NULL, out);
+}
+
+int rl_runs_load_progress(const char *const *roots, size_t num_roots,
+                          const rl_run_limits *limits, rl_runs_progress_fn progress,
+                          void *user, rl_run_set **out)
+{
     if (!out)
         return rl_error_set(RL_EINVAL, "runs: no output");
     *out = NULL;
@@ -916,6 +923,8 @@ int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits
             rc = rl_run_load(w.paths[i], limits, &set->runs[i]);
             if (rc == RL_OK)
                 set->count++;
+            if (rc == RL_OK && progress)
+                progress(i + 1, w.npaths, w.paths[i], user);
         }
         set->walk_errors = w.errors;
         set->num_walk_errors = w.nerrors;

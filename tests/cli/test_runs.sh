@@ -56,4 +56,16 @@ check "a missing root is reported" err_has "does-not-exist"
 run runs
 check "no root is a usage error" rc_is 2
 
+# Many runs: a progress bar on a terminal (script(1) gives one), nothing without one.
+run explore --sweep --root "$TMP/many" --scenes 1,2,3,4,5 --seeds 1,2,3,4,5,6,7,8,9,10 --budget 40
+check "a sweep of 100 runs exits 0" rc_is 0
+run runs "$TMP/many"
+check "100 runs without a terminal: no progress on stderr" err_empty
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$RUNLAB' runs '$TMP/many' >/dev/null" "$TMP/runs-tty.log" >/dev/null 2>&1
+    check "100 runs on a terminal: a progress bar" grep -q "100/100 runs" "$TMP/runs-tty.log"
+else
+    echo "SKIP: progress bar on a terminal: script(1) not installed"
+fi
+
 finish
