@@ -59,10 +59,14 @@ void rl_progress_format_duration(double seconds, char *buf, size_t cap)
 static void draw(rl_progress *p, int64_t now, bool final)
 {
     double elapsed = (double)(now - p->start_ns) / 1e9;
-    double rate = elapsed > 0 ? (double)p->done / elapsed : 0;
+    /* A rate over the first instants (a few microseconds for the first unit) is noise:
+     * "--/s" until a fifth of a second has passed, except in the final line. */
+    char rate[32] = "--/s";
+    if (elapsed >= 0.2 || (final && elapsed > 0))
+        snprintf(rate, sizeof rate, "%.1f/s", (double)p->done / elapsed);
     char el[16], eta[16];
     rl_progress_format_duration(elapsed, el, sizeof el);
-    if (p->total && p->done > 0 && p->done < p->total)
+    if (p->total && p->done > 0 && p->done < p->total && elapsed >= 0.2)
         rl_progress_format_duration(elapsed * (double)(p->total - p->done) / (double)p->done, eta,
                                     sizeof eta);
     else
@@ -77,11 +81,11 @@ static void draw(rl_progress *p, int64_t now, bool final)
             bar[i] = i < filled ? '#' : '.';
         bar[BAR_WIDTH] = '\0';
         if (p->total)
-            fprintf(p->out, "\r\033[K[%s] %llu/%llu %s  %.1f/s  elapsed %s  ETA %s  %s", bar,
+            fprintf(p->out, "\r\033[K[%s] %llu/%llu %s  %s  elapsed %s  ETA %s  %s", bar,
                     (unsigned long long)p->done, (unsigned long long)p->total, p->label, rate,
                     el, eta, p->note);
         else
-            fprintf(p->out, "\r\033[K%llu %s  %.1f/s  elapsed %s  %s",
+            fprintf(p->out, "\r\033[K%llu %s  %s  elapsed %s  %s",
                     (unsigned long long)p->done, p->label, rate, el, p->note);
         if (final)
             fputc('\n', p->out);
