@@ -73,8 +73,10 @@ typedef struct rl_record_options {
     uint64_t max_queued_messages;   /* default 1 000 000 */
     uint64_t max_queued_bytes;      /* payload bytes; default 512 MiB */
     int64_t write_delay_ns;         /* default 100 ms; a message is held at least this long
-                                       (counted from when the writer takes it off the queue,
-                                       at most 5 ms after the push) before it is decided */
+                                       (counted from when the writer takes it off the queue:
+                                       within 5 ms of the push, 2 ms while it is busy, later
+                                       only while a write is held up by the disk) before it
+                                       is decided */
     int64_t flush_interval_ns;      /* default and maximum 1 s */
     int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s */
     int64_t heartbeat_interval_ns;  /* default 250 ms */
