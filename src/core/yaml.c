@@ -203,7 +203,7 @@ struct builder {
     const char *name;
     const char *src; /* the text being parsed, for single-quoted scalars */
     size_t src_len;
-    rl_buf sq;       /* the last single-quoted scalar decoded by token_text */
+    rl_buf sq;       /* the last quoted scalar decoded by token_text */
     struct frame *stack;
     size_t depth, stack_cap;
     struct anchor *anchors;
@@ -282,17 +282,178 @@ static bool decode_single_quoted(rl_buf *out, const char *raw, size_t n)
     return !out->err;
 }
 
+static void put_utf8(rl_buf *out, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        u[0] = (char)(0xF0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    rl_buf_put(out, u, n);
+}
+
+/* `digits` hex digits at p (within end) as a code point; false when they are not. */
+static bool hex_escape(const char *p, const char *end, int digits, uint32_t *cp)
+{
+    if (end - p < digits)
+        return false;
+    uint32_t v = 0;
+    for (int i = 0; i < digits; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return false;
+        v = v * 16 + (uint32_t)d;
+    }
+    *cp = v;
+    return true;
+}
+
+static bool is_break(char c)
+{
+    return c == '\n' || c == '\r';
+}
+
+/* Past one line break (\n, \r\n or \r) at p. */
+static const char *skip_break(const char *p, const char *end)
+{
+    return p + (p[0] == '\r' && p + 1 < end && p[1] == '\n' ? 2 : 1);
+}
+
+/* Folds at a line break at `p`: skips it, the empty lines after it and the next line's
+ * leading white space, and appends what they stand for: after an escaped break one
+ * newline per empty line; otherwise a space when no line is empty, else one newline per
+ * empty line. Returns where the next line's content starts. */
+static const char *fold_break(rl_buf *out, const char *p, const char *end, bool escaped)
+{
+    p = skip_break(p, end);
+    size_t empty = 0;
+    for (;;) {
+        while (p < end && is_blank(*p))
+            p++;
+        if (p < end && is_break(*p)) {
+            empty++;
+            p = skip_break(p, end);
+            continue;
+        }
+        break;
+    }
+    if (!escaped && empty == 0)
+        rl_buf_put(out, " ", 1);
+    for (; empty; empty--)
+        rl_buf_put(out, "\n", 1);
+    return p;
+}
+
+/* The value of a double-quoted scalar from its source text between the quotes, by YAML
+ * 1.2's rules: escapes, folding as for single quotes, and an escaped line break joining
+ * lines without a space. libfyaml 0.7 loses text after an escaped line break followed by
+ * empty lines ("a\<LF><LF>b" reads as "a\n" instead of "a\nb") and leaks memory there.
+ * False for anything unexpected, so that libfyaml's text is used instead. */
+static bool decode_double_quoted(rl_buf *out, const char *p, size_t n)
+{
+    const char *end = p + n;
+    out->len = 0;
+    rl_buf_put(out, "", 0);
+    size_t keep = 0; /* output length without the line's trailing literal white space */
+    while (p < end) {
+        char c = *p;
+        if (is_break(c)) {
+            out->len = keep; /* literal white space before a line break goes */
+            p = fold_break(out, p, end, false);
+            keep = out->len;
+            continue;
+        }
+        if (c != '\\') {
+            rl_buf_put(out, p, 1);
+            p++;
+            if (!is_blank(c))
+                keep = out->len;
+            continue;
+        }
+        if (p + 1 >= end)
+            return false;
+        char e = p[1];
+        p += 2;
+        uint32_t cp;
+        switch (e) {
+        case '0': rl_buf_put(out, "\0", 1); break;
+        case 'a': rl_buf_put(out, "\a", 1); break;
+        case 'b': rl_buf_put(out, "\b", 1); break;
+        case 't':
+        case '\t': rl_buf_put(out, "\t", 1); break;
+        case 'n': rl_buf_put(out, "\n", 1); break;
+        case 'v': rl_buf_put(out, "\v", 1); break;
+        case 'f': rl_buf_put(out, "\f", 1); break;
+        case 'r': rl_buf_put(out, "\r", 1); break;
+        case 'e': rl_buf_put(out, "\x1b", 1); break;
+        case ' ': rl_buf_put(out, " ", 1); break;
+        case '"': rl_buf_put(out, "\"", 1); break;
+        case '/': rl_buf_put(out, "/", 1); break;
+        case '\\': rl_buf_put(out, "\\", 1); break;
+        case 'N': put_utf8(out, 0x85); break;
+        case '_': put_utf8(out, 0xA0); break;
+        case 'L': put_utf8(out, 0x2028); break;
+        case 'P': put_utf8(out, 0x2029); break;
+        case 'x':
+        case 'u':
+        case 'U': {
+            int digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+            if (!hex_escape(p, end, digits, &cp) || cp > 0x10FFFF ||
+                (cp >= 0xD800 && cp <= 0xDFFF))
+                return false;
+            put_utf8(out, cp);
+            p += digits;
+            break;
+        }
+        case '\n':
+        case '\r':
+            /* An escaped line break: the white space before the backslash stays. */
+            p = fold_break(out, p - 1, end, true);
+            break;
+        default: return false;
+        }
+        keep = out->len;
+    }
+    return !out->err;
+}
+
 static const char *token_text(struct builder *b, struct fy_token *t, size_t *len)
 {
-    if (t && b->src && fy_token_get_type(t) == FYTT_SCALAR &&
-        fy_token_scalar_style(t) == FYSS_SINGLE_QUOTED) {
+    enum fy_scalar_style style =
+        t && b->src && fy_token_get_type(t) == FYTT_SCALAR ? fy_token_scalar_style(t) : FYSS_ANY;
+    if (style == FYSS_SINGLE_QUOTED || style == FYSS_DOUBLE_QUOTED) {
+        char q = style == FYSS_SINGLE_QUOTED ? '\'' : '"';
         /* The marks enclose the text between the quotes; the quotes are checked so that
          * a mark that does not mean what it seems falls back to libfyaml's text. */
         const struct fy_mark *sm = fy_token_start_mark(t), *em = fy_token_end_mark(t);
         if (sm && em && sm->input_pos >= 1 && sm->input_pos <= em->input_pos &&
-            em->input_pos < b->src_len && b->src[sm->input_pos - 1] == '\'' &&
-            b->src[em->input_pos] == '\'' &&
-            decode_single_quoted(&b->sq, b->src + sm->input_pos, em->input_pos - sm->input_pos)) {
+            em->input_pos < b->src_len && b->src[sm->input_pos - 1] == q &&
+            b->src[em->input_pos] == q &&
+            (style == FYSS_SINGLE_QUOTED
+                 ? decode_single_quoted(&b->sq, b->src + sm->input_pos,
+                                        em->input_pos - sm->input_pos)
+                 : decode_double_quoted(&b->sq, b->src + sm->input_pos,
+                                        em->input_pos - sm->input_pos))) {
             *len = b->sq.len;
             return b->sq.data ? b->sq.data : "";
         }

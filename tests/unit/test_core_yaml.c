@@ -124,6 +124,32 @@ static void test_single_quoted(void **state)
     json_object_put(o);
 }
 
+/* Double-quoted scalars are decoded by runlab too (expected values are PyYAML's):
+ * libfyaml 0.7 loses the text after an escaped line break followed by empty lines
+ * (the first case reads as "x" and five newlines) and leaks memory on such scalars. */
+static void test_double_quoted(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml, *json;
+    } cases[] = {
+        {"\"x\\\n\n\n\n\n\ny\"\n", "\"x\\n\\n\\n\\n\\ny\""},
+        {"\"\\\n\n\n\n\n\n\r\n\n\r\"", "\"\\n\\n\\n\\n\\n\\n\\n\\n\""},
+        {"k: \"x\\\n\n\n  y\"\n", "{\"k\":\"x\\n\\ny\"}"},
+        {"k: \"one\n  two  \n\n  three\"\n", "{\"k\":\"one two\\nthree\"}"},
+        {"k: \"keep \\\n  joined\"\n", "{\"k\":\"keep joined\"}"},
+        {"k: \"\\x41\\u00e9\\U0001F600\\t\\\\\\\"\\/\\N\\_\"\n",
+         "{\"k\":\"A\xc3\xa9\xf0\x9f\x98\x80\\t\\\\\\\"/\xc2\x85\xc2\xa0\"}"},
+        {"k: \"  edge  \"\n", "{\"k\":\"  edge  \"}"},
+        {"[ \"a\\tb\", \"c\n  d\" ]\n", "[\"a\\tb\",\"c d\"]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_object *o = yparse(cases[i].yaml);
+        assert_json(o, cases[i].json);
+        json_object_put(o);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -518,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_encoding_checked_first),
         cmocka_unit_test(test_core_schema),
         cmocka_unit_test(test_single_quoted),
+        cmocka_unit_test(test_double_quoted),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_errors_are_silent),
         cmocka_unit_test(test_aliases),
