@@ -30,6 +30,10 @@ void rl_buf_free(rl_buf *b);
  * truncated sequences are all invalid. */
 size_t rl_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 
+/* Appends code point `cp` (at most U+10FFFF, not a surrogate: the caller checks) as
+ * UTF-8. */
+void rl_buf_put_utf8(rl_buf *b, uint32_t cp);
+
 /* Makes room for `need` elements of `elem` bytes in *arr (capacity *cap, doubled as
  * needed), refusing sizes whose byte count would overflow. `what` names the array in the
  * message. RL_OK, RL_ERANGE or RL_ENOMEM. */

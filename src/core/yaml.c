@@ -201,7 +201,7 @@ struct frame {
 
 struct builder {
     const char *name;
-    const char *src; /* the text being parsed, for single-quoted scalars */
+    const char *src; /* the text being parsed, for quoted scalars */
     size_t src_len;
     rl_buf sq;       /* the last quoted scalar decoded by token_text */
     struct frame *stack;
@@ -232,80 +232,6 @@ static int yerr(struct builder *b, int code, const struct fy_mark *m, const char
 static bool is_blank(char c)
 {
     return c == ' ' || c == '\t';
-}
-
-/* The value of a single-quoted scalar from its source text `raw` (between the quotes), by
- * YAML 1.2's rules: two quotes are one; a line break between two lines is a space, each
- * empty line between them a newline; white space around line breaks goes. libfyaml 0.7
- * gets runs of doubled quotes wrong ('x''''y' reads as x''' instead of x''y) and leaks
- * memory on them, so these scalars do not go through fy_token_get_text. False when `raw`
- * is not such a scalar or memory runs out. */
-static bool decode_single_quoted(rl_buf *out, const char *raw, size_t n)
-{
-    const char *p = raw, *end = raw + n;
-    out->len = 0;
-    rl_buf_put(out, "", 0);
-    bool first = true;
-    size_t empty_lines = 0;
-    for (;;) {
-        const char *eol = p;
-        while (eol < end && *eol != '\n' && *eol != '\r')
-            eol++;
-        bool last = eol == end;
-        const char *a = p, *b = eol;
-        if (!first)
-            while (a < b && is_blank(*a))
-                a++;
-        if (!last)
-            while (b > a && is_blank(b[-1]))
-                b--;
-        if (!first && !last && a == b) {
-            empty_lines++;
-        } else {
-            if (!first) {
-                if (empty_lines == 0)
-                    rl_buf_put(out, " ", 1);
-                for (; empty_lines; empty_lines--)
-                    rl_buf_put(out, "\n", 1);
-            }
-            for (const char *c = a; c < b; c++) {
-                rl_buf_put(out, c, 1);
-                if (*c == '\'' && c + 1 < b && c[1] == '\'')
-                    c++;
-            }
-            first = false;
-        }
-        if (last)
-            break;
-        p = eol + (eol[0] == '\r' && eol + 1 < end && eol[1] == '\n' ? 2 : 1);
-    }
-    return !out->err;
-}
-
-static void put_utf8(rl_buf *out, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    rl_buf_put(out, u, n);
 }
 
 /* `digits` hex digits at p (within end) as a code point; false when they are not. */
@@ -364,6 +290,33 @@ static const char *fold_break(rl_buf *out, const char *p, const char *end, bool 
     return p;
 }
 
+/* The value of a single-quoted scalar from its source text between the quotes, by YAML
+ * 1.2's rules: two quotes are one; line breaks fold as in every flow scalar. libfyaml 0.7
+ * gets runs of doubled quotes wrong ('x''''y' reads as x''' instead of x''y) and leaks
+ * memory on them, so these scalars do not go through fy_token_get_text. False when
+ * memory runs out. */
+static bool decode_single_quoted(rl_buf *out, const char *p, size_t n)
+{
+    const char *end = p + n;
+    out->len = 0;
+    rl_buf_put(out, "", 0);
+    size_t keep = 0; /* output length without the line's trailing white space */
+    while (p < end) {
+        char c = *p;
+        if (is_break(c)) {
+            out->len = keep; /* white space before a line break goes */
+            p = fold_break(out, p, end, false);
+            keep = out->len;
+            continue;
+        }
+        rl_buf_put(out, p, 1);
+        p += c == '\'' && p + 1 < end && p[1] == '\'' ? 2 : 1;
+        if (!is_blank(c))
+            keep = out->len;
+    }
+    return !out->err;
+}
+
 /* The value of a double-quoted scalar from its source text between the quotes, by YAML
  * 1.2's rules: escapes, folding as for single quotes, and an escaped line break joining
  * lines without a space. libfyaml 0.7 loses text after an escaped line break followed by
@@ -410,10 +363,10 @@ static bool decode_double_quoted(rl_buf *out, const char *p, size_t n)
         case '"': rl_buf_put(out, "\"", 1); break;
         case '/': rl_buf_put(out, "/", 1); break;
         case '\\': rl_buf_put(out, "\\", 1); break;
-        case 'N': put_utf8(out, 0x85); break;
-        case '_': put_utf8(out, 0xA0); break;
-        case 'L': put_utf8(out, 0x2028); break;
-        case 'P': put_utf8(out, 0x2029); break;
+        case 'N': rl_buf_put_utf8(out, 0x85); break;
+        case '_': rl_buf_put_utf8(out, 0xA0); break;
+        case 'L': rl_buf_put_utf8(out, 0x2028); break;
+        case 'P': rl_buf_put_utf8(out, 0x2029); break;
         case 'x':
         case 'u':
         case 'U': {
@@ -421,7 +374,7 @@ static bool decode_double_quoted(rl_buf *out, const char *p, size_t n)
             if (!hex_escape(p, end, digits, &cp) || cp > 0x10FFFF ||
                 (cp >= 0xD800 && cp <= 0xDFFF))
                 return false;
-            put_utf8(out, cp);
+            rl_buf_put_utf8(out, cp);
             p += digits;
             break;
         }
