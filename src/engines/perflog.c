@@ -242,7 +242,7 @@ void rl_perflog_config_init(rl_perflog_config *cfg)
 }
 
 static int add_column(rl_perflog *pl, const char *full, rl_perflog_type type, const char *unit,
-                      const char *parent, int layer, int *id)
+                      int parent_idx, int layer, int *id)
 {
     if (pl->ncols >= MAX_COLUMNS)
         return rl_error_set(RL_ERANGE, "perflog: more than %d columns", MAX_COLUMNS);
@@ -261,13 +261,9 @@ static int add_column(rl_perflog *pl, const char *full, rl_perflog_type type, co
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", full);
     snprintf(c->unit, sizeof c->unit, "%s", unit);
-    c->parent_idx = -1;
-    if (parent) {
-        snprintf(c->parent, sizeof c->parent, "%s", parent);
-        for (size_t i = 0; i < pl->ncols; i++)
-            if (strcmp(pl->cols[i].name, parent) == 0)
-                c->parent_idx = (int)i;
-    }
+    c->parent_idx = parent_idx;
+    if (parent_idx >= 0)
+        snprintf(c->parent, sizeof c->parent, "%s", pl->cols[parent_idx].name);
     c->type = type;
     c->layer = layer;
     if (id)
@@ -313,9 +309,9 @@ int rl_perflog_new(rl_perflog **out, const rl_perflog_config *cfg)
         (cfg->task && *cfg->task && !pl->task))
         rc = rl_error_set(RL_ENOMEM, "perflog: out of memory");
     if (rc == RL_OK)
-        rc = add_column(pl, "CycleIndex", RL_COL_COUNTER, "none", NULL, -1, NULL);
+        rc = add_column(pl, "CycleIndex", RL_COL_COUNTER, "none", -1, -1, NULL);
     if (rc == RL_OK)
-        rc = add_column(pl, "ElapsedWallTimeSec", RL_COL_GAUGE, "s", NULL, -1, NULL);
+        rc = add_column(pl, "ElapsedWallTimeSec", RL_COL_GAUGE, "s", -1, -1, NULL);
     if (rc != RL_OK) {
         rl_perflog_free(pl);
         return rc;
@@ -395,21 +391,19 @@ int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_p
     } else {
         snprintf(full, sizeof full, "%s", name);
     }
+    int parent_idx = -1;
     if (parent && *parent) {
         if (type != RL_COL_TIMER)
             return rl_error_set(RL_EINVAL, "perflog: column '%s': only timers have a parent", full);
-        bool found = false;
         for (size_t i = 0; i < pl->ncols; i++)
             if (strcmp(pl->cols[i].name, parent) == 0 && pl->cols[i].type == RL_COL_TIMER)
-                found = true;
-        if (!found)
+                parent_idx = (int)i;
+        if (parent_idx < 0)
             return rl_error_set(
                 RL_EINVAL, "perflog: column '%s': parent '%s' is not a timer declared before it",
                 full, parent);
-    } else {
-        parent = NULL;
     }
-    return add_column(pl, full, type, unit, parent, li, id);
+    return add_column(pl, full, type, unit, parent_idx, li, id);
 }
 
 static int add_param(rl_perflog *pl, const char *key, struct param **out)
