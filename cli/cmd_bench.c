@@ -289,6 +289,14 @@ static int spec_read(const spec_src *s, json_object *root, spec *sp)
     return RL_OK;
 }
 
+/* A setting or parameter value must be a number, a boolean or a string. */
+static bool is_scalar_value(json_object *v)
+{
+    return json_object_is_type(v, json_type_boolean) || json_object_is_type(v, json_type_int) ||
+           json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_string);
+}
+
+/* The text of a value that passed is_scalar_value (caller frees; NULL: out of memory). */
 static char *scalar_text(json_object *v)
 {
     if (json_object_is_type(v, json_type_boolean))
@@ -308,10 +316,16 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
     for (size_t i = 0; i < json_object_array_length(pl); i++) {
         json_object *p = json_object_array_get_idx(pl, i), *v;
         const char *name = NULL, *kind = NULL;
-        if (json_object_object_get_ex(p, "name", &v) && json_object_is_type(v, json_type_string))
+        if (json_object_object_get_ex(p, "name", &v)) {
+            if (!json_object_is_type(v, json_type_string))
+                return spec_err(s, "planners", (long)i, "name", "expected a string");
             name = json_object_get_string(v);
-        if (json_object_object_get_ex(p, "planner", &v) && json_object_is_type(v, json_type_string))
+        }
+        if (json_object_object_get_ex(p, "planner", &v)) {
+            if (!json_object_is_type(v, json_type_string))
+                return spec_err(s, "planners", (long)i, "planner", "expected a string");
             kind = json_object_get_string(v);
+        }
         if (!name)
             name = kind;
         if (!name)
@@ -335,8 +349,13 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
                 argv[argc++] = json_object_get_string(cmd);
             } else if (json_object_is_type(cmd, json_type_array) &&
                        json_object_array_length(cmd) > 0 && json_object_array_length(cmd) < 256) {
-                for (size_t k = 0; k < json_object_array_length(cmd); k++)
-                    argv[argc++] = json_object_get_string(json_object_array_get_idx(cmd, k));
+                for (size_t k = 0; k < json_object_array_length(cmd); k++) {
+                    json_object *arg = json_object_array_get_idx(cmd, k);
+                    if (!json_object_is_type(arg, json_type_string))
+                        return spec_err(s, "planners", (long)i, "command",
+                                        "argument %zu is not a string", k + 1);
+                    argv[argc++] = json_object_get_string(arg);
+                }
             } else {
                 return spec_err(s, "planners", (long)i, "command",
                                 "expected a string or a list of arguments");
@@ -347,8 +366,13 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
                     return spec_err(s, "planners", (long)i, "progress",
                                     "expected a list of 'name TYPE' (at most %d)",
                                     RL_BENCH_MAX_PROGRESS);
-                for (size_t k = 0; k < json_object_array_length(progress); k++)
-                    prog[np++] = json_object_get_string(json_object_array_get_idx(progress, k));
+                for (size_t k = 0; k < json_object_array_length(progress); k++) {
+                    json_object *decl = json_object_array_get_idx(progress, k);
+                    if (!json_object_is_type(decl, json_type_string))
+                        return spec_err(s, "planners", (long)i, "progress",
+                                        "entry %zu is not a string 'name TYPE'", k + 1);
+                    prog[np++] = json_object_get_string(decl);
+                }
             }
             planner = rl_bench_planner_exec(name, argv, argc, prog, np);
             if (!planner)
@@ -367,6 +391,13 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
                     return spec_err(s, "planners", (long)i, "settings", "expected a mapping");
                 json_object_object_foreach(settings, k, sv)
                 {
+                    if (!is_scalar_value(sv)) {
+                        for (size_t j = 0; j < n; j++)
+                            free(owned[j]);
+                        return spec_err(s, "planners", (long)i, "settings",
+                                        "setting '%s': expected a number, true/false or a string",
+                                        k);
+                    }
                     if (n == 64)
                         break;
                     keys[n] = k;
@@ -399,6 +430,9 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
             return spec_err(s, NULL, 0, "parameters", "expected a mapping of name: value");
         json_object_object_foreach(params, k, v)
         {
+            if (!is_scalar_value(v))
+                return spec_err(s, NULL, 0, "parameters",
+                                "parameter '%s': expected a number, true/false or a string", k);
             rl_bench_type t = json_object_is_type(v, json_type_boolean)  ? RL_BENCH_BOOLEAN
                               : json_object_is_type(v, json_type_int)    ? RL_BENCH_INTEGER
                               : json_object_is_type(v, json_type_double) ? RL_BENCH_REAL

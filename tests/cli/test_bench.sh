@@ -136,6 +136,29 @@ printf 'experiment: x\nproblem: maze2d\nplanners:\n  - {planner: rrt}\n  - RRT\n
 run bench "$TMP/bad4.yaml" --out "$TMP/res4"
 check "a planner that is not a mapping exits 1" rc_is 1
 check "a planner that is not a mapping names file, line and item" err_has "bad4.yaml:5: planners[1]: expected a mapping"
+# Values of the wrong kind (nulls crashed the spec reader): each is refused with its place.
+bad_spec() { # NAME PLANNERS-AND-PARAMETERS-YAML EXPECTED-MESSAGE
+    printf 'experiment: x\nproblem: maze2d\n%b' "$2" >"$TMP/$1.yaml"
+    run bench "$TMP/$1.yaml" --out "$TMP/res-$1"
+    check "$1: refused with exit 1" rc_is 1
+    check "$1: says where and what" err_has "$3"
+}
+bad_spec null_setting 'planners:\n  - {planner: rrt, settings: {range: ~}}\n' \
+    "null_setting.yaml:4: planners[0].settings: setting 'range': expected a number"
+bad_spec null_parameter 'parameters: {p: ~}\nplanners: [{planner: rrt}]\n' \
+    "null_parameter.yaml:3: parameters: parameter 'p': expected a number"
+bad_spec mapping_parameter 'parameters: {p: {a: 1}}\nplanners: [{planner: rrt}]\n' \
+    "mapping_parameter.yaml:3: parameters: parameter 'p'"
+bad_spec null_argument 'planners:\n  - {name: c, command: [/bin/true, ~]}\n' \
+    "null_argument.yaml:4: planners[0].command: argument 2 is not a string"
+bad_spec list_argument 'planners:\n  - {name: c, command: [[1, 2]]}\n' \
+    "list_argument.yaml:4: planners[0].command: argument 1 is not a string"
+bad_spec null_progress 'planners:\n  - {name: c, command: [/bin/true], progress: [~]}\n' \
+    "null_progress.yaml:4: planners[0].progress: entry 1 is not a string"
+bad_spec null_name 'planners:\n  - {name: ~, planner: rrt}\n' \
+    "null_name.yaml:4: planners[0].name: expected a string"
+bad_spec number_planner 'planners:\n  - {planner: 7}\n' \
+    "number_planner.yaml:4: planners[0].planner: expected a string"
 
 # kill -9 in the middle, then --resume: as many runs as an uninterrupted benchmark
 cat >"$TMP/long.yaml" <<YAML
