@@ -134,7 +134,7 @@ static int model_read(const char *dir, model *m)
         if (!jp || (rc = rl_json_get_string(jp, "name", &p->name)) < 0 ||
             (rc = rl_json_get_array(jp, "runs", &p->runs)) < 0)
             return rl_error_set(RL_EPARSE, "%s: planners[%zu]: %s", path, i,
-                                jp ? rl_error_last() : "null");
+                                jp ? rl_error_last() : "expected an object, found null");
         p->cost_col = -1;
         if (rl_json_get_array(jp, "progress_columns", &cols) == RL_OK)
             for (size_t c = 0; c < json_object_array_length(cols); c++) {
@@ -392,6 +392,20 @@ static int fig_boxes(ctx *c, const model *m)
 /* Best cost of one run at time t: the last sample at or before t (samples are taken
  * about every tbu, so t gets half a period of slack), or the run's final value once it
  * has ended; +inf while it has no solution. */
+/* Element `k` of a progress row, or NULL when the row is not an array or is too short:
+ * results.json may have been edited by hand, and json-c aborts on a non-array. */
+static json_object *row_cell(json_object *row, size_t k)
+{
+    return json_object_is_type(row, json_type_array) && k < json_object_array_length(row)
+               ? json_object_array_get_idx(row, k)
+               : NULL;
+}
+
+static bool is_number(json_object *v)
+{
+    return json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int);
+}
+
 static double cost_at(json_object *run, int col, double t, double tbu)
 {
     json_object *props = NULL, *rows = NULL;
@@ -405,15 +419,11 @@ static double cost_at(json_object *run, int col, double t, double tbu)
         return v;
     for (size_t i = 0; i < json_object_array_length(rows); i++) {
         json_object *row = json_object_array_get_idx(rows, i);
-        json_object *jt = json_object_array_get_idx(row, 0);
-        json_object *jv = json_object_array_get_idx(row, (size_t)col);
-        if (!jt || json_object_get_double(jt) > t + tbu / 2)
+        json_object *jt = row_cell(row, 0);
+        json_object *jv = row_cell(row, (size_t)col);
+        if (!is_number(jt) || json_object_get_double(jt) > t + tbu / 2)
             break;
-        if (jv && (json_object_is_type(jv, json_type_double) ||
-                   json_object_is_type(jv, json_type_int)))
-            v = json_object_get_double(jv);
-        else
-            v = INFINITY;
+        v = is_number(jv) ? json_object_get_double(jv) : INFINITY;
     }
     return v;
 }
@@ -443,8 +453,9 @@ static int fig_cost(ctx *c, const model *m, bool *drawn)
             size_t nr;
             if (rl_json_get_array(run, "progress", &rows) == RL_OK &&
                 (nr = json_object_array_length(rows)) > 0) {
-                json_object *last = json_object_array_get_idx(rows, nr - 1);
-                tmax = fmax(tmax, json_object_get_double(json_object_array_get_idx(last, 0)));
+                json_object *t_last = row_cell(json_object_array_get_idx(rows, nr - 1), 0);
+                if (is_number(t_last) && isfinite(json_object_get_double(t_last)))
+                    tmax = fmax(tmax, json_object_get_double(t_last));
             }
         }
     }
@@ -561,7 +572,7 @@ static int summary(ctx *c, const model *m)
         {
             if (o < sizeof buf)
                 o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s = %s", o ? "; " : "", k,
-                                      json_object_get_string(v));
+                                      v ? json_object_get_string(v) : "null");
         }
         rl_report_kv(r, "Parameters", buf);
     }

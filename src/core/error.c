@@ -50,12 +50,17 @@ const char *rl_status_name(int code)
     }
 }
 
+/* Messages are formatted into a local buffer and then copied, because callers may pass
+ * rl_error_last() itself as an argument ("%s: %s", path, rl_error_last()), and formatting
+ * straight into the buffer that argument points to is undefined (it garbled messages). */
 int rl_error_set(int code, const char *fmt, ...)
 {
+    char msg[RL_ERROR_MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_message, msg, sizeof last_message);
     last_code = code;
     return code;
 }
@@ -65,10 +70,12 @@ int rl_error_set_errno(int code, int errnum, const char *fmt, ...)
     char reason[256];
     /* strerror_r (GNU variant) may return a static string rather than fill `reason`. */
     const char *why = strerror_r(errnum, reason, sizeof reason);
+    char msg[RL_ERROR_MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(last_message, sizeof last_message, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_message, msg, sizeof last_message);
     append_reason(n, why);
     last_code = code;
     return code;

@@ -56,4 +56,33 @@ check "bench report of a directory without results fails" rc_is 1
 check "the error names results.json" err_has "results.json"
 run bench report
 check "bench report without DIR is a usage error" rc_is 2
+
+# A results.json edited by hand (json-c aborts on a non-array, and a report must never
+# crash): progress rows that are not arrays, a null planner.
+if command -v python3 >/dev/null 2>&1; then
+    cp -r "$dir" "$TMP/edited"
+    python3 - "$TMP/edited/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["planners"]:
+    for r in p["runs"]:
+        if isinstance(r.get("progress"), list) and r["progress"]:
+            r["progress"][0] = None
+            r["progress"][-1] = "not a row"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    run bench report "$TMP/edited"
+    check "bench report of odd progress rows exits 0" rc_is 0
+    python3 - "$TMP/edited/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["planners"][0] = None
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    run bench report "$TMP/edited"
+    check "bench report of a null planner exits 1" rc_is 1
+    check "bench report says which planner" err_has "results.json: planners[0]: expected an object, found null"
+else
+    echo "SKIP: edited results.json: python3 not installed"
+fi
 finish

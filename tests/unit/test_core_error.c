@@ -30,6 +30,18 @@ static void test_errno_and_prefix(void **state)
     assert_int_equal(rl_error_last_code(), RL_EPARSE);
 }
 
+/* The old message as an argument of the new one: the common "%s: %s", where, why. */
+static void test_last_message_as_argument(void **state)
+{
+    (void)state;
+    rl_error_set(RL_EIO, "disk on fire");
+    rl_error_set(RL_EPARSE, "results.json: planners[0]: %s", rl_error_last());
+    assert_string_equal(rl_error_last(), "results.json: planners[0]: disk on fire");
+    rl_error_set_errno(RL_EIO, ENOENT, "reading %s", rl_error_last());
+    assert_string_equal(rl_error_last(),
+                        "reading results.json: planners[0]: disk on fire: No such file or directory");
+}
+
 static void test_long_message_truncated(void **state)
 {
     (void)state;
@@ -89,6 +101,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_set_returns_code_and_keeps_message),
         cmocka_unit_test(test_errno_and_prefix),
+        cmocka_unit_test(test_last_message_as_argument),
         cmocka_unit_test(test_long_message_truncated),
         cmocka_unit_test(test_thread_local),
         cmocka_unit_test(test_status_names),
