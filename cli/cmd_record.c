@@ -433,7 +433,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         case O_START:
         case O_DUR:
             if (parse_double(optarg, 0, 1e7, &d) < 0)
-                return cli_usage_error("record", "%s: '%s' is not a number of seconds >= 0",
+                return cli_usage_error("record", "%s: '%s' is not 0..10000000 seconds",
                                        c == O_START ? "--start-after" : "--duration", optarg);
             *(c == O_START ? &a->start_after : &a->duration) = d;
             break;
