@@ -45,10 +45,10 @@ test-clang: build-clang/build.ninja
 	cmake --build build-clang -j $(JOBS)
 	cd build-clang && $(CTEST) -L fuzz
 
-# Only the threaded tests are built and run: TSan slows everything 5-15 times.
-TSAN_TESTS := test_core_error test_mcap_roundtrip test_mcap_recover test_record_engine test_record_mcap
+# Only the threaded tests (tests/CMakeLists.txt, RL_THREADED_TESTS) are built and run:
+# TSan slows everything 5-15 times.
 test-tsan: build-tsan/build.ninja
-	cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	cmake --build build-tsan -j $(JOBS) --target threaded_tests
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(CTEST) -L threads
 
 test-asan: build-asan/build.ninja
