@@ -80,12 +80,15 @@ static void model_free(model *m)
     json_object_put(m->root);
 }
 
+static bool is_number(json_object *v)
+{
+    return json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int);
+}
+
 static bool num_of(json_object *o, const char *key, double *out)
 {
     json_object *v;
-    if (!o || !json_object_object_get_ex(o, key, &v))
-        return false;
-    if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+    if (!o || !json_object_object_get_ex(o, key, &v) || !is_number(v))
         return false;
     *out = json_object_get_double(v);
     return true;
@@ -399,11 +402,6 @@ static json_object *row_cell(json_object *row, size_t k)
     return json_object_is_type(row, json_type_array) && k < json_object_array_length(row)
                ? json_object_array_get_idx(row, k)
                : NULL;
-}
-
-static bool is_number(json_object *v)
-{
-    return json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int);
 }
 
 static double cost_at(json_object *run, int col, double t, double tbu)

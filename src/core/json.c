@@ -222,19 +222,26 @@ int rl_json_parse(const char *text, size_t len, const char *name, json_object **
     return RL_OK;
 }
 
-int rl_json_read_file(const char *path, size_t max_bytes, json_object **out)
+int rl_doc_read_file(const char *path, size_t max_bytes, json_object **out,
+                     int (*parse)(const char *, size_t, const char *, json_object **),
+                     const char *what)
 {
     if (!out || !path)
-        return rl_error_set(RL_EINVAL, "json read: NULL argument");
+        return rl_error_set(RL_EINVAL, "%s read: NULL argument", what);
     *out = NULL;
     char *buf = NULL;
     size_t n = 0;
     int rc = rl_fs_read_all(path, max_bytes, &buf, &n);
     if (rc != RL_OK)
         return rc;
-    rc = rl_json_parse(buf, n, path, out);
+    rc = parse(buf, n, path, out);
     free(buf);
     return rc;
+}
+
+int rl_json_read_file(const char *path, size_t max_bytes, json_object **out)
+{
+    return rl_doc_read_file(path, max_bytes, out, rl_json_parse, "json");
 }
 
 /* ---- Typed getters ---------------------------------------------------------------- */

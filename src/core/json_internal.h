@@ -1,6 +1,7 @@
 /* Internal helpers shared by the JSON reader and writer and the YAML module: strict
- * UTF-8 decoding, locale-independent shortest round-trip doubles, and handing over a
- * buffer writer's memory without a copy. Not part of the public API. */
+ * UTF-8 decoding, locale-independent shortest round-trip doubles, handing over a buffer
+ * writer's memory without a copy, and the one read and write path of document files.
+ * Not part of the public API. */
 #ifndef RUNLAB_JSON_INTERNAL_H
 #define RUNLAB_JSON_INTERNAL_H
 
@@ -27,5 +28,11 @@ char *rl_json_writer_take_buffer(rl_json_writer *w, size_t *len);
  * path of rl_json_write_file and rl_yaml_write_file. `what` names the format in errors. */
 int rl_doc_write_file(const char *path, json_object *obj,
                       int (*to_string)(json_object *, char **, size_t *), const char *what);
+
+/* Reads a file of at most `max_bytes` and parses it with `parse` (name = path); the one
+ * read path of rl_json_read_file and rl_yaml_read_file. `what` names the format. */
+int rl_doc_read_file(const char *path, size_t max_bytes, json_object **out,
+                     int (*parse)(const char *, size_t, const char *, json_object **),
+                     const char *what);
 
 #endif

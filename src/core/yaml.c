@@ -864,17 +864,7 @@ int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **
 
 int rl_yaml_read_file(const char *path, size_t max_bytes, json_object **out)
 {
-    if (!out || !path)
-        return rl_error_set(RL_EINVAL, "yaml read: NULL argument");
-    *out = NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    int rc = rl_fs_read_all(path, max_bytes, &buf, &n);
-    if (rc != RL_OK)
-        return rc;
-    rc = rl_yaml_parse(buf, n, path, out);
-    free(buf);
-    return rc;
+    return rl_doc_read_file(path, max_bytes, out, rl_yaml_parse, "yaml");
 }
 
 /* ---- Emitter ----------------------------------------------------------------------- */
