@@ -33,6 +33,23 @@ out_has() { grep -qF -- "$1" <<<"$out"; }
 err_has() { grep -qF -- "$1" <<<"$err"; }
 err_empty() { [ -z "$err" ]; }
 
+# test_domain: sets $DOMAIN to a lab/DDS domain id of this test script's own (see
+# rl_test_domain in tests/unit/rl_test.h: same range, same lock files), held until the
+# script exits, so parallel tests never share a domain or a recorder lock.
+test_domain() {
+    local id
+    for id in $(seq 100 230); do
+        exec {domain_fd}>>"${TMPDIR:-/tmp}/runlab-test-domain-$id.lock" || continue
+        if flock -n "$domain_fd"; then
+            DOMAIN=$id
+            return 0
+        fi
+        exec {domain_fd}>&-
+    done
+    echo "FAIL: no free test domain in 100..230"
+    exit 1
+}
+
 finish() {
     echo "$((checks - failures)) passed, $failures failed"
     [ "$failures" -eq 0 ]

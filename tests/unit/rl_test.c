@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *rl_test_shared_dir(void)
 {
@@ -57,4 +60,24 @@ void rl_test_write_file(const char *path, const void *data, size_t len)
     if (len && fwrite(data, 1, len, f) != len)
         fail_msg("cannot write %s", path);
     fclose(f);
+}
+
+int rl_test_domain(void)
+{
+    static int held = -1;
+    if (held >= 0)
+        return held;
+    const char *tmp = getenv("TMPDIR");
+    for (int id = RL_TEST_DOMAIN_FIRST; id <= RL_TEST_DOMAIN_LAST; id++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/runlab-test-domain-%d.lock", tmp && *tmp ? tmp : "/tmp", id);
+        int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return held = id; /* fd stays open: the lock lasts as long as this process */
+        close(fd);
+    }
+    fail_msg("no free test domain in %d..%d", RL_TEST_DOMAIN_FIRST, RL_TEST_DOMAIN_LAST);
+    return -1;
 }

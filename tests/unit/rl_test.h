@@ -36,4 +36,14 @@ char *rl_test_read_file(const char *path, size_t *len);
 /* Writes bytes to a file; fails the test on error. */
 void rl_test_write_file(const char *path, const void *data, size_t len);
 
+/* A lab/DDS domain id of this test's own, so tests running in parallel (ctest -j, several
+ * build trees at once) never meet on one domain or one recorder lock: the first id in
+ * RL_TEST_DOMAIN_FIRST..RL_TEST_DOMAIN_LAST whose file "$TMPDIR/runlab-test-domain-<id>.lock"
+ * this process can flock(2) exclusively. The lock is held until the process exits; calling
+ * again returns the same id. Fails the test when every id is taken. The shell tests use
+ * `test_domain` from tests/cli/lib.sh, which draws from the same range and files. */
+#define RL_TEST_DOMAIN_FIRST 100
+#define RL_TEST_DOMAIN_LAST 230
+int rl_test_domain(void);
+
 #endif
