@@ -699,6 +699,7 @@ typedef struct planner {
     kind k;
     char *name;
     double range, goal_bias, rewire_factor, mb;
+    long max_iterations; /* 0: none; a budget that gives the same outcome under any load */
     int knn, simplify_attempts;
     bool simplify;
     /* the last run's outcome, for run_properties */
@@ -714,14 +715,19 @@ static const char *const PRM_PROGRESS[] = {"milestone count", "edge count"};
 static const rl_bench_type PRM_TYPES[] = {RL_BENCH_INTEGER, RL_BENCH_INTEGER};
 
 /* Where a planner's run stands: inside the harness (run) or in this process (rlx_solve,
- * with its own deadline), so the same planners serve both. */
+ * with its own deadline and iteration budget), so the same planners serve both. */
 typedef struct runctx {
     rl_bench_run *run;
     int64_t deadline_ns;
+    long iterations_left; /* < 0: no budget; each planner loop asks once per iteration */
 } runctx;
 
-static bool should_stop(const runctx *rc)
+static bool should_stop(runctx *rc)
 {
+    if (rc->iterations_left == 0)
+        return true;
+    if (rc->iterations_left > 0)
+        rc->iterations_left--;
     return rc->run ? rl_bench_run_should_stop(rc->run) : rl_mono_ns() >= rc->deadline_ns;
 }
 
@@ -1054,7 +1060,8 @@ static rl_bench_status solve(planner *pl, const rlx_problem *pr, runctx *run, ui
 
 static rl_bench_status planner_solve(void *self, void *problem, rl_bench_run *run)
 {
-    runctx rc = {run, 0};
+    planner *pl = self;
+    runctx rc = {run, 0, pl->max_iterations > 0 ? pl->max_iterations : -1};
     return solve(self, problem, &rc, rl_bench_run_seed(run));
 }
 
@@ -1115,6 +1122,10 @@ static void planner_settings(void *self, rl_bench_setting_fn emit, void *ctx)
         emit(ctx, "rewire_factor", buf);
     }
     emit(ctx, "simplify", pl->simplify ? "1" : "0");
+    if (pl->max_iterations > 0) {
+        snprintf(buf, sizeof buf, "%ld", pl->max_iterations);
+        emit(ctx, "max_iterations", buf);
+    }
 }
 
 static void planner_clear(void *self)
@@ -1186,6 +1197,8 @@ rl_bench_planner *rlx_planner_new(const char *kind_name, const char *name, const
             rc = parse_num(keys[i], values[i], 1, 1000, &d), pl->knn = (int)d;
         else if (strcmp(keys[i], "mb") == 0)
             rc = parse_num(keys[i], values[i], 0, 1e7, &pl->mb);
+        else if (strcmp(keys[i], "max_iterations") == 0)
+            rc = parse_num(keys[i], values[i], 0, 1e12, &d), pl->max_iterations = (long)d;
         else if (strcmp(keys[i], "simplify") == 0)
             rc = parse_num(keys[i], values[i], 0, 1, &d), pl->simplify = d != 0;
         else
@@ -1245,7 +1258,7 @@ double rlx_problem_resolution(const rlx_problem *p)
 }
 
 int rlx_solve(const rlx_problem *p, const char *kind_name, uint64_t seed, double max_time,
-              bool simplify, double **states, size_t *n)
+              long max_iterations, bool simplify, double **states, size_t *n)
 {
     *states = NULL;
     *n = 0;
@@ -1257,7 +1270,8 @@ int rlx_solve(const rlx_problem *p, const char *kind_name, uint64_t seed, double
         planner_free(pl);
         return rl_error_set(RL_EINVAL, "planner '%s' cannot run outside the harness", kind_name);
     }
-    runctx rc = {NULL, rl_mono_ns() + (int64_t)(max_time * 1e9)};
+    runctx rc = {NULL, rl_mono_ns() + (int64_t)(max_time * 1e9),
+                 max_iterations > 0 ? max_iterations : -1};
     rl_bench_status st = solve(pl, p, &rc, seed);
     if (simplify && st == RL_RUN_EXACT) {
         uint64_t rng = seed ^ 0x5eed;

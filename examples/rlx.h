@@ -37,12 +37,14 @@ bool rlx_state_valid(const rlx_problem *p, const double *q);
 bool rlx_path_valid(const rlx_problem *p, const double *states, size_t n, double resolution);
 
 /* Solves p in this process (no isolation; for tests and tools) with a built-in planner
- * (rrt, rrtconnect, rrtstar, prm) and its default settings, for at most max_time seconds,
- * seeded with `seed`, then simplifies the path when asked. Returns the run's status
+ * (rrt, rrtconnect, rrtstar, prm) and its default settings, for at most max_time seconds
+ * and, when max_iterations > 0, at most that many planner iterations (a bound that, unlike
+ * time, gives the same result on a loaded machine), seeded with `seed`, then simplifies
+ * the path when asked. Returns the run's status
  * (RL_RUN_EXACT...) or a negative error code; *states (packed, free() it) and *n hold the
  * solution or approximate path, NULL and 0 when there is none. */
-int rlx_solve(const rlx_problem *p, const char *kind, uint64_t seed, double max_time, bool simplify,
-              double **states, size_t *n);
+int rlx_solve(const rlx_problem *p, const char *kind, uint64_t seed, double max_time,
+              long max_iterations, bool simplify, double **states, size_t *n);
 
 /* An oriented rectangle: centre, half extents along its own axes, angle (radians). */
 typedef struct rlx_rect {
@@ -58,7 +60,7 @@ double rlx_rect_distance(const rlx_rect *a, const rlx_rect *b);
  * misbehaving ones used to test the harness: crash, abort, hang, memhog, exit. */
 const char *const *rlx_planner_kinds(void);
 /* A planner of `kind` called `name`, with settings as key/value strings (range,
- * goal_bias, k, rewire_factor, mb...). Unknown kinds or settings: NULL with the error
+ * goal_bias, k, rewire_factor, mb, max_iterations...). Unknown kinds or settings: NULL with the error
  * set naming them. The planner is owned by the caller until given to rl_bench_add_planner. */
 rl_bench_planner *rlx_planner_new(const char *kind, const char *name, const char *const *keys,
                                   const char *const *values, size_t n);

@@ -7,7 +7,7 @@ cat >"$TMP/spec.yaml" <<YAML
 experiment: report check
 problem: maze2d
 seed: 5
-max_time: 0.15
+max_time: 0.5
 runs: 6
 time_between_updates: 0.03
 planners:
