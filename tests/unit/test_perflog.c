@@ -345,30 +345,23 @@ static void test_bad_declarations(void **state)
     rl_perflog_count(NULL, 3, 1);
 }
 
-static void test_logging_off_costs_nothing(void **state)
+static void test_logging_off_writes_nothing(void **state)
 {
     (void)state;
     char *root = rl_test_tmpdir();
     struct ids ids;
     rl_perflog *pl = make_logger(root, false, 100, 0, &ids);
     assert_int_equal(rl_perflog_start(pl), RL_OK);
-    /* The best of several rounds, so a preemption on a shared machine does not count. */
-    enum { N = 500000, ROUNDS = 7 };
-    double ns_per_call = INFINITY;
-    for (int round = 0; round < ROUNDS; round++) {
-        int64_t t0 = rl_mono_ns();
-        for (int i = 0; i < N; i++) {
-            rl_perflog_timer_start(pl, ids.p_expand);
-            rl_perflog_timer_stop(pl, ids.p_expand);
-            rl_perflog_count(pl, ids.bt_selected, 1);
-            rl_perflog_add(pl, ids.total_cost, 1.0);
-        }
-        double t = (double)(rl_mono_ns() - t0) / (4.0 * N);
-        ns_per_call = t < ns_per_call ? t : ns_per_call;
+    /* What logging off costs is measured in bench/bench_perflog.c (make bench), against a
+     * baseline in the same run; here only what it does: the calls are accepted and leave
+     * no trace on disk. */
+    enum { N = 1000 };
+    for (int i = 0; i < N; i++) {
+        rl_perflog_timer_start(pl, ids.p_expand);
+        rl_perflog_timer_stop(pl, ids.p_expand);
+        rl_perflog_count(pl, ids.bt_selected, 1);
+        rl_perflog_add(pl, ids.total_cost, 1.0);
     }
-    print_message("logging off: %.2f ns per call\n", ns_per_call);
-    /* A call and a branch; generous for sanitizer builds. */
-    assert_true(ns_per_call < 25.0);
     assert_int_equal(rl_perflog_cycle_end(pl), RL_OK);
     const char *dir = rl_perflog_run_dir(pl);
     char keep[PATH_MAX];
@@ -515,7 +508,7 @@ int main(void)
         cmocka_unit_test(test_fingerprint_recomputed_independently),
         cmocka_unit_test(test_default_data_root),
         cmocka_unit_test(test_bad_declarations),
-        cmocka_unit_test(test_logging_off_costs_nothing),
+        cmocka_unit_test(test_logging_off_writes_nothing),
         cmocka_unit_test(test_map_snapshots),
         cmocka_unit_test(test_summary_on_signal),
         cmocka_unit_test(test_timer_nesting_checked),
