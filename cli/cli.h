@@ -1,6 +1,7 @@
 /* Shared pieces of the runlab command: the exit codes, the error line format
  * ("runlab: <what>: <why>" on stderr) and the signature of a subcommand.
- * Each subcommand lives in cli/cmd_<name>.c and is listed in cli/main.c. */
+ * Each subcommand lives in cli/cmd_<name>.c and is listed in cli/main.c; the shared
+ * helpers below (but cli_load_runs) live in cli/cli_common.c. */
 #ifndef RUNLAB_CLI_H
 #define RUNLAB_CLI_H
 

@@ -6,7 +6,6 @@
 #include "runlab/plot.h"
 #include "runlab/provenance.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,39 +25,6 @@ static const struct command commands[] = {
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
     {"version", cmd_version, "print version and build provenance"},
 };
-
-int cli_fail(const char *what, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "runlab: %s: ", what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return RL_EXIT_FAILURE;
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "runlab: %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'runlab %s --help'.\n", cmd);
-    va_end(ap);
-    return RL_EXIT_USAGE;
-}
-
-bool cli_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            return false;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return true;
-    }
-    return false;
-}
 
 static void print_usage(FILE *out)
 {
