@@ -34,7 +34,8 @@
 enum {
     LINE_MAX_BYTES = 65536,
     MEM_POLL_NS = 5000000, /* RSS is checked every 5 ms */
-    SETUP_ALLOWANCE_S = 30 /* a run that never starts solving is killed after this */
+    SETUP_ALLOWANCE_S = 30, /* a run that never starts solving is killed after this */
+    EXIT_ALLOWANCE_S = 5    /* after "end", time for an in-process run to exit */
 };
 
 typedef struct slot {
@@ -51,8 +52,12 @@ typedef struct slot {
     rl_bench_shm *shm;
     char *buf;
     size_t len, cap, lineno;
-    rl_bench_status killed_for; /* RL_RUN_UNKNOWN when not killed */
-    char *reason;
+    rl_bench_trees *trees; /* every process of the run: limits, kill, cleanup */
+    size_t index;          /* this slot's number in trees */
+    bool killed;           /* SIGKILL sent: the status is decided by killed_for */
+    rl_bench_status killed_for;
+    char *reason;    /* the harness's reason (a kill, a protocol violation) */
+    char *run_error; /* what the run reported on an "error" line */
     bool got_status, got_time, got_end;
     rl_bench_status status;
     double solve_time;
@@ -104,9 +109,8 @@ static void emitf(int fd, const char *fmt, ...)
         write_all(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-static void set_reason(slot *s, rl_bench_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_reason(slot *s, rl_bench_status st, const char *fmt, ...)
+static void set_reason(slot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(slot *s, const char *fmt, ...)
 {
     if (s->reason)
         return; /* the first cause wins */
@@ -116,16 +120,15 @@ static void set_reason(slot *s, rl_bench_status st, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     s->reason = strdup(buf);
-    s->killed_for = st;
 }
 
+/* Kills every process of the run (its tree, whatever it detached); the first cause wins. */
 static void kill_slot(slot *s, rl_bench_status why)
 {
-    if (s->killed_for == RL_RUN_UNKNOWN)
+    if (!s->killed)
         s->killed_for = why;
-    /* the run leads its own process group, so helpers it started die with it */
-    kill(-s->pid, SIGKILL);
-    kill(s->pid, SIGKILL);
+    s->killed = true;
+    rl_bench_tree_kill(s->trees, s->index);
 }
 
 /* ---- the child ---------------------------------------------------------------------- */
@@ -235,7 +238,7 @@ static int progress_index(const rl_bench_planner *pl, const char *name)
 /* Records "protocol: line N: <what> '<arg>'" and stops the run. Returns 0. */
 static int protocol_error(slot *s, const char *what, const char *arg)
 {
-    set_reason(s, RL_RUN_ERROR, "protocol: line %zu: %s '%.200s'", s->lineno, what, arg);
+    set_reason(s, "protocol: line %zu: %s '%.200s'", s->lineno, what, arg);
     kill_slot(s, RL_RUN_ERROR);
     return 0;
 }
@@ -286,9 +289,14 @@ static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
             return protocol_error(s, "unknown status", f[1]);
         s->got_status = true;
     } else if (strcmp(f[0], "error") == 0 && n >= 2) {
-        set_reason(s, RL_RUN_ERROR, "%s", f[1]);
-    } else if (strcmp(f[0], "end") == 0 && n == 1) {
+        if (!s->run_error)
+            s->run_error = strdup(f[1]); /* recorded; the limits hold until the run exits */
+    } else if (strcmp(f[0], "end") == 0 && n == 1 && !s->is_exec) {
+        /* the harness's own child is done: it exits now, the limits still hold */
         s->got_end = true;
+        int64_t exit_by = rl_mono_ns() + (int64_t)EXIT_ALLOWANCE_S * 1000000000;
+        if (exit_by > s->deadline_ns)
+            s->deadline_ns = exit_by;
     } else {
         protocol_error(s, "unknown keyword or wrong field count:", f[0]);
     }
@@ -319,7 +327,7 @@ static void read_slot(slot *s, rl_bench_planner *pl, double grace)
         char *start = s->buf, *nl;
         while ((nl = memchr(start, '\n', s->len - (size_t)(start - s->buf))) != NULL) {
             *nl = '\0';
-            if (!s->reason || s->killed_for == RL_RUN_UNKNOWN)
+            if (!s->killed)
                 handle_line(s, pl, start, grace);
             start = nl + 1;
         }
@@ -664,6 +672,7 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     }
     if (pid == 0) {
         close(fds[0]);
+        rl_bench_tree_enter(s->trees, s->index);
         if (pl->exec_argv)
             child_exec(b, pl, pi, ri, limit, req, fds[1], console_fd);
         else
@@ -677,11 +686,15 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     rl_bench_shm *shm = s->shm;
     char *buf = s->buf;
-    size_t cap = s->cap;
+    size_t cap = s->cap, index = s->index;
+    rl_bench_trees *trees = s->trees;
     memset(s, 0, sizeof *s);
     s->shm = shm;
     s->buf = buf;
     s->cap = cap;
+    s->trees = trees;
+    s->index = index;
+    rl_bench_tree_begin(trees, index, pid);
     s->busy = true;
     s->is_exec = pl->exec_argv != NULL;
     s->pid = pid;
@@ -731,24 +744,46 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
         exit_code = WEXITSTATUS(wstatus);
     else if (WIFSIGNALED(wstatus))
         sig = WTERMSIG(wstatus);
-    if (s->killed_for != RL_RUN_UNKNOWN) {
+    /* A shell (`command:` as a string that needs one) reports a program killed by signal
+       N as exit code 128 + N: that is the program's crash, not the shell's error. */
+    bool via_shell = s->is_exec && pl->exec_argv[0] && pl->exec_argv[1] &&
+                     strcmp(pl->exec_argv[0], "/bin/sh") == 0 &&
+                     strcmp(pl->exec_argv[1], "-c") == 0;
+    if (!sig && via_shell && exit_code > 128 && exit_code < 128 + NSIG)
+        sig = exit_code - 128;
+    if (s->killed) {
         st = s->killed_for;
         if (st == RL_RUN_TIMEOUT)
-            set_reason(s, st, "still running %.3g s after max_time; killed", req->grace);
+            set_reason(s, "still running %.3g s after max_time; killed", req->grace);
     } else if (sig) {
         st = sig == SIGABRT ? RL_RUN_ABORT : RL_RUN_CRASH;
-        set_reason(s, st, "killed by signal %d (%s)", sig, strsignal(sig));
-    } else if (s->reason) {
+        set_reason(s, "killed by signal %d (%s)%s", sig, strsignal(sig),
+                   WIFSIGNALED(wstatus) ? "" : ", reported by its shell as exit code 128+N");
+    } else if (s->run_error) {
         st = RL_RUN_ERROR; /* the run said "error" */
+        set_reason(s, "%s", s->run_error);
     } else if (!s->got_status) {
         st = RL_RUN_ERROR;
-        set_reason(s, st, "exited with code %d before reporting a result", exit_code);
+        set_reason(s, "exited with code %d before reporting a result", exit_code);
     } else {
         st = s->status;
     }
-    double t = s->got_time && s->killed_for == RL_RUN_UNKNOWN && !sig
+    if (s->run_error && s->reason && strcmp(s->reason, s->run_error) != 0) {
+        char *both = NULL; /* e.g. a timeout after an "error" line: keep both */
+        if (asprintf(&both, "%s (the run had reported the error: %s)", s->reason,
+                     s->run_error) >= 0) {
+            free(s->reason);
+            s->reason = both;
+        }
+    }
+    free(s->run_error);
+    s->run_error = NULL;
+    double t = s->got_time && !s->killed && !sig
                    ? s->solve_time
                    : (s->begin_ns ? (double)(now - s->begin_ns) / 1e9 : 0.0);
+    long tree_peak = rl_bench_tree_peak_kb(s->trees, s->index);
+    if (tree_peak > s->peak_kb)
+        s->peak_kb = tree_peak;
     long peak = ru->ru_maxrss > s->peak_kb ? ru->ru_maxrss : s->peak_kb;
     double mem = (double)(peak - s->baseline_kb) / 1024.0;
     if (mem < 0)
@@ -930,6 +965,13 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             rc = rl_error_set_errno(RL_EIO, errno, "mmap");
         }
     }
+    rl_bench_trees *trees = NULL;
+    if (rc == RL_OK)
+        rc = rl_bench_trees_new(&trees, n_slots);
+    for (size_t i = 0; i < n_slots; i++) {
+        slots[i].trees = trees;
+        slots[i].index = i;
+    }
     int64_t t0 = rl_mono_ns();
     size_t cursor_p = 0, cursor_r = 0, last_switch = (size_t)-1;
     size_t total = req->run_count * b->n_planners;
@@ -995,31 +1037,31 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             if (s->begin_ns && !s->next_sample_ns)
                 s->next_sample_ns = s->begin_ns + (int64_t)(req->time_between_updates * 1e9);
             if (s->begin_ns && pl->n_progress && s->next_sample_ns && now >= s->next_sample_ns &&
-                s->killed_for == RL_RUN_UNKNOWN && !s->got_end) {
+                !s->killed && !s->got_end) {
                 sample(s, pl, now);
                 while (s->next_sample_ns <= now)
                     s->next_sample_ns += (int64_t)(req->time_between_updates * 1e9);
             }
-            if (now >= s->next_mem_ns && s->killed_for == RL_RUN_UNKNOWN) {
-                long kb = rss_kb_of(s->pid);
+            /* Both limits hold until the run's last process is gone, whatever it printed. */
+            if (now >= s->next_mem_ns && !s->killed) {
+                long kb = rl_bench_tree_rss_kb(s->trees, s->index);
                 if (kb > s->peak_kb)
                     s->peak_kb = kb;
                 long base = s->begin_ns ? s->baseline_kb : kb;
                 if (kb >= 0 && (double)(kb - base) > req->max_mem * 1024.0) {
-                    set_reason(s, RL_RUN_OUT_OF_MEMORY,
-                               "resident memory %.1f MB above max_mem %.6g MB; killed",
+                    set_reason(s, "resident memory %.1f MB above max_mem %.6g MB; killed",
                                (double)(kb - base) / 1024.0, req->max_mem);
                     kill_slot(s, RL_RUN_OUT_OF_MEMORY);
                 }
                 s->next_mem_ns = now + MEM_POLL_NS;
             }
-            if (now >= s->deadline_ns && s->killed_for == RL_RUN_UNKNOWN && !s->got_end)
+            if (now >= s->deadline_ns && !s->killed)
                 kill_slot(s, RL_RUN_TIMEOUT);
             int wst;
             struct rusage ru;
             pid_t w = wait4(s->pid, &wst, WNOHANG, &ru);
             if (w == s->pid) {
-                kill(-s->pid, SIGKILL); /* helpers the run left behind */
+                rl_bench_tree_end(s->trees, s->index); /* nothing it started outlives it */
                 const char *name = pl->name;
                 size_t ri = s->run;
                 rc = finish(b, req, s, wst, &ru, journal_fd);
@@ -1030,24 +1072,28 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
                 }
             }
         }
+        rl_bench_trees_reap(trees); /* orphans of finished runs that came to us */
     }
     /* on a harness error, stop what still runs */
     for (size_t i = 0; i < n_slots; i++) {
         if (slots[i].busy) {
             kill_slot(&slots[i], RL_RUN_ERROR);
             waitpid(slots[i].pid, NULL, 0);
+            rl_bench_tree_end(trees, i);
             close(slots[i].fd);
             if (slots[i].pidfd >= 0)
                 close(slots[i].pidfd);
             rl_bench_props_free(slots[i].props, slots[i].n_props);
             free(slots[i].samples);
             free(slots[i].reason);
+            free(slots[i].run_error);
         }
         if (slots[i].shm)
             munmap(slots[i].shm, sizeof(rl_bench_shm));
         free(slots[i].buf);
     }
     free(slots);
+    rl_bench_trees_free(trees);
     if (journal_fd >= 0)
         close(journal_fd);
     b->results.total_duration = (double)(rl_mono_ns() - t0) / 1e9;

@@ -65,4 +65,38 @@ void rl_bench_fmt_real(double v, char *buf, size_t cap);
 
 uint64_t rl_bench_mix_seed(uint64_t seed, size_t planner, size_t run);
 
+/* ---- the processes of each run (bench_tree.c) ----
+ * One per rl_bench_execute: for each slot (a run in progress) the set of processes the run
+ * started, however they detach (setsid, double fork, a shell's program), so limits apply
+ * to all of them and none outlives the run or the harness. Cgroup mode: a v1 memory cgroup
+ * per slot below this process's own (when it may create one; root on most systems).
+ * /proc mode (the fallback, or forced with RUNLAB_BENCH_TREE=proc): the harness is child
+ * subreaper and follows each run's tree through /proc/<pid>/task/<tid>/children. Either
+ * way a keeper process kills what is left of every run when the harness dies. Not
+ * thread-safe: the harness's loop owns it. */
+enum { RL_BENCH_TREE_MAX_SLOTS = 256 };
+typedef enum { RL_BENCH_TREE_CGROUP, RL_BENCH_TREE_PROC } rl_bench_tree_mode;
+typedef struct rl_bench_trees rl_bench_trees;
+
+/* Sets up n_slots slots, makes this process a child subreaper (restored by _free) and
+ * starts the keeper. */
+int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots);
+rl_bench_tree_mode rl_bench_trees_mode(const rl_bench_trees *tr);
+/* In the run's first process, right after fork: joins the slot's cgroup (cgroup mode). */
+void rl_bench_tree_enter(const rl_bench_trees *tr, size_t slot);
+/* In the harness after fork: the slot's run starts with `leader`. */
+void rl_bench_tree_begin(rl_bench_trees *tr, size_t slot, pid_t leader);
+/* Summed resident memory of the run's processes now (KiB, statm's measure; -1 unknown),
+ * also following processes started since the last call; the peak is kept. */
+long rl_bench_tree_rss_kb(rl_bench_trees *tr, size_t slot);
+long rl_bench_tree_peak_kb(const rl_bench_trees *tr, size_t slot);
+/* SIGKILLs every process of the slot's run. */
+void rl_bench_tree_kill(rl_bench_trees *tr, size_t slot);
+/* After the leader's exit was collected: kills and reaps whatever of the run is left. */
+void rl_bench_tree_end(rl_bench_trees *tr, size_t slot);
+/* Collects orphans that came to the harness as subreaper (never a slot's leader). */
+void rl_bench_trees_reap(rl_bench_trees *tr);
+/* Ends every slot, stops the keeper, removes the cgroups, restores the subreaper flag. */
+void rl_bench_trees_free(rl_bench_trees *tr);
+
 #endif

@@ -15,7 +15,7 @@ seed: 3
 # Generous: on a loaded machine a memory hog must get the CPU time to pass 64 MB before
 # the time limit would classify it as a Timeout, and the good planners must finish.
 max_time: 3.0
-max_mem: 64
+max_mem: 32
 runs: 2
 jobs: 2
 parameters: {passage width: 0.03}
@@ -79,7 +79,7 @@ command -v python3 >/dev/null && py=1 || py=0
 cat >"$TMP/exec.yaml" <<YAML
 experiment: programs
 problem: wall2d
-max_time: 10
+max_time: 30
 runs: 2
 planners:
   - name: undeclared

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { HARNESS_MAX_MEM_MB = 64 };
+enum { HARNESS_MAX_MEM_MB = 16 };
 
 static rl_bench_status solve_fast(void *self, void *problem, rl_bench_run *run)
 {
@@ -69,7 +69,7 @@ static rl_bench_status solve_hang(void *self, void *problem, rl_bench_run *run)
     return RL_RUN_EXACT;
 }
 
-/* Takes twice max_mem in one step and holds it, so it crosses the limit as soon as it runs
+/* Takes three times max_mem in one step and holds it, so it crosses the limit as soon as it runs
  * at all, and whatever the harness's polling latency it is still above the limit when the
  * harness looks: the outcome does not depend on how much CPU either side gets. */
 static void *volatile memhog_sink;
@@ -77,7 +77,7 @@ static void *volatile memhog_sink;
 static rl_bench_status solve_memhog(void *self, void *problem, rl_bench_run *run)
 {
     (void)self, (void)problem, (void)run;
-    size_t size = (size_t)(2 * HARNESS_MAX_MEM_MB) << 20;
+    size_t size = (size_t)(3 * HARNESS_MAX_MEM_MB) << 20;
     char *p = malloc(size);
     if (!p)
         return RL_RUN_ERROR;

@@ -1,0 +1,113 @@
+# `runlab bench` against planners written to misbehave (issue 16, items 1-4): an "error"
+# line or the internal "end" keyword followed by a hang or a memory hog, memory held by a
+# child of the run, a crash inside a shell command, a child that calls setsid(), and a
+# harness killed with -9 while a shell's program runs. Each case runs twice: with the
+# process-tree mode the machine allows (a cgroup per run for root) and with the /proc
+# fallback forced (RUNLAB_BENCH_TREE=proc), so CI tests both.
+. "$(dirname "$0")/lib.sh"
+command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI not installed"; exit 77; }
+
+# A marker no other process on the machine has in its command line.
+mark="4242$$"
+
+cat >"$TMP/error_hang.sh" <<'SH'
+#!/bin/sh
+printf 'error\tgave up early\n'
+exec sleep 600
+SH
+cat >"$TMP/error_hog.sh" <<'SH'
+#!/bin/sh
+printf 'error\tgave up early\n'
+# a child of the run holds the memory: 96 MB, touched
+exec python3 -c 'x = b"\x01" * (96 << 20); import time; time.sleep(600)'
+SH
+cat >"$TMP/end_hang.sh" <<'SH'
+#!/bin/sh
+printf 'status\texact\nend\n'
+exec sleep 600
+SH
+cat >"$TMP/child_hog.sh" <<'SH'
+#!/bin/sh
+python3 -c 'x = b"\x01" * (96 << 20); import time; time.sleep(600)'
+printf 'status\texact\n'
+SH
+cat >"$TMP/setsid.sh" <<SH
+#!/bin/sh
+setsid sleep $mark &
+printf 'status\texact\n'
+SH
+chmod +x "$TMP"/*.sh
+
+# Hangs: the time limit decides them whatever the load, so it can be short.
+cat >"$TMP/hostile.yaml" <<YAML
+experiment: hostile
+problem: wall2d
+max_time: 2
+max_mem: 32
+runs: 1
+planners:
+  - {name: error_hang, command: ["$TMP/error_hang.sh"]}
+  - {name: end_hang, command: ["$TMP/end_hang.sh"]}
+  - {name: crash_in_shell, command: "true; sh -c 'kill -SEGV \$\$'"}
+  - {name: abort_direct, command: "sh -c 'kill -ABRT \$\$'"}
+  - {name: setsid, command: ["$TMP/setsid.sh"]}
+YAML
+# Memory hogs: a generous time limit, so that even a slow start reaches the memory limit.
+cat >"$TMP/hogs.yaml" <<YAML
+experiment: hogs
+problem: wall2d
+max_time: 120
+max_mem: 32
+runs: 1
+planners:
+  - {name: error_hog, command: ["$TMP/error_hog.sh"]}
+  - {name: child_hog, command: "$TMP/child_hog.sh"}
+YAML
+
+for mode in auto proc; do
+    RUNLAB_BENCH_TREE=$mode run bench "$TMP/hostile.yaml" --out "$TMP/res-$mode"
+    check "$mode: benchmark exits" test "$rc" -le 1
+    dir=$(tail -n1 <<<"$out")
+    q() { sqlite3 "$dir/results.db" "$1"; }
+    st() { q "SELECT status FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='$1'"; }
+    check "$mode: error then hang is killed at the time limit (Timeout 4)" test "$(st error_hang)" = 4
+    check "$mode: ... and its reason keeps the reported error" grep -q "gave up early" "$dir/results.csv"
+    check "$mode: 'end' from a program is a protocol error (11)" test "$(st end_hang)" = 11
+    check "$mode: ... naming the keyword" bash -c "grep '^hostile,end_hang,' '$dir/results.csv' | grep -q 'unknown keyword'"
+    check "$mode: a crash inside a shell command is a Crash (7)" test "$(st crash_in_shell)" = 7
+    check "$mode: ... named by its signal" bash -c "grep '^hostile,crash_in_shell,' '$dir/results.csv' | grep -q 'signal 11'"
+    check "$mode: a simple shell command runs without a shell: Abort (8)" test "$(st abort_direct)" = 8
+    check "$mode: the setsid run itself solved" test "$(st setsid)" = 6
+    check "$mode: nothing a run started outlives it" test -z "$(pgrep -f "sleep $mark")"
+
+    RUNLAB_BENCH_TREE=$mode run bench "$TMP/hogs.yaml" --out "$TMP/hogs-$mode"
+    dir=$(tail -n1 <<<"$out")
+    check "$mode: error then a memory hog is killed for memory (10)" test "$(st error_hog)" = 10
+    check "$mode: memory of a child of the run counts (10)" test "$(st child_hog)" = 10
+    check "$mode: its peak memory is the child's (above max_mem)" \
+        test "$(q "SELECT memory > 32 FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='child_hog'")" = 1
+done
+
+# kill -9 of the harness while a planner started through a shell runs: the keeper ends it
+cat >"$TMP/killed.yaml" <<YAML
+experiment: killed harness
+problem: wall2d
+max_time: 600
+runs: 1
+planners:
+  - {name: shell_child, command: "sleep ${mark}1; echo done >&2"}
+YAML
+for mode in auto proc; do
+    RUNLAB_BENCH_TREE=$mode "$RUNLAB" bench "$TMP/killed.yaml" --out "$TMP/kill-$mode" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1 600); do pgrep -f "sleep ${mark}1" >/dev/null && break; sleep 0.1; done
+    check "$mode: the planner's program runs" pgrep -f "sleep ${mark}1"
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    for _ in $(seq 1 600); do pgrep -f "sleep ${mark}1" >/dev/null || break; sleep 0.1; done
+    check "$mode: after kill -9 of the harness nothing of the run is left" test -z "$(pgrep -f "sleep ${mark}1")"
+    for _ in $(seq 1 100); do [ -z "$(find /sys/fs/cgroup/memory -maxdepth 6 -name "runlab-$pid" 2>/dev/null)" ] && break; sleep 0.1; done
+    check "$mode: the killed harness's cgroups are removed" \
+        test -z "$(find /sys/fs/cgroup/memory -maxdepth 6 -name "runlab-$pid" 2>/dev/null)"
+done
+finish
