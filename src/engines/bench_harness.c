@@ -488,9 +488,18 @@ static int journal_load(rl_bench *b, const char *path, const char *header, off_t
                                     path);
             }
         } else {
-            char *f[4096];
+            /* as many fields as the line has: a run with thousands of progress samples
+               writes a line of thousands of fields, and all of them must read back */
+            size_t max_fields = 1;
+            for (const char *p = line; *p; p++)
+                max_fields += *p == '\t';
+            char **f = malloc(max_fields * sizeof *f);
+            if (!f) {
+                free(text);
+                return rl_error_set(RL_ENOMEM, "out of memory");
+            }
             size_t n = 0;
-            for (char *p = line; n < 4096;) {
+            for (char *p = line; n < max_fields;) {
                 f[n++] = p;
                 char *tab = strchr(p, '\t');
                 if (!tab)
@@ -498,10 +507,18 @@ static int journal_load(rl_bench *b, const char *path, const char *header, off_t
                 *tab = '\0';
                 p = tab + 1;
             }
-            size_t pi, ri, np, ns;
-            if (n < 7 || strcmp(f[0], "run") != 0 || sscanf(f[1], "%zu", &pi) != 1 ||
-                sscanf(f[2], "%zu", &ri) != 1 || pi >= b->n_planners ||
-                sscanf(f[5], "%zu", &np) != 1 || 6 + 3 * np + 1 > n) {
+            size_t pi, ri, np, ns = 0;
+            size_t cols = 0;
+            bool ok = n >= 7 && strcmp(f[0], "run") == 0 && sscanf(f[1], "%zu", &pi) == 1 &&
+                      sscanf(f[2], "%zu", &ri) == 1 && pi < b->n_planners &&
+                      sscanf(f[5], "%zu", &np) == 1 && np < n && 6 + 3 * np + 1 <= n;
+            if (ok) {
+                cols = b->planners[pi]->n_progress + 1;
+                ok = sscanf(f[6 + 3 * np], "%zu", &ns) == 1 && ns <= n &&
+                     6 + 3 * np + 1 + ns * cols == n;
+            }
+            if (!ok) {
+                free(f);
                 free(text);
                 return rl_error_set(RL_EPARSE, "%s:%zu: malformed journal line", path, lineno);
             }
@@ -517,15 +534,19 @@ static int journal_load(rl_bench *b, const char *path, const char *header, off_t
                                    j_unescape(f[8 + 3 * i]));
             }
             size_t k = 6 + 3 * np;
-            size_t cols = b->planners[pi]->n_progress + 1;
-            if (sscanf(f[k], "%zu", &ns) == 1 && k + 1 + ns * cols <= n && ns > 0) {
+            if (ns > 0) {
                 r.samples = malloc(ns * cols * sizeof(double));
-                if (r.samples) {
-                    for (size_t i = 0; i < ns * cols; i++)
-                        r.samples[i] = strtod(f[k + 1 + i], NULL);
-                    r.n_samples = ns;
+                if (!r.samples) {
+                    free(f);
+                    free(text);
+                    rl_bench_run_data_free(&r);
+                    return rl_error_set(RL_ENOMEM, "out of memory");
                 }
+                for (size_t i = 0; i < ns * cols; i++)
+                    r.samples[i] = strtod(f[k + 1 + i], NULL);
+                r.n_samples = ns;
             }
+            free(f);
             rc = record_result(b, pi, ri, &r);
             if (rc < 0) {
                 free(text);

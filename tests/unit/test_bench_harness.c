@@ -354,6 +354,48 @@ static void test_run_count_zero(void **state)
     rl_bench_free(b);
 }
 
+/* Issue 16, item 8: a journaled run with thousands of progress samples (a line of more
+ * than 4096 fields) reads back whole on --resume, and a line whose sample count does not
+ * match its fields is refused instead of being shortened. */
+static void test_resume_keeps_every_sample(void **state)
+{
+    (void)state;
+    enum { SAMPLES = 5000 };
+    char *tmp = rl_test_tmpdir();
+    char journal[1024];
+    snprintf(journal, sizeof journal, "%s/journal", tmp);
+    FILE *f = fopen(journal, "w");
+    assert_non_null(f);
+    fprintf(f, "runlab-bench-journal 1\tsamples\tprogress\n");
+    fprintf(f, "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t%d", SAMPLES);
+    for (int i = 0; i < SAMPLES; i++)
+        fprintf(f, "\t%d\t%d\t%d", i + 1, 1000 - i % 1000, i);
+    fprintf(f, "\n");
+    fclose(f);
+    rl_bench *b = rl_bench_new("samples", NULL, NULL);
+    rl_bench_add_planner(b, mk("progress", solve_progress));
+    rl_bench_request req;
+    request(&req, 1, STATUS_MAX_TIME);
+    req.journal_path = journal;
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    const rl_bench_run_data *r = &rl_bench_results(b)->planners[0].runs[0];
+    assert_int_equal(r->n_samples, SAMPLES);
+    assert_true(r->samples[3 * (SAMPLES - 1)] == SAMPLES);
+    assert_true(r->samples[3 * (SAMPLES - 1) + 2] == SAMPLES - 1);
+    rl_bench_free(b);
+    /* one sample short of what the line announces: refused, with the line number */
+    f = fopen(journal, "w");
+    fprintf(f, "runlab-bench-journal 1\tsamples\tprogress\n");
+    fprintf(f, "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t3\t1\t2\t3\t4\t5\t6\n");
+    fclose(f);
+    b = rl_bench_new("samples", NULL, NULL);
+    rl_bench_add_planner(b, mk("progress", solve_progress));
+    assert_int_equal(rl_bench_execute(b, &req), RL_EPARSE);
+    assert_non_null(strstr(rl_error_last(), "journal:2: malformed journal line"));
+    rl_bench_free(b);
+    rl_test_tmpdir_free(tmp);
+}
+
 static void test_bad_names(void **state)
 {
     (void)state;
@@ -381,7 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_planners), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_resume),       cmocka_unit_test(test_run_count_zero),
-        cmocka_unit_test(test_bad_names),
+        cmocka_unit_test(test_resume_keeps_every_sample), cmocka_unit_test(test_bad_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
