@@ -21,6 +21,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -68,6 +72,7 @@ static void usage(FILE *out)
 typedef struct spec_src {
     const char *path;
     char *text;
+    const char *dir; /* absolute directory of the spec: relative commands resolve from it */
 } spec_src;
 
 static size_t indent_of(const char *l)
@@ -309,6 +314,46 @@ static char *scalar_text(json_object *v)
     return strdup(json_object_get_string(v));
 }
 
+/* Where `prog` would run from: a path with a '/' is taken relative to the spec's
+ * directory (not the current one: a spec means the same wherever it is run from), a bare
+ * name is looked up in PATH. Fills `out` and returns true when an executable file is
+ * there; else false with `why` saying what was found. */
+static bool resolve_program(const spec_src *s, const char *prog, char *out, size_t cap,
+                            char *why, size_t why_cap)
+{
+    if (strchr(prog, '/')) {
+        if (prog[0] == '/' || !s->dir)
+            snprintf(out, cap, "%s", prog);
+        else
+            snprintf(out, cap, "%s/%s", s->dir, prog);
+        if (access(out, X_OK) == 0)
+            return true;
+        snprintf(why, why_cap, "'%s': %s", out, strerror(errno));
+        return false;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(out, cap, "%.*s/%s", (int)n, n ? p : ".", prog);
+        if (access(out, X_OK) == 0) {
+            snprintf(out, cap, "%s", prog); /* execvp finds it the same way */
+            return true;
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    snprintf(why, why_cap, "'%s': not found in PATH", prog);
+    return false;
+}
+
+/* True when a `command:` string is one program with arguments, which the shell would
+ * only split into words: no operators, substitutions, globs or variables. */
+static bool plain_words(const char *cmd)
+{
+    return strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") == NULL;
+}
+
 static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *problem)
 {
     json_object *pl;
@@ -343,7 +388,18 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
         if (cmd) {
             const char *argv[256], *prog[RL_BENCH_MAX_PROGRESS];
             size_t argc = 0, np = 0;
-            if (json_object_is_type(cmd, json_type_string)) {
+            char words[4096], program[PATH_MAX + 256], why[PATH_MAX + 300];
+            if (json_object_is_type(cmd, json_type_string) &&
+                plain_words(json_object_get_string(cmd)) &&
+                strlen(json_object_get_string(cmd)) < sizeof words) {
+                /* one program and its arguments: run without a shell in between, so its
+                   crash is its own and its memory is not a child's */
+                snprintf(words, sizeof words, "%s", json_object_get_string(cmd));
+                for (char *w = strtok(words, " \t"); w && argc < 255; w = strtok(NULL, " \t"))
+                    argv[argc++] = w;
+                if (argc == 0)
+                    return spec_err(s, "planners", (long)i, "command", "empty command");
+            } else if (json_object_is_type(cmd, json_type_string)) {
                 argv[argc++] = "/bin/sh";
                 argv[argc++] = "-c";
                 argv[argc++] = json_object_get_string(cmd);
@@ -374,6 +430,11 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
                     prog[np++] = json_object_get_string(decl);
                 }
             }
+            /* a program that cannot start is refused now, not found out run by run */
+            if (!resolve_program(s, argv[0], program, sizeof program, why, sizeof why))
+                return spec_err(s, "planners", (long)i, "command",
+                                "planner '%s' cannot start: %s", name, why);
+            argv[0] = program;
             planner = rl_bench_planner_exec(name, argv, argc, prog, np);
             if (!planner)
                 return spec_err(s, "planners", (long)i, progress ? "progress" : "command", "%s",
@@ -448,6 +509,70 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
 }
 
 /* ---- running -------------------------------------------------------------------------- */
+
+/* Takes DIR/.lock (flock, released when the process ends however it ends) and writes the
+ * holder into it; when another harness holds it, fails naming that holder. */
+static int lock_dir(const char *dir)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%.4000s/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return rl_error_set_errno(RL_EIO, errno, "%s", path);
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        char holder[256] = "";
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        holder[strcspn(holder, "\n")] = '\0';
+        close(fd);
+        return rl_error_set(RL_EBUSY, "%s is in use by another runlab bench (%s); wait for it "
+                            "to end or stop it first",
+                            dir, holder[0] ? holder : "holder unknown");
+    }
+    char host[256] = "?", iso[RL_TIME_ISO_LEN], text[512];
+    gethostname(host, sizeof host - 1);
+    rl_time_format_iso(rl_time_now_ns(), iso, sizeof iso);
+    int n = snprintf(text, sizeof text, "pid %d on %s since %s\n", (int)getpid(), host, iso);
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n) {
+        /* the lock holds without its note */
+    }
+    return fd;
+}
+
+/* Ctrl+C: the harness dies with its runs (they cannot outlive it), and the user is told
+ * where the partial benchmark is and how to finish it. The note is made beforehand: a
+ * signal handler may only write(2). */
+static char interrupt_note[2 * PATH_MAX + 160];
+static size_t interrupt_note_len;
+
+static void on_interrupt(int sig)
+{
+    if (write(STDERR_FILENO, interrupt_note, interrupt_note_len) < 0) {
+        /* nothing more to do in a handler */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void arm_interrupt_note(const char *dir)
+{
+    int n = snprintf(interrupt_note, sizeof interrupt_note,
+                     "\nrunlab: bench: interrupted; the finished runs are kept in %s\n"
+                     "Resume with: runlab bench --resume '%s'\n",
+                     dir, dir);
+    interrupt_note_len = n > 0 && (size_t)n < sizeof interrupt_note ? (size_t)n : 0;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void disarm_interrupt_note(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
 
 typedef struct ui {
     rl_progress *bar;
@@ -569,6 +694,27 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     int64_t started = rl_time_now_ns();
     if (resume_dir) {
         snprintf(dir, sizeof dir, "%s", resume_dir);
+        /* the first session's start: the log keeps its one name, the database its date */
+        snprintf(path, sizeof path, "%.4000s/spec.json", dir);
+        json_object *saved = NULL, *st = NULL;
+        if (rl_json_read_file(path, SPEC_MAX_BYTES, &saved) == RL_OK &&
+            json_object_object_get_ex(saved, "started_ns", &st))
+            started = json_object_get_int64(st);
+        json_object_put(saved);
+        sp.req.start_ns = started;
+        char report_path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%.4000s/manifest.json", dir);
+        snprintf(report_path, sizeof report_path, "%.4000s/report.html", dir);
+        if (access(path, F_OK) == 0 && access(report_path, F_OK) == 0) {
+            printf("%s: finished already (every run and output is written); nothing to "
+                   "resume\n%s\n",
+                   dir, dir);
+            rl_bench_free(b);
+#ifdef RUNLAB_HAVE_EXAMPLES
+            rlx_problem_free(xp);
+#endif
+            return RL_EXIT_OK;
+        }
     } else {
         const char *root_dir = out_opt ? out_opt : sp.out ? sp.out : "bench-results";
         char stamp[RL_TIME_DIRSTAMP_LEN], name[RL_NAME_MAX + 1], safe[RL_NAME_MAX + 1];
@@ -587,13 +733,23 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
         snprintf(path, sizeof path, "%s/spec.json", dir);
         json_object *saved = json_object_new_object();
         json_object_object_add(saved, "source", json_object_new_string(s->path));
+        if (s->dir)
+            json_object_object_add(saved, "source_dir", json_object_new_string(s->dir));
+        json_object_object_add(saved, "started_ns", json_object_new_int64(started));
         json_object_object_add(saved, "spec", json_object_get(root));
         rc = rl_json_write_file(path, saved);
         json_object_put(saved);
     }
+    /* One harness per directory: a second one (a --resume while the first still runs)
+       would corrupt the journal. */
+    int lock_fd = rc == RL_OK ? lock_dir(dir) : -1;
+    if (rc == RL_OK && lock_fd < 0)
+        rc = rl_error_last_code();
     snprintf(console, sizeof console, "%s/console", dir);
     if (rc == RL_OK)
         rc = rl_fs_mkdirs(console);
+    if (rc == RL_OK)
+        arm_interrupt_note(dir);
     snprintf(path, sizeof path, "%s/journal.tsv", dir);
     sp.req.console_dir = console;
     sp.req.journal_path = path;
@@ -606,6 +762,7 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     if (rc == RL_OK)
         rc = rl_bench_execute(b, &sp.req);
     rl_progress_finish(u.bar);
+    disarm_interrupt_note();
     char log_name[256];
     if (rc == RL_OK)
         rc = write_outputs(dir, rl_bench_results(b), root, started, log_name, sizeof log_name);
@@ -633,11 +790,37 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
         }
         printf("%s\n", dir);
     }
+    /* A planner none of whose runs solved is a failed benchmark for scripts and CI,
+       with the first reason of each such planner on stderr. */
+    bool a_planner_failed = false;
+    if (rc == RL_OK) {
+        const rl_bench_experiment *e = rl_bench_results(b);
+        for (size_t p = 0; p < e->n_planners; p++) {
+            const rl_bench_planner_data *pd = &e->planners[p];
+            bool solved = false;
+            const char *first = NULL;
+            for (size_t r = 0; r < pd->n_runs; r++) {
+                rl_bench_status st = pd->runs[r].status;
+                solved |= st == RL_RUN_EXACT || st == RL_RUN_APPROXIMATE;
+                if (!first && pd->runs[r].reason)
+                    first = pd->runs[r].reason;
+            }
+            if (pd->n_runs && !solved) {
+                a_planner_failed = true;
+                fprintf(stderr, "runlab: bench: planner '%s' solved none of its %zu runs%s%s\n",
+                        pd->name, pd->n_runs, first ? "; first reason: " : "", first ? first : "");
+            }
+        }
+    }
+    if (lock_fd >= 0)
+        close(lock_fd);
     rl_bench_free(b);
 #ifdef RUNLAB_HAVE_EXAMPLES
     rlx_problem_free(xp);
 #endif
-    return rc < 0 ? cli_fail("bench", "%s", rl_error_last()) : RL_EXIT_OK;
+    if (rc < 0)
+        return cli_fail("bench", "%s", rl_error_last());
+    return a_planner_failed ? RL_EXIT_FAILURE : RL_EXIT_OK;
 }
 
 /* ---- import and merge ------------------------------------------------------------------ */
@@ -752,7 +935,7 @@ int cli_bench_demo(const char *out_parent)
                                     "  - {name: RRTstar, planner: rrtstar}\n"
                                     "  - {name: PRM, planner: prm}\n"
                                     "  - {name: crashing planner, planner: crash}\n";
-    spec_src s = {"<demo spec>", (char *)DEMO_SPEC};
+    spec_src s = {"<demo spec>", (char *)DEMO_SPEC, NULL};
     json_object *root = NULL;
     if (rl_yaml_parse(DEMO_SPEC, sizeof DEMO_SPEC - 1, s.path, &root) < 0)
         return cli_fail("demo", "%s", rl_error_last());
@@ -812,14 +995,25 @@ int cmd_bench(int argc, char **argv)
             json_object_put(saved);
             return cli_fail("bench", "%s: no 'spec' key", path);
         }
-        spec_src s = {path, NULL};
+        json_object *dir_j = NULL;
+        spec_src s = {path, NULL, NULL};
+        if (json_object_object_get_ex(saved, "source_dir", &dir_j) &&
+            json_object_is_type(dir_j, json_type_string))
+            s.dir = json_object_get_string(dir_j);
         int r = run_spec(&s, root, NULL, jobs, resume, false, NULL, 0);
         json_object_put(saved);
         return r;
     }
     if (optind + 1 != argc)
         return cli_usage_error("bench", "expected one SPEC.yaml (or import, merge, --resume)");
-    spec_src s = {argv[optind], NULL};
+    spec_src s = {argv[optind], NULL, NULL};
+    char spec_dir[PATH_MAX];
+    char *slash = strrchr(argv[optind], '/');
+    snprintf(spec_dir, sizeof spec_dir, "%.*s", slash ? (int)(slash - argv[optind]) : 1,
+             slash ? argv[optind] : ".");
+    char spec_dir_abs[PATH_MAX];
+    if (realpath(spec_dir[0] ? spec_dir : "/", spec_dir_abs))
+        s.dir = spec_dir_abs;
     size_t len;
     if (rl_fs_read_all(s.path, SPEC_MAX_BYTES, &s.text, &len) < 0)
         return cli_fail("bench", "%s", rl_error_last());

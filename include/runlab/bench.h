@@ -136,6 +136,9 @@ typedef struct rl_bench_request {
     const char *console_dir;     /* where <planner>.console files go (NULL: discarded) */
     const char *journal_path;    /* append each result here, fsynced (NULL: none) */
     const char *problem_spec;    /* given to executable planners as RUNLAB_PROBLEM */
+    int64_t start_ns;            /* the experiment's start (UTC ns; 0: now). A resumed
+                                    benchmark passes its first start, so its log keeps
+                                    one name and its date. */
 } rl_bench_request;
 
 /* Fills the defaults above. */

@@ -406,7 +406,11 @@ static void j_field(char **p, size_t *len, size_t *cap, const char *s, bool tab)
     (*p)[*len] = '\0';
 }
 
-static int journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np)
+/* Appends a run's line and, in the same write, a "t" line with the seconds the whole
+ * benchmark has taken so far (earlier sessions included), so a resumed benchmark reports
+ * its total time. */
+static int journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np,
+                          double elapsed)
 {
     char *line = NULL, num[64];
     size_t len = 0, cap = 0;
@@ -436,8 +440,9 @@ static int journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data 
         return rl_error_set(RL_ENOMEM, "out of memory");
     line[len - 2] = '\n'; /* j_field escaped the newline; write a real one */
     len--;
+    snprintf(num, sizeof num, "t\t%.9g\n", elapsed);
     int rc = RL_OK;
-    if (write_all(fd, line, len) < 0 || fsync(fd) < 0)
+    if (write_all(fd, line, len) < 0 || write_all(fd, num, strlen(num)) < 0 || fsync(fd) < 0)
         rc = rl_error_set_errno(RL_EIO, errno, "journal write");
     free(line);
     return rc;
@@ -487,6 +492,14 @@ static int journal_load(rl_bench *b, const char *path, const char *header, off_t
                                     "differ)",
                                     path);
             }
+        } else if (strncmp(line, "t\t", 2) == 0) {
+            char *end;
+            double t = strtod(line + 2, &end);
+            if (end == line + 2 || *end || !(t >= 0)) {
+                free(text);
+                return rl_error_set(RL_EPARSE, "%s:%zu: malformed journal line", path, lineno);
+            }
+            b->prior_duration = t;
         } else {
             /* as many fields as the line has: a run with thousands of progress samples
                writes a line of thousands of fields, and all of them must read back */
@@ -592,7 +605,7 @@ static int results_init(rl_bench *b, const rl_bench_request *req)
     e->run_count = req->run_count;
     e->time_between_updates = req->time_between_updates;
     e->seed = b->seed;
-    e->start_ns = rl_time_now_ns();
+    e->start_ns = req->start_ns > 0 ? req->start_ns : rl_time_now_ns();
     e->planners = calloc(b->n_planners ? b->n_planners : 1, sizeof *e->planners);
     b->done = calloc(b->n_planners ? b->n_planners : 1, sizeof *b->done);
     b->done_cap = calloc(b->n_planners ? b->n_planners : 1, sizeof *b->done_cap);
@@ -825,7 +838,10 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     s->samples = NULL;
     s->busy = false;
     size_t pi = s->planner, ri = s->run;
-    int rc = journal_fd >= 0 ? journal_append(journal_fd, pi, ri, &r, pl->n_progress) : RL_OK;
+    int rc = journal_fd >= 0 ? journal_append(journal_fd, pi, ri, &r, pl->n_progress,
+                                                      b->prior_duration +
+                                                          (double)(rl_mono_ns() - b->session_ns) / 1e9)
+                            : RL_OK;
     if (rc < 0) {
         rl_bench_run_data_free(&r);
         return rc;
@@ -942,6 +958,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
         return rc;
     int journal_fd = -1;
     char *header = NULL;
+    b->prior_duration = 0;
     if (req->journal_path) {
         off_t good = 0;
         if ((rc = journal_header(b, &header)) < 0 ||
@@ -994,6 +1011,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
         slots[i].index = i;
     }
     int64_t t0 = rl_mono_ns();
+    b->session_ns = t0;
     size_t cursor_p = 0, cursor_r = 0, last_switch = (size_t)-1;
     size_t total = req->run_count * b->n_planners;
     update_progress(b, req, NULL);
@@ -1117,7 +1135,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
     rl_bench_trees_free(trees);
     if (journal_fd >= 0)
         close(journal_fd);
-    b->results.total_duration = (double)(rl_mono_ns() - t0) / 1e9;
+    b->results.total_duration = b->prior_duration + (double)(rl_mono_ns() - t0) / 1e9;
     pthread_mutex_lock(&b->lock);
     b->progress.running = false;
     pthread_mutex_unlock(&b->lock);

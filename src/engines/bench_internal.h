@@ -41,7 +41,9 @@ struct rl_bench {
     rl_bench_experiment results;
     bool **done; /* done[p][r]: run r of planner p has a result */
     size_t *done_cap;
-    pthread_mutex_t lock; /* guards progress */
+    double prior_duration; /* seconds spent by earlier sessions (journal "t" lines) */
+    int64_t session_ns;    /* monotonic start of this rl_bench_execute */
+    pthread_mutex_t lock;  /* guards progress */
     rl_bench_progress progress;
 };
 

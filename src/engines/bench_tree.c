@@ -187,11 +187,63 @@ static void add_child(pid_t pid, void *ud)
     table_add(w->t, w->slot, pid);
 }
 
+/* Which slot's run a process belongs to, from the RUNLAB_BENCH_SLOT=<harness pid>.<slot>
+ * its run was started with (programs inherit it); -1 when it does not say. */
+static long slot_of(pid_t pid)
+{
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char want[64];
+    int wl = snprintf(want, sizeof want, "RUNLAB_BENCH_SLOT=%d.", (int)getpid());
+    for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+        if (strncmp(p, want, (size_t)wl) == 0)
+            return strtol(p + wl, NULL, 10);
+    return -1;
+}
+
+typedef struct orphan_ctx {
+    rl_bench_trees *tr;
+    size_t slot;
+    bool claim_unmarked;
+} orphan_ctx;
+
+static void consider_orphan(pid_t pid, void *ud)
+{
+    orphan_ctx *o = ud;
+    rl_bench_trees *tr = o->tr;
+    if (pid == tr->keeper)
+        return;
+    for (size_t i = 0; i < tr->n_slots; i++)
+        if (tr->leader[i] == pid || table_has(tr->table, i, pid))
+            return; /* a run's first process, or already followed */
+    long owner = slot_of(pid);
+    if (owner == (long)o->slot || (owner < 0 && o->claim_unmarked))
+        table_add(tr->table, o->slot, pid);
+}
+
+/* Processes that came to the harness (as child subreaper) when their parent in a run
+ * exited before the harness saw them: taken into the slot they name, and unmarked ones
+ * (an in-process planner's fork that never ran a program) into the slot that is ending. */
+static void adopt_orphans(rl_bench_trees *tr, size_t slot, bool claim_unmarked)
+{
+    orphan_ctx o = {tr, slot, claim_unmarked};
+    proc_children(getpid(), consider_orphan, &o);
+}
+
 /* Extends the slot's set with the children of every process in it, then drops the dead;
  * returns the summed resident memory of the living, in KiB. */
 static long follow_tree(rl_bench_trees *tr, size_t slot)
 {
     tree_table *t = tr->table;
+    adopt_orphans(tr, slot, tr->n_slots == 1 && tr->leader[slot] == 0);
     walk_ctx w = {t, slot};
     for (int i = 0; i < atomic_load(&t->n[slot]); i++) /* grows while it walks */
         proc_children(t->pids[slot][i].pid, add_child, &w);
@@ -427,6 +479,9 @@ void rl_bench_tree_enter(const rl_bench_trees *tr, size_t slot)
     /* Only the harness may hold the keeper's pipe open, or the keeper would never learn
        of the harness's death while a run lives. */
     close(tr->keeper_fd);
+    char mark[64];
+    snprintf(mark, sizeof mark, "%d.%zu", (int)getppid(), slot);
+    setenv("RUNLAB_BENCH_SLOT", mark, 1);
     if (tr->mode != RL_BENCH_TREE_CGROUP)
         return;
     char dir[1100], path[1200];
@@ -480,6 +535,7 @@ void rl_bench_tree_kill(rl_bench_trees *tr, size_t slot)
 void rl_bench_tree_end(rl_bench_trees *tr, size_t slot)
 {
     tr->leader[slot] = 0; /* its exit was collected: anything else left is killed */
+    adopt_orphans(tr, slot, true);
     for (int round = 0; round < 100; round++) {
         follow_tree(tr, slot);
         int left = atomic_load(&tr->table->n[slot]);

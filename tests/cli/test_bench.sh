@@ -28,7 +28,7 @@ planners:
   - {name: hog, planner: memhog}
 YAML
 run bench "$TMP/mixed.yaml" --out "$TMP/res"
-check "mixed benchmark exits 0" rc_is 0
+check "mixed benchmark exits 1: crash, abort, hang and hog solved no run" rc_is 1
 dir=$(tail -n1 <<<"$out")
 check "last line is the new directory" test -d "$dir"
 for f in results.db results.csv results.json manifest.json journal.tsv spec.json console; do
@@ -86,15 +86,14 @@ planners:
     command: ["$TMP/bad_planner.sh"]
   - name: silent
     command: "$TMP/silent.sh"
-  - name: missing
-    command: ["$TMP/does-not-exist"]
 YAML
 if [ "$py" = 1 ]; then
     printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n' \
         "$RUNLAB_SOURCE" >>"$TMP/exec.yaml"
 fi
 run bench "$TMP/exec.yaml" --out "$TMP/res"
-check "program benchmark exits 0" rc_is 0
+check "program benchmark exits 1: some planner solved no run" rc_is 1
+check "... naming the planner and its first reason" err_has "planner 'silent' solved none of its 2 runs; first reason: exited with code 0 before reporting"
 edir=$(tail -n1 <<<"$out")
 eq() { sqlite3 "$edir/results.db" "$1"; }
 est() { eq "SELECT group_concat(status) FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='$1'"; }
@@ -102,12 +101,17 @@ check "undeclared progress property is an Error (11)" test "$(est undeclared)" =
 check "the reason names the protocol line" grep -q "protocol: line 1: undeclared progress property" "$edir/results.csv"
 check "exit without a status line is an Error" test "$(est silent)" = "11,11"
 check "exit without status: reason" grep -q "exited with code 0 before reporting" "$edir/results.csv"
-check "a program that cannot start is an Error" test "$(est missing)" = "11,11"
+printf 'experiment: m\nproblem: wall2d\nplanners:\n  - name: missing\n    command: [./does-not-exist]\n' >"$TMP/missing.yaml"
+run bench "$TMP/missing.yaml" --out "$TMP/res"
+check "a program that cannot start is refused before the first run" rc_is 1
+check "... resolved from the spec's directory, with file, line and key" \
+    err_has "missing.yaml:5: planners[0].command: planner 'missing' cannot start: '$TMP/./does-not-exist'"
+check "... and no benchmark directory is made for it" test -z "$(ls -d "$TMP"/res/m_* 2>/dev/null)"
 check "console output of a program is kept" grep -q working "$edir/console/silent.console"
 if [ "$py" = 1 ]; then
     check "the Python example planner solves" test "$(est python)" = "6,6"
     check "its run property reached the database" \
-        test "$(eq "SELECT count(solution_length) FROM runs WHERE plannerid=4")" -eq 2
+        test "$(eq "SELECT count(solution_length) FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='python'")" -eq 2
 fi
 
 # spec errors: file, line and key
@@ -182,11 +186,44 @@ done
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 kdir=$(ls -d "$TMP"/kill/*/ | head -n1)
-done_before=$(($(wc -l <"$kdir/journal.tsv") - 1))
+done_before=$(grep -c '^run[[:space:]]' "$kdir/journal.tsv")
 check "the killed harness had journaled some runs, not all" test "$done_before" -gt 0 -a "$done_before" -lt 12
 run bench --resume "$kdir"
-check "resume exits 0" rc_is 0
+check "resume exits 1 (the hang planner solved nothing), not 2" rc_is 1
 check "resume gives all 12 runs" test "$(sqlite3 "$kdir/results.db" 'SELECT count(*) FROM runs')" -eq 12
-check "journal has 12 runs" test "$(($(wc -l <"$kdir/journal.tsv") - 1))" -eq 12
+check "journal has 12 runs" test "$(grep -c '^run[[:space:]]' "$kdir/journal.tsv")" -eq 12
+check "exactly one OMPL log after the resume" test "$(ls "$kdir"/*.log | wc -l)" -eq 1
+check "total time covers both sessions (>= the 6 RRT* runs' time limits)" \
+    test "$(sqlite3 "$kdir/results.db" 'SELECT totaltime >= 3 FROM experiments')" = 1
+run bench --resume "$kdir"
+check "resume of a finished benchmark exits 0" rc_is 0
+check "... and says there is nothing to do" out_has "finished already"
+check "... still one log" test "$(ls "$kdir"/*.log | wc -l)" -eq 1
+
+# Two harnesses on one directory: the second is refused and names the holder.
+cat >"$TMP/slow.yaml" <<YAML
+experiment: lock test
+problem: narrow2d
+max_time: 600
+runs: 1
+planners:
+  - {name: hang, planner: hang}
+YAML
+"$RUNLAB" bench "$TMP/slow.yaml" --out "$TMP/lock" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do [ -s "$TMP"/lock/*/.lock ] 2>/dev/null && break; sleep 0.1; done
+ldir=$(ls -d "$TMP"/lock/*/ | head -n1)
+run bench --resume "$ldir"
+check "a second harness on a directory in use is refused" rc_is 1
+check "... naming the holder's pid" err_has "pid $pid on"
+kill -INT "$pid"
+wait "$pid" 2>/dev/null
+rm -f "$TMP/int.err"
+"$RUNLAB" bench "$TMP/slow.yaml" --out "$TMP/lock2" >/dev/null 2>"$TMP/int.err" &
+pid=$!
+for _ in $(seq 1 600); do [ -s "$TMP"/lock2/*/.lock ] 2>/dev/null && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid" 2>/dev/null
+check "Ctrl+C prints the directory and the --resume command" grep -q "Resume with: runlab bench --resume" "$TMP/int.err"
 check "no run process outlived the harness" test -z "$(pgrep -f 'runlab bench.*long.yaml')"
 finish

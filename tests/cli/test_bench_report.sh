@@ -19,7 +19,7 @@ planners:
   - {name: crash, planner: crash}
 YAML
 run bench "$TMP/spec.yaml" --out "$TMP/res"
-check "benchmark exits 0" rc_is 0
+check "benchmark exits 1: the crash planner solved no run" rc_is 1
 dir=$(tail -n1 <<<"$out")
 html="$dir/report.html"
 check "report.html written with the benchmark" test -s "$html"
@@ -50,8 +50,9 @@ check "bench report rewrote report.html" test -s "$html"
 
 rm -f "$html"
 run bench --resume "$dir"
-check "--resume of a finished benchmark exits 0" rc_is 0
+check "--resume of a benchmark killed before its report exits as the benchmark did (1)" rc_is 1
 check "--resume rewrote report.html" test -s "$html"
+check "... into the one OMPL log there was" test "$(ls "$dir"/*.log | wc -l)" -eq 1
 
 run bench report "$TMP/nowhere"
 check "bench report of a directory without results fails" rc_is 1
