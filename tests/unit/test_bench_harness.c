@@ -287,11 +287,12 @@ static void test_resume(void **state)
             snprintf(first_times[n_first++], sizeof first_times[0], "%s",
                      prop(&e0->planners[i].runs[r], "time"));
     rl_bench_free(b);
-    /* keep the header, two runs and half a line, as a kill -9 could leave it */
+    /* keep the header, two runs (each a run line and a "t" line) and half a line, as a
+     * kill -9 could leave it */
     size_t len;
     char *text = rl_test_read_file(journal, &len);
     char *p = text;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 5; i++)
         p = strchr(p, '\n') + 1;
     size_t keep = (size_t)(p - text) + 10;
     rl_test_write_file(journal, text, keep);
@@ -311,12 +312,15 @@ static void test_resume(void **state)
             for (size_t k = 0; k < n_first; k++)
                 found += strcmp(prop(&e->planners[i].runs[r], "time"), first_times[k]) == 0;
     assert_true(found >= 2);
-    /* the journal now has the header and exactly six complete runs */
+    /* the journal now has the header and exactly six complete runs, each with its t line */
     text = rl_test_read_file(journal, &len);
-    int lines = 0;
-    for (size_t i = 0; i < len; i++)
+    int lines = 0, run_lines = 0;
+    for (size_t i = 0; i < len; i++) {
         lines += text[i] == '\n';
-    assert_int_equal(lines, 7);
+        run_lines += strncmp(text + i, "run\t", 4) == 0 && (i == 0 || text[i - 1] == '\n');
+    }
+    assert_int_equal(lines, 13);
+    assert_int_equal(run_lines, 6);
     assert_int_equal(text[len - 1], '\n');
     free(text);
     rl_bench_free(b);
