@@ -67,7 +67,9 @@ static int run_one(explore_config *cfg)
     explore_result r;
     if (explore_run(cfg, &r) != RL_OK)
         return cli_fail("explore", "%s", rl_error_last());
-    printf("s%02d %-8s seed %-3llu %-16s %4d cycles  cost %8.2f  gain %7.2f m2  %s\n", cfg->scene,
+    printf("s%02d %-8s seed %-3llu %-16s %4d cycles  total cost " CLI_NUM_FMT_W(8)
+           "  final gain " CLI_NUM_FMT_W(8) " m2  %s\n",
+           cfg->scene,
            explore_planner_name(cfg), (unsigned long long)cfg->seed,
            rl_end_reason_name(r.end_reason), r.cycles, r.total_cost, r.gain, r.run_dir);
     fflush(stdout);

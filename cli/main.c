@@ -21,7 +21,7 @@ static const struct command commands[] = {
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
     {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
-    {"plot", cmd_plot, "draw CSV columns as a PNG, SVG or PDF figure"},
+    {"plot", cmd_plot, "draw figures: CSV columns; gain-cost, normalized-gain, timing of runs"},
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
     {"version", cmd_version, "print version and build provenance"},
@@ -47,6 +47,24 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "\nTry 'runlab %s --help'.\n", cmd);
     va_end(ap);
     return RL_EXIT_USAGE;
+}
+
+void cli_print_escaped(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p == '\t')
+            fputs("\\t", f);
+        else if (*p == '\r')
+            fputs("\\r", f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
 }
 
 bool cli_wants_help(int argc, char **argv)
