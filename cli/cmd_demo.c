@@ -188,12 +188,12 @@ static int check_free_space(const char *scratch, uint64_t *free_bytes)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: runlab demo [--out DIR]\n\n"
+    fprintf(out, "Usage: runlab demo [--out-dir DIR]\n\n"
                  "Runs runlab's built-in demonstration: version and provenance, a self-check\n"
                  "of the core modules, and each module's demonstration on built-in data.\n\n"
-                 "  -o, --out DIR  parent directory for the demo's outputs (default: .);\n"
+                 "  --out-dir DIR  parent directory for the demo's outputs (default: .);\n"
                  "                 a new directory runlab-demo-<UTC time> is created in it\n"
-                 "                 and never reused\n"
+                 "                 and never reused (old spellings: --out, -o)\n"
                  "  -h, --help     show this help\n");
 }
 
@@ -211,7 +211,10 @@ int cmd_demo(int argc, char **argv)
 {
     const char *out_parent = ".";
     static const struct option opts[] = {
-        {"out", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+        {"out-dir", required_argument, NULL, 'o'},
+        {"out", required_argument, NULL, 'o'}, /* old name, kept */
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -228,7 +231,7 @@ int cmd_demo(int argc, char **argv)
      * any work so a wrong --out fails at once. */
     char parent[PATH_MAX];
     if (!realpath(out_parent, parent))
-        return cli_fail("demo", "--out %s: %s", out_parent, strerror(errno));
+        return cli_fail("demo", "--out-dir %s: %s", out_parent, strerror(errno));
 
     rl_provenance p;
     rl_provenance_collect(&p);
