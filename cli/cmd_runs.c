@@ -6,6 +6,7 @@
 #include "runlab/csv.h"
 #include "runlab/error.h"
 #include "runlab/json.h"
+#include "runlab/number.h"
 #include "runlab/progress.h"
 #include "runlab/runs.h"
 
@@ -225,13 +226,20 @@ static void csv_str(rl_csv_writer *w, const char *s)
     rl_csv_write_str(w, s ? s : "");
 }
 
-/* A number, or an empty cell (pandas: NaN) when there is none. */
+/* A number in the shortest form that reads back exactly, always with a decimal point or
+ * exponent ("40.0", as Python writes it) so pandas reads a float column as float64
+ * even when every value is whole; an empty cell (NaN) when there is none. */
 static void csv_num(rl_csv_writer *w, double v)
 {
-    if (isnan(v))
+    char buf[48];
+    if (isnan(v)) {
         rl_csv_write_str(w, "");
-    else
-        rl_csv_write_f64(w, v);
+        return;
+    }
+    size_t n = rl_format_f64(v, buf, sizeof buf - 2);
+    if (isfinite(v) && !strpbrk(buf, ".e"))
+        memcpy(buf + n, ".0", 3);
+    rl_csv_write_str(w, buf);
 }
 
 static int print_csv(const rl_run_set *set)

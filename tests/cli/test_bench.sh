@@ -27,7 +27,7 @@ planners:
   - {name: hang, planner: hang}
   - {name: hog, planner: memhog}
 YAML
-run bench "$TMP/mixed.yaml" --out "$TMP/res"
+run bench "$TMP/mixed.yaml" --out-dir "$TMP/res"
 check "mixed benchmark exits 0" rc_is 0
 dir=$(tail -n1 <<<"$out")
 check "last line is the new directory" test -d "$dir"

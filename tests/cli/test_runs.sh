@@ -28,7 +28,7 @@ check "runs lists a parsed run" out_has "parsed"
 check "runs shows the truncated row" out_has "truncated_row"
 check "runs shows the missing manifest" out_has "no_manifest"
 check "runs shows the empty CSV as skipped" out_has "skipped"
-check "runs reports the symlink loop on stderr" err_has "already visited"
+check "runs reports the symlink loop on stderr" err_has "$R/sweep/loop: symbolic link loop"
 
 run runs --json "$R"
 check "runs --json exits 0" rc_is 0
@@ -50,9 +50,19 @@ check "runs report exits 0" rc_is 0
 check "runs report counts statuses" out_has "runs: 4 (parsed 1, degraded 2, skipped 1)"
 check "runs report counts reasons" out_has "csv_empty"
 
+# A missing root is the user's mistake (issue 11, item 17): exit 1, said on stderr,
+# and no header that looks like an empty result.
 run runs "$TMP/does-not-exist"
-check "a missing root is not fatal" rc_is 0
-check "a missing root is reported" err_has "does-not-exist"
+check "a missing root is an error (exit 1)" rc_is 1
+check "a missing root is named" err_has "runlab: runs: $TMP/does-not-exist: No such file or directory"
+check "a missing root prints no table" [ -z "$out" ]
+run runs "$R" "$TMP/does-not-exist"
+check "one missing root among others is an error too" rc_is 1
+run runs --json "$TMP/does-not-exist"
+check "runs --json on a missing root: exit 1" rc_is 1
+run runs "$R/sweep/grid/s01/nbv/"*/performance_log.csv
+check "a root that is a file: exit 1" rc_is 1
+check "a root that is a file is named" err_has "not a directory"
 run runs
 check "no root is a usage error" rc_is 2
 
