@@ -209,7 +209,7 @@ static int demo_gallery(const char *out_dir)
 
 int cmd_demo(int argc, char **argv)
 {
-    const char *out_parent = ".";
+    const char *out_parent = ".", *out_spelling = "--out-dir";
     static const struct option opts[] = {
         {"out-dir", required_argument, NULL, 'o'},
         {"out", required_argument, NULL, 'o'}, /* old name, kept */
@@ -217,10 +217,13 @@ int cmd_demo(int argc, char **argv)
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    int c, li = -1;
+    while ((li = -1, c = getopt_long(argc, argv, "+o:h", opts, &li)) != -1) {
         switch (c) {
-        case 'o': out_parent = optarg; break;
+        case 'o': /* errors name the option as it was typed */
+            out_parent = optarg;
+            out_spelling = li >= 0 ? (li == 0 ? "--out-dir" : "--out") : "-o";
+            break;
         case 'h': usage(stdout); return RL_EXIT_OK;
         default: return cli_usage_error("demo", "unknown option '%s'", argv[optind - 1]);
         }
@@ -231,7 +234,7 @@ int cmd_demo(int argc, char **argv)
      * any work so a wrong --out fails at once. */
     char parent[PATH_MAX];
     if (!realpath(out_parent, parent))
-        return cli_fail("demo", "--out-dir %s: %s", out_parent, strerror(errno));
+        return cli_fail("demo", "%s %s: %s", out_spelling, out_parent, strerror(errno));
 
     rl_provenance p;
     rl_provenance_collect(&p);

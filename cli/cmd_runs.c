@@ -323,7 +323,7 @@ int cmd_runs(int argc, char **argv)
     optind = first;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'c': csv = true; break;
@@ -333,6 +333,8 @@ int cmd_runs(int argc, char **argv)
     }
     if (json && csv)
         return cli_usage_error("runs", "--json and --csv exclude each other");
+    if (report && (json || csv))
+        return cli_usage_error("runs", "'runs report' prints text only (no --json or --csv)");
     if (optind >= argc)
         return cli_usage_error("runs", "no ROOT given");
     rl_run_set *set;

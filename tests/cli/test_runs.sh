@@ -45,6 +45,9 @@ assert any("csv_empty" in r["reasons"] for r in runs)
 }
 check "runs --json: 4 objects with path, status, reasons" json_ok
 
+run runs "$R" --json
+check "options may follow the roots (docs/cli.md)" python3 -c 'import json,sys; assert len(json.load(sys.stdin)) == 4' <<<"$out"
+
 run runs report "$R"
 check "runs report exits 0" rc_is 0
 check "runs report counts statuses" out_has "runs: 4 (parsed 1, degraded 2, skipped 1)"
