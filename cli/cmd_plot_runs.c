@@ -564,35 +564,47 @@ static int load(struct popts *o, rl_run_set **set)
     return RL_EXIT_OK;
 }
 
-/* The y label of the default gain: the layers summed, or the one column. */
+/* The y label of the default gain: the gain columns summed (union over the drawn runs,
+ * in order of appearance), or the one column's name; `unit_col` gets the first column,
+ * whose manifest unit labels the axis. */
 static void gain_label(const rl_run_set *set, const struct curve *cv, char *out, size_t cap,
                        char *unit_col, size_t ucap)
 {
-    size_t len = (size_t)snprintf(out, cap, "Gain");
-    const char *sep = ": sum of ";
-    int layers = 0;
+    enum { MAX_NAMED = 16 };
+    const char *named[MAX_NAMED];
+    size_t nnamed = 0, len = (size_t)snprintf(out, cap, "Gain, sum of layers ");
+    bool more = false;
     unit_col[0] = '\0';
     for (size_t i = 0; i < set->count; i++) {
-        if (!cv[i].usable)
-            continue;
         const rl_run *r = set->runs[i];
-        for (size_t k = 0; k < r->num_gain_layers; k++) {
-            char name[300];
-            snprintf(name, sizeof name, "%s%s", r->gain_layers[k], gain_suffix);
-            if (!rl_run_column(r, name) || (len < cap && strstr(out, name)))
+        for (size_t k = 0; cv[i].usable && k < r->num_gain_layers; k++) {
+            char col[300];
+            snprintf(col, sizeof col, "%s%s", r->gain_layers[k], gain_suffix);
+            if (!rl_run_column(r, col)) /* a layer of the summary only: not in the curve */
                 continue;
-            if (!unit_col[0])
-                snprintf(unit_col, ucap, "%s", name);
+            size_t seen = 0;
+            while (seen < nnamed && strcmp(named[seen], r->gain_layers[k]) != 0)
+                seen++;
+            if (seen < nnamed)
+                continue;
+            if (nnamed == MAX_NAMED) {
+                more = true;
+                continue;
+            }
+            named[nnamed++] = r->gain_layers[k];
+            if (nnamed == 1)
+                snprintf(unit_col, ucap, "%s", col);
             if (len < cap)
-                len += (size_t)snprintf(out + len, cap - len, "%s%s", sep, name);
-            sep = " + ";
-            layers++;
+                len += (size_t)snprintf(out + len, cap - len, "%s%s", nnamed > 1 ? " + " : "",
+                                        r->gain_layers[k]);
         }
     }
-    if (layers == 1 && len < cap) /* one column: its name is the label */
-        snprintf(out, cap, "%s", unit_col);
-    else if (layers == 0)
+    if (more && len < cap)
+        snprintf(out + len, cap - len, " + ...");
+    if (nnamed == 0)
         snprintf(unit_col, ucap, "RealAccumulatedGain");
+    if (nnamed <= 1) /* one column (or the agent-level one): its name is the label */
+        snprintf(out, cap, "%s", unit_col);
 }
 
 /* The figure record's description: what the end markers are, and each run's end. */
