@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum { RL_EXIT_OK = 0, RL_EXIT_FAILURE = 1, RL_EXIT_USAGE = 2 };
 
@@ -19,6 +20,15 @@ int cli_fail(const char *what, const char *fmt, ...) __attribute__((format(print
 /* Prints "runlab: <what>: <why>" and "Try 'runlab <cmd> --help'." to stderr; returns
  * RL_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* How every command prints a run's numbers for people (final gain, total cost): the same
+ * number shows the same digits in `explore`, `runs` and the demo. */
+#define CLI_NUM_FMT "%.6g"
+#define CLI_NUM_FMT_W(width) "%" #width ".6g"
+
+/* Writes `s` with control characters escaped (\n, \t, \r, \xHH, and \\ for a
+ * backslash), so a hostile path can neither split a line nor reach the terminal. */
+void cli_print_escaped(FILE *f, const char *s);
 
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);

@@ -39,7 +39,7 @@ enum { SPEC_MAX_BYTES = 1 << 20, MAX_LOGS = 4096 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab bench SPEC.yaml [--out ROOT] [-j N]\n"
+            "Usage: runlab bench SPEC.yaml [--out-dir ROOT] [-j N]\n"
             "       runlab bench --resume DIR\n"
             "       runlab bench import LOG... --db OUT.db\n"
             "       runlab bench merge DIR... --db OUT.db\n"
@@ -51,8 +51,8 @@ static void usage(FILE *out)
             "manifest.json, report.html with figures/); its path is the last line of standard\n"
             "output. `bench report DIR` rewrites DIR/report.html from DIR/results.json.\n\n"
             "Options:\n"
-            "  --out ROOT     where the benchmark directory is created (default: the spec's\n"
-            "                 'out', else ./bench-results)\n"
+            "  --out-dir ROOT where the benchmark directory is created (default: the spec's\n"
+            "                 'out', else ./bench-results); --out is the old spelling\n"
             "  -j, --jobs N   runs in parallel (default 1, or the spec's 'jobs'). Parallel runs\n"
             "                 share CPU cores, caches and memory bandwidth, so their times and\n"
             "                 memory are perturbed and not comparable with serial runs; use it\n"
@@ -959,7 +959,8 @@ int cmd_bench(int argc, char **argv)
         return cmd_import(argc - 1, argv + 1, true);
     if (argc >= 2 && strcmp(argv[1], "report") == 0)
         return cmd_report(argc - 1, argv + 1);
-    static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+    static const struct option opts[] = {{"out-dir", required_argument, NULL, 'o'},
+                                         {"out", required_argument, NULL, 'o'}, /* old name */
                                          {"jobs", required_argument, NULL, 'j'},
                                          {"resume", required_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},

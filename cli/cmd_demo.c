@@ -188,12 +188,12 @@ static int check_free_space(const char *scratch, uint64_t *free_bytes)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: runlab demo [--out DIR]\n\n"
+    fprintf(out, "Usage: runlab demo [--out-dir DIR]\n\n"
                  "Runs runlab's built-in demonstration: version and provenance, a self-check\n"
                  "of the core modules, and each module's demonstration on built-in data.\n\n"
-                 "  -o, --out DIR  parent directory for the demo's outputs (default: .);\n"
+                 "  --out-dir DIR  parent directory for the demo's outputs (default: .);\n"
                  "                 a new directory runlab-demo-<UTC time> is created in it\n"
-                 "                 and never reused\n"
+                 "                 and never reused (old spellings: --out, -o)\n"
                  "  -h, --help     show this help\n");
 }
 
@@ -209,15 +209,21 @@ static int demo_gallery(const char *out_dir)
 
 int cmd_demo(int argc, char **argv)
 {
-    const char *out_parent = ".";
+    const char *out_parent = ".", *out_spelling = "--out-dir";
     static const struct option opts[] = {
-        {"out", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+        {"out-dir", required_argument, NULL, 'o'},
+        {"out", required_argument, NULL, 'o'}, /* old name, kept */
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    int c, li = -1;
+    while ((li = -1, c = getopt_long(argc, argv, "+o:h", opts, &li)) != -1) {
         switch (c) {
-        case 'o': out_parent = optarg; break;
+        case 'o': /* errors name the option as it was typed */
+            out_parent = optarg;
+            out_spelling = li >= 0 ? (li == 0 ? "--out-dir" : "--out") : "-o";
+            break;
         case 'h': usage(stdout); return RL_EXIT_OK;
         default: return cli_usage_error("demo", "unknown option '%s'", argv[optind - 1]);
         }
@@ -228,7 +234,7 @@ int cmd_demo(int argc, char **argv)
      * any work so a wrong --out fails at once. */
     char parent[PATH_MAX];
     if (!realpath(out_parent, parent))
-        return cli_fail("demo", "--out %s: %s", out_parent, strerror(errno));
+        return cli_fail("demo", "%s %s: %s", out_spelling, out_parent, strerror(errno));
 
     rl_provenance p;
     rl_provenance_collect(&p);

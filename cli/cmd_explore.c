@@ -33,6 +33,7 @@ static void usage(FILE *out)
                  "  --scenes LIST     comma-separated scene ids (default 1,2,3)\n"
                  "  --seeds LIST      comma-separated seeds (default 1,2)\n"
                  "  --planners LIST   comma-separated planners (default nbv,nbv_nobt)\n"
+                 "                    (a LIST option may repeat: the values add up)\n"
                  "  -h, --help        show this help\n");
 }
 
@@ -47,19 +48,25 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-/* Splits a comma-separated list of unsigned numbers into `out` (at most `cap`). */
-static int parse_list(const char *s, uint64_t *out, int cap)
+/* Appends the comma-separated unsigned numbers of `s` to out[*n..cap) (a repeated list
+ * option adds up, docs/cli.md). An empty element ("1,,2", ",1", "1,") is an error: it is
+ * a typo, not a request for fewer runs. */
+static int parse_list(const char *s, uint64_t *out, int *n, int cap)
 {
     char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+    if (!*s || snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
         return -1;
-    int n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (n >= cap || parse_u64(t, &out[n]) != 0)
+    for (char *t = buf;;) {
+        char *comma = strchr(t, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*t || *n >= cap || parse_u64(t, &out[*n]) != 0)
             return -1;
-        n++;
+        (*n)++;
+        if (!comma)
+            return 0;
+        t = comma + 1;
     }
-    return n > 0 ? n : -1;
 }
 
 static int run_one(explore_config *cfg)
@@ -67,7 +74,9 @@ static int run_one(explore_config *cfg)
     explore_result r;
     if (explore_run(cfg, &r) != RL_OK)
         return cli_fail("explore", "%s", rl_error_last());
-    printf("s%02d %-8s seed %-3llu %-16s %4d cycles  cost %8.2f  gain %7.2f m2  %s\n", cfg->scene,
+    printf("s%02d %-8s seed %-3llu %-16s %4d cycles  total cost " CLI_NUM_FMT_W(8)
+           "  final gain " CLI_NUM_FMT_W(8) " m2  %s\n",
+           cfg->scene,
            explore_planner_name(cfg), (unsigned long long)cfg->seed,
            rl_end_reason_name(r.end_reason), r.cycles, r.total_cost, r.gain, r.run_dir);
     fflush(stdout);
@@ -81,6 +90,7 @@ int cmd_explore(int argc, char **argv)
     explore_config cfg;
     explore_config_init(&cfg);
     bool sweep = false, nbv = true, nobt = false, planners_set = false;
+    bool scenes_set = false, seeds_set = false;
     uint64_t scenes[64] = {1, 2, 3}, seeds[64] = {1, 2}, v;
     int nscenes = 3, nseeds = 2;
     static const struct option opts[] = {
@@ -110,13 +120,17 @@ int cmd_explore(int argc, char **argv)
             break;
         case 'p':
         case 'P': {
+            if (!planners_set || c == 'p')
+                nbv = nobt = false;
             planners_set = true;
-            nbv = nobt = false;
             char buf[128];
             if (snprintf(buf, sizeof buf, "%s", optarg) >= (int)sizeof buf)
                 return cli_usage_error("explore", "planner list too long");
-            for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
-                 t = strtok_r(NULL, ",", &save)) {
+            for (char *t = buf, *comma; t; t = comma ? comma + 1 : NULL) {
+                if ((comma = strchr(t, ',')) != NULL)
+                    *comma = '\0';
+                if (!*t)
+                    return cli_usage_error("explore", "--planners: empty name in '%s'", optarg);
                 if (strcmp(t, "nbv") == 0)
                     nbv = true;
                 else if (strcmp(t, "nbv_nobt") == 0)
@@ -163,12 +177,24 @@ int cmd_explore(int argc, char **argv)
         case 'n': cfg.log_performance = false; break;
         case 'w': sweep = true; break;
         case 'A':
-            if ((nscenes = parse_list(optarg, scenes, 64)) < 0)
-                return cli_usage_error("explore", "--scenes: bad list '%s'", optarg);
+            if (!scenes_set)
+                nscenes = 0;
+            scenes_set = true;
+            if (parse_list(optarg, scenes, &nscenes, 64) < 0)
+                return cli_usage_error("explore",
+                                       "--scenes: bad list '%s' (comma-separated numbers, no "
+                                       "empty element, at most 64)",
+                                       optarg);
             break;
         case 'B':
-            if ((nseeds = parse_list(optarg, seeds, 64)) < 0)
-                return cli_usage_error("explore", "--seeds: bad list '%s'", optarg);
+            if (!seeds_set)
+                nseeds = 0;
+            seeds_set = true;
+            if (parse_list(optarg, seeds, &nseeds, 64) < 0)
+                return cli_usage_error("explore",
+                                       "--seeds: bad list '%s' (comma-separated numbers, no "
+                                       "empty element, at most 64)",
+                                       optarg);
             break;
         case 'h': usage(stdout); return RL_EXIT_OK;
         default: return cli_usage_error("explore", "unknown option '%s'", argv[optind - 1]);

@@ -415,6 +415,7 @@ int cmd_plot(int argc, char **argv)
             goto done;
         }
     }
+    printf("Wrote %s\n", o.out);
     rc = RL_EXIT_OK;
     goto done;
 oom:

@@ -7,10 +7,12 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/json.h"
+#include "runlab/number.h"
 #include "runlab/plot.h"
 #include "runlab/runs.h"
 #include "runlab/stats.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +34,12 @@ struct popts {
     bool per_run;
     char **inputs;
     int ninputs;
+    /* Where figures go (see place_figures): the tree they mirror and the figures root. */
+    char base[PATH_MAX];
+    char figs[PATH_MAX];
+    /* Every figure path written in this invocation: none is written twice. */
+    char **written;
+    size_t nwritten;
 };
 
 bool cli_plot_runs_handles(const char *kind)
@@ -47,21 +55,28 @@ static void usage(FILE *out)
             "       runlab plot normalized-gain [options] ROOT...\n"
             "       runlab plot timing [options] RUN_OR_ROOT...\n\n"
             "Figures from run directories (see docs/perflog.md):\n"
-            "  gain-cost        accumulated gain against cost: one curve per run, or (default\n"
-            "                   with more than 6 runs, or --by-planner) the median and the\n"
-            "                   25-75%% band per planner\n"
+            "  gain-cost        accumulated gain against total cost: one step curve per run\n"
+            "                   (up to 6 runs), or the median and 25-75%% band per planner\n"
             "  normalized-gain  gain divided by the best final gain of the same scene, median\n"
             "                   and band per planner across scenes\n"
             "  timing           per-cycle time without overlap, stacked by component, one\n"
             "                   figure per run\n\n"
+            "The gain is the sum of the layers' <layer>.RealAccumulatedGain columns (or\n"
+            "--gain COL). Each run's end is marked at its final gain and total cost (the\n"
+            "numbers `runlab runs` shows); the legend says when that lies beyond the last\n"
+            "logged row.\n\n"
             "Figures go below <data root>/figures/ (data root: $RUNLAB_DATA_ROOT, else\n"
-            "~/runlab_data) at the input's path; a figure from several inputs goes at the top.\n"
-            "Each is written as PNG and SVG with a .yaml record beside it.\n\n"
-            "  --out-dir DIR   root of the figures tree instead of <data root>/figures\n"
-            "  --output FILE   write exactly this file (.png, .svg or .pdf) and its record\n"
-            "  --gain COL      gain column (default: the first *RealAccumulatedGain)\n"
-            "  --open          open the figure in the system viewer (needs a display)\n"
-            "  -h, --help      show this help\n");
+            "~/runlab_data) at each input's path relative to the data root. Inputs outside\n"
+            "the data root are mirrored relative to their common parent P, below\n"
+            "P/figures/. A figure from several inputs goes at the top. Each is written as\n"
+            "PNG and SVG with a .yaml record beside it; no path is written twice.\n\n"
+            "  --per-run         gain-cost: one curve per run, however many runs\n"
+            "  --by-planner      gain-cost: median and band per planner, however few runs\n"
+            "  --out-dir DIR     root of the figures tree instead of <data root>/figures\n"
+            "  -o, --output FILE write exactly this file (.png, .svg or .pdf) and its record\n"
+            "  --gain COL        gain column (default: the sum of *.RealAccumulatedGain)\n"
+            "  --open            open the figure in the system viewer (needs a display)\n"
+            "  -h, --help        show this help\n");
 }
 
 static int parse(int argc, char **argv, struct popts *o)
@@ -74,15 +89,14 @@ static int parse(int argc, char **argv, struct popts *o)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--out-dir") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--gain") == 0) {
+        const char **dst = strcmp(a, "--out-dir") == 0 || strcmp(a, "--out") == 0 ? &o->out_dir
+                           : strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0  ? &o->output
+                           : strcmp(a, "--gain") == 0                            ? &o->gain_col
+                                                                                 : NULL;
+        if (dst) {
             if (!v)
                 return cli_usage_error("plot", "option '%s' needs a value", a);
-            if (a[2] == 'o' && a[5] == '-')
-                o->out_dir = v;
-            else if (a[2] == 'o')
-                o->output = v;
-            else
-                o->gain_col = v;
+            *dst = v;
             i++;
         } else if (strcmp(a, "--open") == 0) {
             o->open = true;
@@ -114,27 +128,79 @@ static void data_root(char *out, size_t cap)
         snprintf(out, cap, "%s/runlab_data", getenv("HOME") ? getenv("HOME") : ".");
 }
 
-/* The figure directory for an input: <figures root>/<input relative to the data root>,
- * or the figures root itself when there is no single input or it lies outside the root. */
+/* True when `path` is `dir` or lies below it (both real paths). */
+static bool is_below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/* Decides the mirrored tree (base) and the figures root: inputs inside the data root
+ * mirror their path below it, in <data root>/figures; otherwise the inputs' common
+ * parent P is the base and P/figures the root (an input that is itself the common
+ * ancestor is mirrored by its name). --out-dir replaces the figures root. */
+static int place_figures(struct popts *o)
+{
+    char root[PATH_MAX], rroot[PATH_MAX], common[PATH_MAX] = "", rin[PATH_MAX];
+    data_root(root, sizeof root);
+    bool have_root = realpath(root, rroot) != NULL, inside = have_root, common_is_input = false;
+    for (int i = 0; i < o->ninputs; i++) {
+        if (!realpath(o->inputs[i], rin))
+            return rl_error_set(RL_ENOENT, "%s: %s", o->inputs[i], strerror(errno));
+        inside = inside && is_below(rin, rroot);
+        if (i == 0) {
+            snprintf(common, sizeof common, "%s", rin);
+            continue;
+        }
+        while (!is_below(rin, common)) {
+            char *slash = strrchr(common, '/');
+            if (!slash || slash == common) {
+                snprintf(common, sizeof common, "/");
+                break;
+            }
+            *slash = '\0';
+        }
+    }
+    int w;
+    if (inside) {
+        snprintf(o->base, sizeof o->base, "%s", rroot);
+        w = o->out_dir ? snprintf(o->figs, sizeof o->figs, "%s", o->out_dir)
+                       : snprintf(o->figs, sizeof o->figs, "%s/figures", root);
+    } else {
+        for (int i = 0; i < o->ninputs; i++)
+            if (realpath(o->inputs[i], rin) && strcmp(rin, common) == 0)
+                common_is_input = true;
+        char *slash = strrchr(common, '/');
+        if (common_is_input && slash == common)
+            common[1] = '\0';
+        else if (common_is_input && slash)
+            *slash = '\0';
+        snprintf(o->base, sizeof o->base, "%s", common);
+        w = o->out_dir ? snprintf(o->figs, sizeof o->figs, "%s", o->out_dir)
+                       : snprintf(o->figs, sizeof o->figs, "%s/figures",
+                                  strcmp(common, "/") == 0 ? "" : common);
+    }
+    return w < 0 || (size_t)w >= sizeof o->figs
+               ? rl_error_set(RL_ERANGE, "figures directory name too long")
+               : RL_OK;
+}
+
+/* The figure directory for an input or run (NULL: the top of the figures root): the
+ * figures root plus the path relative to the mirrored base. Creates nothing. */
 static int figure_dir(const struct popts *o, const char *input, char *out, size_t cap)
 {
-    char root[PATH_MAX], figs[PATH_MAX];
-    data_root(root, sizeof root);
-    if (o->out_dir)
-        snprintf(figs, sizeof figs, "%s", o->out_dir);
-    else if (snprintf(figs, sizeof figs, "%s/figures", root) >= (int)sizeof figs)
-        return rl_error_set(RL_ERANGE, "figures directory name too long");
-    char rroot[PATH_MAX], rin[PATH_MAX];
+    char rin[PATH_MAX];
     const char *rel = NULL;
-    if (input && realpath(root, rroot) && realpath(input, rin)) {
-        size_t n = strlen(rroot);
-        if (strncmp(rin, rroot, n) == 0 && rin[n] == '/')
-            rel = rin + n + 1;
+    if (input && realpath(input, rin) && is_below(rin, o->base)) {
+        rel = rin + strlen(o->base);
+        while (*rel == '/')
+            rel++;
     }
-    int w = rel ? snprintf(out, cap, "%s/%s", figs, rel) : snprintf(out, cap, "%s", figs);
+    int w = rel && *rel ? snprintf(out, cap, "%s/%s", o->figs, rel)
+                        : snprintf(out, cap, "%s", o->figs);
     if (w < 0 || (size_t)w >= cap)
         return rl_error_set(RL_ERANGE, "figure path too long");
-    return rl_fs_mkdirs(out);
+    return RL_OK;
 }
 
 static void open_viewer(const char *path)
@@ -156,33 +222,68 @@ static void open_viewer(const char *path)
     }
 }
 
-/* Saves PNG and SVG as <dir>/<stem>.* (or exactly --output), each with its record. */
-static int save(rl_figure *fig, const struct popts *o, const char *dir, const char *stem,
-                char **inputs, int ninputs, int argc, char **argv)
+static bool already_written(const struct popts *o, const char *path)
 {
-    char png[PATH_MAX], svg[PATH_MAX];
+    for (size_t i = 0; i < o->nwritten; i++)
+        if (strcmp(o->written[i], path) == 0)
+            return true;
+    return false;
+}
+
+static int remember_written(struct popts *o, const char *path)
+{
+    char **nw = realloc(o->written, (o->nwritten + 1) * sizeof *nw);
+    if (!nw)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    o->written = nw;
+    if (!(nw[o->nwritten] = strdup(path)))
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    o->nwritten++;
+    return RL_OK;
+}
+
+/* Saves PNG and SVG as <dir>/<stem>.* (or exactly --output), each with its record. A
+ * stem already written in this invocation gets _2, _3, ... so nothing is overwritten. */
+static int save(rl_figure *fig, struct popts *o, const char *dir, const char *stem,
+                char **inputs, int ninputs, const char *description, int argc, char **argv)
+{
+    char png[PATH_MAX], svg[PATH_MAX], parent[PATH_MAX];
     const char *paths[2] = {png, svg};
     int n = 2;
     if (o->output) {
         snprintf(png, sizeof png, "%s", o->output);
         n = 1;
-        char parent[PATH_MAX];
         snprintf(parent, sizeof parent, "%s", o->output);
         char *slash = strrchr(parent, '/');
-        if (slash && slash != parent) {
+        if (slash && slash != parent)
             *slash = '\0';
-            if (rl_fs_mkdirs(parent) != RL_OK)
-                return cli_fail("plot", "%s", rl_error_last());
+        else
+            parent[0] = '\0';
+    } else {
+        snprintf(parent, sizeof parent, "%s", dir);
+        for (int k = 1; k < 1000; k++) {
+            char suffix[16] = "";
+            if (k > 1)
+                snprintf(suffix, sizeof suffix, "_%d", k);
+            if (snprintf(png, sizeof png, "%s/%s%s.png", dir, stem, suffix) >= (int)sizeof png ||
+                snprintf(svg, sizeof svg, "%s/%s%s.svg", dir, stem, suffix) >= (int)sizeof svg)
+                return cli_fail("plot", "figure path too long");
+            if (!already_written(o, png))
+                break;
         }
-    } else if (snprintf(png, sizeof png, "%s/%s.png", dir, stem) >= (int)sizeof png ||
-               snprintf(svg, sizeof svg, "%s/%s.svg", dir, stem) >= (int)sizeof svg) {
-        return cli_fail("plot", "figure path too long");
     }
+    if (o->output && already_written(o, png))
+        return cli_fail("plot", "%s: already written in this invocation", png);
+    if (parent[0] && rl_fs_mkdirs(parent) != RL_OK)
+        return cli_fail("plot", "%s", rl_error_last());
     for (int i = 0; i < n; i++)
         if (rl_figure_save(fig, paths[i], RL_PLOT_AUTO) != RL_OK)
             return cli_fail("plot", "%s", rl_error_last());
-    rl_figure_record rec = {argc + 1, argv - 1, (const char *const *)inputs, (size_t)ninputs, NULL};
+    rl_figure_record rec = {argc + 1, argv - 1, (const char *const *)inputs, (size_t)ninputs,
+                            description};
     if (rl_figure_record_write(paths[0], &rec) != RL_OK)
+        return cli_fail("plot", "%s", rl_error_last());
+    if (remember_written(o, png) != RL_OK)
         return cli_fail("plot", "%s", rl_error_last());
     for (int i = 0; i < n; i++)
         printf("Wrote %s\n", paths[i]);
@@ -193,17 +294,7 @@ static int save(rl_figure *fig, const struct popts *o, const char *dir, const ch
 
 /* ---- data ------------------------------------------------------------------------------ */
 
-static const double *gain_column(const rl_run *r, const char *name)
-{
-    if (name)
-        return rl_run_column(r, name);
-    for (size_t j = 0; j < r->num_columns; j++) {
-        size_t len = strlen(r->column_names[j]);
-        if (len >= 19 && strcmp(r->column_names[j] + len - 19, "RealAccumulatedGain") == 0)
-            return r->columns[j];
-    }
-    return NULL;
-}
+static const char gain_suffix[] = ".RealAccumulatedGain";
 
 static const char *manifest_str(const rl_run *r, const char *key, const char *dflt)
 {
@@ -211,24 +302,84 @@ static const char *manifest_str(const rl_run *r, const char *key, const char *df
     return r->manifest && rl_json_get_string(r->manifest, key, &s) == RL_OK ? s : dflt;
 }
 
-/* Usable for a gain-cost curve: not skipped, with TotalCost and a gain column. */
-static bool curve_of(const rl_run *r, const char *gain_name, const double **cost,
-                     const double **gain)
+/* One run as the gain-cost figures draw it: a step curve and its end. */
+struct curve {
+    bool usable;
+    const double *cost;
+    const double *gain; /* a column, or `sum` */
+    double *sum;        /* owned: the sum of the layers' gain columns */
+    size_t n;
+    double end_cost, end_gain; /* total cost and final gain (docs/perflog.md) */
+    bool end_beyond_last;      /* the end is not the curve's last point */
+};
+
+/* The last row with a finite cost and gain, or false. */
+static bool last_point(const struct curve *c, double *x, double *y)
 {
-    if (r->status == RL_RUN_SKIPPED)
-        return false;
-    *cost = rl_run_column(r, "TotalCost");
-    *gain = gain_column(r, gain_name);
-    return *cost && *gain && r->num_rows > 0;
+    for (size_t i = c->n; i-- > 0;)
+        if (isfinite(c->cost[i]) && isfinite(c->gain[i])) {
+            *x = c->cost[i];
+            *y = c->gain[i];
+            return true;
+        }
+    return false;
+}
+
+/* The gain curve of a run: --gain COL, else the sum over its layers of
+ * <layer>.RealAccumulatedGain (a run without layers: a column named RealAccumulatedGain).
+ * Its end is the run's total cost and final gain, the numbers `runlab runs` shows. */
+static int curve_of(const rl_run *r, const char *gain_col, struct curve *c)
+{
+    memset(c, 0, sizeof *c);
+    c->cost = rl_run_column(r, "TotalCost");
+    c->n = r->num_rows;
+    if (r->status == RL_RUN_SKIPPED || !c->cost || c->n == 0)
+        return RL_OK;
+    double final = r->final_gain;
+    if (gain_col) {
+        c->gain = rl_run_column(r, gain_col);
+        size_t len = strlen(gain_col), slen = sizeof gain_suffix - 1;
+        final = NAN;
+        if (len > slen && strcmp(gain_col + len - slen, gain_suffix) == 0) {
+            char layer[256];
+            snprintf(layer, sizeof layer, "%.*s", (int)(len - slen), gain_col);
+            final = rl_run_layer_gain(r, layer);
+        }
+    } else if (r->num_gain_layers == 0) {
+        c->gain = rl_run_column(r, "RealAccumulatedGain");
+    } else {
+        if (!(c->sum = calloc(c->n, sizeof *c->sum)))
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        size_t found = 0;
+        for (size_t k = 0; k < r->num_gain_layers; k++) {
+            char name[300];
+            snprintf(name, sizeof name, "%s%s", r->gain_layers[k], gain_suffix);
+            const double *col = rl_run_column(r, name);
+            if (!col)
+                continue;
+            found++;
+            for (size_t i = 0; i < c->n; i++)
+                c->sum[i] += col[i];
+        }
+        c->gain = found ? c->sum : NULL;
+    }
+    if (!c->gain)
+        return RL_OK;
+    double lx = NAN, ly = NAN;
+    c->usable = last_point(c, &lx, &ly);
+    c->end_cost = isfinite(r->total_cost) ? r->total_cost : lx;
+    c->end_gain = isfinite(final) ? final : ly;
+    c->end_beyond_last = c->end_cost != lx || c->end_gain != ly;
+    return RL_OK;
 }
 
 /* Gain at cost c: the last row with TotalCost <= c (a step), held after the run ends. */
-static double gain_at(const double *cost, const double *gain, size_t n, double c)
+static double gain_at(const struct curve *cv, double c)
 {
     double g = NAN;
-    for (size_t i = 0; i < n && cost[i] <= c; i++)
-        if (isfinite(gain[i]))
-            g = gain[i];
+    for (size_t i = 0; i < cv->n && cv->cost[i] <= c; i++)
+        if (isfinite(cv->gain[i]))
+            g = cv->gain[i];
     return g;
 }
 
@@ -259,15 +410,14 @@ struct group {
     size_t n;
 };
 
-/* Groups usable runs by the manifest's planner (else the parent directory's name). */
-static int group_runs(const rl_run_set *set, const char *gain_name, struct group *g, int *ng,
+/* Groups usable runs by the manifest's planner. */
+static int group_runs(const rl_run_set *set, const struct curve *cv, struct group *g, int *ng,
                       const char **planner_of)
 {
     *ng = 0;
     for (size_t i = 0; i < set->count; i++) {
-        const double *c = NULL, *y = NULL;
         planner_of[i] = NULL;
-        if (!curve_of(set->runs[i], gain_name, &c, &y))
+        if (!cv[i].usable)
             continue;
         const char *p = manifest_str(set->runs[i], "planner", "unknown");
         planner_of[i] = p;
@@ -289,11 +439,12 @@ static int group_runs(const rl_run_set *set, const char *gain_name, struct group
     return RL_OK;
 }
 
-/* A marker where each run of a group ended (its last cost and gain). A run that
+/* A marker where each run of a group ended: its total cost and final gain. A run that
  * ended keeps its final gain at larger costs in the median, so without the markers a
- * planner whose runs stopped early would look like it went on without gaining. */
-static int draw_run_ends(rl_axes *ax, const rl_run_set *set, const struct group *g, int color,
-                         const char *gain_name, const double *scale)
+ * planner whose runs stopped early would look like it went on without gaining. When an
+ * end lies beyond the run's last logged row, the legend says so. */
+static int draw_run_ends(rl_axes *ax, const struct curve *cv, const struct group *g, int color,
+                         const double *scale)
 {
     double *ex = calloc(g->n ? g->n : 1, sizeof *ex), *ey = calloc(g->n ? g->n : 1, sizeof *ey);
     if (!ex || !ey) {
@@ -302,23 +453,19 @@ static int draw_run_ends(rl_axes *ax, const rl_run_set *set, const struct group 
         return rl_error_set(RL_ENOMEM, "out of memory");
     }
     size_t n = 0;
+    bool beyond = false;
     for (size_t r = 0; r < g->n; r++) {
-        const rl_run *run = set->runs[g->runs[r]];
-        const double *c = NULL, *y = NULL;
-        if (!curve_of(run, gain_name, &c, &y))
-            continue;
-        /* The last row with both values: a torn last row must not hide the end. */
-        for (size_t i = run->num_rows; i-- > 0;) {
-            if (isfinite(c[i]) && isfinite(y[i])) {
-                ex[n] = c[i];
-                ey[n] = y[i] / (scale ? scale[g->runs[r]] : 1.0);
-                n++;
-                break;
-            }
-        }
+        const struct curve *c = &cv[g->runs[r]];
+        ex[n] = c->end_cost;
+        ey[n] = c->end_gain / (scale ? scale[g->runs[r]] : 1.0);
+        beyond = beyond || c->end_beyond_last;
+        n++;
     }
-    char label[160];
-    snprintf(label, sizeof label, "%s: end of a run", g->planner);
+    char label[200];
+    snprintf(label, sizeof label,
+             beyond ? "%s: end of run (final gain at total cost, past the last row)"
+                    : "%s: end of run",
+             g->planner);
     rl_series_opts so;
     rl_series_opts_init(&so);
     so.label = label;
@@ -334,20 +481,18 @@ static int draw_run_ends(rl_axes *ax, const rl_run_set *set, const struct group 
 
 /* Median and 25-75% band per planner of (optionally normalised) gain over a cost grid,
  * with the end of every run marked. */
-static int draw_bands(rl_axes *ax, const rl_run_set *set, const struct group *g, int ng,
-                      const char *gain_name, const double *scale)
+static int draw_bands(rl_axes *ax, const rl_run_set *set, const struct curve *cv,
+                      const struct group *g, int ng, const double *scale)
 {
     /* The grid starts at the earliest first row: before it no run has a gain yet. */
     double maxc = 0, minc = INFINITY;
-    for (size_t i = 0; i < set->count; i++) {
-        const double *c = NULL, *y = NULL;
-        if (curve_of(set->runs[i], gain_name, &c, &y))
-            for (size_t k = 0; k < set->runs[i]->num_rows; k++)
-                if (isfinite(c[k])) {
-                    maxc = c[k] > maxc ? c[k] : maxc;
-                    minc = c[k] < minc ? c[k] : minc;
+    for (size_t i = 0; i < set->count; i++)
+        if (cv[i].usable)
+            for (size_t k = 0; k < cv[i].n; k++)
+                if (isfinite(cv[i].cost[k])) {
+                    maxc = cv[i].cost[k] > maxc ? cv[i].cost[k] : maxc;
+                    minc = cv[i].cost[k] < minc ? cv[i].cost[k] : minc;
                 }
-    }
     if (!isfinite(minc) || minc > maxc)
         minc = 0;
     double x[GRID], med[GRID], lo[GRID], hi[GRID];
@@ -357,12 +502,8 @@ static int draw_bands(rl_axes *ax, const rl_run_set *set, const struct group *g,
             return rl_error_set(RL_ENOMEM, "out of memory");
         for (int p = 0; p < GRID; p++) {
             x[p] = minc + (maxc - minc) * p / (GRID - 1);
-            for (size_t r = 0; r < g[k].n; r++) {
-                const rl_run *run = set->runs[g[k].runs[r]];
-                const double *c = NULL, *y = NULL;
-                curve_of(run, gain_name, &c, &y);
-                v[r] = gain_at(c, y, run->num_rows, x[p]) / (scale ? scale[g[k].runs[r]] : 1.0);
-            }
+            for (size_t r = 0; r < g[k].n; r++)
+                v[r] = gain_at(&cv[g[k].runs[r]], x[p]) / (scale ? scale[g[k].runs[r]] : 1.0);
             med[p] = quantile(v, g[k].n, 0.5);
             lo[p] = quantile(v, g[k].n, 0.25);
             hi[p] = quantile(v, g[k].n, 0.75);
@@ -379,7 +520,7 @@ static int draw_bands(rl_axes *ax, const rl_run_set *set, const struct group *g,
         so.band_hi = hi;
         int rc = rl_axes_line(ax, x, med, GRID, &so);
         if (rc == RL_OK)
-            rc = draw_run_ends(ax, set, &g[k], k, gain_name, scale);
+            rc = draw_run_ends(ax, cv, &g[k], k, scale);
         if (rc != RL_OK)
             return rc;
     }
@@ -405,19 +546,95 @@ static const char *column_unit(const rl_run_set *set, const char *want)
     return NULL;
 }
 
-static int load(const struct popts *o, rl_run_set **set)
+static int load(struct popts *o, rl_run_set **set)
 {
     int rc = cli_load_runs("plot", o->inputs, (size_t)o->ninputs, set);
     if (rc != RL_EXIT_OK)
         return rc;
-    for (size_t i = 0; i < (*set)->num_walk_errors; i++)
-        fprintf(stderr, "runlab: plot: %s\n", (*set)->walk_errors[i]);
+    for (size_t i = 0; i < (*set)->num_walk_errors; i++) {
+        fputs("runlab: plot: ", stderr);
+        cli_print_escaped(stderr, (*set)->walk_errors[i]);
+        fputc('\n', stderr);
+    }
+    if (place_figures(o) != RL_OK) {
+        rl_run_set_free(*set);
+        *set = NULL;
+        return cli_fail("plot", "%s", rl_error_last());
+    }
     return RL_EXIT_OK;
+}
+
+/* The y label of the default gain: the gain columns summed (union over the drawn runs,
+ * in order of appearance), or the one column's name; `unit_col` gets the first column,
+ * whose manifest unit labels the axis. */
+static void gain_label(const rl_run_set *set, const struct curve *cv, char *out, size_t cap,
+                       char *unit_col, size_t ucap)
+{
+    enum { MAX_NAMED = 16 };
+    const char *named[MAX_NAMED];
+    size_t nnamed = 0, len = (size_t)snprintf(out, cap, "Gain, sum of layers ");
+    bool more = false;
+    unit_col[0] = '\0';
+    for (size_t i = 0; i < set->count; i++) {
+        const rl_run *r = set->runs[i];
+        for (size_t k = 0; cv[i].usable && k < r->num_gain_layers; k++) {
+            char col[300];
+            snprintf(col, sizeof col, "%s%s", r->gain_layers[k], gain_suffix);
+            if (!rl_run_column(r, col)) /* a layer of the summary only: not in the curve */
+                continue;
+            size_t seen = 0;
+            while (seen < nnamed && strcmp(named[seen], r->gain_layers[k]) != 0)
+                seen++;
+            if (seen < nnamed)
+                continue;
+            if (nnamed == MAX_NAMED) {
+                more = true;
+                continue;
+            }
+            named[nnamed++] = r->gain_layers[k];
+            if (nnamed == 1)
+                snprintf(unit_col, ucap, "%s", col);
+            if (len < cap)
+                len += (size_t)snprintf(out + len, cap - len, "%s%s", nnamed > 1 ? " + " : "",
+                                        r->gain_layers[k]);
+        }
+    }
+    if (more && len < cap)
+        snprintf(out + len, cap - len, " + ...");
+    if (nnamed == 0)
+        snprintf(unit_col, ucap, "RealAccumulatedGain");
+    if (nnamed <= 1) /* one column (or the agent-level one): its name is the label */
+        snprintf(out, cap, "%s", unit_col);
+}
+
+/* The figure record's description: what the end markers are, and each run's end. */
+static char *ends_description(const rl_run_set *set, const struct curve *cv)
+{
+    size_t cap = 256;
+    for (size_t i = 0; i < set->count; i++)
+        cap += strlen(set->runs[i]->path) + 96;
+    char *d = malloc(cap);
+    if (!d)
+        return NULL;
+    size_t len = (size_t)snprintf(d, cap,
+                                  "End-of-run markers: each run's final gain at its total cost "
+                                  "(docs/perflog.md, the numbers `runlab runs` shows).\n");
+    for (size_t i = 0; i < set->count && len < cap; i++) {
+        if (!cv[i].usable)
+            continue;
+        char c[32], g[32];
+        rl_format_f64(cv[i].end_cost, c, sizeof c);
+        rl_format_f64(cv[i].end_gain, g, sizeof g);
+        len += (size_t)snprintf(d + len, cap - len, "%s: total_cost %s, final_gain %s%s\n",
+                                set->runs[i]->path, c, g,
+                                cv[i].end_beyond_last ? " (past the last row)" : "");
+    }
+    return d;
 }
 
 /* ---- the three figures ---------------------------------------------------------------- */
 
-static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool normalized)
+static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalized)
 {
     rl_run_set *set;
     int rc = load(o, &set);
@@ -425,10 +642,16 @@ static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool nor
         return rc;
     struct group g[MAX_GROUPS];
     int ng = 0;
-    const char **planner_of = calloc(set->count ? set->count : 1, sizeof *planner_of);
-    double *scale = calloc(set->count ? set->count : 1, sizeof *scale);
+    size_t cnt = set->count ? set->count : 1;
+    const char **planner_of = calloc(cnt, sizeof *planner_of);
+    double *scale = calloc(cnt, sizeof *scale);
+    struct curve *cv = calloc(cnt, sizeof *cv);
     rl_figure *fig = NULL;
-    if (!planner_of || !scale || group_runs(set, o->gain_col, g, &ng, planner_of) != RL_OK) {
+    char *description = NULL;
+    bool oom = !planner_of || !scale || !cv;
+    for (size_t i = 0; !oom && i < set->count; i++)
+        oom = curve_of(set->runs[i], o->gain_col, &cv[i]) != RL_OK;
+    if (oom || group_runs(set, cv, g, &ng, planner_of) != RL_OK) {
         rc = cli_fail("plot", "out of memory");
         goto done;
     }
@@ -446,15 +669,10 @@ static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool nor
                 continue;
             const char *scene = manifest_str(set->runs[i], "scene", "?");
             double best = 0;
-            for (size_t j = 0; j < set->count; j++) {
-                const double *c = NULL, *y = NULL;
+            for (size_t j = 0; j < set->count; j++)
                 if (planner_of[j] && strcmp(manifest_str(set->runs[j], "scene", "?"), scene) == 0 &&
-                    curve_of(set->runs[j], o->gain_col, &c, &y)) {
-                    double last = y[set->runs[j]->num_rows - 1];
-                    if (isfinite(last) && last > best)
-                        best = last;
-                }
-            }
+                    isfinite(cv[j].end_gain) && cv[j].end_gain > best)
+                    best = cv[j].end_gain;
             scale[i] = best > 0 ? best : NAN;
         }
     }
@@ -466,19 +684,23 @@ static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool nor
     rl_axes_set_title(ax, normalized ? "Gain normalized per scene against cost"
                                      : "Accumulated gain against cost");
     rl_axes_set_xlabel(ax, "Total cost", column_unit(set, "TotalCost"));
-    const char *gname = o->gain_col ? o->gain_col : "planning.RealAccumulatedGain";
-    rl_axes_set_ylabel(ax, normalized ? "Gain / best final gain of the scene" : gname,
-                       normalized ? NULL : column_unit(set, gname));
+    char ylabel[400], unit_col[300];
+    if (o->gain_col) {
+        snprintf(ylabel, sizeof ylabel, "%s", o->gain_col);
+        snprintf(unit_col, sizeof unit_col, "%s", o->gain_col);
+    } else {
+        gain_label(set, cv, ylabel, sizeof ylabel, unit_col, sizeof unit_col);
+    }
+    rl_axes_set_ylabel(ax, normalized ? "Gain / best final gain of the scene" : ylabel,
+                       normalized ? NULL : column_unit(set, unit_col));
     bool bands = normalized || o->by_planner || (!o->per_run && usable > 6);
     int drc = RL_OK;
     if (bands) {
-        drc = draw_bands(ax, set, g, ng, o->gain_col, normalized ? scale : NULL);
+        drc = draw_bands(ax, set, cv, g, ng, normalized ? scale : NULL);
     } else {
-        for (int k = 0; k < ng && drc == RL_OK; k++)
+        for (int k = 0; k < ng && drc == RL_OK; k++) {
             for (size_t r = 0; r < g[k].n && drc == RL_OK; r++) {
                 const rl_run *run = set->runs[g[k].runs[r]];
-                const double *c = NULL, *y = NULL;
-                curve_of(run, o->gain_col, &c, &y);
                 const char *base = strrchr(run->path, '/');
                 char label[200];
                 snprintf(label, sizeof label, "%s %s", g[k].planner, base ? base + 1 : run->path);
@@ -486,8 +708,12 @@ static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool nor
                 rl_series_opts_init(&so);
                 so.label = label;
                 so.color = k;
-                drc = rl_axes_step(ax, c, y, run->num_rows, &so);
+                drc = rl_axes_step(ax, cv[g[k].runs[r]].cost, cv[g[k].runs[r]].gain, run->num_rows,
+                                   &so);
             }
+            if (drc == RL_OK)
+                drc = draw_run_ends(ax, cv, &g[k], k, NULL);
+        }
     }
     if (drc != RL_OK) {
         rc = cli_fail("plot", "%s", rl_error_last());
@@ -499,11 +725,16 @@ static int plot_gain_cost(const struct popts *o, int argc, char **argv, bool nor
         rc = cli_fail("plot", "%s", rl_error_last());
         goto done;
     }
+    description = ends_description(set, cv);
     rc = save(fig, o, dir, normalized ? "normalized_gain" : "gain_cost", o->inputs, o->ninputs,
-              argc, argv);
+              description, argc, argv);
 done:
     for (int k = 0; k < ng; k++)
         free(g[k].runs);
+    for (size_t i = 0; cv && i < set->count; i++)
+        free(cv[i].sum);
+    free(cv);
+    free(description);
     free(planner_of);
     free(scale);
     rl_figure_free(fig);
@@ -525,7 +756,7 @@ static bool timing_component(const char *name)
             strcmp(dot + 1, "StartNodeUpdate") == 0);
 }
 
-static int plot_timing_run(const struct popts *o, const rl_run *run, int argc, char **argv)
+static int plot_timing_run(struct popts *o, const rl_run *run, int argc, char **argv)
 {
     const double *idx = rl_run_column(run, "CycleIndex");
     size_t n = run->num_rows, comp[64];
@@ -589,7 +820,7 @@ static int plot_timing_run(const struct popts *o, const rl_run *run, int argc, c
         rc = cli_fail("plot", "%s", rl_error_last());
         goto done;
     }
-    rc = save(fig, o, dir, "timing", in, 1, argc, argv);
+    rc = save(fig, o, dir, "timing", in, 1, NULL, argc, argv);
 done:
     free(lo);
     free(hi);
@@ -597,7 +828,7 @@ done:
     return rc;
 }
 
-static int plot_timing(const struct popts *o, int argc, char **argv)
+static int plot_timing(struct popts *o, int argc, char **argv)
 {
     rl_run_set *set;
     int rc = load(o, &set);
@@ -636,6 +867,9 @@ int cmd_plot_runs(int argc, char **argv)
             rc = plot_gain_cost(&o, argc, argv, strcmp(o.kind, "normalized-gain") == 0);
     }
     free(o.inputs);
+    for (size_t i = 0; i < o.nwritten; i++)
+        free(o.written[i]);
+    free(o.written);
     rl_plot_release_caches();
     return rc;
 }

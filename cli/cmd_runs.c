@@ -1,17 +1,22 @@
 /* `runlab runs ROOT...`: lists the runs below the roots with their status, cycles, final
- * gain and cost (or a JSON array with --json); `runlab runs report ROOT...` prints the
- * counts by status and reason. Bad runs are listed, never fatal. */
+ * gain, cost and seed (or a JSON array with --json, a tidy CSV with --csv); `runlab runs
+ * report ROOT...` prints the counts by status and reason. Bad runs are listed, never fatal. */
 #include "cli.h"
 
+#include "runlab/csv.h"
 #include "runlab/error.h"
 #include "runlab/json.h"
+#include "runlab/number.h"
 #include "runlab/progress.h"
 #include "runlab/runs.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Below this many runs a load is quick and a progress line would only be noise. */
@@ -37,6 +42,14 @@ static void on_run_loaded(size_t done, size_t total, const char *path, void *use
 
 int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run_set **set)
 {
+    /* A root that is not there is the user's mistake, not an empty result. */
+    for (size_t i = 0; i < num_roots; i++) {
+        struct stat st;
+        if (stat(roots[i], &st) != 0)
+            return cli_fail(cmd, "%s: %s", roots[i], strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return cli_fail(cmd, "%s: not a directory", roots[i]);
+    }
     struct load_progress lp = {NULL, false};
     int rc = rl_runs_load_progress((const char *const *)roots, num_roots, NULL, on_run_loaded,
                                    &lp, set);
@@ -46,55 +59,20 @@ int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: runlab runs [--json] ROOT...\n"
+    fprintf(out, "Usage: runlab runs [--json | --csv] ROOT...\n"
                  "       runlab runs report ROOT...\n\n"
                  "Loads every run directory below the roots (see docs/perflog.md) and lists\n"
-                 "each with its status (parsed, degraded, skipped), reasons, cycles, final\n"
-                 "gain and total cost. 'report' prints the counts by status and reason.\n\n"
+                 "each with its status (parsed, degraded, skipped), cycles, final gain, total\n"
+                 "cost, seed, path and reasons. 'report' prints the counts by status and reason.\n"
+                 "Final gain: the sum over layers of each layer's gain at the end of the run\n"
+                 "(episode summary, else the CSV's last row); the same number in every output.\n\n"
                  "  --json      one JSON array, an object per run (path, status, reasons, ...)\n"
+                 "  --csv       one CSV row per run for pandas and spreadsheets; the columns\n"
+                 "              are documented in docs/perflog.md\n"
                  "  -h, --help  show this help\n"
-                 "Exit status 0 even when runs are degraded or skipped.\n");
-}
-
-/* Final gain of the first layer with a gain column ("planning.RealAccumulatedGain"): the
- * summary's real_accumulated_gain for that layer, which includes the episode's last move,
- * else the CSV's last value (a run without a summary); NaN when there is no gain column.
- * Taken from the same place as total_cost, so the two columns agree. */
-static double final_gain(const rl_run *r)
-{
-    static const char suffix[] = "RealAccumulatedGain";
-    const size_t slen = sizeof suffix - 1;
-    for (size_t j = 0; j < r->num_columns; j++) {
-        const char *n = r->column_names[j];
-        size_t len = strlen(n);
-        if (len < slen || strcmp(n + len - slen, suffix) != 0)
-            continue;
-        json_object *per_layer = NULL;
-        double v;
-        if (len > slen + 1 && n[len - slen - 1] == '.' && r->summary &&
-            rl_json_get_object(r->summary, "real_accumulated_gain", &per_layer) == RL_OK) {
-            char layer[128];
-            size_t ll = len - slen - 1;
-            if (ll < sizeof layer) {
-                memcpy(layer, n, ll);
-                layer[ll] = '\0';
-                if (rl_json_get_double(per_layer, layer, &v) == RL_OK)
-                    return v;
-            }
-        }
-        return r->num_rows ? r->columns[j][r->num_rows - 1] : NAN;
-    }
-    return NAN;
-}
-
-/* Total cost from the summary, else the CSV's last TotalCost. */
-static double total_cost(const rl_run *r)
-{
-    double v;
-    if (r->summary && rl_json_get_double(r->summary, "total_cost", &v) == RL_OK)
-        return v;
-    const double *c = rl_run_column(r, "TotalCost");
-    return c && r->num_rows ? c[r->num_rows - 1] : NAN;
+                 "Control characters in paths are shown escaped (\\n, \\t, \\xHH; \\\\ for \\).\n"
+                 "Exit status 0 even when runs are degraded or skipped; 1 when a ROOT does not\n"
+                 "exist.\n");
 }
 
 static void print_num(double v)
@@ -102,18 +80,32 @@ static void print_num(double v)
     if (isnan(v))
         printf(" %12s", "-");
     else
-        printf(" %12.4g", v);
+        printf(" " CLI_NUM_FMT_W(12), v);
+}
+
+static void print_walk_errors(const rl_run_set *set)
+{
+    for (size_t i = 0; i < set->num_walk_errors; i++) {
+        fputs("runlab: runs: ", stderr);
+        cli_print_escaped(stderr, set->walk_errors[i]);
+        fputc('\n', stderr);
+    }
 }
 
 static int print_table(const rl_run_set *set)
 {
-    printf("%-9s %7s %12s %12s  %s\n", "STATUS", "CYCLES", "FINAL_GAIN", "COST", "PATH  [reasons]");
+    printf("%-9s %7s %12s %12s %10s  %s\n", "STATUS", "CYCLES", "FINAL_GAIN", "TOTAL_COST",
+           "SEED", "PATH  [reasons]");
     for (size_t i = 0; i < set->count; i++) {
         const rl_run *r = set->runs[i];
         printf("%-9s %7zu", rl_run_status_name(r->status), r->num_rows);
-        print_num(final_gain(r));
-        print_num(total_cost(r));
-        printf("  %s", r->path);
+        print_num(r->final_gain);
+        print_num(r->total_cost);
+        if (r->has_seed)
+            printf(" %10llu  ", (unsigned long long)r->seed);
+        else
+            printf(" %10s  ", "-");
+        cli_print_escaped(stdout, r->path);
         const char *sep = "  [";
         for (int k = 0; k < RL_REASON_COUNT; k++)
             if (rl_run_has_reason(r, (rl_run_reason)k)) {
@@ -122,9 +114,20 @@ static int print_table(const rl_run_set *set)
             }
         printf("%s\n", sep[0] == ',' ? "]" : "");
     }
-    for (size_t i = 0; i < set->num_walk_errors; i++)
-        fprintf(stderr, "runlab: runs: %s\n", set->walk_errors[i]);
+    print_walk_errors(set);
     return RL_EXIT_OK;
+}
+
+static const char *manifest_str(const rl_run *r, const char *key)
+{
+    const char *s;
+    return r->manifest && rl_json_get_string(r->manifest, key, &s) == RL_OK ? s : NULL;
+}
+
+static const char *end_reason(const rl_run *r)
+{
+    const char *s;
+    return r->summary && rl_json_get_string(r->summary, "end_reason", &s) == RL_OK ? s : NULL;
 }
 
 static int print_json(const rl_run_set *set)
@@ -156,13 +159,26 @@ static int print_json(const rl_run_set *set)
         rl_json_key(w, "columns");
         rl_json_uint64(w, r->num_columns);
         rl_json_key(w, "final_gain");
-        rl_json_double(w, final_gain(r)); /* NaN is written as null */
+        rl_json_double(w, r->final_gain); /* NaN is written as null */
+        rl_json_key(w, "final_gain_by_layer");
+        rl_json_begin_object(w);
+        for (size_t k = 0; k < r->num_gain_layers; k++) {
+            rl_json_key(w, r->gain_layers[k]);
+            rl_json_double(w, r->layer_gains[k]);
+        }
+        rl_json_end_object(w);
         rl_json_key(w, "total_cost");
-        rl_json_double(w, total_cost(r));
-        const char *s;
+        rl_json_double(w, r->total_cost);
+        rl_json_key(w, "elapsed_time_s");
+        rl_json_double(w, r->elapsed_s);
+        rl_json_key(w, "seed");
+        if (r->has_seed)
+            rl_json_uint64(w, r->seed);
+        else
+            rl_json_null(w);
         rl_json_key(w, "end_reason");
-        if (r->summary && rl_json_get_string(r->summary, "end_reason", &s) == RL_OK)
-            rl_json_string(w, s);
+        if (end_reason(r))
+            rl_json_string(w, end_reason(r));
         else
             rl_json_null(w);
         rc = rl_json_end_object(w);
@@ -174,16 +190,131 @@ static int print_json(const rl_run_set *set)
     rl_json_writer_free(w);
     if (rc != RL_OK)
         return cli_fail("runs", "%s", rl_error_last());
-    for (size_t i = 0; i < set->num_walk_errors; i++)
-        fprintf(stderr, "runlab: runs: %s\n", set->walk_errors[i]);
+    print_walk_errors(set);
+    return RL_EXIT_OK;
+}
+
+/* ---- runs --csv: one tidy row per run (docs/perflog.md, "runs --csv") ---------------- */
+
+/* The union of every run's gain layers, sorted; names borrowed from the runs. */
+static const char **all_layers(const rl_run_set *set, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < set->count; i++)
+        cap += set->runs[i]->num_gain_layers;
+    const char **names = calloc(cap ? cap : 1, sizeof *names);
+    *n = 0;
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < set->count; i++)
+        for (size_t k = 0; k < set->runs[i]->num_gain_layers; k++) {
+            const char *l = set->runs[i]->gain_layers[k];
+            size_t at = 0;
+            while (at < *n && strcmp(names[at], l) < 0)
+                at++;
+            if (at < *n && strcmp(names[at], l) == 0)
+                continue;
+            memmove(names + at + 1, names + at, (*n - at) * sizeof *names);
+            names[at] = l;
+            (*n)++;
+        }
+    return names;
+}
+
+static void csv_str(rl_csv_writer *w, const char *s)
+{
+    rl_csv_write_str(w, s ? s : "");
+}
+
+/* A number in the shortest form that reads back exactly, always with a decimal point or
+ * exponent ("40.0", as Python writes it) so pandas reads a float column as float64
+ * even when every value is whole; an empty cell (NaN) when there is none. */
+static void csv_num(rl_csv_writer *w, double v)
+{
+    char buf[48];
+    if (isnan(v)) {
+        rl_csv_write_str(w, "");
+        return;
+    }
+    size_t n = rl_format_f64(v, buf, sizeof buf - 2);
+    if (isfinite(v) && !strpbrk(buf, ".e"))
+        memcpy(buf + n, ".0", 3);
+    rl_csv_write_str(w, buf);
+}
+
+static int print_csv(const rl_run_set *set)
+{
+    size_t nl = 0;
+    const char **layers = all_layers(set, &nl);
+    rl_csv_writer *w = NULL;
+    if (!layers || rl_csv_writer_new(&w, stdout, ',', false) != RL_OK) {
+        free(layers);
+        return cli_fail("runs", "out of memory");
+    }
+    static const char *const head[] = {"path",   "task",     "dataset",    "scene",
+                                       "planner", "stamp",   "start_utc",  "seed",
+                                       "status", "reasons", "cycles",     "end_reason",
+                                       "total_cost", "final_gain"};
+    int rc = RL_OK;
+    for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+        rl_csv_write_str(w, head[k]);
+    char name[300];
+    for (size_t k = 0; k < nl; k++) {
+        snprintf(name, sizeof name, "final_gain.%s", layers[k]);
+        rl_csv_write_str(w, name);
+    }
+    rl_csv_write_str(w, "elapsed_time_s");
+    rc = rl_csv_end_row(w);
+    for (size_t i = 0; rc == RL_OK && i < set->count; i++) {
+        const rl_run *r = set->runs[i];
+        csv_str(w, r->path);
+        csv_str(w, manifest_str(r, "task"));
+        csv_str(w, manifest_str(r, "dataset"));
+        csv_str(w, manifest_str(r, "scene"));
+        csv_str(w, manifest_str(r, "planner"));
+        const char *base = strrchr(r->path, '/');
+        csv_str(w, base ? base + 1 : r->path);
+        csv_str(w, manifest_str(r, "start_utc"));
+        if (r->has_seed) {
+            snprintf(name, sizeof name, "%llu", (unsigned long long)r->seed);
+            csv_str(w, name);
+        } else {
+            csv_str(w, "");
+        }
+        csv_str(w, rl_run_status_name(r->status));
+        char reasons[512] = "";
+        size_t len = 0;
+        for (int k = 0; k < RL_REASON_COUNT; k++)
+            if (rl_run_has_reason(r, (rl_run_reason)k) && len < sizeof reasons)
+                len += (size_t)snprintf(reasons + len, sizeof reasons - len, "%s%s",
+                                        len ? ";" : "", rl_run_reason_name((rl_run_reason)k));
+        csv_str(w, reasons);
+        rl_csv_write_i64(w, (int64_t)r->num_rows);
+        csv_str(w, end_reason(r));
+        csv_num(w, r->total_cost);
+        csv_num(w, r->final_gain);
+        for (size_t k = 0; k < nl; k++)
+            csv_num(w, rl_run_layer_gain(r, layers[k]));
+        csv_num(w, r->elapsed_s);
+        rc = rl_csv_end_row(w);
+    }
+    rl_csv_writer_free(w);
+    free(layers);
+    if (rc == RL_OK && fflush(stdout) != 0)
+        rc = rl_error_set(RL_EIO, "writing the CSV failed");
+    if (rc != RL_OK)
+        return cli_fail("runs", "%s", rl_error_last());
+    print_walk_errors(set);
     return RL_EXIT_OK;
 }
 
 int cmd_runs(int argc, char **argv)
 {
-    bool json = false, report = false;
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    bool json = false, csv = false, report = false;
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"csv", no_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
     int first = 1;
     if (argc > 1 && strcmp(argv[1], "report") == 0) {
         report = true;
@@ -192,13 +323,18 @@ int cmd_runs(int argc, char **argv)
     optind = first;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
+        case 'c': csv = true; break;
         case 'h': usage(stdout); return RL_EXIT_OK;
         default: return cli_usage_error("runs", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (json && csv)
+        return cli_usage_error("runs", "--json and --csv exclude each other");
+    if (report && (json || csv))
+        return cli_usage_error("runs", "'runs report' prints text only (no --json or --csv)");
     if (optind >= argc)
         return cli_usage_error("runs", "no ROOT given");
     rl_run_set *set;
@@ -211,10 +347,9 @@ int cmd_runs(int argc, char **argv)
         rl_runs_aggregate(set, &rep);
         rc = rl_runs_report_print(&rep, stdout) == RL_OK ? RL_EXIT_OK
                                                          : cli_fail("runs", "%s", rl_error_last());
-        for (size_t i = 0; i < set->num_walk_errors; i++)
-            fprintf(stderr, "runlab: runs: %s\n", set->walk_errors[i]);
+        print_walk_errors(set);
     } else {
-        rc = json ? print_json(set) : print_table(set);
+        rc = json ? print_json(set) : csv ? print_csv(set) : print_table(set);
     }
     rl_run_set_free(set);
     return rc;

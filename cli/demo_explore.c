@@ -30,7 +30,9 @@ int demo_explore(const char *out_dir)
             explore_result r;
             if (explore_run(&cfg, &r) != RL_OK)
                 return cli_fail("demo", "explore: %s", rl_error_last());
-            printf("  s%02d %-8s %-16s %3d cycles, cost %6.1f s, %6.1f m2 seen\n", scene,
+            printf("  s%02d %-8s %-16s %3d cycles, total cost " CLI_NUM_FMT " s, final gain " CLI_NUM_FMT
+                   " m2\n",
+                   scene,
                    explore_planner_name(&cfg), rl_end_reason_name(r.end_reason), r.cycles,
                    r.total_cost, r.gain);
         }

@@ -20,7 +20,7 @@ static const struct command commands[] = {
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
     {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
-    {"plot", cmd_plot, "draw CSV columns as a PNG, SVG or PDF figure"},
+    {"plot", cmd_plot, "draw figures: CSV columns; gain-cost, normalized-gain, timing of runs"},
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
     {"version", cmd_version, "print version and build provenance"},

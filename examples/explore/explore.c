@@ -44,7 +44,7 @@ struct agent {
     struct {
         int visited, length, duration, cost, plan_total;
         int p_update, p_expand, p_eval, p_plan, p_selected, p_gain, p_value, p_cands;
-        int b_plan, b_selected, b_depth;
+        int b_plan, b_selected, b_depth, b_gain;
     } col;
 };
 
@@ -338,8 +338,9 @@ static int declare(struct agent *a)
         D("backtracking", "PlanPathTime", RL_COL_TIMER, "s", "PlanPathTotal", b_plan);
         D("backtracking", "TimesSelected", RL_COL_TOTAL, "count", NULL, b_selected);
         D("backtracking", "HistoryDepth", RL_COL_GAUGE, "count", NULL, b_depth);
+        D("backtracking", "RealAccumulatedGain", RL_COL_GAUGE, "m2", NULL, b_gain);
     } else {
-        a->col.b_plan = a->col.b_selected = a->col.b_depth = -1;
+        a->col.b_plan = a->col.b_selected = a->col.b_depth = a->col.b_gain = -1;
     }
 #undef D
     const explore_config *c = &a->cfg;
@@ -385,7 +386,6 @@ static void agent_free(struct agent *a)
 static bool cycle(struct agent *a, rl_end_reason *why)
 {
     rl_perflog *pl = a->pl;
-    rl_perflog_set(pl, a->col.p_gain, a->gain);
     rl_perflog_timer_start(pl, a->col.p_update);
     bfs(a, a->pos, a->known, FREE);
     rl_perflog_timer_stop(pl, a->col.p_update);
@@ -432,9 +432,15 @@ static bool cycle(struct agent *a, rl_end_reason *why)
         rl_error_clear(); /* a snapshot is optional; the episode goes on */
     rl_episode_totals t = {a->cost, a->length, a->duration, a->nodes};
     rl_perflog_set_totals(pl, &t);
+    /* Each layer's gain column holds what the summary's real_accumulated_gain holds for
+     * it, after this cycle's move: the row pairs the cost with the gain it bought, and
+     * the last row is the run's final gain (docs/perflog.md, "A run's numbers"). */
+    rl_perflog_set(pl, a->col.p_gain, a->gain_planning);
     rl_perflog_set_gain(pl, "planning", a->gain_planning);
-    if (a->cfg.backtracking)
+    if (a->cfg.backtracking) {
+        rl_perflog_set(pl, a->col.b_gain, a->gain_backtracking);
         rl_perflog_set_gain(pl, "backtracking", a->gain_backtracking);
+    }
     int rc = rl_perflog_cycle_end(pl);
     a->rows++;
     if (rc == 1 || rc < 0) {
@@ -528,7 +534,7 @@ int explore_run(const explore_config *cfg, explore_result *out)
     out->total_cost = a.cost;
     out->path_length = a.length;
     out->path_duration = a.duration;
-    out->gain = a.gain;
+    out->gain = a.gain_planning + a.gain_backtracking; /* the run's final gain */
     out->visited_nodes = a.nodes;
     agent_free(&a);
     return rc;

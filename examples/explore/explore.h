@@ -43,7 +43,8 @@ typedef struct explore_config {
 typedef struct explore_result {
     rl_end_reason end_reason;
     int cycles;
-    double total_cost, path_length, path_duration, gain; /* gain: m2 seen */
+    double total_cost, path_length, path_duration,
+        gain; /* final gain: m2 seen, the sum of the layers' gains */
     int64_t visited_nodes;
     char run_dir[4096];
 } explore_result;

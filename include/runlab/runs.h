@@ -62,6 +62,20 @@ typedef struct rl_run {
     double **columns;      /* columns[j][i]: column j, row i; NaN for unreadable cells */
     json_object *manifest; /* parsed run_manifest.yaml, or NULL */
     json_object *summary;  /* parsed episode_summary.yaml, or NULL */
+    /* The run's end-of-run numbers, one definition each (docs/perflog.md, "A run's
+     * numbers"); `runlab runs`, its JSON and CSV, and the figures all show these. */
+    size_t num_gain_layers;
+    char **gain_layers;  /* layers with a gain, sorted by name (byte order) */
+    double *layer_gains; /* final gain per layer, as gain_layers: the summary's
+                          * real_accumulated_gain[layer], else the last finite value of
+                          * the CSV column "<layer>.RealAccumulatedGain"; NaN if neither */
+    double final_gain;   /* the run's final gain: the sum of layer_gains (NaN: no gain) */
+    bool final_from_summary; /* every layer gain came from the episode summary */
+    double total_cost;   /* the summary's total_cost, else the last finite TotalCost; NaN */
+    double elapsed_s;    /* the summary's elapsed_wall_time_s, else the last
+                          * ElapsedWallTimeSec; NaN */
+    bool has_seed;
+    uint64_t seed;       /* the manifest's random_seed, when has_seed */
 } rl_run;
 
 /* Limits; rl_run_load_opts uses defaults for zero fields. */
@@ -81,6 +95,10 @@ void rl_run_free(rl_run *run);
 /* Column by name (borrowed, num_rows values) or NULL when the run has no such column. */
 const double *rl_run_column(const rl_run *run, const char *name);
 
+/* Final gain of one layer of the run (see rl_run.layer_gains); NaN when the run has no
+ * gain for that layer. */
+double rl_run_layer_gain(const rl_run *run, const char *layer);
+
 /* True when the reason's bit is set. */
 bool rl_run_has_reason(const rl_run *run, rl_run_reason reason);
 
@@ -93,10 +111,13 @@ typedef struct rl_run_set {
 } rl_run_set;
 
 /* Walks each root (a run directory itself, or a tree) and loads every run directory: one
- * holding run_manifest.yaml, performance_log.csv or episode_summary.yaml. Symbolic links
- * to directories are followed once (a directory reached twice, as in a loop, is not
- * entered again); the depth is limited to 64. A root that does not exist is a walk error,
- * not a failure. Returns RL_OK, RL_EINVAL or RL_ENOMEM; free with rl_run_set_free. */
+ * holding run_manifest.yaml, performance_log.csv or episode_summary.yaml. Real
+ * directories are walked first; symbolic links to directories afterwards, and only when
+ * they lead to a directory not reached otherwise (a link to a directory already walked,
+ * like the recorder's .run-ids/ links, is an alias and passes silently). Walk errors: a
+ * link to its own ancestor or a chain of links that never ends (loops), a dangling link,
+ * an unreadable directory, depth over 64. A root that does not exist is a walk error, not
+ * a failure. Returns RL_OK, RL_EINVAL or RL_ENOMEM; free with rl_run_set_free. */
 int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_run_set **out);
 

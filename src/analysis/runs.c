@@ -445,7 +445,9 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
             continue;
         }
         /* Cells go straight into row `rows`; the row only counts once it is complete. */
-        size_t j = 0;
+        /* Non-numeric cells count only once their row is kept: a dropped row is one
+         * bad_rows problem, not also a list of odd cells. */
+        size_t j = 0, row_nonnum = 0, row_first_nonnum = 0;
         const char *q = p, *le2 = p + n;
         bool ok = true;
         for (;;) {
@@ -457,10 +459,8 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
             const char *stop;
             if (!scan_num(q, le2, &v, &stop)) {
                 v = NAN;
-                if (nonnum++ == 0) {
-                    first_nonnum_line = line;
-                    first_nonnum_col = j + 1;
-                }
+                if (row_nonnum++ == 0)
+                    row_first_nonnum = j + 1;
             }
             data[j * cap + rows] = v;
             j++;
@@ -474,6 +474,11 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
             p = next;
             continue;
         }
+        if (row_nonnum && nonnum == 0) {
+            first_nonnum_line = line;
+            first_nonnum_col = row_first_nonnum;
+        }
+        nonnum += row_nonnum;
         rows++;
         p = next;
     }
@@ -650,6 +655,119 @@ static void check_summary(rl_run *run)
     }
 }
 
+/* ---- a run's numbers ----------------------------------------------------------------- */
+
+static const char gain_suffix[] = ".RealAccumulatedGain";
+
+/* The last finite value of a column, NaN when none. */
+static double last_finite(const rl_run *run, const double *col)
+{
+    if (col)
+        for (size_t i = run->num_rows; i-- > 0;)
+            if (isfinite(col[i]))
+                return col[i];
+    return NAN;
+}
+
+/* Adds `layer` (n bytes) to the run's sorted gain layers unless present. */
+static int add_gain_layer(rl_run *run, const char *layer, size_t n)
+{
+    size_t k = 0;
+    for (; k < run->num_gain_layers; k++) {
+        int c = strncmp(run->gain_layers[k], layer, n);
+        if (c == 0 && run->gain_layers[k][n] == '\0')
+            return RL_OK;
+        if (c > 0 || (c == 0 && run->gain_layers[k][n] != '\0'))
+            break;
+    }
+    char **nl = realloc(run->gain_layers, (run->num_gain_layers + 1) * sizeof *nl);
+    if (nl)
+        run->gain_layers = nl;
+    char *name = nl ? strndup(layer, n) : NULL;
+    if (!name)
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    memmove(nl + k + 1, nl + k, (run->num_gain_layers - k) * sizeof *nl);
+    nl[k] = name;
+    run->num_gain_layers++;
+    return RL_OK;
+}
+
+/* Fills the run's end-of-run numbers from the summary, else the CSV (docs/perflog.md). */
+static int compute_numbers(rl_run *run)
+{
+    json_object *per_layer = NULL;
+    if (run->summary && (!json_object_object_get_ex(run->summary, "real_accumulated_gain",
+                                                    &per_layer) ||
+                         !json_object_is_type(per_layer, json_type_object)))
+        per_layer = NULL;
+    if (per_layer) {
+        json_object_object_foreach(per_layer, key, val)
+        {
+            (void)val;
+            if (add_gain_layer(run, key, strlen(key)) != RL_OK)
+                return RL_ENOMEM;
+        }
+    }
+    const size_t slen = sizeof gain_suffix - 1;
+    for (size_t j = 0; j < run->num_columns && run->column_names; j++) {
+        const char *n = run->column_names[j];
+        size_t len = strlen(n);
+        if (len > slen && strcmp(n + len - slen, gain_suffix) == 0 &&
+            add_gain_layer(run, n, len - slen) != RL_OK)
+            return RL_ENOMEM;
+    }
+    run->layer_gains = calloc(run->num_gain_layers ? run->num_gain_layers : 1,
+                              sizeof *run->layer_gains);
+    if (!run->layer_gains)
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    run->final_gain = run->num_gain_layers ? 0 : NAN;
+    run->final_from_summary = run->num_gain_layers > 0;
+    for (size_t k = 0; k < run->num_gain_layers; k++) {
+        json_object *v;
+        double g = NAN;
+        if (per_layer && json_object_object_get_ex(per_layer, run->gain_layers[k], &v) &&
+            (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
+            g = json_object_get_double(v);
+        } else {
+            char col[256];
+            run->final_from_summary = false;
+            if (snprintf(col, sizeof col, "%s%s", run->gain_layers[k], gain_suffix) <
+                (int)sizeof col)
+                g = last_finite(run, rl_run_column(run, col));
+        }
+        run->layer_gains[k] = g;
+        run->final_gain += g;
+    }
+    json_object *v;
+    run->total_cost = run->summary && json_object_object_get_ex(run->summary, "total_cost", &v) &&
+                              (json_object_is_type(v, json_type_double) ||
+                               json_object_is_type(v, json_type_int))
+                          ? json_object_get_double(v)
+                          : last_finite(run, rl_run_column(run, "TotalCost"));
+    run->elapsed_s = run->summary &&
+                             json_object_object_get_ex(run->summary, "elapsed_wall_time_s", &v) &&
+                             (json_object_is_type(v, json_type_double) ||
+                              json_object_is_type(v, json_type_int))
+                         ? json_object_get_double(v)
+                         : last_finite(run, rl_run_column(run, "ElapsedWallTimeSec"));
+    if (run->manifest && json_object_object_get_ex(run->manifest, "random_seed", &v) &&
+        json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0) {
+        run->has_seed = true;
+        run->seed = json_object_get_uint64(v);
+    }
+    return RL_OK;
+}
+
+double rl_run_layer_gain(const rl_run *run, const char *layer)
+{
+    if (!run || !layer)
+        return NAN;
+    for (size_t k = 0; k < run->num_gain_layers; k++)
+        if (strcmp(run->gain_layers[k], layer) == 0)
+            return run->layer_gains[k];
+    return NAN;
+}
+
 /* ---- one run --------------------------------------------------------------------------- */
 
 void rl_run_free(rl_run *run)
@@ -669,6 +787,10 @@ void rl_run_free(rl_run *run)
     free(run->columns);
     json_object_put(run->manifest);
     json_object_put(run->summary);
+    for (size_t i = 0; i < run->num_gain_layers; i++)
+        free(run->gain_layers[i]);
+    free(run->gain_layers);
+    free(run->layer_gains);
     free(run);
 }
 
@@ -699,6 +821,8 @@ int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
         if (run->summary)
             check_summary(run);
     }
+    if (rc == RL_OK)
+        rc = compute_numbers(run);
     if (rc != RL_OK) {
         rl_run_free(run);
         return rc;
@@ -735,6 +859,12 @@ struct walk {
         ino_t ino;
     } * seen;
     size_t nseen, capseen;
+    /* Symbolic links to directories, followed after every real directory was walked. */
+    struct deferred_link {
+        char *path;
+        int depth;
+    } * links;
+    size_t nlinks, caplinks;
     bool oom;
 };
 
@@ -760,7 +890,7 @@ static void push(char ***arr, size_t *n, size_t *cap, char *s, bool *oom)
 
 __attribute__((format(printf, 2, 3))) static void walk_error(struct walk *w, const char *fmt, ...)
 {
-    char buf[PATH_MAX + 128];
+    char buf[2 * PATH_MAX + 128];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -768,13 +898,42 @@ __attribute__((format(printf, 2, 3))) static void walk_error(struct walk *w, con
     push(&w->errors, &w->nerrors, &w->caperrors, strdup(buf), &w->oom);
 }
 
-/* Marks (dev, ino) as visited; false when it already was (a loop or a second link).
- * A linear scan: trees of runs have thousands of directories, not millions. */
-static bool first_visit(struct walk *w, const struct stat *st)
+static void defer_link(struct walk *w, const char *path, int depth)
+{
+    if (w->nlinks == w->caplinks) {
+        size_t nc = w->caplinks ? w->caplinks * 2 : 16;
+        void *nl = realloc(w->links, nc * sizeof *w->links);
+        if (!nl) {
+            w->oom = true;
+            return;
+        }
+        w->links = nl;
+        w->caplinks = nc;
+    }
+    char *p = strdup(path);
+    if (!p) {
+        w->oom = true;
+        return;
+    }
+    w->links[w->nlinks].path = p;
+    w->links[w->nlinks].depth = depth;
+    w->nlinks++;
+}
+
+static bool was_visited(const struct walk *w, const struct stat *st)
 {
     for (size_t i = 0; i < w->nseen; i++)
         if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino)
-            return false;
+            return true;
+    return false;
+}
+
+/* Marks (dev, ino) as visited; false when it already was (a second link to it).
+ * A linear scan: trees of runs have thousands of directories, not millions. */
+static bool first_visit(struct walk *w, const struct stat *st)
+{
+    if (was_visited(w, st))
+        return false;
     if (w->nseen == w->capseen) {
         size_t nc = w->capseen ? w->capseen * 2 : 256;
         void *ns = realloc(w->seen, nc * sizeof *w->seen);
@@ -807,6 +966,30 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A symbolic link met in a listing: a link to a directory is followed later (defer), a
+ * link that resolves to nothing is reported; a link to a file is no business of ours. */
+static void note_link(struct walk *w, int dfd, const char *name, const char *path, int depth)
+{
+    struct stat st;
+    if (fstatat(dfd, name, &st, 0) == 0) {
+        if (S_ISDIR(st.st_mode))
+            defer_link(w, path, depth);
+        return;
+    }
+    int e = errno;
+    char target[PATH_MAX];
+    ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    if (e == ELOOP)
+        walk_error(w, "%s: symbolic link loop: '%s' leads back through links to itself, not "
+                      "followed",
+                   path, target);
+    else if (e == ENOENT || e == ENOTDIR)
+        walk_error(w, "%s: dangling symbolic link to '%s', not followed", path, target);
+    else
+        walk_error(w, "%s: symbolic link to '%s': %s", path, target, strerror(e));
+}
+
 static void walk_dir(struct walk *w, const char *path, int depth)
 {
     if (w->oom)
@@ -823,7 +1006,7 @@ static void walk_dir(struct walk *w, const char *path, int depth)
     struct stat st;
     if (fstat(dfd, &st) != 0 || !first_visit(w, &st)) {
         if (!w->oom)
-            walk_error(w, "%s: directory already visited (symlink loop or second link)", path);
+            walk_error(w, "%s: directory already visited (a second path to it)", path);
         close(dfd);
         return;
     }
@@ -838,26 +1021,40 @@ static void walk_dir(struct walk *w, const char *path, int depth)
         close(dfd);
         return;
     }
-    /* Children sorted, so the walk (and its errors) come out in a stable order. */
-    char **kids = NULL;
-    size_t nk = 0, ck = 0;
+    /* Children sorted, so the walk (and its errors) come out in a stable order. Real
+     * directories now, links to directories once every real one is known. */
+    char **kids = NULL, **links = NULL;
+    size_t nk = 0, ck = 0, nl = 0, cl = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        bool dir = e->d_type == DT_DIR;
-        if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) {
             struct stat cs;
-            dir = fstatat(dirfd(d), e->d_name, &cs, 0) == 0 && S_ISDIR(cs.st_mode);
+            if (fstatat(dirfd(d), e->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0)
+                type = S_ISDIR(cs.st_mode) ? DT_DIR : S_ISLNK(cs.st_mode) ? DT_LNK : DT_REG;
         }
-        if (dir)
+        if (type == DT_DIR)
             push(&kids, &nk, &ck, strdup(e->d_name), &w->oom);
+        else if (type == DT_LNK)
+            push(&links, &nl, &cl, strdup(e->d_name), &w->oom);
     }
-    closedir(d);
     if (nk)
         qsort(kids, nk, sizeof *kids, name_cmp);
+    if (nl)
+        qsort(links, nl, sizeof *links, name_cmp);
+    char child[PATH_MAX];
+    for (size_t i = 0; i < nl; i++) {
+        if (snprintf(child, sizeof child, "%s/%s", path, links[i]) >= (int)sizeof child)
+            walk_error(w, "%s/%s: path too long", path, links[i]);
+        else
+            note_link(w, dirfd(d), links[i], child, depth + 1);
+        free(links[i]);
+    }
+    free(links);
+    closedir(d);
     for (size_t i = 0; i < nk; i++) {
-        char child[PATH_MAX];
         if (snprintf(child, sizeof child, "%s/%s", path, kids[i]) >= (int)sizeof child)
             walk_error(w, "%s/%s: path too long", path, kids[i]);
         else
@@ -865,6 +1062,37 @@ static void walk_dir(struct walk *w, const char *path, int depth)
         free(kids[i]);
     }
     free(kids);
+}
+
+/* Follows the deferred links (more may be added as it goes). A link to a directory the
+ * walk already reached is an alias (the recorder's .run-ids/ links): silent, unless the
+ * directory is the link's own ancestor, which is a loop. */
+static void walk_links(struct walk *w)
+{
+    for (size_t i = 0; i < w->nlinks && !w->oom; i++) {
+        const char *path = w->links[i].path;
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            walk_error(w, "%s: %s", path, strerror(errno));
+            continue;
+        }
+        if (!was_visited(w, &st)) {
+            walk_dir(w, path, w->links[i].depth);
+            continue;
+        }
+        char target[PATH_MAX], parent[PATH_MAX], real_parent[PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", path);
+        char *slash = strrchr(parent, '/');
+        if (slash)
+            *slash = '\0';
+        if (!slash || !realpath(path, target) || !realpath(parent, real_parent))
+            continue;
+        size_t n = strlen(target);
+        if (strncmp(real_parent, target, n) == 0 &&
+            (real_parent[n] == '\0' || real_parent[n] == '/' || n == 1))
+            walk_error(w, "%s: symbolic link loop: leads back to its ancestor %s, not entered",
+                       path, target);
+    }
 }
 
 void rl_run_set_free(rl_run_set *set)
@@ -909,6 +1137,7 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
             root[--n] = '\0';
         walk_dir(&w, root, 0);
     }
+    walk_links(&w);
     rl_run_set *set = calloc(1, sizeof *set);
     int rc = RL_OK;
     if (!set || w.oom) {
@@ -938,6 +1167,9 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
         free(w.errors[i]);
     free(w.errors);
     free(w.seen);
+    for (size_t i = 0; i < w.nlinks; i++)
+        free(w.links[i].path);
+    free(w.links);
     if (rc != RL_OK) {
         rl_run_set_free(set);
         return rc;

@@ -27,7 +27,7 @@ planners:
   - {name: hang, planner: hang}
   - {name: hog, planner: memhog}
 YAML
-run bench "$TMP/mixed.yaml" --out "$TMP/res"
+run bench "$TMP/mixed.yaml" --out-dir "$TMP/res"
 check "mixed benchmark exits 1: crash, abort, hang and hog solved no run" rc_is 1
 dir=$(tail -n1 <<<"$out")
 check "last line is the new directory" test -d "$dir"

@@ -94,4 +94,17 @@ check "scene 0 is a usage error" rc_is 2
 run explore --planners nbv,astar --sweep
 check "unknown planner is a usage error" rc_is 2
 
+# List options (docs/cli.md): an empty element is a typo, an error; repeating adds up.
+for bad in "1,,2" ",1" "1," ""; do
+    run explore --sweep --root "$TMP/bad" --seeds "$bad"
+    check "--seeds '$bad' is a usage error" rc_is 2
+done
+run explore --sweep --root "$TMP/bad" --scenes "1,,2"
+check "--scenes '1,,2' is a usage error" rc_is 2
+run explore --sweep --root "$TMP/bad" --planners "nbv,"
+check "--planners 'nbv,' is a usage error" rc_is 2
+check "no run was started for a bad list" [ ! -e "$TMP/bad" ]
+run explore --sweep --root "$TMP/rep" --scenes 1 --planners nbv --seeds 1 --seeds 2 --budget 20
+check "repeated --seeds add up" [ "$(find "$TMP/rep" -name run_manifest.yaml | wc -l)" -eq 2 ]
+
 finish

@@ -19,6 +19,7 @@ check "--help lists --logy" out_has "--logy"
 
 for ext in png svg pdf; do
     run plot csv "$TMP/log.csv" --x time --y "pos x" --y vel -o "$TMP/fig.$ext" --title "Log <1>"
+    check "plot csv prints Wrote ($ext)" out_has "Wrote $TMP/fig.$ext"
     check "plot to .$ext exits 0" rc_is 0
     check "plot to .$ext is silent" err_empty
     check "plot wrote fig.$ext" test -s "$TMP/fig.$ext"
