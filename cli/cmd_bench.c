@@ -169,6 +169,7 @@ static const char *const TOP_KEYS[] = {"experiment",
                                        "save_console_output",
                                        "jobs",
                                        "grace",
+                                       "console_limit",
                                        "parameters",
                                        "out",
                                        "display_progress",
@@ -274,6 +275,10 @@ static int spec_read(const spec_src *s, json_object *root, spec *sp)
     if ((rc = get_num(s, root, "jobs", 1, 256, &d)) < 0)
         return rc;
     sp->jobs = (int64_t)d;
+    d = (double)sp->req.console_limit;
+    if ((rc = get_num(s, root, "console_limit", 0, 1e12, &d)) < 0)
+        return rc;
+    sp->req.console_limit = (size_t)d;
     json_object *pl;
     if (!json_object_object_get_ex(root, "planners", &pl))
         return spec_err(s, NULL, 0, "planners", "missing (required)");

@@ -134,6 +134,8 @@ typedef struct rl_bench_request {
                                     are not comparable with serial ones */
     double grace;                /* seconds after max_time before the kill (default 0.1) */
     const char *console_dir;     /* where <planner>.console files go (NULL: discarded) */
+    size_t console_limit;        /* bytes of console output kept per run (default 1 MiB);
+                                    the rest is dropped, and the file says how much */
     const char *journal_path;    /* append each result here, fsynced (NULL: none) */
     const char *problem_spec;    /* given to executable planners as RUNLAB_PROBLEM */
     int64_t start_ns;            /* the experiment's start (UTC ns; 0: now). A resumed

@@ -282,6 +282,7 @@ void rl_bench_request_init(rl_bench_request *req)
     req->simplify = true;
     req->jobs = 1;
     req->grace = 0.1;
+    req->console_limit = (size_t)1 << 20;
 }
 
 rl_bench *rl_bench_new(const char *name, void *problem, const char *setup_info)

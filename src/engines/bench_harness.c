@@ -56,6 +56,10 @@ typedef struct slot {
     size_t index;          /* this slot's number in trees */
     bool killed;           /* SIGKILL sent: the status is decided by killed_for */
     rl_bench_status killed_for;
+    int console_in;        /* read end of the run's stdout/stderr pipe (-1: none) */
+    int console_out;       /* the planner's console file, appended (-1: none) */
+    size_t console_kept;   /* bytes of this run's output written to the file */
+    uint64_t console_cut;  /* bytes beyond the limit, counted and dropped */
     char *reason;    /* the harness's reason (a kill, a protocol violation) */
     char *run_error; /* what the run reported on an "error" line */
     bool got_status, got_time, got_end;
@@ -676,6 +680,56 @@ static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r
     return RL_OK;
 }
 
+/* ---- console capture ------------------------------------------------------------------ */
+
+/* Moves what the run wrote to its stdout/stderr into the planner's console file, up to
+ * the request's console_limit per run; the rest is read (so the run never blocks on a
+ * full pipe) and counted. */
+static void drain_console(slot *s, size_t limit)
+{
+    if (s->console_in < 0)
+        return;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(s->console_in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0 || errno != EAGAIN) { /* every writer is gone */
+                close(s->console_in);
+                s->console_in = -1;
+            }
+            return;
+        }
+        size_t keep = s->console_kept < limit ? limit - s->console_kept : 0;
+        if (keep > (size_t)n)
+            keep = (size_t)n;
+        if (keep && write_all(s->console_out, buf, keep) == 0)
+            s->console_kept += keep;
+        s->console_cut += (uint64_t)((size_t)n - keep);
+    }
+}
+
+static void close_console(slot *s, size_t limit)
+{
+    drain_console(s, limit);
+    if (s->console_out >= 0) {
+        char note[256];
+        int len = s->console_cut
+                      ? snprintf(note, sizeof note,
+                                 "\n=== runlab: %" PRIu64 " more bytes of this run's output were "
+                                 "cut (console_limit %zu bytes per run) ===\n",
+                                 s->console_cut, limit)
+                      : 0;
+        if (len > 0)
+            write_all(s->console_out, note, (size_t)len);
+        close(s->console_out);
+    }
+    if (s->console_in >= 0)
+        close(s->console_in);
+    s->console_in = s->console_out = -1;
+}
+
 /* ---- launching and finishing runs ----------------------------------------------------- */
 
 static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, size_t ri,
@@ -685,12 +739,29 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
         return rl_error_set_errno(RL_EIO, errno, "pipe");
-    int console_fd = -1;
+    /* The run writes its stdout/stderr into a pipe (console_fd, its end) that the
+       harness drains into the planner's console file, marked with the run it is from. */
+    int console_fd = -1, console_in = -1, console_out = -1;
     if (req->save_console_output && req->console_dir) {
         char path[4096], safe[RL_NAME_MAX + 1];
         rl_path_sanitize_name(pl->name, safe);
         snprintf(path, sizeof path, "%s/%s.console", req->console_dir, safe);
-        console_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int cp[2];
+        console_out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (console_out >= 0 && pipe2(cp, O_CLOEXEC) == 0) {
+            console_in = cp[0];
+            console_fd = cp[1];
+            char mark[512];
+            int n = snprintf(mark, sizeof mark,
+                             "=== runlab: planner '%s', run %zu (index %zu), seed %" PRIu64
+                             " ===\n",
+                             pl->name, ri + 1, ri, rl_bench_mix_seed(b->seed, pi, ri));
+            if (n > 0)
+                write_all(console_out, mark, (size_t)n < sizeof mark ? (size_t)n : sizeof mark - 1);
+        } else if (console_out >= 0) {
+            close(console_out);
+            console_out = -1;
+        }
     }
     memset(s->shm, 0, sizeof *s->shm);
     atomic_flag_clear(&s->shm->wlock);
@@ -702,6 +773,10 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
         close(fds[1]);
         if (console_fd >= 0)
             close(console_fd);
+        if (console_in >= 0)
+            close(console_in);
+        if (console_out >= 0)
+            close(console_out);
         return rl_error_set_errno(RL_EIO, err, "fork");
     }
     if (pid == 0) {
@@ -717,6 +792,8 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     close(fds[1]);
     if (console_fd >= 0)
         close(console_fd);
+    if (console_in >= 0)
+        fcntl(console_in, F_SETFL, fcntl(console_in, F_GETFL) | O_NONBLOCK);
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     rl_bench_shm *shm = s->shm;
     char *buf = s->buf;
@@ -728,6 +805,8 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     s->cap = cap;
     s->trees = trees;
     s->index = index;
+    s->console_in = console_in;
+    s->console_out = console_out;
     rl_bench_tree_begin(trees, index, pid);
     s->busy = true;
     s->is_exec = pl->exec_argv != NULL;
@@ -772,6 +851,7 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     close(s->fd);
     if (s->pidfd >= 0)
         close(s->pidfd);
+    close_console(s, req->console_limit);
     rl_bench_status st;
     int exit_code = -1, sig = 0;
     if (WIFEXITED(wstatus))
@@ -1040,7 +1120,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
         if (!any || rc < 0)
             break;
         /* wait for output, an exit or the next timer */
-        struct pollfd pfd[512]; /* a pipe and a pidfd per slot */
+        struct pollfd pfd[768]; /* two pipes and a pidfd per slot */
         nfds_t np = 0;
         int64_t now = rl_mono_ns(), wake = now + 50000000;
         for (size_t i = 0; i < n_slots; i++) {
@@ -1049,6 +1129,8 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
                 continue;
             if (!s->eof)
                 pfd[np++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+            if (s->console_in >= 0)
+                pfd[np++] = (struct pollfd){.fd = s->console_in, .events = POLLIN};
             if (s->pidfd >= 0)
                 pfd[np++] = (struct pollfd){.fd = s->pidfd, .events = POLLIN};
             if (s->deadline_ns < wake)
@@ -1073,6 +1155,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             rl_bench_planner *pl = b->planners[s->planner];
             if (!s->eof)
                 read_slot(s, pl, req->grace);
+            drain_console(s, req->console_limit);
             if (s->begin_ns && !s->next_sample_ns)
                 s->next_sample_ns = s->begin_ns + (int64_t)(req->time_between_updates * 1e9);
             if (s->begin_ns && pl->n_progress && s->next_sample_ns && now >= s->next_sample_ns &&
@@ -1119,6 +1202,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             kill_slot(&slots[i], RL_RUN_ERROR);
             waitpid(slots[i].pid, NULL, 0);
             rl_bench_tree_end(trees, i);
+            close_console(&slots[i], req->console_limit);
             close(slots[i].fd);
             if (slots[i].pidfd >= 0)
                 close(slots[i].pidfd);

@@ -88,6 +88,34 @@ for mode in auto proc; do
         test "$(q "SELECT memory > 32 FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='child_hog'")" = 1
 done
 
+# A flood of console output (the planner writes 50 MB) is capped per run, with a note of
+# how much was cut, and each run's output is marked with the run it came from.
+cat >"$TMP/flood.sh" <<'SH'
+#!/bin/sh
+echo "hello from run $RUNLAB_RUN" >&2
+head -c 50000000 /dev/zero | tr '\0' x >&2
+printf 'status\texact\n'
+SH
+chmod +x "$TMP/flood.sh"
+cat >"$TMP/flood.yaml" <<YAML
+experiment: flood
+problem: wall2d
+max_time: 120
+runs: 2
+console_limit: 100000
+planners:
+  - {name: flood, command: ["$TMP/flood.sh"]}
+YAML
+run bench "$TMP/flood.yaml" --out-dir "$TMP/flood"
+dir=$(tail -n1 <<<"$out")
+con="$dir/console/flood.console"
+check "flood: both runs solved" bash -c "grep -c '^flood,flood,.,Exact' '$dir/results.csv' | grep -qx 2"
+check "flood: the console file is capped (2 runs x 100 kB + marks)" test "$(wc -c <"$con")" -lt 201000
+check "flood: each run is marked" test "$(grep -c "^=== runlab: planner 'flood', run [12] " "$con")" -eq 2
+check "flood: the cut is counted exactly" \
+    test "$(grep -c "49900017 more bytes of this run's output were cut (console_limit 100000" "$con")" -eq 2
+check "flood: a run's own first line follows its mark" bash -c "grep -A1 \"run 1 (index 0)\" '$con' | grep -q '^hello from run 0'"
+
 # kill -9 of the harness while a planner started through a shell runs: the keeper ends it
 cat >"$TMP/killed.yaml" <<YAML
 experiment: killed harness
