@@ -320,6 +320,11 @@ void rl_bench_free_done(rl_bench *b)
     free(b->done_cap);
     b->done = NULL;
     b->done_cap = NULL;
+    for (size_t i = 0; i < b->n_prop_names; i++)
+        free(b->prop_names[i]);
+    free(b->prop_names);
+    b->prop_names = NULL;
+    b->n_prop_names = b->cap_prop_names = 0;
 }
 
 void rl_bench_free(rl_bench *b)

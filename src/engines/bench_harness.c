@@ -468,6 +468,7 @@ static char *j_unescape(char *s)
 }
 
 static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r);
+static void limit_property_names(const rl_bench *b, rl_bench_run_data *r);
 
 /* Loads the runs of an existing journal. Returns the file's length of complete lines. */
 static int journal_load(rl_bench *b, const char *path, const char *header, off_t *good_len)
@@ -645,8 +646,73 @@ static int results_init(rl_bench *b, const rl_bench_request *req)
     return RL_OK;
 }
 
+static bool prop_name_known(const rl_bench *b, const char *name)
+{
+    for (size_t i = 0; i < b->n_prop_names; i++)
+        if (strcmp(b->prop_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Keeps the experiment within RL_BENCH_MAX_PROPERTY_NAMES distinct property names: a run
+ * whose new names would pass it loses exactly those properties (the run alone pays for
+ * them) and says so in its reason. */
+static void limit_property_names(const rl_bench *b, rl_bench_run_data *r)
+{
+    size_t fresh = 0, kept = 0, dropped = 0;
+    for (size_t i = 0; i < r->n_props; i++) {
+        bool known = prop_name_known(b, r->props[i].name);
+        for (size_t k = 0; !known && k < kept; k++) /* a name repeated in this run */
+            known = strcmp(r->props[k].name, r->props[i].name) == 0;
+        if (!known && b->n_prop_names + fresh >= RL_BENCH_MAX_PROPERTY_NAMES) {
+            free(r->props[i].name);
+            free(r->props[i].value);
+            dropped++;
+            continue;
+        }
+        fresh += !known;
+        r->props[kept++] = r->props[i];
+    }
+    r->n_props = kept;
+    if (!dropped)
+        return;
+    char *why = NULL;
+    if (asprintf(&why, "%s%s%zu run properties dropped: the experiment has reached %d distinct "
+                       "property names (each is a database column)",
+                 r->reason ? r->reason : "", r->reason ? "; " : "", dropped,
+                 RL_BENCH_MAX_PROPERTY_NAMES) >= 0) {
+        free(r->reason);
+        r->reason = why;
+    }
+}
+
+static int remember_property_names(rl_bench *b, const rl_bench_run_data *r)
+{
+    for (size_t i = 0; i < r->n_props; i++) {
+        if (prop_name_known(b, r->props[i].name))
+            continue;
+        if (b->n_prop_names == b->cap_prop_names) {
+            size_t nc = b->cap_prop_names ? 2 * b->cap_prop_names : 64;
+            char **nn = realloc(b->prop_names, nc * sizeof *nn);
+            if (!nn)
+                return rl_error_set(RL_ENOMEM, "out of memory");
+            b->prop_names = nn;
+            b->cap_prop_names = nc;
+        }
+        if (!(b->prop_names[b->n_prop_names] = strdup(r->props[i].name)))
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        b->n_prop_names++;
+    }
+    return RL_OK;
+}
+
 static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r)
 {
+    limit_property_names(b, r);
+    if (remember_property_names(b, r) < 0) {
+        rl_bench_run_data_free(r);
+        return RL_ENOMEM;
+    }
     rl_bench_planner_data *pd = &b->results.planners[pi];
     if (ri >= b->done_cap[pi]) {
         size_t nc = b->done_cap[pi] ? b->done_cap[pi] : 16;
@@ -906,6 +972,13 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
                  (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
     set_prop(s, "time", RL_BENCH_REAL, t);
     set_prop(s, "memory", RL_BENCH_REAL, mem);
+    /* OMPL's Benchmark always writes it, and Planner Arena ranks by time plus it: a
+       planner that does not simplify spent 0 s on it, not an unknown (NULL) time. */
+    bool has_simplification = false;
+    for (size_t i = 0; i < s->n_props; i++)
+        has_simplification |= strcmp(s->props[i].name, "simplification time") == 0;
+    if (!has_simplification)
+        set_prop(s, "simplification time", RL_BENCH_REAL, 0.0);
     set_prop(s, "cpu time", RL_BENCH_REAL, cpu);
     set_prop(s, "wall time", RL_BENCH_REAL, (double)(now - s->fork_ns) / 1e9);
     set_prop(s, "status", RL_BENCH_ENUM, (double)st);
@@ -918,6 +991,7 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     s->samples = NULL;
     s->busy = false;
     size_t pi = s->planner, ri = s->run;
+    limit_property_names(b, &r); /* before the journal, so resume reads what was kept */
     int rc = journal_fd >= 0 ? journal_append(journal_fd, pi, ri, &r, pl->n_progress,
                                                       b->prior_duration +
                                                           (double)(rl_mono_ns() - b->session_ns) / 1e9)

@@ -40,6 +40,8 @@ struct rl_bench {
     rl_bench_events events;
     rl_bench_experiment results;
     bool **done; /* done[p][r]: run r of planner p has a result */
+    char **prop_names; /* distinct run property names so far: each is a database column */
+    size_t n_prop_names, cap_prop_names;
     size_t *done_cap;
     double prior_duration; /* seconds spent by earlier sessions (journal "t" lines) */
     int64_t session_ns;    /* monotonic start of this rl_bench_execute */
@@ -66,6 +68,11 @@ int rl_bench_status_from_word(const char *word, rl_bench_status *out);
 void rl_bench_fmt_real(double v, char *buf, size_t cap);
 
 uint64_t rl_bench_mix_seed(uint64_t seed, size_t planner, size_t run);
+
+/* Distinct run property names one experiment may have: each becomes a column of OMPL's
+ * runs table, and SQLite allows 2000 columns in all. A run that would pass it keeps its
+ * status but loses its new properties, with a reason. */
+enum { RL_BENCH_MAX_PROPERTY_NAMES = 1000 };
 
 /* ---- the processes of each run (bench_tree.c) ----
  * One per rl_bench_execute: for each slot (a run in progress) the set of processes the run

@@ -116,6 +116,42 @@ check "flood: the cut is counted exactly" \
     test "$(grep -c "49900017 more bytes of this run's output were cut (console_limit 100000" "$con")" -eq 2
 check "flood: a run's own first line follows its mark" bash -c "grep -A1 \"run 1 (index 0)\" '$con' | grep -q '^hello from run 0'"
 
+# One run reporting 3000 distinct properties (more than SQLite's 2000 columns): that run
+# alone loses what is too many, with a reason; the database is written, and the journal
+# --resume wrote reads back. A program's run gets a simplification time (0) as OMPL's
+# always do, so Planner Arena's views rank it.
+cat >"$TMP/props.sh" <<'SH'
+#!/bin/sh
+i=0
+while [ $i -lt 3000 ]; do printf 'property\tp%d\tINTEGER\t%d\n' $i $i; i=$((i + 1)); done
+printf 'status\texact\n'
+SH
+printf '#!/bin/sh\nprintf "status\\texact\\n"\n' >"$TMP/plain.sh"
+chmod +x "$TMP/props.sh" "$TMP/plain.sh"
+cat >"$TMP/props.yaml" <<YAML
+experiment: props
+problem: wall2d
+max_time: 120
+runs: 1
+planners:
+  - {name: plain, command: ["$TMP/plain.sh"]}
+  - {name: many, command: ["$TMP/props.sh"]}
+YAML
+run bench "$TMP/props.yaml" --out-dir "$TMP/props"
+check "props: the benchmark is written (exit 0)" rc_is 0
+dir=$(tail -n1 <<<"$out")
+check "props: the run kept its status" \
+    test "$(sqlite3 "$dir/results.db" "SELECT status FROM runs JOIN plannerConfigs p ON p.id=plannerid WHERE p.name='many'")" = 6
+check "props: its reason says what was dropped" grep -q "run properties dropped: the experiment has reached 1000" "$dir/results.csv"
+check "props: the other planner's run is untouched" \
+    bash -c "grep '^props,plain,' '$dir/results.csv' | grep -vq dropped"
+check "props: a program's run has simplification time 0, not NULL" \
+    test "$(sqlite3 "$dir/results.db" "SELECT count(*) FROM runs WHERE simplification_time = 0")" = 2
+rm "$dir/report.html"
+run bench --resume "$dir"
+check "props: --resume reads the journal it wrote" rc_is 0
+check "props: ... and keeps both runs" test "$(sqlite3 "$dir/results.db" 'SELECT count(*) FROM runs')" = 2
+
 # kill -9 of the harness while a planner started through a shell runs: the keeper ends it
 cat >"$TMP/killed.yaml" <<YAML
 experiment: killed harness
