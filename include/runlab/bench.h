@@ -276,7 +276,9 @@ int rl_bench_write_json(const rl_bench_experiment *e, const char *path);
 
 /* Reads OMPL benchmark logs into one SQLite database, as OMPL's own script does
  * (readBenchmarkLog then computeViews): same schema, rows, values and NULLs. The
- * database is created or extended. RL_EPARSE names the file and line. */
+ * database is created or extended. An experiment the database already holds (same name,
+ * host, start date and seed) is skipped with a warning on the log, never added twice.
+ * RL_EPARSE names the file and line. */
 int rl_bench_import_logs(const char *const *paths, size_t n, const char *db_path);
 
 /* Checks a planner, parameter or property name (see rl_bench_run_set). `what` names

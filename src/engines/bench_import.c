@@ -3,6 +3,7 @@
 #include "formats/ompl_log.h"
 #include "runlab/bench.h"
 #include "runlab/error.h"
+#include "runlab/log.h"
 
 #include <sqlite3.h>
 
@@ -20,6 +21,10 @@ int rl_bench_import_logs(const char *const *paths, size_t n, const char *db_path
         if (rc == RL_OK) {
             rc = rl_ompl_db_add_log(db, &log, paths[i]);
             rl_ompl_log_free(&log);
+            if (rc == RL_EEXIST) { /* merged before: skipped, never doubled */
+                rl_log_warn("%s; skipped", rl_error_last());
+                rc = RL_OK;
+            }
         }
     }
     if (rc < 0) {

@@ -406,6 +406,30 @@ static int insert_experiment(sqlite3 *db, const rl_ompl_log *log, sqlite3_int64 
             rc = rl_error_set(RL_ENOMEM, "out of memory");
         goto out;
     }
+    {
+        /* The same experiment (name, host, start date, seed) merged twice would count
+           every run twice: refuse it, and let the caller say it was skipped. */
+        sqlite3_stmt *q = NULL;
+        int dup = 0;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT count(*) FROM experiments WHERE name=?1 AND hostname=?2 "
+                               "AND date=?3 AND seed=?4",
+                               -1, &q, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(q, 1, expname, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, 2, host, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, 3, date, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(q, 4, strtoll(seed, NULL, 10));
+            if (sqlite3_step(q) == SQLITE_ROW)
+                dup = sqlite3_column_int(q, 0);
+        }
+        sqlite3_finalize(q);
+        if (dup) {
+            rc = rl_error_set(RL_EEXIST,
+                              "the database already holds experiment '%s' of %s on %s (seed %s)",
+                              expname, date, host, seed);
+            goto out;
+        }
+    }
     static const char *const fixed[] = {"name",     "totaltime", "timelimit", "memorylimit",
                                         "runcount", "version",   "hostname",  "cpuinfo",
                                         "date",     "seed",      "setup"};

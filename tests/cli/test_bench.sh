@@ -62,6 +62,12 @@ run bench merge "$dir" "$dir2" --db "$TMP/merged.db"
 check "merge exits 0" rc_is 0
 check "merged database has two experiments" \
     test "$(sqlite3 "$TMP/merged.db" 'SELECT count(*) FROM experiments')" -eq 2
+runs_before=$(sqlite3 "$TMP/merged.db" 'SELECT count(*) FROM runs')
+run bench merge "$dir" --db "$TMP/merged.db"
+check "merging an experiment the database holds exits 0" rc_is 0
+check "... says it was skipped" err_has "already holds experiment"
+check "... and adds no experiment" test "$(sqlite3 "$TMP/merged.db" 'SELECT count(*) FROM experiments')" -eq 2
+check "... nor any run" test "$(sqlite3 "$TMP/merged.db" 'SELECT count(*) FROM runs')" -eq "$runs_before"
 
 # executable planners: the Python example, and programs that break the protocol
 cat >"$TMP/bad_planner.sh" <<'SH'
