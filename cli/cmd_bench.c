@@ -654,6 +654,12 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
         json_object_object_add(counts, e->planners[p].name, c);
     }
     json_object_object_add(m, "status_counts", counts);
+    /* property names programs reported, as they reported them, and the column each became */
+    json_object *renamed = json_object_new_object();
+    for (size_t i = 0; i < e->n_renamed; i++)
+        json_object_object_add(renamed, e->renamed[i].value,
+                               json_object_new_string(e->renamed[i].name));
+    json_object_object_add(m, "renamed_properties", renamed);
     rc = rl_path_join(path, sizeof path, dir, "manifest.json");
     if (rc == RL_OK)
         rc = rl_json_write_file(path, m);

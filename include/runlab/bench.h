@@ -212,6 +212,11 @@ typedef struct rl_bench_experiment {
     char *host;
     char *cpu_info;
     char *version; /* "runlab 0.1.0" */
+    /* Property names executable planners reported that OMPL's parser cannot take as
+     * columns, and what they became (rl_bench_prop.name: the column name used; .value:
+     * the name as reported). */
+    rl_bench_prop *renamed;
+    size_t n_renamed;
 } rl_bench_experiment;
 
 /* ---- the benchmark ---------------------------------------------------------------- */

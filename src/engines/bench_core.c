@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 #include <string.h>
 
 static const char *const TYPE_NAMES[] = {"BOOLEAN", "INTEGER", "REAL", "ENUM", "TEXT"};
@@ -101,7 +102,7 @@ int rl_bench_check_name(const char *name, const char *what)
         if (c < 0x20 || c == 0x7f)
             return rl_error_set(RL_EINVAL, "%s '%s': control character at byte %zu", what, name,
                                 (size_t)(p - name));
-        if (strchr(";|,=\"", c))
+        if (strchr(";|,=\"'", c))
             return rl_error_set(RL_EINVAL,
                                 "%s '%s': '%c' would break the OMPL log format or its SQL", what,
                                 name, c);
@@ -112,6 +113,65 @@ int rl_bench_check_name(const char *name, const char *what)
         if (strcmp(name, RESERVED[i]) == 0)
             return rl_error_set(RL_EINVAL, "%s '%s': reserved by the results database", what, name);
     return RL_OK;
+}
+
+/* OMPL's ompl_benchmark_statistics.py makes a column of every run property, progress
+ * property and experiment parameter, with its spaces turned into '_' and without quoting
+ * it: the name must then be a plain SQL identifier and no SQL keyword. */
+int rl_bench_check_column_name(const char *name, const char *what)
+{
+    int rc = rl_bench_check_name(name, what);
+    if (rc < 0)
+        return rc;
+    if (name[0] >= '0' && name[0] <= '9')
+        return rl_error_set(RL_EINVAL,
+                            "%s '%s': starts with a digit, which OMPL's log parser cannot take "
+                            "as a column name",
+                            what, name);
+    for (const char *p = name; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!(c == ' ' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+              (c >= 'A' && c <= 'Z')))
+            return rl_error_set(RL_EINVAL,
+                                "%s '%s': '%c' at byte %zu; OMPL's log parser takes only "
+                                "letters, digits, '_' and spaces in a column name",
+                                what, name, c, (size_t)(p - name));
+    }
+    char col[128];
+    snprintf(col, sizeof col, "%s", name);
+    for (char *p = col; *p; p++)
+        if (*p == ' ')
+            *p = '_';
+    if (sqlite3_keyword_check(col, (int)strlen(col)))
+        return rl_error_set(RL_EINVAL, "%s '%s': '%s' is an SQL keyword, which OMPL's log parser "
+                                       "cannot take as a column name",
+                            what, name, col);
+    return RL_OK;
+}
+
+void rl_bench_column_name_map(const char *name, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap < 4)
+        return;
+    if (name[0] >= '0' && name[0] <= '9')
+        out[n++] = '_';
+    for (const char *p = name; *p && n + 2 < cap; p++) {
+        unsigned char c = (unsigned char)*p;
+        bool ok = c == ' ' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                  (c >= 'A' && c <= 'Z');
+        out[n++] = ok ? (char)c : '_';
+    }
+    out[n] = '\0';
+    char col[256];
+    snprintf(col, sizeof col, "%s", out);
+    for (char *p = col; *p; p++)
+        if (*p == ' ')
+            *p = '_';
+    if (sqlite3_keyword_check(col, (int)strlen(col)) && n + 1 < cap) {
+        out[n++] = '_';
+        out[n] = '\0';
+    }
 }
 
 int rl_bench_check_value(const char *value, const char *what)
@@ -192,6 +252,7 @@ void rl_bench_experiment_clear(rl_bench_experiment *e)
         free(p->runs);
     }
     free(e->planners);
+    rl_bench_props_free(e->renamed, e->n_renamed);
     free(e->setup_info);
     free(e->host);
     free(e->cpu_info);
@@ -239,7 +300,7 @@ int rl_bench_run_progress(rl_bench_run *run, size_t index, double value)
 
 int rl_bench_run_set(rl_bench_run *run, const char *name, rl_bench_type type, const char *value)
 {
-    int rc = rl_bench_check_name(name, "run property");
+    int rc = rl_bench_check_column_name(name, "run property");
     if (rc == RL_OK)
         rc = rl_bench_check_value(value, name);
     if (rc == RL_OK && (unsigned)type > RL_BENCH_TEXT)
@@ -343,7 +404,7 @@ void rl_bench_free(rl_bench *b)
 
 int rl_bench_add_param(rl_bench *b, const char *name, rl_bench_type type, const char *value)
 {
-    int rc = rl_bench_check_name(name, "experiment parameter");
+    int rc = rl_bench_check_column_name(name, "experiment parameter");
     if (rc == RL_OK)
         rc = rl_bench_check_value(value, name);
     if (rc < 0)
@@ -387,7 +448,7 @@ int rl_bench_add_planner(rl_bench *b, rl_bench_planner *p)
         rc = rl_error_set(RL_ERANGE, "planner '%s': more than %d progress properties", p->name,
                           RL_BENCH_MAX_PROGRESS);
     for (size_t i = 0; rc == RL_OK && i < p->n_progress; i++) {
-        rc = rl_bench_check_name(p->progress_names[i], "progress property");
+        rc = rl_bench_check_column_name(p->progress_names[i], "progress property");
         if (rc == RL_OK && strcmp(p->progress_names[i], "time") == 0)
             rc = rl_error_set(RL_EINVAL,
                               "planner '%s': progress property 'time' is the "
@@ -529,7 +590,7 @@ rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *arg
         e->base.n_progress = i + 1;
         if (!e->progress_names[i])
             goto nomem;
-        if (rl_bench_check_name(e->progress_names[i], "progress property") < 0) {
+        if (rl_bench_check_column_name(e->progress_names[i], "progress property") < 0) {
             exec_free(e);
             return NULL;
         }

@@ -67,6 +67,8 @@ typedef struct slot {
     double solve_time;
     rl_bench_prop *props;
     size_t n_props, cap_props;
+    rl_bench_prop *renamed; /* reported name (value) -> column name (name) */
+    size_t n_renamed, cap_renamed;
     double *samples;
     size_t n_samples, cap_samples;
 } slot;
@@ -278,10 +280,17 @@ static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
         rl_bench_run_progress(&tmp, (size_t)i, v);
     } else if (strcmp(f[0], "property") == 0 && n == 4) {
         rl_bench_type type;
+        /* a name OMPL's parser cannot take as a column is mapped by the documented rule;
+           the original is kept in the results' list of renamed properties */
+        char column[128];
         if (rl_bench_check_name(f[1], "property") < 0 || rl_bench_type_parse(f[2], &type) < 0 ||
             rl_bench_check_value(f[3], f[1]) < 0)
             return protocol_error(s, "bad property:", rl_error_last());
-        rl_bench_props_set(&s->props, &s->n_props, &s->cap_props, f[1], type, f[3]);
+        rl_bench_column_name_map(f[1], column, sizeof column);
+        if (strcmp(column, f[1]) != 0)
+            rl_bench_props_set(&s->renamed, &s->n_renamed, &s->cap_renamed, column,
+                               RL_BENCH_TEXT, f[1]);
+        rl_bench_props_set(&s->props, &s->n_props, &s->cap_props, column, type, f[3]);
     } else if (strcmp(f[0], "time") == 0 && n == 2) {
         char *end;
         s->solve_time = strtod(f[1], &end);
@@ -991,6 +1000,14 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     s->samples = NULL;
     s->busy = false;
     size_t pi = s->planner, ri = s->run;
+    for (size_t i = 0; i < s->n_renamed; i++) {
+        size_t cap = b->results.n_renamed;
+        rl_bench_props_set(&b->results.renamed, &b->results.n_renamed, &cap, s->renamed[i].name,
+                           RL_BENCH_TEXT, s->renamed[i].value);
+    }
+    rl_bench_props_free(s->renamed, s->n_renamed);
+    s->renamed = NULL;
+    s->n_renamed = s->cap_renamed = 0;
     limit_property_names(b, &r); /* before the journal, so resume reads what was kept */
     int rc = journal_fd >= 0 ? journal_append(journal_fd, pi, ri, &r, pl->n_progress,
                                                       b->prior_duration +
@@ -1284,6 +1301,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             free(slots[i].samples);
             free(slots[i].reason);
             free(slots[i].run_error);
+            rl_bench_props_free(slots[i].renamed, slots[i].n_renamed);
         }
         if (slots[i].shm)
             munmap(slots[i].shm, sizeof(rl_bench_shm));

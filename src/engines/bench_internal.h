@@ -57,6 +57,15 @@ void rl_bench_run_data_free(rl_bench_run_data *r);
 void rl_bench_experiment_clear(rl_bench_experiment *e);
 void rl_bench_free_done(rl_bench *b);
 
+/* A name that becomes a database column in OMPL's own parser (run and progress
+ * properties, experiment parameters): rl_bench_check_name, and letters, digits, '_' and
+ * spaces only, no leading digit, no SQL keyword. */
+int rl_bench_check_column_name(const char *name, const char *what);
+/* The documented mapping of a name an executable planner reports onto such a column
+ * name: every other byte becomes '_', a leading digit gets '_' before it, an SQL keyword
+ * gets '_' after it. `out` (cap >= 4) may be shorter than the name when cap is. */
+void rl_bench_column_name_map(const char *name, char *out, size_t cap);
+
 /* Checks a property value: no control characters, no ';'. */
 int rl_bench_check_value(const char *value, const char *what);
 

@@ -152,6 +152,43 @@ run bench --resume "$dir"
 check "props: --resume reads the journal it wrote" rc_is 0
 check "props: ... and keeps both runs" test "$(sqlite3 "$dir/results.db" 'SELECT count(*) FROM runs')" = 2
 
+# Names OMPL's own log parser cannot take as SQL columns: refused in a spec, mapped by the
+# documented rule when a program reports them, with the original kept in the manifest.
+cat >"$TMP/names.sh" <<'SH'
+#!/bin/sh
+printf 'property\tsolution-length\tREAL\t1.5\n'
+printf 'property\t1st try\tINTEGER\t1\n'
+printf 'property\torder\tINTEGER\t2\n'
+printf 'property\tgood name\tINTEGER\t3\n'
+printf 'status\texact\n'
+SH
+chmod +x "$TMP/names.sh"
+cat >"$TMP/names.yaml" <<YAML
+experiment: names
+problem: wall2d
+max_time: 120
+runs: 1
+planners:
+  - {name: named, command: ["$TMP/names.sh"]}
+YAML
+run bench "$TMP/names.yaml" --out-dir "$TMP/names"
+check "names: exits 0" rc_is 0
+dir=$(tail -n1 <<<"$out")
+cols=$(sqlite3 "$dir/results.db" "SELECT group_concat(name) FROM pragma_table_info('runs')")
+for c in solution_length _1st_try order_ good_name; do
+    check "names: column $c" grep -qw -- "$c" <<<"$cols"
+done
+check "names: the manifest keeps the original names" \
+    python3 -c "import json,sys; m=json.load(open('$dir/manifest.json'))['renamed_properties']; sys.exit(0 if m=={'solution-length':'solution_length','1st try':'_1st try','order':'order_'} else 1)"
+printf 'experiment: bad\nproblem: wall2d\nparameters: {pass.width: 1}\nplanners:\n  - {name: p, command: [/bin/true]}\n' >"$TMP/badparam.yaml"
+run bench "$TMP/badparam.yaml" --out-dir "$TMP/names"
+check "names: a parameter OMPL's parser cannot take is refused" rc_is 1
+check "... saying which byte" err_has "'.' at byte 4"
+printf 'experiment: bad\nproblem: wall2d\nplanners:\n  - {name: p, command: [/bin/true], progress: ["select INTEGER"]}\n' >"$TMP/badprog.yaml"
+run bench "$TMP/badprog.yaml" --out-dir "$TMP/names"
+check "names: a progress property that is an SQL keyword is refused" rc_is 1
+check "... as a keyword" err_has "SQL keyword"
+
 # kill -9 of the harness while a planner started through a shell runs: the keeper ends it
 cat >"$TMP/killed.yaml" <<YAML
 experiment: killed harness
