@@ -853,7 +853,20 @@ static int cmd_import(int argc, char **argv, bool merge)
             db = argv[++i];
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             free(inputs);
-            usage(stdout);
+            if (merge)
+                printf("Usage: runlab bench merge DIR... --db OUT.db\n\n"
+                       "Adds the OMPL log of each benchmark directory to OUT.db (created if\n"
+                       "missing) as OMPL's ompl_benchmark_statistics.py would, views included.\n"
+                       "An experiment OUT.db already holds (same name, host, date and seed) is\n"
+                       "skipped with a warning, so merging twice never doubles a run.\n"
+                       "Prints OUT.db's path. Exit codes: 0 ok, 1 unreadable input, 2 usage.\n");
+            else
+                printf("Usage: runlab bench import LOG... --db OUT.db\n\n"
+                       "Reads OMPL benchmark logs (OMPL's own or runlab's) into OUT.db (created\n"
+                       "if missing) in OMPL's schema, as ompl_benchmark_statistics.py does;\n"
+                       "Planner Arena opens the result. An experiment OUT.db already holds is\n"
+                       "skipped with a warning. Errors name the log's file and line.\n"
+                       "Prints OUT.db's path. Exit codes: 0 ok, 1 unreadable input, 2 usage.\n");
             return RL_EXIT_OK;
         } else {
             inputs[n++] = argv[i];
@@ -918,7 +931,10 @@ static int cmd_import(int argc, char **argv, bool merge)
 static int cmd_report(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        usage(stdout);
+        printf("Usage: runlab bench report DIR\n\n"
+               "Rewrites DIR/report.html and DIR/figures/ from DIR/results.json alone, so it\n"
+               "also works on a copied or merged-in benchmark directory. Prints the report's\n"
+               "path. Exit codes: 0 ok, 1 DIR has no readable results.json, 2 usage.\n");
         return RL_EXIT_OK;
     }
     if (argc != 2)

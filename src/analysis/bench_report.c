@@ -177,10 +177,14 @@ static int model_read(const char *dir, model *m)
 
 /* ---- text helpers ---------------------------------------------------------------------- */
 
+/* Three significant digits, but never an exponent for the sizes people type (a 4096 MB
+ * limit reads "4096", not "4.1e+03"). */
 static void fmt_num(double v, char *buf, size_t cap)
 {
     if (!isfinite(v))
         snprintf(buf, cap, "—");
+    else if (fabs(v) >= 1000 && fabs(v) < 1e15)
+        snprintf(buf, cap, "%.0f", v);
     else
         snprintf(buf, cap, "%.3g", v);
 }
@@ -559,7 +563,9 @@ static int summary(ctx *c, const model *m)
     rl_report_kv(r, "Experiment", m->experiment);
     if (rl_json_get_string(m->root, "setup", &s) == RL_OK && *s) {
         one_line(s, buf, sizeof buf);
-        rl_report_kv(r, "Problem", buf);
+        /* the setup text may introduce itself ("Problem maze2d: ..."): not twice */
+        const char *text = strncmp(buf, "Problem ", 8) == 0 ? buf + 8 : buf;
+        rl_report_kv(r, "Problem", text);
     }
     json_object *params;
     if (rl_json_get_object(m->root, "parameters", &params) == RL_OK &&

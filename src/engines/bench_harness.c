@@ -340,6 +340,18 @@ static void read_slot(slot *s, rl_bench_planner *pl, double grace)
         char *start = s->buf, *nl;
         while ((nl = memchr(start, '\n', s->len - (size_t)(start - s->buf))) != NULL) {
             *nl = '\0';
+            if ((size_t)(nl - start) > LINE_MAX_BYTES && !s->killed) {
+                s->lineno++; /* one rule, however the line arrived */
+                protocol_error(s, "line longer than 64 KiB", "");
+                start = nl + 1;
+                continue;
+            }
+            if (memchr(start, '\0', (size_t)(nl - start)) && !s->killed) {
+                s->lineno++; /* a NUL would silently cut a name: refused */
+                protocol_error(s, "NUL byte in line", "");
+                start = nl + 1;
+                continue;
+            }
             if (!s->killed)
                 handle_line(s, pl, start, grace);
             start = nl + 1;
@@ -347,6 +359,7 @@ static void read_slot(slot *s, rl_bench_planner *pl, double grace)
         s->len -= (size_t)(start - s->buf);
         memmove(s->buf, start, s->len);
         if (s->len > LINE_MAX_BYTES) {
+            s->lineno++; /* the line being read, not the last complete one */
             protocol_error(s, "line longer than 64 KiB", "");
             s->len = 0;
         }

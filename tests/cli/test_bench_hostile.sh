@@ -189,6 +189,34 @@ run bench "$TMP/badprog.yaml" --out-dir "$TMP/names"
 check "names: a progress property that is an SQL keyword is refused" rc_is 1
 check "... as a keyword" err_has "SQL keyword"
 
+# Smaller things: a line over 64 KiB names its line number, a NUL in a line is refused
+# (it would cut a name), each bench subcommand's --help is its own.
+cat >"$TMP/long_line.sh" <<'SH'
+#!/bin/sh
+printf 'status\texact\n'
+head -c 70000 /dev/zero | tr '\0' a
+printf '\n'
+SH
+printf '#!/bin/sh\nprintf "property\\tab\\0cd\\tINTEGER\\t1\\nstatus\\texact\\n"\n' >"$TMP/nul.sh"
+chmod +x "$TMP/long_line.sh" "$TMP/nul.sh"
+cat >"$TMP/small.yaml" <<YAML
+experiment: small
+problem: wall2d
+max_time: 120
+runs: 1
+planners:
+  - {name: long_line, command: ["$TMP/long_line.sh"]}
+  - {name: nul, command: ["$TMP/nul.sh"]}
+YAML
+run bench "$TMP/small.yaml" --out-dir "$TMP/small"
+dir=$(tail -n1 <<<"$out")
+check "small: a line over 64 KiB is named by its number (2)" grep -q "protocol: line 2: line longer than 64 KiB" "$dir/results.csv"
+check "small: a NUL byte in a line is refused" grep -q "protocol: line 1: NUL byte in line" "$dir/results.csv"
+for sub in import merge report; do
+    run bench $sub --help
+    check "bench $sub --help is its own" out_has "Usage: runlab bench $sub"
+done
+
 # kill -9 of the harness while a planner started through a shell runs: the keeper ends it
 cat >"$TMP/killed.yaml" <<YAML
 experiment: killed harness
