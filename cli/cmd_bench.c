@@ -12,6 +12,7 @@
 #include "runlab/json.h"
 #include "runlab/progress.h"
 #include "runlab/provenance.h"
+#include "runlab/stats.h"
 #include "runlab/time.h"
 #include "runlab/yaml.h"
 
@@ -667,6 +668,95 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
     return rc;
 }
 
+static double run_prop(const rl_bench_run_data *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_props; i++)
+        if (strcmp(r->props[i].name, name) == 0)
+            return strtod(r->props[i].value, NULL);
+    return NAN;
+}
+
+/* Times of a planner's runs (all of them, as OMPL's tools count them); returns how many. */
+static size_t planner_times(const rl_bench_planner_data *pd, double *out)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < pd->n_runs; r++) {
+        double t = run_prop(&pd->runs[r], "time");
+        if (isfinite(t))
+            out[n++] = t;
+    }
+    return n;
+}
+
+/* Per planner: solved %, median time with its 95% CI, min..max, peak memory; then, as
+ * hyperfine does, how much faster the best planner is than each other one, with the
+ * rank-sum test's p. The best is the lowest median time among planners that solved. */
+static void print_comparison(const rl_bench_experiment *e)
+{
+    size_t best = SIZE_MAX;
+    double best_median = INFINITY;
+    printf("\n%-20s %6s  %-34s %-26s %s\n", "planner", "solved", "median time [95% CI]",
+           "min ... max", "peak memory");
+    for (size_t p = 0; p < e->n_planners; p++) {
+        const rl_bench_planner_data *pd = &e->planners[p];
+        double *t = malloc((pd->n_runs ? pd->n_runs : 1) * sizeof *t);
+        if (!t)
+            return;
+        size_t n = planner_times(pd, t), solved = 0;
+        double mem = 0;
+        for (size_t r = 0; r < pd->n_runs; r++) {
+            solved += pd->runs[r].status == RL_RUN_EXACT;
+            double m = run_prop(&pd->runs[r], "memory");
+            if (isfinite(m) && m > mem)
+                mem = m;
+        }
+        rl_median_ci ci;
+        char med[64] = "-", range[64] = "-";
+        if (n && rl_stats_median_ci(t, n, 0.95, &ci) == RL_OK) {
+            if (ci.available)
+                snprintf(med, sizeof med, "%.4g s [%.4g, %.4g]", ci.median, ci.lo, ci.hi);
+            else
+                snprintf(med, sizeof med, "%.4g s [n/a: n < 6]", ci.median);
+            double lo = t[0], hi = t[0];
+            for (size_t i = 1; i < n; i++)
+                lo = fmin(lo, t[i]), hi = fmax(hi, t[i]);
+            snprintf(range, sizeof range, "%.4g ... %.4g s", lo, hi);
+            if (solved && ci.median < best_median)
+                best_median = ci.median, best = p;
+        }
+        printf("%-20s %5.0f%%  %-34s %-26s %.3g MB\n", pd->name,
+               pd->n_runs ? 100.0 * (double)solved / (double)pd->n_runs : 0.0, med, range, mem);
+        free(t);
+    }
+    if (best == SIZE_MAX || e->n_planners < 2)
+        return;
+    const rl_bench_planner_data *bp = &e->planners[best];
+    double *bt = malloc((bp->n_runs ? bp->n_runs : 1) * sizeof *bt);
+    if (!bt)
+        return;
+    size_t bn = planner_times(bp, bt);
+    printf("\n%s ran fastest (median time); it is\n", bp->name);
+    for (size_t p = 0; p < e->n_planners; p++) {
+        const rl_bench_planner_data *pd = &e->planners[p];
+        double *t = p == best ? NULL : malloc((pd->n_runs ? pd->n_runs : 1) * sizeof *t);
+        if (!t)
+            continue;
+        size_t n = planner_times(pd, t), solved = 0;
+        for (size_t r = 0; r < pd->n_runs; r++)
+            solved += pd->runs[r].status == RL_RUN_EXACT;
+        double med;
+        rl_ranksum rs;
+        if (!solved) /* a planner that fails fast is not faster: not compared */
+            printf("  (%s solved no run: not compared)\n", pd->name);
+        else if (n && rl_stats_median(t, n, &med) == RL_OK && best_median > 0 &&
+            rl_stats_ranksum(bt, bn, t, n, &rs) == RL_OK)
+            printf("  %8.2f x faster than %s (rank-sum p = %.2g%s)\n", med / best_median,
+                   pd->name, rs.p, rs.p < 0.05 ? "" : ", not significant at 5%");
+        free(t);
+    }
+    free(bt);
+}
+
 static int run_spec(const spec_src *s, json_object *root, const char *out_opt, long jobs_opt,
                     const char *resume_dir, bool quiet, char *report_out, size_t report_cap)
 {
@@ -799,6 +889,7 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
                 }
             printf("\n");
         }
+        print_comparison(e);
         printf("%s\n", dir);
     }
     /* A planner none of whose runs solved is a failed benchmark for scripts and CI,

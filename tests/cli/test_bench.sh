@@ -31,6 +31,13 @@ run bench "$TMP/mixed.yaml" --out-dir "$TMP/res"
 check "mixed benchmark exits 1: crash, abort, hang and hog solved no run" rc_is 1
 dir=$(tail -n1 <<<"$out")
 check "last line is the new directory" test -d "$dir"
+check "the summary has solved %, median time with its CI, range and peak memory" \
+    out_has "solved  median time [95% CI]"
+check "... a row per planner" test "$(grep -cE '^(RRTConnect|PRM|crash|abort|hang|hog) +[0-9]+%' <<<"$out")" -eq 6
+check "... the crash planner solved 0%" grep -qE '^crash +0%' <<<"$out"
+check "... the fastest solving planner is compared with the others" out_has "ran fastest (median time); it is"
+check "... with a rank-sum p" grep -qE "x faster than (RRTConnect|PRM) \(rank-sum p = " <<<"$out"
+check "... planners that solved nothing are not compared" out_has "(crash solved no run: not compared)"
 for f in results.db results.csv results.json manifest.json journal.tsv spec.json console; do
     check "directory has $f" test -e "$dir/$f"
 done
