@@ -175,8 +175,8 @@ static const char *const TOP_KEYS[] = {"experiment",
                                        "out",
                                        "display_progress",
                                        NULL};
-static const char *const PLANNER_KEYS[] = {"name",     "planner",  "command",
-                                           "settings", "progress", NULL};
+static const char *const PLANNER_KEYS[] = {"name",     "planner",  "command", "settings",
+                                           "progress", "accepts",  NULL};
 
 static bool key_known(const char *const *keys, const char *k)
 {
@@ -360,6 +360,58 @@ static bool plain_words(const char *cmd)
     return strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") == NULL;
 }
 
+/* The settings of a `command:` planner: every key must be one it declares in
+ * `accepts: [...]` (so a typo is an error, as with built-in planners); they reach the
+ * program as JSON (RUNLAB_SETTINGS and stdin) and the results as its configuration. */
+static int exec_settings(const spec_src *s, size_t i, json_object *p, json_object *settings,
+                         rl_bench_planner *planner)
+{
+    json_object *accepts = NULL;
+    json_object_object_get_ex(p, "accepts", &accepts);
+    if (!json_object_is_type(settings, json_type_object))
+        return spec_err(s, "planners", (long)i, "settings", "expected a mapping");
+    if (!accepts || !json_object_is_type(accepts, json_type_array))
+        return spec_err(s, "planners", (long)i, "settings",
+                        "a command planner takes settings only with 'accepts: [names...]', "
+                        "the settings it understands");
+    const char *keys[64], *vals[64], *jsons[64];
+    char *owned[64];
+    size_t n = 0;
+    int rc = RL_OK;
+    json_object_object_foreach(settings, k, v)
+    {
+        bool ok = false;
+        for (size_t a = 0; a < json_object_array_length(accepts); a++) {
+            json_object *an = json_object_array_get_idx(accepts, a);
+            ok |= json_object_is_type(an, json_type_string) &&
+                  strcmp(json_object_get_string(an), k) == 0;
+        }
+        if (!ok) {
+            rc = spec_err(s, "planners", (long)i, "settings",
+                          "setting '%s': the planner does not accept it (accepts lists what "
+                          "it does)",
+                          k);
+            break;
+        }
+        if (!is_scalar_value(v) || n == 64) {
+            rc = spec_err(s, "planners", (long)i, "settings",
+                          "setting '%s': expected a number, true/false or a string (64 at most)",
+                          k);
+            break;
+        }
+        keys[n] = k;
+        owned[n] = scalar_text(v);
+        vals[n] = owned[n] ? owned[n] : "";
+        jsons[n] = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+        n++;
+    }
+    if (rc == RL_OK && rl_bench_planner_exec_settings(planner, keys, vals, jsons, n) < 0)
+        rc = spec_err(s, "planners", (long)i, "settings", "%s", rl_error_last());
+    for (size_t j = 0; j < n; j++)
+        free(owned[j]);
+    return rc;
+}
+
 static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *problem)
 {
     json_object *pl;
@@ -445,6 +497,11 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
             if (!planner)
                 return spec_err(s, "planners", (long)i, progress ? "progress" : "command", "%s",
                                 rl_error_last());
+            int src = settings ? exec_settings(s, i, p, settings, planner) : RL_OK;
+            if (src < 0) {
+                planner->free(planner->self);
+                return src;
+            }
         } else {
 #ifdef RUNLAB_HAVE_EXAMPLES
             if (!problem)

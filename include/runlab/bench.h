@@ -109,6 +109,9 @@ typedef struct rl_bench_planner {
     void (*free)(void *self);
     /* Executable planners (rl_bench_planner_exec) set this instead of solve. */
     char **exec_argv;
+    /* Executable planners: their settings as one JSON object, given to every run as
+     * RUNLAB_SETTINGS and as the first line of its standard input (NULL: none). */
+    char *exec_settings_json;
 } rl_bench_planner;
 
 /* A planner that is a program, run as argv[0] with the arguments, speaking the line
@@ -117,6 +120,16 @@ typedef struct rl_bench_planner {
  * planner owned by the caller (free with its free member) or NULL (error set). */
 rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *argv, size_t argc,
                                         const char *const *progress, size_t n_progress);
+
+/* Gives an executable planner its settings: n keys with their values (strings as the
+ * spec wrote them; `json_values[i]` is each value as a JSON scalar: a number, true/false
+ * or a quoted string). They are recorded as the planner's settings (OMPL's
+ * plannerConfigs) and passed to each run as a JSON object (see exec_settings_json).
+ * Replaces earlier settings. RL_OK, RL_EINVAL (not an executable planner, a bad key, a
+ * JSON object over 60 KiB) or RL_ENOMEM. Not thread-safe. */
+int rl_bench_planner_exec_settings(rl_bench_planner *p, const char *const *keys,
+                                   const char *const *values, const char *const *json_values,
+                                   size_t n);
 
 /* ---- requests, events, status -------------------------------------------------------- */
 

@@ -529,7 +529,67 @@ typedef struct exec_planner {
     char *name;
     char **progress_names;
     rl_bench_type *progress_types;
+    rl_bench_prop *settings; /* as the spec gave them (plannerConfigs) */
+    size_t n_settings, cap_settings;
 } exec_planner;
+
+static void exec_free(void *self);
+
+static void exec_settings(void *self, rl_bench_setting_fn emit, void *ctx)
+{
+    exec_planner *e = self;
+    for (size_t i = 0; i < e->n_settings; i++)
+        emit(ctx, e->settings[i].name, e->settings[i].value);
+}
+
+int rl_bench_planner_exec_settings(rl_bench_planner *p, const char *const *keys,
+                                   const char *const *values, const char *const *json_values,
+                                   size_t n)
+{
+    if (!p || !p->exec_argv || p->free != exec_free)
+        return rl_error_set(RL_EINVAL, "settings: not an executable planner");
+    exec_planner *e = p->self;
+    rl_bench_props_free(e->settings, e->n_settings);
+    e->settings = NULL;
+    e->n_settings = e->cap_settings = 0;
+    free(p->exec_settings_json);
+    p->exec_settings_json = NULL;
+    size_t len = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (rl_bench_check_name(keys[i], "setting") < 0 || rl_bench_check_value(values[i], keys[i]) < 0)
+            return rl_error_last_code();
+        len += 2 * strlen(keys[i]) + strlen(json_values[i]) + 8;
+    }
+    if (len > 60 * 1024)
+        return rl_error_set(RL_EINVAL, "planner '%s': settings longer than 60 KiB as JSON",
+                            p->name);
+    char *json = malloc(len);
+    if (!json)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    size_t o = 0;
+    json[o++] = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            json[o++] = ',';
+        json[o++] = '"';
+        for (const char *k = keys[i]; *k; k++) { /* names hold no control bytes or '"' */
+            if (*k == '\\')
+                json[o++] = '\\';
+            json[o++] = *k;
+        }
+        o += (size_t)snprintf(json + o, len - o, "\":%s", json_values[i]);
+        if (rl_bench_props_set(&e->settings, &e->n_settings, &e->cap_settings, keys[i],
+                               RL_BENCH_TEXT, values[i]) < 0) {
+            free(json);
+            return RL_ENOMEM;
+        }
+    }
+    json[o++] = '}';
+    json[o] = '\0';
+    p->exec_settings_json = json;
+    p->settings = exec_settings;
+    return RL_OK;
+}
 
 static void exec_free(void *self)
 {
@@ -544,6 +604,8 @@ static void exec_free(void *self)
         free(e->progress_names[i]);
     free(e->progress_names);
     free(e->progress_types);
+    rl_bench_props_free(e->settings, e->n_settings);
+    free(e->base.exec_settings_json);
     free(e);
 }
 

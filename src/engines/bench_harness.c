@@ -226,6 +226,19 @@ static void child_exec(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri, 
     setenv("RUNLAB_SIMPLIFY", req->simplify ? "1" : "0", 1);
     setenv("RUNLAB_PROBLEM", req->problem_spec ? req->problem_spec : "", 1);
     setenv("RUNLAB_PROTOCOL", "1", 1);
+    /* the planner's settings: in the environment and as the first line of stdin (a pipe
+       filled before exec; the JSON is at most 60 KiB, less than a pipe holds) */
+    const char *settings = pl->exec_settings_json ? pl->exec_settings_json : "{}";
+    setenv("RUNLAB_SETTINGS", settings, 1);
+    int in[2];
+    if (pipe(in) == 0) {
+        if (write_all(in[1], settings, strlen(settings)) < 0 || write_all(in[1], "\n", 1) < 0) {
+            /* a planner that reads stdin then sees less; RUNLAB_SETTINGS still has it */
+        }
+        close(in[1]);
+        dup2(in[0], STDIN_FILENO);
+        close(in[0]);
+    }
     execvp(pl->exec_argv[0], pl->exec_argv);
     emitf(STDOUT_FILENO, "error\tcannot run '%s': %s\n", pl->exec_argv[0], strerror(errno));
     _exit(127);

@@ -217,6 +217,41 @@ for sub in import merge report; do
     check "bench $sub --help is its own" out_has "Usage: runlab bench $sub"
 done
 
+# Settings of a command planner: passed as RUNLAB_SETTINGS and on stdin, recorded as its
+# configuration, and a key it does not accept is refused.
+cat >"$TMP/settings.sh" <<'SH'
+#!/bin/sh
+read -r first
+printf 'property\tsettings env\tTEXT\t%s\n' "$RUNLAB_SETTINGS"
+printf 'property\tsettings stdin\tTEXT\t%s\n' "$first"
+printf 'status\texact\n'
+SH
+chmod +x "$TMP/settings.sh"
+cat >"$TMP/settings.yaml" <<YAML
+experiment: settings
+problem: wall2d
+max_time: 120
+runs: 1
+planners:
+  - name: configured
+    command: ["$TMP/settings.sh"]
+    accepts: [range, greedy, label]
+    settings: {range: 0.25, greedy: true, label: "a b"}
+YAML
+run bench "$TMP/settings.yaml" --out-dir "$TMP/settings"
+check "settings: exits 0" rc_is 0
+dir=$(tail -n1 <<<"$out")
+check "settings: RUNLAB_SETTINGS holds them as JSON" \
+    python3 -c "import json,sys; r=json.load(open('$dir/results.json'))['planners'][0]['runs'][0]['properties']; sys.exit(0 if json.loads(r['settings env'])=={'range':0.25,'greedy':True,'label':'a b'} else 1)"
+check "settings: so does the first line of stdin" \
+    python3 -c "import json,sys; r=json.load(open('$dir/results.json'))['planners'][0]['runs'][0]['properties']; sys.exit(0 if r['settings stdin']==r['settings env'] else 1)"
+check "settings: recorded in plannerConfigs" \
+    bash -c "sqlite3 '$dir/results.db' 'SELECT settings FROM plannerConfigs' | grep -q 'range'"
+sed 's/settings: {range: 0.25/settings: {rnage: 0.25/' "$TMP/settings.yaml" >"$TMP/typo.yaml"
+run bench "$TMP/typo.yaml" --out-dir "$TMP/settings"
+check "settings: a key the planner does not accept is refused" rc_is 1
+check "... naming it" err_has "setting 'rnage': the planner does not accept it"
+
 # kill -9 of the harness while a planner started through a shell runs: the keeper ends it
 cat >"$TMP/killed.yaml" <<YAML
 experiment: killed harness
