@@ -108,6 +108,8 @@ void rl_bench_tree_begin(rl_bench_trees *tr, size_t slot, pid_t leader);
  * also following processes started since the last call; the peak is kept. */
 long rl_bench_tree_rss_kb(rl_bench_trees *tr, size_t slot);
 long rl_bench_tree_peak_kb(const rl_bench_trees *tr, size_t slot);
+/* Starts the slot's peak afresh (an executable planner's start mark). */
+void rl_bench_tree_reset_peak(rl_bench_trees *tr, size_t slot);
 /* SIGKILLs every process of the slot's run. */
 void rl_bench_tree_kill(rl_bench_trees *tr, size_t slot);
 /* After the leader's exit was collected: kills and reaps whatever of the run is left. */

@@ -518,6 +518,11 @@ long rl_bench_tree_peak_kb(const rl_bench_trees *tr, size_t slot)
     return tr->peak_kb[slot];
 }
 
+void rl_bench_tree_reset_peak(rl_bench_trees *tr, size_t slot)
+{
+    tr->peak_kb[slot] = 0;
+}
+
 void rl_bench_tree_kill(rl_bench_trees *tr, size_t slot)
 {
     if (tr->leader[slot] > 0) {

@@ -252,6 +252,35 @@ run bench "$TMP/typo.yaml" --out-dir "$TMP/settings"
 check "settings: a key the planner does not accept is refused" rc_is 1
 check "... naming it" err_has "setting 'rnage': the planner does not accept it"
 
+# The start mark: an interpreted planner's start-up (30 MB held, half a second) counts
+# neither in its time nor in its memory, and the whole peak is kept beside.
+cat >"$TMP/startup.sh" <<'SH'
+#!/bin/bash
+x=$(head -c 30000000 /dev/zero | tr '\0' a)
+sleep 0.5
+printf 'start\n'
+printf 'status\texact\n'
+SH
+chmod +x "$TMP/startup.sh"
+cat >"$TMP/startup.yaml" <<YAML
+experiment: startup
+problem: wall2d
+max_time: 120
+runs: 1
+planners:
+  - {name: interpreted, command: ["$TMP/startup.sh"]}
+YAML
+run bench "$TMP/startup.yaml" --out-dir "$TMP/startup"
+dir=$(tail -n1 <<<"$out")
+sq() { sqlite3 "$dir/results.db" "$1"; }
+check "start: solved" test "$(sq 'SELECT status FROM runs')" = 6
+check "start: time counts from the mark (wall time - time >= the 0.5 s before it)" \
+    test "$(sq 'SELECT wall_time - time >= 0.5 FROM runs')" = 1
+check "start: the start-up's 30 MB are in 'memory with startup'" \
+    test "$(sq 'SELECT memory_with_startup > 28 FROM runs')" = 1
+check "start: ... and not in 'memory'" \
+    test "$(sq 'SELECT memory < memory_with_startup - 25 FROM runs')" = 1
+
 # kill -9 of the harness while a planner started through a shell runs: the keeper ends it
 cat >"$TMP/killed.yaml" <<YAML
 experiment: killed harness
