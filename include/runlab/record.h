@@ -51,11 +51,16 @@ typedef struct rl_record_status {
     uint64_t received;         /* messages handed to rl_recorder_push and accepted or dropped */
     uint64_t inside;           /* classified inside START..STOP */
     uint64_t outside;          /* classified outside (written or not, see keep_outside) */
-    uint64_t written;          /* messages written to the bag */
-    uint64_t dropped;          /* accepted messages that will never be written */
+    uint64_t written;          /* messages written to the bag; after a write error, only
+                                  those that reached the file (the rest are dropped) */
+    uint64_t dropped;          /* accepted messages that will never be in the bag */
     uint64_t bytes;            /* payload bytes received */
     uint64_t queued_messages;  /* accepted and not yet written (queue + write delay) */
     uint64_t queued_bytes;
+    uint64_t pauses;           /* pauses of the whole process seen (SIGSTOP, a suspended
+                                  machine): not writer stalls, and never a failure */
+    int closing;               /* a finish or cancel is waiting for the writer */
+    char manifest_error[256];  /* "" or why manifest.json could not be written */
 } rl_record_status;
 
 /* Called from the recorder's monitor thread every heartbeat interval (and once when a
@@ -67,8 +72,9 @@ typedef void (*rl_record_heartbeat_fn)(const rl_record_status *status, void *use
  * config/recorder.json. Strings are copied by rl_recorder_new. */
 typedef struct rl_record_options {
     const char *home;               /* NULL: $RUNLAB_HOME, else ~/runlab */
-    const char *lock_dir;           /* NULL: <home>/locks; a host-wide directory makes the
-                                       one-recorder rule hold across homes */
+    const char *lock_dir;           /* NULL (use this): the host-wide lock directory,
+                                       /run/lock or /tmp, whatever the home; another
+                                       directory only isolates tests or sandboxes */
     int lab_domain;                 /* the lab's domain id (0..232); one recorder each */
     uint64_t max_queued_messages;   /* default 1 000 000 */
     uint64_t max_queued_bytes;      /* payload bytes; default 512 MiB */
@@ -106,11 +112,12 @@ typedef struct rl_record_run {
 
 typedef struct rl_recorder rl_recorder;
 
-/* Creates an IDLE recorder and takes the lock of (host, lab domain): a lock file
- * "<lock_dir>/recorder_<host>_domain<N>.lock" holding the owner's pid. The lock is an
- * flock(2), so a crashed owner never leaves a stale lock behind. Errors: RL_EINVAL (bad
- * options, message names the field), RL_EBUSY (another recorder holds the lock; the
- * message names its pid), RL_EIO, RL_ENOMEM. */
+/* Creates an IDLE recorder and takes the lock of (host, lab domain), whatever the home:
+ * a lock file "/run/lock/runlab-recorder_<host>_domain<N>.lock" (/tmp where /run/lock is
+ * not world-writable), mode 0666 so root and every user meet on it, holding the owner's
+ * pid. The lock is an flock(2), so a crashed owner never leaves a stale lock behind.
+ * Errors: RL_EINVAL (bad options, message names the field), RL_EBUSY (another recorder
+ * holds the lock; the message names its pid), RL_EIO, RL_ENOMEM. */
 int rl_recorder_new(rl_recorder **out, const rl_record_options *opts);
 
 /* Stops the threads (a recording still running is cancelled first, ending

@@ -37,6 +37,7 @@ static int setup(void **state)
     f->opts.home = f->home;
     f->opts.minimum_free_bytes = 0;
     f->opts.compression = RL_RECORD_COMPRESSION_NONE;
+    f->opts.lab_domain = rl_test_domain(); /* the lock is host-wide: a domain of our own */
     *state = f;
     return 0;
 }
@@ -229,7 +230,7 @@ static void test_refusals_change_nothing(void **state)
     assert_int_equal(rl_recorder_cancel(r, NULL), RL_ESTATE);
     assert_int_equal(rl_recorder_push(r, a, 1, 1, "x", 1), RL_ESTATE);
     assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
-    assert_int_equal(count_dirs(f->home), 1); /* only locks/ */
+    assert_int_equal(count_dirs(f->home), 0); /* nothing: the lock is not under the home */
     /* ARMED */
     prepare(r, "refusals");
     rl_record_run run = {.run_id = "other"};
@@ -522,20 +523,43 @@ static void test_overflow_by_bytes(void **state)
     assert_int_equal(f->sink.count, 1);
 }
 
+/* A write error (disk full) fails the run; as written count only the messages that
+ * reached the file: those of the chunk being filled when the error came never did, and
+ * count as dropped, per topic (issue 11, item 2). */
 static void test_writer_error_fails_run(void **state)
 {
     fixture *f = *state;
-    f->opts.write_delay_ns = 0;
-    f->sink.fail_at = 5;
+    /* Messages are written only once decided (a long write delay): the test decides
+     * when, so the batches are what it says, however slow the machine. */
+    f->opts.write_delay_ns = 60ll * 1000000000;
+    f->opts.flush_interval_ns = 5 * 1000000ll;
+    f->opts.stall_limit_ns = 3600 * 1000000000ll;
+    f->sink.fail_at = 8;
     rl_recorder *r = new_recorder(f);
-    uint16_t a = topic(r, "/a");
+    uint16_t a = topic(r, "/a"), b = topic(r, "/b");
     prepare(r, "disk-full");
     assert_int_equal(rl_recorder_begin(r), RL_OK);
+    /* Five messages before START: decided (outside) at START, written, and flushed. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(rl_recorder_push(r, i < 3 ? a : b, 1 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 100), RL_OK);
+    for (int i = 0; i < 2500; i++) {
+        pthread_mutex_lock(&f->sink.mu);
+        size_t in_file = f->sink.in_file;
+        pthread_mutex_unlock(&f->sink.mu);
+        if (in_file == 5)
+            break;
+        sleep_ms(2);
+    }
+    pthread_mutex_lock(&f->sink.mu);
+    assert_int_equal(f->sink.in_file, 5);
+    pthread_mutex_unlock(&f->sink.mu);
+    /* Four inside, decided at once by STOP and written in one pass (no flush inside
+     * it): a6 and b7 go into the open chunk, a8 fails, b9 is never tried. */
+    static const int next[4] = {0, 1, 0, 1};
     for (int i = 0; i < 4; i++)
-        assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
-    wait_drained(r);
-    int rc = rl_recorder_push(r, a, 10, 0, "m", 1);
-    assert_int_equal(rc, RL_OK);
+        assert_int_equal(rl_recorder_push(r, next[i] ? b : a, 200 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 300), RL_OK);
     wait_state(r, RL_RECORD_FAILED);
     rl_record_status s;
     rl_recorder_status(r, &s);
@@ -543,12 +567,29 @@ static void test_writer_error_fails_run(void **state)
     assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    assert_int_equal(rl_recorder_wait(r), RL_OK);
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.written, 5);
+    assert_int_equal(s.dropped, 4);
+    rl_record_topic_stats ta, tb;
+    assert_int_equal(rl_recorder_topic_stats(r, a, &ta), RL_OK);
+    assert_int_equal(rl_recorder_topic_stats(r, b, &tb), RL_OK);
+    assert_int_equal(ta.written, 3);
+    assert_int_equal(ta.dropped, 2);
+    assert_int_equal(ta.outside, 3);
+    assert_int_equal(ta.inside, 0); /* a6 was counted inside when written, then lost */
+    assert_int_equal(tb.written, 2);
+    assert_int_equal(tb.dropped, 2);
+    assert_int_equal(tb.outside, 2);
+    assert_int_equal(tb.inside, 0);
     rl_recorder_free(r);
     json_object *m = read_manifest(dir);
     assert_string_equal(jstr(m, "state"), "FAILED");
     json_object *tot = jget(m, "totals");
-    assert_int_equal(jint(tot, "written"), 4);
-    assert_int_equal(jint(tot, "dropped"), 1);
+    assert_int_equal(jint(tot, "received"), 9);
+    assert_int_equal(jint(tot, "written"), 5);
+    assert_int_equal(jint(tot, "dropped"), 4);
+    assert_int_equal(jint(tot, "inside") + jint(tot, "outside") + jint(tot, "dropped"), 9);
     json_object_put(m);
 }
 
@@ -700,22 +741,48 @@ static void test_one_recorder_per_domain(void **state)
     snprintf(want, sizeof want, "pid %ld", (long)getpid());
     assert_non_null(strstr(rl_error_last(), want));
     assert_null(r2);
-    f->opts.lab_domain = 7; /* another domain is independent */
+    /* Another home on the same host and domain is refused too: the lock is host-wide. */
+    char *other_home = rl_test_tmpdir();
+    rl_record_options other = f->opts;
+    other.home = other_home;
+    assert_int_equal(rl_recorder_new(&r2, &other), RL_EBUSY);
+    assert_non_null(strstr(rl_error_last(), "another recorder is running"));
+    assert_null(r2);
+    assert_int_equal(count_dirs(other_home), 0); /* and it made nothing there */
+    rl_test_tmpdir_free(other_home);
+    int domain = f->opts.lab_domain;
+    f->opts.lab_domain = rl_test_domain_another(); /* another domain is independent */
     assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_OK);
     rl_recorder_free(r2);
-    f->opts.lab_domain = 0;
+    f->opts.lab_domain = domain;
     rl_recorder_free(r1);
-    /* A lock file left by a dead owner (kill -9) is not an obstacle: flock died with it. */
+    /* The lock file is in the host-wide directory, open to every user. */
     char lock[2 * PATH_MAX], host[256] = "", sane[RL_NAME_MAX + 1];
     gethostname(host, sizeof host - 1);
     rl_path_sanitize_name(host, sane);
-    snprintf(lock, sizeof lock, "%s/locks/recorder_%s_domain0.lock", f->home, sane);
+    snprintf(lock, sizeof lock, "%s/runlab-recorder_%s_domain%d.lock", rl_rec_default_lock_dir(),
+             sane, domain);
+    struct stat st;
+    assert_int_equal(stat(lock, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666);
+    /* A lock file left by a dead owner (kill -9) is not an obstacle: flock died with it. */
     rl_test_write_file(lock, "pid 999999 on elsewhere since then\n", 35);
     assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_OK);
     char *text = rl_test_read_file(lock, NULL);
     assert_non_null(strstr(text, want));
     free(text);
     rl_recorder_free(r2);
+    /* A symbolic link planted under the lock's name is refused, not followed. */
+    int planted = rl_test_domain_another();
+    snprintf(lock, sizeof lock, "%s/runlab-recorder_%s_domain%d.lock", rl_rec_default_lock_dir(),
+             sane, planted);
+    unlink(lock);
+    assert_int_equal(symlink("/etc/hostname", lock), 0);
+    f->opts.lab_domain = planted;
+    assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_EIO);
+    assert_non_null(strstr(rl_error_last(), lock));
+    unlink(lock);
+    f->opts.lab_domain = domain;
 }
 
 static void test_hostile_run_ids(void **state)
@@ -771,6 +838,9 @@ static void test_processes_race_for_run_id(void **state)
     fixture *f = *state;
     enum { N = 6 };
     pid_t pids[N];
+    int domains[N];
+    for (int i = 0; i < N; i++)
+        domains[i] = rl_test_domain_another();
     int pipefd[2];
     assert_int_equal(pipe(pipefd), 0);
     for (int i = 0; i < N; i++) {
@@ -781,7 +851,7 @@ static void test_processes_race_for_run_id(void **state)
             close(pipefd[1]);
             if (read(pipefd[0], &c, 1) < 0)
                 _exit(3);
-            f->opts.lab_domain = 10 + i;
+            f->opts.lab_domain = domains[i];
             rl_recorder *r = NULL;
             if (rl_recorder_new(&r, &f->opts) != RL_OK)
                 _exit(4);
