@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -623,6 +624,198 @@ static void test_stalled_writer_fails_run(void **state)
     assert_int_equal(f->sink.count, 1); /* the late write still landed */
 }
 
+struct beats {
+    pthread_mutex_t mu;
+    int n;
+    int saw_armed;
+    rl_record_state last;
+    char host[256];
+};
+
+static void on_beat(const rl_record_status *s, void *user)
+{
+    struct beats *b = user;
+    pthread_mutex_lock(&b->mu);
+    b->n++;
+    if (s->state == RL_RECORD_ARMED && s->run_dir[0])
+        b->saw_armed = 1;
+    snprintf(b->host, sizeof b->host, "%s", s->host);
+    b->last = s->state;
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* A pause of the whole process (SIGSTOP, a suspended machine) longer than the stall
+ * limit is no writer stall: the run goes on and completes, and the pause is counted
+ * (issue 11, item 3). The recorder runs in a child that the test stops and continues. */
+static void test_whole_process_pause_is_not_a_stall(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 200 * 1000000ll;
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        rl_recorder *r = NULL;
+        if (rl_recorder_new(&r, &f->opts) != RL_OK)
+            _exit(20);
+        rl_recorder_set_sink(r, &mem_sink_ops, &f->sink);
+        uint16_t a = 0;
+        rl_recorder_add_topic(r, "/a", "", "", NULL, 0, "raw", &a);
+        rl_record_run run = {.run_id = "paused"};
+        if (rl_recorder_prepare(r, &run) != RL_OK || rl_recorder_begin(r) != RL_OK ||
+            rl_recorder_mark_start(r, 0) != RL_OK || rl_recorder_push(r, a, 1, 0, "m", 1) != RL_OK)
+            _exit(21);
+        char c = 'r';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(22);
+        /* Continued: wait until the monitor has seen the pause (or failed the run). */
+        rl_record_status s;
+        for (int i = 0; i < 2500; i++) {
+            rl_recorder_status(r, &s);
+            if (s.pauses > 0 || s.state != RL_RECORD_RECORDING)
+                break;
+            sleep_ms(2);
+        }
+        if (s.state != RL_RECORD_RECORDING)
+            _exit(30 + (int)s.state);
+        if (s.pauses == 0)
+            _exit(23);
+        rl_recorder_push(r, a, 2, 0, "m", 1);
+        rl_recorder_mark_stop(r, 10);
+        int rc = rl_recorder_finish(r, NULL);
+        rl_recorder_status(r, &s);
+        rl_recorder_free(r);
+        _exit(rc == RL_OK && s.state == RL_RECORD_COMPLETE && s.written == 2 ? 0 : 24);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(st));
+    sleep_ms(1000); /* five stall limits; longer on a slow machine, which changes nothing */
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 30 + RL_RECORD_FAILED)
+        fail_msg("the pause was taken for a writer stall: the run FAILED");
+    assert_int_equal(WEXITSTATUS(st), 0);
+    close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
+}
+
+/* A gate in front of every manifest write: closed, writes wait (a frozen disk). */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int closed, waiting;
+};
+
+static void gate_hook(void *user)
+{
+    struct gate *g = user;
+    pthread_mutex_lock(&g->mu);
+    while (g->closed) {
+        g->waiting = 1;
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    g->waiting = 0;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_set(struct gate *g, int closed)
+{
+    pthread_mutex_lock(&g->mu);
+    g->closed = closed;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int gate_waiting(struct gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    int w = g->waiting;
+    pthread_mutex_unlock(&g->mu);
+    return w;
+}
+
+static int beats_seen(struct beats *b, rl_record_state *last)
+{
+    pthread_mutex_lock(&b->mu);
+    int n = b->n;
+    if (last)
+        *last = b->last;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
+/* A frozen disk: bag writes and manifest writes hang. The monitor still fails the stalled
+ * run and goes on beating with FAILED while the manifest write it asked for hangs; a
+ * cancel from another thread does not stop the beats either (issue 11, item 4). */
+static void test_frozen_disk_never_stops_the_heartbeat(void **state)
+{
+    fixture *f = *state;
+    struct beats b = {.n = 0};
+    pthread_mutex_init(&b.mu, NULL);
+    struct gate g = {.closed = 0};
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    f->opts.heartbeat = on_beat;
+    f->opts.heartbeat_user = &b;
+    f->opts.heartbeat_interval_ns = 20 * 1000000ll;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 200 * 1000000ll;
+    rl_recorder *r = new_recorder(f);
+    r->test_manifest_hook = gate_hook;
+    r->test_hook_user = &g;
+    uint16_t a = topic(r, "/a");
+    prepare(r, "frozen");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    /* The disk freezes. */
+    gate_set(&g, 1);
+    pthread_mutex_lock(&f->sink.mu);
+    f->sink.block = 1;
+    pthread_mutex_unlock(&f->sink.mu);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    wait_state(r, RL_RECORD_FAILED);
+    for (int i = 0; i < 2500 && !gate_waiting(&g); i++)
+        sleep_ms(2);
+    assert_true(gate_waiting(&g)); /* the FAILED manifest is being written, and hangs */
+    rl_record_state last;
+    int n0 = beats_seen(&b, NULL), n = n0;
+    for (int i = 0; i < 2500 && n < n0 + 5; i++) {
+        sleep_ms(2);
+        n = beats_seen(&b, &last);
+    }
+    assert_true(n >= n0 + 5);
+    assert_int_equal(last, RL_RECORD_FAILED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "writer stalled"));
+    json_object *m = read_manifest(rl_recorder_run_dir(r));
+    assert_string_equal(jstr(m, "state"), "RECORDING"); /* the disk has not taken it yet */
+    json_object_put(m);
+    /* The disk comes back: the FAILED manifest lands. */
+    gate_set(&g, 0);
+    mem_sink_release(&f->sink);
+    int landed = 0;
+    for (int i = 0; i < 2500 && !landed; i++) {
+        m = read_manifest(rl_recorder_run_dir(r));
+        landed = strcmp(jstr(m, "state"), "FAILED") == 0;
+        json_object_put(m);
+        if (!landed)
+            sleep_ms(2);
+    }
+    assert_true(landed);
+    rl_recorder_free(r);
+    pthread_mutex_destroy(&b.mu);
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+}
+
 /* The fsync runs on the durability thread: while one hangs, the writer goes on writing
  * and flushing, and the run completes once it returns. */
 static void test_slow_sync_does_not_block_writer(void **state)
@@ -1058,26 +1251,6 @@ static void test_finish_races_cancel(void **state)
     }
 }
 
-struct beats {
-    pthread_mutex_t mu;
-    int n;
-    int saw_armed;
-    rl_record_state last;
-    char host[256];
-};
-
-static void on_beat(const rl_record_status *s, void *user)
-{
-    struct beats *b = user;
-    pthread_mutex_lock(&b->mu);
-    b->n++;
-    if (s->state == RL_RECORD_ARMED && s->run_dir[0])
-        b->saw_armed = 1;
-    snprintf(b->host, sizeof b->host, "%s", s->host);
-    b->last = s->state;
-    pthread_mutex_unlock(&b->mu);
-}
-
 static void test_heartbeat_and_flush(void **state)
 {
     fixture *f = *state;
@@ -1144,6 +1317,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_writer_error_fails_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stalled_writer_fails_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_whole_process_pause_is_not_a_stall, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frozen_disk_never_stops_the_heartbeat, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_slow_sync_does_not_block_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_error_and_stall_fail_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_space, setup, teardown),
