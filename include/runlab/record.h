@@ -207,6 +207,33 @@ const char *rl_recorder_bag_path(const rl_recorder *r);
  * RL_OK or RL_EINVAL with a message naming the offending byte. */
 int rl_record_check_run_id(const char *run_id);
 
+/* What rl_record_repair did. */
+typedef struct rl_record_repair_report {
+    int repaired;            /* 1: manifest.json was rewritten; 0: nothing to do */
+    char previous_state[16]; /* the manifest's state before, "MISSING" or "UNREADABLE" */
+    char bag[16];            /* the bag: "complete", "recovered", "empty" or "missing" */
+    uint64_t messages;       /* messages in the bag afterwards */
+    uint64_t bytes_lost;     /* bytes of the bag that recovery could not use */
+    char what[1024];         /* one line saying what was done */
+} rl_record_repair_report;
+
+/* Repairs the run directory of a recorder that died (kill -9, crash, power loss): an
+ * unfinished bag is recovered in place (rl_mcap_recover_fd into a temporary file, renamed
+ * over it), and a manifest that is missing, unreadable or not final (ARMED, RECORDING) is
+ * rewritten as INTERRUPTED ("recorder died; repaired ...") with the counts of what the bag
+ * holds and a "repair" record; leftovers (manifest.json.tmp.*, the manifest's room) are
+ * removed. A finished run with a complete bag is left alone (`repaired` 0). Errors:
+ * RL_EBUSY (its recorder is still running: it holds the run directory's lock), RL_EINVAL
+ * (not a recorder run directory), RL_ENOENT, RL_EIO, RL_ENOSPC. Not concurrently with
+ * itself on one directory (the lock refuses the second). */
+int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
+
+/* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
+ * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or
+ * recorder gone and how to repair); 0 for finished runs and other directories. Never
+ * fails; reads only. */
+int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap);
+
 /* Resolves the runlab home: `home` if not NULL, else $RUNLAB_HOME, else $HOME/runlab.
  * RL_ERANGE when `cap` is too small, RL_ENOENT when neither variable is set. */
 int rl_record_home(const char *home, char *out, size_t cap);

@@ -1425,6 +1425,8 @@ int rl_recorder_mark_start(rl_recorder *r, int64_t stamp)
     else
         r->start_ns = stamp;
     pthread_mutex_unlock(&r->mu);
+    if (rc == RL_OK)
+        request_manifest(r); /* so that a repair after a crash knows the window */
     return rc;
 }
 
@@ -1448,6 +1450,8 @@ int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp)
         pthread_cond_signal(&r->wake_writer); /* every queued message is decided now */
     }
     pthread_mutex_unlock(&r->mu);
+    if (rc == RL_OK)
+        request_manifest(r);
     return rc;
 }
 

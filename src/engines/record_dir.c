@@ -407,8 +407,10 @@ static int lock_run_dir(rec_run_info *info)
     info->dir_fd = open(info->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (info->dir_fd < 0)
         return rl_error_set_errno(RL_EIO, errno, "%s", info->run_dir);
-    if (flock(info->dir_fd, LOCK_EX | LOCK_NB) != 0)
-        return rl_error_set_errno(RL_EIO, errno, "%s: lock", info->run_dir);
+    /* Blocking: a listing may probe the lock for a moment (rl_record_run_unfinished). */
+    while (flock(info->dir_fd, LOCK_EX) != 0)
+        if (errno != EINTR)
+            return rl_error_set_errno(RL_EIO, errno, "%s: lock", info->run_dir);
     return RL_OK;
 }
 
