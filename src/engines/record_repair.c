@@ -327,6 +327,14 @@ static json_object *fresh_manifest(const char *dir, json_object *config)
     json_object_object_add(m, "bag", bag);
     json_object_object_add(m, "totals", counters(json_object_new_object(), 0, 0, 0, 0, 0));
     json_object_object_add(m, "topics", json_object_new_array());
+    /* The runlab that wrote this manifest: the repairing one. */
+    rl_provenance prov;
+    rl_provenance_collect(&prov);
+    json_object *rl = json_object_new_object();
+    json_object_object_add(rl, "version", json_object_new_string(prov.version));
+    json_object_object_add(rl, "build_revision", json_object_new_string(rl_build_sha()));
+    json_object_object_add(rl, "build_dirty", json_object_new_boolean(rl_build_is_dirty()));
+    json_object_object_add(m, "runlab", rl);
     return m;
 }
 
