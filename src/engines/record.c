@@ -1,8 +1,8 @@
 /* The recorder engine behind runlab/record.h: the state machine, the bounded queue that
  * producers fill without waiting, the writer thread (write delay, START..STOP
- * classification, periodic flush) and the monitor thread (heartbeat, stall and free-space
- * checks). The writer starts and stops a durability thread that fsyncs the bag after each
- * flush. The run directory and manifest live in record_dir.c. */
+ * classification, periodic flush), the monitor thread (heartbeat, stall checks; never
+ * the disk) and the disk thread (manifests it asks for, free space). The writer starts
+ * and stops a durability thread that fsyncs the bag after each flush. The run's files (lock, directory, manifest) are record_dir.h's, below this. */
 #include "engines/record_internal.h"
 
 #include "runlab/error.h"
@@ -24,29 +24,6 @@ enum { WRITER_MAX_SLEEP_MS = 5, FREE_CHECK_INTERVAL_MS = 1000 };
  * uncompressed case near 80 % of the bare writer, every 65536 (about 10 ms) the zstd case
  * near 90 %; every 2 ms keeps both at the bare writer's rate. */
 #define SETTLE_INTERVAL_NS (2 * 1000000ll)
-
-const char *rl_record_state_name(rl_record_state s)
-{
-    switch (s) {
-    case RL_RECORD_IDLE: return "IDLE";
-    case RL_RECORD_ARMED: return "ARMED";
-    case RL_RECORD_RECORDING: return "RECORDING";
-    case RL_RECORD_COMPLETE: return "COMPLETE";
-    case RL_RECORD_INTERRUPTED: return "INTERRUPTED";
-    case RL_RECORD_FAILED: return "FAILED";
-    }
-    return "UNKNOWN";
-}
-
-const char *rl_record_compression_name(rl_record_compression c)
-{
-    switch (c) {
-    case RL_RECORD_COMPRESSION_NONE: return "none";
-    case RL_RECORD_COMPRESSION_ZSTD: return "zstd";
-    case RL_RECORD_COMPRESSION_LZ4: return "lz4";
-    }
-    return "unknown";
-}
 
 void rl_record_options_default(rl_record_options *o)
 {

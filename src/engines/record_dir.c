@@ -20,6 +20,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *rl_record_state_name(rl_record_state s)
+{
+    switch (s) {
+    case RL_RECORD_IDLE: return "IDLE";
+    case RL_RECORD_ARMED: return "ARMED";
+    case RL_RECORD_RECORDING: return "RECORDING";
+    case RL_RECORD_COMPLETE: return "COMPLETE";
+    case RL_RECORD_INTERRUPTED: return "INTERRUPTED";
+    case RL_RECORD_FAILED: return "FAILED";
+    }
+    return "UNKNOWN";
+}
+
+const char *rl_record_compression_name(rl_record_compression c)
+{
+    switch (c) {
+    case RL_RECORD_COMPRESSION_NONE: return "none";
+    case RL_RECORD_COMPRESSION_ZSTD: return "zstd";
+    case RL_RECORD_COMPRESSION_LZ4: return "lz4";
+    }
+    return "unknown";
+}
+
 int rl_record_home(const char *home, char *out, size_t cap)
 {
     const char *h = home;
