@@ -1112,7 +1112,8 @@ void rl_recorder_status(rl_recorder *r, rl_record_status *out)
     out->state = (rl_record_state)atomic_load(&r->state);
     out->queued_messages = r->queued_msgs;
     out->queued_bytes = r->queued_bytes;
-    out->closing = r->closing && out->state < RL_RECORD_COMPLETE;
+    out->closing = r->closing && !r->accepting &&
+                   (out->state == RL_RECORD_ARMED || out->state == RL_RECORD_RECORDING);
     snprintf(out->manifest_error, sizeof out->manifest_error, "%s", r->manifest_error);
     pthread_mutex_unlock(&r->mu);
     out->host = r->info.host;

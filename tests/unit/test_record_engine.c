@@ -609,7 +609,8 @@ static void test_stalled_writer_fails_run(void **state)
     rl_record_status s;
     rl_recorder_status(r, &s);
     assert_non_null(strstr(s.reason, "stalled"));
-    /* The monitor writes the manifest itself, right after the state changes. */
+    /* The disk thread writes the manifest the monitor asks for, right after the state
+     * changes (the writer is stuck and would never come back to do it). */
     int manifest_failed = 0;
     for (int i = 0; i < 2500 && !manifest_failed; i++) {
         json_object *m = read_manifest(rl_recorder_run_dir(r));
@@ -814,6 +815,69 @@ static void test_frozen_disk_never_stops_the_heartbeat(void **state)
     pthread_mutex_destroy(&b.mu);
     pthread_mutex_destroy(&g.mu);
     pthread_cond_destroy(&g.cv);
+}
+
+struct canceller {
+    rl_recorder *r;
+    int rc;
+};
+
+static void *cancel_thread(void *arg)
+{
+    struct canceller *c = arg;
+    c->rc = rl_recorder_cancel(c->r, "SIGINT");
+    return NULL;
+}
+
+/* A cancel (what runlab record does on SIGINT) while the disk hangs: it waits for the
+ * writer, but the heartbeat goes on meanwhile and says the run is closing; when the disk
+ * returns the run ends INTERRUPTED with everything written (issue 11, item 4). */
+static void test_cancel_on_a_hanging_disk_keeps_the_heartbeat(void **state)
+{
+    fixture *f = *state;
+    struct beats b = {.n = 0};
+    pthread_mutex_init(&b.mu, NULL);
+    f->opts.heartbeat = on_beat;
+    f->opts.heartbeat_user = &b;
+    f->opts.heartbeat_interval_ns = 20 * 1000000ll;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 3600 * 1000000000ll; /* no stall verdict: the cancel waits */
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "cancel-hang");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    pthread_mutex_lock(&f->sink.mu);
+    f->sink.block = 1;
+    pthread_mutex_unlock(&f->sink.mu);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    for (int i = 0; i < 2500 && !mem_sink_get(&f->sink, 2); i++)
+        sleep_ms(2);
+    assert_true(mem_sink_get(&f->sink, 2)); /* the writer hangs in a write */
+    struct canceller c = {r, 1};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_thread, &c);
+    rl_record_status s;
+    for (int i = 0; i < 2500; i++) {
+        rl_recorder_status(r, &s);
+        if (s.closing)
+            break;
+        sleep_ms(2);
+    }
+    assert_true(s.closing);
+    int n0 = beats_seen(&b, NULL), n = n0;
+    for (int i = 0; i < 2500 && n < n0 + 5; i++) {
+        sleep_ms(2);
+        n = beats_seen(&b, NULL);
+    }
+    assert_true(n >= n0 + 5); /* beats while the cancel waits for the disk */
+    assert_int_equal(c.rc, 1); /* still waiting */
+    mem_sink_release(&f->sink);
+    pthread_join(th, NULL);
+    assert_int_equal(c.rc, RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_INTERRUPTED);
+    assert_int_equal(mem_sink_get(&f->sink, 0), 1);
+    rl_recorder_free(r);
+    pthread_mutex_destroy(&b.mu);
 }
 
 /* The fsync runs on the durability thread: while one hangs, the writer goes on writing
@@ -1320,6 +1384,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_whole_process_pause_is_not_a_stall, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frozen_disk_never_stops_the_heartbeat, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_on_a_hanging_disk_keeps_the_heartbeat,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_sync_does_not_block_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_error_and_stall_fail_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_space, setup, teardown),
