@@ -786,14 +786,16 @@ int rl_rec_manifest_write(rec_run_info *info, const rec_manifest *s)
     json_object_put(m);
     if (!text)
         return rl_error_set(RL_ENOMEM, "%s: out of memory", path);
+    /* Only a final manifest may use the room: one written while the run goes on (a full
+     * disk at START) would leave none for the end, which matters more. */
+    int final = s->state >= RL_RECORD_COMPLETE;
     int had_reserve = info->reserve_fd >= 0;
-    rc = rl_rec_write_with_reserve(path, text, len, &info->reserve_fd, reserve);
+    rc = rl_rec_write_with_reserve(path, text, len, final ? &info->reserve_fd : NULL, reserve);
     free(text);
     if (rc < 0)
         return rc;
     if (had_reserve && info->reserve_fd < 0)
         info->reserve_bytes = 0;
-    int final = s->state >= RL_RECORD_COMPLETE;
     if (final && info->reserve_fd >= 0) {
         /* The run is over: the room goes back (a FAILED run's later rewrite, with the
          * counts after the bag was closed, needs none: the bag no longer grows). */

@@ -98,10 +98,10 @@ typedef struct rec_manifest {
     rl_record_compression compression;
 } rec_manifest;
 
-/* Writes manifest.json atomically (temporary file, fsync, rename). When that fails (a
- * full disk), the manifest is written into the room kept for it and renamed into place,
- * which needs no new blocks; afterwards the room is made again when possible. A final
- * manifest (terminal state) gives the room back. Not thread-safe: callers serialise. */
+/* Writes manifest.json atomically (temporary file, fsync, rename). When that fails for a
+ * final manifest (terminal state; a full disk), it is written into the room kept for it
+ * and renamed into place, which needs no new blocks. A final manifest gives the room
+ * back; others grow it with the manifest. Not thread-safe: callers serialise. */
 int rl_rec_manifest_write(rec_run_info *info, const rec_manifest *m);
 
 /* Grows the room kept for the manifest to at least `bytes` (fallocate). Best effort:

@@ -405,7 +405,15 @@ int rl_record_repair(const char *run_dir, rl_record_repair_report *rep)
 
     json_object *bagobj = NULL, *stamps = NULL;
     json_object_object_get_ex(man, "bag", &bagobj);
-    json_object_object_get_ex(man, "stamps", &stamps);
+    if (!json_object_object_get_ex(man, "stamps", &stamps) ||
+        !json_object_is_type(stamps, json_type_object)) {
+        /* A hand-edited manifest: the stamps it had are not readable, so none are kept. */
+        stamps = json_object_new_object();
+        static const char *const keys[] = {"prepare", "begin", "start", "stop", "finish"};
+        for (size_t i = 0; i < 5; i++)
+            json_object_object_add(stamps, keys[i], NULL);
+        json_object_object_add(man, "stamps", stamps);
+    }
     const char *bag_rel = get_str(bagobj, "file");
     char bag[PATH_MAX] = "";
     if (bag_rel && rl_path_join_rel(bag, sizeof bag, run_dir, bag_rel) != RL_OK)
@@ -489,8 +497,7 @@ int rl_record_repair(const char *run_dir, rl_record_repair_report *rep)
             if (v != RL_REC_UNSET && (finish == RL_REC_UNSET || v > finish))
                 finish = v;
         }
-        if (stamps)
-            json_object_object_add(stamps, "finish", stamp_or_null(finish));
+        json_object_object_add(stamps, "finish", stamp_or_null(finish));
         char reason[512];
         snprintf(reason, sizeof reason,
                  "recorder died; repaired by runlab %s at %s: %llu messages in the bag (%s)%s",
