@@ -420,11 +420,12 @@ static void draw_live_status(const rl_record_status *s, void *user)
         int before_start = s->state == RL_RECORD_RECORDING && elapsed < ls->start_after;
         fprintf(stderr,
                 "\r\033[Krecord: %s%s %.1f%s s, written %llu, dropped %llu, queued %llu, "
-                "%.1f MB",
+                "%.1f MB%s",
                 rl_record_state_name(s->state), before_start ? " (before START)" : "",
                 elapsed < 0 ? 0.0 : elapsed, span,
                 (unsigned long long)s->written, (unsigned long long)s->dropped,
-                (unsigned long long)s->queued_messages, (double)s->bytes / 1e6);
+                (unsigned long long)s->queued_messages, (double)s->bytes / 1e6,
+                s->manifest_error[0] ? ", MANIFEST NOT WRITTEN" : "");
         fflush(stderr);
         ls->drawn = 1;
     }
