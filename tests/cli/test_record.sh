@@ -237,6 +237,42 @@ check "repair of a missing directory exits 1" rc_is 1
 run record --repair
 check "repair without RUN is a usage error" rc_is 2
 
+# A disk that is really full (a 1 MiB tmpfs in a mount namespace of its own; root only):
+# the run ends FAILED, the final manifest still lands and says so, and it counts as
+# written exactly the messages the bag holds, the rest as dropped.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -p "$TMP/full"
+    unshare -m bash -c "mount -t tmpfs -o size=1m runlab-test '$TMP/full' || exit 77
+        '$RUNLAB' record --synthetic --rate 0 --payload 4096 --vehicles 2 --duration 30 \
+            --compression none --chunk-size 65536 --min-free-bytes 0 --domain $DOMAIN \
+            --home '$TMP/full' --run-id full >'$TMP/full.out' 2>'$TMP/full.err'
+        echo \$? >'$TMP/full.rc'
+        d=\$(tail -n 1 '$TMP/full.out')
+        cp \"\$d/manifest.json\" '$TMP/full.manifest.json'
+        '$RUNLAB' mcap cat \"\$d/bag/full.mcap\" 2>/dev/null | wc -l >'$TMP/full.count'"
+    if [ $? -ne 77 ]; then
+        rc=$(cat "$TMP/full.rc")
+        out=$(cat "$TMP/full.out")
+        err=$(cat "$TMP/full.err")
+        check "full disk: exits 1" rc_is 1
+        check "full disk: run FAILED on stderr" err_has "run FAILED: writer:"
+        check "full disk: the manifest was written (no complaint)" bash -c "! grep -q 'could not be written' <<<'$err'"
+        check "full disk: manifest FAILED, written = what the bag holds" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+n = int(open(sys.argv[2]).read())
+t = m["totals"]
+assert m["state"] == "FAILED" and "No space left" in m["result"]["reason"], m["result"]
+assert t["written"] == n > 0, (t, n)
+assert t["received"] == t["inside"] + t["outside"] + t["dropped"] and t["dropped"] > 0, t
+' "$TMP/full.manifest.json" "$TMP/full.count"
+    else
+        echo "SKIP: full disk: cannot mount a tmpfs here"
+    fi
+else
+    echo "SKIP: full disk: needs root and unshare(1) for a small tmpfs"
+fi
+
 # On a terminal, a live status line on stderr (cleared before the summary); `script`
 # gives the command a pseudo-terminal.
 if command -v script >/dev/null 2>&1; then
