@@ -84,7 +84,9 @@ typedef struct rl_record_options {
                                        only while a write is held up by the disk) before it
                                        is decided */
     int64_t flush_interval_ns;      /* default and maximum 1 s */
-    int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s */
+    int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s.
+                                       Counted in time the process ran: a pause of the
+                                       whole process (SIGSTOP, suspend) is no stall */
     int64_t heartbeat_interval_ns;  /* default 250 ms */
     uint64_t minimum_free_bytes;    /* default 256 MiB; checked at prepare and every second */
     int keep_outside;               /* 1 (default): also write messages outside the window */
@@ -143,7 +145,8 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
  * serialised inside, and one that loses a race is refused like any illegal one. */
 int rl_recorder_begin(rl_recorder *r);
 
-/* Marks the START / STOP stamps (ns since the epoch, as message stamps). May be called
+/* Marks the START / STOP stamps (ns since the epoch, as message stamps; the manifest is
+ * rewritten with them by the recorder's disk thread, never by the caller). May be called
  * after messages stamped later have been pushed, within the write delay. START only in
  * RECORDING and once; STOP only after START, once, and not before START's stamp.
  * Refusals (RL_ESTATE, RL_EINVAL) change nothing. Thread-safe. */
@@ -231,7 +234,8 @@ int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
 /* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
  * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or
  * recorder gone and how to repair); 0 for finished runs and other directories. Never
- * fails; reads only. */
+ * fails; changes nothing (it holds the run directory's lock shared for a moment to see
+ * whether its recorder lives). */
 int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap);
 
 /* Resolves the runlab home: `home` if not NULL, else $RUNLAB_HOME, else $HOME/runlab.
