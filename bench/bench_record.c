@@ -83,6 +83,7 @@ static int bench_engine(const char *dir, size_t size, rl_record_compression comp
     rl_record_options o;
     rl_record_options_default(&o);
     o.home = dir;
+    o.lock_dir = dir; /* a benchmark is no lab recording: its own lock, not the host's */
     o.minimum_free_bytes = 0;
     o.compression = comp;
     rl_recorder *r = NULL;

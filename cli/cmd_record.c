@@ -1,8 +1,10 @@
 /* `runlab record`: a one-shot experiment recording on the recorder engine. Messages come
  * from a synthetic load (vehicles x rate x payload) or from an existing MCAP file
  * replayed at its own pace or as fast as possible; START comes at once or after a delay,
- * STOP after a duration, and SIGINT/SIGTERM end the run INTERRUPTED with a complete file.
- * Prints a one-line summary and, as the last line, the run directory. */
+ * STOP after a duration, and SIGINT/SIGTERM end the run INTERRUPTED with a complete file
+ * (a second signal leaves at once, without waiting for a disk that hangs). Prints a
+ * one-line summary and, as the last line, the run directory. `--repair RUN` repairs the
+ * run of a recorder that died. */
 #include "cli.h"
 
 #include "runlab/error.h"
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,16 +25,55 @@
 
 /* Set by the signal handler, read by the producing loop: the only way a handler may
  * talk to the program. */
-static volatile sig_atomic_t g_signal;
+static volatile sig_atomic_t g_signal, g_signals, g_ending;
+/* What the handler says when it leaves without waiting (prepared before the run, since a
+ * handler may only write(2)). */
+static char g_leave_msg[PATH_MAX + 256];
+static volatile sig_atomic_t g_leave_len;
 
+static void say(const char *text, size_t len)
+{
+    while (len) {
+        ssize_t n = write(STDERR_FILENO, text, len);
+        if (n <= 0)
+            return;
+        text += n;
+        len -= (size_t)n;
+    }
+}
+
+/* The first signal ends the run properly (its bag closed and manifest written); while
+ * that waits for the disk, the handler says so, and a second signal leaves at once, so
+ * that a hanging disk never makes Ctrl-C useless. */
 static void on_signal(int sig)
 {
     g_signal = sig;
+    g_signals++;
+    if (g_signals >= 2) {
+        if (g_leave_len)
+            say(g_leave_msg, (size_t)g_leave_len);
+        _exit(RL_EXIT_FAILURE);
+    }
+    if (g_ending) {
+        static const char wait_msg[] = "runlab: record: finishing the bag: waiting for the "
+                                       "disk; signal again to leave without waiting\n";
+        say(wait_msg, sizeof wait_msg - 1);
+    }
+}
+
+static void prepare_leave_message(const char *run_dir)
+{
+    int n = snprintf(g_leave_msg, sizeof g_leave_msg,
+                     "runlab: record: second signal: leaving without waiting for the disk; the "
+                     "run is unfinished: runlab record --repair %s\n",
+                     run_dir[0] ? run_dir : "RUN");
+    g_leave_len = n > 0 && (size_t)n < sizeof g_leave_msg ? n : 0;
 }
 
 enum { MAX_TOPIC_FILTERS = 64 };
 
 struct record_args {
+    const char *repair;
     int synthetic;
     const char *replay;
     int fast;
@@ -49,18 +91,26 @@ struct record_args {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab record (--synthetic | --replay FILE.mcap) [options]\n\n"
+            "Usage: runlab record (--synthetic | --replay FILE.mcap) [options]\n"
+            "       runlab record --repair RUN\n\n"
             "Records one experiment run into a new directory\n"
             "$RUNLAB_HOME/experiments/<UTC time>_<run id>/ (bag/, map/, config/, manifest.json).\n"
             "START is marked at once or after --start-after, STOP after --duration; Ctrl-C\n"
-            "ends the run INTERRUPTED with a complete, readable bag.\n\n"
+            "ends the run INTERRUPTED with a complete, readable bag (a second Ctrl-C leaves\n"
+            "at once, without waiting for a disk that hangs; the run is then unfinished).\n\n"
+            "  --repair RUN           repair the run directory of a recorder that died: recover\n"
+            "                         its bag in place and rewrite manifest.json as INTERRUPTED\n"
+            "                         with the counts of what the bag holds. Exit 0 when\n"
+            "                         repaired or nothing to do, 1 when it cannot be repaired\n"
+            "                         or its recorder is still running\n\n"
             "Sources:\n"
             "  --synthetic            generated vehicle states (see --vehicles, --rate, --payload)\n"
             "  --vehicles N           synthetic vehicles (default 4)\n"
             "  --rate HZ              messages per second per vehicle (default 50; 0 = as fast\n"
             "                         as the recorder takes them)\n"
             "  --payload BYTES        synthetic message size (default 256)\n"
-            "  --replay FILE.mcap     re-record the messages of an MCAP file\n"
+            "  --replay FILE.mcap     re-record the messages of an MCAP file (log time = when\n"
+            "                         runlab received it; publish time = the original log time)\n"
             "  --fast                 replay as fast as possible (default: original pace)\n"
             "  --topic NAME           replay only this topic (repeatable)\n"
             "Timing:\n"
@@ -74,7 +124,8 @@ static void usage(FILE *out)
             "  --map-frame FRAME      frame of the map (e.g. map)\n"
             "  --planner NAME         planner name for the manifest\n"
             "  --home DIR             runlab home (default $RUNLAB_HOME or ~/runlab)\n"
-            "  --domain N             lab domain; one recorder per host and domain (default 0)\n"
+            "  --domain N             lab domain; one recorder per host and domain, whatever\n"
+            "                         the home (default 0)\n"
             "Limits:\n"
             "  --max-queued-messages N   (default 1000000)\n"
             "  --max-queued-bytes N      (default 536870912)\n"
@@ -88,7 +139,8 @@ static void usage(FILE *out)
             "                            (without it, a terminal gets one live status line)\n"
             "  -q, --quiet               only the run directory on stdout\n"
             "  -h, --help                show this help\n\n"
-            "Exit status: 0 COMPLETE or INTERRUPTED, 1 FAILED or error, 2 usage.\n");
+            "Exit status: 0 COMPLETE or INTERRUPTED, 1 FAILED or error (also when the manifest\n"
+            "could not be written), 2 usage.\n");
 }
 
 static int parse_double(const char *s, double lo, double hi, double *out)
@@ -148,21 +200,30 @@ static void backpressure(rl_recorder *r, const rl_record_options *o)
     }
 }
 
+/* Where START and STOP fall in the stream (`position`: the wall clock for --synthetic,
+ * the offset into the file for --replay), and the stamps they get. Every stamp is on the
+ * wall clock, like the receive stamps of the messages around them, so that a manifest
+ * reads prepare <= begin <= start <= stop <= finish also when a replay runs --fast. */
 struct timeline {
-    int64_t start_at, stop_at; /* stamps (ns) at which START and STOP fall */
+    int64_t start_at, stop_at; /* positions at which START and STOP fall (stop -1: none) */
     int started, stopped;
+    int64_t start_stamp;
 };
 
-/* Marks START and STOP once the stream reaches their stamps. */
-static int advance_marks(rl_recorder *r, struct timeline *tl, int64_t stamp)
+/* Marks START once the stream reaches its position (stamped `start_stamp`) and STOP once
+ * it is past its position (stamped `stop_stamp`, never before START's). */
+static int advance_marks(rl_recorder *r, struct timeline *tl, int64_t position,
+                         int64_t start_stamp, int64_t stop_stamp)
 {
-    if (!tl->started && stamp >= tl->start_at) {
-        if (rl_recorder_mark_start(r, tl->start_at) < 0)
+    if (!tl->started && position >= tl->start_at) {
+        if (rl_recorder_mark_start(r, start_stamp) < 0)
             return -1;
         tl->started = 1;
+        tl->start_stamp = start_stamp;
     }
-    if (tl->started && !tl->stopped && tl->stop_at >= 0 && stamp > tl->stop_at) {
-        if (rl_recorder_mark_stop(r, tl->stop_at) < 0)
+    if (tl->started && !tl->stopped && tl->stop_at >= 0 && position > tl->stop_at) {
+        if (rl_recorder_mark_stop(r, stop_stamp > tl->start_stamp ? stop_stamp
+                                                                  : tl->start_stamp) < 0)
             return -1;
         tl->stopped = 1;
     }
@@ -202,7 +263,7 @@ static int produce_synthetic(rl_recorder *r, struct record_args *a, struct timel
     uint64_t seq = 0;
     while (rc == RL_OK && !g_signal && running(r)) {
         int64_t now = rl_time_now_ns();
-        if (advance_marks(r, tl, now) < 0) {
+        if (advance_marks(r, tl, now, tl->start_at, tl->stop_at) < 0) {
             rc = rl_error_last_code();
             break;
         }
@@ -227,8 +288,11 @@ static int produce_synthetic(rl_recorder *r, struct record_args *a, struct timel
     return rc;
 }
 
+/* Replays the file's messages: each is received now (its log time in the new bag) and
+ * keeps its original log time as publish time; START and STOP fall at their offsets into
+ * the file (--start-after, --duration in file time), stamped when the replay gets there. */
 static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline *tl,
-                          rl_mcap_indexed *idx, int64_t base_wall)
+                          rl_mcap_indexed *idx)
 {
     int rc = RL_OK;
     int32_t *map = malloc(65536 * sizeof *map);
@@ -247,7 +311,7 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
     int64_t mono0 = rl_mono_ns();
     int have_first = 0;
     uint64_t first = 0, n = 0;
-    int64_t last_stamp = base_wall;
+    int64_t last_receive = 0; /* receive stamps never go back, even if the clock does */
     while (rc == RL_OK && !g_signal && running(r)) {
         rl_mcap_message m;
         const rl_mcap_channel *ch = NULL;
@@ -263,11 +327,12 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
             have_first = 1;
         }
         int64_t offset = (int64_t)(m.log_time - first);
-        int64_t stamp = base_wall + offset;
-        last_stamp = stamp;
         if (!a->fast)
             sleep_until_mono(mono0 + offset);
-        if (advance_marks(r, tl, stamp) < 0) {
+        int64_t now = rl_time_now_ns();
+        if (now < last_receive)
+            now = last_receive;
+        if (advance_marks(r, tl, offset, now, last_receive) < 0) {
             rc = rl_error_last_code();
             break;
         }
@@ -289,18 +354,27 @@ static int produce_replay(rl_recorder *r, struct record_args *a, struct timeline
                 break;
             map[m.channel_id] = id;
         }
-        int64_t pub = m.publish_time >= first ? base_wall + (int64_t)(m.publish_time - first)
-                                              : base_wall;
-        rc = rl_recorder_push(r, (uint16_t)map[m.channel_id], stamp, pub, m.data.data, m.data.len);
+        uint64_t pub = m.log_time > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : m.log_time;
+        rc = rl_recorder_push(r, (uint16_t)map[m.channel_id], now, (int64_t)pub, m.data.data,
+                              m.data.len);
+        last_receive = now;
         if (a->fast && (++n & 63) == 0)
             backpressure(r, &a->opts);
     }
     /* The end of the file is STOP at the latest. */
     if (rc == RL_OK && !g_signal && have_first && running(r)) {
-        if (tl->stop_at < 0 || tl->stop_at > last_stamp)
-            tl->stop_at = tl->start_at > last_stamp ? tl->start_at : last_stamp;
-        if (advance_marks(r, tl, INT64_MAX) < 0)
+        tl->stop_at = -1;
+        int64_t now = rl_time_now_ns();
+        if (now < last_receive)
+            now = last_receive;
+        if (advance_marks(r, tl, INT64_MAX, now, now) < 0)
             rc = rl_error_last_code();
+        if (rc == RL_OK && !tl->stopped) {
+            if (rl_recorder_mark_stop(r, last_receive > tl->start_stamp ? last_receive
+                                                                        : tl->start_stamp) < 0)
+                rc = rl_error_last_code();
+            tl->stopped = 1;
+        }
     }
     rl_mcap_message_iter_free(it);
     free(map);
@@ -315,11 +389,13 @@ static void print_heartbeat(const rl_record_status *s, void *user)
     rl_time_format_iso(s->stamp_ns, iso, sizeof iso);
     fprintf(stderr,
             "heartbeat %s %s host=%s run=%s received=%llu inside=%llu outside=%llu "
-            "written=%llu dropped=%llu queued=%llu dir=%s\n",
+            "written=%llu dropped=%llu queued=%llu%s pauses=%llu dir=%s%s%s\n",
             iso, rl_record_state_name(s->state), s->host, s->run_id,
             (unsigned long long)s->received, (unsigned long long)s->inside,
             (unsigned long long)s->outside, (unsigned long long)s->written,
-            (unsigned long long)s->dropped, (unsigned long long)s->queued_messages, s->run_dir);
+            (unsigned long long)s->dropped, (unsigned long long)s->queued_messages,
+            s->closing ? " closing" : "", (unsigned long long)s->pauses, s->run_dir,
+            s->manifest_error[0] ? " manifest_error=" : "", s->manifest_error);
 }
 
 /* On a terminal (and without --heartbeat or --quiet) one status line on stderr, redrawn
@@ -344,11 +420,12 @@ static void draw_live_status(const rl_record_status *s, void *user)
         int before_start = s->state == RL_RECORD_RECORDING && elapsed < ls->start_after;
         fprintf(stderr,
                 "\r\033[Krecord: %s%s %.1f%s s, written %llu, dropped %llu, queued %llu, "
-                "%.1f MB",
+                "%.1f MB%s",
                 rl_record_state_name(s->state), before_start ? " (before START)" : "",
                 elapsed < 0 ? 0.0 : elapsed, span,
                 (unsigned long long)s->written, (unsigned long long)s->dropped,
-                (unsigned long long)s->queued_messages, (double)s->bytes / 1e6);
+                (unsigned long long)s->queued_messages, (double)s->bytes / 1e6,
+                s->manifest_error[0] ? ", MANIFEST NOT WRITTEN" : "");
         fflush(stderr);
         ls->drawn = 1;
     }
@@ -369,7 +446,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
     enum {
         O_SYN = 256, O_REPLAY, O_FAST, O_TOPIC, O_VEH, O_RATE, O_PAYLOAD, O_START, O_DUR,
         O_RUNID, O_MAP, O_OMAP, O_FRAME, O_PLANNER, O_HOME, O_DOMAIN, O_MQM, O_MQB, O_DELAY,
-        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT
+        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT, O_REPAIR
     };
     static const struct option opts[] = {
         {"synthetic", no_argument, NULL, O_SYN},
@@ -397,6 +474,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         {"chunk-size", required_argument, NULL, O_CHUNK},
         {"drop-outside", no_argument, NULL, O_DROP},
         {"heartbeat", no_argument, NULL, O_BEAT},
+        {"repair", required_argument, NULL, O_REPAIR},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
@@ -485,6 +563,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
             break;
         case O_DROP: a->opts.keep_outside = 0; break;
         case O_BEAT: a->heartbeat = 1; break;
+        case O_REPAIR: a->repair = optarg; break;
         case 'q': a->quiet = 1; break;
         case 'h': usage(stdout); return -1;
         default: return cli_usage_error("record", "unknown option '%s'", argv[optind - 1]);
@@ -492,6 +571,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
     }
     if (optind < argc)
         return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
+    if (a->repair && (a->synthetic || a->replay))
+        return cli_usage_error("record", "--repair RUN takes no source");
+    if (a->repair)
+        return 0;
     if (a->synthetic == (a->replay != NULL))
         return cli_usage_error("record", "give exactly one source: --synthetic or --replay FILE");
     if (a->synthetic && a->rate == 0 && a->duration < 0)
@@ -515,6 +598,14 @@ int cmd_record(int argc, char **argv)
     int prc = parse_args(argc, argv, &a);
     if (prc != 0)
         return prc < 0 ? RL_EXIT_OK : prc;
+    if (a.repair) {
+        rl_record_repair_report rep;
+        if (rl_record_repair(a.repair, &rep) < 0)
+            return cli_fail("record", "%s", rl_error_last());
+        if (!a.quiet)
+            printf("record: %s\n", rep.what);
+        return RL_EXIT_OK;
+    }
     if (a.synthetic && a.duration < 0)
         a.duration = 5;
     struct live_status live = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -528,7 +619,8 @@ int cmd_record(int argc, char **argv)
         a.opts.heartbeat_user = &live;
     }
 
-    g_signal = 0;
+    g_signal = g_signals = g_ending = 0;
+    g_leave_len = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -564,15 +656,17 @@ int cmd_record(int argc, char **argv)
     live.begin_ns = begin_wall;
     pthread_mutex_unlock(&live.mu);
     struct timeline tl = {0};
-    tl.start_at = begin_wall + (int64_t)(a.start_after * 1e9);
+    /* Synthetic: positions are wall-clock stamps; replay: offsets into the file. */
+    tl.start_at = (a.synthetic ? begin_wall : 0) + (int64_t)(a.start_after * 1e9);
     tl.stop_at = a.duration >= 0 ? tl.start_at + (int64_t)(a.duration * 1e9) : -1;
+    prepare_leave_message(rl_recorder_run_dir(r));
     if (rc == RL_OK)
-        rc = a.synthetic ? produce_synthetic(r, &a, &tl)
-                         : produce_replay(r, &a, &tl, idx, begin_wall);
+        rc = a.synthetic ? produce_synthetic(r, &a, &tl) : produce_replay(r, &a, &tl, idx);
     rl_mcap_indexed_close(idx);
     char err[1024] = "";
     if (rc < 0 && rc != RL_EBUSY)
         snprintf(err, sizeof err, "%s", rl_error_last());
+    g_ending = 1; /* from here a signal is told that we wait for the disk */
     if (rl_recorder_state(r) == RL_RECORD_RECORDING || rl_recorder_state(r) == RL_RECORD_ARMED) {
         int frc;
         if (g_signal)
@@ -591,13 +685,16 @@ int cmd_record(int argc, char **argv)
     rl_recorder_status(r, &s);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
-    int failed = s.state == RL_RECORD_FAILED || (!dir[0]);
+    int failed = s.state == RL_RECORD_FAILED || (!dir[0]) || s.manifest_error[0];
     if (!dir[0])
         cli_fail("record", "%s", err[0] ? err : rl_error_last());
     else if (s.state == RL_RECORD_FAILED)
         cli_fail("record", "run FAILED: %s", s.reason);
     else if (err[0])
         cli_fail("record", "%s", err);
+    if (dir[0] && s.manifest_error[0])
+        cli_fail("record", "the final manifest.json could not be written (it says less than "
+                 "this summary): %s", s.manifest_error);
     if (dir[0] && !a.quiet)
         printf("record: %s run %s: received %llu, inside %llu, outside %llu, written %llu, "
                "dropped %llu, %.1f MB in %.2f s (%.0f msg/s)%s%s\n",

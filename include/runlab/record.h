@@ -51,11 +51,16 @@ typedef struct rl_record_status {
     uint64_t received;         /* messages handed to rl_recorder_push and accepted or dropped */
     uint64_t inside;           /* classified inside START..STOP */
     uint64_t outside;          /* classified outside (written or not, see keep_outside) */
-    uint64_t written;          /* messages written to the bag */
-    uint64_t dropped;          /* accepted messages that will never be written */
+    uint64_t written;          /* messages written to the bag; after a write error, only
+                                  those that reached the file (the rest are dropped) */
+    uint64_t dropped;          /* accepted messages that will never be in the bag */
     uint64_t bytes;            /* payload bytes received */
     uint64_t queued_messages;  /* accepted and not yet written (queue + write delay) */
     uint64_t queued_bytes;
+    uint64_t pauses;           /* pauses of the whole process seen (SIGSTOP, a suspended
+                                  machine): not writer stalls, and never a failure */
+    int closing;               /* a finish or cancel is waiting for the writer */
+    char manifest_error[256];  /* "" or why manifest.json could not be written */
 } rl_record_status;
 
 /* Called from the recorder's monitor thread every heartbeat interval (and once when a
@@ -67,8 +72,9 @@ typedef void (*rl_record_heartbeat_fn)(const rl_record_status *status, void *use
  * config/recorder.json. Strings are copied by rl_recorder_new. */
 typedef struct rl_record_options {
     const char *home;               /* NULL: $RUNLAB_HOME, else ~/runlab */
-    const char *lock_dir;           /* NULL: <home>/locks; a host-wide directory makes the
-                                       one-recorder rule hold across homes */
+    const char *lock_dir;           /* NULL (use this): the host-wide lock directory,
+                                       /run/lock or /tmp, whatever the home; another
+                                       directory only isolates tests or sandboxes */
     int lab_domain;                 /* the lab's domain id (0..232); one recorder each */
     uint64_t max_queued_messages;   /* default 1 000 000 */
     uint64_t max_queued_bytes;      /* payload bytes; default 512 MiB */
@@ -78,7 +84,9 @@ typedef struct rl_record_options {
                                        only while a write is held up by the disk) before it
                                        is decided */
     int64_t flush_interval_ns;      /* default and maximum 1 s */
-    int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s */
+    int64_t stall_limit_ns;         /* writer making no progress this long: FAILED; 2 s.
+                                       Counted in time the process ran: a pause of the
+                                       whole process (SIGSTOP, suspend) is no stall */
     int64_t heartbeat_interval_ns;  /* default 250 ms */
     uint64_t minimum_free_bytes;    /* default 256 MiB; checked at prepare and every second */
     int keep_outside;               /* 1 (default): also write messages outside the window */
@@ -106,11 +114,12 @@ typedef struct rl_record_run {
 
 typedef struct rl_recorder rl_recorder;
 
-/* Creates an IDLE recorder and takes the lock of (host, lab domain): a lock file
- * "<lock_dir>/recorder_<host>_domain<N>.lock" holding the owner's pid. The lock is an
- * flock(2), so a crashed owner never leaves a stale lock behind. Errors: RL_EINVAL (bad
- * options, message names the field), RL_EBUSY (another recorder holds the lock; the
- * message names its pid), RL_EIO, RL_ENOMEM. */
+/* Creates an IDLE recorder and takes the lock of (host, lab domain), whatever the home:
+ * a lock file "/run/lock/runlab-recorder_<host>_domain<N>.lock" (/tmp where /run/lock is
+ * not world-writable), mode 0666 so root and every user meet on it, holding the owner's
+ * pid. The lock is an flock(2), so a crashed owner never leaves a stale lock behind.
+ * Errors: RL_EINVAL (bad options, message names the field), RL_EBUSY (another recorder
+ * holds the lock; the message names its pid), RL_EIO, RL_ENOMEM. */
 int rl_recorder_new(rl_recorder **out, const rl_record_options *opts);
 
 /* Stops the threads (a recording still running is cancelled first, ending
@@ -136,7 +145,8 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
  * serialised inside, and one that loses a race is refused like any illegal one. */
 int rl_recorder_begin(rl_recorder *r);
 
-/* Marks the START / STOP stamps (ns since the epoch, as message stamps). May be called
+/* Marks the START / STOP stamps (ns since the epoch, as message stamps; the manifest is
+ * rewritten with them by the recorder's disk thread, never by the caller). May be called
  * after messages stamped later have been pushed, within the write delay. START only in
  * RECORDING and once; STOP only after START, once, and not before START's stamp.
  * Refusals (RL_ESTATE, RL_EINVAL) change nothing. Thread-safe. */
@@ -199,6 +209,34 @@ const char *rl_recorder_bag_path(const rl_recorder *r);
  * letters, digits, '-', '_', '.' (a run id also ends up in topic names and URLs).
  * RL_OK or RL_EINVAL with a message naming the offending byte. */
 int rl_record_check_run_id(const char *run_id);
+
+/* What rl_record_repair did. */
+typedef struct rl_record_repair_report {
+    int repaired;            /* 1: manifest.json was rewritten; 0: nothing to do */
+    char previous_state[16]; /* the manifest's state before, "MISSING" or "UNREADABLE" */
+    char bag[16];            /* the bag: "complete", "recovered", "empty" or "missing" */
+    uint64_t messages;       /* messages in the bag afterwards */
+    uint64_t bytes_lost;     /* bytes of the bag that recovery could not use */
+    char what[1024];         /* one line saying what was done */
+} rl_record_repair_report;
+
+/* Repairs the run directory of a recorder that died (kill -9, crash, power loss): an
+ * unfinished bag is recovered in place (rl_mcap_recover_fd into a temporary file, renamed
+ * over it), and a manifest that is missing, unreadable or not final (ARMED, RECORDING) is
+ * rewritten as INTERRUPTED ("recorder died; repaired ...") with the counts of what the bag
+ * holds and a "repair" record; leftovers (manifest.json.tmp.*, the manifest's room) are
+ * removed. A finished run with a complete bag is left alone (`repaired` 0). Errors:
+ * RL_EBUSY (its recorder is still running: it holds the run directory's lock), RL_EINVAL
+ * (not a recorder run directory), RL_ENOENT, RL_EIO, RL_ENOSPC. Not concurrently with
+ * itself on one directory (the lock refuses the second). */
+int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
+
+/* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
+ * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or
+ * recorder gone and how to repair); 0 for finished runs and other directories. Never
+ * fails; changes nothing (it holds the run directory's lock shared for a moment to see
+ * whether its recorder lives). */
+int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap);
 
 /* Resolves the runlab home: `home` if not NULL, else $RUNLAB_HOME, else $HOME/runlab.
  * RL_ERANGE when `cap` is too small, RL_ENOENT when neither variable is set. */

@@ -8,6 +8,7 @@
 #include "runlab/json.h"
 #include "runlab/number.h"
 #include "runlab/perflog.h"
+#include "runlab/record.h"
 #include "runlab/yaml.h"
 
 #include <dirent.h>
@@ -1010,6 +1011,11 @@ static void walk_dir(struct walk *w, const char *path, int depth)
         close(dfd);
         return;
     }
+    /* A recorder's run that never finished (its recorder died or still runs) is named as
+     * such: it holds no perflog, but a repair or some patience makes it whole. */
+    char unfinished[PATH_MAX + 256];
+    if (rl_record_run_unfinished(path, unfinished, sizeof unfinished))
+        walk_error(w, "%s: %s", path, unfinished);
     if (is_run_dir(dfd)) {
         close(dfd);
         push(&w->paths, &w->npaths, &w->cappaths, strdup(path), &w->oom);

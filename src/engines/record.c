@@ -1,8 +1,8 @@
 /* The recorder engine behind runlab/record.h: the state machine, the bounded queue that
  * producers fill without waiting, the writer thread (write delay, START..STOP
- * classification, periodic flush) and the monitor thread (heartbeat, stall and free-space
- * checks). The writer starts and stops a durability thread that fsyncs the bag after each
- * flush. The run directory and manifest live in record_dir.c. */
+ * classification, periodic flush), the monitor thread (heartbeat, stall checks; never
+ * the disk) and the disk thread (manifests it asks for, free space). The writer starts
+ * and stops a durability thread that fsyncs the bag after each flush. The run's files (lock, directory, manifest) are record_dir.h's, below this. */
 #include "engines/record_internal.h"
 
 #include "runlab/error.h"
@@ -24,29 +24,6 @@ enum { WRITER_MAX_SLEEP_MS = 5, FREE_CHECK_INTERVAL_MS = 1000 };
  * uncompressed case near 80 % of the bare writer, every 65536 (about 10 ms) the zstd case
  * near 90 %; every 2 ms keeps both at the bare writer's rate. */
 #define SETTLE_INTERVAL_NS (2 * 1000000ll)
-
-const char *rl_record_state_name(rl_record_state s)
-{
-    switch (s) {
-    case RL_RECORD_IDLE: return "IDLE";
-    case RL_RECORD_ARMED: return "ARMED";
-    case RL_RECORD_RECORDING: return "RECORDING";
-    case RL_RECORD_COMPLETE: return "COMPLETE";
-    case RL_RECORD_INTERRUPTED: return "INTERRUPTED";
-    case RL_RECORD_FAILED: return "FAILED";
-    }
-    return "UNKNOWN";
-}
-
-const char *rl_record_compression_name(rl_record_compression c)
-{
-    switch (c) {
-    case RL_RECORD_COMPRESSION_NONE: return "none";
-    case RL_RECORD_COMPRESSION_ZSTD: return "zstd";
-    case RL_RECORD_COMPRESSION_LZ4: return "lz4";
-    }
-    return "unknown";
-}
 
 void rl_record_options_default(rl_record_options *o)
 {
@@ -90,54 +67,93 @@ static int check_options(const rl_record_options *o)
     return RL_OK;
 }
 
-int rl_record_home(const char *home, char *out, size_t cap)
+/* ---- the manifest ---------------------------------------------------------------------- */
+
+/* Writes manifest.json from the state as it is now. Any thread but the monitor: this
+ * waits for the disk. A failure is remembered for the heartbeat and status (and cleared
+ * by the next success). */
+static int write_manifest(rl_recorder *r)
 {
-    const char *h = home;
-    const char *suffix = "";
-    if (!h || !*h) {
-        h = getenv("RUNLAB_HOME");
-        if (!h || !*h) {
-            h = getenv("HOME");
-            suffix = "/runlab";
+    if (r->test_manifest_hook)
+        r->test_manifest_hook(r->test_hook_user);
+    pthread_mutex_lock(&r->manifest_mu);
+    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    rec_topic_counts *tc = calloc(nt ? nt : 1, sizeof *tc);
+    rec_manifest m;
+    memset(&m, 0, sizeof m);
+    char reason[sizeof r->reason];
+    pthread_mutex_lock(&r->mu);
+    m.state = (rl_record_state)atomic_load(&r->state);
+    snprintf(reason, sizeof reason, "%s", m.state >= RL_RECORD_COMPLETE ? r->reason : "");
+    m.prepare_ns = r->prepare_ns;
+    m.begin_ns = r->begin_ns;
+    m.start_ns = r->start_ns;
+    m.stop_ns = r->stop_ns;
+    m.finish_ns = r->finish_ns;
+    pthread_mutex_unlock(&r->mu);
+    m.reason = reason;
+    m.keep_outside = r->opts.keep_outside;
+    m.compression = r->opts.compression;
+    m.pauses = atomic_load(&r->pauses);
+    m.paused_ns = atomic_load(&r->paused_ns);
+    int rc = RL_OK;
+    if (!tc) {
+        rc = rl_error_set(RL_ENOMEM, "manifest: out of memory");
+    } else {
+        for (unsigned i = 0; i < nt; i++) {
+            rec_topic *t = r->topics[i];
+            rec_topic_counts *c = &tc[i];
+            c->topic = t->name;
+            c->schema = t->schema_name;
+            c->message_encoding = t->message_encoding;
+            c->received = atomic_load(&t->received);
+            c->inside = atomic_load(&t->inside);
+            c->outside = atomic_load(&t->outside);
+            c->written = atomic_load(&t->written);
+            c->dropped = atomic_load(&t->dropped);
+            c->bytes = atomic_load(&t->bytes);
         }
+        m.topics = tc;
+        m.topic_count = nt;
+        rc = rl_rec_manifest_write(&r->info, &m);
     }
-    if (!h || !*h)
-        return rl_error_set(RL_ENOENT, "runlab home: neither RUNLAB_HOME nor HOME is set");
-    int n = snprintf(out, cap, "%s%s", h, suffix);
-    if (n < 0 || (size_t)n >= cap)
-        return rl_error_set(RL_ERANGE, "runlab home: path too long");
-    return RL_OK;
+    free(tc);
+    pthread_mutex_lock(&r->mu);
+    if (rc < 0)
+        snprintf(r->manifest_error, sizeof r->manifest_error, "%s", rl_error_last());
+    else
+        r->manifest_error[0] = '\0';
+    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_unlock(&r->manifest_mu);
+    return rc;
 }
 
-int rl_record_check_run_id(const char *id)
+/* Keeps the manifest's room in step with the topics (writer thread: it may wait for the
+ * disk). */
+static void grow_manifest_room(rl_recorder *r)
 {
-    if (!id)
-        return rl_error_set(RL_EINVAL, "run id: missing");
-    int rc = rl_path_check_name(id, "run id");
-    if (rc < 0)
-        return rc;
-    size_t n = strlen(id);
-    if (n > RL_RECORD_RUN_ID_MAX)
-        return rl_error_set(RL_EINVAL, "run id: %zu bytes, at most %d allowed", n,
-                            RL_RECORD_RUN_ID_MAX);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)id[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.';
-        if (!ok)
-            return rl_error_set(RL_EINVAL,
-                                "run id: byte %zu (0x%02x) is not allowed; use letters, "
-                                "digits, '-', '_' and '.'",
-                                i, c);
-    }
-    if (id[0] == '.')
-        return rl_error_set(RL_EINVAL, "run id: must not start with '.'");
-    return RL_OK;
+    pthread_mutex_lock(&r->topic_mu);
+    uint64_t need = 2 * r->manifest_estimate + 64 * 1024;
+    pthread_mutex_unlock(&r->topic_mu);
+    pthread_mutex_lock(&r->manifest_mu);
+    if (r->info.reserve_fd >= 0 && need > r->info.reserve_bytes)
+        (void)rl_rec_reserve(&r->info, need);
+    pthread_mutex_unlock(&r->manifest_mu);
+}
+
+/* Asks the disk thread for a manifest write; never waits. */
+static void request_manifest(rl_recorder *r)
+{
+    pthread_mutex_lock(&r->disk_mu);
+    r->manifest_req++;
+    pthread_cond_signal(&r->disk_wake);
+    pthread_mutex_unlock(&r->disk_mu);
 }
 
 /* ---- lifetime ------------------------------------------------------------------------ */
 
 static void *monitor_main(void *arg);
+static void *disk_main(void *arg);
 
 int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
 {
@@ -154,30 +170,30 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     if (!r)
         return rl_error_set(RL_ENOMEM, "recorder: out of memory");
     r->opts = *opts;
-    r->lock_fd = -1;
-    rc = rl_record_home(opts->home, r->home, sizeof r->home);
-    if (rc == RL_OK) {
-        int n = opts->lock_dir && *opts->lock_dir
-                    ? snprintf(r->lock_dir, sizeof r->lock_dir, "%s", opts->lock_dir)
-                    : snprintf(r->lock_dir, sizeof r->lock_dir, "%s/locks", r->home);
-        if (n < 0 || (size_t)n >= sizeof r->lock_dir)
-            rc = rl_error_set(RL_ERANGE, "recorder lock directory: path too long");
-    }
+    rl_rec_run_info_init(&r->info);
+    r->lock.fd = -1;
+    rc = rl_record_home(opts->home, r->info.home, sizeof r->info.home);
+    if (rc == RL_OK && opts->lock_dir && *opts->lock_dir &&
+        snprintf(r->lock_dir, sizeof r->lock_dir, "%s", opts->lock_dir) >= (int)sizeof r->lock_dir)
+        rc = rl_error_set(RL_ERANGE, "recorder lock directory: path too long");
     if (rc < 0) {
         free(r);
         return rc;
     }
-    r->opts.home = r->home;
-    r->opts.lock_dir = r->lock_dir;
+    r->opts.home = r->info.home;
+    r->opts.lock_dir = r->lock_dir[0] ? r->lock_dir : NULL;
     rl_provenance prov;
     rl_provenance_collect(&prov);
-    snprintf(r->version, sizeof r->version, "%s", prov.version);
-    if (gethostname(r->host, sizeof r->host - 1) != 0 || !r->host[0])
-        snprintf(r->host, sizeof r->host, "unknown");
+    snprintf(r->info.version, sizeof r->info.version, "%s", prov.version);
+    if (gethostname(r->info.host, sizeof r->info.host - 1) != 0 || !r->info.host[0])
+        snprintf(r->info.host, sizeof r->info.host, "unknown");
+    r->info.lab_domain = opts->lab_domain;
+    r->info.pid = (long)getpid();
     pthread_mutex_init(&r->mu, NULL);
     pthread_mutex_init(&r->topic_mu, NULL);
     pthread_mutex_init(&r->manifest_mu, NULL);
     pthread_mutex_init(&r->join_mu, NULL);
+    pthread_mutex_init(&r->disk_mu, NULL);
     pthread_mutex_init(&r->sync_mu, NULL);
     pthread_cond_init(&r->sync_wake, NULL);
     pthread_condattr_t ca;
@@ -185,6 +201,7 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&r->wake_writer, &ca);
     pthread_cond_init(&r->wake_monitor, &ca);
+    pthread_cond_init(&r->disk_wake, &ca);
     pthread_condattr_destroy(&ca);
     atomic_init(&r->state, RL_RECORD_IDLE);
     atomic_init(&r->ntopics, 0u);
@@ -192,10 +209,14 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     atomic_init(&r->writer_done, 0);
     atomic_init(&r->sync_since_mono, 0);
     atomic_init(&r->sync_failed, 0);
+    atomic_init(&r->pauses, 0);
+    atomic_init(&r->paused_ns, 0);
     r->prepare_ns = r->begin_ns = r->start_ns = r->stop_ns = r->finish_ns = RL_REC_UNSET;
     r->sink = rl_record_default_sink;
+    snprintf(r->info.sink_name, sizeof r->info.sink_name, "%s", r->sink->name);
 
-    rc = rl_rec_lock_acquire(r);
+    rc = rl_rec_lock_acquire(&r->lock, r->opts.lock_dir, r->info.host, opts->lab_domain);
+    snprintf(r->info.lock_path, sizeof r->info.lock_path, "%s", r->lock.path);
     if (rc == RL_OK) {
         if (pthread_create(&r->monitor, NULL, monitor_main, r) != 0)
             rc = rl_error_set(RL_ERR, "recorder: cannot start the monitor thread");
@@ -217,12 +238,12 @@ rl_record_state rl_recorder_state(const rl_recorder *r)
 
 const char *rl_recorder_run_dir(const rl_recorder *r)
 {
-    return r->run_dir;
+    return r->info.run_dir;
 }
 
 const char *rl_recorder_bag_path(const rl_recorder *r)
 {
-    return r->bag_path;
+    return r->info.bag_path;
 }
 
 int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *user)
@@ -234,6 +255,7 @@ int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *us
     else {
         r->sink = ops;
         r->sink_user = user;
+        snprintf(r->info.sink_name, sizeof r->info.sink_name, "%s", ops ? ops->name : "none");
     }
     pthread_mutex_unlock(&r->mu);
     return rc;
@@ -305,6 +327,13 @@ void rl_recorder_free(rl_recorder *r)
     join_writer(r);
     if (r->monitor_started)
         pthread_join(r->monitor, NULL);
+    if (r->disk_started) {
+        pthread_mutex_lock(&r->disk_mu);
+        r->disk_stop = 1;
+        pthread_cond_signal(&r->disk_wake);
+        pthread_mutex_unlock(&r->disk_mu);
+        pthread_join(r->disk, NULL);
+    }
     if (r->sink_ctx && r->sink)
         r->sink->abandon(r->sink_ctx);
     /* Messages left in the queue (only if the writer never ran): blocks appear in queue
@@ -339,16 +368,16 @@ void rl_recorder_free(rl_recorder *r)
         free(t->schema_data);
         free(t);
     }
-    rl_rec_lock_release(r);
-    free(r->vehicles);
-    free(r->planner);
-    free(r->map_frame);
+    rl_rec_lock_release(&r->lock);
+    rl_rec_run_info_free(&r->info);
     pthread_cond_destroy(&r->wake_writer);
     pthread_cond_destroy(&r->wake_monitor);
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->topic_mu);
     pthread_mutex_destroy(&r->manifest_mu);
     pthread_mutex_destroy(&r->join_mu);
+    pthread_mutex_destroy(&r->disk_mu);
+    pthread_cond_destroy(&r->disk_wake);
     pthread_cond_destroy(&r->sync_wake);
     pthread_mutex_destroy(&r->sync_mu);
     free(r);
@@ -429,6 +458,9 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
     if (schema_len)
         memcpy(t->schema_data, schema_data, schema_len);
     r->topics[n] = t;
+    /* What its entry adds to a manifest (JSON escaping may double a name). */
+    r->manifest_estimate +=
+        2 * (strlen(t->name) + strlen(t->schema_name) + strlen(t->message_encoding)) + 400;
     /* Release: a pusher that sees the new count also sees the initialised topic. */
     atomic_store_explicit(&r->ntopics, n + 1, memory_order_release);
     pthread_mutex_unlock(&r->topic_mu);
@@ -587,8 +619,10 @@ static int ensure_channel(rl_recorder *r, rec_topic *t, uint16_t id)
         return RL_OK;
     int rc = r->sink->add_channel(r->sink_ctx, id, t->name, t->schema_name, t->schema_encoding,
                                   t->schema_data, t->schema_len, t->message_encoding);
-    if (rc == RL_OK)
+    if (rc == RL_OK) {
         t->channel_added = 1;
+        grow_manifest_room(r);
+    }
     return rc;
 }
 
@@ -856,6 +890,76 @@ static void flush_if_due(writer_ctx *w, int64_t *last_flush, int64_t now, int sy
     w->unflushed = 0;
 }
 
+/* What a scan of the closed bag found readable, per topic. */
+typedef struct bag_count {
+    unsigned ntopics;
+    uint64_t *readable, *readable_inside;
+    int have_start, have_stop;
+    int64_t start, stop;
+} bag_count;
+
+static void count_readable(void *arg, uint16_t channel, uint64_t log_time)
+{
+    bag_count *c = arg;
+    if (channel >= c->ntopics)
+        return;
+    c->readable[channel]++;
+    int64_t t = (int64_t)log_time;
+    if (c->have_start && t >= c->start && (!c->have_stop || t <= c->stop))
+        c->readable_inside[channel]++;
+}
+
+/* After a write or close error: counts as written only the messages that reached the
+ * bag (a scan of the closed file; the chunk that was being filled, or handed to the
+ * compressor, when the error came, never did), per topic, and moves the rest to dropped.
+ * Writer thread, after the close. */
+static void recount_from_bag(rl_recorder *r)
+{
+    if (!r->sink->scan || !r->info.bag_path[0])
+        return;
+    bag_count c;
+    memset(&c, 0, sizeof c);
+    c.ntopics = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    c.readable = calloc(c.ntopics + 1, sizeof *c.readable);
+    c.readable_inside = calloc(c.ntopics + 1, sizeof *c.readable_inside);
+    if (!c.readable || !c.readable_inside) {
+        free(c.readable);
+        free(c.readable_inside);
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    c.have_start = r->start_ns != RL_REC_UNSET;
+    c.have_stop = r->stop_ns != RL_REC_UNSET;
+    c.start = r->start_ns;
+    c.stop = r->stop_ns;
+    pthread_mutex_unlock(&r->mu);
+    /* A bag that cannot even be opened for reading holds nothing readable. */
+    if (r->sink->scan(r->info.bag_path, r->sink_user, count_readable, &c) < 0) {
+        memset(c.readable, 0, (c.ntopics + 1) * sizeof *c.readable);
+        memset(c.readable_inside, 0, (c.ntopics + 1) * sizeof *c.readable_inside);
+    }
+    for (unsigned i = 0; i < c.ntopics; i++) {
+        rec_topic *t = r->topics[i];
+        uint64_t written = atomic_load(&t->written);
+        if (c.readable[i] >= written)
+            continue;
+        uint64_t lost = written - c.readable[i];
+        uint64_t inside = atomic_load(&t->inside), outside = atomic_load(&t->outside);
+        uint64_t lost_inside = inside > c.readable_inside[i] ? inside - c.readable_inside[i] : 0;
+        if (lost_inside > lost)
+            lost_inside = lost;
+        uint64_t lost_outside = lost - lost_inside;
+        if (lost_outside > outside)
+            lost_outside = outside;
+        atomic_store(&t->inside, inside - lost_inside);
+        atomic_store(&t->outside, outside - lost_outside);
+        atomic_store(&t->written, c.readable[i]);
+        atomic_fetch_add(&t->dropped, lost);
+    }
+    free(c.readable);
+    free(c.readable_inside);
+}
+
 /* The writer: takes the queue in batches, holds each message for the write delay (or
  * until START/STOP already decide it), classifies and writes it, flushes at least every
  * flush interval, and on stop or failure writes what is left, closes the bag and (for a
@@ -981,14 +1085,18 @@ static void *writer_main(void *arg)
      * readable and the close only reports the old error. */
     void *ctx = r->sink_ctx;
     r->sink_ctx = NULL;
+    int close_failed = 0;
     if (ctx) {
         int rc = r->sink->close(ctx);
+        close_failed = rc < 0;
         if (rc < 0 && !w.sink_failed)
             fail_run(r, "writer: closing the bag: %s", rl_error_last());
     }
+    if (w.sink_failed || close_failed)
+        recount_from_bag(r);
     atomic_store(&r->writer_done, 1);
     if (atomic_load(&r->state) == RL_RECORD_FAILED)
-        (void)rl_rec_write_manifest(r);
+        (void)write_manifest(r);
     pthread_mutex_lock(&r->mu);
     pthread_cond_signal(&r->wake_monitor);
     pthread_mutex_unlock(&r->mu);
@@ -1004,10 +1112,14 @@ void rl_recorder_status(rl_recorder *r, rl_record_status *out)
     out->state = (rl_record_state)atomic_load(&r->state);
     out->queued_messages = r->queued_msgs;
     out->queued_bytes = r->queued_bytes;
+    out->closing = r->closing && !r->accepting &&
+                   (out->state == RL_RECORD_ARMED || out->state == RL_RECORD_RECORDING);
+    snprintf(out->manifest_error, sizeof out->manifest_error, "%s", r->manifest_error);
     pthread_mutex_unlock(&r->mu);
-    out->host = r->host;
-    out->run_id = r->run_id;
-    out->run_dir = r->run_dir;
+    out->host = r->info.host;
+    out->run_id = r->info.run_id;
+    out->run_dir = r->info.run_dir;
+    out->pauses = atomic_load(&r->pauses);
     /* The reason is written once, when the state becomes terminal, before the state. */
     out->reason = out->state >= RL_RECORD_COMPLETE ? r->reason : "";
     out->stamp_ns = rl_time_now_ns();
@@ -1039,16 +1151,31 @@ int rl_recorder_topic_stats(rl_recorder *r, uint16_t id, rl_record_topic_stats *
     return RL_OK;
 }
 
+/* How long the monitor may go unscheduled before that counts as a pause of the whole
+ * process (SIGSTOP, a suspended VM or laptop) rather than time it watched. */
+static int64_t pause_threshold(const rl_recorder *r, int64_t tick)
+{
+    int64_t t = r->opts.stall_limit_ns / 2;
+    return t > 4 * tick ? t : 4 * tick;
+}
+
 /* The monitor: heartbeats, and the checks the writer cannot make on itself (a writer
- * stuck in a write cannot notice that it is stuck). */
+ * stuck in a write cannot notice that it is stuck). It never touches the disk: what it
+ * needs written (the manifest of a run it failed) it asks the disk thread for, so the
+ * heartbeat goes on while the disk hangs. A stall is counted in time the monitor itself
+ * watched: when the monitor was not scheduled for long, the whole process was paused
+ * (SIGSTOP, a suspended machine), the writer with it, and that time is no stall. */
 static void *monitor_main(void *arg)
 {
     rl_recorder *r = arg;
     int64_t next_beat = rl_mono_ns();
-    int64_t next_free_check = next_beat + FREE_CHECK_INTERVAL_MS * 1000000ll;
     int last_state = -1;
     int64_t tick = r->opts.heartbeat_interval_ns < 50000000ll ? r->opts.heartbeat_interval_ns
                                                               : 50000000ll;
+    const int64_t paused_after = pause_threshold(r, tick);
+    int64_t last_wake = next_beat;
+    int64_t seen_progress = 0, seen_sync = 0;
+    int64_t quiet = 0, sync_quiet = 0; /* watched time without progress / in one fsync */
     pthread_mutex_lock(&r->mu);
     while (!r->monitor_stop) {
         int64_t now = rl_mono_ns();
@@ -1062,27 +1189,38 @@ static void *monitor_main(void *arg)
                       !atomic_load(&r->writer_done);
         pthread_mutex_unlock(&r->mu);
         now = rl_mono_ns();
+        int64_t gap = now - last_wake, watched = gap;
+        last_wake = now;
+        if (gap > paused_after) {
+            atomic_fetch_add(&r->pauses, 1);
+            atomic_fetch_add(&r->paused_ns, gap);
+            watched = 0;
+        }
+        int64_t progress = atomic_load(&r->progress_mono);
+        if (progress != seen_progress) {
+            seen_progress = progress;
+            quiet = now - progress < watched ? now - progress : watched;
+        } else {
+            quiet += watched;
+        }
+        int64_t syncing = atomic_load(&r->sync_since_mono);
+        if (!syncing)
+            sync_quiet = 0;
+        else if (syncing != seen_sync)
+            sync_quiet = now - syncing < watched ? now - syncing : watched;
+        else
+            sync_quiet += watched;
+        seen_sync = syncing;
         if (running) {
-            int64_t quiet = now - atomic_load(&r->progress_mono);
             if (quiet > r->opts.stall_limit_ns &&
                 fail_run(r, "writer stalled for %lld ms (stall limit %lld ms)",
                          (long long)(quiet / 1000000), (long long)(r->opts.stall_limit_ns / 1000000)))
-                (void)rl_rec_write_manifest(r); /* the writer may never come back to do it */
-            int64_t syncing = atomic_load(&r->sync_since_mono);
-            if (syncing && now - syncing > r->opts.stall_limit_ns &&
+                request_manifest(r); /* the writer may never come back to do it */
+            if (syncing && sync_quiet > r->opts.stall_limit_ns &&
                 fail_run(r, "fsync stalled for %lld ms (stall limit %lld ms)",
-                         (long long)((now - syncing) / 1000000),
+                         (long long)(sync_quiet / 1000000),
                          (long long)(r->opts.stall_limit_ns / 1000000)))
-                (void)rl_rec_write_manifest(r); /* the writer waits for the fsync to close */
-            if (now >= next_free_check) {
-                next_free_check = now + FREE_CHECK_INTERVAL_MS * 1000000ll;
-                uint64_t free_bytes = 0;
-                /* Atomic so that tests can simulate a filling disk by raising it. */
-                uint64_t minimum = __atomic_load_n(&r->opts.minimum_free_bytes, __ATOMIC_RELAXED);
-                if (rl_fs_free_bytes(r->run_dir, &free_bytes) == RL_OK && free_bytes < minimum)
-                    fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
-                             (unsigned long long)free_bytes, (unsigned long long)minimum);
-            }
+                request_manifest(r); /* the writer waits for the fsync to close */
         }
         st = atomic_load(&r->state);
         if (r->opts.heartbeat && (now >= next_beat || st != last_state)) {
@@ -1107,6 +1245,49 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
+/* The disk thread: the manifest writes the monitor asks for, and the free-space check
+ * every second (statvfs can hang on a dead network filesystem). */
+static void *disk_main(void *arg)
+{
+    rl_recorder *r = arg;
+    int64_t next_free_check = rl_mono_ns() + FREE_CHECK_INTERVAL_MS * 1000000ll;
+    pthread_mutex_lock(&r->disk_mu);
+    while (!r->disk_stop) {
+        if (r->manifest_req == r->manifest_done) {
+            struct timespec ts;
+            abs_deadline(&ts, next_free_check);
+            pthread_cond_timedwait(&r->disk_wake, &r->disk_mu, &ts);
+            if (r->disk_stop)
+                break;
+        }
+        if (r->manifest_req != r->manifest_done) {
+            uint64_t req = r->manifest_req;
+            pthread_mutex_unlock(&r->disk_mu);
+            (void)write_manifest(r);
+            pthread_mutex_lock(&r->disk_mu);
+            r->manifest_done = req;
+            continue;
+        }
+        int64_t now = rl_mono_ns();
+        if (now < next_free_check)
+            continue;
+        next_free_check = now + FREE_CHECK_INTERVAL_MS * 1000000ll;
+        pthread_mutex_unlock(&r->disk_mu);
+        int st = atomic_load(&r->state);
+        if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING) {
+            uint64_t free_bytes = 0;
+            /* Atomic so that tests can simulate a filling disk by raising it. */
+            uint64_t minimum = __atomic_load_n(&r->opts.minimum_free_bytes, __ATOMIC_RELAXED);
+            if (rl_fs_free_bytes(r->info.run_dir, &free_bytes) == RL_OK && free_bytes < minimum)
+                fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
+                         (unsigned long long)free_bytes, (unsigned long long)minimum);
+        }
+        pthread_mutex_lock(&r->disk_mu);
+    }
+    pthread_mutex_unlock(&r->disk_mu);
+    return NULL;
+}
+
 /* ---- transitions ---------------------------------------------------------------------- */
 
 int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
@@ -1128,19 +1309,17 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
     if (!r->sink)
         rc = rl_error_set(RL_EUNSUPPORTED, "recorder prepare: no bag writer available");
     if (rc == RL_OK)
-        rc = rl_rec_prepare_dir(r, run);
+        rc = rl_rec_prepare_dir(&r->info, &r->opts, run);
     if (rc == RL_OK) {
-        rc = r->sink->open(&r->sink_ctx, r->bag_path, &r->opts, r->sink_user);
+        rc = r->sink->open(&r->sink_ctx, r->info.bag_path, &r->opts, r->sink_user);
         if (rc < 0) {
             /* Nothing was armed: the directory goes, as for any other prepare error (the
              * run id stays reserved). */
-            rl_error_prefix(rc, "recorder prepare: %s", r->bag_path);
+            rl_error_prefix(rc, "recorder prepare: %s", r->info.bag_path);
             char msg[1024];
             snprintf(msg, sizeof msg, "%s", rl_error_last());
             r->sink_ctx = NULL;
-            rl_fs_remove_tree(r->run_dir);
-            r->run_dir[0] = '\0';
-            r->bag_path[0] = '\0';
+            rl_rec_discard_dir(&r->info);
             rl_error_set(rc, "%s", msg);
         }
     }
@@ -1150,7 +1329,7 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
         atomic_store(&r->state, RL_RECORD_ARMED);
         r->accepting = 1;
         pthread_mutex_unlock(&r->mu);
-        rc = rl_rec_write_manifest(r);
+        rc = write_manifest(r);
         if (rc == RL_OK) {
             atomic_store(&r->progress_mono, rl_mono_ns());
             pthread_mutex_lock(&r->mu);
@@ -1160,14 +1339,26 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
                 r->writer_started = 1;
             pthread_mutex_unlock(&r->mu);
         }
+        if (rc == RL_OK) {
+            if (pthread_create(&r->disk, NULL, disk_main, r) != 0)
+                rc = rl_error_set(RL_ERR, "recorder prepare: cannot start the disk thread");
+            else
+                r->disk_started = 1;
+        }
         if (rc < 0) {
             /* The directory exists now and stays (never reused); the run is FAILED. */
             char msg[512];
             snprintf(msg, sizeof msg, "%s", rl_error_last());
-            r->sink->abandon(r->sink_ctx);
-            r->sink_ctx = NULL;
+            pthread_mutex_lock(&r->mu);
+            int writer = r->writer_started;
+            pthread_mutex_unlock(&r->mu);
+            if (!writer) {
+                r->sink->abandon(r->sink_ctx);
+                r->sink_ctx = NULL;
+            }
             fail_run(r, "prepare: %s", msg);
-            (void)rl_rec_write_manifest(r);
+            if (!writer)
+                (void)write_manifest(r); /* else the writer does, after closing the bag */
             rl_error_set(rc, "%s", msg);
         }
     }
@@ -1193,7 +1384,7 @@ int rl_recorder_begin(rl_recorder *r)
     /* After a crash the manifest then says the run had begun. A failed rewrite leaves the
      * prepare-time manifest, which is still whole; the run goes on. */
     if (rc == RL_OK)
-        (void)rl_rec_write_manifest(r);
+        (void)write_manifest(r);
     return rc;
 }
 
@@ -1212,6 +1403,8 @@ int rl_recorder_mark_start(rl_recorder *r, int64_t stamp)
     else
         r->start_ns = stamp;
     pthread_mutex_unlock(&r->mu);
+    if (rc == RL_OK)
+        request_manifest(r); /* so that a repair after a crash knows the window */
     return rc;
 }
 
@@ -1235,6 +1428,8 @@ int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp)
         pthread_cond_signal(&r->wake_writer); /* every queued message is decided now */
     }
     pthread_mutex_unlock(&r->mu);
+    if (rc == RL_OK)
+        request_manifest(r);
     return rc;
 }
 
@@ -1280,7 +1475,7 @@ static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const cha
     atomic_store(&r->state, complete ? RL_RECORD_COMPLETE : RL_RECORD_INTERRUPTED);
     pthread_cond_signal(&r->wake_monitor);
     pthread_mutex_unlock(&r->mu);
-    return rl_rec_write_manifest(r);
+    return write_manifest(r);
 }
 
 int rl_recorder_finish(rl_recorder *r, const char *reason)
@@ -1293,15 +1488,3 @@ int rl_recorder_cancel(rl_recorder *r, const char *reason)
     return end_run(r, (1 << RL_RECORD_ARMED) | (1 << RL_RECORD_RECORDING), "cancel", reason, 1);
 }
 
-void rl_rec_snapshot(rl_recorder *r, rec_snapshot *s)
-{
-    pthread_mutex_lock(&r->mu);
-    s->state = (rl_record_state)atomic_load(&r->state);
-    snprintf(s->reason, sizeof s->reason, "%s", s->state >= RL_RECORD_COMPLETE ? r->reason : "");
-    s->prepare_ns = r->prepare_ns;
-    s->begin_ns = r->begin_ns;
-    s->start_ns = r->start_ns;
-    s->stop_ns = r->stop_ns;
-    s->finish_ns = r->finish_ns;
-    pthread_mutex_unlock(&r->mu);
-}

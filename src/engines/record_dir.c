@@ -1,7 +1,8 @@
-/* The recorder's files: the (host, lab domain) lock, the run directory with its run-id
- * reservation, the map copies with their SHA-256, config/recorder.json,
- * config/nodes.json and manifest.json (always written atomically). */
-#include "engines/record_internal.h"
+/* The recorder's files, below its state machine (see record_dir.h): the host-wide
+ * (host, lab domain) lock, the run directory with its run-id reservation and lock, the
+ * map copies with their SHA-256, config/recorder.json, config/nodes.json and
+ * manifest.json (always written atomically, with room for it kept on the disk). */
+#include "engines/record_dir.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -19,80 +20,222 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- lock ------------------------------------------------------------------------------ */
-
-int rl_rec_lock_acquire(rl_recorder *r)
+const char *rl_record_state_name(rl_record_state s)
 {
-    int rc = rl_fs_mkdirs(r->lock_dir);
-    if (rc < 0)
-        return rl_error_prefix(rc, "recorder lock directory %s", r->lock_dir);
-    char host[RL_NAME_MAX + 1];
-    rl_path_sanitize_name(r->host, host);
-    int n = snprintf(r->lock_path, sizeof r->lock_path, "%s/recorder_%s_domain%d.lock",
-                     r->lock_dir, host, r->opts.lab_domain);
-    if (n < 0 || (size_t)n >= sizeof r->lock_path)
-        return rl_error_set(RL_ERANGE, "recorder lock: path too long");
-    int fd = open(r->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return rl_error_set_errno(RL_EIO, errno, "recorder lock %s", r->lock_path);
-    /* flock, not a pid check: the kernel drops the lock when its owner dies, so a lock
-     * left behind by a crash (or kill -9) is never stale. The pid is only for people. */
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        char holder[256] = "";
-        ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
-        close(fd);
-        if (e != EWOULDBLOCK)
-            return rl_error_set_errno(RL_EIO, e, "recorder lock %s", r->lock_path);
-        holder[got > 0 ? got : 0] = '\0';
-        holder[strcspn(holder, "\n")] = '\0';
-        return rl_error_set(RL_EBUSY,
-                            "another recorder is running for host %s, lab domain %d (%s); "
-                            "lock file %s",
-                            r->host, r->opts.lab_domain, holder[0] ? holder : "holder unknown",
-                            r->lock_path);
+    switch (s) {
+    case RL_RECORD_IDLE: return "IDLE";
+    case RL_RECORD_ARMED: return "ARMED";
+    case RL_RECORD_RECORDING: return "RECORDING";
+    case RL_RECORD_COMPLETE: return "COMPLETE";
+    case RL_RECORD_INTERRUPTED: return "INTERRUPTED";
+    case RL_RECORD_FAILED: return "FAILED";
     }
-    char line[512], iso[RL_TIME_ISO_LEN] = "";
-    rl_time_format_iso(rl_time_now_ns(), iso, sizeof iso);
-    n = snprintf(line, sizeof line, "pid %ld on %s since %s\n", (long)getpid(), r->host, iso);
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
-        int e = errno;
-        close(fd);
-        return rl_error_set_errno(RL_EIO, e, "recorder lock %s: writing the owner", r->lock_path);
+    return "UNKNOWN";
+}
+
+const char *rl_record_compression_name(rl_record_compression c)
+{
+    switch (c) {
+    case RL_RECORD_COMPRESSION_NONE: return "none";
+    case RL_RECORD_COMPRESSION_ZSTD: return "zstd";
+    case RL_RECORD_COMPRESSION_LZ4: return "lz4";
     }
-    r->lock_fd = fd;
+    return "unknown";
+}
+
+int rl_record_home(const char *home, char *out, size_t cap)
+{
+    const char *h = home;
+    const char *suffix = "";
+    if (!h || !*h) {
+        h = getenv("RUNLAB_HOME");
+        if (!h || !*h) {
+            h = getenv("HOME");
+            suffix = "/runlab";
+        }
+    }
+    if (!h || !*h)
+        return rl_error_set(RL_ENOENT, "runlab home: neither RUNLAB_HOME nor HOME is set");
+    int n = snprintf(out, cap, "%s%s", h, suffix);
+    if (n < 0 || (size_t)n >= cap)
+        return rl_error_set(RL_ERANGE, "runlab home: path too long");
     return RL_OK;
 }
 
-void rl_rec_lock_release(rl_recorder *r)
+int rl_record_check_run_id(const char *id)
 {
-    if (r->lock_fd < 0)
+    if (!id)
+        return rl_error_set(RL_EINVAL, "run id: missing");
+    int rc = rl_path_check_name(id, "run id");
+    if (rc < 0)
+        return rc;
+    size_t n = strlen(id);
+    if (n > RL_RECORD_RUN_ID_MAX)
+        return rl_error_set(RL_EINVAL, "run id: %zu bytes, at most %d allowed", n,
+                            RL_RECORD_RUN_ID_MAX);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)id[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.';
+        if (!ok)
+            return rl_error_set(RL_EINVAL,
+                                "run id: byte %zu (0x%02x) is not allowed; use letters, "
+                                "digits, '-', '_' and '.'",
+                                i, c);
+    }
+    if (id[0] == '.')
+        return rl_error_set(RL_EINVAL, "run id: must not start with '.'");
+    return RL_OK;
+}
+
+/* ---- lock ------------------------------------------------------------------------------ */
+
+const char *rl_rec_default_lock_dir(void)
+{
+    /* The same answer for root and every user, so that all meet on one file: /run/lock
+     * only where anyone may create files in it (Debian, Fedora), else /tmp. */
+    struct stat st;
+    if (stat("/run/lock", &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 01777) == 01777)
+        return "/run/lock";
+    return "/tmp";
+}
+
+/* Opens the lock file without following links and without O_CREAT on an existing file
+ * (fs.protected_regular refuses that, even to root, for another user's file in a sticky
+ * directory). *writable says whether the owner line can be written. */
+static int open_lock_file(const char *path, int *writable)
+{
+    for (int attempt = 0; attempt < 16; attempt++) {
+        *writable = 1;
+        int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == EACCES) {
+            *writable = 0; /* someone tightened its mode: a descriptor is all flock needs */
+            fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd >= 0)
+            return fd;
+        if (errno != ENOENT)
+            return -1;
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            /* 0666 whatever the umask: the next recorder may be another user. */
+            if (fchmod(fd, 0666) != 0) {
+                /* Still usable by this user and root. */
+            }
+            return fd;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+int rl_rec_lock_acquire(rec_lock *l, const char *lock_dir, const char *host, int lab_domain)
+{
+    l->fd = -1;
+    const char *dir = lock_dir && *lock_dir ? lock_dir : rl_rec_default_lock_dir();
+    if (lock_dir && *lock_dir) {
+        int rc = rl_fs_mkdirs(dir);
+        if (rc < 0)
+            return rl_error_prefix(rc, "recorder lock directory %s", dir);
+    }
+    char sane[RL_NAME_MAX + 1];
+    rl_path_sanitize_name(host, sane);
+    int n = snprintf(l->path, sizeof l->path, "%s/runlab-recorder_%s_domain%d.lock", dir, sane,
+                     lab_domain);
+    if (n < 0 || (size_t)n >= sizeof l->path)
+        return rl_error_set(RL_ERANGE, "recorder lock: path too long");
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int writable = 0;
+        int fd = open_lock_file(l->path, &writable);
+        if (fd < 0)
+            return rl_error_set_errno(RL_EIO, errno, "recorder lock %s", l->path);
+        struct stat st, again;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+            close(fd);
+            return rl_error_set(RL_EIO, "recorder lock %s: not a plain file (remove it)",
+                                l->path);
+        }
+        /* flock, not a pid check: the kernel drops the lock when its owner dies, so a
+         * lock left behind by a crash (or kill -9) is never stale. The pid is for people. */
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            char holder[256] = "";
+            ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+            close(fd);
+            if (e != EWOULDBLOCK)
+                return rl_error_set_errno(RL_EIO, e, "recorder lock %s", l->path);
+            holder[got > 0 ? got : 0] = '\0';
+            holder[strcspn(holder, "\n")] = '\0';
+            return rl_error_set(RL_EBUSY,
+                                "another recorder is running for host %s, lab domain %d (%s); "
+                                "lock file %s",
+                                host, lab_domain, holder[0] ? holder : "holder unknown",
+                                l->path);
+        }
+        /* Locked, but the name may have been removed and made again meanwhile: then the
+         * lock is on a file nobody else will open. Take the current one instead. */
+        if (stat(l->path, &again) != 0 || again.st_ino != st.st_ino || again.st_dev != st.st_dev) {
+            close(fd);
+            continue;
+        }
+        if (writable) {
+            char line[512], iso[RL_TIME_ISO_LEN] = "";
+            rl_time_format_iso(rl_time_now_ns(), iso, sizeof iso);
+            n = snprintf(line, sizeof line, "pid %ld on %s since %s\n", (long)getpid(), host,
+                         iso);
+            if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
+                /* The lock holds without the owner line. */
+            }
+        }
+        l->fd = fd;
+        return RL_OK;
+    }
+    return rl_error_set(RL_EIO, "recorder lock %s: replaced again and again", l->path);
+}
+
+void rl_rec_lock_release(rec_lock *l)
+{
+    if (l->fd < 0)
         return;
     /* The file stays: unlinking it would let a waiter lock a name another process is
      * about to recreate. Emptying it says nobody holds it. */
-    if (ftruncate(r->lock_fd, 0) != 0) {
-        /* Nothing to do: the lock itself goes away with the descriptor. */
+    if (ftruncate(l->fd, 0) != 0) {
+        /* Read-only descriptor: the lock itself goes away with it. */
     }
-    close(r->lock_fd);
-    r->lock_fd = -1;
+    close(l->fd);
+    l->fd = -1;
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
+static char *json_text(json_object *o, const char *path, size_t *len)
+{
+    const char *text = json_object_to_json_string_length(
+        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
+        len);
+    if (!text) {
+        rl_error_set(RL_ENOMEM, "%s: cannot serialise JSON", path);
+        return NULL;
+    }
+    char *buf = malloc(*len + 1);
+    if (!buf) {
+        rl_error_set(RL_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    memcpy(buf, text, *len);
+    buf[(*len)++] = '\n';
+    return buf;
+}
+
 static int write_json(const char *path, json_object *o)
 {
     size_t len = 0;
-    const char *text = json_object_to_json_string_length(
-        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
-        &len);
-    if (!text)
-        return rl_error_set(RL_ENOMEM, "%s: cannot serialise JSON", path);
-    char *buf = malloc(len + 1);
+    char *buf = json_text(o, path, &len);
     if (!buf)
-        return rl_error_set(RL_ENOMEM, "%s: out of memory", path);
-    memcpy(buf, text, len);
-    buf[len] = '\n';
-    int rc = rl_fs_write_atomic(path, buf, len + 1, 0644);
+        return rl_error_last_code();
+    int rc = rl_fs_write_atomic(path, buf, len, 0644);
     free(buf);
     if (rc < 0)
         rl_error_prefix(rc, "%s", path);
@@ -188,12 +331,11 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-static json_object *recorder_config_json(const rl_recorder *r)
+static json_object *recorder_config_json(const rec_run_info *info, const rl_record_options *o)
 {
-    const rl_record_options *o = &r->opts;
     json_object *c = json_object_new_object();
-    json_object_object_add(c, "home", json_object_new_string(r->home));
-    json_object_object_add(c, "lock_file", json_object_new_string(r->lock_path));
+    json_object_object_add(c, "home", json_object_new_string(info->home));
+    json_object_object_add(c, "lock_file", json_object_new_string(info->lock_path));
     json_object_object_add(c, "lab_domain", json_object_new_int(o->lab_domain));
     json_object_object_add(c, "max_queued_messages",
                            json_object_new_int64((int64_t)o->max_queued_messages));
@@ -210,12 +352,11 @@ static json_object *recorder_config_json(const rl_recorder *r)
     json_object_object_add(c, "compression",
                            json_object_new_string(rl_record_compression_name(o->compression)));
     json_object_object_add(c, "chunk_size", json_object_new_int64((int64_t)o->chunk_size));
-    json_object_object_add(c, "bag_format",
-                           json_object_new_string(r->sink ? r->sink->name : "none"));
+    json_object_object_add(c, "bag_format", json_object_new_string(info->sink_name));
     return c;
 }
 
-static int reserve_run_id(rl_recorder *r, const char *experiments)
+static int reserve_run_id(rec_run_info *info, const char *experiments)
 {
     char ids[PATH_MAX], target[PATH_MAX];
     int n = snprintf(ids, sizeof ids, "%s/.run-ids", experiments);
@@ -224,30 +365,80 @@ static int reserve_run_id(rl_recorder *r, const char *experiments)
     int rc = rl_fs_mkdirs(ids);
     if (rc < 0)
         return rc;
-    rc = rl_path_join(r->id_link, sizeof r->id_link, ids, r->run_id);
+    rc = rl_path_join(info->id_link, sizeof info->id_link, ids, info->run_id);
     if (rc < 0)
         return rc;
-    n = snprintf(target, sizeof target, "../%s", r->run_name);
+    n = snprintf(target, sizeof target, "../%s", info->run_name);
     if (n < 0 || (size_t)n >= sizeof target)
         return rl_error_set(RL_ERANGE, "run directory: name too long");
     /* symlink(2) creates the name or fails, atomically: of two recorders racing for one
      * run id exactly one gets it, whatever their clocks say. */
-    if (symlink(target, r->id_link) != 0) {
+    if (symlink(target, info->id_link) != 0) {
         int e = errno;
         if (e != EEXIST)
-            return rl_error_set_errno(RL_EIO, e, "run id reservation %s", r->id_link);
+            return rl_error_set_errno(RL_EIO, e, "run id reservation %s", info->id_link);
         char held[PATH_MAX] = "";
-        ssize_t len = readlink(r->id_link, held, sizeof held - 1);
+        ssize_t len = readlink(info->id_link, held, sizeof held - 1);
         held[len > 0 ? len : 0] = '\0';
-        r->id_link[0] = '\0';
+        info->id_link[0] = '\0';
         return rl_error_set(RL_EEXIST, "run id '%s' is already used by %s/%s; run ids are never "
-                            "reused", r->run_id, experiments,
+                            "reused", info->run_id, experiments,
                             strncmp(held, "../", 3) == 0 ? held + 3 : held);
     }
     return RL_OK;
 }
 
-int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run)
+void rl_rec_run_info_init(rec_run_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->dir_fd = -1;
+    info->reserve_fd = -1;
+}
+
+void rl_rec_run_info_free(rec_run_info *info)
+{
+    if (info->reserve_fd >= 0)
+        close(info->reserve_fd);
+    if (info->dir_fd >= 0)
+        close(info->dir_fd);
+    info->reserve_fd = info->dir_fd = -1;
+    free(info->vehicles);
+    free(info->planner);
+    free(info->map_frame);
+    info->vehicles = NULL;
+    info->planner = info->map_frame = NULL;
+}
+
+void rl_rec_discard_dir(rec_run_info *info)
+{
+    if (info->reserve_fd >= 0)
+        close(info->reserve_fd);
+    if (info->dir_fd >= 0)
+        close(info->dir_fd);
+    info->reserve_fd = info->dir_fd = -1;
+    info->reserve_bytes = 0;
+    if (info->run_dir[0])
+        rl_fs_remove_tree(info->run_dir);
+    info->run_dir[0] = '\0';
+    info->bag_path[0] = '\0';
+}
+
+/* The run directory's own lock: held by its recorder for its whole life, so that
+ * `runlab record --repair` can tell a dead recorder from a live one. */
+static int lock_run_dir(rec_run_info *info)
+{
+    info->dir_fd = open(info->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (info->dir_fd < 0)
+        return rl_error_set_errno(RL_EIO, errno, "%s", info->run_dir);
+    /* Blocking: a listing may probe the lock for a moment (rl_record_run_unfinished). */
+    while (flock(info->dir_fd, LOCK_EX) != 0)
+        if (errno != EINTR)
+            return rl_error_set_errno(RL_EIO, errno, "%s: lock", info->run_dir);
+    return RL_OK;
+}
+
+int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
+                       const rl_record_run *run)
 {
     int64_t now = rl_time_now_ns();
     char compact[RL_TIME_COMPACT_LEN];
@@ -258,9 +449,9 @@ int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run)
         rc = rl_record_check_run_id(run->run_id);
         if (rc < 0)
             return rc;
-        snprintf(r->run_id, sizeof r->run_id, "%s", run->run_id);
+        snprintf(info->run_id, sizeof info->run_id, "%s", run->run_id);
     } else {
-        snprintf(r->run_id, sizeof r->run_id, "run-%s-%ld", compact, (long)getpid());
+        snprintf(info->run_id, sizeof info->run_id, "run-%s-%ld", compact, info->pid);
     }
     if (run->vehicle_count && !run->vehicles)
         return rl_error_set(RL_EINVAL, "recorder prepare: vehicle list missing");
@@ -285,7 +476,7 @@ int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run)
         goto out_nodes;
 
     char experiments[PATH_MAX];
-    int n = snprintf(experiments, sizeof experiments, "%s/experiments", r->home);
+    int n = snprintf(experiments, sizeof experiments, "%s/experiments", info->home);
     if (n < 0 || (size_t)n >= sizeof experiments) {
         rc = rl_error_set(RL_ERANGE, "run directory: path too long");
         goto out_nodes;
@@ -295,81 +486,85 @@ int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run)
     uint64_t free_bytes = 0;
     if ((rc = rl_fs_free_bytes(experiments, &free_bytes)) < 0)
         goto out_nodes;
-    if (free_bytes < r->opts.minimum_free_bytes) {
+    if (free_bytes < opts->minimum_free_bytes) {
         rc = rl_error_set(RL_ENOSPC, "%s: %llu bytes free, minimum_free_bytes is %llu",
                           experiments, (unsigned long long)free_bytes,
-                          (unsigned long long)r->opts.minimum_free_bytes);
+                          (unsigned long long)opts->minimum_free_bytes);
         goto out_nodes;
     }
-    snprintf(r->run_name, sizeof r->run_name, "%s_%s", compact, r->run_id);
-    if ((rc = reserve_run_id(r, experiments)) < 0)
+    snprintf(info->run_name, sizeof info->run_name, "%s_%s", compact, info->run_id);
+    if ((rc = reserve_run_id(info, experiments)) < 0)
         goto out_nodes;
-    rc = rl_fs_mkdir_new(experiments, r->run_name, RL_MKDIR_FAIL_IF_EXISTS, r->run_dir,
-                         sizeof r->run_dir);
+    rc = rl_fs_mkdir_new(experiments, info->run_name, RL_MKDIR_FAIL_IF_EXISTS, info->run_dir,
+                         sizeof info->run_dir);
     if (rc < 0) {
         /* Someone else's directory (made without a reservation): not ours to point at. */
-        unlink(r->id_link);
-        r->run_dir[0] = '\0';
+        unlink(info->id_link);
+        info->run_dir[0] = '\0';
         goto out_nodes;
     }
+    rc = lock_run_dir(info);
 
     static const char *const subdirs[] = {"bag", "map", "config", "evaluations"};
     char path[PATH_MAX];
     for (size_t i = 0; rc == RL_OK && i < sizeof subdirs / sizeof subdirs[0]; i++) {
-        rc = rl_path_join(path, sizeof path, r->run_dir, subdirs[i]);
+        rc = rl_path_join(path, sizeof path, info->run_dir, subdirs[i]);
         if (rc == RL_OK && mkdir(path, 0755) != 0)
             rc = rl_error_set_errno(RL_EIO, errno, "%s", path);
     }
+    /* The room for the manifest first: from here on a disk that fills up can still take
+     * the final manifest. */
+    if (rc == RL_OK && (rc = rl_rec_reserve(info, 64 * 1024)) < 0)
+        rl_error_prefix(rc, "%s: keeping room for the manifest", info->run_dir);
     if (rc == RL_OK && run->map_path) {
-        rl_path_sanitize_name(base_name(run->map_path), r->map_file);
-        n = snprintf(path, sizeof path, "%s/map/%s", r->run_dir, r->map_file);
+        rl_path_sanitize_name(base_name(run->map_path), info->map_file);
+        n = snprintf(path, sizeof path, "%s/map/%s", info->run_dir, info->map_file);
         rc = (n < 0 || (size_t)n >= sizeof path) ? rl_error_set(RL_ERANGE, "map path too long")
                                                  : copy_and_hash(run->map_path, path,
-                                                                 r->map_sha256, &r->map_bytes);
-        r->has_map = rc == RL_OK;
+                                                                 info->map_sha256, &info->map_bytes);
+        info->has_map = rc == RL_OK;
     }
     if (rc == RL_OK && run->original_map_path) {
-        rl_path_sanitize_name(base_name(run->original_map_path), r->original_map_file);
-        if (r->has_map && strcmp(r->original_map_file, r->map_file) == 0)
+        rl_path_sanitize_name(base_name(run->original_map_path), info->original_map_file);
+        if (info->has_map && strcmp(info->original_map_file, info->map_file) == 0)
             rc = rl_error_set(RL_EINVAL, "original map %s has the runtime map's file name",
                               run->original_map_path);
         char hex[65];
         uint64_t sz;
-        n = snprintf(path, sizeof path, "%s/map/%s", r->run_dir, r->original_map_file);
+        n = snprintf(path, sizeof path, "%s/map/%s", info->run_dir, info->original_map_file);
         if (rc == RL_OK)
             rc = (n < 0 || (size_t)n >= sizeof path)
                      ? rl_error_set(RL_ERANGE, "map path too long")
                      : copy_and_hash(run->original_map_path, path, hex, &sz);
-        r->has_original_map = rc == RL_OK;
+        info->has_original_map = rc == RL_OK;
     }
     if (rc == RL_OK) {
-        r->vehicle_count = run->vehicle_count;
+        info->vehicle_count = run->vehicle_count;
         if (run->vehicle_count) {
-            r->vehicles = malloc(run->vehicle_count * sizeof *r->vehicles);
-            if (!r->vehicles)
+            info->vehicles = malloc(run->vehicle_count * sizeof *info->vehicles);
+            if (!info->vehicles)
                 rc = rl_error_set(RL_ENOMEM, "recorder prepare: out of memory");
             else
-                memcpy(r->vehicles, run->vehicles, run->vehicle_count * sizeof *r->vehicles);
+                memcpy(info->vehicles, run->vehicles, run->vehicle_count * sizeof *info->vehicles);
         }
-        r->planner = run->planner ? strdup(run->planner) : NULL;
-        r->map_frame = run->map_frame ? strdup(run->map_frame) : NULL;
-        if ((run->planner && !r->planner) || (run->map_frame && !r->map_frame))
+        info->planner = run->planner ? strdup(run->planner) : NULL;
+        info->map_frame = run->map_frame ? strdup(run->map_frame) : NULL;
+        if ((run->planner && !info->planner) || (run->map_frame && !info->map_frame))
             rc = rl_error_set(RL_ENOMEM, "recorder prepare: out of memory");
     }
     if (rc == RL_OK) {
-        snprintf(r->bag_rel, sizeof r->bag_rel, "bag/%s.%s", r->run_id,
-                 r->sink ? r->sink->name : "bag");
-        rc = rl_path_join_rel(r->bag_path, sizeof r->bag_path, r->run_dir, r->bag_rel);
+        snprintf(info->bag_rel, sizeof info->bag_rel, "bag/%s.%s", info->run_id, info->sink_name);
+        rc = rl_path_join_rel(info->bag_path, sizeof info->bag_path, info->run_dir, info->bag_rel);
     }
     if (rc == RL_OK) {
-        json_object *cfg = recorder_config_json(r);
-        rc = rl_path_join_rel(path, sizeof path, r->run_dir, "config/recorder.json");
+        json_object *cfg = recorder_config_json(info, opts);
+        rc = rl_path_join_rel(path, sizeof path, info->run_dir, "config/recorder.json");
         if (rc == RL_OK)
             rc = cfg ? write_json(path, cfg) : rl_error_set(RL_ENOMEM, "out of memory");
         json_object_put(cfg);
     }
     if (rc == RL_OK) {
-        rc = rl_path_join_rel(path, sizeof path, r->run_dir, "config/nodes.json");
+        rc = rl_path_join_rel(path, sizeof path, info->run_dir, "config/nodes.json");
         if (rc == RL_OK)
             rc = write_json(path, nodes);
     }
@@ -378,9 +573,7 @@ int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run)
          * armed: remove it. The run id stays reserved; the link then dangles. */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", rl_error_last());
-        rl_fs_remove_tree(r->run_dir);
-        r->run_dir[0] = '\0';
-        r->bag_path[0] = '\0';
+        rl_rec_discard_dir(info);
         rl_error_set(rc, "%s", msg);
     }
 out_nodes:
@@ -390,47 +583,45 @@ out_nodes:
 
 /* ---- manifest ------------------------------------------------------------------------------ */
 
-static json_object *manifest_json(rl_recorder *r)
+static json_object *manifest_json(const rec_run_info *info, const rec_manifest *s)
 {
-    rec_snapshot s;
-    rl_rec_snapshot(r, &s);
     json_object *m = json_object_new_object();
     if (!m)
         return NULL;
     json_object_object_add(m, "format", json_object_new_string("runlab.record.manifest"));
     json_object_object_add(m, "format_version", json_object_new_int(1));
-    json_object_object_add(m, "run_id", json_object_new_string(r->run_id));
-    json_object_object_add(m, "directory", json_object_new_string(r->run_name));
-    json_object_object_add(m, "host", json_object_new_string(r->host));
-    json_object_object_add(m, "lab_domain", json_object_new_int(r->opts.lab_domain));
-    json_object_object_add(m, "state", json_object_new_string(rl_record_state_name(s.state)));
+    json_object_object_add(m, "run_id", json_object_new_string(info->run_id));
+    json_object_object_add(m, "directory", json_object_new_string(info->run_name));
+    json_object_object_add(m, "host", json_object_new_string(info->host));
+    json_object_object_add(m, "lab_domain", json_object_new_int(info->lab_domain));
+    json_object_object_add(m, "state", json_object_new_string(rl_record_state_name(s->state)));
     json_object *result = NULL;
-    if (s.state >= RL_RECORD_COMPLETE) {
+    if (s->state >= RL_RECORD_COMPLETE) {
         result = json_object_new_object();
         json_object_object_add(result, "state",
-                               json_object_new_string(rl_record_state_name(s.state)));
-        json_object_object_add(result, "reason", json_object_new_string(s.reason));
+                               json_object_new_string(rl_record_state_name(s->state)));
+        json_object_object_add(result, "reason", json_object_new_string(s->reason ? s->reason : ""));
     }
     json_object_object_add(m, "result", result);
 
     json_object *veh = json_object_new_array();
-    for (size_t i = 0; i < r->vehicle_count; i++)
-        json_object_array_add(veh, json_object_new_int(r->vehicles[i]));
+    for (size_t i = 0; i < info->vehicle_count; i++)
+        json_object_array_add(veh, json_object_new_int(info->vehicles[i]));
     json_object_object_add(m, "vehicles", veh);
-    json_object_object_add(m, "planner", str_or_null(r->planner));
+    json_object_object_add(m, "planner", str_or_null(info->planner));
 
     json_object *map = NULL;
-    if (r->has_map) {
+    if (info->has_map) {
         char rel[RL_NAME_MAX + 8];
         map = json_object_new_object();
-        snprintf(rel, sizeof rel, "map/%s", r->map_file);
+        snprintf(rel, sizeof rel, "map/%s", info->map_file);
         json_object_object_add(map, "file", json_object_new_string(rel));
-        json_object_object_add(map, "sha256", json_object_new_string(r->map_sha256));
-        json_object_object_add(map, "bytes", json_object_new_int64((int64_t)r->map_bytes));
-        json_object_object_add(map, "frame", str_or_null(r->map_frame));
+        json_object_object_add(map, "sha256", json_object_new_string(info->map_sha256));
+        json_object_object_add(map, "bytes", json_object_new_int64((int64_t)info->map_bytes));
+        json_object_object_add(map, "frame", str_or_null(info->map_frame));
         json_object *orig = NULL;
-        if (r->has_original_map) {
-            snprintf(rel, sizeof rel, "map/%s", r->original_map_file);
+        if (info->has_original_map) {
+            snprintf(rel, sizeof rel, "map/%s", info->original_map_file);
             orig = json_object_new_string(rel);
         }
         json_object_object_add(map, "original_file", orig);
@@ -438,34 +629,31 @@ static json_object *manifest_json(rl_recorder *r)
     json_object_object_add(m, "map", map);
 
     json_object *st = json_object_new_object();
-    json_object_object_add(st, "prepare", stamp_json(s.prepare_ns));
-    json_object_object_add(st, "begin", stamp_json(s.begin_ns));
-    json_object_object_add(st, "start", stamp_json(s.start_ns));
-    json_object_object_add(st, "stop", stamp_json(s.stop_ns));
-    json_object_object_add(st, "finish", stamp_json(s.finish_ns));
+    json_object_object_add(st, "prepare", stamp_json(s->prepare_ns));
+    json_object_object_add(st, "begin", stamp_json(s->begin_ns));
+    json_object_object_add(st, "start", stamp_json(s->start_ns));
+    json_object_object_add(st, "stop", stamp_json(s->stop_ns));
+    json_object_object_add(st, "finish", stamp_json(s->finish_ns));
     json_object_object_add(m, "stamps", st);
 
     json_object *bag = json_object_new_object();
-    json_object_object_add(bag, "file", json_object_new_string(r->bag_rel));
-    json_object_object_add(bag, "format", json_object_new_string(r->sink ? r->sink->name : "none"));
+    json_object_object_add(bag, "file", json_object_new_string(info->bag_rel));
+    json_object_object_add(bag, "format", json_object_new_string(info->sink_name));
     json_object_object_add(bag, "compression",
-                           json_object_new_string(rl_record_compression_name(r->opts.compression)));
-    json_object_object_add(bag, "keep_outside", json_object_new_boolean(r->opts.keep_outside != 0));
+                           json_object_new_string(rl_record_compression_name(s->compression)));
+    json_object_object_add(bag, "keep_outside", json_object_new_boolean(s->keep_outside != 0));
     json_object_object_add(m, "bag", bag);
 
     uint64_t tot[6] = {0};
     static const char *const names[6] = {"received", "inside", "outside", "written", "dropped",
                                          "bytes"};
     json_object *topics = json_object_new_array();
-    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
-    for (unsigned i = 0; i < nt; i++) {
-        rl_record_topic_stats ts;
-        rl_recorder_topic_stats(r, (uint16_t)i, &ts);
-        rec_topic *t = r->topics[i];
-        uint64_t v[6] = {ts.received, ts.inside, ts.outside, ts.written, ts.dropped, ts.bytes};
+    for (size_t i = 0; i < s->topic_count; i++) {
+        const rec_topic_counts *t = &s->topics[i];
+        uint64_t v[6] = {t->received, t->inside, t->outside, t->written, t->dropped, t->bytes};
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "topic", json_object_new_string(t->name));
-        json_object_object_add(o, "schema", json_object_new_string(t->schema_name));
+        json_object_object_add(o, "topic", json_object_new_string(t->topic));
+        json_object_object_add(o, "schema", json_object_new_string(t->schema));
         json_object_object_add(o, "message_encoding", json_object_new_string(t->message_encoding));
         for (int k = 0; k < 6; k++) {
             json_object_object_add(o, names[k], json_object_new_int64((int64_t)v[k]));
@@ -479,25 +667,145 @@ static json_object *manifest_json(rl_recorder *r)
     json_object_object_add(m, "totals", totals);
     json_object_object_add(m, "topics", topics);
 
+    json_object *rec = json_object_new_object();
+    json_object_object_add(rec, "pid", json_object_new_int64(info->pid));
+    json_object_object_add(rec, "pauses", json_object_new_int64((int64_t)s->pauses));
+    json_object_object_add(rec, "paused_ms", json_object_new_int64(s->paused_ns / 1000000));
+    json_object_object_add(m, "recorder", rec);
+
     json_object *rl = json_object_new_object();
-    json_object_object_add(rl, "version", json_object_new_string(r->version));
+    json_object_object_add(rl, "version", json_object_new_string(info->version));
     json_object_object_add(rl, "build_revision", json_object_new_string(rl_build_sha()));
     json_object_object_add(rl, "build_dirty", json_object_new_boolean(rl_build_is_dirty()));
     json_object_object_add(m, "runlab", rl);
     return m;
 }
 
-int rl_rec_write_manifest(rl_recorder *r)
+static int reserve_path(const char *run_dir, char *out, size_t cap)
 {
-    if (!r->run_dir[0])
-        return rl_error_set(RL_ESTATE, "manifest: no run directory");
-    pthread_mutex_lock(&r->manifest_mu);
+    int n = snprintf(out, cap, "%s/%s", run_dir, RL_REC_RESERVE_NAME);
+    return n < 0 || (size_t)n >= cap ? rl_error_set(RL_ERANGE, "%s: path too long", run_dir)
+                                     : RL_OK;
+}
+
+int rl_rec_reserve(rec_run_info *info, uint64_t bytes)
+{
+    if (!info->run_dir[0])
+        return RL_OK;
+    if (info->reserve_fd >= 0 && bytes <= info->reserve_bytes)
+        return RL_OK;
     char path[PATH_MAX];
-    int rc = rl_path_join(path, sizeof path, r->run_dir, "manifest.json");
-    json_object *m = rc == RL_OK ? manifest_json(r) : NULL;
-    if (rc == RL_OK)
-        rc = m ? write_json(path, m) : rl_error_set(RL_ENOMEM, "manifest: out of memory");
-    json_object_put(m);
-    pthread_mutex_unlock(&r->manifest_mu);
+    int rc = reserve_path(info->run_dir, path, sizeof path);
+    if (rc < 0)
+        return rc;
+    if (info->reserve_fd < 0) {
+        info->reserve_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (info->reserve_fd < 0)
+            return rl_error_set_errno(errno == ENOSPC ? RL_ENOSPC : RL_EIO, errno, "%s", path);
+        info->reserve_bytes = 0;
+    }
+    /* Real blocks (posix_fallocate writes zeros where the filesystem cannot preallocate):
+     * writing over them later needs none. */
+    int e = posix_fallocate(info->reserve_fd, 0, (off_t)bytes);
+    if (e != 0)
+        return rl_error_set_errno(e == ENOSPC ? RL_ENOSPC : RL_EIO, e, "%s: %llu bytes", path,
+                                  (unsigned long long)bytes);
+    info->reserve_bytes = bytes;
+    return RL_OK;
+}
+
+static int fsync_dir_of(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir)
+        *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return rl_error_set_errno(RL_EIO, errno, "%s", dir);
+    int rc = fsync(fd) == 0 ? RL_OK : rl_error_set_errno(RL_EIO, errno, "%s: fsync", dir);
+    close(fd);
     return rc;
+}
+
+int rl_rec_write_with_reserve(const char *path, const char *text, size_t len, int *reserve_fd,
+                              const char *reserve_file)
+{
+    int rc = rl_fs_write_atomic(path, text, len, 0644);
+    if (rc == RL_OK || !reserve_fd || *reserve_fd < 0)
+        return rc;
+    /* The disk refused new blocks: write over the room kept for this, shrink it to the
+     * text and rename it into place. Neither needs a new block. */
+    char first[512];
+    snprintf(first, sizeof first, "%s", rl_error_last());
+    int fd = *reserve_fd;
+    const char *p = text;
+    size_t left = len;
+    off_t off = 0;
+    int e = 0;
+    while (left && !e) {
+        ssize_t w = pwrite(fd, p, left, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            e = w < 0 ? errno : EIO;
+        else
+            p += w, left -= (size_t)w, off += w;
+    }
+    if (!e && ftruncate(fd, (off_t)len) != 0)
+        e = errno;
+    if (!e && fsync(fd) != 0)
+        e = errno;
+    if (!e && fchmod(fd, 0644) != 0)
+        e = errno;
+    if (!e && rename(reserve_file, path) != 0)
+        e = errno;
+    if (e)
+        return rl_error_set_errno(e == ENOSPC ? RL_ENOSPC : RL_EIO, e,
+                                  "%s (after: %s): writing into the room kept for it", path,
+                                  first);
+    close(fd);
+    *reserve_fd = -1;
+    return fsync_dir_of(path);
+}
+
+int rl_rec_manifest_write(rec_run_info *info, const rec_manifest *s)
+{
+    if (!info->run_dir[0])
+        return rl_error_set(RL_ESTATE, "manifest: no run directory");
+    char path[PATH_MAX], reserve[PATH_MAX];
+    int rc = rl_path_join(path, sizeof path, info->run_dir, "manifest.json");
+    if (rc == RL_OK)
+        rc = reserve_path(info->run_dir, reserve, sizeof reserve);
+    if (rc < 0)
+        return rc;
+    json_object *m = manifest_json(info, s);
+    size_t len = 0;
+    char *text = m ? json_text(m, path, &len) : NULL;
+    json_object_put(m);
+    if (!text)
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", path);
+    /* Only a final manifest may use the room: one written while the run goes on (a full
+     * disk at START) would leave none for the end, which matters more. */
+    int final = s->state >= RL_RECORD_COMPLETE;
+    int had_reserve = info->reserve_fd >= 0;
+    rc = rl_rec_write_with_reserve(path, text, len, final ? &info->reserve_fd : NULL, reserve);
+    free(text);
+    if (rc < 0)
+        return rc;
+    if (had_reserve && info->reserve_fd < 0)
+        info->reserve_bytes = 0;
+    if (final && info->reserve_fd >= 0) {
+        /* The run is over: the room goes back (a FAILED run's later rewrite, with the
+         * counts after the bag was closed, needs none: the bag no longer grows). */
+        close(info->reserve_fd);
+        info->reserve_fd = -1;
+        info->reserve_bytes = 0;
+        unlink(reserve);
+    } else if (!final) {
+        /* Room for the next one (a manifest grows with its topics); best effort. */
+        (void)rl_rec_reserve(info, 4 * (uint64_t)len + 64 * 1024);
+    }
+    return RL_OK;
 }

@@ -1,10 +1,12 @@
-/* Internals of the recorder engine shared by record.c (state machine, queue, threads),
- * record_dir.c (run directory, lock, maps, manifest) and the sinks: the recorder struct
- * and the small sink interface through which the writer thread writes the bag, so the
- * state machine and queues can be tested with an in-memory or failing sink. */
+/* Internals of the recorder engine shared by record.c (state machine, queue, threads)
+ * and the sinks: the recorder struct and the small sink interface through which the
+ * writer thread writes the bag, so the state machine and queues can be tested with an
+ * in-memory or failing sink. The run's files are record_dir.h's, which knows nothing of
+ * this struct. */
 #ifndef RUNLAB_RECORD_INTERNAL_H
 #define RUNLAB_RECORD_INTERNAL_H
 
+#include "engines/record_dir.h"
 #include "runlab/fs.h"
 #include "runlab/record.h"
 
@@ -15,14 +17,10 @@
 
 enum {
     RL_RECORD_MAX_TOPICS = 4096,
-    RL_RECORD_RUN_ID_MAX = 64,
     REC_SMALL = 1024,          /* payloads up to this size are copied into blocks */
     REC_BLOCK_SIZE = 1 << 20,  /* bytes of one block (headers and payloads) */
     REC_BLOCK_POOL_MAX = 16    /* emptied blocks kept for reuse at most (16 MiB) */
 };
-
-/* Marks a stamp that has not happened yet. */
-#define RL_REC_UNSET INT64_MIN
 
 /* Where the writer thread writes messages. Only the writer thread calls write, flush and
  * add_channel; open runs in prepare, before the thread starts. Functions return RL_OK or a
@@ -31,7 +29,8 @@ enum {
  * wrote survive a power loss (fsync); it runs on the durability thread, concurrently with
  * write and flush, and never once close has begun. `close` finishes the file durably and
  * frees the context whatever happens; `abandon` frees it without finishing (prepare
- * errors). */
+ * errors). `scan` (may be NULL) reads a closed bag back and calls `fn` for every message
+ * that is readable in it: after a write error, only those count as written. */
 typedef struct rl_record_sink_ops {
     const char *name; /* file extension of the bag: "mcap" */
     int (*open)(void **ctx, const char *path, const rl_record_options *opts, void *user);
@@ -44,6 +43,8 @@ typedef struct rl_record_sink_ops {
     int (*close)(void *ctx);
     void (*abandon)(void *ctx);
     int (*sync)(void *ctx);
+    int (*scan)(const char *path, void *user,
+                void (*fn)(void *arg, uint16_t channel, uint64_t log_time), void *arg);
 } rl_record_sink_ops;
 
 /* The MCAP sink (record_sink_mcap.c). */
@@ -90,27 +91,11 @@ typedef struct rec_topic {
 
 struct rl_recorder {
     rl_record_options opts; /* strings point to the copies below */
-    char home[PATH_MAX];
     char lock_dir[PATH_MAX];
-    char lock_path[PATH_MAX];
-    int lock_fd;
-    char host[256];
-    char version[32]; /* runlab version, for the manifest */
-
-    /* Set by prepare, read-only afterwards. */
-    char run_id[RL_RECORD_RUN_ID_MAX + 1];
-    char run_dir[PATH_MAX];
-    char run_name[PATH_MAX];
-    char bag_path[PATH_MAX];
-    char bag_rel[PATH_MAX];
-    char id_link[PATH_MAX];
-    int *vehicles;
-    size_t vehicle_count;
-    char *planner, *map_frame;
-    char map_file[RL_NAME_MAX + 1], original_map_file[RL_NAME_MAX + 1];
-    char map_sha256[65];
-    uint64_t map_bytes;
-    int has_map, has_original_map;
+    rec_lock lock;
+    /* Set by prepare, read-only afterwards (but for the manifest's room, which only
+     * the manifest writer touches, under manifest_mu). */
+    rec_run_info info;
 
     /* `mu` guards the state, the stamps, the reason and the queue. */
     pthread_mutex_t mu;
@@ -144,8 +129,8 @@ struct rl_recorder {
     _Atomic int64_t sync_since_mono; /* start of the fsync under way, 0 if none (stalls) */
     _Atomic int sync_failed;
 
-    pthread_t writer, monitor;
-    int writer_started, monitor_started;
+    pthread_t writer, monitor, disk;
+    int writer_started, monitor_started, disk_started;
     _Atomic int64_t progress_mono; /* writer's last sign of life */
     _Atomic int writer_done;
 
@@ -157,23 +142,27 @@ struct rl_recorder {
     void *sink_user;
     void *sink_ctx;
 
-    pthread_mutex_t manifest_mu;
+    /* The disk thread writes manifests that the monitor asks for and checks free
+     * space, so that the monitor (heartbeat, stall checks) never waits for the disk.
+     * `disk_mu` guards the request counters. */
+    pthread_mutex_t disk_mu;
+    pthread_cond_t disk_wake;
+    uint64_t manifest_req, manifest_done;
+    int disk_stop;
+
+    pthread_mutex_t manifest_mu;  /* one manifest write at a time; the manifest's room */
+    char manifest_error[256];     /* why the last manifest write failed; "" (under mu) */
+    uint64_t manifest_estimate;   /* bytes a manifest with every topic may need (topic_mu) */
     pthread_mutex_t join_mu;
+
+    /* Monitor only: whole-process pauses (the monitor itself was not scheduled). */
+    _Atomic uint64_t pauses;
+    _Atomic int64_t paused_ns;
+
+    /* Tests: called before every manifest write, on the thread that writes it. */
+    void (*test_manifest_hook)(void *user);
+    void *test_hook_user;
 };
 
-/* record_dir.c */
-int rl_rec_lock_acquire(rl_recorder *r);
-void rl_rec_lock_release(rl_recorder *r);
-/* Everything prepare does on disk before the writer starts; on error removes what it
- * created except a reserved run id. */
-int rl_rec_prepare_dir(rl_recorder *r, const rl_record_run *run);
-int rl_rec_write_manifest(rl_recorder *r);
-/* Takes a consistent copy of state, reason and stamps (under mu). */
-typedef struct rec_snapshot {
-    rl_record_state state;
-    char reason[512];
-    int64_t prepare_ns, begin_ns, start_ns, stop_ns, finish_ns;
-} rec_snapshot;
-void rl_rec_snapshot(rl_recorder *r, rec_snapshot *s);
 
 #endif

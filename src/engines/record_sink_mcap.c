@@ -3,7 +3,7 @@
  * its schema — none for topics without one, and one channel per topic (channel id =
  * topic id). flush ends the open chunk (so a killed run
  * loses nothing before it) and sync fsyncs the descriptor from the durability thread, so
- * the writer thread never waits for the disk. */
+ * the writer thread never waits for the disk; scan reads a closed bag back. */
 #include "engines/record_internal.h"
 
 #include "runlab/error.h"
@@ -202,9 +202,27 @@ static void mcap_abandon(void *ctx)
     free_ctx(c);
 }
 
+/* Streams the closed bag and reports every message up to the first damage (after a write
+ * error the tail is cut off: what follows the last whole chunk never reached the file). */
+static int mcap_scan(const char *path, void *user,
+                     void (*fn)(void *arg, uint16_t channel, uint64_t log_time), void *arg)
+{
+    (void)user;
+    rl_mcap_reader *rd = NULL;
+    int rc = rl_mcap_reader_open(&rd, path, NULL);
+    if (rc < 0)
+        return rc;
+    rl_mcap_record rec;
+    while (rl_mcap_reader_next(rd, &rec) == 1)
+        if (rec.opcode == RL_MCAP_OP_MESSAGE)
+            fn(arg, rec.u.message.channel_id, rec.u.message.log_time);
+    rl_mcap_reader_close(rd);
+    return RL_OK;
+}
+
 static const rl_record_sink_ops mcap_sink = {
     "mcap", mcap_open, mcap_add_channel, mcap_write, mcap_flush, mcap_close, mcap_abandon,
-    mcap_sync,
+    mcap_sync, mcap_scan,
 };
 
 const rl_record_sink_ops *const rl_record_default_sink = &mcap_sink;

@@ -1,12 +1,14 @@
 # `runlab record` as users run it: synthetic recordings, the summary and the run
 # directory as the last line, refusals (hostile and reused run ids, a second recorder on
-# the same domain), maps, SIGINT ending INTERRUPTED with a readable bag, replay of a
-# recorded bag with a topic filter, and kill -9 followed by `runlab mcap recover`.
+# the same host and domain, even with another home), maps, SIGINT ending INTERRUPTED with
+# a readable bag, replay of a recorded bag with a topic filter and its stamps on one
+# clock, kill -9 followed by `runlab mcap recover` and by `runlab record --repair`.
 . "$(dirname "$0")/lib.sh"
 
 export RUNLAB_HOME="$TMP/home"
 mkdir -p "$RUNLAB_HOME"
-COMMON=(--min-free-bytes 0 --rate 100 --vehicles 2)
+test_domain # the recorder lock is per host and domain: a domain of this test's own
+COMMON=(--min-free-bytes 0 --rate 100 --vehicles 2 --domain "$DOMAIN")
 
 last_line() { tail -n 1 <<<"$out"; }
 manifest_has() { grep -qF -- "$1" "$(last_line)/manifest.json"; }
@@ -68,6 +70,11 @@ done
 run record --synthetic "${COMMON[@]}" --duration 0.1 --run-id second
 check "second recorder on the domain refused" rc_is 1
 check "second recorder names the holder" err_has "another recorder is running"
+mkdir -p "$TMP/other-home"
+run record --synthetic "${COMMON[@]}" --duration 0.1 --run-id second --home "$TMP/other-home"
+check "second recorder with another home refused too" rc_is 1
+check "other home: names the holder" err_has "another recorder is running"
+check "other home: nothing made there" test -z "$(ls -A "$TMP/other-home")"
 sleep 0.5
 kill -INT "$pid"
 wait "$pid"
@@ -82,17 +89,50 @@ sigdir=$(last_line)
 written=$(sed -n 's/.*written \([0-9]*\),.*/\1/p' <<<"$out")
 
 # The interrupted bag replays completely (its summary and indexes were written).
-run record --replay "$sigdir/bag/sig.mcap" --fast --min-free-bytes 0 --run-id replayed
+run record --replay "$sigdir/bag/sig.mcap" --fast --min-free-bytes 0 --domain "$DOMAIN" --run-id replayed
 check "replay exits 0" rc_is 0
 check "replay re-records every message" out_has "received $written,"
 check "replay of everything is COMPLETE" out_has "record: COMPLETE run replayed:"
 
-run record --replay "$sigdir/bag/sig.mcap" --fast --min-free-bytes 0 --run-id filtered --topic /vehicle/1/state
+run record --replay "$sigdir/bag/sig.mcap" --fast --min-free-bytes 0 --domain "$DOMAIN" --run-id filtered --topic /vehicle/1/state
 check "filtered replay exits 0" rc_is 0
 check "filtered replay has one topic" manifest_has '"/vehicle/1/state"'
 check "filtered replay lacks the other" bash -c "! grep -q '/vehicle/2/state' '$(last_line)/manifest.json'"
 
-run record --replay "$TMP/missing.mcap" --run-id nofile --min-free-bytes 0
+# --fast replay: every manifest stamp on one clock and in order, START and STOP at their
+# offsets into the file; each message's log time is when it was received (between begin
+# and finish), its original log time kept as publish time.
+run record --replay "$sigdir/bag/sig.mcap" --fast --min-free-bytes 0 --domain "$DOMAIN" --run-id fastwin --start-after 0.1 --duration 0.2
+check "fast replay with a window exits 0" rc_is 0
+fastdir=$(last_line)
+"$RUNLAB" mcap cat "$sigdir/bag/sig.mcap" >"$TMP/orig.txt"
+"$RUNLAB" mcap cat "$fastdir/bag/fastwin.mcap" >"$TMP/fast.txt"
+check "fast replay: stamps ordered, log times inside begin..finish, publish = original" python3 - "$fastdir/manifest.json" "$TMP/orig.txt" "$TMP/fast.txt" <<'PY'
+import json, sys, datetime
+m = json.load(open(sys.argv[1]))
+def ns(s):
+    d = datetime.datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return int(d.timestamp()) * 10**9 + int(s[20:29])
+st = [ns(m["stamps"][k]) for k in ("prepare", "begin", "start", "stop", "finish")]
+assert st == sorted(st), st
+orig = [l.split() for l in open(sys.argv[2])]
+fast = [l.split() for l in open(sys.argv[3])]
+assert len(orig) == len(fast) > 0
+first = int(orig[0][0])
+inside = 0
+for o, f in zip(orig, fast):
+    assert f[3] == "publish=" + o[0], (f, o)       # the original log time
+    lt = int(f[0])
+    assert st[1] <= lt <= st[4], (lt, st)           # received during the run
+    off = int(o[0]) - first
+    if st[2] <= lt <= st[3]:
+        inside += 1
+        assert 100_000_000 <= off <= 300_000_000, off  # START/STOP at their file offsets
+tot = m["totals"]
+assert tot["inside"] == inside > 0, (tot, inside)
+PY
+
+run record --replay "$TMP/missing.mcap" --run-id nofile --min-free-bytes 0 --domain "$DOMAIN"
 check "missing replay file exits 1" rc_is 1
 
 # START after a delay: messages before it are outside the window.
@@ -101,7 +141,7 @@ check "delayed START exits 0" rc_is 0
 check "delayed START leaves messages outside" bash -c "! grep -q 'outside 0,' <<<'$out'"
 
 # Replay at the original pace takes about as long as the recording it replays.
-run record --replay "$sigdir/bag/sig.mcap" --min-free-bytes 0 --run-id paced --heartbeat
+run record --replay "$sigdir/bag/sig.mcap" --min-free-bytes 0 --domain "$DOMAIN" --run-id paced --heartbeat
 check "paced replay exits 0" rc_is 0
 check "paced replay re-records every message" out_has "received $written,"
 secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' <<<"$out")
@@ -136,10 +176,107 @@ check "recovered bag has both vehicles" bash -c "grep -q /vehicle/1/ <<<'$out' &
 run record --synthetic "${COMMON[@]}" --duration 0.1 --run-id after-kill
 check "a recorder starts after kill -9 (no stale lock)" rc_is 0
 
+# A killed recorder's manifest stays RECORDING: `runlab runs` names the run unfinished,
+# `runlab record --repair` refuses while the recorder lives, then recovers the bag in place
+# and rewrites the manifest INTERRUPTED with the bag's counts; a second repair has nothing
+# to do. Directories of recorders killed before their first manifest are repaired too.
+"$RUNLAB" record --synthetic "${COMMON[@]}" --duration 60 --run-id torepair >/dev/null 2>&1 &
+pid=$!
+rdir=
+for _ in $(seq 400); do
+    rdir=$(ls -d "$RUNLAB_HOME"/experiments/*_torepair 2>/dev/null)
+    [ -n "$rdir" ] && [ -f "$rdir/bag/torepair.mcap" ] && [ "$(stat -c %s "$rdir/bag/torepair.mcap")" -gt 4096 ] && break
+    sleep 0.05
+done
+run record --repair "$rdir"
+check "repair of a live recorder's run exits 1" rc_is 1
+check "repair says the recorder still runs" err_has "still running (pid $pid)"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+check "killed run: manifest still RECORDING" grep -q '"state": "RECORDING"' "$rdir/manifest.json"
+run runs "$RUNLAB_HOME/experiments"
+check "runs names the killed run unfinished" err_has "torepair: unfinished recording (RECORDING, its recorder is gone)"
+check "runs still exits 0" rc_is 0
+touch "$rdir/manifest.json.tmp.AbC123"
+run record --repair "$rdir"
+check "repair exits 0" rc_is 0
+check "repair says what it did" out_has "repaired: RECORDING -> INTERRUPTED"
+check "repaired manifest INTERRUPTED" grep -q '"state": "INTERRUPTED"' "$rdir/manifest.json"
+check "repaired manifest says why" grep -q '"reason": "recorder died; repaired by runlab' "$rdir/manifest.json"
+check "stray temporary manifest removed" test ! -e "$rdir/manifest.json.tmp.AbC123"
+check "manifest's room removed" test ! -e "$rdir/.manifest.reserve"
+run mcap doctor "$rdir/bag/torepair.mcap"
+check "repaired bag passes doctor" rc_is 0
+bagcount=$("$RUNLAB" mcap cat "$rdir/bag/torepair.mcap" | wc -l)
+check "repaired manifest counts the bag's messages" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+assert n > 0 and m["totals"]["written"] == n == m["totals"]["received"], (m["totals"], n)
+assert sum(t["written"] for t in m["topics"]) == n
+assert m["repair"]["previous_state"] == "RECORDING" and m["repair"]["bag"] == "recovered"
+s = [m["stamps"][k] for k in ("prepare", "begin", "start", "finish")]
+assert s == sorted(s), s
+' "$rdir/manifest.json" "$bagcount"
+run record --repair "$rdir"
+check "second repair exits 0" rc_is 0
+check "second repair has nothing to do" out_has "nothing to repair (INTERRUPTED, bag complete)"
+mkdir "$RUNLAB_HOME/experiments/20261201T000000Z_early" "$RUNLAB_HOME/experiments/20261201T000001Z_early2"
+touch "$RUNLAB_HOME/experiments/20261201T000001Z_early2/manifest.json.tmp.x1Y2z3"
+for d in early early2; do
+    run record --repair "$RUNLAB_HOME"/experiments/*_$d
+    check "repair of a run killed before its manifest ($d) exits 0" rc_is 0
+    check "it gets a manifest ($d)" grep -q '"state": "INTERRUPTED"' "$RUNLAB_HOME"/experiments/*_$d/manifest.json
+done
+check "stray temporary of early2 removed" test -z "$(ls "$RUNLAB_HOME"/experiments/*_early2 | grep tmp)"
+run record --repair "$TMP"
+check "repair of a non-run directory exits 1" rc_is 1
+check "repair says it is no run" err_has "not a recorder run directory"
+run record --repair "$TMP/nowhere"
+check "repair of a missing directory exits 1" rc_is 1
+run record --repair
+check "repair without RUN is a usage error" rc_is 2
+
+# A disk that is really full (a 1 MiB tmpfs in a mount namespace of its own; root only):
+# the run ends FAILED, the final manifest still lands and says so, and it counts as
+# written exactly the messages the bag holds, the rest as dropped.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -p "$TMP/full"
+    unshare -m bash -c "mount -t tmpfs -o size=1m runlab-test '$TMP/full' || exit 77
+        '$RUNLAB' record --synthetic --rate 0 --payload 4096 --vehicles 2 --duration 30 \
+            --compression none --chunk-size 65536 --min-free-bytes 0 --domain $DOMAIN \
+            --home '$TMP/full' --run-id full >'$TMP/full.out' 2>'$TMP/full.err'
+        echo \$? >'$TMP/full.rc'
+        d=\$(tail -n 1 '$TMP/full.out')
+        cp \"\$d/manifest.json\" '$TMP/full.manifest.json'
+        '$RUNLAB' mcap cat \"\$d/bag/full.mcap\" 2>/dev/null | wc -l >'$TMP/full.count'"
+    if [ $? -ne 77 ]; then
+        rc=$(cat "$TMP/full.rc")
+        out=$(cat "$TMP/full.out")
+        err=$(cat "$TMP/full.err")
+        check "full disk: exits 1" rc_is 1
+        check "full disk: run FAILED on stderr" err_has "run FAILED: writer:"
+        check "full disk: the manifest was written (no complaint)" bash -c "! grep -q 'could not be written' <<<'$err'"
+        check "full disk: manifest FAILED, written = what the bag holds" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+n = int(open(sys.argv[2]).read())
+t = m["totals"]
+assert m["state"] == "FAILED" and "No space left" in m["result"]["reason"], m["result"]
+assert t["written"] == n > 0, (t, n)
+assert t["received"] == t["inside"] + t["outside"] + t["dropped"] and t["dropped"] > 0, t
+' "$TMP/full.manifest.json" "$TMP/full.count"
+    else
+        echo "SKIP: full disk: cannot mount a tmpfs here"
+    fi
+else
+    echo "SKIP: full disk: needs root and unshare(1) for a small tmpfs"
+fi
+
 # On a terminal, a live status line on stderr (cleared before the summary); `script`
 # gives the command a pseudo-terminal.
 if command -v script >/dev/null 2>&1; then
-    script -qec "'$RUNLAB' record --synthetic --min-free-bytes 0 --rate 100 --vehicles 2 --start-after 0.3 --duration 0.4 --run-id tty" \
+    script -qec "'$RUNLAB' record --synthetic --min-free-bytes 0 --rate 100 --vehicles 2 --domain $DOMAIN --start-after 0.3 --duration 0.4 --run-id tty" \
         "$TMP/tty.log" >/dev/null 2>&1
     rc=$?
     check "recording on a terminal exits 0" test "$rc" -eq 0

@@ -1,8 +1,9 @@
 /* An in-memory bag writer for the recorder tests: keeps what the writer thread wrote
  * (topic, sequence, stamps, first payload byte), counts flushes and syncs, and on request
  * fails the n-th write or the syncs, or blocks writes or syncs until released, to drive
- * the FAILED paths and show that a slow fsync does not hold up the writer. Header-only
- * (static) so several test programs can use it. */
+ * the FAILED paths and show that a slow fsync does not hold up the writer. Like a real
+ * bag, written messages reach "the file" (what scan reports) only at a flush or a close
+ * without an earlier error. Header-only (static) so several test programs can use it. */
 #ifndef RECORD_TEST_SINK_H
 #define RECORD_TEST_SINK_H
 
@@ -27,6 +28,8 @@ typedef struct mem_sink {
     pthread_cond_t cv;
     mem_written *msgs;
     size_t count, cap;
+    size_t in_file;      /* messages that reached the file: flushed, or closed cleanly */
+    int write_failed;    /* a write failed: the close then writes nothing more */
     int channels, flushes, opened, closed;
     long fail_at;        /* fail the write with this 1-based index (0: never) */
     int block;           /* writes wait while set */
@@ -100,6 +103,7 @@ static int mem_write(void *ctx, uint16_t ch, uint32_t seq, uint64_t lt, uint64_t
         nanosleep(&nap, NULL);
     }
     if (s->fail_at && (long)s->count + 1 >= s->fail_at) {
+        s->write_failed = 1;
         pthread_mutex_unlock(&s->mu);
         return rl_error_set(RL_ENOSPC, "test sink: no space left on device");
     }
@@ -123,6 +127,7 @@ static int mem_flush(void *ctx)
     mem_sink *s = ctx;
     pthread_mutex_lock(&s->mu);
     s->flushes++;
+    s->in_file = s->count;
     pthread_mutex_unlock(&s->mu);
     return RL_OK;
 }
@@ -148,8 +153,11 @@ static int mem_close(void *ctx)
     mem_sink *s = ctx;
     pthread_mutex_lock(&s->mu);
     s->closed++;
+    int failed = s->write_failed;
+    if (!failed)
+        s->in_file = s->count;
     pthread_mutex_unlock(&s->mu);
-    return RL_OK;
+    return failed ? rl_error_set(RL_ENOSPC, "test sink: no space left on device") : RL_OK;
 }
 
 static void mem_abandon(void *ctx)
@@ -157,8 +165,21 @@ static void mem_abandon(void *ctx)
     (void)mem_close(ctx);
 }
 
+static int mem_scan(const char *path, void *user,
+                    void (*fn)(void *arg, uint16_t channel, uint64_t log_time), void *arg)
+{
+    (void)path;
+    mem_sink *s = user;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->in_file; i++)
+        fn(arg, s->msgs[i].channel, s->msgs[i].log_time);
+    pthread_mutex_unlock(&s->mu);
+    return RL_OK;
+}
+
 static const rl_record_sink_ops mem_sink_ops = {
     "mem", mem_open, mem_add_channel, mem_write, mem_flush, mem_close, mem_abandon, mem_sync,
+    mem_scan,
 };
 
 static int mem_sink_get(mem_sink *s, int which)

@@ -45,5 +45,8 @@ void rl_test_write_file(const char *path, const void *data, size_t len);
 #define RL_TEST_DOMAIN_FIRST 100
 #define RL_TEST_DOMAIN_LAST 230
 int rl_test_domain(void);
+/* One more domain id of this test's own, different from every id it holds already (for
+ * tests that need several recorders at once); held until the process exits. */
+int rl_test_domain_another(void);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,7 @@ static int setup(void **state)
     f->opts.home = f->home;
     f->opts.minimum_free_bytes = 0;
     f->opts.compression = RL_RECORD_COMPRESSION_NONE;
+    f->opts.lab_domain = rl_test_domain(); /* the lock is host-wide: a domain of our own */
     *state = f;
     return 0;
 }
@@ -229,7 +231,7 @@ static void test_refusals_change_nothing(void **state)
     assert_int_equal(rl_recorder_cancel(r, NULL), RL_ESTATE);
     assert_int_equal(rl_recorder_push(r, a, 1, 1, "x", 1), RL_ESTATE);
     assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
-    assert_int_equal(count_dirs(f->home), 1); /* only locks/ */
+    assert_int_equal(count_dirs(f->home), 0); /* nothing: the lock is not under the home */
     /* ARMED */
     prepare(r, "refusals");
     rl_record_run run = {.run_id = "other"};
@@ -522,20 +524,43 @@ static void test_overflow_by_bytes(void **state)
     assert_int_equal(f->sink.count, 1);
 }
 
+/* A write error (disk full) fails the run; as written count only the messages that
+ * reached the file: those of the chunk being filled when the error came never did, and
+ * count as dropped, per topic (issue 11, item 2). */
 static void test_writer_error_fails_run(void **state)
 {
     fixture *f = *state;
-    f->opts.write_delay_ns = 0;
-    f->sink.fail_at = 5;
+    /* Messages are written only once decided (a long write delay): the test decides
+     * when, so the batches are what it says, however slow the machine. */
+    f->opts.write_delay_ns = 60ll * 1000000000;
+    f->opts.flush_interval_ns = 5 * 1000000ll;
+    f->opts.stall_limit_ns = 3600 * 1000000000ll;
+    f->sink.fail_at = 8;
     rl_recorder *r = new_recorder(f);
-    uint16_t a = topic(r, "/a");
+    uint16_t a = topic(r, "/a"), b = topic(r, "/b");
     prepare(r, "disk-full");
     assert_int_equal(rl_recorder_begin(r), RL_OK);
+    /* Five messages before START: decided (outside) at START, written, and flushed. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(rl_recorder_push(r, i < 3 ? a : b, 1 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 100), RL_OK);
+    for (int i = 0; i < 2500; i++) {
+        pthread_mutex_lock(&f->sink.mu);
+        size_t in_file = f->sink.in_file;
+        pthread_mutex_unlock(&f->sink.mu);
+        if (in_file == 5)
+            break;
+        sleep_ms(2);
+    }
+    pthread_mutex_lock(&f->sink.mu);
+    assert_int_equal(f->sink.in_file, 5);
+    pthread_mutex_unlock(&f->sink.mu);
+    /* Four inside, decided at once by STOP and written in one pass (no flush inside
+     * it): a6 and b7 go into the open chunk, a8 fails, b9 is never tried. */
+    static const int next[4] = {0, 1, 0, 1};
     for (int i = 0; i < 4; i++)
-        assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
-    wait_drained(r);
-    int rc = rl_recorder_push(r, a, 10, 0, "m", 1);
-    assert_int_equal(rc, RL_OK);
+        assert_int_equal(rl_recorder_push(r, next[i] ? b : a, 200 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_mark_stop(r, 300), RL_OK);
     wait_state(r, RL_RECORD_FAILED);
     rl_record_status s;
     rl_recorder_status(r, &s);
@@ -543,12 +568,29 @@ static void test_writer_error_fails_run(void **state)
     assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    assert_int_equal(rl_recorder_wait(r), RL_OK);
+    rl_recorder_status(r, &s);
+    assert_int_equal(s.written, 5);
+    assert_int_equal(s.dropped, 4);
+    rl_record_topic_stats ta, tb;
+    assert_int_equal(rl_recorder_topic_stats(r, a, &ta), RL_OK);
+    assert_int_equal(rl_recorder_topic_stats(r, b, &tb), RL_OK);
+    assert_int_equal(ta.written, 3);
+    assert_int_equal(ta.dropped, 2);
+    assert_int_equal(ta.outside, 3);
+    assert_int_equal(ta.inside, 0); /* a6 was counted inside when written, then lost */
+    assert_int_equal(tb.written, 2);
+    assert_int_equal(tb.dropped, 2);
+    assert_int_equal(tb.outside, 2);
+    assert_int_equal(tb.inside, 0);
     rl_recorder_free(r);
     json_object *m = read_manifest(dir);
     assert_string_equal(jstr(m, "state"), "FAILED");
     json_object *tot = jget(m, "totals");
-    assert_int_equal(jint(tot, "written"), 4);
-    assert_int_equal(jint(tot, "dropped"), 1);
+    assert_int_equal(jint(tot, "received"), 9);
+    assert_int_equal(jint(tot, "written"), 5);
+    assert_int_equal(jint(tot, "dropped"), 4);
+    assert_int_equal(jint(tot, "inside") + jint(tot, "outside") + jint(tot, "dropped"), 9);
     json_object_put(m);
 }
 
@@ -567,7 +609,8 @@ static void test_stalled_writer_fails_run(void **state)
     rl_record_status s;
     rl_recorder_status(r, &s);
     assert_non_null(strstr(s.reason, "stalled"));
-    /* The monitor writes the manifest itself, right after the state changes. */
+    /* The disk thread writes the manifest the monitor asks for, right after the state
+     * changes (the writer is stuck and would never come back to do it). */
     int manifest_failed = 0;
     for (int i = 0; i < 2500 && !manifest_failed; i++) {
         json_object *m = read_manifest(rl_recorder_run_dir(r));
@@ -580,6 +623,261 @@ static void test_stalled_writer_fails_run(void **state)
     assert_true(manifest_failed);
     rl_recorder_free(r);
     assert_int_equal(f->sink.count, 1); /* the late write still landed */
+}
+
+struct beats {
+    pthread_mutex_t mu;
+    int n;
+    int saw_armed;
+    rl_record_state last;
+    char host[256];
+};
+
+static void on_beat(const rl_record_status *s, void *user)
+{
+    struct beats *b = user;
+    pthread_mutex_lock(&b->mu);
+    b->n++;
+    if (s->state == RL_RECORD_ARMED && s->run_dir[0])
+        b->saw_armed = 1;
+    snprintf(b->host, sizeof b->host, "%s", s->host);
+    b->last = s->state;
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* A pause of the whole process (SIGSTOP, a suspended machine) longer than the stall
+ * limit is no writer stall: the run goes on and completes, and the pause is counted
+ * (issue 11, item 3). The recorder runs in a child that the test stops and continues. */
+static void test_whole_process_pause_is_not_a_stall(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 200 * 1000000ll;
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        rl_recorder *r = NULL;
+        if (rl_recorder_new(&r, &f->opts) != RL_OK)
+            _exit(20);
+        rl_recorder_set_sink(r, &mem_sink_ops, &f->sink);
+        uint16_t a = 0;
+        rl_recorder_add_topic(r, "/a", "", "", NULL, 0, "raw", &a);
+        rl_record_run run = {.run_id = "paused"};
+        if (rl_recorder_prepare(r, &run) != RL_OK || rl_recorder_begin(r) != RL_OK ||
+            rl_recorder_mark_start(r, 0) != RL_OK || rl_recorder_push(r, a, 1, 0, "m", 1) != RL_OK)
+            _exit(21);
+        char c = 'r';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(22);
+        /* Continued: wait until the monitor has seen the pause (or failed the run). */
+        rl_record_status s;
+        for (int i = 0; i < 2500; i++) {
+            rl_recorder_status(r, &s);
+            if (s.pauses > 0 || s.state != RL_RECORD_RECORDING)
+                break;
+            sleep_ms(2);
+        }
+        if (s.state != RL_RECORD_RECORDING)
+            _exit(30 + (int)s.state);
+        if (s.pauses == 0)
+            _exit(23);
+        rl_recorder_push(r, a, 2, 0, "m", 1);
+        rl_recorder_mark_stop(r, 10);
+        int rc = rl_recorder_finish(r, NULL);
+        rl_recorder_status(r, &s);
+        rl_recorder_free(r);
+        _exit(rc == RL_OK && s.state == RL_RECORD_COMPLETE && s.written == 2 ? 0 : 24);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(st));
+    sleep_ms(1000); /* five stall limits; longer on a slow machine, which changes nothing */
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 30 + RL_RECORD_FAILED)
+        fail_msg("the pause was taken for a writer stall: the run FAILED");
+    assert_int_equal(WEXITSTATUS(st), 0);
+    close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
+}
+
+/* A gate in front of every manifest write: closed, writes wait (a frozen disk). */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int closed, waiting;
+};
+
+static void gate_hook(void *user)
+{
+    struct gate *g = user;
+    pthread_mutex_lock(&g->mu);
+    while (g->closed) {
+        g->waiting = 1;
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    g->waiting = 0;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_set(struct gate *g, int closed)
+{
+    pthread_mutex_lock(&g->mu);
+    g->closed = closed;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int gate_waiting(struct gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    int w = g->waiting;
+    pthread_mutex_unlock(&g->mu);
+    return w;
+}
+
+static int beats_seen(struct beats *b, rl_record_state *last)
+{
+    pthread_mutex_lock(&b->mu);
+    int n = b->n;
+    if (last)
+        *last = b->last;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
+/* A frozen disk: bag writes and manifest writes hang. The monitor still fails the stalled
+ * run and goes on beating with FAILED while the manifest write it asked for hangs; a
+ * cancel from another thread does not stop the beats either (issue 11, item 4). */
+static void test_frozen_disk_never_stops_the_heartbeat(void **state)
+{
+    fixture *f = *state;
+    struct beats b = {.n = 0};
+    pthread_mutex_init(&b.mu, NULL);
+    struct gate g = {.closed = 0};
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    f->opts.heartbeat = on_beat;
+    f->opts.heartbeat_user = &b;
+    f->opts.heartbeat_interval_ns = 20 * 1000000ll;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 200 * 1000000ll;
+    rl_recorder *r = new_recorder(f);
+    r->test_manifest_hook = gate_hook;
+    r->test_hook_user = &g;
+    uint16_t a = topic(r, "/a");
+    prepare(r, "frozen");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    /* The disk freezes. */
+    gate_set(&g, 1);
+    pthread_mutex_lock(&f->sink.mu);
+    f->sink.block = 1;
+    pthread_mutex_unlock(&f->sink.mu);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    wait_state(r, RL_RECORD_FAILED);
+    for (int i = 0; i < 2500 && !gate_waiting(&g); i++)
+        sleep_ms(2);
+    assert_true(gate_waiting(&g)); /* the FAILED manifest is being written, and hangs */
+    rl_record_state last;
+    int n0 = beats_seen(&b, NULL), n = n0;
+    for (int i = 0; i < 2500 && n < n0 + 5; i++) {
+        sleep_ms(2);
+        n = beats_seen(&b, &last);
+    }
+    assert_true(n >= n0 + 5);
+    assert_int_equal(last, RL_RECORD_FAILED);
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    assert_non_null(strstr(s.reason, "writer stalled"));
+    json_object *m = read_manifest(rl_recorder_run_dir(r));
+    assert_string_equal(jstr(m, "state"), "RECORDING"); /* the disk has not taken it yet */
+    json_object_put(m);
+    /* The disk comes back: the FAILED manifest lands. */
+    gate_set(&g, 0);
+    mem_sink_release(&f->sink);
+    int landed = 0;
+    for (int i = 0; i < 2500 && !landed; i++) {
+        m = read_manifest(rl_recorder_run_dir(r));
+        landed = strcmp(jstr(m, "state"), "FAILED") == 0;
+        json_object_put(m);
+        if (!landed)
+            sleep_ms(2);
+    }
+    assert_true(landed);
+    rl_recorder_free(r);
+    pthread_mutex_destroy(&b.mu);
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+}
+
+struct canceller {
+    rl_recorder *r;
+    int rc;
+};
+
+static void *cancel_thread(void *arg)
+{
+    struct canceller *c = arg;
+    c->rc = rl_recorder_cancel(c->r, "SIGINT");
+    return NULL;
+}
+
+/* A cancel (what runlab record does on SIGINT) while the disk hangs: it waits for the
+ * writer, but the heartbeat goes on meanwhile and says the run is closing; when the disk
+ * returns the run ends INTERRUPTED with everything written (issue 11, item 4). */
+static void test_cancel_on_a_hanging_disk_keeps_the_heartbeat(void **state)
+{
+    fixture *f = *state;
+    struct beats b = {.n = 0};
+    pthread_mutex_init(&b.mu, NULL);
+    f->opts.heartbeat = on_beat;
+    f->opts.heartbeat_user = &b;
+    f->opts.heartbeat_interval_ns = 20 * 1000000ll;
+    f->opts.write_delay_ns = 0;
+    f->opts.stall_limit_ns = 3600 * 1000000000ll; /* no stall verdict: the cancel waits */
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    prepare(r, "cancel-hang");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    pthread_mutex_lock(&f->sink.mu);
+    f->sink.block = 1;
+    pthread_mutex_unlock(&f->sink.mu);
+    assert_int_equal(rl_recorder_push(r, a, 1, 0, "m", 1), RL_OK);
+    for (int i = 0; i < 2500 && !mem_sink_get(&f->sink, 2); i++)
+        sleep_ms(2);
+    assert_true(mem_sink_get(&f->sink, 2)); /* the writer hangs in a write */
+    struct canceller c = {r, 1};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_thread, &c);
+    rl_record_status s;
+    for (int i = 0; i < 2500; i++) {
+        rl_recorder_status(r, &s);
+        if (s.closing)
+            break;
+        sleep_ms(2);
+    }
+    assert_true(s.closing);
+    int n0 = beats_seen(&b, NULL), n = n0;
+    for (int i = 0; i < 2500 && n < n0 + 5; i++) {
+        sleep_ms(2);
+        n = beats_seen(&b, NULL);
+    }
+    assert_true(n >= n0 + 5); /* beats while the cancel waits for the disk */
+    assert_int_equal(c.rc, 1); /* still waiting */
+    mem_sink_release(&f->sink);
+    pthread_join(th, NULL);
+    assert_int_equal(c.rc, RL_OK);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_INTERRUPTED);
+    assert_int_equal(mem_sink_get(&f->sink, 0), 1);
+    rl_recorder_free(r);
+    pthread_mutex_destroy(&b.mu);
 }
 
 /* The fsync runs on the durability thread: while one hangs, the writer goes on writing
@@ -700,22 +998,48 @@ static void test_one_recorder_per_domain(void **state)
     snprintf(want, sizeof want, "pid %ld", (long)getpid());
     assert_non_null(strstr(rl_error_last(), want));
     assert_null(r2);
-    f->opts.lab_domain = 7; /* another domain is independent */
+    /* Another home on the same host and domain is refused too: the lock is host-wide. */
+    char *other_home = rl_test_tmpdir();
+    rl_record_options other = f->opts;
+    other.home = other_home;
+    assert_int_equal(rl_recorder_new(&r2, &other), RL_EBUSY);
+    assert_non_null(strstr(rl_error_last(), "another recorder is running"));
+    assert_null(r2);
+    assert_int_equal(count_dirs(other_home), 0); /* and it made nothing there */
+    rl_test_tmpdir_free(other_home);
+    int domain = f->opts.lab_domain;
+    f->opts.lab_domain = rl_test_domain_another(); /* another domain is independent */
     assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_OK);
     rl_recorder_free(r2);
-    f->opts.lab_domain = 0;
+    f->opts.lab_domain = domain;
     rl_recorder_free(r1);
-    /* A lock file left by a dead owner (kill -9) is not an obstacle: flock died with it. */
+    /* The lock file is in the host-wide directory, open to every user. */
     char lock[2 * PATH_MAX], host[256] = "", sane[RL_NAME_MAX + 1];
     gethostname(host, sizeof host - 1);
     rl_path_sanitize_name(host, sane);
-    snprintf(lock, sizeof lock, "%s/locks/recorder_%s_domain0.lock", f->home, sane);
+    snprintf(lock, sizeof lock, "%s/runlab-recorder_%s_domain%d.lock", rl_rec_default_lock_dir(),
+             sane, domain);
+    struct stat st;
+    assert_int_equal(stat(lock, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666);
+    /* A lock file left by a dead owner (kill -9) is not an obstacle: flock died with it. */
     rl_test_write_file(lock, "pid 999999 on elsewhere since then\n", 35);
     assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_OK);
     char *text = rl_test_read_file(lock, NULL);
     assert_non_null(strstr(text, want));
     free(text);
     rl_recorder_free(r2);
+    /* A symbolic link planted under the lock's name is refused, not followed. */
+    int planted = rl_test_domain_another();
+    snprintf(lock, sizeof lock, "%s/runlab-recorder_%s_domain%d.lock", rl_rec_default_lock_dir(),
+             sane, planted);
+    unlink(lock);
+    assert_int_equal(symlink("/etc/hostname", lock), 0);
+    f->opts.lab_domain = planted;
+    assert_int_equal(rl_recorder_new(&r2, &f->opts), RL_EIO);
+    assert_non_null(strstr(rl_error_last(), lock));
+    unlink(lock);
+    f->opts.lab_domain = domain;
 }
 
 static void test_hostile_run_ids(void **state)
@@ -771,6 +1095,9 @@ static void test_processes_race_for_run_id(void **state)
     fixture *f = *state;
     enum { N = 6 };
     pid_t pids[N];
+    int domains[N];
+    for (int i = 0; i < N; i++)
+        domains[i] = rl_test_domain_another();
     int pipefd[2];
     assert_int_equal(pipe(pipefd), 0);
     for (int i = 0; i < N; i++) {
@@ -781,7 +1108,7 @@ static void test_processes_race_for_run_id(void **state)
             close(pipefd[1]);
             if (read(pipefd[0], &c, 1) < 0)
                 _exit(3);
-            f->opts.lab_domain = 10 + i;
+            f->opts.lab_domain = domains[i];
             rl_recorder *r = NULL;
             if (rl_recorder_new(&r, &f->opts) != RL_OK)
                 _exit(4);
@@ -988,26 +1315,6 @@ static void test_finish_races_cancel(void **state)
     }
 }
 
-struct beats {
-    pthread_mutex_t mu;
-    int n;
-    int saw_armed;
-    rl_record_state last;
-    char host[256];
-};
-
-static void on_beat(const rl_record_status *s, void *user)
-{
-    struct beats *b = user;
-    pthread_mutex_lock(&b->mu);
-    b->n++;
-    if (s->state == RL_RECORD_ARMED && s->run_dir[0])
-        b->saw_armed = 1;
-    snprintf(b->host, sizeof b->host, "%s", s->host);
-    b->last = s->state;
-    pthread_mutex_unlock(&b->mu);
-}
-
 static void test_heartbeat_and_flush(void **state)
 {
     fixture *f = *state;
@@ -1074,6 +1381,11 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_writer_error_fails_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stalled_writer_fails_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_whole_process_pause_is_not_a_stall, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frozen_disk_never_stops_the_heartbeat, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_on_a_hanging_disk_keeps_the_heartbeat,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_sync_does_not_block_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_error_and_stall_fail_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_space, setup, teardown),
