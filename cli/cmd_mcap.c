@@ -3,6 +3,7 @@
  * truncated file) and filter (topics / time range / re-chunking into a new file). Output
  * files are written to a temporary name and linked into place, never over an existing file. */
 #include "cli.h"
+#include "mcap_decode.h"
 
 #include "runlab/error.h"
 #include "runlab/json.h"
@@ -349,16 +350,22 @@ static int cmd_info(int argc, char **argv)
 static int cmd_cat(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: runlab mcap cat FILE [--topics T1,T2] [--start TIME] [--end TIME] [--json]\n\n"
+        printf("Usage: runlab mcap cat FILE [--topics T1,T2] [--start TIME] [--end TIME] [--json]\n"
+               "                        [--raw]\n\n"
                "Prints the messages in log-time order, one line each:\n"
                "  LOG_TIME TOPIC seq=SEQUENCE publish=PUBLISH_TIME size=BYTES\n"
                "  --topics LIST  only these topics (comma-separated; may repeat)\n"
                "  --start TIME   only messages with log_time >= TIME (ns or ISO 8601)\n"
                "  --end TIME     only messages with log_time <= TIME\n"
                "  --json         NDJSON: one object per line with topic, channel_id, log_time,\n"
-               "                 publish_time, sequence and size\n");
+               "                 publish_time, sequence, size and the payload: \"message\" decoded\n"
+               "                 by the channel's schema (ros2msg/omgidl + cdr, json), else\n"
+               "                 \"data_base64\" (a payload that fails to decode adds\n"
+               "                 \"decode_error\" and makes the exit code 1)\n"
+               "  --raw          with --json: never decode, always \"data_base64\"\n");
         return RL_EXIT_OK;
     }
+    int raw = mcap_take_flag(&argc, argv, "--raw");
     opts o;
     int rc = parse_opts("cat", argc, argv, "tj", 1, &o);
     if (rc != RL_OK) {
@@ -378,8 +385,11 @@ static int cmd_cat(int argc, char **argv)
     rl_mcap_query q;
     set_query(&o, &q);
     rl_mcap_message_iter *it = NULL;
+    mcap_payloads *payloads = NULL;
     rc = RL_EXIT_OK;
-    if (rl_mcap_indexed_messages(x, &q, &it) < 0) {
+    if (o.json && mcap_payloads_new(&payloads, x, o.pos[0], raw) < 0) {
+        rc = cli_fail("mcap", "%s", rl_error_last());
+    } else if (rl_mcap_indexed_messages(x, &q, &it) < 0) {
         rc = cli_fail("mcap", "%s: %s", o.pos[0], rl_error_last());
     } else {
         rl_mcap_message m;
@@ -416,6 +426,7 @@ static int cmd_cat(int argc, char **argv)
             rl_json_uint64(j, m.sequence);
             rl_json_key(j, "size");
             rl_json_uint64(j, m.data.len);
+            mcap_payloads_write(payloads, ch, &m, j);
             rl_json_end_object(j);
             if (rl_json_writer_finish(j) < 0)
                 rc = cli_fail("mcap", "writing JSON: %s", rl_error_last());
@@ -425,6 +436,9 @@ static int cmd_cat(int argc, char **argv)
         }
         rl_mcap_message_iter_free(it);
     }
+    if (payloads && mcap_payloads_failed(payloads))
+        rc = RL_EXIT_FAILURE;
+    mcap_payloads_free(payloads);
     rl_mcap_indexed_close(x);
     free_opts(&o);
     if (fflush(stdout) != 0 && rc == RL_EXIT_OK)

@@ -57,6 +57,7 @@ typedef struct rl_msg_member {
     uint32_t type;             /* index in the type table (unused for enumerators) */
     uint32_t id;               /* member id: @id, else the position (mutable types) */
     bool optional, key;        /* @optional, @key */
+    bool hidden; /* read but never reported: the uint8 rosidl puts in an empty message */
     const char *default_value; /* ros2msg default / IDL @default, as written; NULL if none */
     const int64_t *labels;     /* union case labels */
     size_t nlabels;

@@ -471,7 +471,9 @@ static int dec_struct_members(cdr_dec *d, const rl_msg_type *ty)
         cdr_frame f;
         int present;
         rc = cdr_member_enter(d, m, &f, &present);
-        if (rc == RL_OK)
+        if (rc == RL_OK && m->hidden)
+            rc = present ? cdr_skip_value(d, m->type) : RL_OK;
+        else if (rc == RL_OK)
             rc = dec_member_value(d, m, present);
         cdr_member_leave(d, &f);
         cdr_pop(d, saved);

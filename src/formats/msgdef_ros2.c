@@ -290,7 +290,7 @@ static int parse_fields(ros2_parser *p, section *sec)
     /* rosidl gives an empty message one uint8 so that every type has a size. */
     if (rc == RL_OK && nm == 0) {
         rl_msg_member m = {.name = strdup("structure_needs_at_least_one_member"),
-                           .type = RL_MSG_UINT8};
+                           .type = RL_MSG_UINT8, .hidden = true};
         if (!m.name || msgdef_push((void **)&members, &nm, &cm, sizeof m, &m) < 0) {
             free((void *)m.name);
             rc = rl_error_set(RL_ENOMEM, "schema: out of memory");
