@@ -103,6 +103,9 @@ void rl_msgdef_free(rl_msgdef *def);
 size_t rl_msgdef_type_count(const rl_msgdef *def);
 const rl_msg_type *rl_msgdef_type(const rl_msgdef *def, uint32_t index);
 uint32_t rl_msgdef_root(const rl_msgdef *def);
+/* IDL module-level constants ("a::b::MAX"), in declaration order; ros2msg constants
+ * belong to their message type (rl_msg_type.constants). */
+const rl_msg_constant *rl_msgdef_constants(const rl_msgdef *def, size_t *count);
 /* Index of the named struct/enum/union, or RL_ENOENT. */
 int rl_msgdef_find(const rl_msgdef *def, const char *name, uint32_t *index);
 

@@ -142,6 +142,11 @@ void rl_msgdef_free(rl_msgdef *d)
         free((void *)t->constants);
     }
     free(d->types);
+    for (size_t c = 0; c < d->nconstants; c++) {
+        free((void *)d->constants[c].name);
+        free((void *)d->constants[c].value);
+    }
+    free(d->constants);
     free(d->min_size);
     free(d->schema);
     free(d);
@@ -155,6 +160,13 @@ const rl_msg_type *rl_msgdef_type(const rl_msgdef *d, uint32_t index)
 }
 
 uint32_t rl_msgdef_root(const rl_msgdef *d) { return d ? d->root : 0; }
+
+const rl_msg_constant *rl_msgdef_constants(const rl_msgdef *d, size_t *count)
+{
+    if (count)
+        *count = d ? d->nconstants : 0;
+    return d ? d->constants : NULL;
+}
 
 int rl_msgdef_find(const rl_msgdef *d, const char *name, uint32_t *index)
 {
@@ -294,10 +306,20 @@ static void put_type_name(rl_buf *b, const rl_msgdef *d, uint32_t t)
         return;
     case RL_MSG_ARRAY:
     case RL_MSG_SEQUENCE:
+        if (ty->kind == RL_MSG_ARRAY) { /* dimensions outer to inner: int32[6][2] */
+            uint32_t e = ty->elem;
+            while (d->types[e].kind == RL_MSG_ARRAY && d->types[e].inner_dim)
+                e = d->types[e].elem;
+            put_type_name(b, d, e);
+            for (const rl_msg_type *a = ty;; a = &d->types[a->elem]) {
+                rl_buf_printf(b, "[%u]", a->bound);
+                if (a->elem == e)
+                    break;
+            }
+            return;
+        }
         put_type_name(b, d, ty->elem);
-        if (ty->kind == RL_MSG_ARRAY)
-            rl_buf_printf(b, "[%u]", ty->bound);
-        else if (ty->bound)
+        if (ty->bound)
             rl_buf_printf(b, "[<=%u]", ty->bound);
         else
             rl_buf_puts(b, "[]");
@@ -370,6 +392,11 @@ int rl_msgdef_format(const rl_msgdef *d, char **out)
     if (!done)
         return rl_error_set(RL_ENOMEM, "schema: out of memory");
     rl_buf b = {0};
+    for (size_t c = 0; c < d->nconstants; c++) {
+        rl_buf_puts(&b, "const ");
+        put_type_name(&b, d, d->constants[c].type);
+        rl_buf_printf(&b, " %s = %s\n", d->constants[c].name, d->constants[c].value);
+    }
     format_type(&b, d, d->root, done);
     free(done);
     size_t n;

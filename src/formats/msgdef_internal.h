@@ -18,6 +18,8 @@ struct rl_msgdef {
     uint32_t root;
     char *schema; /* schema name, for messages */
     size_t *min_size; /* per type: fewest payload bytes a value can take (msgdef_finish) */
+    rl_msg_constant *constants; /* IDL module-level constants */
+    size_t nconstants, cconstants;
 };
 
 /* Adds a type (copied; the caller's member/constant arrays are taken over) and returns
