@@ -1,14 +1,39 @@
 // The TypeScript reference decoders against runlab's: `make-ros2 OUT.mcap` writes an MCAP of
 // ROS 2 messages (schemas as rosbag2 stores them, payloads by @foxglove/rosmsg2-serialization's
-// MessageWriter); `compare FILE.mcap RUNLAB.ndjson` decodes every message of FILE with the
-// reference reader of its schema encoding and compares it field by field with the "message"
-// of runlab's `mcap cat --json` line of the same sequence: 64-bit integers exactly, float32
-// as float32, NaN/±Infinity/-0 by identity. Prints one line; exits 1 on any difference.
+// MessageWriter); `make-idl OUT.mcap` one of omgidl schemas (payloads by
+// @foxglove/omgidl-serialization's MessageWriter, plain CDR; unions, which that writer
+// cannot write, by @foxglove/cdr's CdrWriter); `compare FILE.mcap RUNLAB.ndjson` decodes every
+// message of FILE with the reference reader of its schema encoding and compares it field by
+// field with the "message" of runlab's `mcap cat --json` line of the same sequence: 64-bit
+// integers exactly, float32 as float32, NaN/±Infinity/-0 by identity. Prints one line;
+// exits 1 on any difference. Not covered here, because omgidl-serialization 1.0.3 misreads
+// or miswrites them: XCDR2 @optional members, struct arrays under XCDR2, multi-dimensional
+// arrays; those are checked against hand-made payloads in tests/unit/test_msgdef.c.
 "use strict";
 const fs = require("fs");
 const { McapWriter, McapStreamReader } = require("@mcap/core");
 const rosmsg = require("@foxglove/rosmsg");
 const ros2ser = require("@foxglove/rosmsg2-serialization");
+const { parseIDL } = require("@foxglove/omgidl-parser");
+const idlser = require("@foxglove/omgidl-serialization");
+const { CdrWriter } = require("@foxglove/cdr");
+
+const IDL = `// written for runlab's reference test
+module runlab_test { module msg {
+  const long N = 3;
+  enum Mode { IDLE, @value(5) RUN, STOP };
+  struct Vec { double x; double y; float z; };
+  typedef sequence<Vec> Vecs;
+  struct Sample {
+    boolean b; octet o; char c; int8 i8; uint8 u8; short s; unsigned short us; long l;
+    unsigned long ul; long long ll; unsigned long long ull; float f; double d; string str;
+    string<16> bstr; Mode mode; Vec v; Vec va[N]; Vecs vs; sequence<long, 5> ls;
+    sequence<string> strs; double da[4]; sequence<Mode> modes; sequence<octet> bytes;
+  };
+  union Choice switch (Mode) { case IDLE: long l; case RUN: string s; default: double d; };
+  struct Holder { Choice c; short after; };
+};};
+`;
 
 const SEP = "=".repeat(80) + "\n";
 const HEADER = "MSG: std_msgs/Header\n# Standard metadata\nbuiltin_interfaces/Time stamp\nstring frame_id\n";
@@ -108,6 +133,55 @@ class MemWritable {
   async write(buf) { this.chunks.push(Buffer.from(buf)); this.pos += BigInt(buf.byteLength); }
 }
 
+async function makeIdl(out) {
+  const w = new MemWritable();
+  const writer = new McapWriter({ writable: w, useChunks: true, chunkSize: 4096 });
+  await writer.start({ profile: "", library: "runlab msgdef_ts_ref" });
+  const defs = parseIDL(IDL);
+  const r = rng(777);
+  const chan = async (name, topic) => {
+    const schemaId = await writer.registerSchema({ name, encoding: "omgidl", data: Buffer.from(IDL) });
+    return writer.registerChannel({ topic, schemaId, messageEncoding: "cdr", metadata: new Map() });
+  };
+  const sample = await chan("runlab_test::msg::Sample", "/sample");
+  const holder = await chan("runlab_test::msg::Holder", "/holder");
+  const mw = new idlser.MessageWriter("runlab_test::msg::Sample", defs);
+  let seq = 0;
+  const add = (channelId, data) => {
+    const t = 1700000000000000000n + BigInt(seq) * 1000n;
+    return writer.addMessage({ channelId, sequence: seq++, logTime: t, publishTime: t, data });
+  };
+  const f = () => (r() - 0.5) * 1e6;
+  const ascii = (n) => Array.from({ length: n }, () => String.fromCharCode(32 + Math.floor(r() * 95))).join("");
+  const vec = (i) => ({ x: f(), y: specials[i % specials.length], z: Math.fround(f()) });
+  for (let i = 0; i < 30; i++) {
+    await add(sample, mw.writeMessage({
+      b: i % 2 === 0, o: (i * 37) & 255, c: 32 + i, i8: -128 + i, u8: 255 - i, s: -32768 + i * 99,
+      us: 65535 - i, l: -2147483648 + i * 12345, ul: 4294967295 - i, ll: -9223372036854775808n + BigInt(i) * 999999999999n,
+      ull: 18446744073709551615n - BigInt(i) * 7777777777777n, f: [0.1, -0, 1e-45, 3.4028234663852886e38, NaN][i % 5],
+      d: specials[i % specials.length], str: ascii(i), bstr: ascii(i % 17), mode: [0, 5, 6][i % 3],
+      v: vec(i), va: [vec(i + 1), vec(i + 2), vec(i + 3)], vs: Array.from({ length: i % 4 }, (_, k) => vec(i + k)),
+      ls: Int32Array.from({ length: i % 6 }, (_, k) => k * 1000 - i), strs: Array.from({ length: i % 3 }, () => ascii(5)),
+      da: Float64Array.from([f(), f(), -0, specials[(i + 1) % specials.length]]),
+      modes: Uint32Array.from({ length: i % 4 }, (_, k) => [0, 5, 6][(i + k) % 3]),
+      bytes: Uint8Array.from({ length: i % 7 }, () => Math.floor(r() * 256)),
+    }));
+  }
+  for (let i = 0; i < 9; i++) { // unions: the three cases, each byte order
+    const cw = new CdrWriter({ kind: i % 2 ? 0 /* CDR_BE */ : 1 /* CDR_LE */ });
+    const d = [0, 5, 6, 7][i % 4];
+    cw.uint32(d);
+    if (d === 0) cw.int32(-i);
+    else if (d === 5) cw.string(ascii(i));
+    else cw.float64(f());
+    cw.int16(i - 4);
+    await add(holder, cw.data);
+  }
+  await writer.end();
+  fs.writeFileSync(out, Buffer.concat(w.chunks));
+  console.log(`wrote ${seq} messages to ${out}`);
+}
+
 async function makeRos2(out) {
   const w = new MemWritable();
   const writer = new McapWriter({ writable: w, useChunks: true, chunkSize: 4096 });
@@ -194,6 +268,37 @@ function comparePrim(type, ref, run, path) {
   return null;
 }
 
+// Walks an IDL definition (from @foxglove/omgidl-parser) over the two values.
+function compareIdl(defs, typeName, ref, run, path) {
+  const def = defs.get(typeName);
+  if (run === null || typeof run !== "object" || Array.isArray(run)) return `${path}: runlab has ${JSON.stringify(run)}, not an object`;
+  const one = (f, rv, uv, p) => (f.isComplex ? compareIdl(defs, f.type, rv, uv, p) : comparePrim(f.type, rv, uv, p));
+  if (def.aggregatedKind === "union") {
+    const rk = Object.keys(ref), uk = Object.keys(run).filter((k) => k !== "_d");
+    if (!("_d" in run) || rk.join() !== uk.join()) return `${path}: union keys ${rk}, runlab ${Object.keys(run)}`;
+    if (!rk.length) return null;
+    const c = def.cases.find((k) => k.type.name === rk[0]);
+    const f = c ? c.type : def.defaultCase;
+    if (c && !c.predicates.some((v) => BigInt(v) === run._d)) return `${path}._d: ${run._d} does not select ${rk[0]}`;
+    return one(f, ref[rk[0]], run[rk[0]], `${path}.${rk[0]}`);
+  }
+  const fields = def.definitions.filter((f) => !f.isConstant);
+  const keys = Object.keys(run);
+  if (keys.join() !== fields.map((f) => f.name).join()) return `${path}: runlab keys ${keys}, schema ${fields.map((f) => f.name)}`;
+  for (const f of fields) {
+    const p = path ? `${path}.${f.name}` : f.name;
+    if (f.isArray) {
+      const rv = Array.from(ref[f.name]), uv = run[f.name];
+      if (!Array.isArray(uv) || uv.length !== rv.length) return `${p}: length ${rv.length}, runlab ${JSON.stringify(uv)}`;
+      for (let k = 0; k < rv.length; k++) { const e = one(f, rv[k], uv[k], `${p}[${k}]`); if (e) return e; }
+    } else {
+      const e = one(f, ref[f.name], run[f.name], p);
+      if (e) return e;
+    }
+  }
+  return null;
+}
+
 // Walks a ros2msg definition (from @foxglove/rosmsg) over the reference and runlab values.
 function compareMsg(defs, typeName, ref, run, path) {
   const def = defs.get(typeName);
@@ -233,6 +338,10 @@ function compare(file, ndjson) {
     if (rec.type === "Channel") channels.set(rec.id, rec);
     if (rec.type !== "Message") continue;
     const ch = channels.get(rec.channelId), sc = schemas.get(ch.schemaId);
+    if (!readers.has(sc.id) && sc.encoding === "omgidl") {
+      const defs = parseIDL(Buffer.from(sc.data).toString());
+      readers.set(sc.id, { reader: new idlser.MessageReader(sc.name, defs), defs: new Map(defs.map((d) => [d.name, d])), root: sc.name, idl: true });
+    }
     if (!readers.has(sc.id)) {
       const text = Buffer.from(sc.data).toString();
       const defs = rosmsg.parse(text, { ros2: true });
@@ -240,12 +349,12 @@ function compare(file, ndjson) {
       byName.set(sc.name.replace("/msg/", "/"), defs[0]);
       readers.set(sc.id, { reader: new ros2ser.MessageReader(defs), defs: byName, root: sc.name.replace("/msg/", "/") });
     }
-    const { reader, defs, root } = readers.get(sc.id);
+    const { reader, defs, root, idl } = readers.get(sc.id);
     const ref = reader.readMessage(rec.data);
     const line = lines.get(rec.sequence);
     if (!line) { console.log(`FAIL ${file}: runlab printed no line for sequence ${rec.sequence}`); process.exit(1); }
     if (!("message" in line)) { console.log(`FAIL ${file}: sequence ${rec.sequence} (${ch.topic}) not decoded: ${line.decode_error || "data_base64"}`); process.exit(1); }
-    const err = compareMsg(defs, root, ref, line.message, "");
+    const err = (idl ? compareIdl : compareMsg)(defs, root, ref, line.message, "");
     if (err) { console.log(`FAIL ${file}: sequence ${rec.sequence} (${ch.topic}): ${err}`); process.exit(1); }
     n++;
   }
@@ -255,5 +364,6 @@ function compare(file, ndjson) {
 
 const [mode, a, b] = process.argv.slice(2);
 if (mode === "make-ros2") makeRos2(a).catch((e) => { console.log(`FAIL ${e.stack}`); process.exit(1); });
+else if (mode === "make-idl") makeIdl(a).catch((e) => { console.log(`FAIL ${e.stack}`); process.exit(1); });
 else if (mode === "compare") compare(a, b);
 else { console.log("usage: msgdef_ts_ref.cjs make-ros2 OUT | compare FILE NDJSON"); process.exit(2); }
