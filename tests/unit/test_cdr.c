@@ -6,6 +6,7 @@
 
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
+#include "msg_roundtrip.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@ static int expect_json(const rl_msgdef *d, const uint8_t *bytes, size_t len, con
         assert_int_equal(rc, RL_OK);
         assert_string_equal(buf, expected);
         assert_int_equal(n, strlen(expected));
+        msg_roundtrip(d, bytes, expected);
     } else {
         assert_true(rc < 0);
     }
@@ -404,6 +406,40 @@ static void test_malformed(void **state)
     rl_msgdef_free(d);
 }
 
+/* The encoder writes what hand layout gives: PoseStamped in CDR_LE byte for byte; errors
+ * name the field. */
+static void test_encode(void **state)
+{
+    (void)state;
+    rl_msgdef *d = parse_ros2("geometry_msgs/msg/PoseStamped", pose_stamped);
+    uint8_t p[128];
+    size_t n = pose_payload(p);
+    const char *json = "{\"header\":{\"stamp\":{\"sec\":10,\"nanosec\":20},\"frame_id\":\"map\"},"
+                       "\"pose\":{\"position\":{\"x\":1,\"y\":2.0,\"z\":3.0},\"orientation\":{\"x\":0.0,"
+                       "\"y\":0.0,\"z\":0.7071067811865476,\"w\":0.7071067811865476}}}";
+    uint8_t *enc = NULL;
+    size_t len = 0;
+    assert_int_equal(rl_msg_encode_json_text(d, json, strlen(json), RL_CDR_LE, &enc, &len), RL_OK);
+    assert_int_equal(len, n);
+    assert_memory_equal(enc, p, n);
+    free(enc);
+    const char *missing = "{\"header\":{\"stamp\":{\"sec\":10},\"frame_id\":\"map\"}}";
+    assert_int_equal(rl_msg_encode_json_text(d, missing, strlen(missing), RL_CDR_LE, &enc, &len), RL_EINVAL);
+    assert_string_equal(rl_error_last(), "field 'header.stamp.nanosec': missing member");
+    const char *range = "{\"header\":{\"stamp\":{\"sec\":10,\"nanosec\":-1},\"frame_id\":\"map\"}}";
+    assert_int_equal(rl_msg_encode_json_text(d, range, strlen(range), RL_CDR2_BE, &enc, &len), RL_EINVAL);
+    assert_string_equal(rl_error_last(), "field 'header.stamp.nanosec': integer out of the field's range");
+    rl_msgdef_free(d);
+    d = parse_ros2("t/msg/A", "float64[2] a\nstring<=2 s\n");
+    const char *arr = "{\"a\":[1.0],\"s\":\"ab\"}";
+    assert_int_equal(rl_msg_encode_json_text(d, arr, strlen(arr), RL_CDR_LE, &enc, &len), RL_EINVAL);
+    assert_string_equal(rl_error_last(), "field 'a': array of 1 elements, the field has 2");
+    const char *str = "{\"a\":[1.0,\"NaN\"],\"s\":\"abc\"}";
+    assert_int_equal(rl_msg_encode_json_text(d, str, strlen(str), RL_CDR_LE, &enc, &len), RL_EINVAL);
+    assert_string_equal(rl_error_last(), "field 's': string longer than its bound");
+    rl_msgdef_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_visitor),
         cmocka_unit_test(test_paths_arrays),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_encode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

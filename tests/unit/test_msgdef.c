@@ -6,6 +6,7 @@
 
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
+#include "msg_roundtrip.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ static void json_is(const rl_msgdef *d, const uint8_t *p, size_t n, const char *
         print_message("decode failed: %s\n", rl_error_last());
     assert_int_equal(rc, RL_OK);
     assert_string_equal(buf, expected);
+    msg_roundtrip(d, p, expected);
     free(buf);
     free(copy);
 }
