@@ -30,7 +30,9 @@ static const char *const usage_main =
     "  cat FILE           one line per message (--json: NDJSON)\n"
     "  doctor FILE        check every invariant of the format; exit 1 on any violation\n"
     "  recover IN OUT     rewrite a damaged or truncated file, keeping all intact data\n"
-    "  filter IN OUT      copy selected topics / a time range, re-chunked\n\n"
+    "  filter IN OUT      copy selected topics / a time range, re-chunked\n"
+    "  schema FILE        each schema as parsed (normalised text), or its error\n"
+    "  export FILE        one CSV per topic, a column per field (--topic, --out-dir)\n\n"
     "Run 'runlab mcap <command> --help' for a command's options.\n"
     "Times (--start, --end) are nanoseconds since the epoch or ISO 8601\n"
     "(2024-05-01T12:00:00.5Z). Exit codes: 0 success, 1 failure, 2 usage error.\n";
@@ -794,5 +796,9 @@ int cmd_mcap(int argc, char **argv)
         return cmd_recover(argc - 1, argv + 1);
     if (strcmp(sub, "filter") == 0)
         return cmd_filter(argc - 1, argv + 1);
+    if (strcmp(sub, "schema") == 0)
+        return cmd_mcap_schema(argc - 1, argv + 1);
+    if (strcmp(sub, "export") == 0)
+        return cmd_mcap_export(argc - 1, argv + 1);
     return cli_usage_error("mcap", "unknown command '%s'", sub);
 }

@@ -20,4 +20,8 @@ void mcap_payloads_free(mcap_payloads *p);
 /* Removes every `flag` before "--" from argv (argv[argc] stays NULL); 1 when one was there. */
 int mcap_take_flag(int *argc, char **argv, const char *flag);
 
+/* `runlab mcap schema` and `runlab mcap export` (cli/cmd_mcap_msg.c). */
+int cmd_mcap_schema(int argc, char **argv);
+int cmd_mcap_export(int argc, char **argv);
+
 #endif

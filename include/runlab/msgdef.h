@@ -195,6 +195,29 @@ int rl_msg_value_f64(const rl_msg_value *v, double *out);
 int rl_msg_get_f64(const rl_msgdef *def, const uint8_t *data, size_t len, const char *path,
                    double *out);
 
+/* ---- Tables ----------------------------------------------------------------------------
+ * Messages as rows (runlab mcap export): one column per leaf field named by its full path
+ * ("pose.pose.position.x", "covariance[0]"); fixed arrays of up to RL_MSG_MAX_EXPANDED
+ * elements are expanded, longer ones, sequences and unions are one column holding their
+ * canonical JSON text. */
+enum { RL_MSG_MAX_EXPANDED = 1024 };
+
+/* The column names of the root type; free with rl_msg_columns_free. */
+int rl_msg_columns(const rl_msgdef *def, char ***names, size_t *count);
+void rl_msg_columns_free(char **names, size_t count);
+
+/* One decoded row: cell i is buf[offsets[i] .. offsets[i + 1]) — numbers as in the JSON,
+ * strings raw, absent members empty. Zero-initialise, reuse for many payloads, then
+ * rl_msg_row_free. */
+typedef struct rl_msg_row {
+    char *buf;
+    size_t cap;
+    size_t *offsets; /* ncols + 1 entries */
+    size_t ncols;
+} rl_msg_row;
+int rl_msg_row_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_row *row);
+void rl_msg_row_free(rl_msg_row *row);
+
 /* ---- Encoding ----------------------------------------------------------------------------
  * CDR from a JSON value in the canonical form rl_msg_to_json writes (numbers, "NaN" /
  * "Infinity" strings, enums as numbers or enumerator names, unions as {"_d": d, "<case>":

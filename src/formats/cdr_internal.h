@@ -56,4 +56,19 @@ int cdr_array_begin(cdr_dec *d, const rl_msg_type *ty, cdr_frame *f, size_t *cou
 /* Decodes a value of type t without reporting it (moves past it). */
 int cdr_skip_value(cdr_dec *d, uint32_t t);
 
+/* The canonical JSON writer (cdr_json.c) as a visitor: appends to *buf (capacity *cap)
+ * from `len` on; zero-initialise the rest. */
+enum { CDR_JSON_MAX_DEPTH = 256 };
+typedef struct cdr_json_out {
+    char **buf;
+    size_t *cap, len;
+    int oom;
+    int depth;
+    unsigned char first[CDR_JSON_MAX_DEPTH];
+} cdr_json_out;
+int cdr_json_visit(void *ctx, const rl_msg_visit *v);
+void cdr_json_put_value(cdr_json_out *j, const rl_msg_value *v);
+/* Room for n more bytes and a NUL; RL_ENOMEM (sticky) otherwise. */
+int cdr_json_reserve(cdr_json_out *j, size_t n);
+
 #endif

@@ -11,17 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { JSON_MAX_DEPTH = 256 };
+typedef cdr_json_out json_out;
 
-typedef struct json_out {
-    char **buf;
-    size_t *cap, len;
-    int oom;
-    int depth;
-    unsigned char first[JSON_MAX_DEPTH];
-} json_out;
-
-static int reserve(json_out *j, size_t n)
+int cdr_json_reserve(json_out *j, size_t n)
 {
     if (j->oom)
         return RL_ENOMEM;
@@ -47,7 +39,7 @@ static int reserve(json_out *j, size_t n)
 
 static void put(json_out *j, const char *s, size_t n)
 {
-    if (reserve(j, n) == RL_OK) {
+    if (cdr_json_reserve(j, n) == RL_OK) {
         memcpy(*j->buf + j->len, s, n);
         j->len += n;
     }
@@ -113,7 +105,7 @@ static void put_float(json_out *j, double v, int is_f32)
 
 static void put_string(json_out *j, const char *s, size_t n)
 {
-    if (reserve(j, n + 2) < 0)
+    if (cdr_json_reserve(j, n + 2) < 0)
         return;
     put(j, "\"", 1);
     size_t run = 0;
@@ -152,7 +144,7 @@ static void put_string(json_out *j, const char *s, size_t n)
     put(j, "\"", 1);
 }
 
-static void put_value(json_out *j, const rl_msg_value *v)
+void cdr_json_put_value(json_out *j, const rl_msg_value *v)
 {
     switch (v->kind) {
     case RL_MSG_BOOL:
@@ -184,7 +176,7 @@ static void put_value(json_out *j, const rl_msg_value *v)
     }
 }
 
-static int json_visit(void *ctx, const rl_msg_visit *v)
+int cdr_json_visit(void *ctx, const rl_msg_visit *v)
 {
     json_out *j = ctx;
     if (v->event == RL_MSG_END_STRUCT || v->event == RL_MSG_END_ARRAY) {
@@ -205,8 +197,8 @@ static int json_visit(void *ctx, const rl_msg_visit *v)
     switch (v->event) {
     case RL_MSG_BEGIN_STRUCT:
     case RL_MSG_BEGIN_ARRAY:
-        if (j->depth + 1 >= JSON_MAX_DEPTH)
-            return rl_error_set(RL_ERANGE, "message JSON: nested deeper than %d levels", JSON_MAX_DEPTH);
+        if (j->depth + 1 >= CDR_JSON_MAX_DEPTH)
+            return rl_error_set(RL_ERANGE, "message JSON: nested deeper than %d levels", CDR_JSON_MAX_DEPTH);
         j->depth++;
         j->first[j->depth] = 1;
         put(j, v->event == RL_MSG_BEGIN_STRUCT ? "{" : "[", 1);
@@ -215,7 +207,7 @@ static int json_visit(void *ctx, const rl_msg_visit *v)
         put(j, "null", 4);
         break;
     default:
-        put_value(j, &v->value);
+        cdr_json_put_value(j, &v->value);
     }
     return j->oom ? RL_ENOMEM : 0;
 }
@@ -226,8 +218,8 @@ int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char *
     if (!buf || !cap)
         return rl_error_set(RL_EINVAL, "message JSON: NULL buffer");
     json_out j = {.buf = buf, .cap = cap};
-    int rc = rl_msg_decode(def, data, len, json_visit, &j);
-    if (rc == RL_OK && reserve(&j, 0) == RL_OK)
+    int rc = rl_msg_decode(def, data, len, cdr_json_visit, &j);
+    if (rc == RL_OK && cdr_json_reserve(&j, 0) == RL_OK)
         (*buf)[j.len] = '\0';
     else if (rc == RL_OK)
         rc = RL_ENOMEM;

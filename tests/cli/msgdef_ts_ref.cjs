@@ -322,8 +322,16 @@ function compareMsg(defs, typeName, ref, run, path) {
   return null;
 }
 
-function compare(file, ndjson) {
-  const stream = new McapStreamReader({ validateCrcs: true });
+async function compare(file, ndjson) {
+  const zstd = require("@foxglove/wasm-zstd");
+  const lz4 = require("@foxglove/wasm-lz4");
+  await zstd.isLoaded;
+  await lz4.isLoaded;
+  const decompressHandlers = {
+    zstd: (buf, size) => zstd.decompress(buf, Number(size)),
+    lz4: (buf, size) => lz4(buf, Number(size)),
+  };
+  const stream = new McapStreamReader({ decompressHandlers, validateCrcs: true });
   stream.append(fs.readFileSync(file));
   const schemas = new Map(), channels = new Map(), readers = new Map();
   const lines = new Map();
@@ -365,5 +373,5 @@ function compare(file, ndjson) {
 const [mode, a, b] = process.argv.slice(2);
 if (mode === "make-ros2") makeRos2(a).catch((e) => { console.log(`FAIL ${e.stack}`); process.exit(1); });
 else if (mode === "make-idl") makeIdl(a).catch((e) => { console.log(`FAIL ${e.stack}`); process.exit(1); });
-else if (mode === "compare") compare(a, b);
+else if (mode === "compare") compare(a, b).catch((e) => { console.log(`FAIL ${e.stack}`); process.exit(1); });
 else { console.log("usage: msgdef_ts_ref.cjs make-ros2 OUT | compare FILE NDJSON"); process.exit(2); }

@@ -4,7 +4,10 @@
 # array and string kind, with NaN, ±Infinity, -0 and 64-bit extremes), and one of omgidl
 # messages written by @foxglove/omgidl-serialization and @foxglove/cdr (enums, unions,
 # typedefs, constants in bounds), are decoded by runlab and by the reference readers and
-# compared field by field (msgdef_ts_ref.cjs).
+# compared field by field (msgdef_ts_ref.cjs). So are files whose payloads runlab's own
+# encoder wrote (tools/mcap-msg-sample) in CDR_LE, CDR_BE and CDR2_LE; not D_CDR2 or
+# PL_CDR2, which @foxglove/rosmsg2-serialization reads without their DHEADER/EMHEADERs
+# (those kinds are checked against hand-made payloads in tests/unit/test_cdr.c).
 # Skips (77) without node or the npm packages ($RUNLAB_NODE_MODULES, default
 # ~/.cache/runlab/node_modules; scripts/install-deps.sh installs them).
 set -u
@@ -30,6 +33,17 @@ for kind in ros2 idl; do
         failures=$((failures + 1))
     fi
     ref compare "$TMP/$kind.mcap" "$TMP/$kind.ndjson" || failures=$((failures + 1))
+done
+for args in "--set ros2 --kind 1" "--set ros2 --kind 0" "--set ros2 --kind 7" "--set idl"; do
+    rm -f "$TMP/enc.mcap"
+    # shellcheck disable=SC2086
+    if ! "$BIN/mcap-msg-sample" "$TMP/enc.mcap" $args --messages 20 ||
+       ! "$BIN/runlab" mcap cat "$TMP/enc.mcap" --json >"$TMP/enc.ndjson"; then
+        echo "FAIL: runlab-encoded file ($args)"
+        failures=$((failures + 1))
+        continue
+    fi
+    ref compare "$TMP/enc.mcap" "$TMP/enc.ndjson" || failures=$((failures + 1))
 done
 [ "$failures" -eq 0 ] && echo "all messages decode as the reference decoders do" || echo "$failures failed"
 [ "$failures" -eq 0 ]
