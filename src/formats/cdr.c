@@ -188,11 +188,21 @@ size_t cdr_push_name(cdr_dec *d, const char *name)
 size_t cdr_push_index(cdr_dec *d, size_t i)
 {
     size_t saved = d->plen;
-    int w = snprintf(d->path + d->plen, sizeof d->path - d->plen, "[%zu]", i);
-    if (w > 0 && (size_t)w < sizeof d->path - d->plen)
-        d->plen += (size_t)w;
-    else
-        d->path[d->plen] = '\0';
+    char digits[24];
+    size_t n = 0;
+    do { /* no snprintf: this runs for every array element */
+        digits[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i);
+    if (d->plen + n + 3 > sizeof d->path)
+        return saved;
+    char *p = d->path + d->plen;
+    *p++ = '[';
+    while (n)
+        *p++ = digits[--n];
+    *p++ = ']';
+    *p = '\0';
+    d->plen = (size_t)(p - d->path);
     return saved;
 }
 
@@ -623,6 +633,17 @@ static int dec_array(cdr_dec *d, const rl_msg_type *ty, uint32_t t, const char *
     }
     if ((rc = emit(d, RL_MSG_BEGIN_ARRAY, &d->def->types[t], name, index, count, NULL)) != 0)
         return rc;
+    if (esize) { /* primitives: checked and aligned by cdr_array_begin, read in a tight loop */
+        for (size_t i = 0; i < count && rc == RL_OK && !d->stopped; i++) {
+            rl_msg_value v;
+            size_t saved = cdr_push_index(d, i);
+            rc = cdr_read_prim(d, et->kind, &v);
+            if (rc == RL_OK)
+                rc = emit(d, RL_MSG_VALUE, et, NULL, i, 0, &v);
+            cdr_pop(d, saved);
+        }
+        count = 0;
+    }
     for (size_t i = 0; i < count && rc == RL_OK && !d->stopped; i++) {
         size_t saved = cdr_push_index(d, i);
         rc = dec_value(d, ty->elem, NULL, i);

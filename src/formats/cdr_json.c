@@ -5,9 +5,11 @@
 
 #include "core/text.h"
 #include "runlab/error.h"
-#include "runlab/number.h"
 
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,16 +68,44 @@ static void put_i64(json_out *j, int64_t v)
         put_u64(j, (uint64_t)v, 0);
 }
 
-/* Shortest text of a float32 that reads back to the same float. */
-static size_t format_f32(float f, char *buf, size_t cap)
+/* The C locale, set on this thread while a message is written, so that snprintf and
+ * strtod use '.' whatever LC_NUMERIC the application chose (once per message, not once
+ * per number). */
+static locale_t c_numeric;
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+
+static void make_c_numeric(void)
+{
+    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+locale_t cdr_c_numeric_enter(void)
+{
+    pthread_once(&c_numeric_once, make_c_numeric);
+    return c_numeric != (locale_t)0 ? uselocale(c_numeric) : (locale_t)0;
+}
+
+void cdr_c_numeric_leave(locale_t old)
+{
+    if (old != (locale_t)0)
+        uselocale(old);
+}
+
+/* Shortest text that reads back to the same value: a decimal of up to `safe` digits
+ * survives the round trip (15 for double, 6 for float), so when %.<safe>g reads back it
+ * is the shortest (%g drops trailing zeros); else one more digit at a time. Subnormals
+ * have fewer bits: every length from 1. */
+static size_t format_shortest(double v, int is_f32, char *buf, size_t cap)
 {
     int n = 0;
-    for (int prec = 1; prec <= 9; prec++) {
-        n = snprintf(buf, cap, "%.*g", prec, (double)f);
-        for (char *c = buf; *c; c++)
-            if (*c == ',')
-                *c = '.';
-        if ((float)rl_parse_f64(buf, NULL) == f)
+    int p = is_f32 ? (fpclassify((float)v) == FP_SUBNORMAL ? 1 : 6) : (fpclassify(v) == FP_SUBNORMAL ? 1 : 15);
+    int last = is_f32 ? 9 : 17;
+    for (;; p++) {
+        n = snprintf(buf, cap, "%.*g", p, v);
+        if (p >= last)
+            break;
+        double back = strtod(buf, NULL);
+        if (is_f32 ? (float)back == (float)v : memcmp(&back, &v, sizeof v) == 0)
             break;
     }
     return n > 0 ? (size_t)n : 0;
@@ -95,7 +125,7 @@ static void put_float(json_out *j, double v, int is_f32)
         return;
     }
     char buf[40];
-    size_t n = is_f32 ? format_f32((float)v, buf, sizeof buf - 3) : rl_format_f64(v, buf, sizeof buf - 3);
+    size_t n = format_shortest(v, is_f32, buf, sizeof buf - 3);
     if (!strpbrk(buf, ".eE")) { /* keep a float a float: 1 -> 1.0, -0 -> -0.0 */
         memcpy(buf + n, ".0", 3);
         n += 2;
@@ -218,7 +248,9 @@ int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char *
     if (!buf || !cap)
         return rl_error_set(RL_EINVAL, "message JSON: NULL buffer");
     json_out j = {.buf = buf, .cap = cap};
+    locale_t old = cdr_c_numeric_enter();
     int rc = rl_msg_decode(def, data, len, cdr_json_visit, &j);
+    cdr_c_numeric_leave(old);
     if (rc == RL_OK && cdr_json_reserve(&j, 0) == RL_OK)
         (*buf)[j.len] = '\0';
     else if (rc == RL_OK)
