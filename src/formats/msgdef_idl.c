@@ -44,6 +44,7 @@ typedef struct idl_parser {
     size_t nsyms, csyms;
     char scope[MAX_NAME];
     int nest;
+    int in_template; /* inside <...>: ">>" closes, it is no shift */
 } idl_parser;
 
 /* Annotations of one declaration. */
@@ -295,8 +296,11 @@ static int expr_primary(idl_parser *p, int64_t *v)
     token t = p->tok;
     int rc;
     if (is(p, "(")) {
+        int saved = p->in_template;
+        p->in_template = 0;
         if ((rc = next(p)) < 0 || (rc = expr_or(p, v)) < 0)
             return rc;
+        p->in_template = saved;
         return expect(p, ")");
     }
     if (is(p, "-") || is(p, "+") || is(p, "~")) {
@@ -380,7 +384,7 @@ static int expr_add(idl_parser *p, int64_t *v)
 static int expr_shift(idl_parser *p, int64_t *v)
 {
     int rc = expr_add(p, v);
-    while (rc == RL_OK && (is(p, "<<") || is(p, ">>"))) {
+    while (rc == RL_OK && (is(p, "<<") || (is(p, ">>") && !p->in_template))) {
         int left = is(p, "<<");
         int64_t r;
         if ((rc = next(p)) < 0 || (rc = expr_add(p, &r)) < 0)
@@ -409,6 +413,7 @@ static int positive_bound(idl_parser *p, uint32_t *out)
     token t = p->tok;
     int64_t v;
     int rc = expr_or(p, &v);
+    p->in_template = 0;
     if (rc < 0)
         return rc;
     if (v <= 0 || v > (int64_t)UINT32_MAX)
@@ -528,6 +533,19 @@ static const struct {
 
 static int type_spec(idl_parser *p, uint32_t *out);
 
+/* '>' closing a template; the lexer reads ">>" (sequence<sequence<long>>) as one token,
+ * which is split here: one '>' consumed, the other left as the current token. */
+static int close_angle(idl_parser *p)
+{
+    if (is(p, ">>")) {
+        p->tok.p++;
+        p->tok.n = 1;
+        p->tok.col++;
+        return RL_OK;
+    }
+    return expect(p, ">");
+}
+
 static int sequence_or_string(idl_parser *p, uint32_t *out)
 {
     int rc;
@@ -535,9 +553,11 @@ static int sequence_or_string(idl_parser *p, uint32_t *out)
         uint32_t elem, bound = 0;
         if ((rc = next(p)) < 0 || (rc = expect(p, "<")) < 0 || (rc = type_spec(p, &elem)) < 0)
             return rc;
+        p->in_template = 1;
         if (is(p, ",") && ((rc = next(p)) < 0 || (rc = positive_bound(p, &bound)) < 0))
             return rc;
-        if ((rc = expect(p, ">")) < 0)
+        p->in_template = 0;
+        if ((rc = close_angle(p)) < 0)
             return rc;
         return msgdef_array_type(p->d, RL_MSG_SEQUENCE, elem, bound, false, out);
     }
@@ -545,8 +565,9 @@ static int sequence_or_string(idl_parser *p, uint32_t *out)
     uint32_t bound = 0;
     if ((rc = next(p)) < 0)
         return rc;
+    p->in_template = is(p, "<");
     if (is(p, "<") && ((rc = next(p)) < 0 || (rc = positive_bound(p, &bound)) < 0 ||
-                       (rc = expect(p, ">")) < 0))
+                       (rc = close_angle(p)) < 0))
         return rc;
     return msgdef_string_type(p->d, k, bound, out);
 }

@@ -198,6 +198,13 @@ static void test_idl_constructs(void **state)
     assert_non_null(rl_msgdef_constants(d, &nc));
     assert_int_equal(nc, 2);
     rl_msgdef_free(d);
+    /* nested templates: ">>" closes two */
+    rl_msgdef *nested = parse_ok("omgidl", "N", "struct N { sequence<sequence<long, 2>> v; sequence<string<4>> s; };");
+    format_is(nested, "struct N\n  int32[<=2][] v\n  string<=4[] s\n");
+    const uint8_t np[] = {0x00, 0x01, 0x00, 0x00, 1, 0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, 8, 0, 0, 0,
+                          1, 0, 0, 0, 3, 0, 0, 0, 'a', 'b', 0};
+    json_is(nested, np, sizeof np, "{\"v\":[[7,8]],\"s\":[\"ab\"]}");
+    rl_msgdef_free(nested);
     /* the root may be named by its last part when that is unambiguous */
     d = parse_ok("omgidl", "Plain", idl_text);
     rl_msgdef_free(d);
