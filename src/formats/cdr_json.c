@@ -91,10 +91,10 @@ void cdr_c_numeric_leave(locale_t old)
         uselocale(old);
 }
 
-/* Shortest text that reads back to the same value: a decimal of up to `safe` digits
- * survives the round trip (15 for double, 6 for float), so when %.<safe>g reads back it
- * is the shortest (%g drops trailing zeros); else one more digit at a time. Subnormals
- * have fewer bits: every length from 1. */
+/* Shortest text that reads back to the same value, for float32 (doubles go to the faster
+ * cdr_format_f64): a decimal of up to `safe` digits survives the round trip (15 for
+ * double, 6 for float), so when %.<safe>g reads back it is the shortest (%g drops
+ * trailing zeros); else one more digit at a time. Subnormals: every length from 1. */
 static size_t format_shortest(double v, int is_f32, char *buf, size_t cap)
 {
     int n = 0;
@@ -125,7 +125,7 @@ static void put_float(json_out *j, double v, int is_f32)
         return;
     }
     char buf[40];
-    size_t n = format_shortest(v, is_f32, buf, sizeof buf - 3);
+    size_t n = is_f32 ? format_shortest(v, 1, buf, sizeof buf - 3) : cdr_format_f64(v, buf);
     if (!strpbrk(buf, ".eE")) { /* keep a float a float: 1 -> 1.0, -0 -> -0.0 */
         memcpy(buf + n, ".0", 3);
         n += 2;

@@ -6,6 +6,8 @@
 
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
+#include "runlab/number.h"
+#include "formats/cdr_internal.h"
 #include "msg_roundtrip.h"
 
 #include <math.h>
@@ -440,6 +442,54 @@ static void test_encode(void **state)
     rl_msgdef_free(d);
 }
 
+/* The fast shortest double formatting (Ryu) against glibc's printf/strtod through
+ * rl_format_f64: the same text, except that at exact powers of two (a narrower interval
+ * below) the shortest may be one digit shorter than what %.16g rounding finds; it must
+ * still read back to the same bits. */
+static void test_format_f64(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    char a[40], b[40];
+    for (int i = 0; i < 300000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t bits = i % 3 == 0 ? x : i % 3 == 1 ? (x & 0x000fffffffffffffull) >> (i % 52) : x % 100000000;
+        double v;
+        memcpy(&v, &bits, 8);
+        if (i % 3 == 2)
+            v = (double)bits / 1000.0;
+        if (!isfinite(v))
+            continue;
+        cdr_format_f64(v, a);
+        rl_format_f64(v, b, sizeof b);
+        double back = rl_parse_f64(a, NULL);
+        assert_memory_equal(&back, &v, 8);
+        if ((bits & 0x000fffffffffffffull) == 0 && i % 3 == 0)
+            assert_true(strlen(a) <= strlen(b));
+        else if (strcmp(a, b) != 0)
+            fail_msg("%a: %s, printf gives %s", v, a, b);
+    }
+    const double pw[] = {0x1p-24, 0x1p89, 0x1p-1074, 1e23, 5e-324, 1.7976931348623157e308};
+    const char *const want[] = {"5.960464477539063e-08", "6.189700196426902e+26", "5e-324",
+                                "1e+23", "5e-324", "1.7976931348623157e+308"};
+    for (size_t i = 0; i < 6; i++) {
+        cdr_format_f64(pw[i], a);
+        assert_string_equal(a, want[i]);
+    }
+    cdr_format_f64(-0.0, a);
+    assert_string_equal(a, "-0");
+    cdr_format_f64(123456789012345.0, a);
+    assert_string_equal(a, "123456789012345");
+    cdr_format_f64(1e15, a);
+    assert_string_equal(a, "1e+15");
+    cdr_format_f64(0.0001, a);
+    assert_string_equal(a, "0.0001");
+    cdr_format_f64(0.00001234, a);
+    assert_string_equal(a, "1.234e-05");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_paths_arrays),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_encode),
+        cmocka_unit_test(test_format_f64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
