@@ -1,11 +1,13 @@
 /* libFuzzer target for the CDR decoder (runlab/msgdef.h): the first byte chooses one of a
  * few fixed schemas (nested structs, sequences of structs, strings, arrays, services,
  * IDL extensibility kinds, unions, optionals), the rest is the payload, decoded to JSON,
- * to a visitor and through field paths. Nothing may crash or read out of bounds. */
+ * to a visitor and through field paths. Nothing may crash or read out of bounds, and a
+ * decoded message that the encoder accepts must decode again to the same JSON. */
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +71,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(copy, data + 1, size - 1);
     char *buf = NULL;
     size_t cap = 0, n = 0, sum = 0;
-    rl_msg_to_json(defs[which], copy, size - 1, &buf, &cap, &n);
+    if (rl_msg_to_json(defs[which], copy, size - 1, &buf, &cap, &n) == RL_OK) {
+        uint8_t *enc = NULL;
+        size_t elen = 0;
+        if (rl_msg_encode_json_text(defs[which], buf, n, copy[1], &enc, &elen) == RL_OK) {
+            char *again = NULL;
+            size_t acap = 0, alen = 0;
+            if (rl_msg_to_json(defs[which], enc, elen, &again, &acap, &alen) != RL_OK ||
+                alen != n || memcmp(again, buf, n) != 0) {
+                fprintf(stderr, "round trip differs:\n%s\n%s\n", buf, again ? again : rl_error_last());
+                abort();
+            }
+            free(again);
+        }
+        free(enc);
+    }
     free(buf);
     rl_msg_decode(defs[which], copy, size - 1, count_visit, &sum);
     rl_msg_value v;

@@ -52,8 +52,8 @@ static int pad(enc *e, size_t n)
     if (e->v2 && n > 4)
         n = 4;
     size_t k = (n - (e->len - e->origin) % n) % n;
-    int rc = reserve(e, k);
-    if (rc == RL_OK) {
+    int rc = k ? reserve(e, k) : RL_OK;
+    if (rc == RL_OK && k) {
         memset(e->buf + e->len, 0, k);
         e->len += k;
     }
