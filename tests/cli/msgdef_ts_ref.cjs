@@ -8,7 +8,8 @@
 // integers exactly, float32 as float32, NaN/±Infinity/-0 by identity. Prints one line;
 // exits 1 on any difference. Not covered here, because omgidl-serialization 1.0.3 misreads
 // or miswrites them: XCDR2 @optional members, struct arrays under XCDR2, multi-dimensional
-// arrays; those are checked against hand-made payloads in tests/unit/test_msgdef.c.
+// arrays; those are checked against hand-made payloads in tests/unit/test_msgdef.c. So are
+// services and rosbag2 service events: @foxglove/rosmsg cannot parse .srv schemas.
 "use strict";
 const fs = require("fs");
 const { McapWriter, McapStreamReader } = require("@mcap/core");
