@@ -3,6 +3,7 @@
  * truncated file) and filter (topics / time range / re-chunking into a new file). Output
  * files are written to a temporary name and linked into place, never over an existing file. */
 #include "cli.h"
+#include "mcap_decode.h"
 
 #include "runlab/error.h"
 #include "runlab/json.h"
@@ -29,7 +30,9 @@ static const char *const usage_main =
     "  cat FILE           one line per message (--json: NDJSON)\n"
     "  doctor FILE        check every invariant of the format; exit 1 on any violation\n"
     "  recover IN OUT     rewrite a damaged or truncated file, keeping all intact data\n"
-    "  filter IN OUT      copy selected topics / a time range, re-chunked\n\n"
+    "  filter IN OUT      copy selected topics / a time range, re-chunked\n"
+    "  schema FILE        each schema as parsed (normalised text), or its error\n"
+    "  export FILE        one CSV per topic, a column per field (--topic, --out-dir)\n\n"
     "Run 'runlab mcap <command> --help' for a command's options.\n"
     "Times (--start, --end) are nanoseconds since the epoch or ISO 8601\n"
     "(2024-05-01T12:00:00.5Z). Exit codes: 0 success, 1 failure, 2 usage error.\n";
@@ -349,16 +352,22 @@ static int cmd_info(int argc, char **argv)
 static int cmd_cat(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: runlab mcap cat FILE [--topics T1,T2] [--start TIME] [--end TIME] [--json]\n\n"
+        printf("Usage: runlab mcap cat FILE [--topics T1,T2] [--start TIME] [--end TIME] [--json]\n"
+               "                        [--raw]\n\n"
                "Prints the messages in log-time order, one line each:\n"
                "  LOG_TIME TOPIC seq=SEQUENCE publish=PUBLISH_TIME size=BYTES\n"
                "  --topics LIST  only these topics (comma-separated; may repeat)\n"
                "  --start TIME   only messages with log_time >= TIME (ns or ISO 8601)\n"
                "  --end TIME     only messages with log_time <= TIME\n"
                "  --json         NDJSON: one object per line with topic, channel_id, log_time,\n"
-               "                 publish_time, sequence and size\n");
+               "                 publish_time, sequence, size and the payload: \"message\" decoded\n"
+               "                 by the channel's schema (ros2msg/omgidl + cdr, json), else\n"
+               "                 \"data_base64\" (a payload that fails to decode adds\n"
+               "                 \"decode_error\" and makes the exit code 1)\n"
+               "  --raw          with --json: never decode, always \"data_base64\"\n");
         return RL_EXIT_OK;
     }
+    int raw = mcap_take_flag(&argc, argv, "--raw");
     opts o;
     int rc = parse_opts("cat", argc, argv, "tj", 1, &o);
     if (rc != RL_OK) {
@@ -378,8 +387,11 @@ static int cmd_cat(int argc, char **argv)
     rl_mcap_query q;
     set_query(&o, &q);
     rl_mcap_message_iter *it = NULL;
+    mcap_payloads *payloads = NULL;
     rc = RL_EXIT_OK;
-    if (rl_mcap_indexed_messages(x, &q, &it) < 0) {
+    if (o.json && mcap_payloads_new(&payloads, x, o.pos[0], raw) < 0) {
+        rc = cli_fail("mcap", "%s", rl_error_last());
+    } else if (rl_mcap_indexed_messages(x, &q, &it) < 0) {
         rc = cli_fail("mcap", "%s: %s", o.pos[0], rl_error_last());
     } else {
         rl_mcap_message m;
@@ -416,6 +428,7 @@ static int cmd_cat(int argc, char **argv)
             rl_json_uint64(j, m.sequence);
             rl_json_key(j, "size");
             rl_json_uint64(j, m.data.len);
+            mcap_payloads_write(payloads, ch, &m, j);
             rl_json_end_object(j);
             if (rl_json_writer_finish(j) < 0)
                 rc = cli_fail("mcap", "writing JSON: %s", rl_error_last());
@@ -425,6 +438,9 @@ static int cmd_cat(int argc, char **argv)
         }
         rl_mcap_message_iter_free(it);
     }
+    if (payloads && mcap_payloads_failed(payloads))
+        rc = RL_EXIT_FAILURE;
+    mcap_payloads_free(payloads);
     rl_mcap_indexed_close(x);
     free_opts(&o);
     if (fflush(stdout) != 0 && rc == RL_EXIT_OK)
@@ -780,5 +796,9 @@ int cmd_mcap(int argc, char **argv)
         return cmd_recover(argc - 1, argv + 1);
     if (strcmp(sub, "filter") == 0)
         return cmd_filter(argc - 1, argv + 1);
+    if (strcmp(sub, "schema") == 0)
+        return cmd_mcap_schema(argc - 1, argv + 1);
+    if (strcmp(sub, "export") == 0)
+        return cmd_mcap_export(argc - 1, argv + 1);
     return cli_usage_error("mcap", "unknown command '%s'", sub);
 }

@@ -16,6 +16,8 @@ packages=(
   fonts-dejavu-core chromium
   # python3 runs OMPL's log parser and the example planner in a second language
   python3
+  # node runs the TypeScript reference MCAP reader and message decoders in the tests
+  nodejs npm
   # the run-loader benchmark (bench/bench_runs.c) compares against pandas.read_csv
   python3-pandas python3-yaml
   # the recorder tests validate every manifest against docs/record-manifest.schema.json
@@ -40,15 +42,18 @@ else
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The reference TypeScript MCAP reader, for the interoperability test
-# (tests/cli/test_mcap_ts_reader.sh). Outside the repository; optional: where node or the
-# npm registry is not available the test skips with a message.
+# The reference TypeScript MCAP reader and message decoders, for the interoperability
+# tests (tests/cli/test_mcap_ts_reader.sh, test_msgdef_ts_reference.sh). Outside the
+# repository; where the npm registry is not reachable the tests skip with a message.
 node_dir="${RUNLAB_NODE_PREFIX:-$HOME/.cache/runlab}"
+node_pkgs=(@mcap/core @foxglove/wasm-zstd @foxglove/wasm-lz4 @foxglove/rosmsg
+           @foxglove/rosmsg2-serialization @foxglove/omgidl-parser
+           @foxglove/omgidl-serialization @foxglove/cdr)
+node_require=$(printf 'require("%s");' "${node_pkgs[@]}")
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
-   ! NODE_PATH="$node_dir/node_modules" node -e 'require("@mcap/core"); require("@foxglove/wasm-zstd"); require("@foxglove/wasm-lz4")' 2>/dev/null; then
-  echo "install-deps: installing @mcap/core into $node_dir (for the MCAP interoperability test)"
+   ! NODE_PATH="$node_dir/node_modules" node -e "$node_require" 2>/dev/null; then
+  echo "install-deps: installing ${node_pkgs[*]} into $node_dir (for the interoperability tests)"
   mkdir -p "$node_dir"
-  npm install --silent --no-audit --no-fund --prefix "$node_dir" \
-      @mcap/core @foxglove/wasm-zstd @foxglove/wasm-lz4 >/dev/null 2>&1 ||
-    echo "install-deps: npm install failed; the MCAP interoperability test will skip"
+  npm install --silent --no-audit --no-fund --prefix "$node_dir" "${node_pkgs[@]}" >/dev/null 2>&1 ||
+    echo "install-deps: npm install failed; the interoperability tests will skip"
 fi

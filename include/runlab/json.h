@@ -76,6 +76,9 @@ int rl_json_uint64(rl_json_writer *w, uint64_t v);
 int rl_json_double(rl_json_writer *w, double v);
 int rl_json_bool(rl_json_writer *w, bool v);
 int rl_json_null(rl_json_writer *w);
+/* Writes `len` bytes of ready-made JSON text as one value (a decoded message, say); the
+ * caller guarantees it is one valid JSON value. */
+int rl_json_raw(rl_json_writer *w, const char *json, size_t len);
 /* Writes a whole json-c value (object, array or scalar) at the current position. */
 int rl_json_value(rl_json_writer *w, json_object *value);
 

@@ -367,6 +367,13 @@ int rl_json_bool(rl_json_writer *w, bool v)
 
 int rl_json_null(rl_json_writer *w) { return scalar(w, "null", "null", 4); }
 
+int rl_json_raw(rl_json_writer *w, const char *json, size_t len)
+{
+    if (!json || len == 0)
+        return rl_error_set(RL_EINVAL, "json writer: empty raw value");
+    return scalar(w, "value", json, len);
+}
+
 /* Far deeper than any real document; stops a json-c value that contains itself. */
 enum { VALUE_MAX_DEPTH = 1000 };
 

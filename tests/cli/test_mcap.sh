@@ -42,7 +42,14 @@ check "cat filtered has no /pose" bash -c '! grep -q /pose <<<"$0"' "$out"
 run mcap cat "$F" --json --topics /log
 check "cat --json exits 0" rc_is 0
 check "cat --json one object per line" [ "$(wc -l <<<"$out")" -eq 100 ]
-check "cat --json fields" out_has '{"topic":"/log","channel_id":3,"log_time":1704067200020000000,"publish_time":1704067200020000000,"sequence":2,"size":10}'
+# bytes (2*13 + 7k) of mcap-robot-sample, base64 by hand: 1a 21 28 2f 36 3d 44 4b 52 59
+check "cat --json fields" out_has '{"topic":"/log","channel_id":3,"log_time":1704067200020000000,"publish_time":1704067200020000000,"sequence":2,"size":10,"data_base64":"GiEoLzY9REtSWQ=="}'
+check "cat --json: json channel with bytes that are not JSON: warned once" \
+    [ "$(grep -c "topic '/log': a payload is not JSON" <<<"$err")" -eq 1 ]
+run mcap cat "$F" --json --raw --topics /log
+check "cat --json --raw exits 0" rc_is 0
+check "cat --json --raw keeps payloads" out_has '"size":10,"data_base64":"GiEoLzY9REtSWQ=="}'
+check "cat --json --raw warns nothing" err_empty
 run mcap cat "$F" --start yesterday
 check "bad time is a usage error" rc_is 2
 check "bad time names the option" err_has "runlab: mcap: cat: --start 'yesterday'"

@@ -1,0 +1,274 @@
+/* Benchmark of the CDR decoder (runlab/msgdef.h) against the TypeScript reference decoder
+ * (@foxglove/rosmsg2-serialization) on the same messages in the same run: a small message
+ * (a 2-D pose with header) and a large one (PoseWithCovarianceStamped: 36 doubles, nested
+ * header), decoded to the visitor and to JSON; messages/s, MB/s and the ratios (targets:
+ * visitor >= 10x the reference's decode, JSON >= 3x its decode + JSON.stringify). Each
+ * figure is the median of five runs. The reference skips with a line when node or the npm
+ * packages (~/.cache/runlab/node_modules, scripts/install-deps.sh) are missing. */
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/mcap.h"
+#include "runlab/msgdef.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { RUNS = 5, SMALL_N = 200000, LARGE_N = 50000 };
+#define SEP "================================================================================\n"
+
+static const char *const header_deps =
+    SEP "MSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n"
+    SEP "MSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
+static const char *const pose_deps =
+    SEP "MSG: geometry_msgs/Pose\nPoint position\nQuaternion orientation\n"
+    SEP "MSG: geometry_msgs/Point\nfloat64 x\nfloat64 y\nfloat64 z\n"
+    SEP "MSG: geometry_msgs/Quaternion\nfloat64 x\nfloat64 y\nfloat64 z\nfloat64 w\n";
+
+typedef struct set {
+    const char *topic, *name;
+    char text[2048];
+    rl_msgdef *def;
+    uint8_t **msgs;
+    size_t *lens, n, bytes;
+} set;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_msgdef: %s: %s\n", what, rl_error_last());
+    exit(1);
+}
+
+static void make_set(set *s, size_t n, int large)
+{
+    if (rl_msgdef_parse(&s->def, "ros2msg", s->name, s->text, strlen(s->text)) < 0)
+        die("schema");
+    s->n = n;
+    s->msgs = calloc(n, sizeof *s->msgs);
+    s->lens = calloc(n, sizeof *s->lens);
+    if (!s->msgs || !s->lens)
+        die("out of memory");
+    char json[4096];
+    for (size_t i = 0; i < n; i++) {
+        double t = (double)i * 0.001;
+        int k;
+        if (!large) {
+            k = snprintf(json, sizeof json,
+                         "{\"header\":{\"stamp\":{\"sec\":%zu,\"nanosec\":%zu},\"frame_id\":\"map\"},"
+                         "\"pose\":{\"x\":%.17g,\"y\":%.17g,\"theta\":%.17g}}",
+                         i, i * 1000 % 1000000000, t * 3.7, -t / 7.0, t * 0.01);
+        } else {
+            k = snprintf(json, sizeof json,
+                         "{\"header\":{\"stamp\":{\"sec\":%zu,\"nanosec\":%zu},\"frame_id\":\"odom\"},"
+                         "\"pose\":{\"pose\":{\"position\":{\"x\":%.17g,\"y\":%.17g,\"z\":0.5},"
+                         "\"orientation\":{\"x\":0,\"y\":0,\"z\":%.17g,\"w\":0.9}},\"covariance\":[",
+                         i, i % 1000000000, t, -t, t / 3);
+            for (int c = 0; c < 36; c++)
+                k += snprintf(json + k, sizeof json - (size_t)k, "%s%.17g", c ? "," : "",
+                              (double)(c * 31 + (int)i) / 977.0);
+            k += snprintf(json + k, sizeof json - (size_t)k, "]}}");
+        }
+        if (rl_msg_encode_json_text(s->def, json, (size_t)k, RL_CDR_LE, &s->msgs[i], &s->lens[i]) < 0)
+            die("encode");
+        s->bytes += s->lens[i];
+    }
+}
+
+static int sum_visit(void *ctx, const rl_msg_visit *v)
+{
+    if (v->event == RL_MSG_VALUE)
+        *(double *)ctx += v->value.kind == RL_MSG_FLOAT64 ? v->value.v.f : 1.0;
+    return 0;
+}
+
+/* Median seconds over RUNS of decoding every message (json: to text, else to a visitor). */
+static double time_decode(const set *s, int json)
+{
+    double t[RUNS], sink = 0;
+    char *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (int r = 0; r < RUNS; r++) {
+        double t0 = now_s();
+        for (size_t i = 0; i < s->n; i++) {
+            int rc = json ? rl_msg_to_json(s->def, s->msgs[i], s->lens[i], &buf, &cap, &len)
+                          : rl_msg_decode(s->def, s->msgs[i], s->lens[i], sum_visit, &sink);
+            if (rc < 0)
+                die("decode");
+            sink += (double)len;
+        }
+        t[r] = now_s() - t0;
+    }
+    free(buf);
+    if (sink == 42.0)
+        printf("(unlikely)\n");
+    qsort(t, RUNS, sizeof t[0], cmp_double);
+    return t[RUNS / 2];
+}
+
+static const char *const node_script =
+    "const fs = require('fs');\n"
+    "const { McapStreamReader } = require('@mcap/core');\n"
+    "const { parse } = require('@foxglove/rosmsg');\n"
+    "const { MessageReader } = require('@foxglove/rosmsg2-serialization');\n"
+    "const zstd = require('@foxglove/wasm-zstd');\n"
+    "(async () => {\n"
+    "  await zstd.isLoaded;\n"
+    "  const r = new McapStreamReader({ decompressHandlers: { zstd: (b, n) => zstd.decompress(b, Number(n)) } });\n"
+    "  r.append(fs.readFileSync(process.argv[2]));\n"
+    "  const schemas = new Map(), chans = new Map(), msgs = new Map();\n"
+    "  for (let rec; (rec = r.nextRecord()); ) {\n"
+    "    if (rec.type === 'Schema') schemas.set(rec.id, rec);\n"
+    "    if (rec.type === 'Channel' && !chans.has(rec.id)) { chans.set(rec.id, rec); msgs.set(rec.id, []); }\n"
+    "    if (rec.type === 'Message') msgs.get(rec.channelId).push(rec.data);\n"
+    "  }\n"
+    "  const med = (a) => a.sort((x, y) => x - y)[a.length >> 1];\n"
+    "  for (const [id, ch] of chans) {\n"
+    "    const s = schemas.get(ch.schemaId);\n"
+    "    const reader = new MessageReader(parse(Buffer.from(s.data).toString(), { ros2: true }));\n"
+    "    const data = msgs.get(id);\n"
+    "    const dec = [], js = [];\n"
+    "    let sink = 0;\n"
+    "    for (let run = 0; run < 5; run++) {\n"
+    "      let t0 = process.hrtime.bigint();\n"
+    "      for (const d of data) sink += reader.readMessage(d).header.stamp.sec;\n"
+    "      dec.push(Number(process.hrtime.bigint() - t0) / 1e9);\n"
+    "      t0 = process.hrtime.bigint();\n"
+    "      for (const d of data) sink += JSON.stringify(reader.readMessage(d)).length;\n"
+    "      js.push(Number(process.hrtime.bigint() - t0) / 1e9);\n"
+    "    }\n"
+    "    console.log(`${ch.topic} ${med(dec)} ${med(js)} ${sink > 0 ? 1 : 0}`);\n"
+    "  }\n"
+    "})().catch((e) => { console.log('error ' + e.message); process.exit(1); });\n";
+
+/* Writes both sets to an MCAP and runs the reference on it; fills the times or returns -1. */
+static int run_reference(set *sets, size_t nsets, const char *dir, double *ref_dec, double *ref_json,
+                         char *why, size_t why_cap)
+{
+    char path[4200], script[4200], cmd[9000];
+    snprintf(path, sizeof path, "%s/bench.mcap", dir);
+    snprintf(script, sizeof script, "%s/ref.cjs", dir);
+    rl_mcap_writer_options o;
+    rl_mcap_writer_options_default(&o);
+    rl_mcap_writer *w = NULL;
+    int rc = rl_mcap_writer_open_path(&w, path, &o);
+    for (size_t k = 0; k < nsets && rc == RL_OK; k++) {
+        rl_mcap_schema sc = {(uint16_t)(k + 1), {(const uint8_t *)sets[k].name, strlen(sets[k].name)},
+                             {(const uint8_t *)"ros2msg", 7},
+                             {(const uint8_t *)sets[k].text, strlen(sets[k].text)}};
+        rl_mcap_channel ch;
+        memset(&ch, 0, sizeof ch);
+        ch.id = ch.schema_id = (uint16_t)(k + 1);
+        ch.topic = (rl_mcap_bytes){(const uint8_t *)sets[k].topic, strlen(sets[k].topic)};
+        ch.message_encoding = (rl_mcap_bytes){(const uint8_t *)"cdr", 3};
+        rc = rl_mcap_writer_add_schema(w, &sc);
+        if (rc == RL_OK)
+            rc = rl_mcap_writer_add_channel(w, &ch);
+        for (size_t i = 0; i < sets[k].n && rc == RL_OK; i++) {
+            rl_mcap_message m = {.channel_id = ch.id, .sequence = (uint32_t)i, .log_time = i,
+                                 .publish_time = i, .data = {sets[k].msgs[i], sets[k].lens[i]}};
+            rc = rl_mcap_writer_add_message(w, &m);
+        }
+    }
+    if (rc == RL_OK) {
+        rc = rl_mcap_writer_close(w);
+        w = NULL;
+    }
+    rl_mcap_writer_free(w);
+    if (rc < 0)
+        die("writing the MCAP");
+    FILE *f = fopen(script, "w");
+    if (!f || fputs(node_script, f) < 0 || fclose(f) != 0)
+        die("writing the node script");
+    const char *home = getenv("HOME");
+    snprintf(cmd, sizeof cmd, "NODE_PATH='%s/.cache/runlab/node_modules' node '%s' '%s' 2>&1",
+             home ? home : "", script, path);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        snprintf(why, why_cap, "node not runnable");
+        return -1;
+    }
+    char line[512];
+    size_t got = 0;
+    while (fgets(line, sizeof line, p)) {
+        for (size_t k = 0; k < nsets; k++) {
+            size_t tl = strlen(sets[k].topic);
+            if (strncmp(line, sets[k].topic, tl) == 0 && line[tl] == ' ' &&
+                sscanf(line + tl, "%lf %lf", &ref_dec[k], &ref_json[k]) == 2)
+                got++;
+        }
+        if (!got)
+            snprintf(why, why_cap, "%.*s", (int)strcspn(line, "\n"), line);
+    }
+    int st = pclose(p);
+    if (got != nsets || st != 0) {
+        if (!why[0])
+            snprintf(why, why_cap, "node exited with status %d", st);
+        return -1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    set sets[2] = {{.topic = "/pose2d", .name = "bench_msgs/msg/Pose2DStamped"},
+                   {.topic = "/pose_cov", .name = "geometry_msgs/msg/PoseWithCovarianceStamped"}};
+    snprintf(sets[0].text, sizeof sets[0].text,
+             "std_msgs/Header header\ngeometry_msgs/Pose2D pose\n" SEP
+             "MSG: geometry_msgs/Pose2D\nfloat64 x\nfloat64 y\nfloat64 theta\n%s",
+             header_deps);
+    snprintf(sets[1].text, sizeof sets[1].text,
+             "std_msgs/Header header\nPoseWithCovariance pose\n" SEP
+             "MSG: geometry_msgs/PoseWithCovariance\nPose pose\nfloat64[36] covariance\n%s%s",
+             header_deps, pose_deps);
+    make_set(&sets[0], SMALL_N, 0);
+    make_set(&sets[1], LARGE_N, 1);
+    char dir[4096];
+    if (rl_fs_mkdtemp("runlab-bench-msgdef-", dir, sizeof dir) < 0)
+        die("temporary directory");
+    double ref_dec[2] = {0}, ref_json[2] = {0};
+    char why[512] = "";
+    int have_ref = run_reference(sets, 2, dir, ref_dec, ref_json, why, sizeof why) == 0;
+    printf("msgdef: CDR decoding, %d runs each, median\n", RUNS);
+    for (int k = 0; k < 2; k++) {
+        set *s = &sets[k];
+        double tv = time_decode(s, 0), tj = time_decode(s, 1);
+        double mb = (double)s->bytes / 1e6;
+        printf("  %s (%zu messages, %zu bytes each):\n", s->topic, s->n, s->lens[0]);
+        printf("    visitor: %.0f messages/s, %.1f MB/s\n", (double)s->n / tv, mb / tv);
+        printf("    JSON:    %.0f messages/s, %.1f MB/s\n", (double)s->n / tj, mb / tj);
+        if (have_ref) {
+            printf("    reference decode: %.0f messages/s; decode + JSON.stringify: %.0f messages/s\n",
+                   (double)s->n / ref_dec[k], (double)s->n / ref_json[k]);
+            printf("    ratio: visitor %.1fx the reference decode (target >= 10x), JSON %.1fx the "
+                   "reference decode + stringify (target >= 3x)\n",
+                   ref_dec[k] / tv, ref_json[k] / tj);
+        }
+    }
+    if (!have_ref)
+        printf("  reference (@foxglove/rosmsg2-serialization): not available (%s); run "
+               "scripts/install-deps.sh\n", why);
+    rl_fs_remove_tree(dir);
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < sets[k].n; i++)
+            free(sets[k].msgs[i]);
+        free(sets[k].msgs);
+        free(sets[k].lens);
+        rl_msgdef_free(sets[k].def);
+    }
+    return 0;
+}

@@ -1,0 +1,249 @@
+/* runlab/msgdef.h: message schemas — ROS 2 `.msg`/`.srv` text ("ros2msg") and OMG IDL
+ * ("omgidl") — parsed into one type model, and the CDR decoder driven by that model
+ * (XCDR1 and XCDR2, both byte orders, final/appendable/mutable types): a visitor that
+ * allocates nothing per message, typed access by field path, and canonical JSON. */
+#ifndef RUNLAB_MSGDEF_H
+#define RUNLAB_MSGDEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Type model ------------------------------------------------------------------------
+ * A parsed schema is a table of types; types refer to each other by index. The primitive
+ * kinds (RL_MSG_BOOL .. RL_MSG_WSTRING) always sit at the index equal to their kind, so
+ * `type == RL_MSG_FLOAT64` is "a float64". Typedefs are resolved away; IDL struct
+ * inheritance is flattened (inherited members first). */
+typedef enum rl_msg_kind {
+    RL_MSG_BOOL = 1,
+    RL_MSG_OCTET, /* ros2msg `byte`, IDL `octet` */
+    RL_MSG_CHAR,  /* ros2msg `char` (an unsigned byte), IDL `char` */
+    RL_MSG_INT8,
+    RL_MSG_UINT8,
+    RL_MSG_INT16,
+    RL_MSG_UINT16,
+    RL_MSG_INT32,
+    RL_MSG_UINT32,
+    RL_MSG_INT64,
+    RL_MSG_UINT64,
+    RL_MSG_FLOAT32,
+    RL_MSG_FLOAT64,
+    RL_MSG_STRING,  /* unbounded; bounded strings are types of their own with `bound` */
+    RL_MSG_WSTRING,
+    RL_MSG_ENUM,     /* members are the enumerators (name, value) */
+    RL_MSG_STRUCT,   /* members are the fields */
+    RL_MSG_UNION,    /* `elem` is the discriminator type; members are the cases */
+    RL_MSG_ARRAY,    /* fixed length `bound`, elements of type `elem` */
+    RL_MSG_SEQUENCE  /* at most `bound` elements (0: unbounded) of type `elem` */
+} rl_msg_kind;
+
+/* Extensibility of a struct or union. DEFAULT (no annotation, and every ros2msg type)
+ * takes the kind the payload's encapsulation header declares (CDR/CDR2: final, D_CDR2:
+ * appendable, PL_CDR/PL_CDR2: mutable). */
+typedef enum rl_msg_ext {
+    RL_MSG_EXT_DEFAULT = 0,
+    RL_MSG_EXT_FINAL,
+    RL_MSG_EXT_APPENDABLE,
+    RL_MSG_EXT_MUTABLE
+} rl_msg_ext;
+
+/* A struct field, a union case or an enumerator. */
+typedef struct rl_msg_member {
+    const char *name;
+    uint32_t type;             /* index in the type table (unused for enumerators) */
+    uint32_t id;               /* member id: @id, else the position (mutable types) */
+    bool optional, key;        /* @optional, @key */
+    bool hidden; /* read but never reported: the uint8 rosidl puts in an empty message */
+    const char *default_value; /* ros2msg default / IDL @default, as written; NULL if none */
+    const int64_t *labels;     /* union case labels */
+    size_t nlabels;
+    bool is_default_case; /* union `default:` */
+    int64_t value;        /* enumerator value */
+} rl_msg_member;
+
+/* A constant (`int32 X=5`, IDL `const long X = 5;`), its value as written. */
+typedef struct rl_msg_constant {
+    const char *name;
+    uint32_t type;
+    const char *value;
+} rl_msg_constant;
+
+typedef struct rl_msg_type {
+    rl_msg_kind kind;
+    const char *name; /* struct/enum/union: full name ("geometry_msgs/Pose", "a::b::T") */
+    uint32_t bound;   /* string: max length; array: length; sequence: max count; 0 none */
+    uint32_t elem;    /* array/sequence: element type; union: discriminator type */
+    rl_msg_ext ext;
+    bool inner_dim; /* array that is an inner dimension of a multi-dimensional array */
+    const rl_msg_member *members;
+    size_t nmembers;
+    const rl_msg_constant *constants;
+    size_t nconstants;
+} rl_msg_type;
+
+typedef struct rl_msgdef rl_msgdef;
+
+/* Parses a schema as MCAP stores it: `encoding` "ros2msg" (also "ros2idl" is refused as
+ * unsupported) or "omgidl"; `name` is the schema name (the root type: "pkg/msg/Type",
+ * "a::b::T"); `text` need not be NUL-terminated. ros2msg names ending in `_Event` whose
+ * text is a service (`---` separator) give the rosbag2 service event type.
+ * Errors (RL_EPARSE) name the schema, the line and column and what was expected;
+ * RL_EUNSUPPORTED for other encodings. The result is immutable and may be shared by
+ * threads. Free with rl_msgdef_free. */
+int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, const char *text,
+                    size_t len);
+void rl_msgdef_free(rl_msgdef *def);
+
+/* The type table: rl_msgdef_type(def, i) for i < rl_msgdef_type_count(def), NULL past
+ * it. The root (the schema's message type) is rl_msgdef_root(def). */
+size_t rl_msgdef_type_count(const rl_msgdef *def);
+const rl_msg_type *rl_msgdef_type(const rl_msgdef *def, uint32_t index);
+uint32_t rl_msgdef_root(const rl_msgdef *def);
+/* IDL module-level constants ("a::b::MAX"), in declaration order; ros2msg constants
+ * belong to their message type (rl_msg_type.constants). */
+const rl_msg_constant *rl_msgdef_constants(const rl_msgdef *def, size_t *count);
+/* Index of the named struct/enum/union, or RL_ENOENT. */
+int rl_msgdef_find(const rl_msgdef *def, const char *name, uint32_t *index);
+
+/* Normalised text of the schema: every struct, enum and union reachable from the root,
+ * dependencies first, one member per line ("float64[36] covariance"). Caller frees. */
+int rl_msgdef_format(const rl_msgdef *def, char **out);
+
+/* ---- Decoding ------------------------------------------------------------------------
+ * Payloads are CDR with the 4-byte encapsulation header. Every length and count is
+ * checked against the bytes left; a malformed payload is RL_EPARSE (RL_ETRUNCATED when it
+ * ends early) with a message naming the field path and the byte offset (from the start
+ * of the payload, header included). Decoding never allocates and is thread-safe. */
+
+typedef struct rl_msg_value {
+    rl_msg_kind kind; /* the primitive kind; RL_MSG_ENUM for enums (in `i`) */
+    union {
+        bool b;
+        int64_t i;  /* signed kinds, enums */
+        uint64_t u; /* unsigned kinds, octet, char */
+        double f;   /* float32 (widened exactly) and float64 */
+        struct {
+            const char *ptr; /* into the payload; not NUL-terminated; wstring: UTF-8 is not
+                                produced, the raw code units are given */
+            size_t len;
+        } s;
+    } v;
+} rl_msg_value;
+
+typedef enum rl_msg_event {
+    RL_MSG_VALUE = 1,   /* a primitive, string or enum value */
+    RL_MSG_BEGIN_STRUCT,/* a struct or union starts (unions: "_d" comes first as a VALUE) */
+    RL_MSG_END_STRUCT,
+    RL_MSG_BEGIN_ARRAY, /* an array or sequence starts; `count` elements follow */
+    RL_MSG_END_ARRAY,
+    RL_MSG_ABSENT       /* an optional member that is not present (JSON null) */
+} rl_msg_event;
+
+typedef struct rl_msg_visit {
+    rl_msg_event event;
+    const char *path; /* "pose.position.x", "points[3].x"; NUL-terminated, valid during the
+                         call only; "" for the root */
+    size_t path_len;
+    const char *name; /* the member's name, or NULL for an array element and the root */
+    size_t index;     /* the element index when `name` is NULL */
+    const rl_msg_type *type;
+    size_t count;       /* BEGIN_ARRAY: element count */
+    rl_msg_value value; /* VALUE */
+} rl_msg_visit;
+
+/* Called for every event; return 0 to go on, > 0 to stop decoding (rl_msg_decode then
+ * returns that value), < 0 to fail with that code. */
+typedef int (*rl_msg_visit_fn)(void *ctx, const rl_msg_visit *v);
+
+/* Walks the payload with the schema's root type, in declaration order. Returns RL_OK
+ * after the whole message, the visitor's positive value when it stopped early, or a
+ * negative status. */
+int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                  void *ctx);
+
+/* Canonical JSON of the payload into *buf (capacity *cap, grown with realloc; the caller
+ * keeps and frees it, so a loop allocates only while messages grow): 64-bit integers
+ * exact, floats shortest (float32 as float32), "NaN"/"Infinity"/"-Infinity", enums and
+ * char/byte/octet as numbers, unions as {"_d": d, "<case>": v}, absent optionals null.
+ * *out_len is the length without the terminating NUL. */
+int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char **buf,
+                   size_t *cap, size_t *out_len);
+
+/* ---- Field paths ---------------------------------------------------------------------
+ * "pose.pose.position.x", "transforms[0].header.stamp.sec", "ranges[10]": compiled once
+ * per schema, then read from many payloads, skipping what lies before the field. */
+typedef struct rl_msg_path rl_msg_path;
+
+/* Compiles `path` against the root type; it must end at a primitive, string or enum.
+ * RL_ENOENT names the first part that does not exist; RL_EINVAL for bad syntax. The
+ * compiled path refers to `def`, which must outlive it. Free with rl_msg_path_free. */
+int rl_msg_path_compile(rl_msg_path **out, const rl_msgdef *def, const char *path);
+void rl_msg_path_free(rl_msg_path *path);
+/* Reads the field from one payload. RL_ENOENT when an index is past a sequence's length
+ * or an optional member / union case on the way is absent. Thread-safe, no allocation. */
+int rl_msg_path_get(const rl_msg_path *path, const uint8_t *data, size_t len,
+                    rl_msg_value *out);
+
+/* The value as a double (integers converted, bool 0/1); RL_EINVAL for strings. */
+int rl_msg_value_f64(const rl_msg_value *v, double *out);
+
+/* One-shot convenience: compile `path`, read it as a double, free. */
+int rl_msg_get_f64(const rl_msgdef *def, const uint8_t *data, size_t len, const char *path,
+                   double *out);
+
+/* ---- Tables ----------------------------------------------------------------------------
+ * Messages as rows (runlab mcap export): one column per leaf field named by its full path
+ * ("pose.pose.position.x", "covariance[0]"); fixed arrays of up to RL_MSG_MAX_EXPANDED
+ * elements are expanded, longer ones, sequences and unions are one column holding their
+ * canonical JSON text. */
+enum { RL_MSG_MAX_EXPANDED = 1024 };
+
+/* The column names of the root type; free with rl_msg_columns_free. */
+int rl_msg_columns(const rl_msgdef *def, char ***names, size_t *count);
+void rl_msg_columns_free(char **names, size_t count);
+
+/* One decoded row: cell i is buf[offsets[i] .. offsets[i + 1]) — numbers as in the JSON,
+ * strings raw, absent members empty. Zero-initialise, reuse for many payloads, then
+ * rl_msg_row_free. */
+typedef struct rl_msg_row {
+    char *buf;
+    size_t cap;
+    size_t *offsets; /* ncols + 1 entries */
+    size_t ncols;
+} rl_msg_row;
+int rl_msg_row_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_row *row);
+void rl_msg_row_free(rl_msg_row *row);
+
+/* ---- Encoding ----------------------------------------------------------------------------
+ * CDR from a JSON value in the canonical form rl_msg_to_json writes (numbers, "NaN" /
+ * "Infinity" strings, enums as numbers or enumerator names, unions as {"_d": d, "<case>":
+ * v}, absent optionals as null or left out), so tests, simulators and users can write
+ * correctly encoded messages without generated code: decode(encode(v)) == v. */
+
+/* Encapsulation kinds (the representation identifier of the 4-byte header). */
+enum {
+    RL_CDR_BE = 0, RL_CDR_LE = 1, RL_PL_CDR_BE = 2, RL_PL_CDR_LE = 3,
+    RL_CDR2_BE = 6, RL_CDR2_LE = 7, RL_D_CDR2_BE = 8, RL_D_CDR2_LE = 9,
+    RL_PL_CDR2_BE = 10, RL_PL_CDR2_LE = 11
+};
+
+struct json_object;
+/* Encodes `value` (a json-c object) with the schema's root type. *out is malloc'd (caller
+ * frees), *len its size. Errors (RL_EINVAL) name the field path and what is wrong: a
+ * missing member, a value out of the field's range, a string or sequence over its bound,
+ * an array of the wrong length. The kind sets byte order, XCDR version and the
+ * extensibility of types without an annotation. Thread-safe. */
+int rl_msg_encode_json(const rl_msgdef *def, struct json_object *value, int kind, uint8_t **out,
+                       size_t *len);
+/* The same from JSON text. */
+int rl_msg_encode_json_text(const rl_msgdef *def, const char *json, size_t json_len, int kind,
+                            uint8_t **out, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,261 @@
+/* Canonical JSON of a decoded CDR message (rl_msg_to_json): a visitor of the decoder that
+ * appends to a caller-kept buffer — exact 64-bit integers, shortest floats (float32 as
+ * float32), "NaN"/"Infinity" strings, RFC 8259 string escapes, unions as {"_d": …}. */
+#include "cdr_internal.h"
+
+#include "core/text.h"
+#include "runlab/error.h"
+
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef cdr_json_out json_out;
+
+int cdr_json_reserve(json_out *j, size_t n)
+{
+    if (j->oom)
+        return RL_ENOMEM;
+    if (j->len + n + 1 <= *j->cap)
+        return RL_OK;
+    size_t ncap = *j->cap ? *j->cap : 256;
+    while (ncap < j->len + n + 1) {
+        if (ncap > SIZE_MAX / 2) {
+            j->oom = 1;
+            return rl_error_set(RL_ENOMEM, "message JSON: too large");
+        }
+        ncap *= 2;
+    }
+    char *nb = realloc(*j->buf, ncap);
+    if (!nb) {
+        j->oom = 1;
+        return rl_error_set(RL_ENOMEM, "message JSON: out of memory");
+    }
+    *j->buf = nb;
+    *j->cap = ncap;
+    return RL_OK;
+}
+
+static void put(json_out *j, const char *s, size_t n)
+{
+    if (cdr_json_reserve(j, n) == RL_OK) {
+        memcpy(*j->buf + j->len, s, n);
+        j->len += n;
+    }
+}
+
+static void put_u64(json_out *j, uint64_t v, int neg)
+{
+    char tmp[24];
+    size_t n = sizeof tmp;
+    do {
+        tmp[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (neg)
+        tmp[--n] = '-';
+    put(j, tmp + n, sizeof tmp - n);
+}
+
+static void put_i64(json_out *j, int64_t v)
+{
+    if (v < 0)
+        put_u64(j, (uint64_t)0 - (uint64_t)v, 1);
+    else
+        put_u64(j, (uint64_t)v, 0);
+}
+
+/* The C locale, set on this thread while a message is written, so that snprintf and
+ * strtod use '.' whatever LC_NUMERIC the application chose (once per message, not once
+ * per number). */
+static locale_t c_numeric;
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+
+static void make_c_numeric(void)
+{
+    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+locale_t cdr_c_numeric_enter(void)
+{
+    pthread_once(&c_numeric_once, make_c_numeric);
+    return c_numeric != (locale_t)0 ? uselocale(c_numeric) : (locale_t)0;
+}
+
+void cdr_c_numeric_leave(locale_t old)
+{
+    if (old != (locale_t)0)
+        uselocale(old);
+}
+
+/* Shortest text that reads back to the same value, for float32 (doubles go to the faster
+ * cdr_format_f64): a decimal of up to `safe` digits survives the round trip (15 for
+ * double, 6 for float), so when %.<safe>g reads back it is the shortest (%g drops
+ * trailing zeros); else one more digit at a time. Subnormals: every length from 1. */
+static size_t format_shortest(double v, int is_f32, char *buf, size_t cap)
+{
+    int n = 0;
+    int p = is_f32 ? (fpclassify((float)v) == FP_SUBNORMAL ? 1 : 6) : (fpclassify(v) == FP_SUBNORMAL ? 1 : 15);
+    int last = is_f32 ? 9 : 17;
+    for (;; p++) {
+        n = snprintf(buf, cap, "%.*g", p, v);
+        if (p >= last)
+            break;
+        double back = strtod(buf, NULL);
+        if (is_f32 ? (float)back == (float)v : memcmp(&back, &v, sizeof v) == 0)
+            break;
+    }
+    return n > 0 ? (size_t)n : 0;
+}
+
+static void put_float(json_out *j, double v, int is_f32)
+{
+    if (isnan(v)) {
+        put(j, "\"NaN\"", 5);
+        return;
+    }
+    if (isinf(v)) {
+        if (v > 0)
+            put(j, "\"Infinity\"", 10);
+        else
+            put(j, "\"-Infinity\"", 11);
+        return;
+    }
+    char buf[40];
+    size_t n = is_f32 ? format_shortest(v, 1, buf, sizeof buf - 3) : cdr_format_f64(v, buf);
+    if (!strpbrk(buf, ".eE")) { /* keep a float a float: 1 -> 1.0, -0 -> -0.0 */
+        memcpy(buf + n, ".0", 3);
+        n += 2;
+    }
+    put(j, buf, n);
+}
+
+static void put_string(json_out *j, const char *s, size_t n)
+{
+    if (cdr_json_reserve(j, n + 2) < 0)
+        return;
+    put(j, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            run++;
+            continue;
+        }
+        put(j, s + i - run, run);
+        run = 0;
+        if (c < 0x80) {
+            char esc[8];
+            const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                          : c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+            if (!e) {
+                snprintf(esc, sizeof esc, "\\u%04x", c);
+                e = esc;
+            }
+            put(j, e, strlen(e));
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t k = rl_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (k == 0) {
+            put(j, "\xef\xbf\xbd", 3); /* U+FFFD for a byte that is not UTF-8 */
+            i++;
+        } else {
+            put(j, s + i, k);
+            i += k;
+        }
+    }
+    put(j, s + n - run, run);
+    put(j, "\"", 1);
+}
+
+void cdr_json_put_value(json_out *j, const rl_msg_value *v)
+{
+    switch (v->kind) {
+    case RL_MSG_BOOL:
+        if (v->v.b)
+            put(j, "true", 4);
+        else
+            put(j, "false", 5);
+        return;
+    case RL_MSG_OCTET:
+    case RL_MSG_CHAR:
+    case RL_MSG_UINT8:
+    case RL_MSG_UINT16:
+    case RL_MSG_UINT32:
+    case RL_MSG_UINT64:
+        put_u64(j, v->v.u, 0);
+        return;
+    case RL_MSG_FLOAT32:
+        put_float(j, v->v.f, 1);
+        return;
+    case RL_MSG_FLOAT64:
+        put_float(j, v->v.f, 0);
+        return;
+    case RL_MSG_STRING:
+    case RL_MSG_WSTRING:
+        put_string(j, v->v.s.ptr, v->v.s.len);
+        return;
+    default:
+        put_i64(j, v->v.i);
+    }
+}
+
+int cdr_json_visit(void *ctx, const rl_msg_visit *v)
+{
+    json_out *j = ctx;
+    if (v->event == RL_MSG_END_STRUCT || v->event == RL_MSG_END_ARRAY) {
+        j->depth--;
+        put(j, v->event == RL_MSG_END_STRUCT ? "}" : "]", 1);
+        return j->oom ? RL_ENOMEM : 0;
+    }
+    if (j->depth > 0) {
+        if (!j->first[j->depth])
+            put(j, ",", 1);
+        j->first[j->depth] = 0;
+        if (v->name) {
+            put(j, "\"", 1);
+            put(j, v->name, strlen(v->name));
+            put(j, "\":", 2);
+        }
+    }
+    switch (v->event) {
+    case RL_MSG_BEGIN_STRUCT:
+    case RL_MSG_BEGIN_ARRAY:
+        if (j->depth + 1 >= CDR_JSON_MAX_DEPTH)
+            return rl_error_set(RL_ERANGE, "message JSON: nested deeper than %d levels", CDR_JSON_MAX_DEPTH);
+        j->depth++;
+        j->first[j->depth] = 1;
+        put(j, v->event == RL_MSG_BEGIN_STRUCT ? "{" : "[", 1);
+        break;
+    case RL_MSG_ABSENT:
+        put(j, "null", 4);
+        break;
+    default:
+        cdr_json_put_value(j, &v->value);
+    }
+    return j->oom ? RL_ENOMEM : 0;
+}
+
+int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char **buf,
+                   size_t *cap, size_t *out_len)
+{
+    if (!buf || !cap)
+        return rl_error_set(RL_EINVAL, "message JSON: NULL buffer");
+    json_out j = {.buf = buf, .cap = cap};
+    locale_t old = cdr_c_numeric_enter();
+    int rc = rl_msg_decode(def, data, len, cdr_json_visit, &j);
+    cdr_c_numeric_leave(old);
+    if (rc == RL_OK && cdr_json_reserve(&j, 0) == RL_OK)
+        (*buf)[j.len] = '\0';
+    else if (rc == RL_OK)
+        rc = RL_ENOMEM;
+    if (out_len)
+        *out_len = rc == RL_OK ? j.len : 0;
+    return rc < 0 ? rc : RL_OK;
+}
