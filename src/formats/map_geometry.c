@@ -1,0 +1,431 @@
+/* Geometry on an open runtime map: which lanelets hold a point (grid lookup; cells lying
+ * wholly inside a lanelet answer without a polygon test), signed distance to the drivable
+ * area (ring search over the grid), arc-length coordinates along a lanelet, footprints
+ * inside the union of lanelets, and oriented rectangles against each other. */
+#include "map_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BOUNDARY_EPS 1e-9 /* metres: a point this close to an edge is on it */
+
+static bool grid_cell(const rl_map *m, double x, double y, uint32_t *ix, uint32_t *iy)
+{
+    const rlmap_header *h = m->h;
+    double fx = floor((x - h->grid_x0) / h->cell), fy = floor((y - h->grid_y0) / h->cell);
+    if (!(fx >= -1 && fx <= h->nx && fy >= -1 && fy <= h->ny))
+        return false;
+    /* A point on the grid's outer edge belongs to the last cell. */
+    *ix = fx < 0 ? 0 : fx >= h->nx ? h->nx - 1 : (uint32_t)fx;
+    *iy = fy < 0 ? 0 : fy >= h->ny ? h->ny - 1 : (uint32_t)fy;
+    return true;
+}
+
+bool rl_map_point_in_lanelet(const rl_map *map, size_t idx, double x, double y)
+{
+    const rlmap_lanelet *L = &map->lanelets[idx];
+    if (!(x >= L->bbox[0] - BOUNDARY_EPS && x <= L->bbox[2] + BOUNDARY_EPS &&
+          y >= L->bbox[1] - BOUNDARY_EPS && y <= L->bbox[3] + BOUNDARY_EPS))
+        return false;
+    const rl_map_point *p = map->points + L->poly_off;
+    return rl_map_pip(p, L->poly_n, x, y) || rl_map_poly_dist(p, L->poly_n, x, y) <= BOUNDARY_EPS;
+}
+
+size_t rl_map_lanelets_at(const rl_map *map, double x, double y, uint32_t *out, size_t cap)
+{
+    uint32_t ix, iy;
+    if (!grid_cell(map, x, y, &ix, &iy))
+        return 0;
+    size_t cell = (size_t)iy * map->h->nx + ix, n = 0;
+    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+        uint32_t e = map->entries[k], idx = e & ~RLMAP_ENTRY_FULL;
+        if ((e & RLMAP_ENTRY_FULL) || rl_map_point_in_lanelet(map, idx, x, y)) {
+            if (n < cap)
+                out[n] = idx;
+            n++;
+        }
+    }
+    return n;
+}
+
+bool rl_map_point_drivable(const rl_map *map, double x, double y)
+{
+    uint32_t ix, iy;
+    if (!grid_cell(map, x, y, &ix, &iy))
+        return false;
+    size_t cell = (size_t)iy * map->h->nx + ix;
+    if (map->cell_flags[cell] & RLMAP_CELL_COVERED)
+        return true;
+    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++)
+        if (rl_map_point_in_lanelet(map, map->entries[k] & ~RLMAP_ENTRY_FULL, x, y))
+            return true;
+    return false;
+}
+
+bool rl_map_point_drivable_brute(const rl_map *map, double x, double y)
+{
+    for (size_t i = 0; i < map->h->num_lanelets; i++)
+        if (rl_map_point_in_lanelet(map, i, x, y))
+            return true;
+    return false;
+}
+
+static double lanelet_dist(const rl_map *map, size_t idx, double x, double y)
+{
+    const rlmap_lanelet *L = &map->lanelets[idx];
+    return rl_map_poly_dist(map->points + L->poly_off, L->poly_n, x, y);
+}
+
+/* Nearest lanelet to a point outside all of them: rings of cells around the point's
+ * (clamped) cell until no unvisited cell can hold anything nearer. */
+static void nearest_outside(const rl_map *map, double x, double y, rl_map_where *out)
+{
+    const rlmap_header *h = map->h;
+    double fx = floor((x - h->grid_x0) / h->cell), fy = floor((y - h->grid_y0) / h->cell);
+    long cx = fx < 0 ? 0 : fx >= h->nx ? (long)h->nx - 1 : (long)fx;
+    long cy = fy < 0 ? 0 : fy >= h->ny ? (long)h->ny - 1 : (long)fy;
+    double best = INFINITY;
+    long bi = -1;
+    for (long r = 0;; r++) {
+        for (long yy = cy - r; yy <= cy + r; yy++) {
+            if (yy < 0 || yy >= (long)h->ny)
+                continue;
+            bool edge_row = yy == cy - r || yy == cy + r;
+            for (long xx = cx - r; xx <= cx + r; xx += edge_row ? 1 : 2 * r) {
+                if (xx >= 0 && xx < (long)h->nx) {
+                    size_t cell = (size_t)yy * h->nx + (size_t)xx;
+                    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+                        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
+                        double d = lanelet_dist(map, idx, x, y);
+                        if (d < best || (d == best && (long)idx < bi)) {
+                            best = d;
+                            bi = idx;
+                        }
+                    }
+                }
+                if (r == 0)
+                    break;
+            }
+        }
+        bool whole =
+            cx - r <= 0 && cy - r <= 0 && cx + r >= (long)h->nx - 1 && cy + r >= (long)h->ny - 1;
+        if (best <= (double)r * h->cell || whole)
+            break;
+    }
+    out->inside = false;
+    out->nearest = bi;
+    out->distance = bi < 0 ? -INFINITY : -best;
+}
+
+void rl_map_where_is(const rl_map *map, double x, double y, rl_map_where *out)
+{
+    out->inside = false;
+    out->nearest = -1;
+    out->distance = NAN;
+    if (!isfinite(x) || !isfinite(y) || map->h->num_lanelets == 0)
+        return;
+    uint32_t ix, iy;
+    if (grid_cell(map, x, y, &ix, &iy)) {
+        size_t cell = (size_t)iy * map->h->nx + ix;
+        double deepest = -1;
+        for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+            uint32_t e = map->entries[k], idx = e & ~RLMAP_ENTRY_FULL;
+            if (!(e & RLMAP_ENTRY_FULL) && !rl_map_point_in_lanelet(map, idx, x, y))
+                continue;
+            double d = lanelet_dist(map, idx, x, y);
+            if (d > deepest) {
+                deepest = d;
+                out->nearest = idx;
+            }
+        }
+        if (out->nearest >= 0) {
+            out->inside = true;
+            out->distance = deepest;
+            return;
+        }
+    }
+    nearest_outside(map, x, y, out);
+}
+
+/* Closest point of a polyline: distance, and the segment and parameter it lies on. */
+static double polyline_closest(const rl_map_point *p, size_t n, double x, double y, size_t *seg,
+                               double *t)
+{
+    double best = INFINITY;
+    *seg = 0;
+    *t = 0;
+    if (n == 1)
+        return hypot(x - p[0].x, y - p[0].y);
+    for (size_t i = 0; i + 1 < n; i++) {
+        double u, d = rl_map_seg_dist2(x, y, p[i], p[i + 1], &u);
+        if (d < best) {
+            best = d;
+            *seg = i;
+            *t = u;
+        }
+    }
+    return sqrt(best);
+}
+
+void rl_map_lanelet_frenet(const rl_map *map, size_t idx, double x, double y, rl_map_frenet *out)
+{
+    const rlmap_lanelet *L = &map->lanelets[idx];
+    const rl_map_point *c = map->points + L->centre_off;
+    size_t seg, dummy_seg;
+    double t, dummy_t;
+    double d = polyline_closest(c, L->centre_n, x, y, &seg, &t);
+    double s = 0;
+    for (size_t i = 0; i < seg; i++)
+        s += hypot(c[i + 1].x - c[i].x, c[i + 1].y - c[i].y);
+    double dx = 0, dy = 0;
+    if (L->centre_n > 1) {
+        dx = c[seg + 1].x - c[seg].x;
+        dy = c[seg + 1].y - c[seg].y;
+        s += t * hypot(dx, dy);
+    }
+    out->s = s;
+    out->length = L->length;
+    out->heading = atan2(dy, dx);
+    out->offset = rl_map_cross(dx, dy, x - c[seg].x, y - c[seg].y) < 0 ? -d : d;
+    out->dist_left =
+        polyline_closest(map->points + L->left_off, L->left_n, x, y, &dummy_seg, &dummy_t);
+    out->dist_right =
+        polyline_closest(map->points + L->right_off, L->right_n, x, y, &dummy_seg, &dummy_t);
+}
+
+void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4])
+{
+    double c = cos(b->yaw), s = sin(b->yaw), hl = b->length / 2, hw = b->width / 2;
+    out[0] = (rl_map_point){b->x + hl * c - hw * s, b->y + hl * s + hw * c};
+    out[1] = (rl_map_point){b->x + hl * c + hw * s, b->y + hl * s - hw * c};
+    out[2] = (rl_map_point){b->x - hl * c + hw * s, b->y - hl * s - hw * c};
+    out[3] = (rl_map_point){b->x - hl * c - hw * s, b->y - hl * s + hw * c};
+}
+
+/* Calls visit(cell) for every grid cell the segment ab passes through (Amanatides-Woo
+ * traversal of the clamped segment); stops early when visit returns false. Returns false
+ * when the segment leaves the grid (part of it can then lie on no lanelet). */
+typedef bool (*cell_visit)(const rl_map *map, size_t cell, void *ctx);
+static bool walk_cells(const rl_map *map, rl_map_point a, rl_map_point b, cell_visit visit,
+                       void *ctx, bool *stopped)
+{
+    const rlmap_header *h = map->h;
+    *stopped = false;
+    double gx1 = h->grid_x0 + h->nx * h->cell, gy1 = h->grid_y0 + h->ny * h->cell;
+    if (!(fmin(a.x, b.x) >= h->grid_x0 && fmax(a.x, b.x) <= gx1 && fmin(a.y, b.y) >= h->grid_y0 &&
+          fmax(a.y, b.y) <= gy1))
+        return false;
+    double ax = (a.x - h->grid_x0) / h->cell, ay = (a.y - h->grid_y0) / h->cell;
+    double bx = (b.x - h->grid_x0) / h->cell, by = (b.y - h->grid_y0) / h->cell;
+    long ix = (long)fmin(floor(ax), h->nx - 1), iy = (long)fmin(floor(ay), h->ny - 1);
+    long ex = (long)fmin(floor(bx), h->nx - 1), ey = (long)fmin(floor(by), h->ny - 1);
+    double dx = bx - ax, dy = by - ay;
+    int sx = dx > 0 ? 1 : -1, sy = dy > 0 ? 1 : -1;
+    double tdx = dx != 0 ? fabs(1 / dx) : INFINITY, tdy = dy != 0 ? fabs(1 / dy) : INFINITY;
+    double tmx = dx > 0 ? (ix + 1 - ax) * tdx : dx < 0 ? (ax - ix) * tdx : INFINITY;
+    double tmy = dy > 0 ? (iy + 1 - ay) * tdy : dy < 0 ? (ay - iy) * tdy : INFINITY;
+    long steps = labs(ex - ix) + labs(ey - iy) + 1;
+    for (long k = 0; k < steps + 2; k++) {
+        if (ix >= 0 && iy >= 0 && ix < (long)h->nx && iy < (long)h->ny &&
+            !visit(map, (size_t)iy * h->nx + (size_t)ix, ctx)) {
+            *stopped = true;
+            return true;
+        }
+        if (ix == ex && iy == ey)
+            break;
+        if (tmx < tmy) {
+            tmx += tdx;
+            ix += sx;
+        } else {
+            tmy += tdy;
+            iy += sy;
+        }
+    }
+    return true;
+}
+
+static bool cell_is_covered(const rl_map *map, size_t cell, void *ctx)
+{
+    (void)ctx;
+    return (map->cell_flags[cell] & RLMAP_CELL_COVERED) != 0;
+}
+
+enum { MAX_CANDIDATES = 256 };
+typedef struct candidates {
+    uint32_t idx[MAX_CANDIDATES];
+    size_t n;
+    bool overflow;
+} candidates;
+
+static bool collect_candidates(const rl_map *map, size_t cell, void *ctx)
+{
+    candidates *c = ctx;
+    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
+        size_t i = 0;
+        while (i < c->n && c->idx[i] != idx)
+            i++;
+        if (i < c->n)
+            continue;
+        if (c->n == MAX_CANDIDATES) {
+            c->overflow = true;
+            return false;
+        }
+        c->idx[c->n++] = idx;
+    }
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool inside_candidates(const rl_map *map, const candidates *c, double x, double y)
+{
+    if (c->overflow)
+        return rl_map_point_drivable(map, x, y);
+    for (size_t i = 0; i < c->n; i++)
+        if (rl_map_point_in_lanelet(map, c->idx[i], x, y))
+            return true;
+    return false;
+}
+
+/* An outside stretch of an edge is a closed gap when all of it is within tol/2 of the
+ * drivable area (sampled every tol/2; the distance changes by at most tol/4 between). */
+static bool gap_closed(const rl_map *map, rl_map_point a, rl_map_point b, double t0, double t1,
+                       double tol)
+{
+    if (!(tol > 0))
+        return false;
+    double len = (t1 - t0) * hypot(b.x - a.x, b.y - a.y);
+    double steps = ceil(len / (tol / 2));
+    if (steps > 1000)
+        return false;
+    for (double k = 0; k <= steps; k++) {
+        double t = t0 + (t1 - t0) * (steps > 0 ? k / steps : 0.5);
+        rl_map_where w;
+        rl_map_where_is(map, a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), &w);
+        if (!w.inside && !(w.distance >= -tol / 2))
+            return false;
+    }
+    return true;
+}
+
+/* Exact test of one edge: split it where it crosses lanelet edges; each piece is then
+ * wholly inside or wholly outside every lanelet, so its middle decides. */
+static bool edge_inside_exact(const rl_map *map, rl_map_point a, rl_map_point b, double tol)
+{
+    candidates c = {.n = 0};
+    bool stopped;
+    if (!walk_cells(map, a, b, collect_candidates, &c, &stopped))
+        return gap_closed(map, a, b, 0, 1, tol);
+    size_t cap = 64, nt = 0;
+    double *ts = malloc(cap * sizeof *ts);
+    if (!ts)
+        return false;
+    ts[nt++] = 0;
+    ts[nt++] = 1;
+    double dx = b.x - a.x, dy = b.y - a.y;
+    size_t ncand = c.overflow ? map->h->num_lanelets : c.n;
+    for (size_t i = 0; i < ncand; i++) {
+        const rlmap_lanelet *L = &map->lanelets[c.overflow ? i : c.idx[i]];
+        const rl_map_point *p = map->points + L->poly_off;
+        for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+            double ex = p[e].x - p[f].x, ey = p[e].y - p[f].y;
+            double den = rl_map_cross(dx, dy, ex, ey);
+            if (den == 0)
+                continue;
+            double t = rl_map_cross(p[f].x - a.x, p[f].y - a.y, ex, ey) / den;
+            double u = rl_map_cross(p[f].x - a.x, p[f].y - a.y, dx, dy) / den;
+            if (t <= 0 || t >= 1 || u < 0 || u > 1)
+                continue;
+            if (nt == cap) {
+                double *g = realloc(ts, 2 * cap * sizeof *ts);
+                if (!g) {
+                    free(ts);
+                    return false;
+                }
+                ts = g;
+                cap *= 2;
+            }
+            ts[nt++] = t;
+        }
+    }
+    qsort(ts, nt, sizeof *ts, cmp_double);
+    bool ok = true;
+    for (size_t i = 0; i + 1 < nt && ok; i++) {
+        if (ts[i + 1] <= ts[i])
+            continue;
+        double t = (ts[i] + ts[i + 1]) / 2;
+        if (!inside_candidates(map, &c, a.x + t * dx, a.y + t * dy))
+            ok = gap_closed(map, a, b, ts[i], ts[i + 1], tol);
+    }
+    free(ts);
+    return ok;
+}
+
+bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance)
+{
+    if (!isfinite(b->x) || !isfinite(b->y) || !isfinite(b->yaw) || !isfinite(b->length) ||
+        !isfinite(b->width))
+        return false;
+    rl_map_point c[4];
+    rl_map_box_corners(b, c);
+    for (int i = 0; i < 4; i++) {
+        rl_map_point a = c[i], e = c[(i + 1) % 4];
+        bool stopped;
+        /* Fast path: every cell along the edge lies wholly in some lanelet. */
+        if (walk_cells(map, a, e, cell_is_covered, NULL, &stopped) && !stopped)
+            continue;
+        if (!edge_inside_exact(map, a, e, gap_tolerance))
+            return false;
+    }
+    return true;
+}
+
+/* Projections of both boxes' corners on the axis; true when they are separated. */
+static bool separated_on(const rl_map_point *pa, const rl_map_point *pb, double ax, double ay)
+{
+    double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double u = pa[i].x * ax + pa[i].y * ay, v = pb[i].x * ax + pb[i].y * ay;
+        amin = fmin(amin, u);
+        amax = fmax(amax, u);
+        bmin = fmin(bmin, v);
+        bmax = fmax(bmax, v);
+    }
+    return amax < bmin - BOUNDARY_EPS || bmax < amin - BOUNDARY_EPS;
+}
+
+bool rl_map_box_overlap(const rl_map_box *a, const rl_map_box *b)
+{
+    rl_map_point pa[4], pb[4];
+    rl_map_box_corners(a, pa);
+    rl_map_box_corners(b, pb);
+    const double axes[4][2] = {{cos(a->yaw), sin(a->yaw)},
+                               {-sin(a->yaw), cos(a->yaw)},
+                               {cos(b->yaw), sin(b->yaw)},
+                               {-sin(b->yaw), cos(b->yaw)}};
+    for (int i = 0; i < 4; i++)
+        if (separated_on(pa, pb, axes[i][0], axes[i][1]))
+            return false;
+    return true;
+}
+
+double rl_map_box_distance(const rl_map_box *a, const rl_map_box *b)
+{
+    if (rl_map_box_overlap(a, b))
+        return 0;
+    rl_map_point pa[4], pb[4];
+    rl_map_box_corners(a, pa);
+    rl_map_box_corners(b, pb);
+    double best = INFINITY;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            best = fmin(best, rl_map_seg_dist2(pa[i].x, pa[i].y, pb[j], pb[(j + 1) % 4], NULL));
+            best = fmin(best, rl_map_seg_dist2(pb[i].x, pb[i].y, pa[j], pa[(j + 1) % 4], NULL));
+        }
+    return sqrt(best);
+}
