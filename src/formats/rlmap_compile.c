@@ -35,6 +35,12 @@ static int cmp_id(const void *a, const void *b, void *ctx)
     return (x > y) - (x < y);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static int push_points(compile_ctx *c, const rl_map_point *p, size_t n, uint32_t *off,
                        uint32_t *count)
 {
@@ -77,28 +83,52 @@ static rl_map_point point_at(const rl_map_point *p, size_t n, double total, doub
     return p[n - 1];
 }
 
-/* The centre line: the file's, else midpoints of both bounds at equal arc-length
- * fractions (an odd count, so the half-way point is one of them). */
+/* Arc-length fractions of a polyline's vertices, appended to f. */
+static size_t vertex_fractions(const rl_map_point *p, size_t n, double total, double *f)
+{
+    double acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            acc += hypot(p[i].x - p[i - 1].x, p[i].y - p[i - 1].y);
+        f[i] = total > 0 ? acc / total : 0;
+    }
+    return n;
+}
+
+/* The centre line: the file's, else c(t) = (left(t) + right(t)) / 2 with t the fraction of
+ * each bound's arc length, exactly (a vertex at every fraction where either bound has one,
+ * and at t = 0.5, the lane centre). */
 static int add_centre(compile_ctx *c, const rl_map_source_lanelet *ll, rlmap_lanelet *out)
 {
     if (ll->num_centre > 0)
         return push_points(c, ll->centre, ll->num_centre, &out->centre_off, &out->centre_n);
-    size_t m = (ll->num_left > ll->num_right ? ll->num_left : ll->num_right);
-    if (m > (1u << 20))
-        return rl_error_set(RL_ERANGE, "lanelet %lld: bounds too long", (long long)ll->id);
-    size_t n = 2 * m + 1;
+    size_t n = ll->num_left + ll->num_right + 1;
+    double *f = malloc(n * sizeof *f);
     rl_map_point *tmp = malloc(n * sizeof *tmp);
-    if (!tmp)
+    if (!f || !tmp) {
+        free(f);
+        free(tmp);
         return rl_error_set(RL_ENOMEM, "out of memory");
+    }
     double ll_len = polyline_length(ll->left, ll->num_left);
     double lr_len = polyline_length(ll->right, ll->num_right);
-    for (size_t i = 0; i < n; i++) {
-        double t = (double)i / (double)(n - 1);
-        rl_map_point a = point_at(ll->left, ll->num_left, ll_len, t);
-        rl_map_point b = point_at(ll->right, ll->num_right, lr_len, t);
+    size_t k = vertex_fractions(ll->left, ll->num_left, ll_len, f);
+    k += vertex_fractions(ll->right, ll->num_right, lr_len, f + k);
+    f[k++] = 0.5;
+    qsort(f, k, sizeof *f, cmp_double);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m > 0 && f[i] - f[m - 1] < 1e-12)
+            continue;
+        f[m++] = f[i];
+    }
+    for (size_t i = 0; i < m; i++) {
+        rl_map_point a = point_at(ll->left, ll->num_left, ll_len, f[i]);
+        rl_map_point b = point_at(ll->right, ll->num_right, lr_len, f[i]);
         tmp[i] = (rl_map_point){(a.x + b.x) / 2, (a.y + b.y) / 2};
     }
-    int rc = push_points(c, tmp, n, &out->centre_off, &out->centre_n);
+    int rc = push_points(c, tmp, m, &out->centre_off, &out->centre_n);
+    free(f);
     free(tmp);
     return rc;
 }
@@ -225,12 +255,6 @@ static uint32_t cell_y(const compile_ctx *c, double y)
 {
     double f = floor((y - c->y0) / c->cell);
     return f < 0 ? 0 : f >= c->ny ? c->ny - 1 : (uint32_t)f;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* x where the polygon's edges cross the horizontal line y (the even-odd rule's edges). */
