@@ -292,22 +292,24 @@ static bool inside_candidates(const rl_map *map, const candidates *c, double x, 
     return false;
 }
 
-/* An outside stretch of an edge is a closed gap when all of it is within tol/2 of the
- * drivable area (sampled every tol/2; the distance changes by at most tol/4 between). */
+/* An outside stretch of an edge is a closed gap when all of it lies within tol/2 of the
+ * drivable area: sampled every tol/8, each sample within tol/2 - tol/16 (the distance
+ * changes by at most tol/16 between samples). Gaps narrower than 7/8 of tol always close;
+ * gaps wider than tol never do. */
 static bool gap_closed(const rl_map *map, rl_map_point a, rl_map_point b, double t0, double t1,
                        double tol)
 {
     if (!(tol > 0))
         return false;
     double len = (t1 - t0) * hypot(b.x - a.x, b.y - a.y);
-    double steps = ceil(len / (tol / 2));
-    if (steps > 1000)
+    double steps = ceil(len / (tol / 8));
+    if (steps > 4000)
         return false;
     for (double k = 0; k <= steps; k++) {
         double t = t0 + (t1 - t0) * (steps > 0 ? k / steps : 0.5);
         rl_map_where w;
         rl_map_where_is(map, a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), &w);
-        if (!w.inside && !(w.distance >= -tol / 2))
+        if (!w.inside && !(w.distance >= -(tol / 2 - tol / 16)))
             return false;
     }
     return true;
