@@ -12,6 +12,7 @@
 #include <string.h>
 
 enum { MAX_CELLS = 1u << 21, UNION_ROWS = 8192 };
+#define MAX_COORD 1e9 /* metres; farther positions are a wrong projection */
 
 typedef struct compile_ctx {
     const rl_map_source *src;
@@ -168,6 +169,14 @@ static int build_lanelet(compile_ctx *c, const rl_map_idmap *ids, uint32_t idx)
     if (!poly)
         return rl_error_set(RL_ENOMEM, "out of memory");
     rl_map_polygon_build(ll, poly);
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(poly[i].x) <= MAX_COORD && fabs(poly[i].y) <= MAX_COORD)) {
+            free(poly);
+            return rl_error_set(RL_ERANGE,
+                                "lanelet %lld: coordinate (%g, %g) is not a finite "
+                                "position within %g m of the origin",
+                                (long long)ll->id, poly[i].x, poly[i].y, MAX_COORD);
+        }
     rc = push_points(c, poly, n, &out->poly_off, &out->poly_n);
     double area = fabs(rl_map_polygon_signed_area(poly, n));
     size_t crossings = rl_map_polygon_self_crossings(poly, n);
@@ -398,7 +407,7 @@ static int build_index(compile_ctx *c, size_t n, size_t max_poly)
     free(xs);
     if (rc == RL_OK && c->num_entries > UINT32_MAX)
         rc = rl_error_set(RL_ERANGE, "grid index too large");
-    if (rc == RL_OK)
+    if (rc == RL_OK && c->num_entries)
         qsort(c->entries, c->num_entries, sizeof *c->entries, cmp_u64);
     return rc;
 }

@@ -93,7 +93,7 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     if (h->file_size != len)
         return BAD("runtime map: byte 16: size %llu, but %zu bytes given",
                    (unsigned long long)h->file_size, len);
-    if (h->nx == 0 || h->ny == 0 || (uint64_t)h->nx * h->ny > (1u << 26) || !(h->cell > 0) ||
+    if (h->nx == 0 || h->ny == 0 || (uint64_t)h->nx * h->ny > (1u << 22) || !(h->cell > 0) ||
         !isfinite(h->cell) || !isfinite(h->grid_x0) || !isfinite(h->grid_y0) || h->strings_len == 0)
         return BAD("runtime map: byte 168: bad grid or string table");
     uint64_t cells = (uint64_t)h->nx * h->ny;
