@@ -54,7 +54,7 @@ bool rl_map_point_drivable(const rl_map *map, double x, double y)
     if (!grid_cell(map, x, y, &ix, &iy))
         return false;
     size_t cell = (size_t)iy * map->h->nx + ix;
-    if (map->cell_flags[cell] & RLMAP_CELL_COVERED)
+    if (map->cell_flags[cell] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION))
         return true;
     for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++)
         if (rl_map_point_in_lanelet(map, map->entries[k] & ~RLMAP_ENTRY_FULL, x, y))
@@ -206,8 +206,9 @@ void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4])
  * traversal of the clamped segment); stops early when visit returns false. Returns false
  * when the segment leaves the grid (part of it can then lie on no lanelet). */
 typedef bool (*cell_visit)(const rl_map *map, size_t cell, void *ctx);
-static bool walk_cells(const rl_map *map, rl_map_point a, rl_map_point b, cell_visit visit,
-                       void *ctx, bool *stopped)
+static inline __attribute__((always_inline)) bool walk_cells(const rl_map *map, rl_map_point a,
+                                                             rl_map_point b, cell_visit visit,
+                                                             void *ctx, bool *stopped)
 {
     const rlmap_header *h = map->h;
     *stopped = false;
@@ -242,12 +243,6 @@ static bool walk_cells(const rl_map *map, rl_map_point a, rl_map_point b, cell_v
         }
     }
     return true;
-}
-
-static bool cell_is_covered(const rl_map *map, size_t cell, void *ctx)
-{
-    (void)ctx;
-    return (map->cell_flags[cell] & RLMAP_CELL_COVERED) != 0;
 }
 
 enum { MAX_CANDIDATES = 256 };
@@ -315,57 +310,231 @@ static bool gap_closed(const rl_map *map, rl_map_point a, rl_map_point b, double
     return true;
 }
 
-/* Exact test of one edge: split it where it crosses lanelet edges; each piece is then
- * wholly inside or wholly outside every lanelet, so its middle decides. */
-static bool edge_inside_exact(const rl_map *map, rl_map_point a, rl_map_point b, double tol)
+/* Segment parameters, on the stack while few. */
+typedef struct params {
+    double *v;
+    size_t n, cap;
+    bool failed;
+    double stack[128];
+} params;
+
+static void params_push(params *p, double t)
 {
-    candidates c = {.n = 0};
-    bool stopped;
-    if (!walk_cells(map, a, b, collect_candidates, &c, &stopped))
-        return gap_closed(map, a, b, 0, 1, tol);
-    size_t cap = 64, nt = 0;
-    double *ts = malloc(cap * sizeof *ts);
-    if (!ts)
-        return false;
-    ts[nt++] = 0;
-    ts[nt++] = 1;
+    if (p->n == p->cap) {
+        size_t cap = p->cap * 2;
+        double *g = p->v == p->stack ? malloc(cap * sizeof *g) : realloc(p->v, cap * sizeof *g);
+        if (!g) {
+            p->failed = true;
+            return;
+        }
+        if (p->v == p->stack)
+            memcpy(g, p->stack, p->n * sizeof *g);
+        p->v = g;
+        p->cap = cap;
+    }
+    p->v[p->n++] = t;
+}
+
+static void params_free(params *p)
+{
+    if (p->v != p->stack)
+        free(p->v);
+}
+
+/* Parameters t in (lo, hi) where segment ab crosses an edge of the candidate lanelets. */
+static void crossings(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
+                      double lo, double hi, params *out)
+{
     double dx = b.x - a.x, dy = b.y - a.y;
-    size_t ncand = c.overflow ? map->h->num_lanelets : c.n;
+    double xlo = fmin(a.x, b.x), xhi = fmax(a.x, b.x), ylo = fmin(a.y, b.y), yhi = fmax(a.y, b.y);
+    size_t ncand = c->overflow ? map->h->num_lanelets : c->n;
     for (size_t i = 0; i < ncand; i++) {
-        const rlmap_lanelet *L = &map->lanelets[c.overflow ? i : c.idx[i]];
+        const rlmap_lanelet *L = &map->lanelets[c->overflow ? i : c->idx[i]];
         const rl_map_point *p = map->points + L->poly_off;
         for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+            if ((p[e].x < xlo && p[f].x < xlo) || (p[e].x > xhi && p[f].x > xhi) ||
+                (p[e].y < ylo && p[f].y < ylo) || (p[e].y > yhi && p[f].y > yhi))
+                continue; /* the edge's box misses the segment's */
             double ex = p[e].x - p[f].x, ey = p[e].y - p[f].y;
             double den = rl_map_cross(dx, dy, ex, ey);
             if (den == 0)
                 continue;
             double t = rl_map_cross(p[f].x - a.x, p[f].y - a.y, ex, ey) / den;
             double u = rl_map_cross(p[f].x - a.x, p[f].y - a.y, dx, dy) / den;
-            if (t <= 0 || t >= 1 || u < 0 || u > 1)
-                continue;
-            if (nt == cap) {
-                double *g = realloc(ts, 2 * cap * sizeof *ts);
-                if (!g) {
-                    free(ts);
-                    return false;
-                }
-                ts = g;
-                cap *= 2;
-            }
-            ts[nt++] = t;
+            if (t > lo && t < hi && u >= 0 && u <= 1)
+                params_push(out, t);
         }
     }
-    qsort(ts, nt, sizeof *ts, cmp_double);
-    bool ok = true;
-    for (size_t i = 0; i + 1 < nt && ok; i++) {
-        if (ts[i + 1] <= ts[i])
-            continue;
-        double t = (ts[i] + ts[i + 1]) / 2;
-        if (!inside_candidates(map, &c, a.x + t * dx, a.y + t * dy))
-            ok = gap_closed(map, a, b, ts[i], ts[i + 1], tol);
+}
+
+/* Exact test of segment ab against the candidates: split where it crosses lanelet edges;
+ * each piece is then wholly inside or wholly outside every lanelet, so its middle decides.
+ * Outside pieces may be closed gaps (tol > 0). */
+static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
+                           double tol)
+{
+    params ts = {.v = NULL, .cap = 128};
+    ts.v = ts.stack;
+    params_push(&ts, 0);
+    params_push(&ts, 1);
+    crossings(map, c, a, b, 0, 1, &ts);
+    if (ts.failed) {
+        params_free(&ts);
+        return false;
     }
-    free(ts);
+    qsort(ts.v, ts.n, sizeof *ts.v, cmp_double);
+    bool ok = true;
+    for (size_t i = 0; i + 1 < ts.n && ok; i++) {
+        if (ts.v[i + 1] <= ts.v[i])
+            continue;
+        double t = (ts.v[i] + ts.v[i + 1]) / 2;
+        if (!inside_candidates(map, c, a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)))
+            ok = gap_closed(map, a, b, ts.v[i], ts.v[i + 1], tol);
+    }
+    params_free(&ts);
     return ok;
+}
+
+/* Clips segment ab to the rectangle (Liang-Barsky): the parameter range inside it. */
+static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, double *t1)
+{
+    double d[2] = {b.x - a.x, b.y - a.y}, o[2] = {a.x, a.y};
+    *t0 = 0;
+    *t1 = 1;
+    for (int k = 0; k < 2; k++) {
+        double lo = r[k], hi = r[k + 2];
+        if (d[k] == 0) {
+            if (o[k] < lo || o[k] > hi)
+                return false;
+            continue;
+        }
+        double u = (lo - o[k]) / d[k], v = (hi - o[k]) / d[k];
+        if (u > v) {
+            double w = u;
+            u = v;
+            v = w;
+        }
+        *t0 = fmax(*t0, u);
+        *t1 = fmin(*t1, v);
+    }
+    return *t0 < *t1;
+}
+
+bool rl_map_cell_in_union(const rl_map *map, size_t cell)
+{
+    const rlmap_header *h = map->h;
+    candidates c = {.n = 0};
+    collect_candidates(map, cell, &c);
+    if (c.n == 0 || c.overflow)
+        return false;
+    size_t ix = cell % h->nx, iy = cell / h->nx;
+    const double r[4] = {h->grid_x0 + ix * h->cell, h->grid_y0 + iy * h->cell,
+                         h->grid_x0 + (ix + 1) * h->cell, h->grid_y0 + (iy + 1) * h->cell};
+    const rl_map_point q[4] = {{r[0], r[1]}, {r[2], r[1]}, {r[2], r[3]}, {r[0], r[3]}};
+    /* The cell's outline lies in the union ... */
+    for (int k = 0; k < 4; k++)
+        if (!segment_inside(map, &c, q[k], q[(k + 1) % 4], 0))
+            return false;
+    /* ... and no hole of the union lies within it: beside every piece of every lanelet edge
+     * inside the cell (split where edges cross), both sides are in the union. */
+    double eps = h->cell * 1e-6;
+    for (size_t i = 0; i < c.n; i++) {
+        const rlmap_lanelet *L = &map->lanelets[c.idx[i]];
+        const rl_map_point *p = map->points + L->poly_off;
+        for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+            double t0, t1, len = hypot(p[e].x - p[f].x, p[e].y - p[f].y);
+            if (len == 0 || !clip(p[f], p[e], r, &t0, &t1))
+                continue;
+            params ts = {.v = NULL, .cap = 128};
+            ts.v = ts.stack;
+            params_push(&ts, t0);
+            params_push(&ts, t1);
+            crossings(map, &c, p[f], p[e], t0, t1, &ts);
+            if (ts.failed) {
+                params_free(&ts);
+                return false;
+            }
+            qsort(ts.v, ts.n, sizeof *ts.v, cmp_double);
+            double nx = -(p[e].y - p[f].y) / len * eps, ny = (p[e].x - p[f].x) / len * eps;
+            bool ok = true;
+            for (size_t k = 0; k + 1 < ts.n && ok; k++) {
+                double t = (ts.v[k] + ts.v[k + 1]) / 2;
+                double mx = p[f].x + t * (p[e].x - p[f].x), my = p[f].y + t * (p[e].y - p[f].y);
+                for (int side = -1; side <= 1 && ok; side += 2) {
+                    double x = mx + side * nx, y = my + side * ny;
+                    if (x > r[0] && x < r[2] && y > r[1] && y < r[3])
+                        ok = inside_candidates(map, &c, x, y);
+                }
+            }
+            params_free(&ts);
+            if (!ok)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* One footprint edge, cell by cell: a cell the lanelets cover wholly passes at once; in
+ * any other cell the piece of the edge inside it is tested exactly against the lanelets
+ * touching that cell. */
+typedef struct edge_walk {
+    rl_map_point a, b;
+    double tol;
+} edge_walk;
+
+static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
+{
+    if (map->cell_flags[cell] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION))
+        return true;
+    const edge_walk *w = ctx;
+    const rlmap_header *h = map->h;
+    size_t ix = cell % h->nx, iy = cell / h->nx;
+    const double r[4] = {h->grid_x0 + ix * h->cell, h->grid_y0 + iy * h->cell,
+                         h->grid_x0 + (ix + 1) * h->cell, h->grid_y0 + (iy + 1) * h->cell};
+    double t0, t1;
+    if (!clip(w->a, w->b, r, &t0, &t1))
+        return true; /* only a corner touched: the neighbouring cells hold those points */
+    candidates c = {.n = 0};
+    collect_candidates(map, cell, &c);
+    double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
+    rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};
+    return segment_inside(map, &c, p, q, w->tol);
+}
+
+/* One footprint edge. Strides through cells far from anything not drivable (a cell of
+ * depth k has only wholly drivable cells within k - 1 cells around it, so the edge is
+ * drivable for (k - 1) cells from any point in it); near the edge of the drivable area it
+ * goes cell by cell, testing the piece in a cell not wholly drivable exactly. */
+static bool edge_inside(const rl_map *map, rl_map_point a, rl_map_point b, double tol)
+{
+    const rlmap_header *h = map->h;
+    double inv = 1 / h->cell;
+    /* In cell units: the edge from (u0, v0) along (du, dv) for t in [0, 1]. */
+    double u0 = (a.x - h->grid_x0) * inv, v0 = (a.y - h->grid_y0) * inv;
+    double du = (b.x - a.x) * inv, dv = (b.y - a.y) * inv;
+    double len = sqrt(du * du + dv * dv), t = 0;
+    edge_walk w = {a, b, tol};
+    if (!(len > 0))
+        return rl_map_point_drivable(map, a.x, a.y);
+    double inv_len = 1 / len, tiny = 1e-9 * inv * inv_len; /* 1 nm: the boundary tolerance */
+    while (t <= 1) {
+        double u = u0 + t * du, v = v0 + t * dv;
+        if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny))
+            return gap_closed(map, a, b, 0, 1, tol); /* the edge leaves the grid */
+        size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
+        unsigned depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
+        if (depth >= 2) {
+            t += (depth - 1) * inv_len;
+            continue;
+        }
+        if (depth == 0 && !edge_piece_inside(map, cell, &w))
+            return false;
+        /* On to where the edge leaves this cell. */
+        double tu = du > 0 ? (ix + 1 - u) / du : du < 0 ? (ix - u) / du : INFINITY;
+        double tv = dv > 0 ? (iy + 1 - v) / dv : dv < 0 ? (iy - v) / dv : INFINITY;
+        t += fmax(fmin(tu, tv), 0) + tiny;
+    }
+    return true;
 }
 
 bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance)
@@ -375,15 +544,9 @@ bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_
         return false;
     rl_map_point c[4];
     rl_map_box_corners(b, c);
-    for (int i = 0; i < 4; i++) {
-        rl_map_point a = c[i], e = c[(i + 1) % 4];
-        bool stopped;
-        /* Fast path: every cell along the edge lies wholly in some lanelet. */
-        if (walk_cells(map, a, e, cell_is_covered, NULL, &stopped) && !stopped)
-            continue;
-        if (!edge_inside_exact(map, a, e, gap_tolerance))
+    for (int i = 0; i < 4; i++)
+        if (!edge_inside(map, c[i], c[(i + 1) % 4], gap_tolerance))
             return false;
-    }
     return true;
 }
 

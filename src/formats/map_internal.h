@@ -16,8 +16,11 @@
  * The CRC-32 covers everything after the header; the header has its own CRC. */
 #define RLMAP_MAGIC "RLMAP\r\n\x1a"
 enum { RLMAP_VERSION = 1, RLMAP_HEADER_SIZE = 256 };
-#define RLMAP_ENTRY_FULL   0x80000000u /* cell entry: the cell lies wholly in this lanelet */
-#define RLMAP_CELL_COVERED 1u          /* cell flag: some lanelet covers the whole cell */
+#define RLMAP_ENTRY_FULL    0x80000000u /* cell entry: the cell lies wholly in this lanelet */
+#define RLMAP_CELL_COVERED  1u          /* cell flag: some lanelet covers the whole cell */
+#define RLMAP_CELL_IN_UNION 2u          /* cell flag: the lanelets together cover the cell */
+#define RLMAP_DEPTH_SHIFT   2           /* cell flags bits 2..7: the chessboard distance in cells */
+#define RLMAP_DEPTH_MAX     63 /* to the nearest cell not wholly drivable (rlmap_compile.c) */
 
 typedef struct rlmap_header {
     char magic[8];
@@ -71,6 +74,10 @@ static inline size_t rlmap_pad8(size_t n)
 {
     return (n + 7) & ~(size_t)7;
 }
+
+/* Exact (up to a 1e-6 cell offset beside lanelet edges): does the union of the lanelets
+ * touching the cell cover all of it? Used by the compiler to set RLMAP_CELL_IN_UNION. */
+bool rl_map_cell_in_union(const rl_map *map, size_t cell);
 
 /* ---- Reader helpers (map_source.c). */
 

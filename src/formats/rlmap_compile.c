@@ -412,6 +412,70 @@ static int build_index(compile_ctx *c, size_t n, size_t max_poly)
     return rc;
 }
 
+/* Chessboard distance (in cells, at most RLMAP_DEPTH_MAX) of each cell to the nearest
+ * cell not on the drivable area or to the grid's edge, in the flags' upper bits: every
+ * cell nearer than that to this one lies wholly on the drivable area. Two-pass chamfer. */
+static int mark_depth(uint8_t *flags, uint32_t nx, uint32_t ny)
+{
+    size_t cells = (size_t)nx * ny;
+    uint8_t *d = malloc(cells);
+    if (!d)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    for (uint32_t y = 0; y < ny; y++)
+        for (uint32_t x = 0; x < nx; x++) {
+            size_t i = (size_t)y * nx + x;
+            if (!(flags[i] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION))) {
+                d[i] = 0;
+                continue;
+            }
+            int m = 0;
+            if (x > 0 && y > 0 && x + 1 < nx) {
+                m = d[i - 1];
+                m = d[i - nx - 1] < m ? d[i - nx - 1] : m;
+                m = d[i - nx] < m ? d[i - nx] : m;
+                m = d[i - nx + 1] < m ? d[i - nx + 1] : m;
+            }
+            d[i] = (uint8_t)(m + 1 > RLMAP_DEPTH_MAX ? RLMAP_DEPTH_MAX : m + 1);
+        }
+    for (uint32_t y = ny; y-- > 0;)
+        for (uint32_t x = nx; x-- > 0;) {
+            size_t i = (size_t)y * nx + x;
+            if (d[i] == 0)
+                continue;
+            int m = 0;
+            if (x > 0 && x + 1 < nx && y + 1 < ny) {
+                m = d[i + 1];
+                m = d[i + nx + 1] < m ? d[i + nx + 1] : m;
+                m = d[i + nx] < m ? d[i + nx] : m;
+                m = d[i + nx - 1] < m ? d[i + nx - 1] : m;
+            }
+            if (m + 1 < d[i])
+                d[i] = (uint8_t)(m + 1);
+        }
+    for (size_t i = 0; i < cells; i++)
+        flags[i] = (uint8_t)((flags[i] & 3u) | (d[i] << RLMAP_DEPTH_SHIFT));
+    free(d);
+    return RL_OK;
+}
+
+/* Marks the cells the lanelets cover together (not one alone), on the map just laid out:
+ * the footprint test's fast path and the point test's use them. */
+static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags)
+{
+    rl_map *m;
+    int rc = rl_map_open_mem(out, total, RL_MAP_OPEN_NO_CRC, &m);
+    if (rc < 0)
+        return rc;
+    size_t cells = (size_t)m->h->nx * m->h->ny;
+    for (size_t i = 0; i < cells; i++)
+        if (!(flags[i] & RLMAP_CELL_COVERED) && m->cell_start[i + 1] - m->cell_start[i] > 1 &&
+            rl_map_cell_in_union(m, i))
+            flags[i] |= RLMAP_CELL_IN_UNION;
+    rc = mark_depth(flags, m->h->nx, m->h->ny);
+    rl_map_close(m);
+    return rc;
+}
+
 int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, void **bytes_out,
                    size_t *len_out)
 {
@@ -547,6 +611,8 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
             h.num_areas += strcmp(k, "multipolygon") == 0 || strcmp(k, "area") == 0;
             h.num_obstacles += strstr(k, "bstacle") != NULL;
         }
+        memcpy(out, &h, sizeof h);
+        rc = mark_union_cells(out, total, flags);
         h.crc32 = rl_crc32(0, out + RLMAP_HEADER_SIZE, total - RLMAP_HEADER_SIZE);
         h.header_crc = rl_crc32(0, &h, offsetof(rlmap_header, header_crc));
         memcpy(out, &h, sizeof h);
