@@ -116,15 +116,19 @@ static void bench_footprints(const rl_map *m)
     const struct {
         const char *name;
         rl_map_box *boxes;
-    } sets[2] = {{"poses along lanes", lane}, {"uniform random poses", any}};
-    for (int s = 0; s < 2; s++) {
+        double tol;
+    } sets[4] = {{"poses along lanes, gap tolerance 1 um", lane, 1e-6},
+                 {"poses along lanes, gap tolerance 0", lane, 0},
+                 {"poses along lanes, gap tolerance 1 mm", lane, 0.001},
+                 {"uniform random poses, gap tolerance 1 um", any, 1e-6}};
+    for (int s = 0; s < 4; s++) {
         double rate[RUNS];
         size_t yes = 0;
         for (int r = 0; r < RUNS; r++) {
             double t0 = now_s();
             size_t n = 0;
             for (size_t i = 0; i < BOXES; i++)
-                n += rl_map_footprint_inside(m, &sets[s].boxes[i], 0.001);
+                n += rl_map_footprint_inside(m, &sets[s].boxes[i], sets[s].tol);
             rate[r] = BOXES / (now_s() - t0);
             yes = n;
         }

@@ -284,7 +284,7 @@ void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4]);
 /* Whole footprint inside the union of lanelets: corners and every point of the edges
  * (not only corners). Gaps between lanelets narrower than `gap_tolerance` metres may be
  * closed: an outside stretch of an edge counts as inside when all of it lies within
- * gap_tolerance/2 of a lanelet (checked every gap_tolerance/8, so gaps under 7/8 of the
+ * gap_tolerance/2 of a lanelet (to within gap_tolerance/16: gaps under 7/8 of the
  * tolerance always close, gaps over it never). A hole of the drivable area lying wholly
  * inside the rectangle, touching no edge, is not seen. */
 bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance);

@@ -288,26 +288,36 @@ static bool inside_candidates(const rl_map *map, const candidates *c, double x, 
 }
 
 /* An outside stretch of an edge is a closed gap when all of it lies within tol/2 of the
- * drivable area: sampled every tol/8, each sample within tol/2 - tol/16 (the distance
- * changes by at most tol/16 between samples). Gaps narrower than 7/8 of tol always close;
- * gaps wider than tol never do. */
-static bool gap_closed(const rl_map *map, rl_map_point a, rl_map_point b, double t0, double t1,
-                       double tol)
+ * drivable area. Walked in steps: from a point at clearance d <= 7/16 tol the next
+ * tol/2 - d (at least tol/16) is within tol/2 for sure. So gaps narrower than 7/8 of the
+ * tolerance always close and gaps wider than the tolerance never do. */
+static bool gap_closed(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
+                       double t0, double t1, double tol)
 {
     if (!(tol > 0))
         return false;
-    double len = (t1 - t0) * hypot(b.x - a.x, b.y - a.y);
-    double steps = ceil(len / (tol / 8));
-    if (steps > 4000)
-        return false;
-    for (double k = 0; k <= steps; k++) {
-        double t = t0 + (t1 - t0) * (steps > 0 ? k / steps : 0.5);
-        rl_map_where w;
-        rl_map_where_is(map, a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), &w);
-        if (!w.inside && !(w.distance >= -(tol / 2 - tol / 16)))
+    double len = hypot(b.x - a.x, b.y - a.y), t = t0;
+    if (!(len > 0))
+        t1 = t0;
+    for (int k = 0; k < 100000; k++) {
+        double tt = fmin(t, t1);
+        double x = a.x + tt * (b.x - a.x), y = a.y + tt * (b.y - a.y), d = INFINITY;
+        /* The distance to any one lanelet bounds the clearance; exact only when needed. */
+        for (size_t i = 0; c && !c->overflow && i < c->n && !(d <= tol * 7 / 16); i++)
+            d = fmin(d, lanelet_dist(map, c->idx[i], x, y));
+        if (!(d <= tol * 7 / 16)) {
+            rl_map_where w = {.inside = rl_map_point_drivable(map, x, y), .distance = 0};
+            if (!w.inside)
+                nearest_outside(map, x, y, &w);
+            d = w.inside ? 0 : -w.distance;
+        }
+        if (!(d <= tol * 7 / 16))
             return false;
+        if (tt >= t1)
+            return true;
+        t += (tol / 2 - d) / len;
     }
-    return true;
+    return false;
 }
 
 /* Segment parameters, on the stack while few. */
@@ -367,11 +377,22 @@ static void crossings(const rl_map *map, const candidates *c, rl_map_point a, rl
     }
 }
 
+/* A point of a cell lies farther than 7/16 tol from every lanelet, so no gap closes
+ * there: the lanelets touching the cell are farther, and any other is beyond the cell. */
+static bool far_outside(const rl_map *map, const candidates *c, const double *r, double x, double y,
+                        double tol)
+{
+    double d = fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y));
+    for (size_t i = 0; i < c->n && d > tol * 7 / 16; i++)
+        d = fmin(d, lanelet_dist(map, c->idx[i], x, y));
+    return d > tol * 7 / 16;
+}
+
 /* Exact test of segment ab against the candidates: split where it crosses lanelet edges;
  * each piece is then wholly inside or wholly outside every lanelet, so its middle decides.
  * Outside pieces may be closed gaps (tol > 0). */
 static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
-                           double tol)
+                           double tol, const double *cell_rect)
 {
     params ts = {.v = NULL, .cap = 128};
     ts.v = ts.stack;
@@ -388,8 +409,13 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
         if (ts.v[i + 1] <= ts.v[i])
             continue;
         double t = (ts.v[i] + ts.v[i + 1]) / 2;
-        if (!inside_candidates(map, c, a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)))
-            ok = gap_closed(map, a, b, ts.v[i], ts.v[i + 1], tol);
+        double x = a.x + t * (b.x - a.x), y = a.y + t * (b.y - a.y);
+        if (inside_candidates(map, c, x, y))
+            continue;
+        if (!(tol > 0) || (cell_rect && !c->overflow && far_outside(map, c, cell_rect, x, y, tol)))
+            ok = false;
+        else
+            ok = gap_closed(map, c, a, b, ts.v[i], ts.v[i + 1], tol);
     }
     params_free(&ts);
     return ok;
@@ -433,7 +459,7 @@ bool rl_map_cell_in_union(const rl_map *map, size_t cell)
     const rl_map_point q[4] = {{r[0], r[1]}, {r[2], r[1]}, {r[2], r[3]}, {r[0], r[3]}};
     /* The cell's outline lies in the union ... */
     for (int k = 0; k < 4; k++)
-        if (!segment_inside(map, &c, q[k], q[(k + 1) % 4], 0))
+        if (!segment_inside(map, &c, q[k], q[(k + 1) % 4], 0, NULL))
             return false;
     /* ... and no hole of the union lies within it: beside every piece of every lanelet edge
      * inside the cell (split where edges cross), both sides are in the union. */
@@ -498,7 +524,7 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     collect_candidates(map, cell, &c);
     double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
     rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};
-    return segment_inside(map, &c, p, q, w->tol);
+    return segment_inside(map, &c, p, q, w->tol, r);
 }
 
 /* One footprint edge. Strides through cells far from anything not drivable (a cell of
@@ -520,7 +546,7 @@ static bool edge_inside(const rl_map *map, rl_map_point a, rl_map_point b, doubl
     while (t <= 1) {
         double u = u0 + t * du, v = v0 + t * dv;
         if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny))
-            return gap_closed(map, a, b, 0, 1, tol); /* the edge leaves the grid */
+            return gap_closed(map, NULL, a, b, 0, 1, tol); /* the edge leaves the grid */
         size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
         unsigned depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
         if (depth >= 2) {
