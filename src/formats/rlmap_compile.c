@@ -171,11 +171,12 @@ static int build_lanelet(compile_ctx *c, const rl_map_idmap *ids, uint32_t idx)
     rl_map_polygon_build(ll, poly);
     for (size_t i = 0; i < n; i++)
         if (!(fabs(poly[i].x) <= MAX_COORD && fabs(poly[i].y) <= MAX_COORD)) {
+            rl_map_point bad = poly[i];
             free(poly);
             return rl_error_set(RL_ERANGE,
                                 "lanelet %lld: coordinate (%g, %g) is not a finite "
                                 "position within %g m of the origin",
-                                (long long)ll->id, poly[i].x, poly[i].y, MAX_COORD);
+                                (long long)ll->id, bad.x, bad.y, MAX_COORD);
         }
     rc = push_points(c, poly, n, &out->poly_off, &out->poly_n);
     double area = fabs(rl_map_polygon_signed_area(poly, n));
