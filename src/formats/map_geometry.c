@@ -202,49 +202,6 @@ void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4])
     out[3] = (rl_map_point){b->x - hl * c - hw * s, b->y - hl * s + hw * c};
 }
 
-/* Calls visit(cell) for every grid cell the segment ab passes through (Amanatides-Woo
- * traversal of the clamped segment); stops early when visit returns false. Returns false
- * when the segment leaves the grid (part of it can then lie on no lanelet). */
-typedef bool (*cell_visit)(const rl_map *map, size_t cell, void *ctx);
-static inline __attribute__((always_inline)) bool walk_cells(const rl_map *map, rl_map_point a,
-                                                             rl_map_point b, cell_visit visit,
-                                                             void *ctx, bool *stopped)
-{
-    const rlmap_header *h = map->h;
-    *stopped = false;
-    double gx1 = h->grid_x0 + h->nx * h->cell, gy1 = h->grid_y0 + h->ny * h->cell;
-    if (!(fmin(a.x, b.x) >= h->grid_x0 && fmax(a.x, b.x) <= gx1 && fmin(a.y, b.y) >= h->grid_y0 &&
-          fmax(a.y, b.y) <= gy1))
-        return false;
-    double ax = (a.x - h->grid_x0) / h->cell, ay = (a.y - h->grid_y0) / h->cell;
-    double bx = (b.x - h->grid_x0) / h->cell, by = (b.y - h->grid_y0) / h->cell;
-    long ix = (long)fmin(floor(ax), h->nx - 1), iy = (long)fmin(floor(ay), h->ny - 1);
-    long ex = (long)fmin(floor(bx), h->nx - 1), ey = (long)fmin(floor(by), h->ny - 1);
-    double dx = bx - ax, dy = by - ay;
-    int sx = dx > 0 ? 1 : -1, sy = dy > 0 ? 1 : -1;
-    double tdx = dx != 0 ? fabs(1 / dx) : INFINITY, tdy = dy != 0 ? fabs(1 / dy) : INFINITY;
-    double tmx = dx > 0 ? (ix + 1 - ax) * tdx : dx < 0 ? (ax - ix) * tdx : INFINITY;
-    double tmy = dy > 0 ? (iy + 1 - ay) * tdy : dy < 0 ? (ay - iy) * tdy : INFINITY;
-    long steps = labs(ex - ix) + labs(ey - iy) + 1;
-    for (long k = 0; k < steps + 2; k++) {
-        if (ix >= 0 && iy >= 0 && ix < (long)h->nx && iy < (long)h->ny &&
-            !visit(map, (size_t)iy * h->nx + (size_t)ix, ctx)) {
-            *stopped = true;
-            return true;
-        }
-        if (ix == ex && iy == ey)
-            break;
-        if (tmx < tmy) {
-            tmx += tdx;
-            ix += sx;
-        } else {
-            tmy += tdy;
-            iy += sy;
-        }
-    }
-    return true;
-}
-
 enum { MAX_CANDIDATES = 256 };
 typedef struct candidates {
     uint32_t idx[MAX_CANDIDATES];

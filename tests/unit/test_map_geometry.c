@@ -505,6 +505,18 @@ static void test_reader_errors(void **state)
                  "expected <commonRoad>");
     assert_null(src);
 
+    /* Positions that no projection should give (1e12 m) are refused when compiling. */
+    cr = "<commonRoad><lanelet id=\"3\"><leftBound><point><x>1e12</x><y>1</y></point>"
+         "</leftBound><rightBound><point><x>0</x><y>0</y></point></rightBound></lanelet></"
+         "commonRoad>";
+    assert_int_equal(rl_commonroad_read_mem(cr, strlen(cr), "c.xml", NULL, &src), RL_OK);
+    void *far_bytes = NULL;
+    size_t far_len;
+    assert_int_equal(rl_map_compile(src, NULL, &far_bytes, &far_len), RL_ERANGE);
+    assert_non_null(strstr(rl_error_last(), "lanelet 3: coordinate"));
+    assert_null(far_bytes);
+    rl_map_source_free(src);
+
     /* Degenerate lanelets are kept, each with a warning naming it. */
     cr = "<commonRoad><lanelet id=\"7\"><leftBound><point><x>0</x><y>0</y></point>"
          "<point><x>1</x><y>0</y></point></leftBound><rightBound><point><x>0</x><y>0</y></point>"
