@@ -9,15 +9,17 @@
 
 #define BOUNDARY_EPS 1e-9 /* metres: a point this close to an edge is on it */
 
+/* The cell holding (x, y); false outside the grid. A point within the boundary tolerance
+ * outside the grid belongs to the border cell (it may lie on a lanelet's edge there). */
 static bool grid_cell(const rl_map *m, double x, double y, uint32_t *ix, uint32_t *iy)
 {
     const rlmap_header *h = m->h;
-    double fx = floor((x - h->grid_x0) / h->cell), fy = floor((y - h->grid_y0) / h->cell);
-    if (!(fx >= -1 && fx <= h->nx && fy >= -1 && fy <= h->ny))
+    double u = (x - h->grid_x0) / h->cell, v = (y - h->grid_y0) / h->cell;
+    double eps = BOUNDARY_EPS / h->cell;
+    if (!(u >= -eps && u < h->nx + eps && v >= -eps && v < h->ny + eps))
         return false;
-    /* A point on the grid's outer edge belongs to the last cell. */
-    *ix = fx < 0 ? 0 : fx >= h->nx ? h->nx - 1 : (uint32_t)fx;
-    *iy = fy < 0 ? 0 : fy >= h->ny ? h->ny - 1 : (uint32_t)fy;
+    *ix = u < 0 ? 0 : u >= h->nx ? h->nx - 1 : (uint32_t)u;
+    *iy = v < 0 ? 0 : v >= h->ny ? h->ny - 1 : (uint32_t)v;
     return true;
 }
 
