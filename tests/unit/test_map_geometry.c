@@ -125,6 +125,10 @@ static void test_hand_cases(void **state)
     assert_int_equal(rl_map_lanelets_at(m, 0, 0, ids, 8), 1);      /* a corner counts */
     assert_int_equal(rl_map_lanelets_at(m, 5, 1.0002, ids, 8), 0); /* in the gap */
     assert_false(rl_map_point_drivable(m, 5, 1.0002));
+    /* Just below the map (less than a grid cell): on no lanelet, though the cell above is. */
+    assert_false(rl_map_point_drivable(m, 5, -0.03));
+    assert_int_equal(rl_map_lanelets_at(m, 5, -0.03, ids, 8), 0);
+    assert_true(rl_map_point_drivable(m, 5, 0)); /* on A's edge */
     assert_true(rl_map_point_in_lanelet(m, a, 5, 1));
     assert_false(rl_map_point_in_lanelet(m, a, 5, 1 + 1e-6));
 
