@@ -13,13 +13,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A broken invariant is a finding: report it and stop so libFuzzer saves the input. */
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__,      \
-                    #cond, rl_error_last());                                                       \
-            abort();                                                                               \
-        }                                                                                          \
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,       \
+                    __LINE__, #cond, rl_error_last());                                   \
+            abort();                                                                     \
+        }                                                                                \
     } while (0)
 
 /* Rows flattened as: field count, then per field its length and bytes. */

@@ -14,13 +14,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__,      \
-                    #cond, rl_error_last());                                                       \
-            abort();                                                                               \
-        }                                                                                          \
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,       \
+                    __LINE__, #cond, rl_error_last());                                   \
+            abort();                                                                     \
+        }                                                                                \
     } while (0)
 
 enum { MAX_CHUNK = 16 << 20 };

@@ -1,8 +1,7 @@
 /* libFuzzer target for the YAML reader and emitter (runlab/yaml.h): parses the input; a
  * document that parses is emitted, must parse again, and must come back as the same
- * document (compared as compact JSON text, where NaN and infinities read as null); a refusal must
- * say where (name:line:col or a byte offset). Runs under ASan and UBSan, so leaks and overflows are
- * findings too. */
+ * document (compared as compact JSON text, where NaN and infinities read as null); a refusal must say where (name:line:col or
+ * a byte offset). Runs under ASan and UBSan, so leaks and overflows are findings too. */
 #include "runlab/error.h"
 #include "runlab/json.h"
 #include "runlab/yaml.h"
@@ -15,13 +14,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A broken invariant is a finding: report it and stop so libFuzzer saves the input. */
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__,      \
-                    #cond, rl_error_last());                                                       \
-            abort();                                                                               \
-        }                                                                                          \
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,       \
+                    __LINE__, #cond, rl_error_last());                                   \
+            abort();                                                                     \
+        }                                                                                \
     } while (0)
 
 /* Compact JSON text of a document ("null" for an empty one); caller frees. */

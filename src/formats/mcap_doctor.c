@@ -90,8 +90,7 @@ typedef struct dctx {
     int oom;
 } dctx;
 
-static void vio(dctx *d, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void vio(dctx *d, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void vio(dctx *d, uint64_t offset, const char *fmt, ...)
 {
@@ -145,8 +144,8 @@ static void define(dctx *d, def *table, uint16_t id, const rl_mcap_record *rec, 
         }
         rl_mcap_record_encode(rec, tmp, n);
         if (n != e->len || memcmp(tmp, e->mem, n) != 0)
-            vio(d, off, "%s record: id %u %s differs from its first definition",
-                op_name(rec->opcode), id, in_summary ? "repeated in the summary" : "redefined");
+            vio(d, off, "%s record: id %u %s differs from its first definition", op_name(rec->opcode),
+                id, in_summary ? "repeated in the summary" : "redefined");
         free(tmp);
         return;
     }
@@ -330,8 +329,8 @@ static void check_message_index(dctx *d, const rl_mcap_record *rec)
         vio(d, rec->offset,
             "MessageIndex record: channel %u: %zu of %zu entries do not point at a message of "
             "that channel and log time (first: entry %llu, offset %llu, log_time %llu)",
-            mi->channel_id, bad, mi->count, (unsigned long long)first_bad, (unsigned long long)off,
-            (unsigned long long)t);
+            mi->channel_id, bad, mi->count, (unsigned long long)first_bad,
+            (unsigned long long)off, (unsigned long long)t);
     }
     size_t have = 0;
     for (size_t i = 0; i < d->cur_count; i++)
@@ -427,8 +426,7 @@ static void check_chunk_index(dctx *d, const rl_mcap_record *rec)
             (unsigned long long)ci->offset, n, ci->mi_count);
     if (x->message_index_length != total)
         vio(d, rec->offset,
-            "ChunkIndex record: chunk at %llu: message_index_length %llu, but the indexes take "
-            "%llu",
+            "ChunkIndex record: chunk at %llu: message_index_length %llu, but the indexes take %llu",
             (unsigned long long)ci->offset, (unsigned long long)x->message_index_length,
             (unsigned long long)total);
 }
@@ -523,12 +521,14 @@ static int allowed(enum section sec, uint8_t op)
                op == RL_MCAP_OP_ATTACHMENT || op == RL_MCAP_OP_METADATA ||
                op == RL_MCAP_OP_DATA_END;
     case SEC_SUMMARY:
-        return op == RL_MCAP_OP_SCHEMA || op == RL_MCAP_OP_CHANNEL || op == RL_MCAP_OP_STATISTICS ||
-               op == RL_MCAP_OP_CHUNK_INDEX || op == RL_MCAP_OP_ATTACHMENT_INDEX ||
-               op == RL_MCAP_OP_METADATA_INDEX || op == RL_MCAP_OP_SUMMARY_OFFSET ||
-               op == RL_MCAP_OP_FOOTER;
-    case SEC_OFFSETS: return op == RL_MCAP_OP_SUMMARY_OFFSET || op == RL_MCAP_OP_FOOTER;
-    default: return 0;
+        return op == RL_MCAP_OP_SCHEMA || op == RL_MCAP_OP_CHANNEL ||
+               op == RL_MCAP_OP_STATISTICS || op == RL_MCAP_OP_CHUNK_INDEX ||
+               op == RL_MCAP_OP_ATTACHMENT_INDEX || op == RL_MCAP_OP_METADATA_INDEX ||
+               op == RL_MCAP_OP_SUMMARY_OFFSET || op == RL_MCAP_OP_FOOTER;
+    case SEC_OFFSETS:
+        return op == RL_MCAP_OP_SUMMARY_OFFSET || op == RL_MCAP_OP_FOOTER;
+    default:
+        return 0;
     }
 }
 
@@ -568,9 +568,15 @@ static void top_record(dctx *d, const rl_mcap_record *rec)
     switch (op) {
     case RL_MCAP_OP_SCHEMA:
     case RL_MCAP_OP_CHANNEL:
-    case RL_MCAP_OP_MESSAGE: data_record(d, rec, off, 0); break;
-    case RL_MCAP_OP_CHUNK: check_chunk(d, rec); break;
-    case RL_MCAP_OP_MESSAGE_INDEX: check_message_index(d, rec); break;
+    case RL_MCAP_OP_MESSAGE:
+        data_record(d, rec, off, 0);
+        break;
+    case RL_MCAP_OP_CHUNK:
+        check_chunk(d, rec);
+        break;
+    case RL_MCAP_OP_MESSAGE_INDEX:
+        check_message_index(d, rec);
+        break;
     case RL_MCAP_OP_ATTACHMENT:
         d->attachments++;
         remember_named(d, &d->atts, &d->att_count, &d->att_cap, rec, rec->u.attachment.name,
@@ -579,7 +585,8 @@ static void top_record(dctx *d, const rl_mcap_record *rec)
     case RL_MCAP_OP_METADATA: {
         rl_mcap_bytes none = {NULL, 0};
         d->metadata++;
-        remember_named(d, &d->metas, &d->meta_count, &d->meta_cap, rec, rec->u.metadata.name, none);
+        remember_named(d, &d->metas, &d->meta_count, &d->meta_cap, rec, rec->u.metadata.name,
+                       none);
         break;
     }
     case RL_MCAP_OP_DATA_END:
@@ -596,9 +603,15 @@ static void top_record(dctx *d, const rl_mcap_record *rec)
             d->stats_offset = off;
         }
         break;
-    case RL_MCAP_OP_CHUNK_INDEX: check_chunk_index(d, rec); break;
-    case RL_MCAP_OP_ATTACHMENT_INDEX: check_attachment_index(d, rec); break;
-    case RL_MCAP_OP_METADATA_INDEX: check_metadata_index(d, rec); break;
+    case RL_MCAP_OP_CHUNK_INDEX:
+        check_chunk_index(d, rec);
+        break;
+    case RL_MCAP_OP_ATTACHMENT_INDEX:
+        check_attachment_index(d, rec);
+        break;
+    case RL_MCAP_OP_METADATA_INDEX:
+        check_metadata_index(d, rec);
+        break;
     case RL_MCAP_OP_SUMMARY_OFFSET:
         if (grow(d, (void **)&d->sos, &d->so_cap, d->so_count, sizeof *d->sos)) {
             d->sos[d->so_count].so = rec->u.summary_offset;
@@ -611,7 +624,8 @@ static void top_record(dctx *d, const rl_mcap_record *rec)
         d->footer_offset = off;
         d->sec = SEC_END;
         break;
-    default: break;
+    default:
+        break;
     }
     d->prev_op = op;
 }

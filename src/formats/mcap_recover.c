@@ -19,8 +19,7 @@ enum { NIDS = 65536, MAX_LOST_ENTRIES = 10000, PROGRESS_EVERY = 256 };
 
 static int magic_at(const uint8_t *data, size_t len, size_t pos)
 {
-    return len - pos >= RL_MCAP_MAGIC_LEN &&
-           memcmp(data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
+    return len - pos >= RL_MCAP_MAGIC_LEN && memcmp(data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
 }
 
 /* A record prefix that could start a record: known opcode and a length that fits. */
@@ -48,7 +47,8 @@ int mcap_record_plausible_at(const uint8_t *data, size_t len, size_t pos, uint64
     uint8_t op = data[pos];
     size_t blen = (size_t)mcap_rd64(data + pos + 1);
     size_t next = pos + RL_MCAP_RECORD_PREFIX + blen;
-    if (op == RL_MCAP_OP_FOOTER ? !magic_at(data, len, next) : !follower_plausible(data, len, next))
+    if (op == RL_MCAP_OP_FOOTER ? !magic_at(data, len, next)
+                                : !follower_plausible(data, len, next))
         return 0;
     rl_mcap_record rec;
     if (rl_mcap_record_parse(op, data + pos + RL_MCAP_RECORD_PREFIX, blen, &rec) < 0)
@@ -93,7 +93,7 @@ typedef struct rctx {
     uint64_t max_chunk;
     const rl_mcap_recover_options *opts;
     rl_mcap_recover_report *rep;
-    int pass;                        /* 1: collect schemas and channels; 2: write */
+    int pass; /* 1: collect schemas and channels; 2: write */
     owned_rec **schemas, **channels; /* by id, first definition wins */
     uint8_t *schema_added, *channel_added, *unknown_reported;
     int saw_chunk, saw_top_message;
@@ -309,9 +309,13 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
         }
         return RL_OK;
     case RL_MCAP_OP_SCHEMA:
-    case RL_MCAP_OP_CHANNEL: return handle_data(c, rec, rec->offset);
-    case RL_MCAP_OP_MESSAGE: c->saw_top_message = 1; return handle_data(c, rec, rec->offset);
-    case RL_MCAP_OP_CHUNK: return handle_chunk(c, rec);
+    case RL_MCAP_OP_CHANNEL:
+        return handle_data(c, rec, rec->offset);
+    case RL_MCAP_OP_MESSAGE:
+        c->saw_top_message = 1;
+        return handle_data(c, rec, rec->offset);
+    case RL_MCAP_OP_CHUNK:
+        return handle_chunk(c, rec);
     case RL_MCAP_OP_MESSAGE_INDEX:
         if (c->pass == 2 && c->last_chunk_lost)
             c->rep->messages_lost += rec->u.message_index.count;
@@ -332,8 +336,11 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
             return rc;
         }
         return RL_OK;
-    case RL_MCAP_OP_FOOTER: c->saw_footer = 1; return RL_OK;
-    default: return RL_OK; /* indexes, statistics, summary: rebuilt by the writer */
+    case RL_MCAP_OP_FOOTER:
+        c->saw_footer = 1;
+        return RL_OK;
+    default:
+        return RL_OK; /* indexes, statistics, summary: rebuilt by the writer */
     }
 }
 

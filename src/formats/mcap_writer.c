@@ -403,8 +403,8 @@ static int close_chunk_state(rl_mcap_writer *w, chunk_state *cs)
             /* Uncompressed records were just CRC'd for the chunk: extend the data-section
              * CRC arithmetically instead of reading them a second time. */
             if (w->phase == PHASE_DATA && ch->uncompressed_crc != 0 && recs == cs->chunk.data)
-                w->data_crc =
-                    (uint32_t)crc32_combine(w->data_crc, ch->uncompressed_crc, (z_off_t)recs_len);
+                w->data_crc = (uint32_t)crc32_combine(w->data_crc, ch->uncompressed_crc,
+                                                      (z_off_t)recs_len);
             else
                 account(w, recs, recs_len);
             rc = write_all(w, recs, recs_len);
@@ -908,11 +908,11 @@ static int emit_summary(rl_mcap_writer *w)
 #define GROUP_BEGIN(op)                                                                            \
     do {                                                                                           \
         groups[ngroups].opcode = (op);                                                             \
-        groups[ngroups].start = pos(w);                                                            \
+        groups[ngroups].start = pos(w);                                        \
     } while (0)
 #define GROUP_END()                                                                                \
     do {                                                                                           \
-        groups[ngroups].length = pos(w) - groups[ngroups].start;                                   \
+        groups[ngroups].length = pos(w) - groups[ngroups].start;               \
         if (groups[ngroups].length)                                                                \
             ngroups++;                                                                             \
     } while (0)

@@ -248,8 +248,7 @@ static int prepare_insert(sqlite3 *db, const char *table, const rl_strv *cols, s
     rl_buf_puts(&q, ")");
     if (q.err)
         return q.err;
-    int rc =
-        sqlite3_prepare_v2(db, q.data, -1, st, NULL) == SQLITE_OK ? RL_OK : db_fail(db, "insert");
+    int rc = sqlite3_prepare_v2(db, q.data, -1, st, NULL) == SQLITE_OK ? RL_OK : db_fail(db, "insert");
     free(q.data);
     return rc;
 }
