@@ -48,6 +48,8 @@ int cmd_mcap(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
+/* `runlab map ...` (cli/cmd_map.c). */
+int cmd_map(int argc, char **argv);
 
 /* The exploration demonstration for `runlab demo`: a short sweep of the example agent
  * written below `out_dir` (created if missing), then loading it back with the run

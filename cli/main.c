@@ -19,6 +19,7 @@ static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
+    {"map", cmd_map, "compile Lanelet2/CommonRoad maps; map info, point queries, drawings"},
     {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
     {"plot", cmd_plot, "draw figures: CSV columns; gain-cost, normalized-gain, timing of runs"},
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},

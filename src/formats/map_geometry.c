@@ -1,0 +1,581 @@
+/* Geometry on an open runtime map: which lanelets hold a point (grid lookup; cells lying
+ * wholly inside a lanelet answer without a polygon test), signed distance to the drivable
+ * area (ring search over the grid), arc-length coordinates along a lanelet, footprints
+ * inside the union of lanelets, and oriented rectangles against each other. */
+#include "map_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BOUNDARY_EPS 1e-9 /* metres: a point this close to an edge is on it */
+
+/* The cell holding (x, y); false outside the grid. A point within the boundary tolerance
+ * outside the grid belongs to the border cell (it may lie on a lanelet's edge there). */
+static bool grid_cell(const rl_map *m, double x, double y, uint32_t *ix, uint32_t *iy)
+{
+    const rlmap_header *h = m->h;
+    double u = (x - h->grid_x0) / h->cell, v = (y - h->grid_y0) / h->cell;
+    double eps = BOUNDARY_EPS / h->cell;
+    if (!(u >= -eps && u < h->nx + eps && v >= -eps && v < h->ny + eps))
+        return false;
+    *ix = u < 0 ? 0 : u >= h->nx ? h->nx - 1 : (uint32_t)u;
+    *iy = v < 0 ? 0 : v >= h->ny ? h->ny - 1 : (uint32_t)v;
+    return true;
+}
+
+bool rl_map_point_in_lanelet(const rl_map *map, size_t idx, double x, double y)
+{
+    const rlmap_lanelet *L = &map->lanelets[idx];
+    if (!(x >= L->bbox[0] - BOUNDARY_EPS && x <= L->bbox[2] + BOUNDARY_EPS &&
+          y >= L->bbox[1] - BOUNDARY_EPS && y <= L->bbox[3] + BOUNDARY_EPS))
+        return false;
+    const rl_map_point *p = map->points + L->poly_off;
+    return rl_map_pip(p, L->poly_n, x, y) || rl_map_poly_dist(p, L->poly_n, x, y) <= BOUNDARY_EPS;
+}
+
+size_t rl_map_lanelets_at(const rl_map *map, double x, double y, uint32_t *out, size_t cap)
+{
+    uint32_t ix, iy;
+    if (!grid_cell(map, x, y, &ix, &iy))
+        return 0;
+    size_t cell = (size_t)iy * map->h->nx + ix, n = 0;
+    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+        uint32_t e = map->entries[k], idx = e & ~RLMAP_ENTRY_FULL;
+        if ((e & RLMAP_ENTRY_FULL) || rl_map_point_in_lanelet(map, idx, x, y)) {
+            if (n < cap)
+                out[n] = idx;
+            n++;
+        }
+    }
+    return n;
+}
+
+bool rl_map_point_drivable(const rl_map *map, double x, double y)
+{
+    uint32_t ix, iy;
+    if (!grid_cell(map, x, y, &ix, &iy))
+        return false;
+    size_t cell = (size_t)iy * map->h->nx + ix;
+    if (map->cell_flags[cell] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION))
+        return true;
+    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++)
+        if (rl_map_point_in_lanelet(map, map->entries[k] & ~RLMAP_ENTRY_FULL, x, y))
+            return true;
+    return false;
+}
+
+bool rl_map_point_drivable_brute(const rl_map *map, double x, double y)
+{
+    for (size_t i = 0; i < map->h->num_lanelets; i++)
+        if (rl_map_point_in_lanelet(map, i, x, y))
+            return true;
+    return false;
+}
+
+static double lanelet_dist(const rl_map *map, size_t idx, double x, double y)
+{
+    const rlmap_lanelet *L = &map->lanelets[idx];
+    return rl_map_poly_dist(map->points + L->poly_off, L->poly_n, x, y);
+}
+
+/* Nearest lanelet to a point outside all of them: rings of cells around the point's
+ * (clamped) cell until no unvisited cell can hold anything nearer. */
+static void nearest_outside(const rl_map *map, double x, double y, rl_map_where *out)
+{
+    const rlmap_header *h = map->h;
+    double fx = floor((x - h->grid_x0) / h->cell), fy = floor((y - h->grid_y0) / h->cell);
+    long cx = fx < 0 ? 0 : fx >= h->nx ? (long)h->nx - 1 : (long)fx;
+    long cy = fy < 0 ? 0 : fy >= h->ny ? (long)h->ny - 1 : (long)fy;
+    double best = INFINITY;
+    long bi = -1;
+    for (long r = 0;; r++) {
+        for (long yy = cy - r; yy <= cy + r; yy++) {
+            if (yy < 0 || yy >= (long)h->ny)
+                continue;
+            bool edge_row = yy == cy - r || yy == cy + r;
+            for (long xx = cx - r; xx <= cx + r; xx += edge_row ? 1 : 2 * r) {
+                if (xx >= 0 && xx < (long)h->nx) {
+                    size_t cell = (size_t)yy * h->nx + (size_t)xx;
+                    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+                        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
+                        double d = lanelet_dist(map, idx, x, y);
+                        if (d < best || (d == best && (long)idx < bi)) {
+                            best = d;
+                            bi = idx;
+                        }
+                    }
+                }
+                if (r == 0)
+                    break;
+            }
+        }
+        bool whole =
+            cx - r <= 0 && cy - r <= 0 && cx + r >= (long)h->nx - 1 && cy + r >= (long)h->ny - 1;
+        if (best <= (double)r * h->cell || whole)
+            break;
+    }
+    out->inside = false;
+    out->nearest = bi;
+    out->distance = bi < 0 ? -INFINITY : -best;
+}
+
+void rl_map_where_is(const rl_map *map, double x, double y, rl_map_where *out)
+{
+    out->inside = false;
+    out->nearest = -1;
+    out->distance = NAN;
+    if (!isfinite(x) || !isfinite(y) || map->h->num_lanelets == 0)
+        return;
+    uint32_t ix, iy;
+    if (grid_cell(map, x, y, &ix, &iy)) {
+        size_t cell = (size_t)iy * map->h->nx + ix;
+        double deepest = -1;
+        for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+            uint32_t e = map->entries[k], idx = e & ~RLMAP_ENTRY_FULL;
+            if (!(e & RLMAP_ENTRY_FULL) && !rl_map_point_in_lanelet(map, idx, x, y))
+                continue;
+            double d = lanelet_dist(map, idx, x, y);
+            if (d > deepest) {
+                deepest = d;
+                out->nearest = idx;
+            }
+        }
+        if (out->nearest >= 0) {
+            out->inside = true;
+            out->distance = deepest;
+            return;
+        }
+    }
+    nearest_outside(map, x, y, out);
+}
+
+/* Closest point of a polyline: distance, and the segment and parameter it lies on. */
+static double polyline_closest(const rl_map_point *p, size_t n, double x, double y, size_t *seg,
+                               double *t)
+{
+    double best = INFINITY;
+    *seg = 0;
+    *t = 0;
+    if (n == 1)
+        return hypot(x - p[0].x, y - p[0].y);
+    for (size_t i = 0; i + 1 < n; i++) {
+        double u, d = rl_map_seg_dist2(x, y, p[i], p[i + 1], &u);
+        if (d < best) {
+            best = d;
+            *seg = i;
+            *t = u;
+        }
+    }
+    return sqrt(best);
+}
+
+void rl_map_lanelet_frenet(const rl_map *map, size_t idx, double x, double y, rl_map_frenet *out)
+{
+    const rlmap_lanelet *L = &map->lanelets[idx];
+    const rl_map_point *c = map->points + L->centre_off;
+    size_t seg, dummy_seg;
+    double t, dummy_t;
+    double d = polyline_closest(c, L->centre_n, x, y, &seg, &t);
+    double s = 0;
+    for (size_t i = 0; i < seg; i++)
+        s += hypot(c[i + 1].x - c[i].x, c[i + 1].y - c[i].y);
+    double dx = 0, dy = 0;
+    if (L->centre_n > 1) {
+        dx = c[seg + 1].x - c[seg].x;
+        dy = c[seg + 1].y - c[seg].y;
+        s += t * hypot(dx, dy);
+    }
+    out->s = s;
+    out->length = L->length;
+    out->heading = atan2(dy, dx);
+    out->offset = rl_map_cross(dx, dy, x - c[seg].x, y - c[seg].y) < 0 ? -d : d;
+    out->dist_left =
+        polyline_closest(map->points + L->left_off, L->left_n, x, y, &dummy_seg, &dummy_t);
+    out->dist_right =
+        polyline_closest(map->points + L->right_off, L->right_n, x, y, &dummy_seg, &dummy_t);
+}
+
+void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4])
+{
+    double c = cos(b->yaw), s = sin(b->yaw), hl = b->length / 2, hw = b->width / 2;
+    out[0] = (rl_map_point){b->x + hl * c - hw * s, b->y + hl * s + hw * c};
+    out[1] = (rl_map_point){b->x + hl * c + hw * s, b->y + hl * s - hw * c};
+    out[2] = (rl_map_point){b->x - hl * c + hw * s, b->y - hl * s - hw * c};
+    out[3] = (rl_map_point){b->x - hl * c - hw * s, b->y - hl * s + hw * c};
+}
+
+enum { MAX_CANDIDATES = 256 };
+typedef struct candidates {
+    uint32_t idx[MAX_CANDIDATES];
+    size_t n;
+    bool overflow;
+} candidates;
+
+static bool collect_candidates(const rl_map *map, size_t cell, void *ctx)
+{
+    candidates *c = ctx;
+    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
+        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
+        size_t i = 0;
+        while (i < c->n && c->idx[i] != idx)
+            i++;
+        if (i < c->n)
+            continue;
+        if (c->n == MAX_CANDIDATES) {
+            c->overflow = true;
+            return false;
+        }
+        c->idx[c->n++] = idx;
+    }
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool inside_candidates(const rl_map *map, const candidates *c, double x, double y)
+{
+    if (c->overflow)
+        return rl_map_point_drivable(map, x, y);
+    for (size_t i = 0; i < c->n; i++)
+        if (rl_map_point_in_lanelet(map, c->idx[i], x, y))
+            return true;
+    return false;
+}
+
+/* An outside stretch of an edge is a closed gap when all of it lies within tol/2 of the
+ * drivable area. Walked in steps: from a point at clearance d <= 7/16 tol the next
+ * tol/2 - d (at least tol/16) is within tol/2 for sure. So gaps narrower than 7/8 of the
+ * tolerance always close and gaps wider than the tolerance never do. */
+static bool gap_closed(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
+                       double t0, double t1, double tol)
+{
+    if (!(tol > 0))
+        return false;
+    double len = hypot(b.x - a.x, b.y - a.y), t = t0;
+    if (!(len > 0))
+        t1 = t0;
+    for (int k = 0; k < 100000; k++) {
+        double tt = fmin(t, t1);
+        double x = a.x + tt * (b.x - a.x), y = a.y + tt * (b.y - a.y), d = INFINITY;
+        /* The distance to any one lanelet bounds the clearance; exact only when needed. */
+        for (size_t i = 0; c && !c->overflow && i < c->n && !(d <= tol * 7 / 16); i++)
+            d = fmin(d, lanelet_dist(map, c->idx[i], x, y));
+        if (!(d <= tol * 7 / 16)) {
+            rl_map_where w = {.inside = rl_map_point_drivable(map, x, y), .distance = 0};
+            if (!w.inside)
+                nearest_outside(map, x, y, &w);
+            d = w.inside ? 0 : -w.distance;
+        }
+        if (!(d <= tol * 7 / 16))
+            return false;
+        if (tt >= t1)
+            return true;
+        t += (tol / 2 - d) / len;
+    }
+    return false;
+}
+
+/* Segment parameters, on the stack while few. */
+typedef struct params {
+    double *v;
+    size_t n, cap;
+    bool failed;
+    double stack[128];
+} params;
+
+static void params_push(params *p, double t)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap * 2;
+        double *g = p->v == p->stack ? malloc(cap * sizeof *g) : realloc(p->v, cap * sizeof *g);
+        if (!g) {
+            p->failed = true;
+            return;
+        }
+        if (p->v == p->stack)
+            memcpy(g, p->stack, p->n * sizeof *g);
+        p->v = g;
+        p->cap = cap;
+    }
+    p->v[p->n++] = t;
+}
+
+static void params_free(params *p)
+{
+    if (p->v != p->stack)
+        free(p->v);
+}
+
+/* Parameters t in (lo, hi) where segment ab crosses an edge of the candidate lanelets. */
+static void crossings(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
+                      double lo, double hi, params *out)
+{
+    double dx = b.x - a.x, dy = b.y - a.y;
+    double xlo = fmin(a.x, b.x), xhi = fmax(a.x, b.x), ylo = fmin(a.y, b.y), yhi = fmax(a.y, b.y);
+    size_t ncand = c->overflow ? map->h->num_lanelets : c->n;
+    for (size_t i = 0; i < ncand; i++) {
+        const rlmap_lanelet *L = &map->lanelets[c->overflow ? i : c->idx[i]];
+        const rl_map_point *p = map->points + L->poly_off;
+        for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+            if ((p[e].x < xlo && p[f].x < xlo) || (p[e].x > xhi && p[f].x > xhi) ||
+                (p[e].y < ylo && p[f].y < ylo) || (p[e].y > yhi && p[f].y > yhi))
+                continue; /* the edge's box misses the segment's */
+            double ex = p[e].x - p[f].x, ey = p[e].y - p[f].y;
+            double den = rl_map_cross(dx, dy, ex, ey);
+            if (den == 0)
+                continue;
+            double t = rl_map_cross(p[f].x - a.x, p[f].y - a.y, ex, ey) / den;
+            double u = rl_map_cross(p[f].x - a.x, p[f].y - a.y, dx, dy) / den;
+            if (t > lo && t < hi && u >= 0 && u <= 1)
+                params_push(out, t);
+        }
+    }
+}
+
+/* A point of a cell lies farther than 7/16 tol from every lanelet, so no gap closes
+ * there: the lanelets touching the cell are farther, and any other is beyond the cell. */
+static bool far_outside(const rl_map *map, const candidates *c, const double *r, double x, double y,
+                        double tol)
+{
+    double d = fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y));
+    for (size_t i = 0; i < c->n && d > tol * 7 / 16; i++)
+        d = fmin(d, lanelet_dist(map, c->idx[i], x, y));
+    return d > tol * 7 / 16;
+}
+
+/* Exact test of segment ab against the candidates: split where it crosses lanelet edges;
+ * each piece is then wholly inside or wholly outside every lanelet, so its middle decides.
+ * Outside pieces may be closed gaps (tol > 0). */
+static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
+                           double tol, const double *cell_rect)
+{
+    params ts = {.v = NULL, .cap = 128};
+    ts.v = ts.stack;
+    params_push(&ts, 0);
+    params_push(&ts, 1);
+    crossings(map, c, a, b, 0, 1, &ts);
+    if (ts.failed) {
+        params_free(&ts);
+        return false;
+    }
+    qsort(ts.v, ts.n, sizeof *ts.v, cmp_double);
+    bool ok = true;
+    for (size_t i = 0; i + 1 < ts.n && ok; i++) {
+        if (ts.v[i + 1] <= ts.v[i])
+            continue;
+        double t = (ts.v[i] + ts.v[i + 1]) / 2;
+        double x = a.x + t * (b.x - a.x), y = a.y + t * (b.y - a.y);
+        if (inside_candidates(map, c, x, y))
+            continue;
+        if (!(tol > 0) || (cell_rect && !c->overflow && far_outside(map, c, cell_rect, x, y, tol)))
+            ok = false;
+        else
+            ok = gap_closed(map, c, a, b, ts.v[i], ts.v[i + 1], tol);
+    }
+    params_free(&ts);
+    return ok;
+}
+
+/* Clips segment ab to the rectangle (Liang-Barsky): the parameter range inside it. */
+static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, double *t1)
+{
+    double d[2] = {b.x - a.x, b.y - a.y}, o[2] = {a.x, a.y};
+    *t0 = 0;
+    *t1 = 1;
+    for (int k = 0; k < 2; k++) {
+        double lo = r[k], hi = r[k + 2];
+        if (d[k] == 0) {
+            if (o[k] < lo || o[k] > hi)
+                return false;
+            continue;
+        }
+        double u = (lo - o[k]) / d[k], v = (hi - o[k]) / d[k];
+        if (u > v) {
+            double w = u;
+            u = v;
+            v = w;
+        }
+        *t0 = fmax(*t0, u);
+        *t1 = fmin(*t1, v);
+    }
+    return *t0 < *t1;
+}
+
+bool rl_map_cell_in_union(const rl_map *map, size_t cell)
+{
+    const rlmap_header *h = map->h;
+    candidates c = {.n = 0};
+    collect_candidates(map, cell, &c);
+    if (c.n == 0 || c.overflow)
+        return false;
+    size_t ix = cell % h->nx, iy = cell / h->nx;
+    const double r[4] = {h->grid_x0 + ix * h->cell, h->grid_y0 + iy * h->cell,
+                         h->grid_x0 + (ix + 1) * h->cell, h->grid_y0 + (iy + 1) * h->cell};
+    const rl_map_point q[4] = {{r[0], r[1]}, {r[2], r[1]}, {r[2], r[3]}, {r[0], r[3]}};
+    /* The cell's outline lies in the union ... */
+    for (int k = 0; k < 4; k++)
+        if (!segment_inside(map, &c, q[k], q[(k + 1) % 4], 0, NULL))
+            return false;
+    /* ... and no hole of the union lies within it: beside every piece of every lanelet edge
+     * inside the cell (split where edges cross), both sides are in the union. */
+    double eps = h->cell * 1e-6;
+    for (size_t i = 0; i < c.n; i++) {
+        const rlmap_lanelet *L = &map->lanelets[c.idx[i]];
+        const rl_map_point *p = map->points + L->poly_off;
+        for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+            double t0, t1, len = hypot(p[e].x - p[f].x, p[e].y - p[f].y);
+            if (len == 0 || !clip(p[f], p[e], r, &t0, &t1))
+                continue;
+            params ts = {.v = NULL, .cap = 128};
+            ts.v = ts.stack;
+            params_push(&ts, t0);
+            params_push(&ts, t1);
+            crossings(map, &c, p[f], p[e], t0, t1, &ts);
+            if (ts.failed) {
+                params_free(&ts);
+                return false;
+            }
+            qsort(ts.v, ts.n, sizeof *ts.v, cmp_double);
+            double nx = -(p[e].y - p[f].y) / len * eps, ny = (p[e].x - p[f].x) / len * eps;
+            bool ok = true;
+            for (size_t k = 0; k + 1 < ts.n && ok; k++) {
+                double t = (ts.v[k] + ts.v[k + 1]) / 2;
+                double mx = p[f].x + t * (p[e].x - p[f].x), my = p[f].y + t * (p[e].y - p[f].y);
+                for (int side = -1; side <= 1 && ok; side += 2) {
+                    double x = mx + side * nx, y = my + side * ny;
+                    if (x > r[0] && x < r[2] && y > r[1] && y < r[3])
+                        ok = inside_candidates(map, &c, x, y);
+                }
+            }
+            params_free(&ts);
+            if (!ok)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* One footprint edge, cell by cell: a cell the lanelets cover wholly passes at once; in
+ * any other cell the piece of the edge inside it is tested exactly against the lanelets
+ * touching that cell. */
+typedef struct edge_walk {
+    rl_map_point a, b;
+    double tol;
+} edge_walk;
+
+static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
+{
+    if (map->cell_flags[cell] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION))
+        return true;
+    const edge_walk *w = ctx;
+    const rlmap_header *h = map->h;
+    size_t ix = cell % h->nx, iy = cell / h->nx;
+    const double r[4] = {h->grid_x0 + ix * h->cell, h->grid_y0 + iy * h->cell,
+                         h->grid_x0 + (ix + 1) * h->cell, h->grid_y0 + (iy + 1) * h->cell};
+    double t0, t1;
+    if (!clip(w->a, w->b, r, &t0, &t1))
+        return true; /* only a corner touched: the neighbouring cells hold those points */
+    candidates c = {.n = 0};
+    collect_candidates(map, cell, &c);
+    double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
+    rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};
+    return segment_inside(map, &c, p, q, w->tol, r);
+}
+
+/* One footprint edge. Strides through cells far from anything not drivable (a cell of
+ * depth k has only wholly drivable cells within k - 1 cells around it, so the edge is
+ * drivable for (k - 1) cells from any point in it); near the edge of the drivable area it
+ * goes cell by cell, testing the piece in a cell not wholly drivable exactly. */
+static bool edge_inside(const rl_map *map, rl_map_point a, rl_map_point b, double tol)
+{
+    const rlmap_header *h = map->h;
+    double inv = 1 / h->cell;
+    /* In cell units: the edge from (u0, v0) along (du, dv) for t in [0, 1]. */
+    double u0 = (a.x - h->grid_x0) * inv, v0 = (a.y - h->grid_y0) * inv;
+    double du = (b.x - a.x) * inv, dv = (b.y - a.y) * inv;
+    double len = sqrt(du * du + dv * dv), t = 0;
+    edge_walk w = {a, b, tol};
+    if (!(len > 0))
+        return rl_map_point_drivable(map, a.x, a.y);
+    double inv_len = 1 / len, tiny = 1e-9 * inv * inv_len; /* 1 nm: the boundary tolerance */
+    while (t <= 1) {
+        double u = u0 + t * du, v = v0 + t * dv;
+        if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny))
+            return gap_closed(map, NULL, a, b, 0, 1, tol); /* the edge leaves the grid */
+        size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
+        unsigned depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
+        if (depth >= 2) {
+            t += (depth - 1) * inv_len;
+            continue;
+        }
+        if (depth == 0 && !edge_piece_inside(map, cell, &w))
+            return false;
+        /* On to where the edge leaves this cell. */
+        double tu = du > 0 ? (ix + 1 - u) / du : du < 0 ? (ix - u) / du : INFINITY;
+        double tv = dv > 0 ? (iy + 1 - v) / dv : dv < 0 ? (iy - v) / dv : INFINITY;
+        t += fmax(fmin(tu, tv), 0) + tiny;
+    }
+    return true;
+}
+
+bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance)
+{
+    if (!isfinite(b->x) || !isfinite(b->y) || !isfinite(b->yaw) || !isfinite(b->length) ||
+        !isfinite(b->width))
+        return false;
+    rl_map_point c[4];
+    rl_map_box_corners(b, c);
+    for (int i = 0; i < 4; i++)
+        if (!edge_inside(map, c[i], c[(i + 1) % 4], gap_tolerance))
+            return false;
+    return true;
+}
+
+/* Projections of both boxes' corners on the axis; true when they are separated. */
+static bool separated_on(const rl_map_point *pa, const rl_map_point *pb, double ax, double ay)
+{
+    double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double u = pa[i].x * ax + pa[i].y * ay, v = pb[i].x * ax + pb[i].y * ay;
+        amin = fmin(amin, u);
+        amax = fmax(amax, u);
+        bmin = fmin(bmin, v);
+        bmax = fmax(bmax, v);
+    }
+    return amax < bmin - BOUNDARY_EPS || bmax < amin - BOUNDARY_EPS;
+}
+
+bool rl_map_box_overlap(const rl_map_box *a, const rl_map_box *b)
+{
+    rl_map_point pa[4], pb[4];
+    rl_map_box_corners(a, pa);
+    rl_map_box_corners(b, pb);
+    const double axes[4][2] = {{cos(a->yaw), sin(a->yaw)},
+                               {-sin(a->yaw), cos(a->yaw)},
+                               {cos(b->yaw), sin(b->yaw)},
+                               {-sin(b->yaw), cos(b->yaw)}};
+    for (int i = 0; i < 4; i++)
+        if (separated_on(pa, pb, axes[i][0], axes[i][1]))
+            return false;
+    return true;
+}
+
+double rl_map_box_distance(const rl_map_box *a, const rl_map_box *b)
+{
+    if (rl_map_box_overlap(a, b))
+        return 0;
+    rl_map_point pa[4], pb[4];
+    rl_map_box_corners(a, pa);
+    rl_map_box_corners(b, pb);
+    double best = INFINITY;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            best = fmin(best, rl_map_seg_dist2(pa[i].x, pa[i].y, pb[j], pb[(j + 1) % 4], NULL));
+            best = fmin(best, rl_map_seg_dist2(pb[i].x, pb[i].y, pa[j], pa[(j + 1) % 4], NULL));
+        }
+    return sqrt(best);
+}

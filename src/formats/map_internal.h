@@ -1,0 +1,166 @@
+/* Internal pieces of the map module (not public API): the runtime map's binary layout,
+ * the open map, the readers' shared helpers (warnings, bound alignment, degenerate
+ * checks) and the small planar geometry primitives every map file uses. */
+#ifndef RUNLAB_SRC_FORMATS_MAP_INTERNAL_H
+#define RUNLAB_SRC_FORMATS_MAP_INTERNAL_H
+
+#include "runlab/map.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* ---- Runtime map layout (version 1). Little-endian; every section 8-byte aligned, in
+ * this order, sizes derived from the header's counts:
+ *   header (256 bytes) | lanelets | points | links (u32) | cell starts (u32, cells+1) |
+ *   cell entries (u32) | cell flags (u8) | strings
+ * The CRC-32 covers everything after the header; the header has its own CRC. */
+#define RLMAP_MAGIC "RLMAP\r\n\x1a"
+enum { RLMAP_VERSION = 1, RLMAP_HEADER_SIZE = 256 };
+#define RLMAP_ENTRY_FULL    0x80000000u /* cell entry: the cell lies wholly in this lanelet */
+#define RLMAP_CELL_COVERED  1u          /* cell flag: some lanelet covers the whole cell */
+#define RLMAP_CELL_IN_UNION 2u          /* cell flag: the lanelets together cover the cell */
+#define RLMAP_DEPTH_SHIFT   2           /* cell flags bits 2..7: the chessboard distance in cells */
+#define RLMAP_DEPTH_MAX     63 /* to the nearest cell not wholly drivable (rlmap_compile.c) */
+
+typedef struct rlmap_header {
+    char magic[8];
+    uint32_t version, header_size;
+    uint64_t file_size;
+    uint32_t crc32, source_format;
+    uint32_t projection, reserved0;
+    double origin_lat, origin_lon;
+    uint8_t source_sha256[32];
+    double bbox[4];
+    double area[4];
+    double area_sum, area_union;
+    double grid_x0, grid_y0, cell;
+    uint32_t nx, ny;
+    uint32_t num_lanelets, num_points;
+    uint32_t num_links, num_entries;
+    uint32_t strings_len, num_regulatory, num_areas, num_obstacles;
+    uint32_t reserved[5];
+    uint32_t header_crc;
+} rlmap_header;
+
+typedef struct rlmap_lanelet {
+    int64_t id;
+    uint32_t flags, subtype; /* subtype: offset in strings */
+    uint32_t left_off, left_n, right_off, right_n;
+    uint32_t centre_off, centre_n, poly_off, poly_n;
+    uint32_t succ_off, succ_n, pred_off, pred_n;
+    int32_t adj_left, adj_right;
+    double bbox[4];
+    double area, start_width, end_width, length, speed_limit;
+} rlmap_lanelet;
+
+_Static_assert(sizeof(rlmap_header) == RLMAP_HEADER_SIZE, "runtime map header is 256 bytes");
+_Static_assert(sizeof(rlmap_lanelet) % 8 == 0, "lanelet records keep 8-byte alignment");
+
+struct rl_map {
+    const uint8_t *bytes;
+    size_t len;
+    void *owned;  /* malloc'd bytes to free, or NULL */
+    void *mapped; /* mmap'd region to unmap, or NULL */
+    size_t mapped_len;
+    const rlmap_header *h;
+    const rlmap_lanelet *lanelets;
+    const rl_map_point *points;
+    const uint32_t *links, *cell_start, *entries;
+    const uint8_t *cell_flags;
+    const char *strings;
+};
+
+static inline size_t rlmap_pad8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* Exact (up to a 1e-6 cell offset beside lanelet edges): does the union of the lanelets
+ * touching the cell cover all of it? Used by the compiler to set RLMAP_CELL_IN_UNION. */
+bool rl_map_cell_in_union(const rl_map *map, size_t cell);
+
+/* ---- Reader helpers (map_source.c). */
+
+/* Appends a formatted warning to src (and logs it unless quiet). RL_OK or RL_ENOMEM. */
+int rl_map_source_warn(rl_map_source *src, bool quiet, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* strdup that sets the error on failure. */
+char *rl_map_strdup(const char *s);
+/* Lanelet2's bound alignment on one lanelet (sets *_inverted). */
+void rl_map_align_bounds(rl_map_source_lanelet *ll);
+/* Warns once per degenerate lanelet (zero width, zero area, self-crossing). */
+int rl_map_source_check_degenerate(rl_map_source *src, bool quiet);
+/* Polygon helpers over a lanelet's bounds (left, then right reversed). */
+size_t rl_map_polygon_build(const rl_map_source_lanelet *ll, rl_map_point *out);
+double rl_map_polygon_signed_area(const rl_map_point *p, size_t n);
+size_t rl_map_polygon_self_crossings(const rl_map_point *p, size_t n);
+
+/* An id -> index hash (open addressing), sized once for `n` keys. */
+typedef struct rl_map_idmap {
+    int64_t *keys;
+    uint32_t *vals; /* UINT32_MAX: empty slot */
+    size_t mask;
+} rl_map_idmap;
+int rl_map_idmap_init(rl_map_idmap *m, size_t n);
+/* Inserts key -> val; when the key is present already, leaves it and returns its value
+ * in *existing (else *existing = UINT32_MAX). */
+void rl_map_idmap_put(rl_map_idmap *m, int64_t key, uint32_t val, uint32_t *existing);
+/* Value of key, or UINT32_MAX. */
+uint32_t rl_map_idmap_get(const rl_map_idmap *m, int64_t key);
+void rl_map_idmap_free(rl_map_idmap *m);
+/* Parses a whole decimal 64-bit signed id; false when malformed or out of range. */
+bool rl_map_parse_id(const char *s, int64_t *out);
+/* Parses a whole finite number (C locale); false when malformed. */
+bool rl_map_parse_number(const char *s, double *out);
+
+/* ---- Geometry primitives. */
+
+static inline double rl_map_cross(double ax, double ay, double bx, double by)
+{
+    return ax * by - ay * bx;
+}
+
+/* Squared distance from p to segment ab, and the segment parameter of the closest point. */
+static inline double rl_map_seg_dist2(double px, double py, rl_map_point a, rl_map_point b,
+                                      double *t_out)
+{
+    double dx = b.x - a.x, dy = b.y - a.y;
+    double l2 = dx * dx + dy * dy;
+    double t = 0;
+    if (l2 > 0) {
+        t = ((px - a.x) * dx + (py - a.y) * dy) / l2;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+    }
+    double ex = a.x + t * dx - px, ey = a.y + t * dy - py;
+    if (t_out)
+        *t_out = t;
+    return ex * ex + ey * ey;
+}
+
+/* Even-odd point in polygon (ray casting), closed implicitly. */
+static inline bool rl_map_pip(const rl_map_point *p, size_t n, double x, double y)
+{
+    bool in = false;
+    for (size_t i = 0, j = n - 1; i < n; j = i++) {
+        if ((p[i].y > y) != (p[j].y > y)) {
+            double xi = p[j].x + (y - p[j].y) * (p[i].x - p[j].x) / (p[i].y - p[j].y);
+            if (x < xi)
+                in = !in;
+        }
+    }
+    return in;
+}
+
+/* Distance from a point to a closed polygon's boundary. */
+static inline double rl_map_poly_dist(const rl_map_point *p, size_t n, double x, double y)
+{
+    double best = INFINITY;
+    for (size_t i = 0, j = n - 1; i < n; j = i++) {
+        double d = rl_map_seg_dist2(x, y, p[j], p[i], NULL);
+        if (d < best)
+            best = d;
+    }
+    return sqrt(best);
+}
+
+#endif
