@@ -186,6 +186,11 @@ static void test_walk_over_links(void **state)
     mkdir_at(root, "experiments/20261129T201500Z_exp-1");
     mkdir_at(root, "experiments/20261129T201500Z_exp-1/evaluations");
     link_at(root, "experiments/.run-ids/exp-1", "../20261129T201500Z_exp-1");
+    /* a finished recording (an unfinished one is reported, as runs must) */
+    char man[PATH_MAX];
+    path_of(man, root, "experiments/20261129T201500Z_exp-1/manifest.json");
+    const char *text = "{\"format\": \"runlab.record.manifest\", \"state\": \"COMPLETE\"}\n";
+    rl_test_write_file(man, text, strlen(text));
     char evals[PATH_MAX];
     path_of(evals, root, "experiments/20261129T201500Z_exp-1/evaluations");
     char *run_dir = make_run(evals, 7);
