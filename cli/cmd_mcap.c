@@ -10,6 +10,7 @@
 #include "runlab/progress.h"
 #include "runlab/time.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -46,6 +47,7 @@ typedef struct opts {
     int json;
     uint64_t chunk_size;
     int compression; /* -1: default */
+    char input[4096]; /* the input file pos[0] names (a folder resolved to its .mcap) */
 } opts;
 
 static int parse_time(const char *cmd, const char *opt, const char *text, uint64_t *out)
@@ -84,6 +86,84 @@ static int parse_size(const char *cmd, const char *text, uint64_t *out)
                                text);
     *out = v * mul;
     return RL_OK;
+}
+
+/* ---- input paths -------------------------------------------------------------------- */
+
+static int is_mcap_name(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 5 && e->d_name[0] != '.' && strcmp(e->d_name + n - 5, ".mcap") == 0;
+}
+
+/* Regular files named *.mcap directly in `dir`, sorted; -1 when `dir` cannot be read. */
+static int list_mcaps(const char *dir, struct dirent ***names)
+{
+    int n = scandir(dir, names, is_mcap_name, alphasort);
+    if (n <= 0)
+        return n;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        char p[4096];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir, (*names)[i]->d_name) < (int)sizeof p &&
+            stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            (*names)[kept++] = (*names)[i];
+        else
+            free((*names)[i]);
+    }
+    return kept;
+}
+
+/* An input argument as `ros2 bag info` takes it: a file is itself; a folder holding exactly
+ * one .mcap is that file; a folder holding none but a bag/ folder (a run directory) is its
+ * bag's one .mcap. Zero or several files are an error naming the folder. */
+static int resolve_input(const char *cmd, const char *arg, char *out, size_t cap)
+{
+    struct stat st;
+    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (snprintf(out, cap, "%s", arg) >= (int)cap)
+            return cli_fail("mcap", "%s: path too long", arg);
+        return RL_OK; /* a file, or a missing one: the reader says what is wrong */
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", arg);
+    struct dirent **names = NULL;
+    int n = list_mcaps(dir, &names);
+    char bag[4096];
+    if (n == 0 && snprintf(bag, sizeof bag, "%s/bag", arg) < (int)sizeof bag &&
+        stat(bag, &st) == 0 && S_ISDIR(st.st_mode)) {
+        free(names);
+        names = NULL;
+        snprintf(dir, sizeof dir, "%s", bag);
+        n = list_mcaps(dir, &names);
+    }
+    if (n < 0)
+        return cli_fail("mcap", "%s: %s: cannot read the folder: %s", cmd, dir, strerror(errno));
+    int rc = RL_OK;
+    if (n == 1) {
+        if (snprintf(out, cap, "%s/%s", dir, names[0]->d_name) >= (int)cap)
+            rc = cli_fail("mcap", "%s: %s: path too long", cmd, dir);
+    } else if (n == 0) {
+        rc = cli_fail("mcap", "%s: %s: no .mcap file in this folder%s", cmd, arg,
+                      strcmp(dir, arg) == 0 ? "" : " nor in its bag/ folder");
+    } else {
+        char list[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < n && i < 4; i++) {
+            size_t room = sizeof list - used;
+            int w = snprintf(list + used, room, "%s%s", i ? ", " : "", names[i]->d_name);
+            if (w < 0 || (size_t)w >= room)
+                break;
+            used += (size_t)w;
+        }
+        rc = cli_fail("mcap", "%s: %s: %d .mcap files in this folder (%s%s); name one", cmd, dir,
+                      n, list, n > 4 ? ", ..." : "");
+    }
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
 }
 
 static void free_opts(opts *o)
@@ -185,6 +265,12 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
         return cli_usage_error("mcap", "%s: expected %d file argument%s", cmd, npos, npos > 1 ? "s" : "");
     if (o->start > o->end)
         return cli_usage_error("mcap", "%s: --start is after --end", cmd);
+    if (npos >= 1) {
+        int rc = resolve_input(cmd, o->pos[0], o->input, sizeof o->input);
+        if (rc != RL_OK)
+            return rc;
+        o->pos[0] = o->input;
+    }
     return RL_OK;
 }
 
@@ -203,6 +289,16 @@ static void fmt_time(uint64_t ns, char *buf, size_t cap)
 {
     if (ns > INT64_MAX || rl_time_format_iso((int64_t)ns, buf, cap) < 0)
         snprintf(buf, cap, "%" PRIu64 " ns", ns);
+}
+
+/* Conditions that did not stop reading (a data-section CRC mismatch, a chunk written
+ * twice), on stderr; they do not change the exit code. */
+static void print_warnings(const char *path, const rl_mcap_indexed *x)
+{
+    const char *const *w = NULL;
+    size_t n = rl_mcap_indexed_warnings(x, &w);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "runlab: mcap: %s: warning: %s\n", path, w[i]);
 }
 
 /* ---- info --------------------------------------------------------------------------- */
@@ -235,6 +331,7 @@ static int cmd_info(int argc, char **argv)
         rl_mcap_reader_close(r);
         return rc;
     }
+    print_warnings(path, x);
     printf("file:        %s\nsize:        %zu bytes\n", path, len);
     if (have_header)
         printf("profile:     %.*s\nlibrary:     %.*s\n", (int)hdr.u.header.profile.len,
@@ -375,6 +472,7 @@ static int cmd_cat(int argc, char **argv)
                 "runlab: mcap: %s: warning: no usable summary, file scanned linearly (truncated "
                 "or damaged? see 'runlab mcap doctor')\n",
                 o.pos[0]);
+    print_warnings(o.pos[0], x);
     rl_mcap_query q;
     set_query(&o, &q);
     rl_mcap_message_iter *it = NULL;
@@ -629,15 +727,18 @@ static int filter_channel(filter_state *s, const rl_mcap_channel *ch)
     return rc;
 }
 
-static int run_filter(const opts *o, const uint8_t *data, size_t len, int fd, uint64_t *kept)
+static int run_filter(const opts *o, const char *profile, const uint8_t *data, size_t len, int fd,
+                      uint64_t *kept)
 {
     filter_state s;
     memset(&s, 0, sizeof s);
     int rc = rl_mcap_indexed_open_mem(&s.x, data, len, 0);
     if (rc < 0)
         return rc;
+    print_warnings(o->pos[0], s.x);
     rl_mcap_writer_options wo;
     rl_mcap_writer_options_default(&wo);
+    wo.profile = profile; /* a ros2 bag stays a ros2 bag */
     if (o->chunk_size)
         wo.chunk_size = o->chunk_size;
     if (o->compression >= 0)
@@ -745,8 +846,15 @@ static int cmd_filter(int argc, char **argv)
     }
     size_t len = 0;
     const uint8_t *data = rl_mcap_reader_data(r, &len);
+    /* The Header's profile carries over; the library is runlab, which writes the copy. */
+    char profile[256] = "";
+    rl_mcap_record hdr;
+    if (rl_mcap_reader_next(r, &hdr) == 1 && hdr.opcode == RL_MCAP_OP_HEADER &&
+        hdr.u.header.profile.len < sizeof profile &&
+        !memchr(hdr.u.header.profile.data, 0, hdr.u.header.profile.len))
+        memcpy(profile, hdr.u.header.profile.data, hdr.u.header.profile.len);
     uint64_t kept = 0;
-    if (run_filter(&o, data, len, f.fd, &kept) < 0) {
+    if (run_filter(&o, profile, data, len, f.fd, &kept) < 0) {
         rc = cli_fail("mcap", "%s: %s", o.pos[0], rl_error_last());
         out_abort(&f);
     } else {

@@ -192,7 +192,8 @@ typedef struct rl_mcap_record {
 
 /* Parses the body of one record (`len` bytes at `body`) into `out` (opcode and body set,
  * offset 0, chunk_offset RL_MCAP_NO_CHUNK). Every length field is checked against the
- * bytes left before use, so any input is safe. Unknown opcodes succeed with only the body.
+ * bytes left before use, so any input is safe. Unknown opcodes succeed with only the body;
+ * opcode 0x00, which the specification leaves invalid, is RL_EPARSE (zeroed bytes).
  * Returns RL_OK or RL_EPARSE ("<Type> record: <field>: ...", no offset: callers that know
  * it prefix it). Thread-safe; allocates nothing. */
 int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mcap_record *out);
@@ -359,14 +360,23 @@ int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
 
 /* Next record into `rec`. Returns 1 with a record, 0 after the footer and closing magic,
  * or a negative status: RL_ETRUNCATED (the file ends inside a record or before the footer),
- * RL_EPARSE (malformed), RL_ECRC, RL_EUNSUPPORTED (unknown chunk compression), RL_ERANGE
- * (chunk larger than max_chunk_size), RL_ENOMEM. The message names the byte offset and
+ * RL_EPARSE (malformed), RL_ECRC (a chunk, attachment or summary CRC; a data-section CRC
+ * mismatch is only a warning, see rl_mcap_reader_warning), RL_EUNSUPPORTED (unknown chunk
+ * compression), RL_ERANGE (chunk larger than max_chunk_size), RL_ENOMEM. The message names the byte offset and
  * record type ("byte 1234: Chunk record: ..."). After an error every call returns the
  * same error until rl_mcap_reader_seek. Pointers in `rec` stay valid until the next call
  * (records of a mapped file until the reader is closed). The streamed reader checks the
  * leading magic, that a record's length fits in the bytes left, and the CRCs, but not the
  * placement rules (that is a checker's job), so damaged files can be scanned. */
 int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec);
+
+/* Conditions that did not stop reading: a DataEnd whose data-section CRC does not match
+ * (every record before it was read and checked, so it is a warning for a reader, not an
+ * error; rl_mcap_doctor still reports it). The count so far, and the first one's text
+ * ("byte N: DataEnd record: data section CRC mismatch: ..."), NULL when none; valid until
+ * the reader is closed. */
+size_t rl_mcap_reader_warning_count(const rl_mcap_reader *r);
+const char *rl_mcap_reader_warning(const rl_mcap_reader *r);
 
 /* File offset of the next top-level record to be read (after an error: of the record that
  * failed, or of the chunk it is in). */
@@ -402,6 +412,12 @@ void rl_mcap_indexed_close(rl_mcap_indexed *idx);
 
 /* 1 when the summary was used, 0 when the file was scanned linearly. */
 int rl_mcap_indexed_used_summary(const rl_mcap_indexed *idx);
+
+/* Conditions found while opening that did not stop reading, one text each ("byte N: ..."):
+ * a data-section CRC mismatch, and a chunk that is an exact copy of an earlier one (its
+ * messages are served once). Returns how many (at most 32 are kept); `*out` points at
+ * them, valid until close. */
+size_t rl_mcap_indexed_warnings(const rl_mcap_indexed *idx, const char *const **out);
 
 /* Tables, valid until close. Schemas and channels are sorted by id, one per id. */
 size_t rl_mcap_indexed_schemas(const rl_mcap_indexed *idx, const rl_mcap_schema **out);

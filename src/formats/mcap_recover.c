@@ -80,6 +80,70 @@ size_t mcap_resync(const uint8_t *data, size_t len, size_t at, uint64_t max_chun
     return len;
 }
 
+/* ---- Exact copies of chunks ---------------------------------------------------------- */
+
+/* FNV-1a over the record's head (prefix, times, sizes, CRC) and tail: equal records hash
+ * equal; different ones almost never do, and a collision only costs a memcmp. */
+static uint64_t chunk_hash(const uint8_t *rec, uint64_t length)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t head = length < 64 ? (size_t)length : 64, tail = length < 96 ? 0 : 32;
+    for (size_t i = 0; i < head; i++)
+        h = (h ^ rec[i]) * 1099511628211ull;
+    for (size_t i = (size_t)length - tail; i < length; i++)
+        h = (h ^ rec[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static int chunk_set_grow(mcap_chunk_set *s)
+{
+    size_t ncap = s->cap ? s->cap * 2 : 64;
+    mcap_chunk_slot *n = calloc(ncap, sizeof *n);
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slots[i].hash)
+            continue;
+        size_t j = (size_t)(s->slots[i].hash & (ncap - 1));
+        while (n[j].hash)
+            j = (j + 1) & (ncap - 1);
+        n[j] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = n;
+    s->cap = ncap;
+    return 1;
+}
+
+uint64_t mcap_chunk_set_find_or_add(mcap_chunk_set *s, const uint8_t *data, uint64_t offset,
+                                    uint64_t length)
+{
+    if (2 * (s->count + 1) > s->cap && !chunk_set_grow(s))
+        return UINT64_MAX;
+    const uint8_t *rec = data + offset;
+    uint64_t h = chunk_hash(rec, length);
+    size_t j = (size_t)(h & (s->cap - 1));
+    for (; s->slots[j].hash; j = (j + 1) & (s->cap - 1)) {
+        const mcap_chunk_slot *e = &s->slots[j];
+        if (e->hash == h && e->length == length && e->offset != offset &&
+            memcmp(data + e->offset, rec, (size_t)length) == 0)
+            return e->offset;
+        if (e->offset == offset)
+            return UINT64_MAX; /* seen before (a second pass) */
+    }
+    s->slots[j].hash = h;
+    s->slots[j].offset = offset;
+    s->slots[j].length = length;
+    s->count++;
+    return UINT64_MAX;
+}
+
+void mcap_chunk_set_free(mcap_chunk_set *s)
+{
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
 /* ---- Recovery ----------------------------------------------------------------------- */
 
 typedef struct owned_rec {
