@@ -45,6 +45,7 @@ typedef struct opts {
     size_t nbufs;
     uint64_t start, end;
     int json;
+    int keep_suspect;
     uint64_t chunk_size;
     int compression; /* -1: default */
     char input[4096]; /* the input file pos[0] names (a folder resolved to its .mcap) */
@@ -215,6 +216,7 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
         int ok = (strchr(allowed, 't') && (strcmp(a, "--topics") == 0 || strcmp(a, "--start") == 0 ||
                                            strcmp(a, "--end") == 0)) ||
                  (strchr(allowed, 'j') && strcmp(a, "--json") == 0) ||
+                 (strchr(allowed, 'k') && strcmp(a, "--keep-suspect") == 0) ||
                  (strchr(allowed, 'w') &&
                   (strcmp(a, "--chunk-size") == 0 || strcmp(a, "--compression") == 0));
         if (!ok)
@@ -227,6 +229,8 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
         int rc = RL_OK;
         if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--keep-suspect") == 0) {
+            o->keep_suspect = 1;
         } else if (strcmp(a, "--start") == 0) {
             rc = parse_time(cmd, a, val, &o->start);
         } else if (strcmp(a, "--end") == 0) {
@@ -631,20 +635,49 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
     rl_progress_update(ctx, done, NULL);
 }
 
+/* The first line says every loss: a reader of only that line must not think all is well. */
+static void print_headline(const char *in, const char *out, const rl_mcap_recover_report *rep)
+{
+    printf("%s -> %s: ", in, out);
+    if (rep->input_complete) {
+        printf("input was complete and undamaged\n");
+        return;
+    }
+    int lost = rep->messages_lost || rep->bytes_lost || rep->chunks_lost ||
+               rep->attachments_lost || rep->metadata_lost || rep->lost_count;
+    if (lost)
+        printf("recovered with LOSSES: %" PRIu64 " messages known lost, %" PRIu64
+               " chunks, %" PRIu64 " bytes in %zu ranges",
+               rep->messages_lost, rep->chunks_lost, rep->bytes_lost, rep->lost_count);
+    else
+        printf("recovered, nothing lost");
+    if (rep->messages_suspect)
+        printf("; %" PRIu64 " suspect messages", rep->messages_suspect);
+    if (rep->chunks_duplicate)
+        printf("; %" PRIu64 " duplicate chunks", rep->chunks_duplicate);
+    printf("\n");
+}
+
 static int cmd_recover(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: runlab mcap recover IN OUT [--chunk-size SIZE] [--compression none|zstd|lz4]\n\n"
+        printf("Usage: runlab mcap recover IN OUT [--chunk-size SIZE] [--compression none|zstd|lz4]\n"
+               "                           [--keep-suspect]\n\n"
                "Rewrites a truncated or damaged MCAP file (a recorder killed mid-chunk, a file\n"
                "cut anywhere, corrupted bytes) as a complete file OUT: every intact schema,\n"
                "channel, message, attachment and metadata record is kept, and indexes,\n"
-               "statistics and summary are rebuilt. Prints what was kept and each lost byte\n"
-               "range with the reason. OUT must not exist. By default the output uses the\n"
-               "input's compression and chunk size.\n");
+               "statistics and summary are rebuilt. The intact records of a damaged\n"
+               "uncompressed chunk are kept one by one; a chunk written twice is kept once.\n"
+               "Prints what was kept and each lost byte range with the reason; the first line\n"
+               "says whether anything was lost. OUT must not exist. By default the output uses\n"
+               "the input's compression and chunk size.\n"
+               "  --keep-suspect   keep messages read from a damaged region (a chunk whose CRC\n"
+               "                   failed where the damage cannot be located, or a message the\n"
+               "                   damage overlaps); by default they are dropped. Listed either way.\n");
         return RL_EXIT_OK;
     }
     opts o;
-    int rc = parse_opts("recover", argc, argv, "w", 2, &o);
+    int rc = parse_opts("recover", argc, argv, "wk", 2, &o);
     if (rc != RL_OK)
         return rc;
     outfile f;
@@ -652,6 +685,7 @@ static int cmd_recover(int argc, char **argv)
         return rc;
     rl_mcap_recover_options ro;
     memset(&ro, 0, sizeof ro);
+    ro.keep_suspect = o.keep_suspect;
     rl_mcap_writer_options wo;
     if (o.chunk_size || o.compression >= 0) {
         rl_mcap_writer_options_default(&wo);
@@ -677,8 +711,7 @@ static int cmd_recover(int argc, char **argv)
     }
     rc = out_commit(&f);
     if (rc == RL_OK) {
-        printf("%s -> %s: %s\n", o.pos[0], o.pos[1],
-               rep.input_complete ? "input was complete and undamaged" : "recovered");
+        print_headline(o.pos[0], o.pos[1], &rep);
         printf("kept: %" PRIu64 " messages, %" PRIu64 " chunks read, %" PRIu64 " schemas, %" PRIu64
                " channels, %" PRIu64 " attachments, %" PRIu64 " metadata\n",
                rep.messages_kept, rep.chunks_read, rep.schemas_kept, rep.channels_kept,
@@ -691,6 +724,14 @@ static int cmd_recover(int argc, char **argv)
             printf("  bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 " bytes): %s\n",
                    rep.lost[i].offset, rep.lost[i].offset + rep.lost[i].length,
                    rep.lost[i].length, rep.lost[i].what);
+        if (rep.notice_count)
+            printf("notices: %" PRIu64 " suspect messages %s, %" PRIu64
+                   " duplicate chunks (%" PRIu64 " messages kept once), %" PRIu64
+                   " messages salvaged from damaged chunks\n",
+                   rep.messages_suspect, o.keep_suspect ? "kept" : "dropped",
+                   rep.chunks_duplicate, rep.messages_duplicate, rep.messages_salvaged);
+        for (size_t i = 0; i < rep.notice_count; i++)
+            printf("  %s\n", rep.notices[i].what);
         printf("output: %" PRIu64 " bytes (input %" PRIu64 ")\n", rep.output_size, rep.input_size);
     }
     rl_mcap_recover_report_free(&rep);

@@ -475,7 +475,7 @@ typedef struct rl_mcap_lost_range {
 /* What rl_mcap_recover kept and lost. Free with rl_mcap_recover_report_free. */
 typedef struct rl_mcap_recover_report {
     uint64_t input_size, output_size;
-    int input_complete; /* 1: the input had a footer and closing magic and no damage */
+    int input_complete; /* 1: a footer and closing magic, nothing lost, copied or suspect */
     uint64_t messages_kept, chunks_read, schemas_kept, channels_kept, attachments_kept,
         metadata_kept;
     uint64_t chunks_lost, attachments_lost, metadata_lost;
@@ -486,6 +486,20 @@ typedef struct rl_mcap_recover_report {
     uint64_t bytes_lost; /* total length of `lost` */
     rl_mcap_lost_range *lost;
     size_t lost_count;
+    /* Chunks that are exact copies of an earlier chunk (written twice): their messages
+     * are kept once; each copy is listed in `notices`. */
+    uint64_t chunks_duplicate, messages_duplicate;
+    /* Messages read from a region known to be damaged: inside a chunk whose CRC failed
+     * when the damage could not be located, or overlapping the located damage (a block of
+     * zeros that begins inside a message reads as a valid message up to where its record
+     * ends). Dropped (and counted in messages_lost) unless the options' keep_suspect; each
+     * is listed in `notices` either way. */
+    uint64_t messages_suspect;
+    /* Messages saved one by one from chunks whose records were damaged in places (the
+     * intact records around the damage; counted in messages_kept too). */
+    uint64_t messages_salvaged;
+    rl_mcap_lost_range *notices; /* length 0 unless a whole record; `what` says what */
+    size_t notice_count;
 } rl_mcap_recover_report;
 
 typedef struct rl_mcap_recover_options {
@@ -497,6 +511,9 @@ typedef struct rl_mcap_recover_options {
     /* Called now and then with the input bytes processed (of input_size); may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* 1: keep messages from damaged regions (report.messages_suspect) instead of dropping
+     * them; they are listed in report.notices either way. */
+    int keep_suspect;
 } rl_mcap_recover_options;
 
 /* Rewrites the MCAP file at `in_path` (truncated, killed mid-write, or damaged anywhere)
