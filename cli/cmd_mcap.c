@@ -544,7 +544,10 @@ static int cmd_doctor(int argc, char **argv)
                "(chunks, attachments, data section, summary), chunk times and sizes, message\n"
                "indexes against the messages they point to, chunk, attachment and metadata\n"
                "indexes, statistics (counts and times), summary offsets and footer.\n"
-               "Prints one line per violation (\"byte OFFSET: what\") and exits 1 if any.\n");
+               "Prints one line per violation (\"byte OFFSET: what\") and exits 1 if any;\n"
+               "what follows from damage (indexes, statistics, offsets and CRCs that describe\n"
+               "the damaged bytes) is counted on the damage's line, not listed. Unusual but\n"
+               "valid things are \"warning:\" lines and do not change the exit code.\n");
         return RL_EXIT_OK;
     }
     opts o;
@@ -554,11 +557,19 @@ static int cmd_doctor(int argc, char **argv)
     rl_mcap_doctor_report rep;
     if (rl_mcap_doctor(o.pos[0], &rep) < 0)
         return cli_fail("mcap", "%s", rl_error_last());
-    for (size_t i = 0; i < rep.count; i++)
-        printf("byte %" PRIu64 ": %s\n", rep.violations[i].offset, rep.violations[i].what);
+    for (size_t i = 0; i < rep.warning_count; i++)
+        printf("warning: byte %" PRIu64 ": %s\n", rep.warnings[i].offset, rep.warnings[i].what);
+    for (size_t i = 0; i < rep.count; i++) {
+        const rl_mcap_violation *v = &rep.violations[i];
+        printf("byte %" PRIu64 ": %s", v->offset, v->what);
+        if (v->consequences)
+            printf(" (and %zu further violation%s that follow from it)", v->consequences,
+                   v->consequences == 1 ? "" : "s");
+        printf("\n");
+    }
     if (rep.dropped)
         printf("... and %zu more\n", rep.dropped);
-    size_t bad = rep.count + rep.dropped;
+    size_t bad = rep.count + rep.dropped; /* causes; their consequences are not counted */
     if (bad == 0)
         printf("%s: ok (%" PRIu64 " records, %" PRIu64 " messages, %" PRIu64 " chunks)\n",
                o.pos[0], rep.records, rep.messages, rep.chunks);

@@ -541,6 +541,9 @@ void rl_mcap_recover_report_free(rl_mcap_recover_report *report);
 typedef struct rl_mcap_violation {
     uint64_t offset;
     char what[240]; /* "Statistics record: message_count 10, but 12 messages in the file" */
+    /* Further violations that follow from this one (damage breaks the indexes, counts,
+     * offsets and CRCs that describe it): counted here, not listed. */
+    size_t consequences;
 } rl_mcap_violation;
 
 typedef struct rl_mcap_doctor_report {
@@ -548,6 +551,10 @@ typedef struct rl_mcap_doctor_report {
     size_t count;
     size_t dropped; /* violations beyond the first 1000, counted but not kept */
     uint64_t messages, chunks, records;
+    /* Not violations, but unusual (statistics counting only the data section's schemas
+     * and channels, as libmcap writes them). */
+    rl_mcap_violation *warnings;
+    size_t warning_count;
 } rl_mcap_doctor_report;
 
 /* Checks a whole file against the specification's invariants: magic at both ends, Header
