@@ -728,9 +728,13 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
     case RL_MCAP_OP_CHUNK:
         return handle_chunk(c, rec);
     case RL_MCAP_OP_MESSAGE_INDEX:
-        if (c->pass == 2 &&
-            (c->after == AFTER_LOST ||
-             (c->after == AFTER_DAMAGE && !indexes_last_chunk(c, &rec->u.message_index))))
+        if (c->after == AFTER_DAMAGE && !indexes_last_chunk(c, &rec->u.message_index)) {
+            /* The index of a chunk that the damage destroyed. */
+            c->after = AFTER_LOST;
+            if (c->pass == 2)
+                c->rep->chunks_lost++;
+        }
+        if (c->pass == 2 && c->after == AFTER_LOST)
             c->rep->messages_lost += rec->u.message_index.count;
         return RL_OK;
     case RL_MCAP_OP_ATTACHMENT:
