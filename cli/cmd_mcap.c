@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { MAX_TOPICS = 256, PROGRESS_MIN_BYTES = 64 << 20 };
+enum { MAX_TOPICS = 256, PROGRESS_MIN_BYTES = 64 << 20, MAX_NOTICE_LINES = 50 };
 
 static const char *const usage_main =
     "Usage: runlab mcap <command> [options]\n\n"
@@ -741,8 +741,12 @@ static int cmd_recover(int argc, char **argv)
                    " messages salvaged from damaged chunks\n",
                    rep.messages_suspect, o.keep_suspect ? "kept" : "dropped",
                    rep.chunks_duplicate, rep.messages_duplicate, rep.messages_salvaged);
-        for (size_t i = 0; i < rep.notice_count; i++)
+        /* A chunk whose damage cannot be located makes every message suspect: the first
+         * lines say which, the rest are counted. */
+        for (size_t i = 0; i < rep.notice_count && i < MAX_NOTICE_LINES; i++)
             printf("  %s\n", rep.notices[i].what);
+        if (rep.notice_count > MAX_NOTICE_LINES)
+            printf("  ... and %zu more\n", rep.notice_count - MAX_NOTICE_LINES);
         printf("output: %" PRIu64 " bytes (input %" PRIu64 ")\n", rep.output_size, rep.input_size);
     }
     rl_mcap_recover_report_free(&rep);
