@@ -129,10 +129,12 @@ static int resolve_input(const char *cmd, const char *arg, char *out, size_t cap
     }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", arg);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
+        dir[n - 1] = '\0'; /* "run/" names files "run/bag/x.mcap", not "run//bag/..." */
     struct dirent **names = NULL;
     int n = list_mcaps(dir, &names);
-    char bag[4096];
-    if (n == 0 && snprintf(bag, sizeof bag, "%s/bag", arg) < (int)sizeof bag &&
+    char bag[4096] = "";
+    if (n == 0 && snprintf(bag, sizeof bag, "%s/bag", dir) < (int)sizeof bag &&
         stat(bag, &st) == 0 && S_ISDIR(st.st_mode)) {
         free(names);
         names = NULL;
@@ -147,7 +149,7 @@ static int resolve_input(const char *cmd, const char *arg, char *out, size_t cap
             rc = cli_fail("mcap", "%s: %s: path too long", cmd, dir);
     } else if (n == 0) {
         rc = cli_fail("mcap", "%s: %s: no .mcap file in this folder%s", cmd, arg,
-                      strcmp(dir, arg) == 0 ? "" : " nor in its bag/ folder");
+                      strcmp(dir, bag) == 0 ? " nor in its bag/ folder" : "");
     } else {
         char list[512] = "";
         size_t used = 0;

@@ -144,7 +144,7 @@ check "recover from a run directory exits 0" rc_is 0
 check "recover of an intact file says so" out_has "input was complete and undamaged"
 run mcap filter "$TMP/run7/" "$TMP/run7-f.mcap" --topics /log
 check "filter from a run directory exits 0" rc_is 0
-check "filter from a run directory copies" out_has "100 messages"
+check "filter from a run directory copies" out_has "$TMP/run7/bag/run7.mcap -> $TMP/run7-f.mcap: 100 messages"
 run mcap info "$TMP/two"
 check "a folder with two bags exits 1" rc_is 1
 check "a folder with two bags says so" err_has "runlab: mcap: info: $TMP/two: 2 .mcap files in this folder (a.mcap, b.mcap); name one"
