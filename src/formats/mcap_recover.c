@@ -542,8 +542,9 @@ static int read_chunk_records(rctx *c, const rl_mcap_record *chunk, const uint8_
     for (size_t i = 0; i < c->nrecs && rc == RL_OK; i++) {
         inner_rec *r = &c->recs[i];
         if (r->rec.opcode != RL_MCAP_OP_MESSAGE) {
-            if (!all_suspect && !overlaps_damage(c, r))
-                rc = handle_data(c, &r->rec, chunk->offset);
+            /* A Schema or Channel that parses is used even from a damaged chunk: without
+             * it every message of its channel, in every chunk, would be lost. */
+            rc = handle_data(c, &r->rec, chunk->offset);
             continue;
         }
         if (all_suspect || overlaps_damage(c, r)) {
