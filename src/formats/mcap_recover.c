@@ -817,7 +817,7 @@ static int walk(rctx *c, int *damaged)
         /* Message indexes after a lost chunk count its messages; after damage of unknown
          * extent, those that do not index the last chunk read do. */
         if (!(framed && is_index_op(op)))
-            c->after = framed && op == RL_MCAP_OP_CHUNK ? AFTER_LOST : AFTER_DAMAGE;
+            c->after = op == RL_MCAP_OP_CHUNK ? AFTER_LOST : AFTER_DAMAGE; /* counted below */
         if (c->pass == 2 && !(framed && is_index_op(op))) {
             if (op == RL_MCAP_OP_CHUNK)
                 c->rep->chunks_lost++;
