@@ -100,6 +100,10 @@ typedef struct dctx {
  * rest are counted in `dropped`). Returns its index, or SIZE_MAX when not kept. */
 static size_t list_add(dctx *d, rl_mcap_violation **list, size_t *count, size_t *dropped,
                        uint64_t offset, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
+
+static size_t list_add(dctx *d, rl_mcap_violation **list, size_t *count, size_t *dropped,
+                       uint64_t offset, const char *fmt, va_list ap)
 {
     if (*count >= MAX_VIOLATIONS) {
         (*dropped)++;
