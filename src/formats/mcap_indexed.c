@@ -652,9 +652,9 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
         return rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)at);
     }
     x->chunks_loaded++;
-    size_t cap = 0, p = 0;
+    size_t cap = 0, p = 0, inner = 0;
     rl_mcap_record m;
-    while ((rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
+    while ((inner = p, rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
         if (m.opcode != RL_MCAP_OP_MESSAGE)
             continue;
         /* The merge opens a chunk when it reaches the chunk's declared start time, so a
@@ -663,10 +663,9 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
         uint64_t t = m.u.message.log_time;
         if (t < ci->message_start_time || t > ci->message_end_time) {
             rc = rl_error_set(RL_EPARSE,
-                              "byte %llu: Message with log time %llu outside the chunk's "
-                              "declared range %llu..%llu",
-                              (unsigned long long)m.offset, (unsigned long long)t,
-                              (unsigned long long)ci->message_start_time,
+                              "Message record: log time %llu outside the chunk's declared "
+                              "range %llu..%llu",
+                              (unsigned long long)t, (unsigned long long)ci->message_start_time,
                               (unsigned long long)ci->message_end_time);
             break;
         }
@@ -681,7 +680,8 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     }
     if (rc < 0) {
         source_free(s);
-        return rl_error_prefix(rc, "inside Chunk record at byte %llu", (unsigned long long)at);
+        return rl_error_set(rc, "byte %llu: inside Chunk record at records offset %zu: %s",
+                            (unsigned long long)at, inner, mcap_skip_byte_prefix(rl_error_last()));
     }
     return push_source(it, s);
 }
