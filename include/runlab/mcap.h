@@ -480,8 +480,10 @@ typedef struct rl_mcap_recover_report {
         metadata_kept;
     uint64_t chunks_lost, attachments_lost, metadata_lost;
     /* Messages known to be lost: those listed by the message indexes of lost chunks, and
-     * messages whose channel was never defined. A chunk cut off by truncation has no
-     * index after it; its messages show only in bytes_lost. */
+     * messages whose channel was never defined; when the input's summary is intact, at
+     * least its Statistics message_count minus the messages kept (chunks_lost likewise
+     * from its chunk_count). A chunk cut off by truncation has no index after it; its
+     * messages show only in bytes_lost. */
     uint64_t messages_lost;
     uint64_t bytes_lost; /* total length of `lost` */
     rl_mcap_lost_range *lost;

@@ -195,6 +195,9 @@ typedef struct rctx {
     size_t nents, ents_cap;
     uint8_t *indexed;
     int check_index; /* the chunk's records are not vouched for by a matching CRC */
+    /* The Statistics of an intact summary: how many messages and chunks were written. */
+    int have_stats, stats_trusted;
+    uint64_t stats_messages, stats_chunks;
     /* The messages of the last chunk read, to tell its message indexes from a lost one's. */
     idx_ent *last_msgs;
     size_t nlast, last_cap;
@@ -754,8 +757,15 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
             return rc;
         }
         return RL_OK;
+    case RL_MCAP_OP_STATISTICS:
+        c->stats_messages = rec->u.statistics.message_count;
+        c->stats_chunks = rec->u.statistics.chunk_count;
+        c->have_stats = 1;
+        return RL_OK;
     case RL_MCAP_OP_FOOTER:
+        /* The reader checked the summary CRC: its statistics describe the file as written. */
         c->saw_footer = 1;
+        c->stats_trusted = c->have_stats;
         return RL_OK;
     default:
         return RL_OK; /* indexes, statistics, summary: rebuilt by the writer */
@@ -938,6 +948,16 @@ int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
                 report->output_size = (uint64_t)(end - start);
         }
         rl_mcap_writer_free(c.w);
+    }
+    if (rc == RL_OK && c.stats_trusted) {
+        /* Damage that swallowed whole chunks with their message indexes leaves no index
+         * to count: the statistics still know how many there were. */
+        if (c.stats_messages > report->messages_kept &&
+            c.stats_messages - report->messages_kept > report->messages_lost)
+            report->messages_lost = c.stats_messages - report->messages_kept;
+        if (c.stats_chunks > report->chunks_read &&
+            c.stats_chunks - report->chunks_read > report->chunks_lost)
+            report->chunks_lost = c.stats_chunks - report->chunks_read;
     }
     if (rc == RL_OK) {
         if (len <= RL_MCAP_MAGIC_LEN) {

@@ -469,6 +469,15 @@ static void test_zero_block(void **state)
     assert_true(d.violations[0].consequences > 0);
     offsets_said_once(&d);
     rl_mcap_doctor_report_free(&d);
+    /* Zeros over chunks 2 and 3 with their message indexes: no index is left to count
+     * their messages; the intact summary's statistics do. */
+    memset(l.data + l.chunk_off[2], 0, (size_t)(l.group_end[3] - l.chunk_off[2]));
+    recover(l.data, l.len, 0, &o);
+    assert_int_equal(o.rep.messages_kept, l.total - 92 - l.count[2] - l.count[3]);
+    assert_int_equal(o.rep.messages_lost, 92 + l.count[2] + l.count[3]);
+    assert_int_equal(o.rep.chunks_lost, 3);
+    assert_int_equal(o.rep.bytes_lost, l.chunk_len[1] + l.group_end[3] - l.chunk_off[2]);
+    done(&o);
     free(l.data);
 }
 
