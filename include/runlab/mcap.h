@@ -521,7 +521,8 @@ typedef struct rl_mcap_recover_options {
 /* Rewrites the MCAP file at `in_path` (truncated, killed mid-write, or damaged anywhere)
  * as a complete file on `out_fd` (not closed): every record that can be read intact is
  * kept in file order (schemas, channels, messages of every chunk whose CRC and framing
- * are good, attachments, metadata), and message indexes, chunk indexes, statistics,
+ * are good, the sound records of a damaged chunk read record by record, a chunk written
+ * twice once, attachments, metadata), and message indexes, chunk indexes, statistics,
  * summary and footer are rebuilt. Damaged regions are skipped by resynchronising on the
  * next well-formed record; each one is listed in `report` (may be NULL) with its byte
  * range and the reason. Schemas and channels are collected from the whole input first,
