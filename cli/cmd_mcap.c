@@ -11,6 +11,7 @@
 #include "runlab/progress.h"
 #include "runlab/time.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { MAX_TOPICS = 256, PROGRESS_MIN_BYTES = 64 << 20 };
+enum { MAX_TOPICS = 256, PROGRESS_MIN_BYTES = 64 << 20, MAX_NOTICE_LINES = 50 };
 
 static const char *const usage_main =
     "Usage: runlab mcap <command> [options]\n\n"
@@ -47,8 +48,10 @@ typedef struct opts {
     size_t nbufs;
     uint64_t start, end;
     int json;
+    int keep_suspect;
     uint64_t chunk_size;
     int compression; /* -1: default */
+    char input[4096]; /* the input file pos[0] names (a folder resolved to its .mcap) */
 } opts;
 
 static int parse_time(const char *cmd, const char *opt, const char *text, uint64_t *out)
@@ -87,6 +90,86 @@ static int parse_size(const char *cmd, const char *text, uint64_t *out)
                                text);
     *out = v * mul;
     return RL_OK;
+}
+
+/* ---- input paths -------------------------------------------------------------------- */
+
+static int is_mcap_name(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 5 && e->d_name[0] != '.' && strcmp(e->d_name + n - 5, ".mcap") == 0;
+}
+
+/* Regular files named *.mcap directly in `dir`, sorted; -1 when `dir` cannot be read. */
+static int list_mcaps(const char *dir, struct dirent ***names)
+{
+    int n = scandir(dir, names, is_mcap_name, alphasort);
+    if (n <= 0)
+        return n;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        char p[4096];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir, (*names)[i]->d_name) < (int)sizeof p &&
+            stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            (*names)[kept++] = (*names)[i];
+        else
+            free((*names)[i]);
+    }
+    return kept;
+}
+
+/* An input argument as `ros2 bag info` takes it: a file is itself; a folder holding exactly
+ * one .mcap is that file; a folder holding none but a bag/ folder (a run directory) is its
+ * bag's one .mcap. Zero or several files are an error naming the folder. */
+static int resolve_input(const char *cmd, const char *arg, char *out, size_t cap)
+{
+    struct stat st;
+    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (snprintf(out, cap, "%s", arg) >= (int)cap)
+            return cli_fail("mcap", "%s: path too long", arg);
+        return RL_OK; /* a file, or a missing one: the reader says what is wrong */
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", arg);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
+        dir[n - 1] = '\0'; /* "run/" names files "run/bag/x.mcap", not "run//bag/..." */
+    struct dirent **names = NULL;
+    int n = list_mcaps(dir, &names);
+    char bag[4096] = "";
+    if (n == 0 && snprintf(bag, sizeof bag, "%s/bag", dir) < (int)sizeof bag &&
+        stat(bag, &st) == 0 && S_ISDIR(st.st_mode)) {
+        free(names);
+        names = NULL;
+        snprintf(dir, sizeof dir, "%s", bag);
+        n = list_mcaps(dir, &names);
+    }
+    if (n < 0)
+        return cli_fail("mcap", "%s: %s: cannot read the folder: %s", cmd, dir, strerror(errno));
+    int rc = RL_OK;
+    if (n == 1) {
+        if (snprintf(out, cap, "%s/%s", dir, names[0]->d_name) >= (int)cap)
+            rc = cli_fail("mcap", "%s: %s: path too long", cmd, dir);
+    } else if (n == 0) {
+        rc = cli_fail("mcap", "%s: %s: no .mcap file in this folder%s", cmd, arg,
+                      strcmp(dir, bag) == 0 ? " nor in its bag/ folder" : "");
+    } else {
+        char list[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < n && i < 4; i++) {
+            size_t room = sizeof list - used;
+            int w = snprintf(list + used, room, "%s%s", i ? ", " : "", names[i]->d_name);
+            if (w < 0 || (size_t)w >= room)
+                break;
+            used += (size_t)w;
+        }
+        rc = cli_fail("mcap", "%s: %s: %d .mcap files in this folder (%s%s); name one", cmd, dir,
+                      n, list, n > 4 ? ", ..." : "");
+    }
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
 }
 
 static void free_opts(opts *o)
@@ -138,6 +221,7 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
         int ok = (strchr(allowed, 't') && (strcmp(a, "--topics") == 0 || strcmp(a, "--start") == 0 ||
                                            strcmp(a, "--end") == 0)) ||
                  (strchr(allowed, 'j') && strcmp(a, "--json") == 0) ||
+                 (strchr(allowed, 'k') && strcmp(a, "--keep-suspect") == 0) ||
                  (strchr(allowed, 'w') &&
                   (strcmp(a, "--chunk-size") == 0 || strcmp(a, "--compression") == 0));
         if (!ok)
@@ -150,6 +234,8 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
         int rc = RL_OK;
         if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--keep-suspect") == 0) {
+            o->keep_suspect = 1;
         } else if (strcmp(a, "--start") == 0) {
             rc = parse_time(cmd, a, val, &o->start);
         } else if (strcmp(a, "--end") == 0) {
@@ -188,6 +274,12 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
         return cli_usage_error("mcap", "%s: expected %d file argument%s", cmd, npos, npos > 1 ? "s" : "");
     if (o->start > o->end)
         return cli_usage_error("mcap", "%s: --start is after --end", cmd);
+    if (npos >= 1) {
+        int rc = resolve_input(cmd, o->pos[0], o->input, sizeof o->input);
+        if (rc != RL_OK)
+            return rc;
+        o->pos[0] = o->input;
+    }
     return RL_OK;
 }
 
@@ -206,6 +298,16 @@ static void fmt_time(uint64_t ns, char *buf, size_t cap)
 {
     if (ns > INT64_MAX || rl_time_format_iso((int64_t)ns, buf, cap) < 0)
         snprintf(buf, cap, "%" PRIu64 " ns", ns);
+}
+
+/* Conditions that did not stop reading (a data-section CRC mismatch, a chunk written
+ * twice), on stderr; they do not change the exit code. */
+static void print_warnings(const char *path, const rl_mcap_indexed *x)
+{
+    const char *const *w = NULL;
+    size_t n = rl_mcap_indexed_warnings(x, &w);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "runlab: mcap: %s: warning: %s\n", path, w[i]);
 }
 
 /* ---- info --------------------------------------------------------------------------- */
@@ -238,6 +340,7 @@ static int cmd_info(int argc, char **argv)
         rl_mcap_reader_close(r);
         return rc;
     }
+    print_warnings(path, x);
     printf("file:        %s\nsize:        %zu bytes\n", path, len);
     if (have_header)
         printf("profile:     %.*s\nlibrary:     %.*s\n", (int)hdr.u.header.profile.len,
@@ -384,6 +487,7 @@ static int cmd_cat(int argc, char **argv)
                 "runlab: mcap: %s: warning: no usable summary, file scanned linearly (truncated "
                 "or damaged? see 'runlab mcap doctor')\n",
                 o.pos[0]);
+    print_warnings(o.pos[0], x);
     rl_mcap_query q;
     set_query(&o, &q);
     rl_mcap_message_iter *it = NULL;
@@ -458,7 +562,10 @@ static int cmd_doctor(int argc, char **argv)
                "(chunks, attachments, data section, summary), chunk times and sizes, message\n"
                "indexes against the messages they point to, chunk, attachment and metadata\n"
                "indexes, statistics (counts and times), summary offsets and footer.\n"
-               "Prints one line per violation (\"byte OFFSET: what\") and exits 1 if any.\n");
+               "Prints one line per violation (\"byte OFFSET: what\") and exits 1 if any;\n"
+               "what follows from damage (indexes, statistics, offsets and CRCs that describe\n"
+               "the damaged bytes) is counted on the damage's line, not listed. Unusual but\n"
+               "valid things are \"warning:\" lines and do not change the exit code.\n");
         return RL_EXIT_OK;
     }
     opts o;
@@ -468,11 +575,19 @@ static int cmd_doctor(int argc, char **argv)
     rl_mcap_doctor_report rep;
     if (rl_mcap_doctor(o.pos[0], &rep) < 0)
         return cli_fail("mcap", "%s", rl_error_last());
-    for (size_t i = 0; i < rep.count; i++)
-        printf("byte %" PRIu64 ": %s\n", rep.violations[i].offset, rep.violations[i].what);
+    for (size_t i = 0; i < rep.warning_count; i++)
+        printf("warning: byte %" PRIu64 ": %s\n", rep.warnings[i].offset, rep.warnings[i].what);
+    for (size_t i = 0; i < rep.count; i++) {
+        const rl_mcap_violation *v = &rep.violations[i];
+        printf("byte %" PRIu64 ": %s", v->offset, v->what);
+        if (v->consequences)
+            printf(" (and %zu further violation%s that follow from it)", v->consequences,
+                   v->consequences == 1 ? "" : "s");
+        printf("\n");
+    }
     if (rep.dropped)
         printf("... and %zu more\n", rep.dropped);
-    size_t bad = rep.count + rep.dropped;
+    size_t bad = rep.count + rep.dropped; /* causes; their consequences are not counted */
     if (bad == 0)
         printf("%s: ok (%" PRIu64 " records, %" PRIu64 " messages, %" PRIu64 " chunks)\n",
                o.pos[0], rep.records, rep.messages, rep.chunks);
@@ -549,20 +664,49 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
     rl_progress_update(ctx, done, NULL);
 }
 
+/* The first line says every loss: a reader of only that line must not think all is well. */
+static void print_headline(const char *in, const char *out, const rl_mcap_recover_report *rep)
+{
+    printf("%s -> %s: ", in, out);
+    if (rep->input_complete) {
+        printf("input was complete and undamaged\n");
+        return;
+    }
+    int lost = rep->messages_lost || rep->bytes_lost || rep->chunks_lost ||
+               rep->attachments_lost || rep->metadata_lost || rep->lost_count;
+    if (lost)
+        printf("recovered with LOSSES: %" PRIu64 " messages known lost, %" PRIu64
+               " chunks, %" PRIu64 " bytes in %zu ranges",
+               rep->messages_lost, rep->chunks_lost, rep->bytes_lost, rep->lost_count);
+    else
+        printf("recovered, nothing lost");
+    if (rep->messages_suspect)
+        printf("; %" PRIu64 " suspect messages", rep->messages_suspect);
+    if (rep->chunks_duplicate)
+        printf("; %" PRIu64 " duplicate chunks", rep->chunks_duplicate);
+    printf("\n");
+}
+
 static int cmd_recover(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: runlab mcap recover IN OUT [--chunk-size SIZE] [--compression none|zstd|lz4]\n\n"
+        printf("Usage: runlab mcap recover IN OUT [--chunk-size SIZE] [--compression none|zstd|lz4]\n"
+               "                           [--keep-suspect]\n\n"
                "Rewrites a truncated or damaged MCAP file (a recorder killed mid-chunk, a file\n"
                "cut anywhere, corrupted bytes) as a complete file OUT: every intact schema,\n"
                "channel, message, attachment and metadata record is kept, and indexes,\n"
-               "statistics and summary are rebuilt. Prints what was kept and each lost byte\n"
-               "range with the reason. OUT must not exist. By default the output uses the\n"
-               "input's compression and chunk size.\n");
+               "statistics and summary are rebuilt. The intact records of a damaged\n"
+               "uncompressed chunk are kept one by one; a chunk written twice is kept once.\n"
+               "Prints what was kept and each lost byte range with the reason; the first line\n"
+               "says whether anything was lost. OUT must not exist. By default the output uses\n"
+               "the input's compression and chunk size.\n"
+               "  --keep-suspect   keep messages read from a damaged region (a chunk whose CRC\n"
+               "                   failed where the damage cannot be located, or a message the\n"
+               "                   damage overlaps); by default they are dropped. Listed either way.\n");
         return RL_EXIT_OK;
     }
     opts o;
-    int rc = parse_opts("recover", argc, argv, "w", 2, &o);
+    int rc = parse_opts("recover", argc, argv, "wk", 2, &o);
     if (rc != RL_OK)
         return rc;
     outfile f;
@@ -570,6 +714,7 @@ static int cmd_recover(int argc, char **argv)
         return rc;
     rl_mcap_recover_options ro;
     memset(&ro, 0, sizeof ro);
+    ro.keep_suspect = o.keep_suspect;
     rl_mcap_writer_options wo;
     if (o.chunk_size || o.compression >= 0) {
         rl_mcap_writer_options_default(&wo);
@@ -595,8 +740,7 @@ static int cmd_recover(int argc, char **argv)
     }
     rc = out_commit(&f);
     if (rc == RL_OK) {
-        printf("%s -> %s: %s\n", o.pos[0], o.pos[1],
-               rep.input_complete ? "input was complete and undamaged" : "recovered");
+        print_headline(o.pos[0], o.pos[1], &rep);
         printf("kept: %" PRIu64 " messages, %" PRIu64 " chunks read, %" PRIu64 " schemas, %" PRIu64
                " channels, %" PRIu64 " attachments, %" PRIu64 " metadata\n",
                rep.messages_kept, rep.chunks_read, rep.schemas_kept, rep.channels_kept,
@@ -609,6 +753,18 @@ static int cmd_recover(int argc, char **argv)
             printf("  bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 " bytes): %s\n",
                    rep.lost[i].offset, rep.lost[i].offset + rep.lost[i].length,
                    rep.lost[i].length, rep.lost[i].what);
+        if (rep.notice_count)
+            printf("notices: %" PRIu64 " suspect messages %s, %" PRIu64
+                   " duplicate chunks (%" PRIu64 " messages kept once), %" PRIu64
+                   " messages salvaged from damaged chunks\n",
+                   rep.messages_suspect, o.keep_suspect ? "kept" : "dropped",
+                   rep.chunks_duplicate, rep.messages_duplicate, rep.messages_salvaged);
+        /* A chunk whose damage cannot be located makes every message suspect: the first
+         * lines say which, the rest are counted. */
+        for (size_t i = 0; i < rep.notice_count && i < MAX_NOTICE_LINES; i++)
+            printf("  %s\n", rep.notices[i].what);
+        if (rep.notice_count > MAX_NOTICE_LINES)
+            printf("  ... and %zu more\n", rep.notice_count - MAX_NOTICE_LINES);
         printf("output: %" PRIu64 " bytes (input %" PRIu64 ")\n", rep.output_size, rep.input_size);
     }
     rl_mcap_recover_report_free(&rep);
@@ -645,15 +801,18 @@ static int filter_channel(filter_state *s, const rl_mcap_channel *ch)
     return rc;
 }
 
-static int run_filter(const opts *o, const uint8_t *data, size_t len, int fd, uint64_t *kept)
+static int run_filter(const opts *o, const char *profile, const uint8_t *data, size_t len, int fd,
+                      uint64_t *kept)
 {
     filter_state s;
     memset(&s, 0, sizeof s);
     int rc = rl_mcap_indexed_open_mem(&s.x, data, len, 0);
     if (rc < 0)
         return rc;
+    print_warnings(o->pos[0], s.x);
     rl_mcap_writer_options wo;
     rl_mcap_writer_options_default(&wo);
+    wo.profile = profile; /* a ros2 bag stays a ros2 bag */
     if (o->chunk_size)
         wo.chunk_size = o->chunk_size;
     if (o->compression >= 0)
@@ -761,8 +920,15 @@ static int cmd_filter(int argc, char **argv)
     }
     size_t len = 0;
     const uint8_t *data = rl_mcap_reader_data(r, &len);
+    /* The Header's profile carries over; the library is runlab, which writes the copy. */
+    char profile[256] = "";
+    rl_mcap_record hdr;
+    if (rl_mcap_reader_next(r, &hdr) == 1 && hdr.opcode == RL_MCAP_OP_HEADER &&
+        hdr.u.header.profile.len < sizeof profile &&
+        !memchr(hdr.u.header.profile.data, 0, hdr.u.header.profile.len))
+        memcpy(profile, hdr.u.header.profile.data, hdr.u.header.profile.len);
     uint64_t kept = 0;
-    if (run_filter(&o, data, len, f.fd, &kept) < 0) {
+    if (run_filter(&o, profile, data, len, f.fd, &kept) < 0) {
         rc = cli_fail("mcap", "%s: %s", o.pos[0], rl_error_last());
         out_abort(&f);
     } else {

@@ -1,7 +1,8 @@
 /* libFuzzer target for the MCAP readers, doctor and recovery: the streamed reader (chunks
  * expanded, and raw with resynchronisation past errors), the indexed reader (forward,
- * reverse, a time and topic query), the doctor, and recover — whose output must be a file
- * the doctor finds clean and that holds exactly the messages recovery says it kept. */
+ * reverse, a time and topic query, its warnings), the doctor, and recover (keeping or
+ * dropping suspect messages) — whose output must be a file the doctor finds clean and that
+ * holds exactly the messages recovery says it kept. */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
@@ -84,6 +85,10 @@ static void indexed(const uint8_t *data, size_t size)
     rl_mcap_indexed *x = NULL;
     if (rl_mcap_indexed_open_mem(&x, data, size, MAX_CHUNK) != RL_OK)
         return;
+    const char *const *warnings = NULL;
+    size_t nw = rl_mcap_indexed_warnings(x, &warnings);
+    for (size_t i = 0; i < nw; i++)
+        CHECK(strncmp(warnings[i], "byte ", 5) == 0);
     rl_mcap_query q;
     rl_mcap_query_default(&q);
     drain(x, &q);
@@ -111,9 +116,13 @@ static void recover_and_check(const uint8_t *data, size_t size)
     rl_mcap_recover_options o;
     memset(&o, 0, sizeof o);
     o.max_chunk_size = MAX_CHUNK;
+    o.keep_suspect = size & 1; /* both ways of treating messages from damaged regions */
     rl_mcap_recover_report rep;
     int rc = rl_mcap_recover_mem(data, size, fd, &o, &rep);
     if (rc == RL_OK) {
+        CHECK(rep.messages_suspect == 0 || rep.notice_count > 0);
+        CHECK(!rep.input_complete || (rep.messages_lost == 0 && rep.bytes_lost == 0 &&
+                                      rep.notice_count == 0));
         off_t len = lseek(fd, 0, SEEK_END);
         CHECK(len > 0 && (uint64_t)len == rep.output_size);
         uint8_t *out = malloc((size_t)len);

@@ -1,7 +1,7 @@
 /* mcap-robot-sample: writes a small deterministic recording like a robot's (topics /pose
  * /scan /log, one schemaless; 10 ms apart from 2024-01-01T00:00:00Z; a metadata record and
  * an attachment) with the runlab writer, for the `runlab mcap` CLI test and the fuzz seeds.
- *   mcap-robot-sample OUT [MESSAGES [none|zstd|lz4 [CHUNK_SIZE|unchunked]]] */
+ *   mcap-robot-sample OUT [MESSAGES [none|zstd|lz4 [CHUNK_SIZE|unchunked [PROFILE]]]] */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
@@ -73,8 +73,9 @@ out:
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 5) {
-        fprintf(stderr, "usage: mcap-robot-sample OUT [MESSAGES [none|zstd|lz4 [CHUNK_SIZE|unchunked]]]\n");
+    if (argc < 2 || argc > 6) {
+        fprintf(stderr, "usage: mcap-robot-sample OUT [MESSAGES [none|zstd|lz4 "
+                        "[CHUNK_SIZE|unchunked [PROFILE]]]]\n");
         return 2;
     }
     rl_mcap_writer_options o;
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
         else
             o.chunk_size = strtoull(argv[4], NULL, 10);
     }
+    if (argc > 5)
+        o.profile = argv[5];
     int rc = run(argv[1], n, &o);
     if (rc < 0) {
         fprintf(stderr, "mcap-robot-sample: %s\n", rl_error_last());

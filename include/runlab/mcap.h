@@ -192,7 +192,8 @@ typedef struct rl_mcap_record {
 
 /* Parses the body of one record (`len` bytes at `body`) into `out` (opcode and body set,
  * offset 0, chunk_offset RL_MCAP_NO_CHUNK). Every length field is checked against the
- * bytes left before use, so any input is safe. Unknown opcodes succeed with only the body.
+ * bytes left before use, so any input is safe. Unknown opcodes succeed with only the body;
+ * opcode 0x00, which the specification leaves invalid, is RL_EPARSE (zeroed bytes).
  * Returns RL_OK or RL_EPARSE ("<Type> record: <field>: ...", no offset: callers that know
  * it prefix it). Thread-safe; allocates nothing. */
 int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mcap_record *out);
@@ -359,14 +360,23 @@ int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
 
 /* Next record into `rec`. Returns 1 with a record, 0 after the footer and closing magic,
  * or a negative status: RL_ETRUNCATED (the file ends inside a record or before the footer),
- * RL_EPARSE (malformed), RL_ECRC, RL_EUNSUPPORTED (unknown chunk compression), RL_ERANGE
- * (chunk larger than max_chunk_size), RL_ENOMEM. The message names the byte offset and
+ * RL_EPARSE (malformed), RL_ECRC (a chunk, attachment or summary CRC; a data-section CRC
+ * mismatch is only a warning, see rl_mcap_reader_warning), RL_EUNSUPPORTED (unknown chunk
+ * compression), RL_ERANGE (chunk larger than max_chunk_size), RL_ENOMEM. The message names the byte offset and
  * record type ("byte 1234: Chunk record: ..."). After an error every call returns the
  * same error until rl_mcap_reader_seek. Pointers in `rec` stay valid until the next call
  * (records of a mapped file until the reader is closed). The streamed reader checks the
  * leading magic, that a record's length fits in the bytes left, and the CRCs, but not the
  * placement rules (that is a checker's job), so damaged files can be scanned. */
 int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec);
+
+/* Conditions that did not stop reading: a DataEnd whose data-section CRC does not match
+ * (every record before it was read and checked, so it is a warning for a reader, not an
+ * error; rl_mcap_doctor still reports it). The count so far, and the first one's text
+ * ("byte N: DataEnd record: data section CRC mismatch: ..."), NULL when none; valid until
+ * the reader is closed. */
+size_t rl_mcap_reader_warning_count(const rl_mcap_reader *r);
+const char *rl_mcap_reader_warning(const rl_mcap_reader *r);
 
 /* File offset of the next top-level record to be read (after an error: of the record that
  * failed, or of the chunk it is in). */
@@ -402,6 +412,12 @@ void rl_mcap_indexed_close(rl_mcap_indexed *idx);
 
 /* 1 when the summary was used, 0 when the file was scanned linearly. */
 int rl_mcap_indexed_used_summary(const rl_mcap_indexed *idx);
+
+/* Conditions found while opening that did not stop reading, one text each ("byte N: ..."):
+ * a data-section CRC mismatch, and a chunk that is an exact copy of an earlier one (its
+ * messages are served once). Returns how many (at most 32 are kept); `*out` points at
+ * them, valid until close. */
+size_t rl_mcap_indexed_warnings(const rl_mcap_indexed *idx, const char *const **out);
 
 /* Tables, valid until close. Schemas and channels are sorted by id, one per id. */
 size_t rl_mcap_indexed_schemas(const rl_mcap_indexed *idx, const rl_mcap_schema **out);
@@ -459,17 +475,33 @@ typedef struct rl_mcap_lost_range {
 /* What rl_mcap_recover kept and lost. Free with rl_mcap_recover_report_free. */
 typedef struct rl_mcap_recover_report {
     uint64_t input_size, output_size;
-    int input_complete; /* 1: the input had a footer and closing magic and no damage */
+    int input_complete; /* 1: a footer and closing magic, nothing lost, copied or suspect */
     uint64_t messages_kept, chunks_read, schemas_kept, channels_kept, attachments_kept,
         metadata_kept;
     uint64_t chunks_lost, attachments_lost, metadata_lost;
     /* Messages known to be lost: those listed by the message indexes of lost chunks, and
-     * messages whose channel was never defined. A chunk cut off by truncation has no
-     * index after it; its messages show only in bytes_lost. */
+     * messages whose channel was never defined; when the input's summary is intact, at
+     * least its Statistics message_count minus the messages kept (chunks_lost likewise
+     * from its chunk_count). A chunk cut off by truncation has no index after it; its
+     * messages show only in bytes_lost. */
     uint64_t messages_lost;
     uint64_t bytes_lost; /* total length of `lost` */
     rl_mcap_lost_range *lost;
     size_t lost_count;
+    /* Chunks that are exact copies of an earlier chunk (written twice): their messages
+     * are kept once; each copy is listed in `notices`. */
+    uint64_t chunks_duplicate, messages_duplicate;
+    /* Messages read from a region known to be damaged: inside a chunk whose CRC failed
+     * when the damage could not be located, or overlapping the located damage (a block of
+     * zeros that begins inside a message reads as a valid message up to where its record
+     * ends). Dropped (and counted in messages_lost) unless the options' keep_suspect; each
+     * is listed in `notices` either way. */
+    uint64_t messages_suspect;
+    /* Messages saved one by one from chunks whose records were damaged in places (the
+     * intact records around the damage; counted in messages_kept too). */
+    uint64_t messages_salvaged;
+    rl_mcap_lost_range *notices; /* length 0 unless a whole record; `what` says what */
+    size_t notice_count;
 } rl_mcap_recover_report;
 
 typedef struct rl_mcap_recover_options {
@@ -481,12 +513,16 @@ typedef struct rl_mcap_recover_options {
     /* Called now and then with the input bytes processed (of input_size); may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* 1: keep messages from damaged regions (report.messages_suspect) instead of dropping
+     * them; they are listed in report.notices either way. */
+    int keep_suspect;
 } rl_mcap_recover_options;
 
 /* Rewrites the MCAP file at `in_path` (truncated, killed mid-write, or damaged anywhere)
  * as a complete file on `out_fd` (not closed): every record that can be read intact is
  * kept in file order (schemas, channels, messages of every chunk whose CRC and framing
- * are good, attachments, metadata), and message indexes, chunk indexes, statistics,
+ * are good, the sound records of a damaged chunk read record by record, a chunk written
+ * twice once, attachments, metadata), and message indexes, chunk indexes, statistics,
  * summary and footer are rebuilt. Damaged regions are skipped by resynchronising on the
  * next well-formed record; each one is listed in `report` (may be NULL) with its byte
  * range and the reason. Schemas and channels are collected from the whole input first,
@@ -508,6 +544,9 @@ void rl_mcap_recover_report_free(rl_mcap_recover_report *report);
 typedef struct rl_mcap_violation {
     uint64_t offset;
     char what[240]; /* "Statistics record: message_count 10, but 12 messages in the file" */
+    /* Further violations that follow from this one (damage breaks the indexes, counts,
+     * offsets and CRCs that describe it): counted here, not listed. */
+    size_t consequences;
 } rl_mcap_violation;
 
 typedef struct rl_mcap_doctor_report {
@@ -515,6 +554,10 @@ typedef struct rl_mcap_doctor_report {
     size_t count;
     size_t dropped; /* violations beyond the first 1000, counted but not kept */
     uint64_t messages, chunks, records;
+    /* Not violations, but unusual (statistics counting only the data section's schemas
+     * and channels, as libmcap writes them). */
+    rl_mcap_violation *warnings;
+    size_t warning_count;
 } rl_mcap_doctor_report;
 
 /* Checks a whole file against the specification's invariants: magic at both ends, Header

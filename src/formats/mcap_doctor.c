@@ -88,31 +88,87 @@ typedef struct dctx {
     uint64_t footer_offset;
     rl_mcap_footer footer;
     int oom;
+    int has_cause;     /* damage was found: later violations are its consequences */
+    size_t cause;      /* index of the latest cause in the report, SIZE_MAX if not kept */
+    size_t data_schemas, data_channels; /* ids first defined in the data section */
+    mcap_chunk_set seen; /* chunks, for exact copies */
+    size_t reader_warnings;
+    rl_mcap_reader *reader;
 } dctx;
 
+/* Appends to a list of violations or warnings (the first MAX_VIOLATIONS are kept; the
+ * rest are counted in `dropped`). Returns its index, or SIZE_MAX when not kept. */
+static size_t list_add(dctx *d, rl_mcap_violation **list, size_t *count, size_t *dropped,
+                       uint64_t offset, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
+
+static size_t list_add(dctx *d, rl_mcap_violation **list, size_t *count, size_t *dropped,
+                       uint64_t offset, const char *fmt, va_list ap)
+{
+    if (*count >= MAX_VIOLATIONS) {
+        (*dropped)++;
+        return SIZE_MAX;
+    }
+    if ((*count & (*count - 1)) == 0) {
+        size_t ncap = *count ? *count * 2 : 8;
+        rl_mcap_violation *p = realloc(*list, ncap * sizeof *p);
+        if (!p) {
+            d->oom = 1;
+            return SIZE_MAX;
+        }
+        *list = p;
+    }
+    rl_mcap_violation *v = &(*list)[*count];
+    memset(v, 0, sizeof *v);
+    v->offset = offset;
+    vsnprintf(v->what, sizeof v->what, fmt, ap);
+    return (*count)++;
+}
+
+/* A violation. After damage (a cause, see vio_cause) it is counted as a consequence of the
+ * latest cause instead of listed: one cause is one violation. */
 static void vio(dctx *d, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void vio(dctx *d, uint64_t offset, const char *fmt, ...)
 {
     rl_mcap_doctor_report *r = d->rep;
-    if (r->count >= MAX_VIOLATIONS) {
-        r->dropped++;
+    if (d->has_cause) {
+        if (d->cause != SIZE_MAX)
+            r->violations[d->cause].consequences++;
+        else
+            r->dropped++;
         return;
     }
-    if ((r->count & (r->count - 1)) == 0) {
-        size_t ncap = r->count ? r->count * 2 : 8;
-        rl_mcap_violation *p = realloc(r->violations, ncap * sizeof *p);
-        if (!p) {
-            d->oom = 1;
-            return;
-        }
-        r->violations = p;
-    }
-    rl_mcap_violation *v = &r->violations[r->count++];
-    v->offset = offset;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(v->what, sizeof v->what, fmt, ap);
+    list_add(d, &r->violations, &r->count, &r->dropped, offset, fmt, ap);
+    va_end(ap);
+}
+
+/* Damage itself (unreadable bytes, a chunk that fails, a chunk written twice): listed,
+ * and what it breaks elsewhere (indexes, statistics, offsets, CRCs) counts against it. */
+static void vio_cause(dctx *d, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void vio_cause(dctx *d, uint64_t offset, const char *fmt, ...)
+{
+    rl_mcap_doctor_report *r = d->rep;
+    va_list ap;
+    va_start(ap, fmt);
+    d->cause = list_add(d, &r->violations, &r->count, &r->dropped, offset, fmt, ap);
+    va_end(ap);
+    d->has_cause = 1;
+}
+
+/* Not a violation of the specification, but worth knowing ("warning:" lines). */
+static void warn(dctx *d, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void warn(dctx *d, uint64_t offset, const char *fmt, ...)
+{
+    size_t dropped = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    list_add(d, &d->rep->warnings, &d->rep->warning_count, &dropped, offset, fmt, ap);
     va_end(ap);
 }
 
@@ -153,6 +209,12 @@ static void define(dctx *d, def *table, uint16_t id, const rl_mcap_record *rec, 
     if (!e->mem) {
         d->oom = 1;
         return;
+    }
+    if (!in_summary) {
+        if (table == d->schemas)
+            d->data_schemas++;
+        else
+            d->data_channels++;
     }
     e->len = n;
     rl_mcap_record_encode(rec, e->mem, n);
@@ -216,6 +278,14 @@ static void check_chunk(dctx *d, const rl_mcap_record *rec)
     ci->mi_first = d->mi_count;
     d->cur_count = 0;
     d->cur_valid = 0;
+    uint64_t orig = mcap_chunk_set_find_or_add(&d->seen, d->data, ci->offset, ci->length);
+    if (orig != UINT64_MAX) {
+        /* Its messages are not counted twice; what the copy shifts or breaks elsewhere
+         * (offsets, CRCs, indexes) follows from it. */
+        vio_cause(d, rec->offset, "Chunk record: an exact copy of the chunk at byte %llu",
+                  (unsigned long long)orig);
+        return;
+    }
     const uint8_t *buf = NULL;
     size_t n = 0;
     int owned = 0;
@@ -223,14 +293,14 @@ static void check_chunk(dctx *d, const rl_mcap_record *rec)
     if (rc == RL_ECRC) {
         /* Reported once; the records are still walked so that the checks which count
          * them (indexes, statistics) do not report the same damage again. */
-        vio(d, rec->offset, "Chunk record: %s", rl_error_last());
+        vio_cause(d, rec->offset, "Chunk record: %s", rl_error_last());
         rc = rl_mcap_chunk_decompress(ch, d->max_chunk, 0, &buf, &n, &owned);
         if (rc < 0)
             return;
     } else if (rc < 0) {
         if (rc == RL_ENOMEM)
             d->oom = 1;
-        vio(d, rec->offset, "Chunk record: %s", rl_error_last());
+        vio_cause(d, rec->offset, "Chunk record: %s", rl_error_last());
         return;
     }
     ci->readable = 1;
@@ -245,7 +315,8 @@ static void check_chunk(dctx *d, const rl_mcap_record *rec)
         if (rc == 0)
             break;
         if (rc < 0) {
-            vio(d, rec->offset, "Chunk record: records offset %zu: %s", at, rl_error_last());
+            vio_cause(d, rec->offset, "Chunk record: records offset %zu: %s", at,
+                      mcap_skip_byte_prefix(rl_error_last()));
             break;
         }
         data_record(d, &in, rec->offset, 1);
@@ -592,6 +663,10 @@ static void top_record(dctx *d, const rl_mcap_record *rec)
     case RL_MCAP_OP_DATA_END:
         if (d->saw_data_end)
             vio(d, off, "DataEnd record: a second DataEnd");
+        if (d->reader && rl_mcap_reader_warning_count(d->reader) > d->reader_warnings) {
+            d->reader_warnings = rl_mcap_reader_warning_count(d->reader);
+            vio(d, off, "%s", mcap_skip_byte_prefix(rl_mcap_reader_warning(d->reader)));
+        }
         d->saw_data_end = 1;
         d->sec = SEC_SUMMARY;
         break;
@@ -628,6 +703,24 @@ static void top_record(dctx *d, const rl_mcap_record *rec)
         break;
     }
     d->prev_op = op;
+}
+
+/* Statistics schema_count / channel_count. libmcap (and so rosbag2) repeats in the summary
+ * schemas and channels that no message used and counts only those of the data section;
+ * the specification allows either reading, so that is a warning, not a violation. */
+static void count_check(dctx *d, uint64_t off, const char *field, uint64_t stated, size_t all,
+                        size_t in_data, const char *what)
+{
+    if (stated == all)
+        return;
+    if (stated == in_data)
+        warn(d, off,
+             "Statistics record: %s %llu counts the %s of the data section; %zu more appear "
+             "only in the summary",
+             field, (unsigned long long)stated, what, all - in_data);
+    else
+        vio(d, off, "Statistics record: %s %llu, but the file has %zu %s (%zu in the data section)",
+            field, (unsigned long long)stated, all, what, in_data);
 }
 
 static void final_checks(dctx *d)
@@ -710,8 +803,9 @@ static void final_checks(dctx *d)
     vio(d, off, "Statistics record: " #field " %llu, but the file has %llu " what,                 \
         (unsigned long long)s->field, (unsigned long long)(actual))
     STAT(message_count, d->messages, "messages");
-    STAT(schema_count, nschemas, "schemas");
-    STAT(channel_count, nchannels, "channels");
+    count_check(d, off, "schema_count", s->schema_count, nschemas, d->data_schemas, "schemas");
+    count_check(d, off, "channel_count", s->channel_count, nchannels, d->data_channels,
+                "channels");
     STAT(attachment_count, d->attachments, "attachments");
     STAT(metadata_count, d->metadata, "metadata records");
     STAT(chunk_count, d->chunk_count, "chunks");
@@ -768,6 +862,7 @@ static void free_ctx(dctx *d)
     free(d->atts);
     free(d->metas);
     free(d->sos);
+    mcap_chunk_set_free(&d->seen);
 }
 
 int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *report)
@@ -792,6 +887,8 @@ int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *repo
         rc = rl_error_set(RL_ENOMEM, "mcap doctor: out of memory");
     if (rc == RL_OK)
         rc = rl_mcap_reader_open_mem(&r, d.data, d.len, &ro);
+    d.reader = r;
+    int said_end = 0; /* a truncation said where the file ends */
     while (rc == RL_OK && !d.oom) {
         rl_mcap_record rec;
         int n = rl_mcap_reader_next(r, &rec);
@@ -807,11 +904,29 @@ int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *repo
             break;
         }
         size_t at = (size_t)rl_mcap_reader_offset(r);
-        vio(&d, at, "%s", rl_error_last());
-        if (at >= d.len || at < RL_MCAP_MAGIC_LEN)
+        const char *why = mcap_skip_byte_prefix(rl_error_last());
+        if (at >= d.len || at < RL_MCAP_MAGIC_LEN) {
+            vio_cause(&d, at, "%s", why);
+            said_end = at >= d.len;
             break;
+        }
         uint8_t op = d.data[at];
         size_t next = mcap_resync(d.data, d.len, at, d.max_chunk);
+        /* An intact record that only describes others (a footer whose summary CRC fails
+         * because a copied chunk shifted the summary) follows from earlier damage. */
+        int framed = d.len - at >= RL_MCAP_RECORD_PREFIX &&
+                     mcap_rd64(d.data + at + 1) <= d.len - at - RL_MCAP_RECORD_PREFIX &&
+                     next == at + RL_MCAP_RECORD_PREFIX + (size_t)mcap_rd64(d.data + at + 1);
+        if (framed && op != RL_MCAP_OP_CHUNK && op != RL_MCAP_OP_ATTACHMENT &&
+            op != RL_MCAP_OP_METADATA && op != RL_MCAP_OP_MESSAGE && op >= RL_MCAP_OP_FOOTER &&
+            op <= RL_MCAP_OP_DATA_END) {
+            vio(&d, at, "%s", why);
+        } else if (n == RL_ETRUNCATED && next >= d.len) {
+            vio_cause(&d, at, "%s: the file ends there, without a Footer (truncated)", why);
+            said_end = 1;
+        } else {
+            vio_cause(&d, at, "%s", why);
+        }
         if (next >= d.len)
             break;
         if (op == RL_MCAP_OP_FOOTER && next == at + RL_MCAP_RECORD_PREFIX + RL_MCAP_FOOTER_BODY) {
@@ -837,7 +952,7 @@ int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *repo
         rl_mcap_reader_seek(r, next);
     }
     if (rc == RL_OK && !d.oom) {
-        if (report->records && !d.saw_footer)
+        if (report->records && !d.saw_footer && !said_end)
             vio(&d, d.len, "file ends without a Footer");
         final_checks(&d);
     }
@@ -871,4 +986,7 @@ void rl_mcap_doctor_report_free(rl_mcap_doctor_report *report)
     free(report->violations);
     report->violations = NULL;
     report->count = 0;
+    free(report->warnings);
+    report->warnings = NULL;
+    report->warning_count = 0;
 }

@@ -10,10 +10,11 @@
 #include "runlab/error.h"
 #include "runlab/hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NIDS = 65536 };
+enum { NIDS = 65536, MAX_WARNINGS = 32 };
 
 /* A message outside any chunk, found by the linear scan. */
 typedef struct loose_msg {
@@ -45,7 +46,17 @@ struct rl_mcap_indexed {
     loose_msg *loose;
     size_t nloose, loose_cap;
     uint64_t chunks_loaded;
+    char *warnings[MAX_WARNINGS]; /* conditions that did not stop reading */
+    size_t nwarnings;
 };
+
+/* Keeps a warning (the first MAX_WARNINGS; later ones are dropped, and so is one that
+ * cannot be copied: warnings never make opening fail). */
+static void add_warning(rl_mcap_indexed *x, const char *msg)
+{
+    if (x->nwarnings < MAX_WARNINGS && (x->warnings[x->nwarnings] = strdup(msg)) != NULL)
+        x->nwarnings++;
+}
 
 /* Room for one more of `count` elements of `size` bytes (checked growth in core/text.h). */
 static int grow(void **arr, size_t *cap, size_t count, size_t size)
@@ -239,8 +250,12 @@ static int scan(rl_mcap_indexed *x)
     if (rc < 0)
         return rc;
     rl_mcap_record rec;
+    mcap_chunk_set seen = {0};
+    uint64_t skip_chunk = RL_MCAP_NO_CHUNK; /* an exact copy of an earlier chunk */
     while ((rc = rl_mcap_reader_next(r, &rec)) == 1) {
         int in_chunk = rec.chunk_offset != RL_MCAP_NO_CHUNK;
+        if (in_chunk && rec.chunk_offset == skip_chunk)
+            continue;
         switch (rec.opcode) {
         case RL_MCAP_OP_SCHEMA:
         case RL_MCAP_OP_CHANNEL: rc = keep_record(x, &rec); break;
@@ -257,6 +272,19 @@ static int scan(rl_mcap_indexed *x)
         case RL_MCAP_OP_CHUNK: {
             if (in_chunk)
                 break;
+            uint64_t length = RL_MCAP_RECORD_PREFIX + rec.body.len;
+            uint64_t orig = mcap_chunk_set_find_or_add(&seen, x->data, rec.offset, length);
+            if (orig != UINT64_MAX) {
+                /* Its messages would come twice; a reader takes them once. */
+                char msg[200];
+                snprintf(msg, sizeof msg,
+                         "byte %llu: Chunk record: an exact copy of the chunk at byte %llu; its "
+                         "messages are read once",
+                         (unsigned long long)rec.offset, (unsigned long long)orig);
+                add_warning(x, msg);
+                skip_chunk = rec.offset;
+                break;
+            }
             if ((rc = grow((void **)&x->chunks, &x->chunks_cap, x->nchunks, sizeof *x->chunks)) < 0)
                 break;
             rl_mcap_chunk_index *ci = &x->chunks[x->nchunks++];
@@ -305,6 +333,9 @@ static int scan(rl_mcap_indexed *x)
      * complete record; any other damage is an error. */
     if (rc == RL_ETRUNCATED)
         rc = RL_OK;
+    if (rl_mcap_reader_warning(r))
+        add_warning(x, rl_mcap_reader_warning(r));
+    mcap_chunk_set_free(&seen);
     rl_mcap_reader_close(r);
     return rc < 0 ? rc : RL_OK;
 }
@@ -388,6 +419,8 @@ void rl_mcap_indexed_close(rl_mcap_indexed *x)
     if (!x)
         return;
     reset_tables(x);
+    for (size_t i = 0; i < x->nwarnings; i++)
+        free(x->warnings[i]);
     free(x->mems);
     free(x->schemas);
     free(x->channels);
@@ -402,6 +435,12 @@ void rl_mcap_indexed_close(rl_mcap_indexed *x)
 int rl_mcap_indexed_used_summary(const rl_mcap_indexed *x)
 {
     return x->used_summary;
+}
+
+size_t rl_mcap_indexed_warnings(const rl_mcap_indexed *x, const char *const **out)
+{
+    *out = (const char *const *)x->warnings;
+    return x->nwarnings;
 }
 
 size_t rl_mcap_indexed_schemas(const rl_mcap_indexed *x, const rl_mcap_schema **out)
@@ -613,9 +652,9 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
         return rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)at);
     }
     x->chunks_loaded++;
-    size_t cap = 0, p = 0;
+    size_t cap = 0, p = 0, inner = 0;
     rl_mcap_record m;
-    while ((rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
+    while ((inner = p, rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
         if (m.opcode != RL_MCAP_OP_MESSAGE)
             continue;
         /* The merge opens a chunk when it reaches the chunk's declared start time, so a
@@ -624,10 +663,9 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
         uint64_t t = m.u.message.log_time;
         if (t < ci->message_start_time || t > ci->message_end_time) {
             rc = rl_error_set(RL_EPARSE,
-                              "byte %llu: Message with log time %llu outside the chunk's "
-                              "declared range %llu..%llu",
-                              (unsigned long long)m.offset, (unsigned long long)t,
-                              (unsigned long long)ci->message_start_time,
+                              "Message record: log time %llu outside the chunk's declared "
+                              "range %llu..%llu",
+                              (unsigned long long)t, (unsigned long long)ci->message_start_time,
                               (unsigned long long)ci->message_end_time);
             break;
         }
@@ -642,7 +680,8 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     }
     if (rc < 0) {
         source_free(s);
-        return rl_error_prefix(rc, "inside Chunk record at byte %llu", (unsigned long long)at);
+        return rl_error_set(rc, "byte %llu: inside Chunk record at records offset %zu: %s",
+                            (unsigned long long)at, inner, mcap_skip_byte_prefix(rl_error_last()));
     }
     return push_source(it, s);
 }

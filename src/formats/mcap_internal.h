@@ -61,6 +61,10 @@ int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t l
 /* Compression name as written in Chunk records. */
 const char *mcap_compression_name(rl_mcap_compression c);
 
+/* `msg` without a leading "byte N: " (for callers that name the place themselves, so a
+ * message never says the offset twice). */
+const char *mcap_skip_byte_prefix(const char *msg);
+
 /* Damage handling shared by recover and doctor (mcap_recover.c). */
 
 /* 1 when a well-formed top-level record starts at `pos` (known opcode other than
@@ -72,5 +76,23 @@ int mcap_record_plausible_at(const uint8_t *data, size_t len, size_t pos, uint64
 /* Where to continue after the top-level record at `at` failed: past it when its framing
  * is intact (a CRC or body error), else the next plausible record after `at`, else `len`. */
 size_t mcap_resync(const uint8_t *data, size_t len, size_t at, uint64_t max_chunk);
+
+/* Exact copies of Chunk records (a chunk written twice): a set of the chunks seen, by
+ * their byte range in one buffer. Zero-initialise; free with mcap_chunk_set_free. */
+typedef struct mcap_chunk_slot {
+    uint64_t hash, offset, length;
+} mcap_chunk_slot;
+
+typedef struct mcap_chunk_set {
+    mcap_chunk_slot *slots;
+    size_t cap, count;
+} mcap_chunk_set;
+
+/* The offset of an earlier chunk whose record (`length` bytes with the prefix) equals the
+ * one at `offset` of `data`; otherwise remembers this one and returns UINT64_MAX (also when
+ * out of memory, when copies are merely not recognised). */
+uint64_t mcap_chunk_set_find_or_add(mcap_chunk_set *s, const uint8_t *data, uint64_t offset,
+                                    uint64_t length);
+void mcap_chunk_set_free(mcap_chunk_set *s);
 
 #endif

@@ -34,6 +34,9 @@ struct rl_mcap_reader {
     const uint8_t *cbuf;
     size_t clen, cpos;
     uint64_t chunk_offset;
+    /* conditions that did not stop reading: how many, and the first one's text */
+    size_t warnings;
+    char warning[512];
 };
 
 void rl_mcap_reader_options_default(rl_mcap_reader_options *o)
@@ -195,6 +198,23 @@ static int check_magic_at(const rl_mcap_reader *r, size_t pos)
            memcmp(r->data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
 }
 
+/* Notes a condition that does not stop reading; the first one's text is kept. */
+static void warn(rl_mcap_reader *r, const char *msg)
+{
+    if (r->warnings++ == 0)
+        snprintf(r->warning, sizeof r->warning, "%s", msg);
+}
+
+size_t rl_mcap_reader_warning_count(const rl_mcap_reader *r)
+{
+    return r->warnings;
+}
+
+const char *rl_mcap_reader_warning(const rl_mcap_reader *r)
+{
+    return r->warnings ? r->warning : NULL;
+}
+
 /* Checks what a record claims about the bytes around it (CRCs). */
 static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at)
 {
@@ -207,12 +227,18 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
                                 "byte %zu: Attachment record: CRC mismatch: stored %u, computed %u",
                                 at, rec->u.attachment.crc, crc);
     } else if (rec->opcode == RL_MCAP_OP_DATA_END && rec->u.data_end.data_section_crc != 0) {
+        /* Every record before it was read and checked (chunk and attachment CRCs
+         * included), so a mismatch here costs the reader nothing: a warning, not an error
+         * (a chunk written twice, bytes changed in an index, padding). */
         uint32_t crc = rl_crc32(0, r->data, at);
-        if (crc != rec->u.data_end.data_section_crc)
-            return rl_error_set(
-                RL_ECRC,
-                "byte %zu: DataEnd record: data section CRC mismatch: stored %u, computed %u", at,
-                rec->u.data_end.data_section_crc, crc);
+        if (crc != rec->u.data_end.data_section_crc) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "byte %zu: DataEnd record: data section CRC mismatch: stored %u, computed "
+                     "%u (every record before it read intact)",
+                     at, rec->u.data_end.data_section_crc, crc);
+            warn(r, msg);
+        }
     } else if (rec->opcode == RL_MCAP_OP_FOOTER && rec->u.footer.summary_crc != 0) {
         uint64_t start = rec->u.footer.summary_start ? rec->u.footer.summary_start : at;
         if (start > at)
@@ -253,8 +279,9 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
                 size_t inner = r->cpos;
                 int rc = rl_mcap_records_next(r->cbuf, r->clen, &r->cpos, rec);
                 if (rc < 0) {
-                    rl_error_prefix(rc, "byte %llu: inside Chunk record at records offset %zu",
-                                    (unsigned long long)r->chunk_offset, inner);
+                    rl_error_set(rc, "byte %llu: inside Chunk record at records offset %zu: %s",
+                                 (unsigned long long)r->chunk_offset, inner,
+                                 mcap_skip_byte_prefix(rl_error_last()));
                     return stick(r, rc, r->chunk_offset);
                 }
                 rec->chunk_offset = r->chunk_offset;

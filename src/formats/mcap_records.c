@@ -227,6 +227,10 @@ int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mca
     out->chunk_offset = RL_MCAP_NO_CHUNK;
     out->body.data = body;
     out->body.len = len;
+    /* The specification gives 0x00 no meaning and reserves it: a run of zero bytes (a
+     * wiped block) must not read as a chain of valid empty records. */
+    if (opcode == 0)
+        return rl_error_set(RL_EPARSE, "opcode 0x00 is not a valid record type (zeroed bytes?)");
     cursor c = {body, len, 0, rl_mcap_opcode_name(opcode), 0};
     switch (opcode) {
     case RL_MCAP_OP_HEADER: {
@@ -364,6 +368,18 @@ int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mca
     default: break; /* unknown or private: the body is all there is */
     }
     return c.failed ? RL_EPARSE : RL_OK;
+}
+
+const char *mcap_skip_byte_prefix(const char *msg)
+{
+    if (strncmp(msg, "byte ", 5) != 0)
+        return msg;
+    const char *p = msg + 5;
+    if (*p < '0' || *p > '9')
+        return msg;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p[0] == ':' && p[1] == ' ' ? p + 2 : msg;
 }
 
 int rl_mcap_records_next(const uint8_t *buf, size_t len, size_t *pos, rl_mcap_record *out)

@@ -2,6 +2,7 @@
  * record that reads intact and rebuilding indexes, statistics and summary; damaged
  * stretches are skipped by resynchronising on the next well-formed record and reported
  * with their byte ranges. Also the resynchronisation helpers the doctor shares. */
+#include "core/text.h"
 #include "mcap_internal.h"
 
 #include "runlab/error.h"
@@ -80,7 +81,89 @@ size_t mcap_resync(const uint8_t *data, size_t len, size_t at, uint64_t max_chun
     return len;
 }
 
+/* ---- Exact copies of chunks ---------------------------------------------------------- */
+
+/* FNV-1a over the record's head (prefix, times, sizes, CRC) and tail: equal records hash
+ * equal; different ones almost never do, and a collision only costs a memcmp. */
+static uint64_t chunk_hash(const uint8_t *rec, uint64_t length)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t head = length < 64 ? (size_t)length : 64, tail = length < 96 ? 0 : 32;
+    for (size_t i = 0; i < head; i++)
+        h = (h ^ rec[i]) * 1099511628211ull;
+    for (size_t i = (size_t)length - tail; i < length; i++)
+        h = (h ^ rec[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static int chunk_set_grow(mcap_chunk_set *s)
+{
+    size_t ncap = s->cap ? s->cap * 2 : 64;
+    mcap_chunk_slot *n = calloc(ncap, sizeof *n);
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slots[i].hash)
+            continue;
+        size_t j = (size_t)(s->slots[i].hash & (ncap - 1));
+        while (n[j].hash)
+            j = (j + 1) & (ncap - 1);
+        n[j] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = n;
+    s->cap = ncap;
+    return 1;
+}
+
+uint64_t mcap_chunk_set_find_or_add(mcap_chunk_set *s, const uint8_t *data, uint64_t offset,
+                                    uint64_t length)
+{
+    if (2 * (s->count + 1) > s->cap && !chunk_set_grow(s))
+        return UINT64_MAX;
+    const uint8_t *rec = data + offset;
+    uint64_t h = chunk_hash(rec, length);
+    size_t j = (size_t)(h & (s->cap - 1));
+    for (; s->slots[j].hash; j = (j + 1) & (s->cap - 1)) {
+        const mcap_chunk_slot *e = &s->slots[j];
+        if (e->hash == h && e->length == length && e->offset != offset &&
+            memcmp(data + e->offset, rec, (size_t)length) == 0)
+            return e->offset;
+        if (e->offset == offset)
+            return UINT64_MAX; /* seen before (a second pass) */
+    }
+    s->slots[j].hash = h;
+    s->slots[j].offset = offset;
+    s->slots[j].length = length;
+    s->count++;
+    return UINT64_MAX;
+}
+
+void mcap_chunk_set_free(mcap_chunk_set *s)
+{
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
 /* ---- Recovery ----------------------------------------------------------------------- */
+
+/* An entry of a message index: where a message sits in its chunk's records. */
+typedef struct idx_ent {
+    uint64_t offset, log_time;
+    uint16_t channel;
+} idx_ent;
+
+/* A record read from a chunk, kept until the chunk's damage is known. */
+typedef struct inner_rec {
+    size_t at, end;
+    rl_mcap_record rec;
+} inner_rec;
+
+/* A damaged stretch [start, end) of a chunk's records, and why. */
+typedef struct span {
+    size_t start, end;
+    char why[160];
+} span;
 
 typedef struct owned_rec {
     uint8_t *mem;
@@ -101,8 +184,27 @@ typedef struct rctx {
     uint64_t max_usize;
     char *profile, *library;
     rl_mcap_writer *w;
-    int last_chunk_lost, saw_footer;
+    int saw_footer;
+    /* what the MessageIndex records that follow belong to */
+    enum { AFTER_NONE, AFTER_INTACT, AFTER_LOST, AFTER_DAMAGE, AFTER_HANDLED } after;
     uint64_t records;
+    mcap_chunk_set seen; /* chunks of this pass, for exact copies */
+    /* The message indexes after the chunk being read, sorted by offset, and the channels
+     * they cover (a bitmap). */
+    idx_ent *ents;
+    size_t nents, ents_cap;
+    uint8_t *indexed;
+    int check_index; /* the chunk's records are not vouched for by a matching CRC */
+    /* The Statistics of an intact summary: how many messages and chunks were written. */
+    int have_stats, stats_trusted;
+    uint64_t stats_messages, stats_chunks;
+    /* The messages of the last chunk read, to tell its message indexes from a lost one's. */
+    idx_ent *last_msgs;
+    size_t nlast, last_cap;
+    inner_rec *recs; /* the records of the chunk being read */
+    size_t nrecs, recs_cap;
+    span *spans; /* its damaged stretches */
+    size_t nspans, spans_cap;
 } rctx;
 
 static int own(const rl_mcap_record *in, owned_rec **out)
@@ -139,24 +241,35 @@ static char *dup_bytes(rl_mcap_bytes b)
     return s;
 }
 
-static int note_loss(rctx *c, uint64_t offset, uint64_t length, const char *why)
+/* Appends to one of the report's lists (the first MAX_LOST_ENTRIES entries are kept). */
+static int list_add(rl_mcap_lost_range **list, size_t *count, uint64_t offset, uint64_t length,
+                    const char *why)
 {
-    rl_mcap_recover_report *r = c->rep;
-    r->bytes_lost += length;
-    if (r->lost_count >= MAX_LOST_ENTRIES)
+    if (*count >= MAX_LOST_ENTRIES)
         return RL_OK;
-    if ((r->lost_count & (r->lost_count - 1)) == 0) { /* grow at powers of two */
-        size_t ncap = r->lost_count ? r->lost_count * 2 : 8;
-        rl_mcap_lost_range *p = realloc(r->lost, ncap * sizeof *p);
+    if ((*count & (*count - 1)) == 0) { /* grow at powers of two */
+        size_t ncap = *count ? *count * 2 : 8;
+        rl_mcap_lost_range *p = realloc(*list, ncap * sizeof *p);
         if (!p)
             return rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
-        r->lost = p;
+        *list = p;
     }
-    rl_mcap_lost_range *e = &r->lost[r->lost_count++];
+    rl_mcap_lost_range *e = &(*list)[(*count)++];
     e->offset = offset;
     e->length = length;
     snprintf(e->what, sizeof e->what, "%s", why);
     return RL_OK;
+}
+
+static int note_loss(rctx *c, uint64_t offset, uint64_t length, const char *why)
+{
+    c->rep->bytes_lost += length;
+    return list_add(&c->rep->lost, &c->rep->lost_count, offset, length, why);
+}
+
+static int notice(rctx *c, uint64_t offset, uint64_t length, const char *why)
+{
+    return list_add(&c->rep->notices, &c->rep->notice_count, offset, length, why);
 }
 
 static int ensure_schema(rctx *c, uint16_t id)
@@ -240,25 +353,326 @@ static int handle_data(rctx *c, const rl_mcap_record *rec, uint64_t offset)
     return rc;
 }
 
+/* ---- Chunks ------------------------------------------------------------------------- */
+
+static int cmp_ent(const void *a, const void *b)
+{
+    const idx_ent *x = a, *y = b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static const idx_ent *find_ent(const idx_ent *e, size_t n, uint64_t offset)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && e[lo].offset == offset ? &e[lo] : NULL;
+}
+
+/* Reads the MessageIndex records right after the chunk that ends at `end` (those that
+ * parse), so that damage inside the chunk can be located and its messages counted. */
+static int read_following_index(rctx *c, size_t end)
+{
+    c->nents = 0;
+    memset(c->indexed, 0, NIDS / 8);
+    size_t pos = end;
+    rl_mcap_record mi;
+    while (pos < c->len && c->data[pos] == RL_MCAP_OP_MESSAGE_INDEX &&
+           rl_mcap_records_next(c->data, c->len, &pos, &mi) == 1) {
+        uint16_t ch = mi.u.message_index.channel_id;
+        c->indexed[ch >> 3] |= (uint8_t)(1u << (ch & 7));
+        for (size_t i = 0; i < mi.u.message_index.count; i++) {
+            if (rl_grow_array((void **)&c->ents, &c->ents_cap, c->nents + 1, sizeof *c->ents,
+                              "mcap recover") < 0)
+                return RL_ENOMEM;
+            idx_ent *e = &c->ents[c->nents++];
+            rl_mcap_message_index_entry(&mi.u.message_index, i, &e->log_time, &e->offset);
+            e->channel = ch;
+        }
+    }
+    if (c->nents > 1)
+        qsort(c->ents, c->nents, sizeof *c->ents, cmp_ent);
+    return RL_OK;
+}
+
+/* 1 when the message at `at` agrees with the message index (or the index says nothing
+ * about its place and channel). */
+static int index_agrees(const rctx *c, size_t at, const rl_mcap_message *m)
+{
+    const idx_ent *e = find_ent(c->ents, c->nents, at);
+    if (e)
+        return e->channel == m->channel_id && e->log_time == m->log_time;
+    return !(c->indexed[m->channel_id >> 3] >> (m->channel_id & 7) & 1);
+}
+
+static int inner_op_ok(uint8_t op)
+{
+    return op == RL_MCAP_OP_SCHEMA || op == RL_MCAP_OP_CHANNEL || op == RL_MCAP_OP_MESSAGE ||
+           op >= 0x80;
+}
+
+/* A record of a chunk that reads and belongs there: NULL, or why not. */
+static const char *inner_problem(rctx *c, const uint8_t *buf, size_t n, size_t at, size_t *next,
+                                 rl_mcap_record *out, char *why, size_t cap)
+{
+    *next = at;
+    if (rl_mcap_records_next(buf, n, next, out) < 0) {
+        snprintf(why, cap, "%s", mcap_skip_byte_prefix(rl_error_last()));
+        return why;
+    }
+    if (!inner_op_ok(out->opcode)) {
+        snprintf(why, cap, "a %s record cannot be inside a chunk", rl_mcap_opcode_name(out->opcode));
+        return why;
+    }
+    if (out->opcode == RL_MCAP_OP_MESSAGE && c->check_index && !index_agrees(c, at, &out->u.message)) {
+        snprintf(why, cap, "a Message (channel %u, log time %llu) its message index does not list",
+                 out->u.message.channel_id, (unsigned long long)out->u.message.log_time);
+        return why;
+    }
+    return NULL;
+}
+
+/* Where intact records resume after damage at `at`: the next place the message index
+ * names that holds its message, else the next place two sound records follow each other
+ * (or one ends the chunk), else the end. */
+static size_t resume_after(rctx *c, const uint8_t *buf, size_t n, size_t at)
+{
+    char why[160];
+    rl_mcap_record r;
+    size_t next;
+    if (c->nents) {
+        for (size_t i = 0; i < c->nents; i++)
+            if (c->ents[i].offset > at && c->ents[i].offset < n &&
+                !inner_problem(c, buf, n, (size_t)c->ents[i].offset, &next, &r, why, sizeof why))
+                return (size_t)c->ents[i].offset;
+        return n;
+    }
+    for (size_t p = at + 1; p + RL_MCAP_RECORD_PREFIX <= n; p++) {
+        if (!inner_op_ok(buf[p]) || inner_problem(c, buf, n, p, &next, &r, why, sizeof why))
+            continue;
+        size_t after;
+        if (next == n || !inner_problem(c, buf, n, next, &after, &r, why, sizeof why))
+            return p;
+    }
+    return n;
+}
+
+/* Where the damage found at `at` began: a wiped block (8 or more equal bytes from `at`)
+ * reaches back over the equal bytes before it, into the record they end. */
+static size_t damage_start(const uint8_t *buf, size_t n, size_t at)
+{
+    if (n - at < 8)
+        return at;
+    for (size_t i = 1; i < 8; i++)
+        if (buf[at + i] != buf[at])
+            return at;
+    size_t s = at;
+    while (s > 0 && buf[s - 1] == buf[at])
+        s--;
+    return s;
+}
+
+/* Splits a chunk's records into sound records and damaged stretches. */
+static int split_records(rctx *c, const uint8_t *buf, size_t n)
+{
+    c->nrecs = c->nspans = 0;
+    size_t pos = 0;
+    while (pos < n) {
+        size_t next;
+        rl_mcap_record in;
+        char why[160];
+        if (!inner_problem(c, buf, n, pos, &next, &in, why, sizeof why)) {
+            if (rl_grow_array((void **)&c->recs, &c->recs_cap, c->nrecs + 1, sizeof *c->recs,
+                              "mcap recover") < 0)
+                return RL_ENOMEM;
+            c->recs[c->nrecs].at = pos;
+            c->recs[c->nrecs].end = next;
+            c->recs[c->nrecs++].rec = in;
+            pos = next;
+            continue;
+        }
+        if (rl_grow_array((void **)&c->spans, &c->spans_cap, c->nspans + 1, sizeof *c->spans,
+                          "mcap recover") < 0)
+            return RL_ENOMEM;
+        span *sp = &c->spans[c->nspans++];
+        sp->start = damage_start(buf, n, pos);
+        sp->end = resume_after(c, buf, n, pos);
+        snprintf(sp->why, sizeof sp->why, "%s", why);
+        pos = sp->end;
+    }
+    return RL_OK;
+}
+
+static int overlaps_damage(const rctx *c, const inner_rec *r)
+{
+    for (size_t i = 0; i < c->nspans; i++)
+        if (r->at < c->spans[i].end && r->end > c->spans[i].start)
+            return 1;
+    return 0;
+}
+
+static int remember_message(rctx *c, size_t at, const rl_mcap_message *m)
+{
+    if (rl_grow_array((void **)&c->last_msgs, &c->last_cap, c->nlast + 1, sizeof *c->last_msgs,
+                      "mcap recover") < 0)
+        return RL_ENOMEM;
+    idx_ent *e = &c->last_msgs[c->nlast++];
+    e->offset = at;
+    e->log_time = m->log_time;
+    e->channel = m->channel_id;
+    return RL_OK;
+}
+
+/* Keeps the sound records of a chunk and reports its damage. `damaged` says the chunk is
+ * known to be damaged (its CRC or size failed); `file_base` is the file offset of buf[0]
+ * for an uncompressed chunk, UINT64_MAX otherwise. */
+static int read_chunk_records(rctx *c, const rl_mcap_record *chunk, const uint8_t *buf,
+                              size_t n, const char *damaged, uint64_t file_base)
+{
+    int rc = split_records(c, buf, n);
+    if (rc < 0)
+        return rc;
+    /* Damage that the CRC proves but no record shows cannot be placed: all is suspect. */
+    int all_suspect = damaged && c->nspans == 0;
+    int salvage = damaged || c->nspans;
+    c->nlast = 0;
+    unsigned long long coff = (unsigned long long)chunk->offset;
+    for (size_t i = 0; i < c->nrecs && rc == RL_OK; i++) {
+        inner_rec *r = &c->recs[i];
+        if (r->rec.opcode != RL_MCAP_OP_MESSAGE) {
+            /* A Schema or Channel that parses is used even from a damaged chunk: without
+             * it every message of its channel, in every chunk, would be lost. */
+            rc = handle_data(c, &r->rec, chunk->offset);
+            continue;
+        }
+        if (all_suspect || overlaps_damage(c, r)) {
+            if (c->pass == 1)
+                continue;
+            const rl_mcap_message *m = &r->rec.u.message;
+            int keep = c->opts && c->opts->keep_suspect;
+            char why[240];
+            snprintf(why, sizeof why,
+                     "byte %llu: inside Chunk record at records offset %zu: suspect Message "
+                     "(channel %u, sequence %u, log time %llu) %s: %s",
+                     coff, r->at, m->channel_id, m->sequence, (unsigned long long)m->log_time,
+                     all_suspect ? "in a chunk whose damage could not be located"
+                                 : "overlapping damaged bytes",
+                     keep ? "kept (--keep-suspect)" : "dropped");
+            c->rep->messages_suspect++;
+            rc = notice(c, file_base == UINT64_MAX ? chunk->offset : file_base + r->at, 0, why);
+            if (rc == RL_OK && keep)
+                rc = handle_data(c, &r->rec, chunk->offset);
+            else if (rc == RL_OK)
+                c->rep->messages_lost++;
+            continue;
+        }
+        uint64_t before = c->rep->messages_kept;
+        rc = handle_data(c, &r->rec, chunk->offset);
+        if (rc == RL_OK)
+            rc = remember_message(c, r->at, &r->rec.u.message);
+        if (salvage && c->pass == 2 && c->rep->messages_kept > before)
+            c->rep->messages_salvaged++;
+    }
+    if (c->pass == 1 || rc < 0)
+        return rc;
+    for (size_t i = 0; i < c->nspans && rc == RL_OK; i++) {
+        const span *sp = &c->spans[i];
+        uint64_t lost_msgs = 0;
+        for (size_t j = 0; j < c->nents; j++)
+            if (c->ents[j].offset >= sp->start && c->ents[j].offset < sp->end) {
+                int parsed = 0;
+                for (size_t k = 0; k < c->nrecs && !parsed; k++)
+                    parsed = c->recs[k].at == c->ents[j].offset;
+                lost_msgs += !parsed;
+            }
+        c->rep->messages_lost += lost_msgs;
+        char why[240];
+        snprintf(why, sizeof why,
+                 "byte %llu: inside Chunk record, records bytes %zu..%zu: %s (%llu indexed "
+                 "messages lost)",
+                 coff, sp->start, sp->end, sp->why, (unsigned long long)lost_msgs);
+        if (file_base == UINT64_MAX)
+            rc = note_loss(c, chunk->offset, 0, why);
+        else
+            rc = note_loss(c, file_base + sp->start, sp->end - sp->start, why);
+    }
+    if (rc == RL_OK && all_suspect)
+        rc = note_loss(c, chunk->offset, 0, damaged);
+    return rc;
+}
+
+static int count_messages(const uint8_t *buf, size_t n)
+{
+    size_t pos = 0;
+    rl_mcap_record in;
+    int count = 0;
+    while (rl_mcap_records_next(buf, n, &pos, &in) == 1)
+        count += in.opcode == RL_MCAP_OP_MESSAGE;
+    return count;
+}
+
 static int handle_chunk(rctx *c, const rl_mcap_record *rec)
 {
     const rl_mcap_chunk *ch = &rec->u.chunk;
     uint64_t total = RL_MCAP_RECORD_PREFIX + (uint64_t)rec->body.len;
+    uint64_t orig = mcap_chunk_set_find_or_add(&c->seen, c->data, rec->offset, total);
     const uint8_t *buf = NULL;
     size_t n = 0;
     int owned = 0;
     int rc = rl_mcap_chunk_decompress(ch, c->max_chunk, 1, &buf, &n, &owned);
+    if (rc == RL_ENOMEM)
+        return rc;
+    if (orig != UINT64_MAX) { /* a chunk written twice: its messages are kept once */
+        c->after = AFTER_HANDLED;
+        if (c->pass == 2) {
+            c->rep->chunks_duplicate++;
+            int msgs = rc == RL_OK ? count_messages(buf, n) : 0;
+            c->rep->messages_duplicate += (uint64_t)msgs;
+            char why[200];
+            snprintf(why, sizeof why,
+                     "byte %llu: Chunk record: an exact copy of the chunk at byte %llu; its %d "
+                     "messages are kept once",
+                     (unsigned long long)rec->offset, (unsigned long long)orig, msgs);
+            rc = notice(c, rec->offset, total, why);
+        } else {
+            rc = RL_OK;
+        }
+        if (owned)
+            free((void *)buf);
+        return rc;
+    }
+    char damaged[240] = "";
+    uint64_t file_base = UINT64_MAX;
+    if (rc < 0) {
+        rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)rec->offset);
+        snprintf(damaged, sizeof damaged, "%s", rl_error_last());
+        if (ch->compression.len == 0) {
+            /* Uncompressed: its records are there to be read one by one. */
+            buf = ch->records.data;
+            n = ch->records.len;
+            rc = RL_OK;
+        } else if (rc == RL_ECRC) {
+            /* Decompressed fine but the bytes differ from what was written. */
+            rc = rl_mcap_chunk_decompress(ch, c->max_chunk, 0, &buf, &n, &owned);
+        }
+    }
+    if (ch->compression.len == 0)
+        file_base = (uint64_t)(ch->records.data - c->data);
     if (rc < 0) {
         if (rc == RL_ENOMEM)
             return rc;
-        c->last_chunk_lost = 1;
+        c->after = AFTER_LOST;
         if (c->pass == 1)
             return RL_OK;
         c->rep->chunks_lost++;
-        rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)rec->offset);
-        return note_loss(c, rec->offset, total, rl_error_last());
+        return note_loss(c, rec->offset, total, damaged);
     }
-    c->last_chunk_lost = 0;
+    c->after = AFTER_INTACT;
     if (c->pass == 1 && !c->saw_chunk) {
         c->saw_chunk = 1;
         c->first_comp = ch->compression.len == 4 && memcmp(ch->compression.data, "zstd", 4) == 0
@@ -271,34 +685,35 @@ static int handle_chunk(rctx *c, const rl_mcap_record *rec)
         c->max_usize = n;
     if (c->pass == 2)
         c->rep->chunks_read++;
-    size_t pos = 0;
-    rl_mcap_record in;
-    for (;;) {
-        size_t at = pos;
-        rc = rl_mcap_records_next(buf, n, &pos, &in);
-        if (rc == 0)
-            break;
-        if (rc < 0) {
-            if (c->pass == 2) {
-                rl_error_prefix(rc, "byte %llu: inside Chunk record at records offset %zu",
-                                (unsigned long long)rec->offset, at);
-                rc = note_loss(c, rec->offset, total, rl_error_last());
-            } else {
-                rc = RL_OK;
-            }
-            break;
-        }
-        rc = handle_data(c, &in, rec->offset);
-        if (rc < 0)
-            break;
-    }
+    c->check_index = damaged[0] || ch->uncompressed_crc == 0;
+    rc = read_following_index(c, (size_t)(rec->offset + total));
+    if (rc == RL_OK)
+        rc = read_chunk_records(c, rec, buf, n, damaged[0] ? damaged : NULL, file_base);
+    if (rc == RL_OK && (damaged[0] || c->nspans))
+        c->after = AFTER_HANDLED;
     if (owned)
         free((void *)buf);
-    return rc < 0 ? rc : RL_OK;
+    return rc;
+}
+
+/* The entries of a MessageIndex after damage: of the last chunk read (all point at its
+ * messages), or of a chunk lost in the damage. */
+static int indexes_last_chunk(const rctx *c, const rl_mcap_message_index *mi)
+{
+    for (size_t i = 0; i < mi->count; i++) {
+        uint64_t t, off;
+        rl_mcap_message_index_entry(mi, i, &t, &off);
+        const idx_ent *e = find_ent(c->last_msgs, c->nlast, off);
+        if (!e || e->channel != mi->channel_id || e->log_time != t)
+            return 0;
+    }
+    return 1;
 }
 
 static int handle_top(rctx *c, const rl_mcap_record *rec)
 {
+    if (rec->opcode != RL_MCAP_OP_MESSAGE_INDEX && rec->opcode != RL_MCAP_OP_CHUNK)
+        c->after = AFTER_NONE;
     switch (rec->opcode) {
     case RL_MCAP_OP_HEADER:
         if (c->pass == 1 && !c->profile) {
@@ -317,7 +732,13 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
     case RL_MCAP_OP_CHUNK:
         return handle_chunk(c, rec);
     case RL_MCAP_OP_MESSAGE_INDEX:
-        if (c->pass == 2 && c->last_chunk_lost)
+        if (c->after == AFTER_DAMAGE && !indexes_last_chunk(c, &rec->u.message_index)) {
+            /* The index of a chunk that the damage destroyed. */
+            c->after = AFTER_LOST;
+            if (c->pass == 2)
+                c->rep->chunks_lost++;
+        }
+        if (c->pass == 2 && c->after == AFTER_LOST)
             c->rep->messages_lost += rec->u.message_index.count;
         return RL_OK;
     case RL_MCAP_OP_ATTACHMENT:
@@ -336,8 +757,15 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
             return rc;
         }
         return RL_OK;
+    case RL_MCAP_OP_STATISTICS:
+        c->stats_messages = rec->u.statistics.message_count;
+        c->stats_chunks = rec->u.statistics.chunk_count;
+        c->have_stats = 1;
+        return RL_OK;
     case RL_MCAP_OP_FOOTER:
+        /* The reader checked the summary CRC: its statistics describe the file as written. */
         c->saw_footer = 1;
+        c->stats_trusted = c->have_stats;
         return RL_OK;
     default:
         return RL_OK; /* indexes, statistics, summary: rebuilt by the writer */
@@ -365,8 +793,9 @@ static int walk(rctx *c, int *damaged)
     int rc = rl_mcap_reader_open_mem(&r, c->data, c->len, &ro);
     if (rc < 0)
         return rc;
-    c->last_chunk_lost = 0;
+    c->after = AFTER_NONE;
     c->saw_footer = 0;
+    mcap_chunk_set_free(&c->seen);
     *damaged = 0;
     uint64_t base = c->pass == 1 ? 0 : c->len;
     for (;;) {
@@ -395,20 +824,20 @@ static int walk(rctx *c, int *damaged)
         size_t next = mcap_resync(c->data, c->len, at, c->max_chunk);
         int framed = prefix_plausible(c->data, c->len, at) &&
                      next == at + RL_MCAP_RECORD_PREFIX + (size_t)mcap_rd64(c->data + at + 1);
+        /* Message indexes after a lost chunk count its messages; after damage of unknown
+         * extent, those that do not index the last chunk read do. */
+        if (!(framed && is_index_op(op)))
+            c->after = op == RL_MCAP_OP_CHUNK ? AFTER_LOST : AFTER_DAMAGE; /* counted below */
         if (c->pass == 2 && !(framed && is_index_op(op))) {
-            if (op == RL_MCAP_OP_CHUNK) {
+            if (op == RL_MCAP_OP_CHUNK)
                 c->rep->chunks_lost++;
-                c->last_chunk_lost = 1;
-            } else if (op == RL_MCAP_OP_ATTACHMENT) {
+            else if (op == RL_MCAP_OP_ATTACHMENT)
                 c->rep->attachments_lost++;
-            } else if (op == RL_MCAP_OP_METADATA) {
+            else if (op == RL_MCAP_OP_METADATA)
                 c->rep->metadata_lost++;
-            }
             rc = note_loss(c, at, next - at, rl_error_last());
             if (rc < 0)
                 break;
-        } else if (op == RL_MCAP_OP_CHUNK) {
-            c->last_chunk_lost = 1;
         }
         rc = RL_OK;
         if (next >= c->len || (framed && op == RL_MCAP_OP_FOOTER))
@@ -417,6 +846,10 @@ static int walk(rctx *c, int *damaged)
             break;
         rl_mcap_reader_seek(r, next);
     }
+    /* Bytes changed where nothing else checks them (an index): nothing lost, but the
+     * input was not undamaged. */
+    if (rc == RL_OK && c->pass == 2 && rl_mcap_reader_warning(r))
+        rc = notice(c, 0, 0, rl_mcap_reader_warning(r));
     rl_mcap_reader_close(r);
     return rc;
 }
@@ -438,6 +871,12 @@ static void free_ctx(rctx *c)
     free(c->schema_added);
     free(c->channel_added);
     free(c->unknown_reported);
+    free(c->indexed);
+    free(c->ents);
+    free(c->last_msgs);
+    free(c->recs);
+    free(c->spans);
+    mcap_chunk_set_free(&c->seen);
     free(c->profile);
     free(c->library);
 }
@@ -469,8 +908,10 @@ int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
     c.schema_added = calloc(NIDS, 1);
     c.channel_added = calloc(NIDS, 1);
     c.unknown_reported = calloc(NIDS, 1);
+    c.indexed = calloc(NIDS / 8, 1);
     int rc = RL_OK;
-    if (!c.schemas || !c.channels || !c.schema_added || !c.channel_added || !c.unknown_reported)
+    if (!c.schemas || !c.channels || !c.schema_added || !c.channel_added || !c.unknown_reported ||
+        !c.indexed)
         rc = rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
     int damaged = 0;
     if (rc == RL_OK && len > RL_MCAP_MAGIC_LEN) {
@@ -508,12 +949,24 @@ int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
         }
         rl_mcap_writer_free(c.w);
     }
+    if (rc == RL_OK && c.stats_trusted) {
+        /* Damage that swallowed whole chunks with their message indexes leaves no index
+         * to count: the statistics still know how many there were. */
+        if (c.stats_messages > report->messages_kept &&
+            c.stats_messages - report->messages_kept > report->messages_lost)
+            report->messages_lost = c.stats_messages - report->messages_kept;
+        if (c.stats_chunks > report->chunks_read &&
+            c.stats_chunks - report->chunks_read > report->chunks_lost)
+            report->chunks_lost = c.stats_chunks - report->chunks_read;
+    }
     if (rc == RL_OK) {
         if (len <= RL_MCAP_MAGIC_LEN) {
             damaged = 1;
             rc = note_loss(&c, 0, len, "file ends inside the leading magic or right after it");
         }
-        report->input_complete = !damaged && c.saw_footer;
+        report->input_complete = !damaged && c.saw_footer && report->lost_count == 0 &&
+                                 report->bytes_lost == 0 && report->messages_lost == 0 &&
+                                 report->notice_count == 0 && report->chunks_lost == 0;
     }
     free_ctx(&c);
     if (report == &local)
@@ -545,4 +998,7 @@ void rl_mcap_recover_report_free(rl_mcap_recover_report *report)
     free(report->lost);
     report->lost = NULL;
     report->lost_count = 0;
+    free(report->notices);
+    report->notices = NULL;
+    report->notice_count = 0;
 }

@@ -119,9 +119,94 @@ check "filtered file is lz4" out_has "(zstd 0, lz4 "
 check "filtered file has one channel" out_has "channels:    1"
 run mcap doctor "$TMP/f.mcap"
 check "filtered file passes doctor" rc_is 0
+# The header's profile survives filter.
+"$SAMPLE" "$TMP/ros2.mcap" 50 zstd 2048 ros2 || { echo "FAIL: mcap-robot-sample"; exit 1; }
+run mcap filter "$TMP/ros2.mcap" "$TMP/ros2-f.mcap" --topics /pose
+check "filter of a ros2 bag exits 0" rc_is 0
+run mcap info "$TMP/ros2-f.mcap"
+check "filter keeps the header profile" out_has "profile:     ros2"
+
 run mcap filter "$F" "$TMP/g.mcap" --compression brotli
 check "bad compression is a usage error" rc_is 2
 run mcap filter "$F" "$TMP/f.mcap"
 check "filter refuses an existing output" rc_is 1
+
+# Every subcommand takes a folder holding one .mcap, or a run directory (its bag/).
+mkdir -p "$TMP/one" "$TMP/run7/bag" "$TMP/two" "$TMP/none"
+cp "$F" "$TMP/one/only.mcap"
+cp "$F" "$TMP/run7/bag/run7.mcap"
+cp "$F" "$TMP/two/a.mcap"
+cp "$F" "$TMP/two/b.mcap"
+run mcap info "$TMP/one"
+check "info on a bag folder exits 0" rc_is 0
+check "info on a bag folder reads its file" out_has "file:        $TMP/one/only.mcap"
+check "info on a bag folder counts" out_has "messages:    300"
+for c in info cat doctor; do
+    run mcap "$c" "$TMP/run7"
+    check "$c on a run directory exits 0" rc_is 0
+done
+check "doctor on a run directory names the bag" out_has "$TMP/run7/bag/run7.mcap: ok"
+run mcap recover "$TMP/run7" "$TMP/run7-rec.mcap"
+check "recover from a run directory exits 0" rc_is 0
+check "recover of an intact file says so" out_has "input was complete and undamaged"
+run mcap filter "$TMP/run7/" "$TMP/run7-f.mcap" --topics /log
+check "filter from a run directory exits 0" rc_is 0
+check "filter from a run directory copies" out_has "$TMP/run7/bag/run7.mcap -> $TMP/run7-f.mcap: 100 messages"
+run mcap info "$TMP/two"
+check "a folder with two bags exits 1" rc_is 1
+check "a folder with two bags says so" err_has "runlab: mcap: info: $TMP/two: 2 .mcap files in this folder (a.mcap, b.mcap); name one"
+run mcap cat "$TMP/none"
+check "a folder without a bag exits 1" rc_is 1
+check "a folder without a bag says so" err_has "runlab: mcap: cat: $TMP/none: no .mcap file in this folder"
+
+# Offsets of the top-level records of a file, one "OFFSET OPCODE" line each (read with od,
+# from the format's record prefix, independently of runlab's readers).
+records() {
+    local f=$1 p=8 size op len
+    size=$(stat -c %s "$f")
+    while [ $((p + 9)) -le "$size" ]; do
+        op=$(od -An -tu1 -j"$p" -N1 "$f" | tr -d ' ')
+        len=$(od -An -tu8 -j$((p + 1)) -N8 "$f" | tr -d ' ')
+        echo "$p $op"
+        [ "$op" = 2 ] && break
+        p=$((p + 9 + len))
+    done
+}
+chunks=($(records "$F" | awk '$2 == 6 {print $1}'))
+check "the sample has chunks" [ "${#chunks[@]}" -eq 13 ]
+
+# A chunk written twice (with its message indexes), in a file with a data-section CRC:
+# readers warn and read every message once; recover reports the copy.
+c3=${chunks[3]} c4=${chunks[4]}
+{ head -c "$c4" "$F"; tail -c +$((c3 + 1)) "$F" | head -c $((c4 - c3)); tail -c +$((c4 + 1)) "$F"; } >"$TMP/dup.mcap"
+run mcap info "$TMP/dup.mcap"
+check "info on a duplicated chunk exits 0" rc_is 0
+check "info counts each message once" out_has "messages:    300"
+check "info warns about the copy" err_has "warning: byte $c4: Chunk record: an exact copy of the chunk at byte $c3"
+check "info warns about the data-section CRC" err_has "data section CRC mismatch"
+run mcap cat "$TMP/dup.mcap"
+check "cat on a duplicated chunk exits 0" rc_is 0
+check "cat prints each message once" [ "$(wc -l <<<"$out")" -eq 300 ]
+run mcap recover "$TMP/dup.mcap" "$TMP/dup-rec.mcap"
+check "recover of a duplicated chunk exits 0" rc_is 0
+check "recover's headline names the copy" out_has "recovered, nothing lost; 1 duplicate chunks"
+check "recover lists the copy" out_has "byte $c4: Chunk record: an exact copy of the chunk at byte $c3"
+run mcap doctor "$TMP/dup.mcap"
+check "doctor on a duplicated chunk exits 1" rc_is 1
+check "doctor: one cause, one line" [ "$(grep -c '^byte ' <<<"$out")" -eq 1 ]
+check "doctor counts what follows from it" out_has "further violations that follow from it)"
+
+# Damaged compressed bytes of one chunk (its zstd frame magic): the headline says so.
+cp "$F" "$TMP/zdam.mcap"
+printf '\xee\xee\xee\xee' | dd of="$TMP/zdam.mcap" bs=1 seek=$((c3 + 53)) conv=notrunc status=none
+run mcap recover "$TMP/zdam.mcap" "$TMP/zdam-rec.mcap"
+check "recover of a damaged chunk exits 0" rc_is 0
+check "recover's headline reports the loss" out_has "recovered with LOSSES:"
+check "recover never calls it undamaged" bash -c '! grep -q undamaged <<<"$0"' "$out"
+run mcap doctor "$TMP/zdam.mcap"
+check "doctor: the damaged chunk is one violation" [ "$(grep -c '^byte ' <<<"$out")" -eq 1 ]
+check "doctor says the offset once" bash -c '! grep -qE "byte ([0-9]+): byte \1:" <<<"$0"' "$out"
+run mcap recover --help
+check "recover --help explains --keep-suspect" out_has "--keep-suspect"
 
 finish
