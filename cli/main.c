@@ -19,10 +19,12 @@ struct command {
 static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
+    {"experiment", cmd_experiment, "run a recorded lab experiment over DDS (recorder, START, STOP)"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
     {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
     {"plot", cmd_plot, "draw CSV columns as a PNG, SVG or PDF figure"},
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
+    {"recorder", cmd_recorder, "the lab's recorder node on a DDS domain (services, heartbeat)"},
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
     {"version", cmd_version, "print version and build provenance"},
 };

@@ -136,7 +136,10 @@ typedef struct rl_lab_reply {
 } rl_lab_reply;
 
 /* Calls prepare / begin / finish and waits for the reply, up to `timeout_ns` in all
- * (including waiting for the service to be discovered). RL_OK with `out` filled, also when
+ * (including waiting for the service to be discovered). finish without a reason ends the run
+ * COMPLETE when STOP was marked (from the trigger or `stop_stamp_ns`), INTERRUPTED
+ * otherwise; with a reason (e.g. "SIGINT", a failure) it ends INTERRUPTED with that reason.
+ * RL_OK with `out` filled, also when
  * the recorder refused (out->ok == 0); RL_ETIMEOUT when no answer came; RL_EIO (DDS).
  * `stop_stamp_ns` is STOP's stamp or 0; `reason` may be NULL. One call at a time per client. */
 int rl_lab_client_prepare(rl_lab_client *c, const rl_record_run *run, int64_t timeout_ns,

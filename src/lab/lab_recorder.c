@@ -197,11 +197,19 @@ static void do_finish(rl_lab_recorder *n, service *s,
 {
     if (run_id_mismatch(n, s, req->run_id))
         return;
-    /* STOP travels on another topic and may arrive after this request: the request carries
-       its stamp. A STOP already marked refuses the second mark, which changes nothing. */
-    if (req->stop_stamp > 0 && req->stop_stamp <= INT64_MAX)
-        (void)rl_recorder_mark_stop(n->rec, (int64_t)req->stop_stamp);
-    int rc = rl_recorder_finish(n->rec, req->reason && req->reason[0] ? req->reason : NULL);
+    int rc;
+    if (req->reason && req->reason[0]) {
+        /* A reason means the run did not end as planned (Ctrl+C, a failure the control
+           flow saw): INTERRUPTED with that reason, whether STOP came or not. */
+        rc = rl_recorder_cancel(n->rec, req->reason);
+    } else {
+        /* STOP travels on another topic and may arrive after this request: the request
+           carries its stamp. A STOP already marked refuses the second mark, which changes
+           nothing. */
+        if (req->stop_stamp > 0 && req->stop_stamp <= INT64_MAX)
+            (void)rl_recorder_mark_stop(n->rec, (int64_t)req->stop_stamp);
+        rc = rl_recorder_finish(n->rec, NULL);
+    }
     if (rc == RL_OK)
         rc = rl_recorder_wait(n->rec);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());

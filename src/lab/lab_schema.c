@@ -210,7 +210,7 @@ static const char *open_modules(rl_buf *out, const char *qualified, int *levels)
 static void close_modules(rl_buf *out, int levels)
 {
     for (int i = 0; i < levels; i++)
-        rl_buf_puts(out, "}; ");
+        rl_buf_puts(out, " };");
     rl_buf_puts(out, "\n");
 }
 
@@ -301,7 +301,7 @@ static int emit_object(emitter *e, size_t index)
         rl_buf_printf(&decl, "struct %s { ", local);
         int64_t next_id = 0;
         rc = put_struct_members(e, &decl, st, &next_id, 0);
-        rl_buf_puts(&decl, "}; ");
+        rl_buf_puts(&decl, "};");
         break;
     }
     case DDS_XTypes_TK_ENUM: {
@@ -313,14 +313,14 @@ static int emit_object(emitter *e, size_t index)
             rl_buf_printf(&decl, "%s@value(%" PRId32 ") %s", i ? ", " : "",
                           en->literal_seq._buffer[i].common.value,
                           en->literal_seq._buffer[i].detail.name);
-        rl_buf_puts(&decl, " }; ");
+        rl_buf_puts(&decl, " };");
         break;
     }
     case DDS_XTypes_TK_ALIAS: {
         rl_buf base = {0}, dims = {0};
         rc = spell(e, &o->_u.alias_type.body.common.related_type, &base, &dims);
         if (rc == RL_OK)
-            rl_buf_printf(&decl, "typedef %s %s%s; ", base.data, local, dims.len ? dims.data : "");
+            rl_buf_printf(&decl, "typedef %s %s%s;", base.data, local, dims.len ? dims.data : "");
         rl_buf_free(&base);
         rl_buf_free(&dims);
         break;
@@ -342,7 +342,7 @@ static int emit_object(emitter *e, size_t index)
             rc = put_member(e, &decl, &m->common.type_id, m->detail.name, 0,
                             m->common.member_id, m->common.member_id);
         }
-        rl_buf_puts(&decl, "}; ");
+        rl_buf_puts(&decl, "};");
         rl_buf_free(&disc);
         rl_buf_free(&ddims);
         if (rc < 0)

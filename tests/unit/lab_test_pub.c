@@ -2,13 +2,18 @@
  * not built with (tests/idl/lab_test.idl). Usage: lab_test_pub DOMAIN COUNT [PARTITION].
  * Waits until a reader matches each topic, writes COUNT samples of lab_test::FinalSample on
  * rt/test/final and of lab_test::AppendableSample on rt/test/appendable (content derived
- * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0. */
+ * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
+ * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
+ * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
+ * tests/cli/test_lab.sh). */
 #include "lab_test.h"
+#include "runlab_msgs.h"
 
 #include <dds/dds.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int wait_matched(dds_entity_t w)
 {
@@ -22,8 +27,49 @@ static int wait_matched(dds_entity_t w)
     return -1;
 }
 
+static int print_triggers(int domain, int seconds)
+{
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0)
+        return 1;
+    dds_entity_t t = dds_create_topic(pp, &runlab_msgs_msg_dds__SystemTrigger__desc,
+                                      "rt/lab/system_trigger", NULL, NULL);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1);
+    dds_entity_t rd = dds_create_reader(pp, t, q, NULL);
+    dds_delete_qos(q);
+    printf("LISTENING\n");
+    fflush(stdout);
+    for (int i = 0; i < seconds * 100; i++) {
+        void *samples[4] = {0};
+        dds_sample_info_t si[4];
+        dds_return_t n = dds_take(rd, samples, si, 4, 4);
+        int stop = 0;
+        for (int k = 0; k < n; k++) {
+            const runlab_msgs_msg_dds__SystemTrigger_ *m = samples[k];
+            if (!si[k].valid_data)
+                continue;
+            stop |= m->kind == 2;
+            printf("%s %llu %lld\n", m->kind == 1 ? "START" : m->kind == 2 ? "STOP" : "OTHER",
+                   (unsigned long long)m->stamp, (long long)dds_time());
+            fflush(stdout);
+        }
+        if (n > 0)
+            dds_return_loan(rd, samples, n);
+        if (stop)
+            break;
+        dds_sleepfor(DDS_MSECS(10));
+    }
+    dds_delete(pp);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
+        return print_triggers(atoi(argv[2]), atoi(argv[3]));
     if (argc < 3) {
         fprintf(stderr, "usage: lab_test_pub DOMAIN COUNT [PARTITION]\n");
         return 2;
