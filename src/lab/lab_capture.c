@@ -116,19 +116,34 @@ static const char *config_schema(lab_capture *c, const char *type)
     return NULL;
 }
 
-/* Makes the topic, schema and reader for `p`. Runs on the worker, without the lock held. */
-static int subscribe(lab_capture *c, publication *p)
+/* The writer sends no type information: a raw-bytes topic matched by type name, with the
+ * schema from the config (or none: the bytes are kept all the same, and a warning says so). */
+static int raw_topic(lab_capture *c, publication *p, dds_entity_t *topic, uint16_t *topic_id)
 {
-    dds_builtintopic_endpoint_t ep = {.topic_name = p->topic, .type_name = p->type, .qos = p->qos};
-    const dds_typeinfo_t *ti = NULL;
-    if (dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti) {
-        const char *idl = config_schema(c, p->type);
-        return rl_error_set(RL_EUNSUPPORTED,
-                            "topic %s: its writer sends no type information (type %s)%s", p->topic,
-                            p->type,
-                            idl ? "; recording such writers is not implemented yet"
-                                : " and the config has no schema for it");
+    const char *idl = config_schema(c, p->type);
+    if (!idl)
+        rl_log(RL_LOG_WARN, "recorder: %s: its writer sends no type information and the config "
+               "has no schema for %s; recording it without a schema", p->topic, p->type);
+    int rc = rl_recorder_add_topic(c->rec, p->topic, idl ? p->type : "", idl ? "omgidl" : "",
+                                   idl, idl ? strlen(idl) : 0, "cdr", topic_id);
+    if (rc < 0)
+        return rc;
+    struct ddsi_sertype *st = lab_rawtype_new(p->type, p->keyed);
+    if (!st)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    struct ddsi_sertype *mine = st;
+    *topic = dds_create_topic_sertype(c->participant, p->topic, &st, NULL, NULL, NULL);
+    if (*topic < 0) {
+        mine->ops->free(mine);
+        return lab_dds_fail(*topic, "create topic");
     }
+    return RL_OK;
+}
+
+/* The writer's type from its type information (XTypes type lookup, blocking). */
+static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
+                       dds_entity_t *topic, uint16_t *topic_id)
+{
     dds_topic_descriptor_t *desc = NULL;
     dds_return_t drc = dds_create_topic_descriptor(DDS_FIND_SCOPE_GLOBAL, c->participant, ti,
                                                    TYPE_LOOKUP_TIMEOUT, &desc);
@@ -137,20 +152,34 @@ static int subscribe(lab_capture *c, publication *p)
     char *idl = NULL;
     int rc = rl_lab_schema_from_type_mapping(desc->type_mapping.data, desc->type_mapping.sz,
                                              desc->m_typename, &idl);
-    if (rc < 0) {
-        dds_delete_topic_descriptor(desc);
-        return rc;
+    if (rc == RL_OK) {
+        rc = rl_recorder_add_topic(c->rec, p->topic, desc->m_typename, "omgidl", idl,
+                                   strlen(idl), "cdr", topic_id);
+        free(idl);
     }
-    uint16_t topic_id = 0;
-    rc = rl_recorder_add_topic(c->rec, p->topic, desc->m_typename, "omgidl", idl, strlen(idl),
-                               "cdr", &topic_id);
-    free(idl);
-    dds_entity_t topic = rc < 0 ? 0 : dds_create_topic(c->participant, desc, p->topic, NULL, NULL);
+    if (rc == RL_OK) {
+        *topic = dds_create_topic(c->participant, desc, p->topic, NULL, NULL);
+        if (*topic < 0)
+            rc = lab_dds_fail(*topic, "create topic");
+    }
     dds_delete_topic_descriptor(desc);
+    return rc;
+}
+
+/* Makes the topic, schema and reader for `p`. Runs on the worker, without the lock held. */
+static int subscribe(lab_capture *c, publication *p)
+{
+    dds_builtintopic_endpoint_t ep = {.topic_name = p->topic, .type_name = p->type, .qos = p->qos};
+    const dds_typeinfo_t *ti = NULL;
+    dds_entity_t topic = 0;
+    uint16_t topic_id = 0;
+    int rc;
+    if (dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
+        rc = raw_topic(c, p, &topic, &topic_id);
+    else
+        rc = typed_topic(c, p, ti, &topic, &topic_id);
     if (rc < 0)
         return rc;
-    if (topic < 0)
-        return lab_dds_fail(topic, "create topic");
 
     /* The writer's partitions, or it would not match. */
     dds_entity_t subscriber = 0;

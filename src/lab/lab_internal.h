@@ -35,6 +35,12 @@ int lab_wait_matched(dds_entity_t entity, int is_writer, int64_t deadline_ns);
 /* Copies `src` into `dst` (cap bytes), truncating; NULL becomes "". */
 void lab_copy(char *dst, size_t cap, const char *src);
 
+/* A sertype that keeps samples as raw bytes (lab_rawtype.c), for writers without type
+ * information; matches by `type_name`, keyed or keyless like the writer. NULL on out of
+ * memory. dds_create_topic_sertype takes it over. */
+struct ddsi_sertype;
+struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed);
+
 /* ---- the capture of discovered topics into the recorder engine (lab_capture.c) ---- */
 
 typedef struct lab_capture lab_capture;
