@@ -120,12 +120,16 @@ static const char *config_schema(lab_capture *c, const char *type)
  * schema from the config (or none: the bytes are kept all the same, and a warning says so). */
 static int raw_topic(lab_capture *c, publication *p, dds_entity_t *topic, uint16_t *topic_id)
 {
+    char *own = NULL;
     const char *idl = config_schema(c, p->type);
+    if (!idl)
+        idl = own = lab_builtin_schema(p->type);
     if (!idl)
         rl_log(RL_LOG_WARN, "recorder: %s: its writer sends no type information and the config "
                "has no schema for %s; recording it without a schema", p->topic, p->type);
     int rc = rl_recorder_add_topic(c->rec, p->topic, idl ? p->type : "", idl ? "omgidl" : "",
                                    idl, idl ? strlen(idl) : 0, "cdr", topic_id);
+    free(own);
     if (rc < 0)
         return rc;
     struct ddsi_sertype *st = lab_rawtype_new(p->type, p->keyed);

@@ -41,6 +41,10 @@ void lab_copy(char *dst, size_t cap, const char *src);
 struct ddsi_sertype;
 struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed);
 
+/* The omgidl schema of one of runlab's own types (lab_msgs.c), malloc'd, or NULL when
+ * `type_name` is not one of them. */
+char *lab_builtin_schema(const char *type_name);
+
 /* ---- the capture of discovered topics into the recorder engine (lab_capture.c) ---- */
 
 typedef struct lab_capture lab_capture;

@@ -150,11 +150,11 @@ static void cdr_string(cdr *c, char *out, size_t cap)
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
-static pid_t spawn_publisher(int domain, int count, const char *partition)
+static pid_t spawn_publisher(const char *program, int domain, int count, const char *partition)
 {
     const char *bin = getenv("RUNLAB_BIN");
     char path[4096], dom[16], cnt[16];
-    snprintf(path, sizeof path, "%s/lab_test_pub", bin ? bin : ".");
+    snprintf(path, sizeof path, "%s/%s", bin ? bin : ".", program);
     snprintf(dom, sizeof dom, "%d", domain);
     snprintf(cnt, sizeof cnt, "%d", count);
     char *argv[] = {path, dom, cnt, (char *)partition, NULL};
@@ -170,10 +170,13 @@ static int wait_exit(pid_t pid)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static rl_lab_recorder *start_node(int domain, const char *home, const char *pattern)
+static rl_lab_recorder *start_node_with(int domain, const char *home, const char *pattern,
+                                        const rl_lab_schema *schemas, size_t schema_count)
 {
     rl_lab_recorder_options o;
     rl_lab_recorder_options_default(&o);
+    o.schemas = schemas;
+    o.schema_count = schema_count;
     o.domain = domain;
     o.home = home;
     const char *patterns[] = {pattern};
@@ -184,6 +187,11 @@ static rl_lab_recorder *start_node(int domain, const char *home, const char *pat
     if (rc < 0)
         fail_msg("recorder node: %s", rl_error_last());
     return n;
+}
+
+static rl_lab_recorder *start_node(int domain, const char *home, const char *pattern)
+{
+    return start_node_with(domain, home, pattern, NULL, 0);
 }
 
 /* Waits until the node has received at least `want` messages. */
@@ -266,7 +274,8 @@ static int check_appendable(const rl_mcap_bytes *d)
 
 /* Reads the bag; checks schemas and every message of rt/test/final and rt/test/appendable
  * (`count` each, seq 0..count-1 once each). Returns the number of START/STOP triggers. */
-static void check_bag(const char *run_dir, const char *run_id, int count)
+static void check_bag(const char *run_dir, const char *run_id, int count, const char *final_idl,
+                      int app_schema)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/bag/%s.mcap", run_dir, run_id);
@@ -287,7 +296,7 @@ static void check_bag(const char *run_dir, const char *run_id, int count)
             const rl_mcap_schema *s = &rec.u.schema;
             if (bytes_eq(s->name, "lab_test::FinalSample")) {
                 assert_true(bytes_eq(s->encoding, "omgidl"));
-                if (!bytes_eq(s->data, expected_final_idl))
+                if (!bytes_eq(s->data, final_idl))
                     fail_msg("schema:\n%.*s", (int)s->data.len, (const char *)s->data.data);
                 schema_final = s->id;
             } else if (bytes_eq(s->name, "lab_test::AppendableSample")) {
@@ -299,6 +308,7 @@ static void check_bag(const char *run_dir, const char *run_id, int count)
         } else if (rec.opcode == RL_MCAP_OP_CHANNEL) {
             const rl_mcap_channel *ch = &rec.u.channel;
             if (bytes_eq(ch->topic, "rt/test/final")) {
+                assert_true(schema_final > 0);
                 assert_true(bytes_eq(ch->message_encoding, "cdr"));
                 assert_int_equal(ch->schema_id, schema_final);
                 chan_final = ch->id;
@@ -325,7 +335,8 @@ static void check_bag(const char *run_dir, const char *run_id, int count)
     if (rc < 0)
         fail_msg("bag: %s", rl_error_last());
     rl_mcap_reader_close(r);
-    assert_true(schema_final > 0 && schema_app > 0);
+    assert_true(schema_final > 0);
+    assert_true(app_schema ? schema_app > 0 : schema_app == 0);
     assert_int_equal(n_final, count);
     assert_int_equal(n_app, count);
     for (int i = 0; i < count; i++) {
@@ -375,7 +386,7 @@ static void test_record_unknown_types(void **state)
     int64_t start = rl_time_now_ns();
     assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_START, start), RL_OK);
     const int count = 25;
-    pid_t pub = spawn_publisher(domain, count, NULL);
+    pid_t pub = spawn_publisher("lab_test_pub", domain, count, NULL);
     assert_int_equal(wait_exit(pub), 0);
     /* Both topics plus the START trigger (rt/lab/system_trigger is a lab topic). */
     wait_received(node, 2 * (uint64_t)count + 1);
@@ -397,7 +408,40 @@ static void test_record_unknown_types(void **state)
     assert_true(hb.topics >= 3);
     rl_lab_client_free(late);
 
-    check_bag(rep.run_dir, "lab-e2e", count);
+    check_bag(rep.run_dir, "lab-e2e", count, expected_final_idl, 1);
+    rl_lab_client_free(cl);
+    rl_lab_recorder_free(node);
+    rl_test_tmpdir_free(home);
+}
+
+/* A publisher without type information (idlc -t) in partition "robot1": recorded raw, with
+ * FinalSample's schema from the config and AppendableSample without one. */
+static void test_writer_without_type_info(void **state)
+{
+    (void)state;
+    use_loopback();
+    int domain = rl_test_domain();
+    char *home = rl_test_tmpdir();
+    char config_idl[1024];
+    snprintf(config_idl, sizeof config_idl, "// from the config\n%s", expected_final_idl);
+    const rl_lab_schema schemas[] = {{"lab_test::FinalSample", config_idl}};
+    rl_lab_recorder *node = start_node_with(domain, home, "rt/test/*", schemas, 1);
+    rl_lab_client *cl = NULL;
+    assert_int_equal(rl_lab_client_new(&cl, domain), RL_OK);
+    rl_record_run run = {.run_id = "lab-notype"};
+    rl_lab_reply rep, r2;
+    assert_int_equal(rl_lab_client_prepare(cl, &run, LONG_NS, &rep), RL_OK);
+    assert_true(rep.ok);
+    assert_int_equal(rl_lab_client_begin(cl, NULL, LONG_NS, &r2), RL_OK);
+    assert_true(r2.ok);
+    const int count = 12;
+    pid_t pub = spawn_publisher("lab_test_pub_notype", domain, count, "robot1");
+    assert_int_equal(wait_exit(pub), 0);
+    wait_received(node, 2 * (uint64_t)count);
+    assert_int_equal(rl_lab_client_finish(cl, NULL, 0, NULL, LONG_NS, &r2), RL_OK);
+    assert_true(r2.ok);
+    assert_int_equal(r2.state, RL_RECORD_INTERRUPTED); /* finished without STOP */
+    check_bag(rep.run_dir, "lab-notype", count, config_idl, 0);
     rl_lab_client_free(cl);
     rl_lab_recorder_free(node);
     rl_test_tmpdir_free(home);
@@ -436,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_record_unknown_types),
+        cmocka_unit_test(test_writer_without_type_info),
         cmocka_unit_test(test_second_recorder_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
