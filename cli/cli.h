@@ -60,6 +60,7 @@ int cmd_record(int argc, char **argv);
 /* The lab over DDS (cmd_lab.c): `runlab recorder` and `runlab experiment`. */
 int cmd_recorder(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 
 /* The recorder's part of `runlab demo` (demo_record.c): a short synthetic recording into a
  * new run directory under out_dir (an existing directory); prints a few lines. Returns 0

@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
     {"recorder", cmd_recorder, "the lab's recorder node on a DDS domain (services, heartbeat)"},
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
+    {"sim", cmd_sim, "simulated lab vehicles on DDS, or written offline into a run"},
     {"version", cmd_version, "print version and build provenance"},
 };
 

@@ -182,6 +182,77 @@ int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeo
 int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
                              int64_t timeout_ns);
 
+/* ---- Simulator ------------------------------------------------------------------------ */
+
+/* The lab's 1:18 car (m): the pose is the centre of this rectangle. */
+#define RL_LAB_CAR_LENGTH 0.22
+#define RL_LAB_CAR_WIDTH 0.107
+#define RL_LAB_CAR_WHEELBASE 0.15
+#define RL_LAB_CAR_FRONT_OVERHANG 0.04
+#define RL_LAB_CAR_REAR_OVERHANG 0.03
+
+/* Faults the simulator injects, each on one vehicle from T0 (s after START) to T1 (or the
+ * end): steering into the nearest other vehicle, leaving the lane (0.35 m to the side),
+ * leaving the lab area, three times the speed, no state messages, observations 0.5 s late,
+ * a steering bias that drifts off the commanded path. */
+typedef enum rl_lab_fault_kind {
+    RL_LAB_FAULT_COLLISION = 0,
+    RL_LAB_FAULT_LEAVE_LANE,
+    RL_LAB_FAULT_LEAVE_AREA,
+    RL_LAB_FAULT_SPEEDING,
+    RL_LAB_FAULT_STALL_TOPIC,
+    RL_LAB_FAULT_LATE_OBSERVATION,
+    RL_LAB_FAULT_DRIFT
+} rl_lab_fault_kind;
+
+typedef struct rl_lab_fault {
+    rl_lab_fault_kind kind;
+    int vehicle;   /* 1-based */
+    double t0, t1; /* seconds after START; t1 < 0: until the end */
+} rl_lab_fault;
+
+/* Parses "KIND:VEHICLE:T0[:T1]" (kinds: collision, leave_lane, leave_area, speeding,
+ * stall_topic, late_observation, drift). RL_EINVAL with the part named. Thread-safe. */
+int rl_lab_fault_parse(const char *text, rl_lab_fault *out);
+
+/* "collision", ... Never NULL. */
+const char *rl_lab_fault_name(rl_lab_fault_kind kind);
+
+typedef struct rl_lab_sim_options {
+    int domain;              /* DDS domain (DDS mode) */
+    int vehicles;            /* 1..64, numbered from 1; default 4 */
+    double duration;         /* s after START; <= 0: until STOP (DDS) / 10 s (offline) */
+    uint64_t seed;           /* sensor noise and starting places; default 1 */
+    const rl_lab_fault *faults;
+    size_t fault_count;
+    const double *waypoints; /* closed path as x,y pairs (m); NULL: a circle of 1.2 m about
+                                the middle of the lab (4.5 m x 4.0 m) */
+    size_t waypoint_count;   /* pairs, >= 3 */
+    double speed;            /* m/s, default 0.5 */
+    double state_rate_hz;    /* default 50 */
+    double observation_rate_hz; /* the positioning system's rate, default 20 */
+    const char *map_path;    /* offline: copied into the run's map/ */
+    const char *run_id;      /* offline: NULL = generated */
+} rl_lab_sim_options;
+
+void rl_lab_sim_options_default(rl_lab_sim_options *opts);
+
+/* Runs the vehicles on `opts->domain`: each publishes READY (rt/lab/ready_status), stands
+ * until START (rt/lab/system_trigger), drives along the path publishing
+ * rt/vehicle/<id>/state at state_rate_hz and rt/vehicle/<id>/observation at
+ * observation_rate_hz, and brakes to a stand at STOP; returns after STOP, after `duration`
+ * past START, or when `should_stop(user)` returns nonzero (polled every step). RL_OK,
+ * RL_EINVAL (options), RL_EIO (DDS). */
+int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user), void *user);
+
+/* The same vehicles without DDS, faster than real time and deterministic for a seed: writes
+ * a run through the recorder engine into `home` (NULL: $RUNLAB_HOME or ~/runlab), START at
+ * 0 s, STOP at `duration`, with READY, triggers, states and observations as raw CDR with
+ * omgidl schemas, and the map when given. The run directory goes to `run_dir` (`cap`
+ * bytes). Errors as rl_recorder_prepare, RL_EINVAL. */
+int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir,
+                       size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
