@@ -192,7 +192,7 @@ int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
 #define RL_LAB_CAR_REAR_OVERHANG 0.03
 
 /* Faults the simulator injects, each on one vehicle from T0 (s after START) to T1 (or the
- * end): steering into the nearest other vehicle, leaving the lane (0.35 m to the side),
+ * end): steering into the nearest other vehicle (at twice the speed), leaving the lane (0.35 m to the side),
  * leaving the lab area, three times the speed, no state messages, observations 0.5 s late,
  * a steering bias that drifts off the commanded path. */
 typedef enum rl_lab_fault_kind {

@@ -210,6 +210,10 @@ void lab_sim_step(lab_sim *s, double t, double dt, int driving)
         double want = driving ? s->o.speed : 0;
         if (driving && lab_sim_fault(s, v->id, RL_LAB_FAULT_SPEEDING, t))
             want *= 3;
+        /* A chaser as fast as its target never reaches it: on a collision course it drives
+           twice the set speed. */
+        if (driving && lab_sim_fault(s, v->id, RL_LAB_FAULT_COLLISION, t))
+            want *= 2;
         double a = 4.0 * (want - v->v);
         v->accel = a > MAX_ACCEL ? MAX_ACCEL : a < -MAX_ACCEL ? -MAX_ACCEL : a;
         v->v += v->accel * dt;

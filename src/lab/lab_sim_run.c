@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Offline stamps start here (2026-01-01T00:00:00Z), so a seed gives the same bag. */
 #define OFFLINE_EPOCH_NS (1767225600ll * 1000000000ll)
@@ -321,7 +322,14 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
     int ids[64];
     for (int k = 0; k < opts->vehicles && k < 64; k++)
         ids[k] = k + 1;
-    rl_record_run run = {.run_id = opts->run_id, .vehicles = ids,
+    /* The engine's generated ids are per second and process; offline runs come faster. */
+    char gen_id[64];
+    int64_t now = rl_time_now_ns();
+    char stamp[32] = "";
+    (void)rl_time_format_compact(now, stamp, sizeof stamp);
+    snprintf(gen_id, sizeof gen_id, "sim-%s-%09lld-%d", stamp, (long long)(now % 1000000000ll),
+             (int)getpid());
+    rl_record_run run = {.run_id = opts->run_id ? opts->run_id : gen_id, .vehicles = ids,
                          .vehicle_count = (size_t)opts->vehicles, .planner = "runlab sim",
                          .map_path = opts->map_path};
     if (rc == RL_OK)
