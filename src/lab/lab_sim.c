@@ -217,7 +217,8 @@ void lab_sim_step(lab_sim *s, double t, double dt, int driving)
         double a = 4.0 * (want - v->v);
         v->accel = a > MAX_ACCEL ? MAX_ACCEL : a < -MAX_ACCEL ? -MAX_ACCEL : a;
         v->v += v->accel * dt;
-        if (v->v < 0)
+        /* The speed controller only approaches zero; a car that slow stands. */
+        if (v->v < 0 || (want == 0 && v->v < 0.005))
             v->v = 0;
         v->x += v->v * cos(v->yaw) * dt;
         v->y += v->v * sin(v->yaw) * dt;

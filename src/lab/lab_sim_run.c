@@ -96,7 +96,7 @@ static void take_triggers(sim_dds *d, int64_t *start, int64_t *stop)
                 continue;
             if (m->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_START && !*start)
                 *start = (int64_t)m->stamp > 0 ? (int64_t)m->stamp : rl_time_now_ns();
-            else if (m->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_STOP && *start)
+            else if (m->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_STOP)
                 *stop = (int64_t)m->stamp > 0 ? (int64_t)m->stamp : rl_time_now_ns();
         }
         dds_return_loan(d->trigger, samples, n);

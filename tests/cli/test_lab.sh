@@ -100,4 +100,35 @@ check "STOP published after the kill" grep -q '^STOP ' "$TMP/triggers2"
 stop_ns=$(awk '$1 == "STOP" {print $3}' "$TMP/triggers2")
 [ -n "$stop_ns" ] && echo "info: STOP received $(((stop_ns - kill_ns) / 1000000)) ms after kill -9"
 
+# The simulator on DDS: the experiment waits for both vehicles' READY, and their states and
+# observations are recorded; the simulator stops after STOP.
+"$RUNLAB" sim --domain "$DOMAIN" --vehicles 2 >"$TMP/sim.out" 2>"$TMP/sim.err" &
+sim=$!
+run experiment --domain "$DOMAIN" --vehicles 1,2 --duration 2
+check "experiment with simulated vehicles exits 0" rc_is 0
+dir=$(last_line)
+check "manifest COMPLETE with vehicles" file_has "$dir/manifest.json" '"state": "COMPLETE"'
+for t in rt/vehicle/1/state rt/vehicle/2/state rt/vehicle/1/observation rt/vehicle/2/observation; do
+    check "$t recorded" file_has "$dir/manifest.json" "\"topic\": \"$t\""
+done
+wait "$sim"
+rc=$?
+check "simulator exits 0 after STOP" rc_is 0
+
+# Offline: a run directory without DDS, printed last; the same seed gives the same messages.
+run sim --offline "$TMP/off" --vehicles 2 --duration 2 --seed 3 --fault speeding:1:0.5
+check "offline sim exits 0" rc_is 0
+off1=$(last_line)
+check "offline run directory" test -s "$off1/manifest.json"
+check "offline run COMPLETE" file_has "$off1/manifest.json" '"state": "COMPLETE"'
+run sim --offline "$TMP/off" --vehicles 2 --duration 2 --seed 3 --fault speeding:1:0.5
+off2=$(last_line)
+run mcap cat "$off1"/bag/*.mcap
+cat1=$out
+run mcap cat "$off2"/bag/*.mcap
+check "same seed, same messages" test "$cat1" = "$out"
+run sim --fault teleport:1:1
+check "unknown fault kind is a usage error" rc_is 2
+check "unknown fault kind is named" err_has "teleport"
+
 finish
