@@ -31,9 +31,11 @@ typedef struct publication {
 } publication;
 
 /* A reader made for a topic; the receive path's context. */
+/* Its fields are set before the reader exists and read on Cyclone's threads; Cyclone's hand-over
+ * of the listener argument is invisible to ThreadSanitizer, so they are atomics. */
 typedef struct subscription {
-    lab_capture *cap;
-    uint16_t topic_id;
+    _Atomic(rl_recorder *) rec;
+    atomic_uint topic_id;
     dds_entity_t reader;
     struct subscription *next;
 } subscription;
@@ -70,6 +72,8 @@ static int matches(lab_capture *c, const char *topic)
 static void on_samples(dds_entity_t reader, void *arg)
 {
     subscription *s = arg;
+    rl_recorder *rec = atomic_load(&s->rec);
+    uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
     struct ddsi_serdata *bufs[TAKE_BATCH];
     dds_sample_info_t si[TAKE_BATCH];
     for (;;) {
@@ -84,7 +88,7 @@ static void on_samples(dds_entity_t reader, void *arg)
                 ddsrt_iovec_t ref;
                 struct ddsi_serdata *held = ddsi_serdata_to_ser_ref(bufs[i], 0, size, &ref);
                 if (held && ref.iov_len == size) {
-                    (void)rl_recorder_push(s->cap->rec, s->topic_id, now, published, ref.iov_base,
+                    (void)rl_recorder_push(rec, topic_id, now, published, ref.iov_base,
                                            size);
                     ddsi_serdata_to_ser_unref(held, &ref);
                 } else {
@@ -93,7 +97,7 @@ static void on_samples(dds_entity_t reader, void *arg)
                     void *copy = malloc(size ? size : 1);
                     if (copy) {
                         ddsi_serdata_to_ser(bufs[i], 0, size, copy);
-                        (void)rl_recorder_push(s->cap->rec, s->topic_id, now, published, copy,
+                        (void)rl_recorder_push(rec, topic_id, now, published, copy,
                                                size);
                         free(copy);
                     }
@@ -212,8 +216,8 @@ static int subscribe(lab_capture *c, publication *p)
         dds_delete_qos(q);
         return rl_error_set(RL_ENOMEM, "out of memory");
     }
-    s->cap = c;
-    s->topic_id = topic_id;
+    atomic_store(&s->rec, c->rec);
+    atomic_store(&s->topic_id, topic_id);
     dds_listener_t *l = dds_create_listener(s);
     dds_lset_data_available(l, on_samples);
     dds_entity_t parent = subscriber ? subscriber : c->participant;
@@ -313,6 +317,10 @@ static void on_publication(dds_entity_t reader, void *arg)
     lab_capture *c = arg;
     void *samples[16] = {0};
     dds_sample_info_t si[16];
+    dds_guid_t self;
+    pthread_mutex_lock(&c->mu); /* written under it before this reader existed */
+    self = c->self;
+    pthread_mutex_unlock(&c->mu);
     for (;;) {
         dds_return_t n = dds_take(reader, samples, si, 16, 16);
         if (n <= 0)
@@ -320,7 +328,7 @@ static void on_publication(dds_entity_t reader, void *arg)
         for (int i = 0; i < n; i++) {
             const dds_builtintopic_endpoint_t *ep = samples[i];
             if (!si[i].valid_data || si[i].instance_state != DDS_IST_ALIVE ||
-                memcmp(&ep->participant_key, &c->self, sizeof c->self) == 0 ||
+                memcmp(&ep->participant_key, &self, sizeof self) == 0 ||
                 strncmp(ep->topic_name, "DCPS", 4) == 0)
                 continue;
             char *parts = join_partitions(ep->qos);
@@ -385,7 +393,9 @@ int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *re
                 rc = rl_error_set(RL_ENOMEM, "out of memory");
         }
     }
+    pthread_mutex_lock(&c->mu);
     dds_return_t drc = dds_get_guid(participant, &c->self);
+    pthread_mutex_unlock(&c->mu);
     if (rc == RL_OK && drc < 0)
         rc = lab_dds_fail(drc, "participant GUID");
     if (rc == RL_OK && pthread_create(&c->worker, NULL, worker_main, c) != 0)
