@@ -420,6 +420,7 @@ static void stop_child(pid_t pid, int *reaped)
     if (*reaped)
         return;
     kill(pid, SIGTERM);
+    kill(pid, SIGCONT); /* a stopped (silent) recorder must wake to handle it */
     for (int i = 0; i < 600; i++) { /* up to 30 s to close the bag, then SIGKILL */
         if (waitpid(pid, NULL, WNOHANG) == pid) {
             *reaped = 1;
@@ -468,7 +469,7 @@ static int run_experiment(experiment *e)
         return cli_fail("experiment", "%s", rl_error_last());
     }
     char failure[768] = "", run_dir[1024] = "", run_id[80] = "";
-    int started = 0, prepared = 0, interrupted = 0;
+    int started = 0, prepared = 0, interrupted = 0, silent = 0;
     int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
 
     /* The recorder we started: its first heartbeat carries our child's pid. */
@@ -527,10 +528,11 @@ static int run_experiment(experiment *e)
                 snprintf(failure, sizeof failure, "the recorder FAILED: %s", hb.reason);
                 break;
             }
-            int64_t silent = rl_mono_ns() - hb.seen_mono_ns;
-            if (silent > hb_timeout) {
+            int64_t quiet_ns = rl_mono_ns() - hb.seen_mono_ns;
+            if (quiet_ns > hb_timeout) {
                 snprintf(failure, sizeof failure, "no recorder heartbeat for %lld ms",
-                         (long long)(silent / 1000000));
+                         (long long)(quiet_ns / 1000000));
+                silent = 1;
                 break;
             }
         }
@@ -549,7 +551,8 @@ done:;
     if (failure[0])
         fprintf(stderr, "runlab: experiment: failed: %s\n", failure);
     int complete = 0;
-    if (prepared && alive) {
+    /* A recorder that fell silent would not answer finish either: it is only stopped. */
+    if (prepared && alive && !silent) {
         const char *reason = failure[0] ? failure : interrupted ? "SIGINT" : NULL;
         if (rl_lab_client_finish(cl, run_id, started ? stop : 0, reason, 60 * s, &rep) < 0)
             fprintf(stderr, "runlab: experiment: finish: %s\n", rl_error_last());

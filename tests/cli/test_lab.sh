@@ -100,6 +100,28 @@ check "STOP published after the kill" grep -q '^STOP ' "$TMP/triggers2"
 stop_ns=$(awk '$1 == "STOP" {print $3}' "$TMP/triggers2")
 [ -n "$stop_ns" ] && echo "info: STOP received $(((stop_ns - kill_ns) / 1000000)) ms after kill -9"
 
+# A recorder that falls silent (SIGSTOP) fails the experiment after the heartbeat timeout;
+# STOP is published, and the recorder is stopped (it ends the run INTERRUPTED).
+"$HELPER" --triggers "$DOMAIN" 120 >"$TMP/triggers3" 2>&1 &
+listener=$!
+wait_for "$TMP/triggers3" LISTENING
+"$RUNLAB" experiment --domain "$DOMAIN" --duration 300 >"$TMP/exp3.out" 2>"$TMP/exp3.err" &
+exp=$!
+wait_for "$TMP/exp3.err" "START; running"
+recorder=$(pgrep -P "$exp" | head -n 1)
+kill -STOP "$recorder"
+wait "$exp"
+rc=$?
+out=$(cat "$TMP/exp3.out")
+err=$(cat "$TMP/exp3.err")
+check "silent recorder: experiment failed" rc_is 1
+check "silent recorder: reason printed" err_has "failed: no recorder heartbeat for"
+dir=$(last_line)
+check "silent recorder: note FAILED" file_has "$dir/experiment.json" "no recorder heartbeat"
+check "silent recorder: the run ended INTERRUPTED" file_has "$dir/manifest.json" '"state": "INTERRUPTED"'
+wait "$listener"
+check "silent recorder: STOP published" grep -q '^STOP ' "$TMP/triggers3"
+
 # The simulator on DDS: the experiment waits for both vehicles' READY, and their states and
 # observations are recorded; the simulator stops after STOP.
 "$RUNLAB" sim --domain "$DOMAIN" --vehicles 2 >"$TMP/sim.out" 2>"$TMP/sim.err" &
