@@ -334,6 +334,8 @@ static void on_publication(dds_entity_t reader, void *arg)
             char *parts = join_partitions(ep->qos);
             if (!parts)
                 continue;
+            rl_log(RL_LOG_DEBUG, "recorder: discovered a writer of %s (%s)", ep->topic_name,
+                   ep->type_name);
             pthread_mutex_lock(&c->mu);
             int known = 0;
             for (publication *p = c->pubs; p && !known; p = p->next)
