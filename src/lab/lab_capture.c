@@ -71,6 +71,7 @@ static int matches(lab_capture *c, const char *topic)
 
 static void on_samples(dds_entity_t reader, void *arg)
 {
+    lab_handoff_acquire();
     subscription *s = arg;
     rl_recorder *rec = atomic_load(&s->rec);
     uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
@@ -218,6 +219,7 @@ static int subscribe(lab_capture *c, publication *p)
     }
     atomic_store(&s->rec, c->rec);
     atomic_store(&s->topic_id, topic_id);
+    lab_handoff_publish();
     dds_listener_t *l = dds_create_listener(s);
     dds_lset_data_available(l, on_samples);
     dds_entity_t parent = subscriber ? subscriber : c->participant;
@@ -314,6 +316,7 @@ static int same_pub(const publication *p, const dds_builtintopic_endpoint_t *ep,
 
 static void on_publication(dds_entity_t reader, void *arg)
 {
+    lab_handoff_acquire();
     lab_capture *c = arg;
     void *samples[16] = {0};
     dds_sample_info_t si[16];
@@ -404,6 +407,7 @@ int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *re
         rc = rl_error_set(RL_ERR, "cannot start the discovery worker");
     c->worker_started = rc == RL_OK;
     if (rc == RL_OK) {
+        lab_handoff_publish();
         dds_listener_t *l = dds_create_listener(c);
         dds_lset_data_available(l, on_publication);
         c->discovery = dds_create_reader(participant, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, l);

@@ -36,6 +36,7 @@ struct rl_lab_client {
 
 static void on_heartbeat(dds_entity_t reader, void *arg)
 {
+    lab_handoff_acquire();
     rl_lab_client *c = arg;
     void *samples[4] = {0};
     dds_sample_info_t si[4];
@@ -75,6 +76,7 @@ static void on_heartbeat(dds_entity_t reader, void *arg)
 
 static void on_ready(dds_entity_t reader, void *arg)
 {
+    lab_handoff_acquire();
     rl_lab_client *c = arg;
     void *samples[8] = {0};
     dds_sample_info_t si[8];
@@ -142,6 +144,7 @@ static int client_start(rl_lab_client *c, int domain)
     dds_entity_t beat = dds_create_topic(c->participant,
                                          &runlab_msgs_msg_dds__RecordingState__desc,
                                          RL_LAB_TOPIC_RECORDING_STATE, NULL, NULL);
+    lab_handoff_publish();
     dds_listener_t *l = dds_create_listener(c);
     dds_lset_data_available(l, on_heartbeat);
     c->heartbeat_reader = beat < 0 ? beat : dds_create_reader(c->participant, beat, tl, l);

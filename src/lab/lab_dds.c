@@ -6,6 +6,7 @@
 #include "runlab/error.h"
 #include "runlab/time.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -83,4 +84,17 @@ void lab_copy(char *dst, size_t cap, const char *src)
         n = cap - 1;
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+/* Process-wide by nature: the hand-over point between any thread and Cyclone's. */
+static atomic_uint handoff;
+
+void lab_handoff_publish(void)
+{
+    atomic_fetch_add_explicit(&handoff, 1, memory_order_release);
+}
+
+void lab_handoff_acquire(void)
+{
+    (void)atomic_load_explicit(&handoff, memory_order_acquire);
 }

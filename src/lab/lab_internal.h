@@ -32,6 +32,14 @@ dds_qos_t *lab_qos(int transient_local, int depth);
  * deadline `deadline_ns` (rl_mono_ns). RL_OK, RL_ETIMEOUT or RL_EIO. */
 int lab_wait_matched(dds_entity_t entity, int is_writer, int64_t deadline_ns);
 
+/* Cyclone calls listeners on its own threads with the argument given when the reader was
+ * made, handing it over through its internal atomics, which ThreadSanitizer cannot see in an
+ * uninstrumented library. lab_handoff_publish() before creating a reader with a listener and
+ * lab_handoff_acquire() first thing in the listener make that hand-over visible (a release
+ * and an acquire on one atomic); they cost one atomic operation. */
+void lab_handoff_publish(void);
+void lab_handoff_acquire(void);
+
 /* Copies `src` into `dst` (cap bytes), truncating; NULL becomes "". */
 void lab_copy(char *dst, size_t cap, const char *src);
 
