@@ -79,8 +79,10 @@ static void on_samples(dds_entity_t reader, void *arg)
     dds_sample_info_t si[TAKE_BATCH];
     for (;;) {
         dds_return_t n = dds_takecdr(reader, bufs, TAKE_BATCH, si, DDS_ANY_STATE);
-        if (n <= 0)
+        if (n <= 0) {
+            lab_handoff_publish(); /* for the free after dds_delete waited for us */
             return;
+        }
         int64_t now = rl_time_now_ns();
         for (int i = 0; i < n; i++) {
             if (si[i].valid_data) {
@@ -373,6 +375,7 @@ static void on_publication(dds_entity_t reader, void *arg)
         }
         dds_return_loan(reader, samples, n);
     }
+    lab_handoff_publish();
 }
 
 int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *rec,
@@ -481,6 +484,7 @@ void lab_capture_stop(lab_capture *c)
 {
     if (!c)
         return;
+    lab_handoff_acquire(); /* the listeners ended when the participant was deleted */
     pthread_mutex_lock(&c->mu);
     c->stop = 1;
     pthread_cond_signal(&c->wake);

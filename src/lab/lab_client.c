@@ -72,6 +72,7 @@ static void on_heartbeat(dds_entity_t reader, void *arg)
         }
         dds_return_loan(reader, samples, n);
     }
+    lab_handoff_publish(); /* for rl_lab_client_free, after dds_delete waited for us */
 }
 
 static void on_ready(dds_entity_t reader, void *arg)
@@ -90,6 +91,7 @@ static void on_ready(dds_entity_t reader, void *arg)
         pthread_mutex_unlock(&c->mu);
         dds_return_loan(reader, samples, n);
     }
+    lab_handoff_publish();
 }
 
 static int make_client_service(rl_lab_client *c, client_service *s, const char *ros_name,
@@ -195,6 +197,7 @@ void rl_lab_client_free(rl_lab_client *c)
         return;
     if (c->participant > 0)
         dds_delete(c->participant); /* waits for listeners still running */
+    lab_handoff_acquire();
     pthread_cond_destroy(&c->beat);
     pthread_mutex_destroy(&c->mu);
     free(c);

@@ -466,6 +466,7 @@ void rl_lab_recorder_free(rl_lab_recorder *n)
     atomic_store(&n->beat_writer, 0);
     if (n->participant > 0)
         dds_delete(n->participant);
+    lab_handoff_acquire();
     /* The worker may still be registering a topic: stop it before the engine goes, and
        free the capture after the engine's monitor (which reads its count) has stopped. */
     lab_capture_stop(n->capture);
