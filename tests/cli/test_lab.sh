@@ -35,6 +35,14 @@ run experiment --vehicles 1,x
 check "bad vehicle list is a usage error" rc_is 2
 run experiment "$TMP/missing.yaml"
 check "missing spec exits 1" rc_is 1
+printf 'topics: ["rt/a/*", 7]\n' >"$TMP/bad.yaml"
+run recorder --domain "$DOMAIN" --config "$TMP/bad.yaml"
+check "bad recorder config exits 1" rc_is 1
+check "bad recorder config names the key" err_has "bad.yaml: topics[1]: expected a string"
+printf 'schemas:\n  - type: a::B\n    idl_file: %s/none.idl\n' "$TMP" >"$TMP/bad2.yaml"
+run recorder --domain "$DOMAIN" --config "$TMP/bad2.yaml"
+check "missing schema file exits 1" rc_is 1
+check "missing schema file is named" err_has "schemas[0].idl_file"
 
 # The whole sequence, with a spec file and options overriding it.
 cat >"$TMP/spec.yaml" <<YAML
