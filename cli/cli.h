@@ -70,6 +70,13 @@ int cmd_plot(int argc, char **argv);
  * file written. Returns an RL_EXIT_* code. */
 int demo_plot(const char *out_dir);
 int cmd_record(int argc, char **argv);
+/* The lab over DDS (cmd_lab.c): `runlab recorder` and `runlab experiment`. */
+int cmd_recorder(int argc, char **argv);
+int cmd_experiment(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
+/* The lab's part of `runlab demo` (demo_lab.c): a simulated experiment recorded over DDS on
+ * loopback into a run under out_dir; prints its counters. Returns an RL_EXIT_* code. */
+int demo_lab(const char *out_dir);
 
 /* The recorder's part of `runlab demo` (demo_record.c): a short synthetic recording into a
  * new run directory under out_dir (an existing directory); prints a few lines. Returns 0

@@ -285,6 +285,7 @@ int cmd_demo(int argc, char **argv)
         {"benchmark", cli_bench_demo},
         {"recording", demo_record},
         {"exploration sweep", demo_explore},
+        {"lab over DDS", demo_lab},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {

@@ -18,12 +18,15 @@ struct command {
 static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
+    {"experiment", cmd_experiment, "run a recorded lab experiment over DDS (recorder, START, STOP)"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
     {"map", cmd_map, "compile Lanelet2/CommonRoad maps; map info, point queries, drawings"},
     {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
     {"plot", cmd_plot, "draw figures: CSV columns; gain-cost, normalized-gain, timing of runs"},
     {"record", cmd_record, "record an experiment run (synthetic load or MCAP replay)"},
+    {"recorder", cmd_recorder, "the lab's recorder node on a DDS domain (services, heartbeat)"},
     {"runs", cmd_runs, "list run directories with status and reasons; 'runs report' counts them"},
+    {"sim", cmd_sim, "simulated lab vehicles on DDS, or written offline into a run"},
     {"version", cmd_version, "print version and build provenance"},
 };
 

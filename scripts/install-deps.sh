@@ -10,6 +10,8 @@ packages=(
   # libraries runlab links
   libzstd-dev liblz4-dev libdeflate-dev zlib1g-dev libssl-dev libjson-c-dev
   libfyaml-dev libsqlite3-dev libcairo2-dev libexpat1-dev libcmocka-dev
+  # Cyclone DDS (the lab's middleware) with idlc, which compiles idl/, and ddsperf for the benchmark
+  cyclonedds-dev cyclonedds-tools
   # the sqlite3 CLI: bench tests compare databases with it
   sqlite3
   # fonts the figures are drawn with; chromium screenshots HTML reports in the tests

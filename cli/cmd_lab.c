@@ -1,0 +1,644 @@
+/* `runlab recorder`: the recorder node on a DDS domain until SIGINT/SIGTERM (runlab/lab.h).
+ * `runlab experiment`: the lab's control flow: starts its own recorder, prepare, waits for
+ * ARMED and the vehicles' READY, begin, START, runs, STOP, finish; a recorder that fails,
+ * exits or falls silent stops the experiment at once (STOP first, always). Both print the
+ * run directory as their last line. */
+#include "cli.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/json.h"
+#include "runlab/lab.h"
+#include "runlab/time.h"
+#include "runlab/yaml.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Set by the signal handler, read by the waiting loops. */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+    g_signal = sig;
+}
+
+static void catch_signals(struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000l};
+    nanosleep(&ts, NULL);
+}
+
+enum { MAX_PATTERNS = 64, MAX_VEHICLES = 256, MAX_SCHEMAS = 64 };
+
+static int parse_domain(const char *cmd, const char *text, int *out)
+{
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || v < 0 || v > 232)
+        return cli_usage_error(cmd, "--domain %s: expected an integer 0..232", text);
+    *out = (int)v;
+    return RL_EXIT_OK;
+}
+
+/* ---- runlab recorder ------------------------------------------------------------------ */
+
+static void recorder_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: runlab recorder [--domain D] [--home DIR] [--config FILE] [--topic PATTERN]...\n\n"
+            "Runs the lab's recorder node on DDS domain D (default 0) until Ctrl-C or SIGTERM:\n"
+            "services /lab/evaluation/{prepare,begin,finish}_recording, the heartbeat\n"
+            "/lab/evaluation/recording_state every 250 ms, and recording of the lab's topics\n"
+            "(rt/lab/..., rt/clock, rt/diagnostics, rt/tf), the prepared vehicles' topics\n"
+            "(rt/vehicle/<id>/...) and every PATTERN ('*' wildcards, DDS names: rt/... for ROS 2\n"
+            "topics) into $RUNLAB_HOME/experiments/<UTC time>_<run id>/ as raw CDR with omgidl\n"
+            "schemas from the writers' type information. One recorder per host and domain:\n"
+            "a second is refused and the holder named. The middleware is configured by\n"
+            "CYCLONEDDS_URI as usual.\n\n"
+            "Options:\n"
+            "  --domain D       DDS domain id 0..232 (default 0)\n"
+            "  --home DIR       runlab home (default $RUNLAB_HOME, else ~/runlab)\n"
+            "  --config FILE    YAML/JSON: topics: [PATTERN...], schemas: [{type: NAME, idl: TEXT\n"
+            "                   or idl_file: PATH}], lock_dir: DIR\n"
+            "  --topic PATTERN  a further DDS topic pattern to record (repeatable)\n"
+            "  -h, --help       this help\n\n"
+            "Prints the run directory as its last line when a run was prepared.\n"
+            "Exit codes: 0 stopped cleanly, 1 could not start (e.g. another recorder), 2 usage.\n");
+}
+
+typedef struct recorder_config {
+    json_object *doc;
+    const char *patterns[MAX_PATTERNS];
+    size_t pattern_count;
+    rl_lab_schema schemas[MAX_SCHEMAS];
+    char *idl_texts[MAX_SCHEMAS];
+    size_t schema_count;
+    const char *lock_dir;
+} recorder_config;
+
+static void recorder_config_free(recorder_config *c)
+{
+    for (size_t i = 0; i < c->schema_count; i++)
+        free(c->idl_texts[i]);
+    if (c->doc)
+        json_object_put(c->doc);
+}
+
+/* Reads --config: every problem names the file and key. */
+static int read_recorder_config(const char *path, recorder_config *c)
+{
+    int rc = rl_yaml_read_file(path, 1 << 20, &c->doc);
+    if (rc < 0)
+        return cli_fail("recorder", "%s", rl_error_last());
+    if (!json_object_is_type(c->doc, json_type_object))
+        return cli_fail("recorder", "%s: expected a mapping at the top", path);
+    json_object *arr = NULL;
+    rc = rl_json_get_array(c->doc, "topics", &arr);
+    if (rc == RL_EPARSE)
+        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *t = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(t, json_type_string))
+            return cli_fail("recorder", "%s: topics[%zu]: expected a string", path, i);
+        if (c->pattern_count == MAX_PATTERNS)
+            return cli_fail("recorder", "%s: topics: more than %d", path, MAX_PATTERNS);
+        c->patterns[c->pattern_count++] = json_object_get_string(t);
+    }
+    arr = NULL;
+    rc = rl_json_get_array(c->doc, "schemas", &arr);
+    if (rc == RL_EPARSE)
+        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *s = json_object_array_get_idx(arr, i);
+        const char *type = NULL, *idl = NULL, *idl_file = NULL;
+        if (!json_object_is_type(s, json_type_object) ||
+            rl_json_get_string(s, "type", &type) < 0)
+            return cli_fail("recorder", "%s: schemas[%zu]: expected a mapping with key type",
+                            path, i);
+        if (c->schema_count == MAX_SCHEMAS)
+            return cli_fail("recorder", "%s: schemas: more than %d", path, MAX_SCHEMAS);
+        (void)rl_json_get_string(s, "idl", &idl);
+        (void)rl_json_get_string(s, "idl_file", &idl_file);
+        char *text = NULL;
+        if (!idl && idl_file) {
+            size_t len = 0;
+            if (rl_fs_read_all(idl_file, 1 << 20, &text, &len) < 0)
+                return cli_fail("recorder", "%s: schemas[%zu].idl_file: %s", path, i,
+                                rl_error_last());
+            idl = text;
+        }
+        if (!idl)
+            return cli_fail("recorder", "%s: schemas[%zu]: needs idl or idl_file", path, i);
+        c->idl_texts[c->schema_count] = text;
+        c->schemas[c->schema_count].type_name = type;
+        c->schemas[c->schema_count].idl = idl;
+        c->schema_count++;
+    }
+    rc = rl_json_get_string(c->doc, "lock_dir", &c->lock_dir);
+    if (rc == RL_EPARSE)
+        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+    return RL_EXIT_OK;
+}
+
+int cmd_recorder(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        recorder_usage(stdout);
+        return RL_EXIT_OK;
+    }
+    static const struct option opts[] = {{"domain", required_argument, NULL, 'd'},
+                                         {"home", required_argument, NULL, 'H'},
+                                         {"config", required_argument, NULL, 'c'},
+                                         {"topic", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int domain = 0;
+    const char *home = NULL, *config = NULL;
+    const char *topics[MAX_PATTERNS];
+    size_t ntopics = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (parse_domain("recorder", optarg, &domain) != RL_EXIT_OK)
+                return RL_EXIT_USAGE;
+            break;
+        case 'H': home = optarg; break;
+        case 'c': config = optarg; break;
+        case 't':
+            if (ntopics == MAX_PATTERNS)
+                return cli_usage_error("recorder", "more than %d --topic patterns", MAX_PATTERNS);
+            topics[ntopics++] = optarg;
+            break;
+        default:
+            return cli_usage_error("recorder", "unknown or incomplete option '%s'",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("recorder", "unexpected argument '%s'", argv[optind]);
+
+    recorder_config cfg = {0};
+    if (config) {
+        int ec = read_recorder_config(config, &cfg);
+        if (ec != RL_EXIT_OK) {
+            recorder_config_free(&cfg);
+            return ec;
+        }
+    }
+    for (size_t i = 0; i < ntopics && cfg.pattern_count < MAX_PATTERNS; i++)
+        cfg.patterns[cfg.pattern_count++] = topics[i];
+
+    rl_lab_recorder_options o;
+    rl_lab_recorder_options_default(&o);
+    o.domain = domain;
+    o.home = home;
+    o.lock_dir = cfg.lock_dir;
+    o.patterns = cfg.patterns;
+    o.pattern_count = cfg.pattern_count;
+    o.schemas = cfg.schemas;
+    o.schema_count = cfg.schema_count;
+
+    struct sigaction old_int, old_term;
+    catch_signals(&old_int, &old_term);
+    rl_lab_recorder *node = NULL;
+    if (rl_lab_recorder_new(&node, &o) < 0) {
+        int ec = cli_fail("recorder", "%s", rl_error_last());
+        recorder_config_free(&cfg);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return ec;
+    }
+    fprintf(stderr, "runlab recorder: serving DDS domain %d (pid %d); Ctrl-C stops\n", domain,
+            (int)getpid());
+    while (!g_signal)
+        sleep_ms(50);
+    rl_record_status st;
+    rl_lab_recorder_status(node, &st);
+    char run_dir[4096];
+    snprintf(run_dir, sizeof run_dir, "%s", st.run_dir);
+    rl_lab_recorder_free(node);
+    recorder_config_free(&cfg);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (run_dir[0])
+        printf("%s\n", run_dir);
+    return RL_EXIT_OK;
+}
+
+/* ---- runlab experiment -------------------------------------------------------------- */
+
+static void experiment_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: runlab experiment [SPEC.yaml] [--domain D] [--home DIR] [--vehicles 1,2,...]\n"
+            "                         [--duration SEC] [--map FILE] [--topic PATTERN]...\n\n"
+            "Runs one recorded experiment on DDS domain D: refuses when another recorder answers\n"
+            "on the domain, starts its own `runlab recorder`, prepares the run, waits for ARMED\n"
+            "and every vehicle's READY, begins, publishes START, runs for the duration or until\n"
+            "Ctrl-C, publishes STOP and finishes. STOP always comes before finish and before any\n"
+            "process is stopped. A recorder that reports FAILED, exits, or sends no heartbeat for\n"
+            "the heartbeat timeout stops the experiment at once as failed.\n\n"
+            "SPEC.yaml keys (options override them): domain, home, vehicles (list of ids),\n"
+            "duration (s, default 10), map, topics (patterns), run_id, planner,\n"
+            "ready_timeout (s, default 30), heartbeat_timeout (s, default 1.5).\n\n"
+            "Prints the run directory as its last line.\n"
+            "Exit codes: 0 the run ended COMPLETE, or INTERRUPTED by Ctrl-C; 1 the experiment\n"
+            "failed; 2 usage.\n");
+}
+
+typedef struct experiment {
+    json_object *spec;
+    int domain;
+    const char *home, *map, *run_id, *planner;
+    int vehicles[MAX_VEHICLES];
+    size_t vehicle_count;
+    const char *topics[MAX_PATTERNS];
+    size_t topic_count;
+    double duration, ready_timeout, heartbeat_timeout;
+} experiment;
+
+static int parse_vehicles(const char *text, experiment *e)
+{
+    e->vehicle_count = 0;
+    const char *p = text;
+    while (*p) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 255 || (*end && *end != ','))
+            return cli_usage_error("experiment", "--vehicles %s: expected ids 1..255 separated by commas",
+                                   text);
+        if (e->vehicle_count == MAX_VEHICLES)
+            return cli_usage_error("experiment", "--vehicles: more than %d", MAX_VEHICLES);
+        e->vehicles[e->vehicle_count++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return RL_EXIT_OK;
+}
+
+static int parse_seconds(const char *opt, const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v >= 0) || v > 1e7)
+        return cli_usage_error("experiment", "%s %s: expected seconds >= 0", opt, text);
+    *out = v;
+    return RL_EXIT_OK;
+}
+
+/* The spec's keys; every error names the file and key. */
+static int read_spec(const char *path, experiment *e)
+{
+    if (rl_yaml_read_file(path, 1 << 20, &e->spec) < 0)
+        return cli_fail("experiment", "%s", rl_error_last());
+    json_object *s = e->spec;
+    if (!json_object_is_type(s, json_type_object))
+        return cli_fail("experiment", "%s: expected a mapping at the top", path);
+    int64_t i64;
+    double d;
+    int rc;
+    if ((rc = rl_json_get_int64(s, "domain", &i64)) == RL_OK) {
+        if (i64 < 0 || i64 > 232)
+            return cli_fail("experiment", "%s: domain: %lld is not 0..232", path, (long long)i64);
+        e->domain = (int)i64;
+    }
+    if (rc == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "home", &e->home)) == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "map", &e->map)) == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "run_id", &e->run_id)) == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "planner", &e->planner)) == RL_EPARSE)
+        return cli_fail("experiment", "%s: %s", path, rl_error_last());
+    static const char *const secs[] = {"duration", "ready_timeout", "heartbeat_timeout"};
+    double *dst[] = {&e->duration, &e->ready_timeout, &e->heartbeat_timeout};
+    for (int k = 0; k < 3; k++) {
+        rc = rl_json_get_double(s, secs[k], &d);
+        if (rc == RL_EPARSE || (rc == RL_OK && !(d >= 0)))
+            return cli_fail("experiment", "%s: %s: expected seconds >= 0", path, secs[k]);
+        if (rc == RL_OK)
+            *dst[k] = d;
+    }
+    json_object *arr = NULL;
+    if ((rc = rl_json_get_array(s, "vehicles", &arr)) == RL_EPARSE)
+        return cli_fail("experiment", "%s: %s", path, rl_error_last());
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *v = json_object_array_get_idx(arr, i);
+        int64_t id = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : 0;
+        if (id < 1 || id > 255 || e->vehicle_count == MAX_VEHICLES)
+            return cli_fail("experiment", "%s: vehicles[%zu]: expected an id 1..255", path, i);
+        e->vehicles[e->vehicle_count++] = (int)id;
+    }
+    arr = NULL;
+    if ((rc = rl_json_get_array(s, "topics", &arr)) == RL_EPARSE)
+        return cli_fail("experiment", "%s: %s", path, rl_error_last());
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *t = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(t, json_type_string) || e->topic_count == MAX_PATTERNS)
+            return cli_fail("experiment", "%s: topics[%zu]: expected a pattern string", path, i);
+        e->topics[e->topic_count++] = json_object_get_string(t);
+    }
+    return RL_EXIT_OK;
+}
+
+/* Starts `runlab recorder` for the experiment's domain, home and topics. */
+static int spawn_recorder(const experiment *e, pid_t *pid)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return rl_error_set_errno(RL_EIO, errno, "cannot find the runlab executable");
+    self[n] = '\0';
+    char domain[16];
+    snprintf(domain, sizeof domain, "%d", e->domain);
+    const char *argv[8 + 2 * MAX_PATTERNS];
+    size_t k = 0;
+    argv[k++] = self;
+    argv[k++] = "recorder";
+    argv[k++] = "--domain";
+    argv[k++] = domain;
+    if (e->home) {
+        argv[k++] = "--home";
+        argv[k++] = e->home;
+    }
+    for (size_t i = 0; i < e->topic_count; i++) {
+        argv[k++] = "--topic";
+        argv[k++] = e->topics[i];
+    }
+    argv[k] = NULL;
+    /* The recorder's stdout (its run directory) is not ours to print: it goes to stderr. */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+    int rc = posix_spawn(pid, self, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return rl_error_set_errno(RL_EIO, rc, "cannot start runlab recorder");
+    return RL_OK;
+}
+
+/* 1 when the child has exited (its status described in `how`). */
+static int child_gone(pid_t pid, int *reaped, char *how, size_t cap)
+{
+    if (*reaped)
+        return 1;
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) != pid)
+        return 0;
+    *reaped = 1;
+    if (WIFSIGNALED(st))
+        snprintf(how, cap, "the recorder process was killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(how, cap, "the recorder process exited with status %d", WEXITSTATUS(st));
+    return 1;
+}
+
+static void stop_child(pid_t pid, int *reaped)
+{
+    if (*reaped)
+        return;
+    kill(pid, SIGTERM);
+    kill(pid, SIGCONT); /* a stopped (silent) recorder must wake to handle it */
+    for (int i = 0; i < 600; i++) { /* up to 30 s to close the bag, then SIGKILL */
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            *reaped = 1;
+            return;
+        }
+        sleep_ms(50);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    *reaped = 1;
+}
+
+/* Notes the control flow's view next to the manifest: experiment.json. */
+static void write_experiment_note(const char *run_dir, const char *status, const char *reason)
+{
+    if (!run_dir[0])
+        return;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "status", json_object_new_string(status));
+    json_object_object_add(o, "reason", json_object_new_string(reason));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/experiment.json", run_dir);
+    if (rl_json_write_file(path, o) < 0)
+        fprintf(stderr, "runlab: experiment: %s\n", rl_error_last());
+    json_object_put(o);
+}
+
+static int run_experiment(experiment *e)
+{
+    const int64_t s = 1000000000ll;
+    rl_lab_client *cl = NULL;
+    if (rl_lab_client_new(&cl, e->domain) < 0)
+        return cli_fail("experiment", "%s", rl_error_last());
+    rl_lab_heartbeat hb;
+    /* Another recorder on the domain answers within this window (transient-local). */
+    if (rl_lab_client_wait_heartbeat(cl, 0, 3 * s / 2, &hb) == RL_OK) {
+        rl_lab_client_free(cl);
+        return cli_fail("experiment", "another recorder answers on DDS domain %d (host %s, pid %d, "
+                                      "state %s): not deploying",
+                        e->domain, hb.host, hb.pid, rl_record_state_name(hb.state));
+    }
+    pid_t child = 0;
+    int reaped = 0;
+    if (spawn_recorder(e, &child) < 0) {
+        rl_lab_client_free(cl);
+        return cli_fail("experiment", "%s", rl_error_last());
+    }
+    char failure[768] = "", run_dir[1024] = "", run_id[80] = "";
+    int started = 0, prepared = 0, interrupted = 0, silent = 0;
+    int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
+
+    /* The recorder we started: its first heartbeat carries our child's pid. */
+    int64_t deadline = rl_mono_ns() + 60 * s;
+    for (;;) {
+        if (rl_lab_client_wait_heartbeat(cl, 0, s / 5, &hb) == RL_OK && hb.pid == (int)child)
+            break;
+        if (child_gone(child, &reaped, failure, sizeof failure) || g_signal ||
+            rl_mono_ns() > deadline) {
+            if (!failure[0])
+                snprintf(failure, sizeof failure, "%s",
+                         g_signal ? "interrupted before the recorder started"
+                                  : "the recorder sent no heartbeat within 60 s");
+            goto done;
+        }
+    }
+    rl_lab_reply rep;
+    rl_record_run run = {.run_id = e->run_id, .vehicles = e->vehicles,
+                         .vehicle_count = e->vehicle_count, .planner = e->planner,
+                         .map_path = e->map};
+    if (rl_lab_client_prepare(cl, &run, 60 * s, &rep) < 0 || !rep.ok) {
+        snprintf(failure, sizeof failure, "prepare: %s", rep.ok ? rl_error_last() : rep.message);
+        goto done;
+    }
+    prepared = 1;
+    snprintf(run_dir, sizeof run_dir, "%s", rep.run_dir);
+    snprintf(run_id, sizeof run_id, "%s", rep.run_id);
+    fprintf(stderr, "runlab experiment: run %s ARMED; waiting for %zu vehicle(s)\n", run_id,
+            e->vehicle_count);
+    if (e->vehicle_count &&
+        rl_lab_client_wait_ready(cl, e->vehicles, e->vehicle_count,
+                                 (int64_t)(e->ready_timeout * 1e9)) < 0) {
+        snprintf(failure, sizeof failure, "%s", rl_error_last());
+        goto done;
+    }
+    if (rl_lab_client_begin(cl, run_id, 60 * s, &rep) < 0 || !rep.ok) {
+        snprintf(failure, sizeof failure, "begin: %s", rep.ok ? rl_error_last() : rep.message);
+        goto done;
+    }
+    if (rl_lab_client_trigger(cl, RL_LAB_START, rl_time_now_ns()) < 0) {
+        snprintf(failure, sizeof failure, "%s", rl_error_last());
+        goto done;
+    }
+    started = 1;
+    fprintf(stderr, "runlab experiment: START; running %.1f s (Ctrl-C stops)\n", e->duration);
+    int64_t end = rl_mono_ns() + (int64_t)(e->duration * 1e9);
+    while (rl_mono_ns() < end) {
+        if (g_signal) {
+            interrupted = 1;
+            break;
+        }
+        if (child_gone(child, &reaped, failure, sizeof failure))
+            break;
+        if (rl_lab_client_wait_heartbeat(cl, 0, 0, &hb) == RL_OK) {
+            if (hb.state == RL_RECORD_FAILED) {
+                snprintf(failure, sizeof failure, "the recorder FAILED: %s", hb.reason);
+                break;
+            }
+            int64_t quiet_ns = rl_mono_ns() - hb.seen_mono_ns;
+            if (quiet_ns > hb_timeout) {
+                snprintf(failure, sizeof failure, "no recorder heartbeat for %lld ms",
+                         (long long)(quiet_ns / 1000000));
+                silent = 1;
+                break;
+            }
+        }
+        sleep_ms(20);
+    }
+
+done:;
+    /* STOP first, always: before finish and before any process is stopped. */
+    int64_t stop = rl_time_now_ns();
+    if (started && rl_lab_client_trigger(cl, RL_LAB_STOP, stop) < 0)
+        fprintf(stderr, "runlab: experiment: %s\n", rl_error_last());
+    char gone[256] = "";
+    int alive = !child_gone(child, &reaped, gone, sizeof gone);
+    if (!alive && !failure[0])
+        snprintf(failure, sizeof failure, "%s", gone);
+    if (failure[0])
+        fprintf(stderr, "runlab: experiment: failed: %s\n", failure);
+    int complete = 0;
+    /* A recorder that fell silent would not answer finish either: it is only stopped. */
+    if (prepared && alive && !silent) {
+        const char *reason = failure[0] ? failure : interrupted ? "SIGINT" : NULL;
+        if (rl_lab_client_finish(cl, run_id, started ? stop : 0, reason, 60 * s, &rep) < 0)
+            fprintf(stderr, "runlab: experiment: finish: %s\n", rl_error_last());
+        else if (!rep.ok)
+            fprintf(stderr, "runlab: experiment: finish refused: %s\n", rep.message);
+        else
+            complete = rep.state == RL_RECORD_COMPLETE;
+        if (rep.ok)
+            fprintf(stderr, "runlab experiment: run %s %s\n", run_id,
+                    rl_record_state_name(rep.state));
+    }
+    stop_child(child, &reaped);
+    rl_lab_client_free(cl);
+    int ok = !failure[0] && (complete || interrupted);
+    write_experiment_note(run_dir, failure[0] ? "FAILED" : interrupted ? "INTERRUPTED" : "COMPLETE",
+                          failure[0] ? failure : interrupted ? "SIGINT" : "");
+    if (run_dir[0])
+        printf("%s\n", run_dir);
+    return ok ? RL_EXIT_OK : RL_EXIT_FAILURE;
+}
+
+int cmd_experiment(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        experiment_usage(stdout);
+        return RL_EXIT_OK;
+    }
+    static const struct option opts[] = {{"domain", required_argument, NULL, 'd'},
+                                         {"home", required_argument, NULL, 'H'},
+                                         {"vehicles", required_argument, NULL, 'v'},
+                                         {"duration", required_argument, NULL, 'D'},
+                                         {"map", required_argument, NULL, 'm'},
+                                         {"topic", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    /* Options are read after the spec so that they override it: collect them first (GNU
+       getopt moves SPEC.yaml behind the options, wherever it was given). */
+    const char *o_domain = NULL, *o_home = NULL, *o_vehicles = NULL, *o_duration = NULL,
+               *o_map = NULL, *o_topics[MAX_PATTERNS];
+    size_t o_ntopics = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o_domain = optarg; break;
+        case 'H': o_home = optarg; break;
+        case 'v': o_vehicles = optarg; break;
+        case 'D': o_duration = optarg; break;
+        case 'm': o_map = optarg; break;
+        case 't':
+            if (o_ntopics == MAX_PATTERNS)
+                return cli_usage_error("experiment", "more than %d --topic patterns", MAX_PATTERNS);
+            o_topics[o_ntopics++] = optarg;
+            break;
+        default:
+            return cli_usage_error("experiment", "unknown or incomplete option '%s'",
+                                   argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("experiment", "unexpected argument '%s'", argv[optind + 1]);
+    experiment e = {.duration = 10, .ready_timeout = 30, .heartbeat_timeout = 1.5};
+    int ec = RL_EXIT_OK;
+    if (optind < argc)
+        ec = read_spec(argv[optind], &e);
+    if (ec == RL_EXIT_OK && o_domain)
+        ec = parse_domain("experiment", o_domain, &e.domain);
+    if (ec == RL_EXIT_OK && o_vehicles)
+        ec = parse_vehicles(o_vehicles, &e);
+    if (ec == RL_EXIT_OK && o_duration)
+        ec = parse_seconds("--duration", o_duration, &e.duration);
+    if (o_home)
+        e.home = o_home;
+    if (o_map)
+        e.map = o_map;
+    for (size_t i = 0; i < o_ntopics && e.topic_count < MAX_PATTERNS; i++)
+        e.topics[e.topic_count++] = o_topics[i];
+    if (ec == RL_EXIT_OK) {
+        struct sigaction old_int, old_term;
+        catch_signals(&old_int, &old_term);
+        ec = run_experiment(&e);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    if (e.spec)
+        json_object_put(e.spec);
+    return ec;
+}

@@ -1,0 +1,236 @@
+/* `runlab sim`: simulated vehicles of the lab (runlab/lab.h), either on a DDS domain in real
+ * time (READY, START, STOP, states and observations) or offline, written straight into a run
+ * directory deterministically from a seed; faults injected on chosen vehicles and times. */
+#include "cli.h"
+
+#include "runlab/error.h"
+#include "runlab/json.h"
+#include "runlab/lab.h"
+#include "runlab/yaml.h"
+
+#include <getopt.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_FAULTS = 64, MAX_WAYPOINTS = 4096 };
+
+/* Set by the signal handler, polled by the simulation loop. */
+static volatile sig_atomic_t g_sim_signal;
+
+static void on_sim_signal(int sig)
+{
+    g_sim_signal = sig;
+}
+
+static int sim_interrupted(void *user)
+{
+    (void)user;
+    return g_sim_signal != 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: runlab sim [SPEC.yaml] [--domain D] [--vehicles N] [--duration SEC] [--seed N]\n"
+            "                  [--fault KIND:VEHICLE:T0[:T1]]... [--map FILE] [--offline HOME]\n\n"
+            "Simulates N vehicles of the lab (numbered from 1; the 1:18 car as a kinematic\n"
+            "bicycle) driving a closed path: on DDS domain D each publishes READY, waits for\n"
+            "START, publishes rt/vehicle/<id>/state at 50 Hz and rt/vehicle/<id>/observation at\n"
+            "20 Hz, and brakes at STOP (or SEC seconds after START). With --offline it writes\n"
+            "the same messages straight into HOME/experiments/<UTC>_<id>/ (bag, manifest, map)\n"
+            "without DDS, faster than real time and the same for the same seed, and prints that\n"
+            "directory as its last line.\n\n"
+            "Faults (T0, T1: seconds after START): collision (steers into the nearest vehicle),\n"
+            "leave_lane, leave_area, speeding, stall_topic (no states), late_observation\n"
+            "(stamped 0.5 s late), drift (steering bias).\n\n"
+            "SPEC.yaml keys (options override them): domain, vehicles, duration, seed, speed,\n"
+            "faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m), map, run_id.\n\n"
+            "Exit codes: 0 done, 1 failure, 2 usage.\n");
+}
+
+typedef struct sim_args {
+    json_object *spec;
+    rl_lab_sim_options o;
+    rl_lab_fault faults[MAX_FAULTS];
+    double *waypoints;
+    const char *offline;
+} sim_args;
+
+static int add_fault(sim_args *a, const char *text, int usage_error)
+{
+    if (a->o.fault_count == MAX_FAULTS)
+        return cli_usage_error("sim", "more than %d faults", MAX_FAULTS);
+    if (rl_lab_fault_parse(text, &a->faults[a->o.fault_count]) < 0)
+        return usage_error ? cli_usage_error("sim", "--fault: %s", rl_error_last())
+                           : cli_fail("sim", "%s", rl_error_last());
+    a->o.fault_count++;
+    a->o.faults = a->faults;
+    return RL_EXIT_OK;
+}
+
+static int read_spec(const char *path, sim_args *a)
+{
+    if (rl_yaml_read_file(path, 1 << 20, &a->spec) < 0)
+        return cli_fail("sim", "%s", rl_error_last());
+    json_object *s = a->spec;
+    if (!json_object_is_type(s, json_type_object))
+        return cli_fail("sim", "%s: expected a mapping at the top", path);
+    int64_t v;
+    int rc;
+    if ((rc = rl_json_get_int64(s, "domain", &v)) == RL_OK)
+        a->o.domain = (int)(v < 0 || v > 232 ? -1 : v);
+    if (rc == RL_EPARSE || a->o.domain < 0)
+        return cli_fail("sim", "%s: domain: expected an integer 0..232", path);
+    if ((rc = rl_json_get_int64(s, "vehicles", &v)) == RL_OK)
+        a->o.vehicles = (int)(v < 1 || v > 64 ? 0 : v);
+    if (rc == RL_EPARSE || a->o.vehicles == 0)
+        return cli_fail("sim", "%s: vehicles: expected a count 1..64", path);
+    if ((rc = rl_json_get_int64(s, "seed", &v)) == RL_OK)
+        a->o.seed = (uint64_t)v;
+    if (rc == RL_EPARSE ||
+        (rc = rl_json_get_double(s, "duration", &a->o.duration)) == RL_EPARSE ||
+        (rc = rl_json_get_double(s, "speed", &a->o.speed)) == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "map", &a->o.map_path)) == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "run_id", &a->o.run_id)) == RL_EPARSE)
+        return cli_fail("sim", "%s: %s", path, rl_error_last());
+    json_object *arr = NULL;
+    if ((rc = rl_json_get_array(s, "faults", &arr)) == RL_EPARSE)
+        return cli_fail("sim", "%s: %s", path, rl_error_last());
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *f = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(f, json_type_string))
+            return cli_fail("sim", "%s: faults[%zu]: expected KIND:VEHICLE:T0[:T1]", path, i);
+        int ec = add_fault(a, json_object_get_string(f), 0);
+        if (ec != RL_EXIT_OK)
+            return ec;
+    }
+    arr = NULL;
+    if ((rc = rl_json_get_array(s, "waypoints", &arr)) == RL_EPARSE)
+        return cli_fail("sim", "%s: %s", path, rl_error_last());
+    size_t n = arr ? json_object_array_length(arr) : 0;
+    if (n > MAX_WAYPOINTS)
+        return cli_fail("sim", "%s: waypoints: more than %d", path, MAX_WAYPOINTS);
+    if (n) {
+        a->waypoints = malloc(2 * n * sizeof *a->waypoints);
+        if (!a->waypoints)
+            return cli_fail("sim", "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            json_object *p = json_object_array_get_idx(arr, i);
+            if (!json_object_is_type(p, json_type_array) || json_object_array_length(p) != 2)
+                return cli_fail("sim", "%s: waypoints[%zu]: expected [x, y]", path, i);
+            for (size_t k = 0; k < 2; k++) {
+                json_object *c = json_object_array_get_idx(p, k);
+                if (!json_object_is_type(c, json_type_double) && !json_object_is_type(c, json_type_int))
+                    return cli_fail("sim", "%s: waypoints[%zu][%zu]: expected a number", path, i, k);
+                a->waypoints[2 * i + k] = json_object_get_double(c);
+            }
+        }
+        a->o.waypoints = a->waypoints;
+        a->o.waypoint_count = n;
+    }
+    return RL_EXIT_OK;
+}
+
+static int parse_number(const char *opt, const char *text, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v >= lo && v <= hi))
+        return cli_usage_error("sim", "%s %s: expected a number %g..%g", opt, text, lo, hi);
+    *out = v;
+    return RL_EXIT_OK;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return RL_EXIT_OK;
+    }
+    static const struct option opts[] = {{"domain", required_argument, NULL, 'd'},
+                                         {"vehicles", required_argument, NULL, 'n'},
+                                         {"duration", required_argument, NULL, 'D'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"fault", required_argument, NULL, 'f'},
+                                         {"map", required_argument, NULL, 'm'},
+                                         {"offline", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *o_domain = NULL, *o_vehicles = NULL, *o_duration = NULL, *o_seed = NULL,
+               *o_map = NULL, *o_faults[MAX_FAULTS];
+    size_t o_nfaults = 0;
+    sim_args a = {0};
+    rl_lab_sim_options_default(&a.o);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o_domain = optarg; break;
+        case 'n': o_vehicles = optarg; break;
+        case 'D': o_duration = optarg; break;
+        case 's': o_seed = optarg; break;
+        case 'm': o_map = optarg; break;
+        case 'o': a.offline = optarg; break;
+        case 'f':
+            if (o_nfaults == MAX_FAULTS)
+                return cli_usage_error("sim", "more than %d --fault options", MAX_FAULTS);
+            o_faults[o_nfaults++] = optarg;
+            break;
+        default:
+            return cli_usage_error("sim", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("sim", "unexpected argument '%s'", argv[optind + 1]);
+    int ec = RL_EXIT_OK;
+    if (optind < argc)
+        ec = read_spec(argv[optind], &a);
+    double num;
+    if (ec == RL_EXIT_OK && o_domain &&
+        (ec = parse_number("--domain", o_domain, 0, 232, &num)) == RL_EXIT_OK)
+        a.o.domain = (int)num;
+    if (ec == RL_EXIT_OK && o_vehicles &&
+        (ec = parse_number("--vehicles", o_vehicles, 1, 64, &num)) == RL_EXIT_OK)
+        a.o.vehicles = (int)num;
+    if (ec == RL_EXIT_OK && o_duration)
+        ec = parse_number("--duration", o_duration, 0, 1e7, &a.o.duration);
+    if (ec == RL_EXIT_OK && o_seed &&
+        (ec = parse_number("--seed", o_seed, 0, 9007199254740992.0, &num)) == RL_EXIT_OK)
+        a.o.seed = (uint64_t)num;
+    for (size_t i = 0; ec == RL_EXIT_OK && i < o_nfaults; i++)
+        ec = add_fault(&a, o_faults[i], 1);
+    if (o_map)
+        a.o.map_path = o_map;
+    if (ec == RL_EXIT_OK) {
+        struct sigaction sa, old_int, old_term;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sim_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        if (a.offline) {
+            char run_dir[4096] = "";
+            if (rl_lab_sim_offline(&a.o, a.offline, run_dir, sizeof run_dir) < 0)
+                ec = cli_fail("sim", "%s", rl_error_last());
+            else
+                printf("sim: %d vehicles, %.1f s, seed %llu\n%s\n", a.o.vehicles,
+                       a.o.duration > 0 ? a.o.duration : 10.0, (unsigned long long)a.o.seed,
+                       run_dir);
+        } else {
+            fprintf(stderr, "runlab sim: %d vehicles on DDS domain %d; waiting for START\n",
+                    a.o.vehicles, a.o.domain);
+            if (rl_lab_sim_run(&a.o, sim_interrupted, NULL) < 0)
+                ec = cli_fail("sim", "%s", rl_error_last());
+        }
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    free(a.waypoints);
+    if (a.spec)
+        json_object_put(a.spec);
+    return ec;
+}

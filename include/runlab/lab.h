@@ -1,0 +1,259 @@
+/* runlab/lab.h: the lab over DDS (Cyclone DDS, named the ROS 2 way). The recorder node puts
+ * the recorder engine (runlab/record.h) on the network: prepare/begin/finish services, a
+ * heartbeat, and recording of discovered topics as raw CDR with omgidl schemas made from the
+ * writers' type information. The client drives a recorder (the experiment's control flow).
+ * The middleware is configured as Cyclone always is, through CYCLONEDDS_URI. docs/lab.md
+ * lists topics, types and their ROS 2 equivalents. */
+#ifndef RUNLAB_LAB_H
+#define RUNLAB_LAB_H
+
+#include "runlab/record.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- ROS 2 names --------------------------------------------------------------------- */
+
+/* DDS names of the lab's topics and services (ROS 2 names: "/lab/system_trigger", ...). */
+#define RL_LAB_TOPIC_TRIGGER "rt/lab/system_trigger"
+#define RL_LAB_TOPIC_STOP_REQUEST "rt/lab/stop_request"
+#define RL_LAB_TOPIC_READY "rt/lab/ready_status"
+#define RL_LAB_TOPIC_MAP "rt/lab/map"
+#define RL_LAB_TOPIC_PARAMETERS "rt/lab/parameters"
+#define RL_LAB_TOPIC_CLOCK "rt/clock"
+#define RL_LAB_TOPIC_RECORDING_STATE "rt/lab/evaluation/recording_state"
+#define RL_LAB_SERVICE_PREPARE "/lab/evaluation/prepare_recording"
+#define RL_LAB_SERVICE_BEGIN "/lab/evaluation/begin_recording"
+#define RL_LAB_SERVICE_FINISH "/lab/evaluation/finish_recording"
+
+/* ROS 2 topic "/x/y" -> DDS topic "rt/x/y" (the name must start with '/').
+ * RL_EINVAL for a name without a leading '/', RL_ERANGE when `cap` is too small. */
+int rl_lab_ros_topic(const char *ros_name, char *out, size_t cap);
+
+/* ROS 2 type "pkg/msg/T" (or "pkg/srv/S_Request") -> "pkg::msg::dds_::T_". RL_EINVAL when the
+ * name does not have three '/'-separated parts, RL_ERANGE when `cap` is too small. */
+int rl_lab_ros_type(const char *ros_type, char *out, size_t cap);
+
+/* ROS 2 service "/s" -> request topic "rq/sRequest" and reply topic "rr/sReply" (each out
+ * buffer `cap` bytes). Errors as rl_lab_ros_topic. */
+int rl_lab_ros_service(const char *ros_service, char *request_topic, char *reply_topic,
+                       size_t cap);
+
+/* 1 when DDS topic name `topic` matches `pattern`, where '*' stands for any run of bytes
+ * (also '/'), else 0. Thread-safe. */
+int rl_lab_topic_match(const char *pattern, const char *topic);
+
+/* DDS topic names of a vehicle's topics: "rt/vehicle/<id>/<what>" with `what` one of
+ * "state", "observation", "command_trajectory", "command_path_tracking",
+ * "command_speed_curvature", "command_direct". RL_ERANGE when `cap` is too small. */
+int rl_lab_vehicle_topic(int vehicle_id, const char *what, char *out, size_t cap);
+
+/* ---- Schemas from type information -------------------------------------------------- */
+
+/* Writes a self-contained OMG IDL text (no preprocessor lines; dependencies first, each in
+ * its modules) for `type_name` ("mod::sub::T") from an XCDR2-serialised XTypes TypeMapping
+ * (`type_mapping`, `len` bytes, as Cyclone DDS carries it in a topic descriptor), with
+ * @final/@appendable/@mutable, @key, @optional and @external as the type objects say.
+ * Struct inheritance is flattened (the base's members first). `*out` is malloc'd; free it.
+ * Errors: RL_EPARSE (bytes that are no TypeMapping), RL_ENOENT (`type_name` or a dependency
+ * missing in the mapping), RL_EUNSUPPORTED (maps, bitsets, bitmasks, annotations, wide
+ * strings, recursive types: the message names the type), RL_ENOMEM. Thread-safe. */
+int rl_lab_schema_from_type_mapping(const void *type_mapping, size_t len, const char *type_name,
+                                    char **out);
+
+/* ---- Recorder node ------------------------------------------------------------------- */
+
+/* A schema for a type whose writers send no type information (ROS 2's rmw_cyclonedds,
+ * idlc -t): recorded with this omgidl text. */
+typedef struct rl_lab_schema {
+    const char *type_name; /* DDS type name, e.g. "std_msgs::msg::dds_::String_" */
+    const char *idl;       /* omgidl text defining it */
+} rl_lab_schema;
+
+typedef struct rl_lab_recorder_options {
+    int domain;                 /* DDS domain id 0..232, also the engine's lab domain */
+    const char *home;           /* engine option (NULL: $RUNLAB_HOME or ~/runlab) */
+    const char *lock_dir;       /* engine option (NULL: <home>/locks) */
+    const char *const *patterns; /* further DDS topic patterns to record ('*' wildcards) */
+    size_t pattern_count;
+    const rl_lab_schema *schemas; /* schemas for writers without type information */
+    size_t schema_count;
+    int64_t heartbeat_interval_ns; /* default 250 ms */
+    int64_t peer_wait_ns;       /* how long to listen for another recorder's heartbeat on the
+                                   domain before starting; default 1.5 s */
+    const rl_record_options *engine; /* further engine options (NULL: defaults); home,
+                                        lock_dir, lab_domain, heartbeat are set from above */
+} rl_lab_recorder_options;
+
+/* Defaults: domain 0, no patterns or schemas, the intervals above. Thread-safe. */
+void rl_lab_recorder_options_default(rl_lab_recorder_options *opts);
+
+typedef struct rl_lab_recorder rl_lab_recorder;
+
+/* Starts a recorder node: takes the engine's (host, domain) lock, listens `peer_wait_ns` for
+ * another recorder's heartbeat on the domain, then serves the three services, publishes
+ * the heartbeat and records every topic that matches: the lab's topics (everything under
+ * rt/lab/, rt/clock, rt/diagnostics, rt/tf), the prepared vehicles' topics (everything under
+ * rt/vehicle/<id>/) and the configured patterns. Its threads (and Cyclone's) run until rl_lab_recorder_free.
+ * Errors: RL_EBUSY (another recorder holds the host lock or answers on the domain; the
+ * message names its host and pid), RL_EINVAL (options), RL_EIO (DDS could not start: the
+ * message has Cyclone's reason), RL_ENOMEM. */
+int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *opts);
+
+/* The engine's status (see rl_record_status for string lifetimes: until free). Thread-safe. */
+void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
+
+/* Number of DDS topics being recorded (readers made). Thread-safe. */
+size_t rl_lab_recorder_topic_count(rl_lab_recorder *n);
+
+/* Stops serving, cancels a recording still running (INTERRUPTED, reason "recorder
+ * stopped"), waits for the bag to be closed, leaves the domain and frees. NULL is ignored.
+ * Not concurrently with other calls on `n`. */
+void rl_lab_recorder_free(rl_lab_recorder *n);
+
+/* ---- Client (the control flow's side) ------------------------------------------------ */
+
+typedef struct rl_lab_client rl_lab_client;
+
+/* Joins `domain` with the service clients, the heartbeat reader, the trigger writer and the
+ * ready-status reader. Errors: RL_EINVAL, RL_EIO (DDS), RL_ENOMEM. */
+int rl_lab_client_new(rl_lab_client **out, int domain);
+
+/* Leaves the domain and frees. NULL is ignored. */
+void rl_lab_client_free(rl_lab_client *c);
+
+/* A service's answer. */
+typedef struct rl_lab_reply {
+    int ok;                 /* 1 when the recorder did it */
+    char message[512];      /* why not ("" when ok) */
+    rl_record_state state;  /* the recorder's state after the call */
+    char run_id[80];
+    char run_dir[1024];
+} rl_lab_reply;
+
+/* Calls prepare / begin / finish and waits for the reply, up to `timeout_ns` in all
+ * (including waiting for the service to be discovered). finish without a reason ends the run
+ * COMPLETE when STOP was marked (from the trigger or `stop_stamp_ns`), INTERRUPTED
+ * otherwise; with a reason (e.g. "SIGINT", a failure) it ends INTERRUPTED with that reason.
+ * RL_OK with `out` filled, also when
+ * the recorder refused (out->ok == 0); RL_ETIMEOUT when no answer came; RL_EIO (DDS).
+ * `stop_stamp_ns` is STOP's stamp or 0; `reason` may be NULL. One call at a time per client. */
+int rl_lab_client_prepare(rl_lab_client *c, const rl_record_run *run, int64_t timeout_ns,
+                          rl_lab_reply *out);
+int rl_lab_client_begin(rl_lab_client *c, const char *run_id, int64_t timeout_ns,
+                        rl_lab_reply *out);
+int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stamp_ns,
+                         const char *reason, int64_t timeout_ns, rl_lab_reply *out);
+
+/* System trigger kinds, as on the wire. */
+typedef enum rl_lab_trigger { RL_LAB_START = 1, RL_LAB_STOP = 2 } rl_lab_trigger;
+
+/* Publishes START or STOP with `stamp_ns` on rt/lab/system_trigger (reliable,
+ * transient-local, keep-last 1, so a late joiner still sees the last one). RL_EIO. */
+int rl_lab_client_trigger(rl_lab_client *c, rl_lab_trigger kind, int64_t stamp_ns);
+
+/* The last recording-state heartbeat seen. */
+typedef struct rl_lab_heartbeat {
+    rl_record_state state;
+    char host[256];
+    int pid;
+    int domain;
+    char run_id[80];
+    char run_dir[1024];
+    char reason[512];
+    int64_t stamp_ns;
+    uint64_t received, inside, outside, written, dropped, bytes, queued_messages, queued_bytes;
+    uint32_t topics;
+    int64_t seen_mono_ns;   /* rl_mono_ns() when it arrived */
+    uint64_t count;         /* heartbeats seen by this client so far */
+} rl_lab_heartbeat;
+
+/* Waits up to `timeout_ns` for a heartbeat newer than the `count`-th (0: any) and copies the
+ * newest into `out`. RL_OK, RL_ETIMEOUT (out untouched). Thread-safe. */
+int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeout_ns,
+                                 rl_lab_heartbeat *out);
+
+/* Waits up to `timeout_ns` until each of the `n` vehicle ids has published a ready status.
+ * RL_OK, or RL_ETIMEOUT with the message listing the vehicles still missing. */
+int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
+                             int64_t timeout_ns);
+
+/* ---- Simulator ------------------------------------------------------------------------ */
+
+/* The lab's 1:18 car (m): the pose is the centre of this rectangle. */
+#define RL_LAB_CAR_LENGTH 0.22
+#define RL_LAB_CAR_WIDTH 0.107
+#define RL_LAB_CAR_WHEELBASE 0.15
+#define RL_LAB_CAR_FRONT_OVERHANG 0.04
+#define RL_LAB_CAR_REAR_OVERHANG 0.03
+
+/* Faults the simulator injects, each on one vehicle from T0 (s after START) to T1 (or the
+ * end): steering into the nearest other vehicle (at twice the speed), leaving the lane (0.35 m to the side),
+ * leaving the lab area, three times the speed, no state messages, observations 0.5 s late,
+ * a steering bias that drifts off the commanded path. */
+typedef enum rl_lab_fault_kind {
+    RL_LAB_FAULT_COLLISION = 0,
+    RL_LAB_FAULT_LEAVE_LANE,
+    RL_LAB_FAULT_LEAVE_AREA,
+    RL_LAB_FAULT_SPEEDING,
+    RL_LAB_FAULT_STALL_TOPIC,
+    RL_LAB_FAULT_LATE_OBSERVATION,
+    RL_LAB_FAULT_DRIFT
+} rl_lab_fault_kind;
+
+typedef struct rl_lab_fault {
+    rl_lab_fault_kind kind;
+    int vehicle;   /* 1-based */
+    double t0, t1; /* seconds after START; t1 < 0: until the end */
+} rl_lab_fault;
+
+/* Parses "KIND:VEHICLE:T0[:T1]" (kinds: collision, leave_lane, leave_area, speeding,
+ * stall_topic, late_observation, drift). RL_EINVAL with the part named. Thread-safe. */
+int rl_lab_fault_parse(const char *text, rl_lab_fault *out);
+
+/* "collision", ... Never NULL. */
+const char *rl_lab_fault_name(rl_lab_fault_kind kind);
+
+typedef struct rl_lab_sim_options {
+    int domain;              /* DDS domain (DDS mode) */
+    int vehicles;            /* 1..64, numbered from 1; default 4 */
+    double duration;         /* s after START; <= 0: until STOP (DDS) / 10 s (offline) */
+    uint64_t seed;           /* sensor noise and starting places; default 1 */
+    const rl_lab_fault *faults;
+    size_t fault_count;
+    const double *waypoints; /* closed path as x,y pairs (m); NULL: a circle of 1.2 m about
+                                the middle of the lab (4.5 m x 4.0 m) */
+    size_t waypoint_count;   /* pairs, >= 3 */
+    double speed;            /* m/s, default 0.5 */
+    double state_rate_hz;    /* default 50 */
+    double observation_rate_hz; /* the positioning system's rate, default 20 */
+    const char *map_path;    /* offline: copied into the run's map/ */
+    const char *run_id;      /* offline: NULL = generated */
+} rl_lab_sim_options;
+
+void rl_lab_sim_options_default(rl_lab_sim_options *opts);
+
+/* Runs the vehicles on `opts->domain`: each publishes READY (rt/lab/ready_status), stands
+ * until START (rt/lab/system_trigger), drives along the path publishing
+ * rt/vehicle/<id>/state at state_rate_hz and rt/vehicle/<id>/observation at
+ * observation_rate_hz, and brakes to a stand at STOP; returns after STOP, after `duration`
+ * past START, or when `should_stop(user)` returns nonzero (polled every step). RL_OK,
+ * RL_EINVAL (options), RL_EIO (DDS). */
+int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user), void *user);
+
+/* The same vehicles without DDS, faster than real time and deterministic for a seed: writes
+ * a run through the recorder engine into `home` (NULL: $RUNLAB_HOME or ~/runlab), START at
+ * 0 s, STOP at `duration`, with READY, triggers, states and observations as raw CDR with
+ * omgidl schemas, and the map when given. The run directory goes to `run_dir` (`cap`
+ * bytes). Errors as rl_recorder_prepare, RL_EINVAL. */
+int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir,
+                       size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

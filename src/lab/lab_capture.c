@@ -1,0 +1,520 @@
+/* The recorder's capture of discovered topics: watches DCPSPublication, and for each writer
+ * whose topic matches a pattern makes a reader of the writer's own type (resolved from its
+ * type information over XTypes type lookup, so types runlab was not built with are recorded
+ * too), in the writer's partitions, and hands the raw CDR of every sample to the recorder
+ * engine from Cyclone's receive thread; type lookup runs on a worker thread of its own. */
+#include "lab/lab_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/log.h"
+#include "runlab/time.h"
+
+#include <dds/ddsi/ddsi_serdata.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Samples taken per dds_takecdr call on the receive path. */
+#define TAKE_BATCH 64
+/* How long type lookup may wait for the writer's type objects. */
+#define TYPE_LOOKUP_TIMEOUT DDS_SECS(3)
+
+/* One discovered writer (several writers of one topic, type and partition set share one). */
+typedef struct publication {
+    char *topic, *type, *partitions; /* partitions joined by '\n' ("" = default) */
+    dds_qos_t *qos;                  /* the writer's QoS (with its type information) */
+    int keyed;
+    int state; /* 0 not matched by any pattern, 1 subscribed, 2 failed (logged once) */
+    struct publication *next;
+} publication;
+
+/* A reader made for a topic; the receive path's context. */
+/* Its fields are set before the reader exists and read on Cyclone's threads; Cyclone's hand-over
+ * of the listener argument is invisible to ThreadSanitizer, so they are atomics. */
+typedef struct subscription {
+    _Atomic(rl_recorder *) rec;
+    atomic_uint topic_id;
+    dds_entity_t reader;
+    struct subscription *next;
+} subscription;
+
+struct lab_capture {
+    dds_entity_t participant;
+    dds_guid_t self;
+    rl_recorder *rec;
+    rl_lab_schema *schemas;
+    size_t schema_count;
+    dds_entity_t discovery;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    pthread_t worker;
+    int worker_started, stop, rescan;
+    publication *pubs;       /* every distinct writer seen */
+    publication *pending;    /* new ones, for the worker */
+    char **patterns;
+    size_t pattern_count, pattern_cap;
+    subscription *subs;      /* owned; readers are the participant's */
+    atomic_size_t topic_count;
+};
+
+static int matches(lab_capture *c, const char *topic)
+{
+    for (size_t i = 0; i < c->pattern_count; i++)
+        if (rl_lab_topic_match(c->patterns[i], topic))
+            return 1;
+    return 0;
+}
+
+/* ---- the receive path -------------------------------------------------------------- */
+
+static void on_samples(dds_entity_t reader, void *arg)
+{
+    lab_handoff_acquire();
+    subscription *s = arg;
+    rl_recorder *rec = atomic_load(&s->rec);
+    uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
+    struct ddsi_serdata *bufs[TAKE_BATCH];
+    dds_sample_info_t si[TAKE_BATCH];
+    for (;;) {
+        dds_return_t n = dds_takecdr(reader, bufs, TAKE_BATCH, si, DDS_ANY_STATE);
+        if (n <= 0) {
+            lab_handoff_publish(); /* for the free after dds_delete waited for us */
+            return;
+        }
+        int64_t now = rl_time_now_ns();
+        for (int i = 0; i < n; i++) {
+            if (si[i].valid_data) {
+                size_t size = ddsi_serdata_size(bufs[i]);
+                int64_t published = si[i].source_timestamp > 0 ? si[i].source_timestamp : now;
+                ddsrt_iovec_t ref;
+                struct ddsi_serdata *held = ddsi_serdata_to_ser_ref(bufs[i], 0, size, &ref);
+                if (held && ref.iov_len == size) {
+                    (void)rl_recorder_push(rec, topic_id, now, published, ref.iov_base,
+                                           size);
+                    ddsi_serdata_to_ser_unref(held, &ref);
+                } else {
+                    if (held)
+                        ddsi_serdata_to_ser_unref(held, &ref);
+                    void *copy = malloc(size ? size : 1);
+                    if (copy) {
+                        ddsi_serdata_to_ser(bufs[i], 0, size, copy);
+                        (void)rl_recorder_push(rec, topic_id, now, published, copy,
+                                               size);
+                        free(copy);
+                    }
+                }
+                /* A refused push (queue full: the run turns FAILED and says so; not armed
+                   yet: nothing to record) needs nothing more here. */
+            }
+            ddsi_serdata_unref(bufs[i]);
+        }
+    }
+}
+
+/* ---- subscribing ------------------------------------------------------------------- */
+
+static const char *config_schema(lab_capture *c, const char *type)
+{
+    for (size_t i = 0; i < c->schema_count; i++)
+        if (strcmp(c->schemas[i].type_name, type) == 0)
+            return c->schemas[i].idl;
+    return NULL;
+}
+
+/* The writer sends no type information: a raw-bytes topic matched by type name, with the
+ * schema from the config (or none: the bytes are kept all the same, and a warning says so). */
+static int raw_topic(lab_capture *c, publication *p, dds_entity_t *topic, uint16_t *topic_id)
+{
+    char *own = NULL;
+    const char *idl = config_schema(c, p->type);
+    if (!idl)
+        idl = own = lab_builtin_schema(p->type);
+    if (!idl)
+        rl_log(RL_LOG_WARN, "recorder: %s: its writer sends no type information and the config "
+               "has no schema for %s; recording it without a schema", p->topic, p->type);
+    int rc = rl_recorder_add_topic(c->rec, p->topic, idl ? p->type : "", idl ? "omgidl" : "",
+                                   idl, idl ? strlen(idl) : 0, "cdr", topic_id);
+    free(own);
+    if (rc < 0)
+        return rc;
+    struct ddsi_sertype *st = lab_rawtype_new(p->type, p->keyed);
+    if (!st)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    struct ddsi_sertype *mine = st;
+    *topic = dds_create_topic_sertype(c->participant, p->topic, &st, NULL, NULL, NULL);
+    if (*topic < 0) {
+        mine->ops->free(mine);
+        return lab_dds_fail(*topic, "create topic");
+    }
+    return RL_OK;
+}
+
+/* The writer's type from its type information (XTypes type lookup, blocking). */
+static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
+                       dds_entity_t *topic, uint16_t *topic_id)
+{
+    dds_topic_descriptor_t *desc = NULL;
+    dds_return_t drc = dds_create_topic_descriptor(DDS_FIND_SCOPE_GLOBAL, c->participant, ti,
+                                                   TYPE_LOOKUP_TIMEOUT, &desc);
+    if (drc < 0)
+        return lab_dds_fail(drc, "type lookup");
+    char *idl = NULL;
+    int rc = rl_lab_schema_from_type_mapping(desc->type_mapping.data, desc->type_mapping.sz,
+                                             desc->m_typename, &idl);
+    if (rc == RL_OK) {
+        rc = rl_recorder_add_topic(c->rec, p->topic, desc->m_typename, "omgidl", idl,
+                                   strlen(idl), "cdr", topic_id);
+        free(idl);
+    }
+    if (rc == RL_OK) {
+        *topic = dds_create_topic(c->participant, desc, p->topic, NULL, NULL);
+        if (*topic < 0)
+            rc = lab_dds_fail(*topic, "create topic");
+    }
+    dds_delete_topic_descriptor(desc);
+    return rc;
+}
+
+/* Makes the topic, schema and reader for `p`. Runs on the worker, without the lock held. */
+static int subscribe(lab_capture *c, publication *p)
+{
+    dds_builtintopic_endpoint_t ep = {.topic_name = p->topic, .type_name = p->type, .qos = p->qos};
+    const dds_typeinfo_t *ti = NULL;
+    dds_entity_t topic = 0;
+    uint16_t topic_id = 0;
+    int rc;
+    if (dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
+        rc = raw_topic(c, p, &topic, &topic_id);
+    else
+        rc = typed_topic(c, p, ti, &topic, &topic_id);
+    if (rc < 0)
+        return rc;
+
+    /* The writer's partitions, or it would not match. */
+    dds_entity_t subscriber = 0;
+    uint32_t np = 0;
+    char **parts = NULL;
+    if (dds_qget_partition(p->qos, &np, &parts) && np > 0) {
+        dds_qos_t *sq = dds_create_qos();
+        dds_qset_partition(sq, np, (const char **)parts);
+        subscriber = dds_create_subscriber(c->participant, sq, NULL);
+        dds_delete_qos(sq);
+    }
+    for (uint32_t i = 0; i < np; i++)
+        dds_free(parts[i]);
+    dds_free(parts);
+    if (subscriber < 0)
+        return lab_dds_fail(subscriber, "create subscriber");
+
+    dds_durability_kind_t dur = DDS_DURABILITY_VOLATILE;
+    (void)dds_qget_durability(p->qos, &dur);
+    dds_qos_t *q = lab_qos(dur != DDS_DURABILITY_VOLATILE, 0);
+    dds_qset_data_representation(q, 2,
+                                 (dds_data_representation_id_t[]){DDS_DATA_REPRESENTATION_XCDR1,
+                                                                   DDS_DATA_REPRESENTATION_XCDR2});
+    subscription *s = calloc(1, sizeof *s);
+    if (!s) {
+        dds_delete_qos(q);
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    atomic_store(&s->rec, c->rec);
+    atomic_store(&s->topic_id, topic_id);
+    lab_handoff_publish();
+    dds_listener_t *l = dds_create_listener(s);
+    dds_lset_data_available(l, on_samples);
+    dds_entity_t parent = subscriber ? subscriber : c->participant;
+    dds_entity_t rd = dds_create_reader(parent, topic, q, l);
+    if (rd == DDS_RETCODE_BAD_PARAMETER) {
+        /* Appendable, mutable or optional members: Cyclone allows XCDR2 only. */
+        dds_qset_data_representation(q, 1,
+                                     (dds_data_representation_id_t[]){DDS_DATA_REPRESENTATION_XCDR2});
+        rd = dds_create_reader(parent, topic, q, l);
+    }
+    dds_delete_listener(l);
+    dds_delete_qos(q);
+    if (rd < 0) {
+        free(s);
+        return lab_dds_fail(rd, "create reader");
+    }
+    s->reader = rd;
+    pthread_mutex_lock(&c->mu);
+    s->next = c->subs;
+    c->subs = s;
+    pthread_mutex_unlock(&c->mu);
+    atomic_fetch_add(&c->topic_count, 1);
+    rl_log(RL_LOG_INFO, "recorder: recording %s (%s)", p->topic, p->type);
+    return RL_OK;
+}
+
+static void *worker_main(void *arg)
+{
+    lab_capture *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stop) {
+        /* New writers join the list; a rescan (new pattern) looks at all of them again. */
+        while (c->pending) {
+            publication *p = c->pending;
+            c->pending = p->next;
+            p->next = c->pubs;
+            c->pubs = p;
+        }
+        publication *todo = NULL;
+        for (publication *p = c->pubs; p; p = p->next)
+            if (p->state == 0 && matches(c, p->topic)) {
+                todo = p;
+                break;
+            }
+        if (!todo) {
+            c->rescan = 0;
+            while (!c->stop && !c->pending && !c->rescan)
+                pthread_cond_wait(&c->wake, &c->mu);
+            continue;
+        }
+        todo->state = 1;
+        pthread_mutex_unlock(&c->mu);
+        int rc = subscribe(c, todo);
+        if (rc < 0)
+            rl_log(RL_LOG_WARN, "recorder: not recording %s: %s", todo->topic, rl_error_last());
+        pthread_mutex_lock(&c->mu);
+        if (rc < 0)
+            todo->state = 2;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- discovery --------------------------------------------------------------------- */
+
+static char *join_partitions(const dds_qos_t *qos)
+{
+    uint32_t n = 0;
+    char **ps = NULL;
+    size_t len = 1;
+    if (qos && dds_qget_partition(qos, &n, &ps))
+        for (uint32_t i = 0; i < n; i++)
+            len += strlen(ps[i]) + 1;
+    char *out = malloc(len);
+    if (out) {
+        out[0] = '\0';
+        for (uint32_t i = 0; i < n; i++) {
+            if (i)
+                strcat(out, "\n");
+            strcat(out, ps[i]);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        dds_free(ps[i]);
+    dds_free(ps);
+    return out;
+}
+
+static int same_pub(const publication *p, const dds_builtintopic_endpoint_t *ep, const char *parts)
+{
+    return strcmp(p->topic, ep->topic_name) == 0 && strcmp(p->type, ep->type_name) == 0 &&
+           strcmp(p->partitions, parts) == 0;
+}
+
+static void on_publication(dds_entity_t reader, void *arg)
+{
+    lab_handoff_acquire();
+    lab_capture *c = arg;
+    void *samples[16] = {0};
+    dds_sample_info_t si[16];
+    dds_guid_t self;
+    pthread_mutex_lock(&c->mu); /* written under it before this reader existed */
+    self = c->self;
+    pthread_mutex_unlock(&c->mu);
+    for (;;) {
+        dds_return_t n = dds_take(reader, samples, si, 16, 16);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n; i++) {
+            const dds_builtintopic_endpoint_t *ep = samples[i];
+            if (!si[i].valid_data || si[i].instance_state != DDS_IST_ALIVE ||
+                memcmp(&ep->participant_key, &self, sizeof self) == 0 ||
+                strncmp(ep->topic_name, "DCPS", 4) == 0)
+                continue;
+            char *parts = join_partitions(ep->qos);
+            if (!parts)
+                continue;
+            rl_log(RL_LOG_DEBUG, "recorder: discovered a writer of %s (%s)", ep->topic_name,
+                   ep->type_name);
+            pthread_mutex_lock(&c->mu);
+            int known = 0;
+            for (publication *p = c->pubs; p && !known; p = p->next)
+                known = same_pub(p, ep, parts);
+            for (publication *p = c->pending; p && !known; p = p->next)
+                known = same_pub(p, ep, parts);
+            publication *np = known ? NULL : calloc(1, sizeof *np);
+            if (np) {
+                np->topic = strdup(ep->topic_name);
+                np->type = strdup(ep->type_name);
+                np->partitions = parts;
+                parts = NULL;
+                np->qos = dds_create_qos();
+                if (ep->qos)
+                    dds_copy_qos(np->qos, ep->qos);
+                /* GUID entity kind 0x02: writer with key, 0x03: without. */
+                np->keyed = ep->key.v[15] == 0x02;
+                if (np->topic && np->type) {
+                    np->next = c->pending;
+                    c->pending = np;
+                    pthread_cond_signal(&c->wake);
+                } else {
+                    free(np->topic);
+                    free(np->type);
+                    free(np->partitions);
+                    dds_delete_qos(np->qos);
+                    free(np);
+                }
+            }
+            pthread_mutex_unlock(&c->mu);
+            free(parts);
+        }
+        dds_return_loan(reader, samples, n);
+    }
+    lab_handoff_publish();
+}
+
+int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *rec,
+                    const rl_lab_schema *schemas, size_t schema_count)
+{
+    lab_capture *c = calloc(1, sizeof *c);
+    if (!c)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    c->participant = participant;
+    c->rec = rec;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    int rc = RL_OK;
+    if (schema_count) {
+        c->schemas = calloc(schema_count, sizeof *c->schemas);
+        if (!c->schemas)
+            rc = rl_error_set(RL_ENOMEM, "out of memory");
+        for (size_t i = 0; rc == RL_OK && i < schema_count; i++) {
+            c->schemas[i].type_name = strdup(schemas[i].type_name);
+            c->schemas[i].idl = strdup(schemas[i].idl);
+            c->schema_count = i + 1;
+            if (!c->schemas[i].type_name || !c->schemas[i].idl)
+                rc = rl_error_set(RL_ENOMEM, "out of memory");
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    dds_return_t drc = dds_get_guid(participant, &c->self);
+    pthread_mutex_unlock(&c->mu);
+    if (rc == RL_OK && drc < 0)
+        rc = lab_dds_fail(drc, "participant GUID");
+    if (rc == RL_OK && pthread_create(&c->worker, NULL, worker_main, c) != 0)
+        rc = rl_error_set(RL_ERR, "cannot start the discovery worker");
+    c->worker_started = rc == RL_OK;
+    if (rc == RL_OK) {
+        lab_handoff_publish();
+        dds_listener_t *l = dds_create_listener(c);
+        dds_lset_data_available(l, on_publication);
+        c->discovery = dds_create_reader(participant, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, l);
+        dds_delete_listener(l);
+        if (c->discovery < 0)
+            rc = lab_dds_fail(c->discovery, "DCPSPublication reader");
+    }
+    if (rc < 0) {
+        if (c->discovery > 0)
+            dds_delete(c->discovery);
+        lab_capture_free(c);
+        return rc;
+    }
+    *out = c;
+    return RL_OK;
+}
+
+int lab_capture_add_pattern(lab_capture *c, const char *pattern)
+{
+    char *copy = strdup(pattern);
+    if (!copy)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    pthread_mutex_lock(&c->mu);
+    int rc = RL_OK;
+    for (size_t i = 0; i < c->pattern_count; i++)
+        if (strcmp(c->patterns[i], pattern) == 0) {
+            pthread_mutex_unlock(&c->mu);
+            free(copy);
+            return RL_OK;
+        }
+    if (c->pattern_count == c->pattern_cap) {
+        size_t cap = c->pattern_cap ? c->pattern_cap * 2 : 8;
+        char **np = realloc(c->patterns, cap * sizeof *np);
+        if (!np)
+            rc = rl_error_set(RL_ENOMEM, "out of memory");
+        else {
+            c->patterns = np;
+            c->pattern_cap = cap;
+        }
+    }
+    if (rc == RL_OK) {
+        c->patterns[c->pattern_count++] = copy;
+        copy = NULL;
+        c->rescan = 1;
+        pthread_cond_signal(&c->wake);
+    }
+    pthread_mutex_unlock(&c->mu);
+    free(copy);
+    return rc;
+}
+
+size_t lab_capture_topic_count(lab_capture *c)
+{
+    return atomic_load(&c->topic_count);
+}
+
+static void free_pubs(publication *p)
+{
+    while (p) {
+        publication *next = p->next;
+        free(p->topic);
+        free(p->type);
+        free(p->partitions);
+        dds_delete_qos(p->qos);
+        free(p);
+        p = next;
+    }
+}
+
+void lab_capture_stop(lab_capture *c)
+{
+    if (!c)
+        return;
+    lab_handoff_acquire(); /* the listeners ended when the participant was deleted */
+    pthread_mutex_lock(&c->mu);
+    c->stop = 1;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->mu);
+    if (c->worker_started)
+        pthread_join(c->worker, NULL);
+    c->worker_started = 0;
+}
+
+void lab_capture_free(lab_capture *c)
+{
+    if (!c)
+        return;
+    lab_capture_stop(c);
+    free_pubs(c->pubs);
+    free_pubs(c->pending);
+    for (subscription *s = c->subs; s;) {
+        subscription *next = s->next;
+        free(s);
+        s = next;
+    }
+    for (size_t i = 0; i < c->pattern_count; i++)
+        free(c->patterns[i]);
+    free(c->patterns);
+    for (size_t i = 0; i < c->schema_count; i++) {
+        free((char *)c->schemas[i].type_name);
+        free((char *)c->schemas[i].idl);
+    }
+    free(c->schemas);
+    pthread_cond_destroy(&c->wake);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}

@@ -1,0 +1,349 @@
+/* The control flow's side of the recorder node: service calls with rmw_cyclonedds's
+ * request header (client id = the request writer's instance handle, a sequence number;
+ * replies filtered on both), the system trigger, and the recording-state heartbeat and
+ * vehicles' ready status as they arrive. */
+#include "lab/lab_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/time.h"
+
+#include "runlab_msgs.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef runlab_msgs_srv_dds__PrepareRecording_Response_ lab_response;
+
+enum { SVC_PREPARE, SVC_BEGIN, SVC_FINISH, SVC_COUNT };
+
+typedef struct client_service {
+    dds_entity_t request_writer, reply_reader, reply_waitset;
+    uint64_t client_id;
+} client_service;
+
+struct rl_lab_client {
+    dds_entity_t participant, trigger_writer, heartbeat_reader, ready_reader;
+    client_service svc[SVC_COUNT];
+    int64_t seq;
+    pthread_mutex_t mu;
+    pthread_cond_t beat;
+    rl_lab_heartbeat last; /* under mu */
+    uint8_t ready[256];    /* under mu: vehicle ids that reported ready */
+};
+
+static void on_heartbeat(dds_entity_t reader, void *arg)
+{
+    lab_handoff_acquire();
+    rl_lab_client *c = arg;
+    void *samples[4] = {0};
+    dds_sample_info_t si[4];
+    dds_return_t n;
+    while ((n = dds_take(reader, samples, si, 4, 4)) > 0) {
+        for (int i = 0; i < n; i++) {
+            const runlab_msgs_msg_dds__RecordingState_ *m = samples[i];
+            if (!si[i].valid_data)
+                continue;
+            pthread_mutex_lock(&c->mu);
+            rl_lab_heartbeat *h = &c->last;
+            h->state = (rl_record_state)m->state;
+            lab_copy(h->host, sizeof h->host, m->host);
+            h->pid = m->pid;
+            h->domain = m->domain;
+            lab_copy(h->run_id, sizeof h->run_id, m->run_id);
+            lab_copy(h->run_dir, sizeof h->run_dir, m->run_dir);
+            lab_copy(h->reason, sizeof h->reason, m->reason);
+            h->stamp_ns = (int64_t)m->stamp;
+            h->received = m->received;
+            h->inside = m->inside;
+            h->outside = m->outside;
+            h->written = m->written;
+            h->dropped = m->dropped;
+            h->bytes = m->bytes;
+            h->queued_messages = m->queued_messages;
+            h->queued_bytes = m->queued_bytes;
+            h->topics = m->topics;
+            h->seen_mono_ns = rl_mono_ns();
+            h->count++;
+            pthread_cond_broadcast(&c->beat);
+            pthread_mutex_unlock(&c->mu);
+        }
+        dds_return_loan(reader, samples, n);
+    }
+    lab_handoff_publish(); /* for rl_lab_client_free, after dds_delete waited for us */
+}
+
+static void on_ready(dds_entity_t reader, void *arg)
+{
+    lab_handoff_acquire();
+    rl_lab_client *c = arg;
+    void *samples[8] = {0};
+    dds_sample_info_t si[8];
+    dds_return_t n;
+    while ((n = dds_take(reader, samples, si, 8, 8)) > 0) {
+        pthread_mutex_lock(&c->mu);
+        for (int i = 0; i < n; i++)
+            if (si[i].valid_data)
+                c->ready[((const runlab_msgs_msg_dds__ReadyStatus_ *)samples[i])->vehicle_id] = 1;
+        pthread_cond_broadcast(&c->beat);
+        pthread_mutex_unlock(&c->mu);
+        dds_return_loan(reader, samples, n);
+    }
+    lab_handoff_publish();
+}
+
+static int make_client_service(rl_lab_client *c, client_service *s, const char *ros_name,
+                               const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep)
+{
+    char rq[256], rr[256];
+    int rc = rl_lab_ros_service(ros_name, rq, rr, sizeof rq);
+    if (rc < 0)
+        return rc;
+    dds_entity_t tq = dds_create_topic(c->participant, req, rq, NULL, NULL);
+    dds_entity_t tr = dds_create_topic(c->participant, rep, rr, NULL, NULL);
+    if (tq < 0 || tr < 0)
+        return lab_dds_fail(tq < 0 ? tq : tr, "service topics");
+    dds_qos_t *q = lab_qos(0, 0);
+    s->request_writer = dds_create_writer(c->participant, tq, q, NULL);
+    s->reply_reader = dds_create_reader(c->participant, tr, q, NULL);
+    dds_delete_qos(q);
+    if (s->request_writer < 0 || s->reply_reader < 0)
+        return lab_dds_fail(s->request_writer < 0 ? s->request_writer : s->reply_reader,
+                            "service endpoints");
+    dds_instance_handle_t ih = 0;
+    dds_return_t drc = dds_get_instance_handle(s->request_writer, &ih);
+    if (drc < 0)
+        return lab_dds_fail(drc, "request writer handle");
+    s->client_id = ih;
+    s->reply_waitset = dds_create_waitset(c->participant);
+    dds_entity_t cond = dds_create_readcondition(s->reply_reader, DDS_ANY_STATE);
+    if (s->reply_waitset < 0 || cond < 0 || dds_waitset_attach(s->reply_waitset, cond, 0) < 0)
+        return lab_dds_fail(s->reply_waitset < 0 ? s->reply_waitset : cond, "reply wait");
+    return RL_OK;
+}
+
+static int client_start(rl_lab_client *c, int domain)
+{
+    int rc = lab_participant(domain, &c->participant);
+    if (rc < 0)
+        return rc;
+    if ((rc = make_client_service(c, &c->svc[SVC_PREPARE], RL_LAB_SERVICE_PREPARE,
+                                  &runlab_msgs_srv_dds__PrepareRecording_Request__desc,
+                                  &runlab_msgs_srv_dds__PrepareRecording_Response__desc)) < 0 ||
+        (rc = make_client_service(c, &c->svc[SVC_BEGIN], RL_LAB_SERVICE_BEGIN,
+                                  &runlab_msgs_srv_dds__BeginRecording_Request__desc,
+                                  &runlab_msgs_srv_dds__BeginRecording_Response__desc)) < 0 ||
+        (rc = make_client_service(c, &c->svc[SVC_FINISH], RL_LAB_SERVICE_FINISH,
+                                  &runlab_msgs_srv_dds__FinishRecording_Request__desc,
+                                  &runlab_msgs_srv_dds__FinishRecording_Response__desc)) < 0)
+        return rc;
+    dds_qos_t *tl = lab_qos(1, 1);
+    dds_entity_t trig = dds_create_topic(c->participant, &runlab_msgs_msg_dds__SystemTrigger__desc,
+                                         RL_LAB_TOPIC_TRIGGER, NULL, NULL);
+    c->trigger_writer = trig < 0 ? trig : dds_create_writer(c->participant, trig, tl, NULL);
+    dds_entity_t beat = dds_create_topic(c->participant,
+                                         &runlab_msgs_msg_dds__RecordingState__desc,
+                                         RL_LAB_TOPIC_RECORDING_STATE, NULL, NULL);
+    lab_handoff_publish();
+    dds_listener_t *l = dds_create_listener(c);
+    dds_lset_data_available(l, on_heartbeat);
+    c->heartbeat_reader = beat < 0 ? beat : dds_create_reader(c->participant, beat, tl, l);
+    dds_delete_listener(l);
+    dds_delete_qos(tl);
+    dds_entity_t ready = dds_create_topic(c->participant, &runlab_msgs_msg_dds__ReadyStatus__desc,
+                                          RL_LAB_TOPIC_READY, NULL, NULL);
+    dds_qos_t *rq = lab_qos(1, 0);
+    l = dds_create_listener(c);
+    dds_lset_data_available(l, on_ready);
+    c->ready_reader = ready < 0 ? ready : dds_create_reader(c->participant, ready, rq, l);
+    dds_delete_listener(l);
+    dds_delete_qos(rq);
+    if (c->trigger_writer < 0)
+        return lab_dds_fail(c->trigger_writer, "trigger writer");
+    if (c->heartbeat_reader < 0)
+        return lab_dds_fail(c->heartbeat_reader, "heartbeat reader");
+    if (c->ready_reader < 0)
+        return lab_dds_fail(c->ready_reader, "ready reader");
+    return RL_OK;
+}
+
+int rl_lab_client_new(rl_lab_client **out, int domain)
+{
+    rl_lab_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->beat, &ca);
+    pthread_condattr_destroy(&ca);
+    int rc = client_start(c, domain);
+    if (rc < 0) {
+        char msg[512];
+        lab_copy(msg, sizeof msg, rl_error_last());
+        rl_lab_client_free(c);
+        return rl_error_set(rc, "lab client: %s", msg);
+    }
+    *out = c;
+    return RL_OK;
+}
+
+void rl_lab_client_free(rl_lab_client *c)
+{
+    if (!c)
+        return;
+    if (c->participant > 0)
+        dds_delete(c->participant); /* waits for listeners still running */
+    lab_handoff_acquire();
+    pthread_cond_destroy(&c->beat);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Sends `request` (its first two members are filled here) and waits for its reply. */
+static int call(rl_lab_client *c, int which, void *request, int64_t timeout_ns, rl_lab_reply *out)
+{
+    client_service *s = &c->svc[which];
+    int64_t deadline = rl_mono_ns() + timeout_ns;
+    int rc = lab_wait_matched(s->request_writer, 1, deadline);
+    if (rc == RL_OK)
+        rc = lab_wait_matched(s->reply_reader, 0, deadline);
+    if (rc < 0)
+        return rl_error_prefix(rc, "no recorder service found");
+    runlab_msgs_srv_dds__BeginRecording_Request_ *head = request;
+    head->client_id = s->client_id;
+    head->sequence_number = ++c->seq;
+    dds_return_t drc = dds_write(s->request_writer, request);
+    if (drc < 0)
+        return lab_dds_fail(drc, "service request");
+    for (;;) {
+        void *samples[4] = {0};
+        dds_sample_info_t si[4];
+        dds_return_t n;
+        while ((n = dds_take(s->reply_reader, samples, si, 4, 4)) > 0) {
+            int found = 0;
+            for (int i = 0; i < n && !found; i++) {
+                const lab_response *r = samples[i];
+                if (!si[i].valid_data || r->client_id != s->client_id ||
+                    r->sequence_number != head->sequence_number)
+                    continue;
+                out->ok = r->ok;
+                lab_copy(out->message, sizeof out->message, r->message);
+                out->state = (rl_record_state)r->state;
+                lab_copy(out->run_id, sizeof out->run_id, r->run_id);
+                lab_copy(out->run_dir, sizeof out->run_dir, r->run_dir);
+                found = 1;
+            }
+            dds_return_loan(s->reply_reader, samples, n);
+            if (found)
+                return RL_OK;
+        }
+        int64_t left = deadline - rl_mono_ns();
+        if (left <= 0)
+            return rl_error_set(RL_ETIMEOUT, "the recorder did not answer in time");
+        (void)dds_waitset_wait(s->reply_waitset, NULL, 0, left);
+    }
+}
+
+int rl_lab_client_prepare(rl_lab_client *c, const rl_record_run *run, int64_t timeout_ns,
+                          rl_lab_reply *out)
+{
+    uint8_t ids[256];
+    size_t n = run->vehicle_count;
+    if (n > 256)
+        return rl_error_set(RL_EINVAL, "prepare: at most 256 vehicles");
+    for (size_t i = 0; i < n; i++) {
+        if (run->vehicles[i] < 0 || run->vehicles[i] > 255)
+            return rl_error_set(RL_EINVAL, "prepare: vehicle id %d: must be 0..255",
+                                run->vehicles[i]);
+        ids[i] = (uint8_t)run->vehicles[i];
+    }
+    runlab_msgs_srv_dds__PrepareRecording_Request_ req = {
+        .run_id = (char *)(run->run_id ? run->run_id : ""),
+        .vehicles = {._maximum = (uint32_t)n, ._length = (uint32_t)n, ._buffer = ids},
+        .planner = (char *)(run->planner ? run->planner : ""),
+        .map_path = (char *)(run->map_path ? run->map_path : ""),
+        .nodes_json = (char *)(run->nodes_json ? run->nodes_json : ""),
+    };
+    return call(c, SVC_PREPARE, &req, timeout_ns, out);
+}
+
+int rl_lab_client_begin(rl_lab_client *c, const char *run_id, int64_t timeout_ns,
+                        rl_lab_reply *out)
+{
+    runlab_msgs_srv_dds__BeginRecording_Request_ req = {.run_id = (char *)(run_id ? run_id : "")};
+    return call(c, SVC_BEGIN, &req, timeout_ns, out);
+}
+
+int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stamp_ns,
+                         const char *reason, int64_t timeout_ns, rl_lab_reply *out)
+{
+    runlab_msgs_srv_dds__FinishRecording_Request_ req = {
+        .run_id = (char *)(run_id ? run_id : ""),
+        .stop_stamp = stop_stamp_ns > 0 ? (uint64_t)stop_stamp_ns : 0,
+        .reason = (char *)(reason ? reason : ""),
+    };
+    return call(c, SVC_FINISH, &req, timeout_ns, out);
+}
+
+int rl_lab_client_trigger(rl_lab_client *c, rl_lab_trigger kind, int64_t stamp_ns)
+{
+    runlab_msgs_msg_dds__SystemTrigger_ t = {.kind = (uint8_t)kind,
+                                             .stamp = stamp_ns > 0 ? (uint64_t)stamp_ns : 0};
+    dds_return_t rc = dds_write(c->trigger_writer, &t);
+    return rc < 0 ? lab_dds_fail(rc, "system trigger") : RL_OK;
+}
+
+static struct timespec abs_mono(int64_t deadline_ns)
+{
+    struct timespec ts = {.tv_sec = deadline_ns / 1000000000ll,
+                          .tv_nsec = deadline_ns % 1000000000ll};
+    return ts;
+}
+
+int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeout_ns,
+                                 rl_lab_heartbeat *out)
+{
+    int64_t deadline = rl_mono_ns() + timeout_ns;
+    struct timespec ts = abs_mono(deadline);
+    pthread_mutex_lock(&c->mu);
+    while (c->last.count <= count && rl_mono_ns() < deadline)
+        pthread_cond_timedwait(&c->beat, &c->mu, &ts);
+    int rc = RL_OK;
+    if (c->last.count > count)
+        *out = c->last;
+    else
+        rc = rl_error_set(RL_ETIMEOUT, "no recorder heartbeat");
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n, int64_t timeout_ns)
+{
+    int64_t deadline = rl_mono_ns() + timeout_ns;
+    struct timespec ts = abs_mono(deadline);
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        char missing[512] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < n; i++)
+            if (vehicles[i] < 0 || vehicles[i] > 255 || !c->ready[vehicles[i]]) {
+                int w = snprintf(missing + used, sizeof missing - used, "%s%d", used ? ", " : "",
+                                 vehicles[i]);
+                if (w > 0 && (size_t)w < sizeof missing - used)
+                    used += (size_t)w;
+            }
+        if (!used) {
+            pthread_mutex_unlock(&c->mu);
+            return RL_OK;
+        }
+        if (rl_mono_ns() >= deadline) {
+            pthread_mutex_unlock(&c->mu);
+            return rl_error_set(RL_ETIMEOUT, "vehicles not ready: %s", missing);
+        }
+        pthread_cond_timedwait(&c->beat, &c->mu, &ts);
+    }
+}

@@ -1,0 +1,79 @@
+/* Internals of the lab module shared by the recorder node, the capture of discovered topics
+ * and the client: DDS error mapping, the QoS profiles of the lab's topics and service
+ * endpoints, and waiting for matches. Not public API. */
+#ifndef RUNLAB_SRC_LAB_INTERNAL_H
+#define RUNLAB_SRC_LAB_INTERNAL_H
+
+#include "runlab/lab.h"
+#include "runlab/record.h"
+
+/* Cyclone's internal headers (ddsi_serdata.h through ddsrt/atomics) spell inline assembly
+ * `asm`, a GNU keyword that strict C17 spells __asm__. */
+#ifndef asm
+#define asm __asm__
+#endif
+#include <dds/dds.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sets the thread's error message from a Cyclone return code: "<what>: <Cyclone's reason>",
+ * returns RL_EIO (RL_ETIMEOUT for DDS_RETCODE_TIMEOUT). */
+int lab_dds_fail(dds_return_t rc, const char *what);
+
+/* Joins `domain` (0..232) with a participant; RL_EINVAL or RL_EIO. */
+int lab_participant(int domain, dds_entity_t *out);
+
+/* Reliable QoS: transient-local when `transient_local`, keep-last `depth` (0: keep-all).
+ * Never NULL (Cyclone aborts on out of memory). dds_delete_qos it. */
+dds_qos_t *lab_qos(int transient_local, int depth);
+
+/* Waits until `entity` (a writer or a reader) has at least one match, up to the monotonic
+ * deadline `deadline_ns` (rl_mono_ns). RL_OK, RL_ETIMEOUT or RL_EIO. */
+int lab_wait_matched(dds_entity_t entity, int is_writer, int64_t deadline_ns);
+
+/* Cyclone calls listeners on its own threads with the argument given when the reader was
+ * made, handing it over through its internal atomics, which ThreadSanitizer cannot see in an
+ * uninstrumented library. lab_handoff_publish() before creating a reader with a listener and
+ * lab_handoff_acquire() first thing in the listener make that hand-over visible (a release
+ * and an acquire on one atomic); they cost one atomic operation. */
+void lab_handoff_publish(void);
+void lab_handoff_acquire(void);
+
+/* Copies `src` into `dst` (cap bytes), truncating; NULL becomes "". */
+void lab_copy(char *dst, size_t cap, const char *src);
+
+/* A sertype that keeps samples as raw bytes (lab_rawtype.c), for writers without type
+ * information; matches by `type_name`, keyed or keyless like the writer. NULL on out of
+ * memory. dds_create_topic_sertype takes it over. */
+struct ddsi_sertype;
+struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed);
+
+/* The omgidl schema of one of runlab's own types (lab_msgs.c), malloc'd, or NULL when
+ * `type_name` is not one of them. */
+char *lab_builtin_schema(const char *type_name);
+
+/* ---- the capture of discovered topics into the recorder engine (lab_capture.c) ---- */
+
+typedef struct lab_capture lab_capture;
+
+/* Watches DCPSPublication on `participant` (writers of the participant itself are
+ * skipped) and records, through `rec`, every discovered topic that matches one of the
+ * patterns added. `schemas` (copied) cover writers without type information. */
+int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *rec,
+                    const rl_lab_schema *schemas, size_t schema_count);
+
+/* Adds a pattern; writers already seen that match it are subscribed as well. Thread-safe. */
+int lab_capture_add_pattern(lab_capture *c, const char *pattern);
+
+/* Readers made so far. Thread-safe. */
+size_t lab_capture_topic_count(lab_capture *c);
+
+/* Stops the discovery worker (it no longer touches the recorder afterwards). The readers
+ * belong to the participant: delete the participant first. NULL is ignored. */
+void lab_capture_stop(lab_capture *c);
+
+/* Stops (if not yet) and frees. NULL is ignored. */
+void lab_capture_free(lab_capture *c);
+
+#endif

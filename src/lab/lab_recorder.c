@@ -1,0 +1,477 @@
+/* The recorder node: the recorder engine on the lab's DDS domain. It serves
+ * prepare/begin/finish_recording (rmw_cyclonedds's request/reply layout), publishes the
+ * engine's heartbeat as recording_state (reliable, transient-local), marks START and STOP
+ * from the system trigger, and records the lab's, the vehicles' and configured topics. */
+#include "lab/lab_internal.h"
+
+#include "runlab/error.h"
+#include "runlab/log.h"
+#include "runlab/time.h"
+
+#include "runlab_msgs.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The three responses have the same members, so one C type reads and writes all of them. */
+typedef runlab_msgs_srv_dds__PrepareRecording_Response_ lab_response;
+_Static_assert(sizeof(runlab_msgs_srv_dds__BeginRecording_Response_) == sizeof(lab_response) &&
+                   sizeof(runlab_msgs_srv_dds__FinishRecording_Response_) == sizeof(lab_response),
+               "the service responses share one layout");
+
+/* Lab topics every run records besides the vehicles' and the configured ones. */
+static const char *const lab_patterns[] = {"rt/lab/*", "rt/clock", "rt/diagnostics*", "rt/tf",
+                                           "rt/tf_static"};
+
+enum { SVC_PREPARE, SVC_BEGIN, SVC_FINISH, SVC_COUNT };
+
+typedef struct service {
+    dds_entity_t request_reader, reply_writer;
+    const dds_topic_descriptor_t *req_desc;
+    uint64_t last_client;  /* the last request answered, answered again if repeated */
+    int64_t last_seq;
+    lab_response last_reply;
+    char last_message[512], last_run_id[80], last_run_dir[1024];
+} service;
+
+struct rl_lab_recorder {
+    rl_lab_recorder_options opts;
+    rl_recorder *rec;
+    dds_entity_t participant, heartbeat_writer, trigger_reader, waitset, stop_guard;
+    _Atomic dds_entity_t beat_writer; /* 0 until the writer exists; read by the monitor */
+    service svc[SVC_COUNT];
+    lab_capture *capture;
+    _Atomic(lab_capture *) capture_live; /* capture, for the monitor thread */
+    pthread_t thread;
+    int thread_started;
+    atomic_int stop;
+    /* The run's id and directory as the heartbeat reports them: copied after prepare
+       returned, because the engine fills its own buffers during prepare while its monitor
+       thread may be calling the heartbeat (a race TSan found). */
+    pthread_mutex_t names_mu;
+    char run_id[80], run_dir[1024];
+};
+
+void rl_lab_recorder_options_default(rl_lab_recorder_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->heartbeat_interval_ns = 250 * 1000000ll;
+    opts->peer_wait_ns = 1500 * 1000000ll;
+}
+
+/* ---- heartbeat ------------------------------------------------------------------------ */
+
+static void publish_status(rl_lab_recorder *n, const rl_record_status *s)
+{
+    dds_entity_t w = atomic_load(&n->beat_writer);
+    if (w <= 0)
+        return;
+    char run_id[sizeof n->run_id], run_dir[sizeof n->run_dir];
+    pthread_mutex_lock(&n->names_mu);
+    memcpy(run_id, n->run_id, sizeof run_id);
+    memcpy(run_dir, n->run_dir, sizeof run_dir);
+    pthread_mutex_unlock(&n->names_mu);
+    runlab_msgs_msg_dds__RecordingState_ m = {
+        .state = (uint8_t)s->state,
+        .host = (char *)s->host,
+        .pid = (int32_t)getpid(),
+        .domain = n->opts.domain,
+        .run_id = run_id,
+        .run_dir = run_dir,
+        .reason = (char *)s->reason,
+        .stamp = (uint64_t)s->stamp_ns,
+        .received = s->received,
+        .inside = s->inside,
+        .outside = s->outside,
+        .written = s->written,
+        .dropped = s->dropped,
+        .bytes = s->bytes,
+        .queued_messages = s->queued_messages,
+        .queued_bytes = s->queued_bytes,
+        .topics = 0,
+    };
+    lab_capture *cap = atomic_load(&n->capture_live);
+    if (cap)
+        m.topics = (uint32_t)lab_capture_topic_count(cap);
+    (void)dds_write(w, &m);
+}
+
+static void on_heartbeat(const rl_record_status *status, void *user)
+{
+    publish_status(user, status);
+}
+
+/* Listens for another recorder's heartbeat on the domain; RL_EBUSY naming it. */
+static int check_no_peer(rl_lab_recorder *n, dds_entity_t topic)
+{
+    dds_qos_t *q = lab_qos(1, 1);
+    dds_entity_t rd = dds_create_reader(n->participant, topic, q, NULL);
+    dds_delete_qos(q);
+    if (rd < 0)
+        return lab_dds_fail(rd, "heartbeat reader");
+    int rc = RL_OK;
+    int64_t deadline = rl_mono_ns() + n->opts.peer_wait_ns;
+    while (rc == RL_OK && rl_mono_ns() < deadline) {
+        void *samples[1] = {0};
+        dds_sample_info_t si;
+        dds_return_t got = dds_take(rd, samples, &si, 1, 1);
+        if (got > 0) {
+            const runlab_msgs_msg_dds__RecordingState_ *m = samples[0];
+            if (si.valid_data)
+                rc = rl_error_set(RL_EBUSY,
+                                  "another recorder answers on DDS domain %d (host %s, pid %d, "
+                                  "state %s)",
+                                  n->opts.domain, m->host, (int)m->pid,
+                                  rl_record_state_name((rl_record_state)m->state));
+            dds_return_loan(rd, samples, got);
+        } else {
+            dds_sleepfor(DDS_MSECS(20));
+        }
+    }
+    dds_delete(rd);
+    return rc;
+}
+
+/* ---- services ------------------------------------------------------------------------- */
+
+static void fill_reply(rl_lab_recorder *n, service *s, int ok, const char *message)
+{
+    lab_copy(s->last_message, sizeof s->last_message, message);
+    rl_record_status st;
+    rl_recorder_status(n->rec, &st);
+    lab_copy(s->last_run_id, sizeof s->last_run_id, st.run_id);
+    lab_copy(s->last_run_dir, sizeof s->last_run_dir, st.run_dir);
+    s->last_reply.ok = ok;
+    s->last_reply.message = s->last_message;
+    s->last_reply.state = (uint8_t)st.state;
+    s->last_reply.run_id = s->last_run_id;
+    s->last_reply.run_dir = s->last_run_dir;
+}
+
+static int run_id_mismatch(rl_lab_recorder *n, service *s, const char *asked)
+{
+    rl_record_status st;
+    rl_recorder_status(n->rec, &st);
+    const char *mine = st.run_id;
+    if (asked && asked[0] && strcmp(asked, mine) != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "run id \"%s\" is not this recorder's run (\"%s\")", asked,
+                 mine);
+        fill_reply(n, s, 0, msg);
+        return 1;
+    }
+    return 0;
+}
+
+static void do_prepare(rl_lab_recorder *n, service *s,
+                       const runlab_msgs_srv_dds__PrepareRecording_Request_ *req)
+{
+    int vehicles[256];
+    size_t nv = req->vehicles._length < 256 ? req->vehicles._length : 256;
+    for (size_t i = 0; i < nv; i++) {
+        vehicles[i] = req->vehicles._buffer[i];
+        char pattern[64];
+        snprintf(pattern, sizeof pattern, "rt/vehicle/%d/*", vehicles[i]);
+        (void)lab_capture_add_pattern(n->capture, pattern);
+    }
+    rl_record_run run = {
+        .run_id = req->run_id && req->run_id[0] ? req->run_id : NULL,
+        .vehicles = vehicles,
+        .vehicle_count = nv,
+        .planner = req->planner && req->planner[0] ? req->planner : NULL,
+        .map_path = req->map_path && req->map_path[0] ? req->map_path : NULL,
+        .nodes_json = req->nodes_json && req->nodes_json[0] ? req->nodes_json : NULL,
+    };
+    int rc = rl_recorder_prepare(n->rec, &run);
+    fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
+    if (rc == RL_OK) {
+        pthread_mutex_lock(&n->names_mu);
+        lab_copy(n->run_id, sizeof n->run_id, s->last_run_id);
+        lab_copy(n->run_dir, sizeof n->run_dir, s->last_run_dir);
+        pthread_mutex_unlock(&n->names_mu);
+    }
+    rl_log(RL_LOG_INFO, "recorder: prepare %s: %s", run.run_id ? run.run_id : "(new id)",
+           rc == RL_OK ? "ARMED" : rl_error_last());
+}
+
+static void do_begin(rl_lab_recorder *n, service *s,
+                     const runlab_msgs_srv_dds__BeginRecording_Request_ *req)
+{
+    if (run_id_mismatch(n, s, req->run_id))
+        return;
+    int rc = rl_recorder_begin(n->rec);
+    fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
+}
+
+static void do_finish(rl_lab_recorder *n, service *s,
+                      const runlab_msgs_srv_dds__FinishRecording_Request_ *req)
+{
+    if (run_id_mismatch(n, s, req->run_id))
+        return;
+    int rc;
+    if (req->reason && req->reason[0]) {
+        /* A reason means the run did not end as planned (Ctrl+C, a failure the control
+           flow saw): INTERRUPTED with that reason, whether STOP came or not. */
+        rc = rl_recorder_cancel(n->rec, req->reason);
+    } else {
+        /* STOP travels on another topic and may arrive after this request: the request
+           carries its stamp. A STOP already marked refuses the second mark, which changes
+           nothing. */
+        if (req->stop_stamp > 0 && req->stop_stamp <= INT64_MAX)
+            (void)rl_recorder_mark_stop(n->rec, (int64_t)req->stop_stamp);
+        rc = rl_recorder_finish(n->rec, NULL);
+    }
+    if (rc == RL_OK)
+        rc = rl_recorder_wait(n->rec);
+    fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
+    rl_record_status st;
+    rl_recorder_status(n->rec, &st);
+    publish_status(n, &st);
+}
+
+static void serve(rl_lab_recorder *n, int which)
+{
+    service *s = &n->svc[which];
+    void *samples[1] = {0};
+    dds_sample_info_t si;
+    for (;;) {
+        dds_return_t got = dds_take(s->request_reader, samples, &si, 1, 1);
+        if (got <= 0)
+            return;
+        if (si.valid_data) {
+            /* Every request starts with {uint64 client_id; int64 sequence_number}. */
+            const runlab_msgs_srv_dds__BeginRecording_Request_ *head = samples[0];
+            uint64_t client = head->client_id;
+            int64_t seq = head->sequence_number;
+            if (!(client == s->last_client && seq == s->last_seq)) {
+                if (which == SVC_PREPARE)
+                    do_prepare(n, s, samples[0]);
+                else if (which == SVC_BEGIN)
+                    do_begin(n, s, samples[0]);
+                else
+                    do_finish(n, s, samples[0]);
+                s->last_client = client;
+                s->last_seq = seq;
+            }
+            s->last_reply.client_id = client;
+            s->last_reply.sequence_number = seq;
+            /* The client's reply reader may still be matching (rmw waits the same way). */
+            (void)lab_wait_matched(s->reply_writer, 1, rl_mono_ns() + 1000000000ll);
+            dds_return_t wrc = dds_write(s->reply_writer, &s->last_reply);
+            if (wrc < 0)
+                rl_log(RL_LOG_WARN, "recorder: reply not sent: %s", dds_strretcode(wrc));
+        }
+        dds_return_loan(s->request_reader, samples, got);
+    }
+}
+
+static void take_triggers(rl_lab_recorder *n)
+{
+    void *samples[8] = {0};
+    dds_sample_info_t si[8];
+    for (;;) {
+        dds_return_t got = dds_take(n->trigger_reader, samples, si, 8, 8);
+        if (got <= 0)
+            return;
+        for (int i = 0; i < got; i++) {
+            const runlab_msgs_msg_dds__SystemTrigger_ *t = samples[i];
+            if (!si[i].valid_data || t->stamp > INT64_MAX)
+                continue;
+            int rc = RL_OK;
+            if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_START)
+                rc = rl_recorder_mark_start(n->rec, (int64_t)t->stamp);
+            else if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_STOP)
+                rc = rl_recorder_mark_stop(n->rec, (int64_t)t->stamp);
+            if (rc < 0)
+                rl_log(RL_LOG_INFO, "recorder: trigger %u not marked: %s", (unsigned)t->kind,
+                       rl_error_last());
+        }
+        dds_return_loan(n->trigger_reader, samples, got);
+    }
+}
+
+static void *node_main(void *arg)
+{
+    rl_lab_recorder *n = arg;
+    while (!atomic_load(&n->stop)) {
+        (void)dds_waitset_wait(n->waitset, NULL, 0, DDS_MSECS(500));
+        take_triggers(n);
+        for (int i = 0; i < SVC_COUNT; i++)
+            serve(n, i);
+    }
+    return NULL;
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+static int make_service(rl_lab_recorder *n, service *s, const char *ros_name,
+                        const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep)
+{
+    char rq[256], rr[256];
+    int rc = rl_lab_ros_service(ros_name, rq, rr, sizeof rq);
+    if (rc < 0)
+        return rc;
+    dds_entity_t tq = dds_create_topic(n->participant, req, rq, NULL, NULL);
+    dds_entity_t tr = dds_create_topic(n->participant, rep, rr, NULL, NULL);
+    if (tq < 0 || tr < 0)
+        return lab_dds_fail(tq < 0 ? tq : tr, "service topics");
+    dds_qos_t *q = lab_qos(0, 0);
+    s->request_reader = dds_create_reader(n->participant, tq, q, NULL);
+    s->reply_writer = dds_create_writer(n->participant, tr, q, NULL);
+    dds_delete_qos(q);
+    if (s->request_reader < 0 || s->reply_writer < 0)
+        return lab_dds_fail(s->request_reader < 0 ? s->request_reader : s->reply_writer,
+                            "service endpoints");
+    s->req_desc = req;
+    s->last_seq = -1;
+    dds_entity_t cond = dds_create_readcondition(s->request_reader, DDS_ANY_STATE);
+    if (cond < 0 || dds_waitset_attach(n->waitset, cond, 0) < 0)
+        return lab_dds_fail(cond, "service wait");
+    return RL_OK;
+}
+
+static int start(rl_lab_recorder *n)
+{
+    int rc = lab_participant(n->opts.domain, &n->participant);
+    if (rc < 0)
+        return rc;
+    dds_entity_t beat_topic = dds_create_topic(n->participant,
+                                               &runlab_msgs_msg_dds__RecordingState__desc,
+                                               RL_LAB_TOPIC_RECORDING_STATE, NULL, NULL);
+    if (beat_topic < 0)
+        return lab_dds_fail(beat_topic, "heartbeat topic");
+    if ((rc = check_no_peer(n, beat_topic)) < 0)
+        return rc;
+    dds_qos_t *q = lab_qos(1, 1);
+    n->heartbeat_writer = dds_create_writer(n->participant, beat_topic, q, NULL);
+    dds_delete_qos(q);
+    if (n->heartbeat_writer < 0)
+        return lab_dds_fail(n->heartbeat_writer, "heartbeat writer");
+    atomic_store(&n->beat_writer, n->heartbeat_writer);
+
+    n->waitset = dds_create_waitset(n->participant);
+    n->stop_guard = dds_create_guardcondition(n->participant);
+    if (n->waitset < 0 || n->stop_guard < 0 || dds_waitset_attach(n->waitset, n->stop_guard, 0) < 0)
+        return lab_dds_fail(n->waitset < 0 ? n->waitset : n->stop_guard, "waitset");
+    if ((rc = make_service(n, &n->svc[SVC_PREPARE], RL_LAB_SERVICE_PREPARE,
+                           &runlab_msgs_srv_dds__PrepareRecording_Request__desc,
+                           &runlab_msgs_srv_dds__PrepareRecording_Response__desc)) < 0 ||
+        (rc = make_service(n, &n->svc[SVC_BEGIN], RL_LAB_SERVICE_BEGIN,
+                           &runlab_msgs_srv_dds__BeginRecording_Request__desc,
+                           &runlab_msgs_srv_dds__BeginRecording_Response__desc)) < 0 ||
+        (rc = make_service(n, &n->svc[SVC_FINISH], RL_LAB_SERVICE_FINISH,
+                           &runlab_msgs_srv_dds__FinishRecording_Request__desc,
+                           &runlab_msgs_srv_dds__FinishRecording_Response__desc)) < 0)
+        return rc;
+
+    dds_entity_t trig = dds_create_topic(n->participant, &runlab_msgs_msg_dds__SystemTrigger__desc,
+                                         RL_LAB_TOPIC_TRIGGER, NULL, NULL);
+    q = lab_qos(1, 1);
+    n->trigger_reader = trig < 0 ? trig : dds_create_reader(n->participant, trig, q, NULL);
+    dds_delete_qos(q);
+    if (n->trigger_reader < 0)
+        return lab_dds_fail(n->trigger_reader, "trigger reader");
+    dds_entity_t cond = dds_create_readcondition(n->trigger_reader, DDS_ANY_STATE);
+    if (cond < 0 || dds_waitset_attach(n->waitset, cond, 0) < 0)
+        return lab_dds_fail(cond, "trigger wait");
+
+    if ((rc = lab_capture_new(&n->capture, n->participant, n->rec, n->opts.schemas,
+                              n->opts.schema_count)) < 0)
+        return rc;
+    atomic_store(&n->capture_live, n->capture);
+    for (size_t i = 0; rc == RL_OK && i < sizeof lab_patterns / sizeof lab_patterns[0]; i++)
+        rc = lab_capture_add_pattern(n->capture, lab_patterns[i]);
+    for (size_t i = 0; rc == RL_OK && i < n->opts.pattern_count; i++)
+        rc = lab_capture_add_pattern(n->capture, n->opts.patterns[i]);
+    if (rc < 0)
+        return rc;
+    if (pthread_create(&n->thread, NULL, node_main, n) != 0)
+        return rl_error_set(RL_ERR, "cannot start the recorder node's thread");
+    n->thread_started = 1;
+    return RL_OK;
+}
+
+int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *opts)
+{
+    if (!out || !opts)
+        return rl_error_set(RL_EINVAL, "recorder node: no options");
+    if (opts->peer_wait_ns < 0 || opts->heartbeat_interval_ns <= 0)
+        return rl_error_set(RL_EINVAL, "recorder node: negative interval");
+    for (size_t i = 0; i < opts->schema_count; i++)
+        if (!opts->schemas[i].type_name || !opts->schemas[i].idl)
+            return rl_error_set(RL_EINVAL, "recorder node: schema %zu without type name or IDL", i);
+    rl_lab_recorder *n = calloc(1, sizeof *n);
+    if (!n)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    n->opts = *opts;
+    pthread_mutex_init(&n->names_mu, NULL);
+    rl_record_options eo;
+    if (opts->engine)
+        eo = *opts->engine;
+    else
+        rl_record_options_default(&eo);
+    eo.home = opts->home;
+    eo.lock_dir = opts->lock_dir;
+    eo.lab_domain = opts->domain;
+    eo.heartbeat_interval_ns = opts->heartbeat_interval_ns;
+    eo.heartbeat = on_heartbeat;
+    eo.heartbeat_user = n;
+    int rc = rl_recorder_new(&n->rec, &eo);
+    if (rc == RL_OK)
+        rc = start(n);
+    if (rc < 0) {
+        int keep = rc;
+        char msg[1024];
+        lab_copy(msg, sizeof msg, rl_error_last());
+        rl_lab_recorder_free(n);
+        return rl_error_set(keep, "%s", msg);
+    }
+    *out = n;
+    return RL_OK;
+}
+
+void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out)
+{
+    rl_recorder_status(n->rec, out);
+}
+
+size_t rl_lab_recorder_topic_count(rl_lab_recorder *n)
+{
+    return n->capture ? lab_capture_topic_count(n->capture) : 0;
+}
+
+void rl_lab_recorder_free(rl_lab_recorder *n)
+{
+    if (!n)
+        return;
+    atomic_store(&n->stop, 1);
+    if (n->stop_guard > 0)
+        (void)dds_set_guardcondition(n->stop_guard, true);
+    if (n->thread_started)
+        pthread_join(n->thread, NULL);
+    if (n->rec) {
+        rl_record_state st = rl_recorder_state(n->rec);
+        if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING) {
+            (void)rl_recorder_cancel(n->rec, "recorder stopped");
+            (void)rl_recorder_wait(n->rec);
+        }
+        rl_record_status s;
+        rl_recorder_status(n->rec, &s);
+        publish_status(n, &s);
+    }
+    atomic_store(&n->beat_writer, 0);
+    if (n->participant > 0)
+        dds_delete(n->participant);
+    lab_handoff_acquire();
+    /* The worker may still be registering a topic: stop it before the engine goes, and
+       free the capture after the engine's monitor (which reads its count) has stopped. */
+    lab_capture_stop(n->capture);
+    rl_recorder_free(n->rec);
+    lab_capture_free(n->capture);
+    pthread_mutex_destroy(&n->names_mu);
+    free(n);
+}

@@ -1,0 +1,135 @@
+/* Test publisher for tests/unit/test_lab.c: a separate process with types the recorder was
+ * not built with (tests/idl/lab_test.idl). Usage: lab_test_pub DOMAIN COUNT [PARTITION].
+ * Waits until a reader matches each topic, writes COUNT samples of lab_test::FinalSample on
+ * rt/test/final and of lab_test::AppendableSample on rt/test/appendable (content derived
+ * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
+ * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
+ * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
+ * tests/cli/test_lab.sh). */
+#include "lab_test.h"
+#include "runlab_msgs.h"
+
+#include <dds/dds.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int wait_matched(dds_entity_t w)
+{
+    /* Generous: the machine may be busy; the test asserts counts, never speed. */
+    for (int i = 0; i < 12000; i++) {
+        dds_publication_matched_status_t st;
+        if (dds_get_publication_matched_status(w, &st) == 0 && st.current_count > 0)
+            return 0;
+        dds_sleepfor(DDS_MSECS(10));
+    }
+    return -1;
+}
+
+static int print_triggers(int domain, int seconds)
+{
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0)
+        return 1;
+    dds_entity_t t = dds_create_topic(pp, &runlab_msgs_msg_dds__SystemTrigger__desc,
+                                      "rt/lab/system_trigger", NULL, NULL);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1);
+    dds_entity_t rd = dds_create_reader(pp, t, q, NULL);
+    dds_delete_qos(q);
+    printf("LISTENING\n");
+    fflush(stdout);
+    for (int i = 0; i < seconds * 100; i++) {
+        void *samples[4] = {0};
+        dds_sample_info_t si[4];
+        dds_return_t n = dds_take(rd, samples, si, 4, 4);
+        int stop = 0;
+        for (int k = 0; k < n; k++) {
+            const runlab_msgs_msg_dds__SystemTrigger_ *m = samples[k];
+            if (!si[k].valid_data)
+                continue;
+            stop |= m->kind == 2;
+            printf("%s %llu %lld\n", m->kind == 1 ? "START" : m->kind == 2 ? "STOP" : "OTHER",
+                   (unsigned long long)m->stamp, (long long)dds_time());
+            fflush(stdout);
+        }
+        if (n > 0)
+            dds_return_loan(rd, samples, n);
+        if (stop)
+            break;
+        dds_sleepfor(DDS_MSECS(10));
+    }
+    dds_delete(pp);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
+        return print_triggers(atoi(argv[2]), atoi(argv[3]));
+    if (argc < 3) {
+        fprintf(stderr, "usage: lab_test_pub DOMAIN COUNT [PARTITION]\n");
+        return 2;
+    }
+    int domain = atoi(argv[1]), count = atoi(argv[2]);
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0) {
+        fprintf(stderr, "lab_test_pub: participant: %s\n", dds_strretcode(pp));
+        return 1;
+    }
+    dds_entity_t parent = pp;
+    if (argc > 3) {
+        dds_qos_t *pq = dds_create_qos();
+        const char *parts[] = {argv[3]};
+        dds_qset_partition(pq, 1, parts);
+        parent = dds_create_publisher(pp, pq, NULL);
+        dds_delete_qos(pq);
+    }
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t tf = dds_create_topic(pp, &lab_test_FinalSample_desc, "rt/test/final", NULL, NULL);
+    dds_entity_t ta = dds_create_topic(pp, &lab_test_AppendableSample_desc, "rt/test/appendable",
+                                       NULL, NULL);
+    dds_entity_t wf = dds_create_writer(parent, tf, q, NULL);
+    dds_entity_t wa = dds_create_writer(parent, ta, q, NULL);
+    dds_delete_qos(q);
+    if (wf < 0 || wa < 0) {
+        fprintf(stderr, "lab_test_pub: writers: %s\n", dds_strretcode(wf < 0 ? wf : wa));
+        return 1;
+    }
+    if (wait_matched(wf) < 0 || wait_matched(wa) < 0) {
+        fprintf(stderr, "lab_test_pub: no reader matched\n");
+        return 1;
+    }
+    for (int i = 0; i < count; i++) {
+        char label[32];
+        float values[2] = {(float)i + 0.5f, (float)i * 2.0f};
+        snprintf(label, sizeof label, "sample-%d", i);
+        lab_test_FinalSample f = {
+            .id = 7,
+            .seq = (uint64_t)i,
+            .label = label,
+            .values = {._maximum = 2, ._length = (uint32_t)(i % 3 == 0 ? 0 : i % 3), ._buffer = values},
+            .pos = {.x = i, .y = -i, .z = 0.25},
+            .mode = (lab_test_Mode)(i % 3),
+        };
+        char alabel[32];
+        snprintf(alabel, sizeof alabel, "app-%d", i);
+        lab_test_AppendableSample a = {.id = 9, .seq = (uint64_t)i, .label = alabel,
+                                       .values = {i, i + 1, i + 2}};
+        if (dds_write(wf, &f) < 0 || dds_write(wa, &a) < 0) {
+            fprintf(stderr, "lab_test_pub: write failed\n");
+            return 1;
+        }
+    }
+    if (dds_wait_for_acks(wf, DDS_SECS(120)) < 0 || dds_wait_for_acks(wa, DDS_SECS(120)) < 0) {
+        fprintf(stderr, "lab_test_pub: samples not acknowledged\n");
+        return 1;
+    }
+    dds_delete(pp);
+    return 0;
+}
