@@ -481,6 +481,13 @@ static void test_kill9_loses_at_most_a_second(void **state)
                 sleep_ms(1);
             }
         }
+        /* The kill comes a random time after the recorder started taking messages, not
+         * after fork: a loaded (or sanitized) machine may take seconds to get there. */
+        for (int waited = 0; !__atomic_load_n(&p->last_push, __ATOMIC_SEQ_CST); waited++) {
+            if (waited > 120000 || waitpid(pid, NULL, WNOHANG) == pid)
+                fail_msg("the recorder child never started pushing");
+            sleep_ms(1);
+        }
         int delay = 400 + rand() % 1600;
         sleep_ms(delay);
         kill(pid, SIGKILL);
