@@ -75,19 +75,6 @@ typedef struct slot {
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static long rss_kb_of(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    long size = 0, res = 0;
-    int n = fscanf(f, "%ld %ld", &size, &res);
-    fclose(f);
-    return n == 2 ? res * (sysconf(_SC_PAGESIZE) / 1024) : -1;
-}
-
 static int write_all(int fd, const char *p, size_t n)
 {
     while (n) {
@@ -187,7 +174,7 @@ static void child_inproc(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri
     }
     if (b->events.on_pre_run)
         b->events.on_pre_run(b->events.ud, pl, b->problem);
-    emitf(wfd, "begin\t%ld\n", rss_kb_of(getpid()));
+    emitf(wfd, "begin\t%ld\n", rl_bench_proc_rss_kb(getpid()));
     run.start_ns = rl_mono_ns();
     rl_bench_status st = pl->solve(pl->self, b->problem, &run);
     double t = rl_bench_run_elapsed(&run);

@@ -96,6 +96,8 @@ enum { RL_BENCH_TREE_MAX_SLOTS = 256 };
 typedef enum { RL_BENCH_TREE_CGROUP, RL_BENCH_TREE_PROC } rl_bench_tree_mode;
 typedef struct rl_bench_trees rl_bench_trees;
 
+/* Resident memory of one process in KiB, as /proc/<pid>/statm counts it; -1 when gone. */
+long rl_bench_proc_rss_kb(pid_t pid);
 /* Sets up n_slots slots, makes this process a child subreaper (restored by _free) and
  * starts the keeper. */
 int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots);

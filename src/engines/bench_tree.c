@@ -84,7 +84,7 @@ static bool proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start, char *s
     return true;
 }
 
-static long proc_rss_kb(pid_t pid)
+long rl_bench_proc_rss_kb(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
@@ -254,7 +254,7 @@ static long follow_tree(rl_bench_trees *tr, size_t slot)
         bool leader = p.pid == tr->leader[slot];
         if (!leader && !tracked_alive(&p))
             continue;
-        long kb = proc_rss_kb(p.pid);
+        long kb = rl_bench_proc_rss_kb(p.pid);
         if (kb > 0)
             sum += kb;
         t->pids[slot][k++] = p; /* the leader stays until its exit is collected */
@@ -292,7 +292,7 @@ static long cgroup_rss_kb(const char *dir)
     long sum = 0;
     int pid;
     while (fscanf(f, "%d", &pid) == 1) {
-        long kb = proc_rss_kb(pid);
+        long kb = rl_bench_proc_rss_kb(pid);
         if (kb > 0)
             sum += kb;
     }
