@@ -28,6 +28,10 @@ packages=(
 
 missing=()
 for p in "${packages[@]}"; do
+  # node and npm may come from elsewhere than Debian (nodesource's nodejs bundles npm,
+  # and Debian's npm then cannot be installed beside it): a working command is enough.
+  if [ "$p" = nodejs ] && command -v node >/dev/null 2>&1; then continue; fi
+  if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi
