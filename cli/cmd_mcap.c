@@ -204,6 +204,8 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
     int only_pos = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!only_pos && strcmp(a, "--topic") == 0)
+            a = "--topics"; /* the other commands' spelling (docs/cli.md) */
         if (only_pos || a[0] != '-' || a[1] == '\0') {
             if (o->npos >= npos)
                 return cli_usage_error("mcap", "%s: unexpected argument '%s'", cmd, a);
@@ -258,8 +260,10 @@ static int parse_opts_into(const char *cmd, int argc, char **argv, const char *a
             if (!copy)
                 return cli_fail("mcap", "out of memory");
             o->topic_buf[o->nbufs++] = copy;
-            char *save = NULL;
-            for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            for (char *rest = copy, *t; (t = strsep(&rest, ",")) != NULL;) {
+                if (!*t) /* "a,,b" is a typo, not a request for every topic */
+                    return cli_usage_error("mcap", "%s: --topics '%s': empty topic name", cmd,
+                                           val);
                 if (o->ntopics >= MAX_TOPICS)
                     return cli_usage_error("mcap", "%s: more than %d topics", cmd, MAX_TOPICS);
                 o->topics[o->ntopics++] = t;
@@ -890,19 +894,34 @@ static int run_filter(const opts *o, const char *profile, const uint8_t *data, s
 static int cmd_filter(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        printf("Usage: runlab mcap filter IN OUT [--topics T1,T2] [--start TIME] [--end TIME]\n"
+        printf("Usage: runlab mcap filter IN OUT|-o OUT [--topics T1,T2] [--start TIME] [--end TIME]\n"
                "                          [--chunk-size SIZE] [--compression none|zstd|lz4]\n\n"
                "Copies the selected messages (in log-time order) with their channels and\n"
                "schemas, all metadata and the attachments in the time range into a new file\n"
                "OUT (which must not exist), with fresh indexes and summary.\n"
-               "  --topics LIST        only these topics (comma-separated; may repeat)\n"
+               "  -o, --output OUT     the new file (or give it as the second argument)\n"
+               "  --topics LIST        only these topics (comma-separated; may repeat;\n"
+               "                       --topic is the same)\n"
                "  --start/--end TIME   log-time range, inclusive (ns or ISO 8601)\n"
                "  --chunk-size SIZE    uncompressed chunk size (bytes; K/M suffix), default 1M\n"
                "  --compression C      none, zstd (default) or lz4\n");
         return RL_EXIT_OK;
     }
+    /* -o/--output OUT is the convention's spelling of the positional OUT (docs/cli.md) */
+    char *args[256];
+    int nargs = 0;
+    const char *output = NULL;
+    for (int i = 0; i < argc && nargs < 255; i++) {
+        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+            output = argv[++i];
+        else
+            args[nargs++] = argv[i];
+    }
+    if (output && nargs < 255)
+        args[nargs++] = (char *)output;
+    args[nargs] = NULL;
     opts o;
-    int rc = parse_opts("filter", argc, argv, "tw", 2, &o);
+    int rc = parse_opts("filter", nargs, args, "tw", 2, &o);
     if (rc != RL_OK) {
         free_opts(&o);
         return rc;

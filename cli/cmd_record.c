@@ -112,7 +112,8 @@ static void usage(FILE *out)
             "  --replay FILE.mcap     re-record the messages of an MCAP file (log time = when\n"
             "                         runlab received it; publish time = the original log time)\n"
             "  --fast                 replay as fast as possible (default: original pace)\n"
-            "  --topic NAME           replay only this topic (repeatable)\n"
+            "  --topics LIST          replay only these topics (comma-separated, repeatable;\n"
+            "                         --topic is the same)\n"
             "Timing:\n"
             "  --start-after SEC      START this long after recording begins (default 0)\n"
             "  --duration SEC         STOP this long after START (default 5 for --synthetic;\n"
@@ -123,7 +124,8 @@ static void usage(FILE *out)
             "  --original-map FILE    original map (e.g. .osm), copied too\n"
             "  --map-frame FRAME      frame of the map (e.g. map)\n"
             "  --planner NAME         planner name for the manifest\n"
-            "  --home DIR             runlab home (default $RUNLAB_HOME or ~/runlab)\n"
+            "  --root DIR             runlab home (default $RUNLAB_HOME or ~/runlab;\n"
+            "                         --home is the same)\n"
             "  --domain N             lab domain; one recorder per host and domain, whatever\n"
             "                         the home (default 0)\n"
             "Limits:\n"
@@ -453,6 +455,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         {"replay", required_argument, NULL, O_REPLAY},
         {"fast", no_argument, NULL, O_FAST},
         {"topic", required_argument, NULL, O_TOPIC},
+        {"topics", required_argument, NULL, O_TOPIC}, /* docs/cli.md's spelling */
         {"vehicles", required_argument, NULL, O_VEH},
         {"rate", required_argument, NULL, O_RATE},
         {"payload", required_argument, NULL, O_PAYLOAD},
@@ -464,6 +467,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         {"map-frame", required_argument, NULL, O_FRAME},
         {"planner", required_argument, NULL, O_PLANNER},
         {"home", required_argument, NULL, O_HOME},
+        {"root", required_argument, NULL, O_HOME}, /* docs/cli.md's spelling */
         {"domain", required_argument, NULL, O_DOMAIN},
         {"max-queued-messages", required_argument, NULL, O_MQM},
         {"max-queued-bytes", required_argument, NULL, O_MQB},
@@ -488,11 +492,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         case O_SYN: a->synthetic = 1; break;
         case O_REPLAY: a->replay = optarg; break;
         case O_FAST: a->fast = 1; break;
-        case O_TOPIC:
-            if (a->topic_count == MAX_TOPIC_FILTERS)
-                return cli_usage_error("record", "at most %d --topic options",
-                                       MAX_TOPIC_FILTERS);
-            a->topics[a->topic_count++] = optarg;
+        case O_TOPIC: /* --topic NAME or --topics A,B (both may repeat and hold a list) */
+            for (char *rest = optarg, *t; (t = strsep(&rest, ",")) != NULL;) {
+                if (!*t)
+                    return cli_usage_error("record", "--topics: empty topic name in the list");
+                if (a->topic_count == MAX_TOPIC_FILTERS)
+                    return cli_usage_error("record", "at most %d topics", MAX_TOPIC_FILTERS);
+                a->topics[a->topic_count++] = t;
+            }
             break;
         case O_VEH:
             if (parse_u64(optarg, 1, 1000, &u) < 0)

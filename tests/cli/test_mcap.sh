@@ -209,4 +209,12 @@ check "doctor says the offset once" bash -c '! grep -qE "byte ([0-9]+): byte \1:
 run mcap recover --help
 check "recover --help explains --keep-suspect" out_has "--keep-suspect"
 
+# docs/cli.md's spellings: --topic for --topics, filter -o/--output, no empty list element
+run mcap cat "$F" --topic /nope
+check "mcap cat --topic is --topics" rc_is 0
+run mcap cat "$F" --topics "a,,b"
+check "an empty element in --topics is a usage error" rc_is 2
+check "... saying so" err_has "empty topic name"
+run mcap filter "$F" -o "$TMP/alias-out.mcap"
+check "mcap filter -o OUT writes OUT" test -s "$TMP/alias-out.mcap"
 finish

@@ -307,4 +307,10 @@ else
     echo "SKIP: manifest schema check: python3 jsonschema not installed"
 fi
 
+# docs/cli.md's spellings: --topics with a list (an empty element is a usage error)
+run record --replay /nonexistent.mcap --topics "a,,b"
+check "record --topics with an empty element is a usage error" rc_is 2
+check "... saying so" err_has "empty topic name"
+run record --help
+check "record --help names --root and --topics" bash -c "grep -q -- '--root DIR' <<<\"\$0\" && grep -q -- '--topics LIST' <<<\"\$0\"" "$out"
 finish
