@@ -908,6 +908,10 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
         rc = rl_fs_mkdirs(console);
     if (rc == RL_OK)
         arm_interrupt_note(dir);
+    /* the one start time: spec.json's, the log's name and date, the manifest's (the
+       engine taking its own clock reading a moment later could name a resumed
+       benchmark's log for another second) */
+    sp.req.start_ns = started;
     snprintf(path, sizeof path, "%s/journal.tsv", dir);
     sp.req.console_dir = console;
     sp.req.journal_path = path;
