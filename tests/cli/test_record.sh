@@ -138,7 +138,7 @@ check "missing replay file exits 1" rc_is 1
 # START after a delay: messages before it are outside the window.
 run record --synthetic "${COMMON[@]}" --start-after 0.2 --duration 0.2 --run-id delayed --drop-outside
 check "delayed START exits 0" rc_is 0
-check "delayed START leaves messages outside" bash -c "! grep -q 'outside 0,' <<<'$out'"
+check "delayed START leaves messages outside" bash -c "grep -qE 'outside [1-9][0-9]*,' <<<'$out'"
 
 # Replay at the original pace takes about as long as the recording it replays.
 run record --replay "$sigdir/bag/sig.mcap" --min-free-bytes 0 --domain "$DOMAIN" --run-id paced --heartbeat
@@ -168,7 +168,7 @@ run mcap doctor "$bag"
 check "killed bag is unfinished (doctor exits 1)" rc_is 1
 run mcap recover "$bag" "$TMP/killed-recovered.mcap"
 check "recover of the killed bag exits 0" rc_is 0
-check "recover kept messages" bash -c "! grep -q 'kept: 0 messages' <<<'$out'"
+check "recover kept messages" bash -c "grep -qE 'kept: [1-9][0-9]* messages' <<<'$out'"
 run mcap doctor "$TMP/killed-recovered.mcap"
 check "recovered bag passes doctor" rc_is 0
 run mcap cat "$TMP/killed-recovered.mcap"
