@@ -122,4 +122,53 @@ assert rows, "no verdict row"
 assert any(">slow<" in r and "slower" in r for r in rows), rows
 assert not any("faster" in r for r in rows), rows
 PY
+# The verdict's 5 % boundary, on times set by hand in a copy of results.json and the report
+# rewritten from it: fast [1.0 .. 1.4] against slow times whose U (pairs where slow is
+# slower) is 24 (p = 0.022: "slower") and 22 (p = 0.060: "no significant difference"),
+# p computed here by the documented formula (tie-corrected normal approximation with a
+# continuity correction of 0.5).
+verdict_for() { # verdict_for NAME SLOW_TIMES...: rewrites the copy's report, prints the verdict
+    local name=$1
+    shift
+    rm -rf "$TMP/$name" && cp -r "$dir" "$TMP/$name"
+    python3 - "$TMP/$name/results.json" "$@" <<'PY'
+import json, sys
+path, slow = sys.argv[1], [float(v) for v in sys.argv[2:]]
+d = json.load(open(path))
+for p in d["planners"]:
+    times = [1.0, 1.1, 1.2, 1.3, 1.4] if "fast" in p["name"] else slow
+    for r, t in zip(p["runs"], times):
+        r["properties"]["time"] = t
+json.dump(d, open(path, "w"))
+PY
+    "$RUNLAB" bench report "$TMP/$name" >/dev/null 2>&1 || echo "report failed"
+    python3 - "$TMP/$name/report.html" <<'PY'
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+for r in re.findall(r"<tr>(.*?)</tr>", html, re.S):
+    if ">slow<" in r:
+        for v in ("no significant difference", "slower", "faster"):
+            if v in r:
+                print(v)
+                break
+PY
+}
+p_of() { python3 - "$@" <<'PY'
+import math, sys
+x = [float(v) for v in sys.argv[1:]]
+y = [1.0, 1.1, 1.2, 1.3, 1.4]
+u = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in x for b in y)
+n1, n2 = len(x), len(y)
+sd = math.sqrt(n1 * n2 / 12 * (n1 + n2 + 1))
+z = max(abs(u - n1 * n2 / 2) - 0.5, 0) / sd
+print("%.4f" % math.erfc(z / math.sqrt(2)))
+PY
+}
+p24=$(p_of 1.35 1.45 1.5 1.6 1.7)
+p22=$(p_of 1.25 1.35 1.5 1.6 1.7)
+check "U = 24: p = $p24 < 0.05" python3 -c "assert float('$p24') < 0.05"
+check "U = 22: 0.05 < p = $p22 < 0.10" python3 -c "assert 0.05 < float('$p22') < 0.10"
+check "report verdict at p = $p24: slower" test "$(verdict_for u24 1.35 1.45 1.5 1.6 1.7)" = slower
+check "report verdict at p = $p22: no significant difference" \
+    test "$(verdict_for u22 1.25 1.35 1.5 1.6 1.7)" = "no significant difference"
 finish
