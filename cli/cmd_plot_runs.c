@@ -231,7 +231,7 @@ static int remember_written(struct popts *o, const char *path)
 /* Saves PNG and SVG as <dir>/<stem>.* (or exactly --output), each with its record. A
  * stem already written in this invocation gets _2, _3, ... so nothing is overwritten. */
 int plot_runs_save(rl_figure *fig, struct popts *o, const char *dir, const char *stem,
-                char **inputs, int ninputs, const char *description, int argc, char **argv)
+                   char **inputs, int ninputs, const char *description, int argc, char **argv)
 {
     char png[PATH_MAX], svg[PATH_MAX], parent[PATH_MAX];
     const char *paths[2] = {png, svg};
@@ -538,7 +538,7 @@ static const char *column_unit(const rl_run_set *set, const char *want)
             const char *name, *unit;
             if (rl_json_get_string(c, "name", &name) == RL_OK && strcmp(name, want) == 0 &&
                 rl_json_get_string(c, "unit", &unit) == RL_OK)
-                return unit;
+                return strcmp(unit, "none") == 0 ? NULL : unit; /* perflog's "no unit" */
         }
     }
     return NULL;
@@ -566,13 +566,14 @@ int plot_runs_load(struct popts *o, rl_run_set **set)
  * in order of appearance), or the one column's name; `unit_col` gets the first column,
  * whose manifest unit labels the axis. */
 static void gain_label(const rl_run_set *set, const struct curve *cv, char *out, size_t cap,
-                       char *unit_col, size_t ucap)
+                       char *unit_col, size_t ucap, char *cols, size_t ccap, size_t *ncols)
 {
     enum { MAX_NAMED = 16 };
     const char *named[MAX_NAMED];
-    size_t nnamed = 0, len = (size_t)snprintf(out, cap, "Gain, sum of layers ");
+    size_t nnamed = 0, len = (size_t)snprintf(out, cap, "Gain, sum of layers "), clen = 0;
     bool more = false;
     unit_col[0] = '\0';
+    cols[0] = '\0';
     for (size_t i = 0; i < set->count; i++) {
         const rl_run *r = set->runs[i];
         for (size_t k = 0; cv[i].usable && k < r->num_gain_layers; k++) {
@@ -592,6 +593,9 @@ static void gain_label(const rl_run_set *set, const struct curve *cv, char *out,
             named[nnamed++] = r->gain_layers[k];
             if (nnamed == 1)
                 snprintf(unit_col, ucap, "%s", col);
+            if (clen < ccap)
+                clen += (size_t)snprintf(cols + clen, ccap - clen, "%s%s", nnamed > 1 ? " + " : "",
+                                         col);
             if (len < cap)
                 len += (size_t)snprintf(out + len, cap - len, "%s%s", nnamed > 1 ? " + " : "",
                                         r->gain_layers[k]);
@@ -599,24 +603,31 @@ static void gain_label(const rl_run_set *set, const struct curve *cv, char *out,
     }
     if (more && len < cap)
         snprintf(out + len, cap - len, " + ...");
-    if (nnamed == 0)
+    if (more && clen < ccap)
+        snprintf(cols + clen, ccap - clen, " + ...");
+    *ncols = nnamed + more;
+    if (nnamed == 0) {
         snprintf(unit_col, ucap, "RealAccumulatedGain");
+        snprintf(cols, ccap, "RealAccumulatedGain");
+        *ncols = 1;
+    }
     if (nnamed <= 1) /* one column (or the agent-level one): its name is the label */
         snprintf(out, cap, "%s", unit_col);
 }
 
 /* The figure record's description: what the end markers are, and each run's end. */
-static char *ends_description(const rl_run_set *set, const struct curve *cv)
+static char *ends_description(const rl_run_set *set, const struct curve *cv, const char *gain_note)
 {
-    size_t cap = 256;
+    size_t cap = 256 + strlen(gain_note);
     for (size_t i = 0; i < set->count; i++)
         cap += strlen(set->runs[i]->path) + 96;
     char *d = malloc(cap);
     if (!d)
         return NULL;
     size_t len = (size_t)snprintf(d, cap,
-                                  "End-of-run markers: each run's final gain at its total cost "
-                                  "(docs/perflog.md, the numbers `runlab runs` shows).\n");
+                                  "%s\nEnd-of-run markers: each run's final gain at its total "
+                                  "cost (docs/perflog.md, the numbers `runlab runs` shows).\n",
+                                  gain_note);
     for (size_t i = 0; i < set->count && len < cap; i++) {
         if (!cv[i].usable)
             continue;
@@ -628,6 +639,87 @@ static char *ends_description(const rl_run_set *set, const struct curve *cv)
                                 cv[i].end_beyond_last ? " (past the last row)" : "");
     }
     return d;
+}
+
+/* Why run `r` has no curve (its curve `c` is not usable), exactly; "" when it has one. */
+static void why_no_curve(const rl_run *r, const struct curve *c, const char *gain_col, char *out,
+                         size_t cap)
+{
+    out[0] = '\0';
+    if (c->usable || r->status == RL_RUN_SKIPPED)
+        return;
+    if (!c->cost) {
+        snprintf(out, cap,
+                 "no TotalCost column (runs logged before runlab wrote the totals of "
+                 "rl_perflog_set_totals have it only when the planner declared it)");
+        return;
+    }
+    bool any_cost = false;
+    for (size_t i = 0; i < c->n; i++)
+        any_cost = any_cost || isfinite(c->cost[i]);
+    if (!any_cost) {
+        snprintf(out, cap,
+                 "TotalCost has no value in any row (the planner never passed its totals "
+                 "to rl_perflog_set_totals before rl_perflog_cycle_end)");
+        return;
+    }
+    if (gain_col && !c->gain) {
+        int len = snprintf(out, cap, "no column '%s' (--gain)", gain_col);
+        const char *sep = "; its gain columns: ";
+        size_t slen = sizeof gain_suffix - 2; /* "RealAccumulatedGain" */
+        for (size_t j = 0; j < r->num_columns && len > 0 && (size_t)len < cap; j++) {
+            const char *n = r->column_names[j];
+            size_t nl = strlen(n);
+            if (nl >= slen && strcmp(n + nl - slen, gain_suffix + 1) == 0) {
+                len += snprintf(out + len, cap - (size_t)len, "%s%s", sep, n);
+                sep = ", ";
+            }
+        }
+        return;
+    }
+    if (!c->gain && r->num_gain_layers > 0) {
+        snprintf(out, cap,
+                 "no <layer>.RealAccumulatedGain column: the summary has a gain for layer '%s' "
+                 "but the CSV has no column '%s%s' (declare it and set it every cycle)",
+                 r->gain_layers[0], r->gain_layers[0], gain_suffix);
+        return;
+    }
+    if (!c->gain) {
+        snprintf(out, cap,
+                 "no gain column: no <layer>.RealAccumulatedGain (or RealAccumulatedGain) "
+                 "column and no layer gain in the summary");
+        return;
+    }
+    snprintf(out, cap, "no row with both TotalCost and %s%s", gain_col ? gain_col : "the gain",
+             gain_col ? "" : " (the sum of the layers' RealAccumulatedGain columns)");
+}
+
+/* Names each run below the inputs that gets no curve and why (at most 10 lines). */
+static void report_not_drawn(const char *kind, const rl_run_set *set, const struct curve *cv,
+                             const char *gain_col)
+{
+    size_t shown = 0, more = 0;
+    for (size_t i = 0; i < set->count; i++) {
+        const rl_run *r = set->runs[i];
+        char why[400];
+        why_no_curve(r, &cv[i], gain_col, why, sizeof why);
+        if (cv[i].usable || (r->status != RL_RUN_SKIPPED && !why[0]))
+            continue;
+        if (shown == 10) {
+            more++;
+            continue;
+        }
+        shown++;
+        if (r->status == RL_RUN_SKIPPED) {
+            plot_runs_report_skipped(kind, r);
+            continue;
+        }
+        fprintf(stderr, "runlab: plot: %s: ", kind);
+        cli_print_escaped(stderr, r->path);
+        fprintf(stderr, ": not drawn: %s\n", why);
+    }
+    if (more)
+        fprintf(stderr, "runlab: plot: %s: %zu more run(s) not drawn\n", kind, more);
 }
 
 /* ---- the three figures ---------------------------------------------------------------- */
@@ -656,8 +748,13 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
     size_t usable = 0;
     for (int k = 0; k < ng; k++)
         usable += g[k].n;
+    report_not_drawn(o->kind, set, cv, o->gain_col);
     if (usable == 0) {
-        rc = cli_fail("plot", "no run with TotalCost and a gain column below the input(s)");
+        rc = set->count == 0 ? cli_fail("plot", "%s: no run directory below the input(s)", o->kind)
+                             : cli_fail("plot",
+                                        "%s: no run with TotalCost and a gain column below the "
+                                        "input(s) (each run is named above with what it lacks)",
+                                        o->kind);
         goto done;
     }
     if (normalized) {
@@ -668,7 +765,8 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
             const char *scene = plot_runs_manifest_str(set->runs[i], "scene", "?");
             double best = 0;
             for (size_t j = 0; j < set->count; j++)
-                if (planner_of[j] && strcmp(plot_runs_manifest_str(set->runs[j], "scene", "?"), scene) == 0 &&
+                if (planner_of[j] &&
+                    strcmp(plot_runs_manifest_str(set->runs[j], "scene", "?"), scene) == 0 &&
                     isfinite(cv[j].end_gain) && cv[j].end_gain > best)
                     best = cv[j].end_gain;
             scale[i] = best > 0 ? best : NAN;
@@ -682,13 +780,23 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
     rl_axes_set_title(ax, normalized ? "Gain normalized per scene against cost"
                                      : "Accumulated gain against cost");
     rl_axes_set_xlabel(ax, "Total cost", column_unit(set, "TotalCost"));
-    char ylabel[400], unit_col[300];
+    char ylabel[400], unit_col[300], cols[600], gain_note[700];
+    size_t ncols = 1;
     if (o->gain_col) {
         snprintf(ylabel, sizeof ylabel, "%s", o->gain_col);
         snprintf(unit_col, sizeof unit_col, "%s", o->gain_col);
+        snprintf(cols, sizeof cols, "%s", o->gain_col);
     } else {
-        gain_label(set, cv, ylabel, sizeof ylabel, unit_col, sizeof unit_col);
+        gain_label(set, cv, ylabel, sizeof ylabel, unit_col, sizeof unit_col, cols, sizeof cols,
+                   &ncols);
     }
+    /* Which gain the curves are, said on stdout and in the record. */
+    if (ncols > 1)
+        snprintf(gain_note, sizeof gain_note,
+                 "Gain drawn: the sum of %s, row by row (--gain COLUMN draws one)", cols);
+    else
+        snprintf(gain_note, sizeof gain_note, "Gain drawn: %s%s", cols,
+                 o->gain_col ? " (--gain)" : "");
     rl_axes_set_ylabel(ax, normalized ? "Gain / best final gain of the scene" : ylabel,
                        normalized ? NULL : column_unit(set, unit_col));
     bool bands = normalized || o->by_planner || (!o->per_run && usable > 6);
@@ -718,14 +826,15 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
         goto done;
     }
     char dir[PATH_MAX];
-    if (plot_runs_figure_dir(o, normalized || o->ninputs != 1 ? NULL : o->inputs[0], dir, sizeof dir) !=
-        RL_OK) {
+    if (plot_runs_figure_dir(o, normalized || o->ninputs != 1 ? NULL : o->inputs[0], dir,
+                             sizeof dir) != RL_OK) {
         rc = cli_fail("plot", "%s", rl_error_last());
         goto done;
     }
-    description = ends_description(set, cv);
-    rc = plot_runs_save(fig, o, dir, normalized ? "normalized_gain" : "gain_cost", o->inputs, o->ninputs,
-              description, argc, argv);
+    description = ends_description(set, cv, gain_note);
+    printf("%s\n", gain_note);
+    rc = plot_runs_save(fig, o, dir, normalized ? "normalized_gain" : "gain_cost", o->inputs,
+                        o->ninputs, description, argc, argv);
 done:
     for (int k = 0; k < ng; k++)
         free(g[k].runs);

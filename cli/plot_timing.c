@@ -225,8 +225,9 @@ static char *describe(const rl_run *run, const struct timing *tm)
     bool nested = false;
     for (int d = 0; d < tm->nd && len < cap; d++)
         if (tm->parent[d] >= 0) {
-            len += (size_t)snprintf(s + len, cap - len, "%s %s in %s", nested ? "," : "\nNested:",
-                                    tm->name[d], tm->name[tm->parent[d]]);
+            len +=
+                (size_t)snprintf(s + len, cap - len, "%s %s in %s",
+                                 nested ? "," : "\nNested:", tm->name[d], tm->name[tm->parent[d]]);
             nested = true;
         }
     bool other = false;
@@ -248,8 +249,7 @@ static char *describe(const rl_run *run, const struct timing *tm)
     return s;
 }
 
-static int plot_timing_run(struct popts *o, const rl_run *run, int argc, char **argv,
-                           bool *drawn)
+static int plot_timing_run(struct popts *o, const rl_run *run, int argc, char **argv, bool *drawn)
 {
     struct timing *tm = calloc(1, sizeof *tm);
     if (!tm)
@@ -388,7 +388,7 @@ int plot_timing(struct popts *o, int argc, char **argv)
         rc = set->count == 0 ? cli_fail("plot", "timing: no run directory below the input(s)")
              : tried == 0    ? cli_fail("plot", "timing: no run with data rows below the input(s)")
                              : cli_fail("plot", "timing: no run with timer columns below the "
-                                                "input(s)");
+                                                   "input(s)");
     rl_run_set_free(set);
     return rc;
 }

@@ -131,6 +131,38 @@ run plot timing "$T/bad" "$T/tree" --out-dir "$TMP/tf2"
 check "one drawable run among bad ones exits 0" rc_is 0
 check "the bad ones are still named" err_has "$T/bad/notimer: no timer columns to draw"
 
+# ---- issue 18, item 3: gain-cost finds the gain of any layer -------------------------------
+run plot gain-cost "$RUNLAB_DATA_ROOT/sweep/grid/s01/nbv" --out-dir "$TMP/gf"
+check "two layers: says it drew their sum" out_has "Gain drawn: the sum of backtracking.RealAccumulatedGain + planning.RealAccumulatedGain, row by row (--gain COLUMN draws one)"
+check "the record says so too" grep -qF "Gain drawn: the sum of backtracking.RealAccumulatedGain + planning.RealAccumulatedGain" "$TMP/gf/sweep/grid/s01/nbv/gain_cost.yaml"
+run plot gain-cost "$RUNLAB_DATA_ROOT/sweep/grid/s01/nbv" --gain planning.RealAccumulatedGain --out-dir "$TMP/gf1"
+check "--gain COLUMN: says it drew that one" out_has "Gain drawn: planning.RealAccumulatedGain (--gain)"
+G="$TMP/gain-any"
+gcol() { printf '  - {name: "%s", type: %s, unit: "%s", parent: null}\n' "$@"; }
+# A layer of any name, the cost in its own unit.
+mkrun "$G/ok" "$(gcol CycleIndex counter none; gcol TotalCost total J; gcol mapping.RealAccumulatedGain total m3)" \
+    $'CycleIndex,TotalCost,mapping.RealAccumulatedGain\n0,1,5\n1,2,7\n'
+run plot gain-cost "$G/ok" --out-dir "$TMP/gf2"
+check "the gain of a layer named anything is found" out_has "Gain drawn: mapping.RealAccumulatedGain"
+check "its column names the y axis, with its unit" grep -qF '>mapping.RealAccumulatedGain [m3]<' "$TMP/gf2/ok/gain_cost.svg"
+check "the cost unit labels the x axis" grep -qF '>Total cost [J]<' "$TMP/gf2/ok/gain_cost.svg"
+# What is missing, exactly.
+mkrun "$G/bad/nocost" "$(gcol CycleIndex counter none; gcol p.RealAccumulatedGain total m2)" $'CycleIndex,p.RealAccumulatedGain\n0,1\n'
+mkrun "$G/bad/nancost" "$(gcol CycleIndex counter none; gcol TotalCost total m; gcol p.RealAccumulatedGain total m2)" \
+    $'CycleIndex,TotalCost,p.RealAccumulatedGain\n0,nan,1\n'
+mkrun "$G/bad/nogain" "$(gcol CycleIndex counter none; gcol TotalCost total m)" $'CycleIndex,TotalCost\n0,1\n'
+mkrun "$G/bad/summaryonly" "$(gcol CycleIndex counter none; gcol TotalCost total m)" $'CycleIndex,TotalCost\n0,1\n'
+printf 'format_version: 1\nend_reason: stopped\ncycles: 1\ntotal_cost: 1.0\nreal_accumulated_gain:\n  explorer: 4.0\n' >"$G/bad/summaryonly/episode_summary.yaml"
+run plot gain-cost "$G/bad"
+check "no drawable run: exit 1" rc_is 1
+check "no TotalCost: says so" err_has "$G/bad/nocost: not drawn: no TotalCost column"
+check "TotalCost never set: says so" err_has "$G/bad/nancost: not drawn: TotalCost has no value in any row (the planner never passed its totals to rl_perflog_set_totals"
+check "no gain column: says so" err_has "$G/bad/nogain: not drawn: no gain column"
+check "a summary gain without its column: names the column to declare" err_has "$G/bad/summaryonly: not drawn: no <layer>.RealAccumulatedGain column: the summary has a gain for layer 'explorer' but the CSV has no column 'explorer.RealAccumulatedGain'"
+check "and the summary line" err_has "gain-cost: no run with TotalCost and a gain column below the input(s)"
+run plot gain-cost "$G/ok" --gain RealAccumulatedGain
+check "--gain of a missing column names the gain columns there" err_has "not drawn: no column 'RealAccumulatedGain' (--gain); its gain columns: mapping.RealAccumulatedGain"
+
 mkdir -p "$TMP/empty-nothing-here"
 run plot gain-cost "$TMP/empty-nothing-here"
 check "no runs is a failure" rc_is 1
