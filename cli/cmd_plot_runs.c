@@ -3,6 +3,7 @@
  * runlab/runs.h, draws with runlab/plot.h, writes PNG + SVG below <data root>/figures/ at
  * the input's path (or --out-dir / --output), a .yaml record beside, and prints "Wrote". */
 #include "cli.h"
+#include "plot_runs.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -24,23 +25,6 @@
 
 enum { GRID = 200, MAX_GROUPS = 32 };
 
-struct popts {
-    const char *kind; /* gain-cost, normalized-gain, timing */
-    const char *out_dir;
-    const char *output;
-    const char *gain_col;
-    bool open;
-    bool by_planner;
-    bool per_run;
-    char **inputs;
-    int ninputs;
-    /* Where figures go (see place_figures): the tree they mirror and the figures root. */
-    char base[PATH_MAX];
-    char figs[PATH_MAX];
-    /* Every figure path written in this invocation: none is written twice. */
-    char **written;
-    size_t nwritten;
-};
 
 bool cli_plot_runs_handles(const char *kind)
 {
@@ -59,8 +43,10 @@ static void usage(FILE *out)
             "                   (up to 6 runs), or the median and 25-75%% band per planner\n"
             "  normalized-gain  gain divided by the best final gain of the same scene, median\n"
             "                   and band per planner across scenes\n"
-            "  timing           per-cycle time without overlap, stacked by component, one\n"
-            "                   figure per run\n\n"
+            "  timing           per-cycle time of each run, stacked: the known components\n"
+            "                   (PlanPathTotal, <layer>.ExpandTime, ...) where a run has\n"
+            "                   them, else every timer without a parent, with nested timers\n"
+            "                   drawn inside their parent (from run_manifest.yaml)\n\n"
             "The gain is the sum of the layers' <layer>.RealAccumulatedGain columns (or\n"
             "--gain COL). Each run's end is marked at its final gain and total cost (the\n"
             "numbers `runlab runs` shows); the legend says when that lies beyond the last\n"
@@ -187,7 +173,7 @@ static int place_figures(struct popts *o)
 
 /* The figure directory for an input or run (NULL: the top of the figures root): the
  * figures root plus the path relative to the mirrored base. Creates nothing. */
-static int figure_dir(const struct popts *o, const char *input, char *out, size_t cap)
+int plot_runs_figure_dir(const struct popts *o, const char *input, char *out, size_t cap)
 {
     char rin[PATH_MAX];
     const char *rel = NULL;
@@ -244,8 +230,8 @@ static int remember_written(struct popts *o, const char *path)
 
 /* Saves PNG and SVG as <dir>/<stem>.* (or exactly --output), each with its record. A
  * stem already written in this invocation gets _2, _3, ... so nothing is overwritten. */
-static int save(rl_figure *fig, struct popts *o, const char *dir, const char *stem,
-                char **inputs, int ninputs, const char *description, int argc, char **argv)
+int plot_runs_save(rl_figure *fig, struct popts *o, const char *dir, const char *stem,
+                   char **inputs, int ninputs, const char *description, int argc, char **argv)
 {
     char png[PATH_MAX], svg[PATH_MAX], parent[PATH_MAX];
     const char *paths[2] = {png, svg};
@@ -292,11 +278,23 @@ static int save(rl_figure *fig, struct popts *o, const char *dir, const char *st
     return RL_EXIT_OK;
 }
 
+void plot_runs_report_skipped(const char *kind, const rl_run *run)
+{
+    fprintf(stderr, "runlab: plot: %s: ", kind);
+    cli_print_escaped(stderr, run->path);
+    fputs(": skipped, no data rows:", stderr);
+    for (size_t m = 0; m < run->num_messages; m++) {
+        fputs(m ? "; " : " ", stderr);
+        cli_print_escaped(stderr, run->messages[m]);
+    }
+    fputc('\n', stderr);
+}
+
 /* ---- data ------------------------------------------------------------------------------ */
 
 static const char gain_suffix[] = ".RealAccumulatedGain";
 
-static const char *manifest_str(const rl_run *r, const char *key, const char *dflt)
+const char *plot_runs_manifest_str(const rl_run *r, const char *key, const char *dflt)
 {
     const char *s;
     return r->manifest && rl_json_get_string(r->manifest, key, &s) == RL_OK ? s : dflt;
@@ -419,7 +417,7 @@ static int group_runs(const rl_run_set *set, const struct curve *cv, struct grou
         planner_of[i] = NULL;
         if (!cv[i].usable)
             continue;
-        const char *p = manifest_str(set->runs[i], "planner", "unknown");
+        const char *p = plot_runs_manifest_str(set->runs[i], "planner", "unknown");
         planner_of[i] = p;
         int k = 0;
         while (k < *ng && strcmp(g[k].planner, p) != 0)
@@ -540,13 +538,13 @@ static const char *column_unit(const rl_run_set *set, const char *want)
             const char *name, *unit;
             if (rl_json_get_string(c, "name", &name) == RL_OK && strcmp(name, want) == 0 &&
                 rl_json_get_string(c, "unit", &unit) == RL_OK)
-                return unit;
+                return strcmp(unit, "none") == 0 ? NULL : unit; /* perflog's "no unit" */
         }
     }
     return NULL;
 }
 
-static int load(struct popts *o, rl_run_set **set)
+int plot_runs_load(struct popts *o, rl_run_set **set)
 {
     int rc = cli_load_runs("plot", o->inputs, (size_t)o->ninputs, set);
     if (rc != RL_EXIT_OK)
@@ -568,13 +566,14 @@ static int load(struct popts *o, rl_run_set **set)
  * in order of appearance), or the one column's name; `unit_col` gets the first column,
  * whose manifest unit labels the axis. */
 static void gain_label(const rl_run_set *set, const struct curve *cv, char *out, size_t cap,
-                       char *unit_col, size_t ucap)
+                       char *unit_col, size_t ucap, char *cols, size_t ccap, size_t *ncols)
 {
     enum { MAX_NAMED = 16 };
     const char *named[MAX_NAMED];
-    size_t nnamed = 0, len = (size_t)snprintf(out, cap, "Gain, sum of layers ");
+    size_t nnamed = 0, len = (size_t)snprintf(out, cap, "Gain, sum of layers "), clen = 0;
     bool more = false;
     unit_col[0] = '\0';
+    cols[0] = '\0';
     for (size_t i = 0; i < set->count; i++) {
         const rl_run *r = set->runs[i];
         for (size_t k = 0; cv[i].usable && k < r->num_gain_layers; k++) {
@@ -594,6 +593,9 @@ static void gain_label(const rl_run_set *set, const struct curve *cv, char *out,
             named[nnamed++] = r->gain_layers[k];
             if (nnamed == 1)
                 snprintf(unit_col, ucap, "%s", col);
+            if (clen < ccap)
+                clen += (size_t)snprintf(cols + clen, ccap - clen, "%s%s", nnamed > 1 ? " + " : "",
+                                         col);
             if (len < cap)
                 len += (size_t)snprintf(out + len, cap - len, "%s%s", nnamed > 1 ? " + " : "",
                                         r->gain_layers[k]);
@@ -601,24 +603,31 @@ static void gain_label(const rl_run_set *set, const struct curve *cv, char *out,
     }
     if (more && len < cap)
         snprintf(out + len, cap - len, " + ...");
-    if (nnamed == 0)
+    if (more && clen < ccap)
+        snprintf(cols + clen, ccap - clen, " + ...");
+    *ncols = nnamed + more;
+    if (nnamed == 0) {
         snprintf(unit_col, ucap, "RealAccumulatedGain");
+        snprintf(cols, ccap, "RealAccumulatedGain");
+        *ncols = 1;
+    }
     if (nnamed <= 1) /* one column (or the agent-level one): its name is the label */
         snprintf(out, cap, "%s", unit_col);
 }
 
 /* The figure record's description: what the end markers are, and each run's end. */
-static char *ends_description(const rl_run_set *set, const struct curve *cv)
+static char *ends_description(const rl_run_set *set, const struct curve *cv, const char *gain_note)
 {
-    size_t cap = 256;
+    size_t cap = 256 + strlen(gain_note);
     for (size_t i = 0; i < set->count; i++)
         cap += strlen(set->runs[i]->path) + 96;
     char *d = malloc(cap);
     if (!d)
         return NULL;
     size_t len = (size_t)snprintf(d, cap,
-                                  "End-of-run markers: each run's final gain at its total cost "
-                                  "(docs/perflog.md, the numbers `runlab runs` shows).\n");
+                                  "%s\nEnd-of-run markers: each run's final gain at its total "
+                                  "cost (docs/perflog.md, the numbers `runlab runs` shows).\n",
+                                  gain_note);
     for (size_t i = 0; i < set->count && len < cap; i++) {
         if (!cv[i].usable)
             continue;
@@ -632,12 +641,93 @@ static char *ends_description(const rl_run_set *set, const struct curve *cv)
     return d;
 }
 
+/* Why run `r` has no curve (its curve `c` is not usable), exactly; "" when it has one. */
+static void why_no_curve(const rl_run *r, const struct curve *c, const char *gain_col, char *out,
+                         size_t cap)
+{
+    out[0] = '\0';
+    if (c->usable || r->status == RL_RUN_SKIPPED)
+        return;
+    if (!c->cost) {
+        snprintf(out, cap,
+                 "no TotalCost column (runs logged before runlab wrote the totals of "
+                 "rl_perflog_set_totals have it only when the planner declared it)");
+        return;
+    }
+    bool any_cost = false;
+    for (size_t i = 0; i < c->n; i++)
+        any_cost = any_cost || isfinite(c->cost[i]);
+    if (!any_cost) {
+        snprintf(out, cap,
+                 "TotalCost has no value in any row (the planner never passed its totals "
+                 "to rl_perflog_set_totals before rl_perflog_cycle_end)");
+        return;
+    }
+    if (gain_col && !c->gain) {
+        int len = snprintf(out, cap, "no column '%s' (--gain)", gain_col);
+        const char *sep = "; its gain columns: ";
+        size_t slen = sizeof gain_suffix - 2; /* "RealAccumulatedGain" */
+        for (size_t j = 0; j < r->num_columns && len > 0 && (size_t)len < cap; j++) {
+            const char *n = r->column_names[j];
+            size_t nl = strlen(n);
+            if (nl >= slen && strcmp(n + nl - slen, gain_suffix + 1) == 0) {
+                len += snprintf(out + len, cap - (size_t)len, "%s%s", sep, n);
+                sep = ", ";
+            }
+        }
+        return;
+    }
+    if (!c->gain && r->num_gain_layers > 0) {
+        snprintf(out, cap,
+                 "no <layer>.RealAccumulatedGain column: the summary has a gain for layer '%s' "
+                 "but the CSV has no column '%s%s' (declare it and set it every cycle)",
+                 r->gain_layers[0], r->gain_layers[0], gain_suffix);
+        return;
+    }
+    if (!c->gain) {
+        snprintf(out, cap,
+                 "no gain column: no <layer>.RealAccumulatedGain (or RealAccumulatedGain) "
+                 "column and no layer gain in the summary");
+        return;
+    }
+    snprintf(out, cap, "no row with both TotalCost and %s%s", gain_col ? gain_col : "the gain",
+             gain_col ? "" : " (the sum of the layers' RealAccumulatedGain columns)");
+}
+
+/* Names each run below the inputs that gets no curve and why (at most 10 lines). */
+static void report_not_drawn(const char *kind, const rl_run_set *set, const struct curve *cv,
+                             const char *gain_col)
+{
+    size_t shown = 0, more = 0;
+    for (size_t i = 0; i < set->count; i++) {
+        const rl_run *r = set->runs[i];
+        char why[400];
+        why_no_curve(r, &cv[i], gain_col, why, sizeof why);
+        if (cv[i].usable || (r->status != RL_RUN_SKIPPED && !why[0]))
+            continue;
+        if (shown == 10) {
+            more++;
+            continue;
+        }
+        shown++;
+        if (r->status == RL_RUN_SKIPPED) {
+            plot_runs_report_skipped(kind, r);
+            continue;
+        }
+        fprintf(stderr, "runlab: plot: %s: ", kind);
+        cli_print_escaped(stderr, r->path);
+        fprintf(stderr, ": not drawn: %s\n", why);
+    }
+    if (more)
+        fprintf(stderr, "runlab: plot: %s: %zu more run(s) not drawn\n", kind, more);
+}
+
 /* ---- the three figures ---------------------------------------------------------------- */
 
 static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalized)
 {
     rl_run_set *set;
-    int rc = load(o, &set);
+    int rc = plot_runs_load(o, &set);
     if (rc != RL_EXIT_OK)
         return rc;
     struct group g[MAX_GROUPS];
@@ -658,8 +748,13 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
     size_t usable = 0;
     for (int k = 0; k < ng; k++)
         usable += g[k].n;
+    report_not_drawn(o->kind, set, cv, o->gain_col);
     if (usable == 0) {
-        rc = cli_fail("plot", "no run with TotalCost and a gain column below the input(s)");
+        rc = set->count == 0 ? cli_fail("plot", "%s: no run directory below the input(s)", o->kind)
+                             : cli_fail("plot",
+                                        "%s: no run with TotalCost and a gain column below the "
+                                        "input(s) (each run is named above with what it lacks)",
+                                        o->kind);
         goto done;
     }
     if (normalized) {
@@ -667,10 +762,11 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
         for (size_t i = 0; i < set->count; i++) {
             if (!planner_of[i])
                 continue;
-            const char *scene = manifest_str(set->runs[i], "scene", "?");
+            const char *scene = plot_runs_manifest_str(set->runs[i], "scene", "?");
             double best = 0;
             for (size_t j = 0; j < set->count; j++)
-                if (planner_of[j] && strcmp(manifest_str(set->runs[j], "scene", "?"), scene) == 0 &&
+                if (planner_of[j] &&
+                    strcmp(plot_runs_manifest_str(set->runs[j], "scene", "?"), scene) == 0 &&
                     isfinite(cv[j].end_gain) && cv[j].end_gain > best)
                     best = cv[j].end_gain;
             scale[i] = best > 0 ? best : NAN;
@@ -684,13 +780,23 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
     rl_axes_set_title(ax, normalized ? "Gain normalized per scene against cost"
                                      : "Accumulated gain against cost");
     rl_axes_set_xlabel(ax, "Total cost", column_unit(set, "TotalCost"));
-    char ylabel[400], unit_col[300];
+    char ylabel[400], unit_col[300], cols[600], gain_note[700];
+    size_t ncols = 1;
     if (o->gain_col) {
         snprintf(ylabel, sizeof ylabel, "%s", o->gain_col);
         snprintf(unit_col, sizeof unit_col, "%s", o->gain_col);
+        snprintf(cols, sizeof cols, "%s", o->gain_col);
     } else {
-        gain_label(set, cv, ylabel, sizeof ylabel, unit_col, sizeof unit_col);
+        gain_label(set, cv, ylabel, sizeof ylabel, unit_col, sizeof unit_col, cols, sizeof cols,
+                   &ncols);
     }
+    /* Which gain the curves are, said on stdout and in the record. */
+    if (ncols > 1)
+        snprintf(gain_note, sizeof gain_note,
+                 "Gain drawn: the sum of %s, row by row (--gain COLUMN draws one)", cols);
+    else
+        snprintf(gain_note, sizeof gain_note, "Gain drawn: %s%s", cols,
+                 o->gain_col ? " (--gain)" : "");
     rl_axes_set_ylabel(ax, normalized ? "Gain / best final gain of the scene" : ylabel,
                        normalized ? NULL : column_unit(set, unit_col));
     bool bands = normalized || o->by_planner || (!o->per_run && usable > 6);
@@ -720,14 +826,15 @@ static int plot_gain_cost(struct popts *o, int argc, char **argv, bool normalize
         goto done;
     }
     char dir[PATH_MAX];
-    if (figure_dir(o, normalized || o->ninputs != 1 ? NULL : o->inputs[0], dir, sizeof dir) !=
-        RL_OK) {
+    if (plot_runs_figure_dir(o, normalized || o->ninputs != 1 ? NULL : o->inputs[0], dir,
+                             sizeof dir) != RL_OK) {
         rc = cli_fail("plot", "%s", rl_error_last());
         goto done;
     }
-    description = ends_description(set, cv);
-    rc = save(fig, o, dir, normalized ? "normalized_gain" : "gain_cost", o->inputs, o->ninputs,
-              description, argc, argv);
+    description = ends_description(set, cv, gain_note);
+    printf("%s\n", gain_note);
+    rc = plot_runs_save(fig, o, dir, normalized ? "normalized_gain" : "gain_cost", o->inputs,
+                        o->ninputs, description, argc, argv);
 done:
     for (int k = 0; k < ng; k++)
         free(g[k].runs);
@@ -738,116 +845,6 @@ done:
     free(planner_of);
     free(scale);
     rl_figure_free(fig);
-    rl_run_set_free(set);
-    return rc;
-}
-
-/* The non-overlapping components of a cycle's time: PlanPathTotal, Visualization,
- * RosCallbacks, then every layer's ExpandTime, UpdateTime and StartNodeUpdate (their
- * sub-timers and each layer's PlanPathTime are inside these, so they are not added). */
-static bool timing_component(const char *name)
-{
-    if (strcmp(name, "PlanPathTotal") == 0 || strcmp(name, "Visualization") == 0 ||
-        strcmp(name, "RosCallbacks") == 0)
-        return true;
-    const char *dot = strchr(name, '.');
-    return dot && strchr(dot + 1, '.') == NULL &&
-           (strcmp(dot + 1, "ExpandTime") == 0 || strcmp(dot + 1, "UpdateTime") == 0 ||
-            strcmp(dot + 1, "StartNodeUpdate") == 0);
-}
-
-static int plot_timing_run(struct popts *o, const rl_run *run, int argc, char **argv)
-{
-    const double *idx = rl_run_column(run, "CycleIndex");
-    size_t n = run->num_rows, comp[64];
-    int ncomp = 0;
-    for (size_t j = 0; j < run->num_columns && ncomp < 64; j++)
-        if (timing_component(run->column_names[j]))
-            comp[ncomp++] = j;
-    if (!idx || ncomp == 0) {
-        fprintf(stderr, "runlab: plot: timing: %s has no CycleIndex or timer columns, skipped\n",
-                run->path);
-        return RL_EXIT_OK;
-    }
-    double *lo = calloc(n, sizeof *lo), *hi = calloc(n, sizeof *hi);
-    rl_figure *fig = NULL;
-    int rc = RL_EXIT_OK;
-    if (!lo || !hi || rl_figure_new(&fig, 1, 1) != RL_OK ||
-        rl_figure_set_size_px(fig, 900, 600, 100) != RL_OK) {
-        rc = cli_fail("plot", "out of memory");
-        goto done;
-    }
-    rl_axes *ax = rl_figure_axes(fig, 0, 0);
-    char title[PATH_MAX];
-    snprintf(title, sizeof title, "Per-cycle time without overlap: %s / %s",
-             manifest_str(run, "scene", "?"), manifest_str(run, "planner", "?"));
-    rl_axes_set_title(ax, title);
-    rl_axes_set_xlabel(ax, "Cycle", NULL);
-    /* Milliseconds, or microseconds when no cycle reaches one millisecond. */
-    double peak = 0;
-    for (size_t i = 0; i < n; i++) {
-        double t = 0;
-        for (int k = 0; k < ncomp; k++)
-            t += isfinite(run->columns[comp[k]][i]) ? run->columns[comp[k]][i] : 0;
-        peak = t > peak ? t : peak;
-    }
-    double unit = peak >= 1e-3 ? 1e3 : 1e6;
-    rl_axes_set_ylabel(ax, "Time per cycle", unit == 1e3 ? "ms" : "µs");
-    rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE);
-    /* Stacked: each component is a band from the sum below it to the sum including it. */
-    for (int k = 0; k < ncomp; k++) {
-        const double *v = run->columns[comp[k]];
-        for (size_t i = 0; i < n; i++) {
-            lo[i] = k == 0 ? 0 : hi[i];
-            hi[i] = lo[i] + (isfinite(v[i]) ? v[i] * unit : 0);
-        }
-        rl_series_opts so;
-        rl_series_opts_init(&so);
-        so.label = run->column_names[comp[k]];
-        so.color = k;
-        so.dash = 0;
-        so.line_width = 0.8;
-        so.band_lo = lo;
-        so.band_hi = hi;
-        if (rl_axes_line(ax, idx, hi, n, &so) != RL_OK) {
-            rc = cli_fail("plot", "%s", rl_error_last());
-            goto done;
-        }
-    }
-    char dir[PATH_MAX];
-    char *in[1] = {run->path};
-    if (figure_dir(o, run->path, dir, sizeof dir) != RL_OK) {
-        rc = cli_fail("plot", "%s", rl_error_last());
-        goto done;
-    }
-    rc = save(fig, o, dir, "timing", in, 1, NULL, argc, argv);
-done:
-    free(lo);
-    free(hi);
-    rl_figure_free(fig);
-    return rc;
-}
-
-static int plot_timing(struct popts *o, int argc, char **argv)
-{
-    rl_run_set *set;
-    int rc = load(o, &set);
-    if (rc != RL_EXIT_OK)
-        return rc;
-    size_t drawn = 0;
-    for (size_t i = 0; i < set->count && rc == RL_EXIT_OK; i++) {
-        if (set->runs[i]->status == RL_RUN_SKIPPED)
-            continue;
-        if (o->output && drawn == 1) {
-            fprintf(stderr, "runlab: plot: timing: --output names one file; only the first run "
-                            "was drawn\n");
-            break;
-        }
-        rc = plot_timing_run(o, set->runs[i], argc, argv);
-        drawn++;
-    }
-    if (rc == RL_EXIT_OK && drawn == 0)
-        rc = cli_fail("plot", "timing: no usable run below the input(s)");
     rl_run_set_free(set);
     return rc;
 }

@@ -45,6 +45,7 @@ typedef struct rl_perflog_config {
     const char *dataset;  /* required; each of these is one checked path component */
     const char *scene;    /* required */
     const char *planner;  /* required */
+    const char *cost_unit; /* unit of the TotalCost column perflog adds (NULL: "none") */
     bool log_performance; /* false: no CSV, and timers/counters cost a branch only */
     double cost_budget;   /* <= 0 or infinite: unbounded (absent from the manifest) */
     uint64_t random_seed;
@@ -77,7 +78,12 @@ int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind);
  * declared earlier that this timer runs inside (only timers may have a parent).
  * Errors: RL_EINVAL (bad name/unit/parent), RL_EEXIST, RL_ESTATE after start.
  * The agent columns CycleIndex (counter) and ElapsedWallTimeSec (gauge, s) are always
- * present and come first. */
+ * present and come first. The standard totals TotalCost, TotalPathLength (m),
+ * TotalPathDuration (s) and TotalVisitedNodes (count) are always present too: perflog
+ * adds each one the agent did not declare itself (layer NULL, that name), right after
+ * ElapsedWallTimeSec, and logs in it what rl_perflog_set_totals was last given. A column
+ * the agent declared under one of these names is its own (it sets it; perflog never
+ * writes it). */
 int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_perflog_type type,
                        const char *unit, const char *parent, int *id);
 
@@ -109,8 +115,10 @@ void rl_perflog_count(rl_perflog *pl, int id, int64_t n); /* counter += n */
 void rl_perflog_add(rl_perflog *pl, int id, double v);    /* total += v */
 void rl_perflog_set(rl_perflog *pl, int id, double v);    /* gauge or total = v */
 
-/* Episode totals for episode_summary.yaml; the agent updates them as it goes (they are
- * also what a summary written on a signal holds). Gains are per layer, in the task unit. */
+/* Episode totals for episode_summary.yaml and the per-cycle standard total columns; the
+ * agent updates them as it goes, typically once per cycle before rl_perflog_cycle_end
+ * (they are also what a summary written on a signal holds). Gains are per layer, in the
+ * task unit. */
 typedef struct rl_episode_totals {
     double total_cost;
     double total_path_length;
@@ -118,8 +126,15 @@ typedef struct rl_episode_totals {
     int64_t num_visited_nodes;
 } rl_episode_totals;
 
+/* Sets the totals. Each CSV row written afterwards holds them in the standard total
+ * columns perflog added (see rl_perflog_declare); rows before the first call hold nan
+ * there. Until the first call, the summary takes each total from the agent's own column
+ * of that name (a total or gauge) when it declared one, else 0. RL_EINVAL for NULL. */
 int rl_perflog_set_totals(rl_perflog *pl, const rl_episode_totals *totals);
-/* real_accumulated_gain of a declared layer. RL_ENOENT for an unknown layer. */
+/* real_accumulated_gain of a declared layer, for the summary. A layer whose gain is never
+ * set this way states the value of its "<layer>.RealAccumulatedGain" column (a total or
+ * gauge) when it has one, else 0. The figures draw that column (perflog does not add it).
+ * RL_ENOENT for an unknown layer. */
 int rl_perflog_set_gain(rl_perflog *pl, const char *layer, double gain);
 
 /* Ends a cycle: with log_performance, writes one CSV row (CycleIndex, ElapsedWallTimeSec,

@@ -42,12 +42,21 @@ struct column {
     int parent_idx;             /* declaration index of the parent timer, -1 when none */
     rl_perflog_type type;
     int layer; /* -1: the agent */
+    int std_total; /* an added standard total column (enum std_total), else -1 */
 };
+
+/* The episode totals of rl_perflog_set_totals, logged per cycle under these names unless
+ * the planner declared an agent column of that name itself (then that column is its own). */
+enum std_total { STD_COST, STD_PATH_LENGTH, STD_PATH_DURATION, STD_VISITED, STD_COUNT };
+static const char *const std_total_name[STD_COUNT] = {"TotalCost", "TotalPathLength",
+                                                      "TotalPathDuration", "TotalVisitedNodes"};
 
 struct layer {
     char name[COL_NAME_MAX + 1];
     char kind[KIND_MAX];
     double gain;
+    bool gain_set; /* rl_perflog_set_gain was called */
+    int gain_col;  /* its <layer>.RealAccumulatedGain total or gauge, else -1 (from start) */
 };
 
 enum param_kind { PARAM_F64, PARAM_I64, PARAM_STR };
@@ -63,6 +72,7 @@ enum state { ST_NEW, ST_STARTED, ST_ENDED };
 
 struct rl_perflog {
     char *root, *task, *dataset, *scene, *planner;
+    char cost_unit[UNIT_MAX];
     bool log;
     double budget; /* INFINITY when unbounded */
     uint64_t seed;
@@ -92,6 +102,10 @@ struct rl_perflog {
 
     uint64_t cycles;
     rl_episode_totals totals;
+    bool totals_set; /* rl_perflog_set_totals was called */
+    /* The column of each standard total (declaration index): an added one, or the
+     * planner's own of that name (which perflog never writes); -1 before start. */
+    int std_col[STD_COUNT];
 
     /* Intervals of a timer declared with a parent that did not lie inside a running
      * interval of the parent: the manifest's nesting (which the timing figures rely on
@@ -266,6 +280,7 @@ static int add_column(rl_perflog *pl, const char *full, rl_perflog_type type, co
         snprintf(c->parent, sizeof c->parent, "%s", pl->cols[parent_idx].name);
     c->type = type;
     c->layer = layer;
+    c->std_total = -1;
     if (id)
         *id = (int)pl->ncols;
     pl->ncols++;
@@ -287,6 +302,11 @@ int rl_perflog_new(rl_perflog **out, const rl_perflog_config *cfg)
     }
     if (cfg->task && *cfg->task && rl_path_check_name(cfg->task, "task") != RL_OK)
         return rl_error_prefix(RL_EINVAL, "perflog");
+    if (cfg->cost_unit && *cfg->cost_unit && !is_unit(cfg->cost_unit))
+        return rl_error_set(RL_EINVAL,
+                            "perflog: cost_unit '%s' is not 1..%d printable characters without "
+                            "spaces, commas or quotes",
+                            cfg->cost_unit, UNIT_MAX - 1);
     if (cfg->num_maps_to_save < 0 || cfg->num_maps_to_save > 99999)
         return rl_error_set(RL_ERANGE, "perflog: num_maps_to_save %d outside 0..99999",
                             cfg->num_maps_to_save);
@@ -298,6 +318,10 @@ int rl_perflog_new(rl_perflog **out, const rl_perflog_config *cfg)
     pl->dataset = strdup(cfg->dataset);
     pl->scene = strdup(cfg->scene);
     pl->planner = strdup(cfg->planner);
+    snprintf(pl->cost_unit, sizeof pl->cost_unit, "%s",
+             cfg->cost_unit && *cfg->cost_unit ? cfg->cost_unit : "none");
+    for (int k = 0; k < STD_COUNT; k++)
+        pl->std_col[k] = -1;
     pl->log = cfg->log_performance;
     pl->budget = (cfg->cost_budget > 0 && isfinite(cfg->cost_budget)) ? cfg->cost_budget : INFINITY;
     pl->seed = cfg->random_seed;
@@ -355,6 +379,7 @@ int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind)
     memset(l, 0, sizeof *l);
     snprintf(l->name, sizeof l->name, "%s", name);
     snprintf(l->kind, sizeof l->kind, "%s", kind);
+    l->gain_col = -1;
     return RL_OK;
 }
 
@@ -551,8 +576,57 @@ static const struct layer **sorted_layers(const rl_perflog *pl)
     return s;
 }
 
+/* Copies the totals into the standard total columns perflog added (not into a planner's
+ * own column of the same name). */
+static void log_totals(rl_perflog *pl)
+{
+    const double v[STD_COUNT] = {pl->totals.total_cost, pl->totals.total_path_length,
+                                 pl->totals.total_path_duration,
+                                 (double)pl->totals.num_visited_nodes};
+    for (int k = 0; k < STD_COUNT; k++)
+        if (pl->std_col[k] >= 0 && pl->cols[pl->std_col[k]].std_total == k)
+            pl->val[pl->std_col[k]] = v[k];
+}
+
+/* Completes the schema at start: adds each standard total the planner did not declare as
+ * an agent column itself, and finds each layer's gain column (for the summary of a
+ * planner that logs its gain there without rl_perflog_set_gain). Repeatable, so a start
+ * that failed can be retried. */
+static int complete_schema(rl_perflog *pl)
+{
+    static const char *const std_unit[STD_COUNT] = {NULL, "m", "s", "count"};
+    for (int k = 0; k < STD_COUNT; k++) {
+        pl->std_col[k] = -1;
+        for (size_t i = 0; i < pl->ncols; i++)
+            if (pl->cols[i].layer < 0 && strcmp(pl->cols[i].name, std_total_name[k]) == 0)
+                pl->std_col[k] = (int)i;
+        if (pl->std_col[k] >= 0)
+            continue;
+        int id;
+        int rc = add_column(pl, std_total_name[k], RL_COL_TOTAL,
+                            k == STD_COST ? pl->cost_unit : std_unit[k], -1, -1, &id);
+        if (rc != RL_OK)
+            return rc;
+        pl->cols[id].std_total = k;
+        pl->std_col[k] = id;
+    }
+    for (size_t l = 0; l < pl->nlayers; l++) {
+        char full[FULL_NAME_MAX];
+        snprintf(full, sizeof full, "%s.RealAccumulatedGain", pl->layers[l].name);
+        pl->layers[l].gain_col = -1;
+        for (size_t i = 0; i < pl->ncols; i++)
+            if (pl->cols[i].layer == (int)l && strcmp(pl->cols[i].name, full) == 0 &&
+                (pl->cols[i].type == RL_COL_TOTAL || pl->cols[i].type == RL_COL_GAUGE))
+                pl->layers[l].gain_col = (int)i;
+    }
+    return RL_OK;
+}
+
+/* CSV order: CycleIndex, ElapsedWallTimeSec, the standard totals perflog added, the
+ * agent's declared columns, then each layer's (layers sorted by name). */
 static int build_order(rl_perflog *pl)
 {
+    free(pl->order);
     pl->order = calloc(pl->ncols, sizeof *pl->order);
     const struct layer **sl = sorted_layers(pl);
     if (!pl->order || !sl) {
@@ -560,8 +634,13 @@ static int build_order(rl_perflog *pl)
         return rl_error_set(RL_ENOMEM, "perflog: out of memory");
     }
     size_t k = 0;
-    for (size_t i = 0; i < pl->ncols; i++)
-        if (pl->cols[i].layer < 0)
+    pl->order[k++] = 0; /* CycleIndex */
+    pl->order[k++] = 1; /* ElapsedWallTimeSec */
+    for (int t = 0; t < STD_COUNT; t++)
+        if (pl->cols[pl->std_col[t]].std_total == t)
+            pl->order[k++] = (size_t)pl->std_col[t];
+    for (size_t i = 2; i < pl->ncols; i++)
+        if (pl->cols[i].layer < 0 && pl->cols[i].std_total < 0)
             pl->order[k++] = i;
     for (size_t l = 0; l < pl->nlayers; l++) {
         int li = (int)(sl[l] - pl->layers);
@@ -687,28 +766,56 @@ static int write_params(rl_perflog *pl)
 
 /* Renders episode_summary.yaml into `out` (capacity pl->sum_cap). Layer names are plain
  * identifiers (checked at add_layer), so they need no quoting. */
+/* A planner's own total or gauge column that stands in for a number it never passed
+ * through rl_perflog_set_totals / rl_perflog_set_gain: its value now, else `fallback`. */
+static double own_column_value(const rl_perflog *pl, int col, double fallback)
+{
+    if (col < 0 || !pl->val || pl->cols[col].std_total >= 0 ||
+        (pl->cols[col].type != RL_COL_TOTAL && pl->cols[col].type != RL_COL_GAUGE))
+        return fallback;
+    return pl->val[col];
+}
+
+/* The totals the summary states: those passed to rl_perflog_set_totals; before the first
+ * call, the planner's own columns of the standard names where it declared them. */
+static rl_episode_totals summary_totals(const rl_perflog *pl)
+{
+    rl_episode_totals t = pl->totals;
+    if (pl->totals_set)
+        return t;
+    t.total_cost = own_column_value(pl, pl->std_col[STD_COST], t.total_cost);
+    t.total_path_length = own_column_value(pl, pl->std_col[STD_PATH_LENGTH], t.total_path_length);
+    t.total_path_duration =
+        own_column_value(pl, pl->std_col[STD_PATH_DURATION], t.total_path_duration);
+    double nodes = own_column_value(pl, pl->std_col[STD_VISITED], NAN);
+    if (isfinite(nodes) && fabs(nodes) < 9e18)
+        t.num_visited_nodes = (int64_t)nodes;
+    return t;
+}
+
 static size_t render_summary(const rl_perflog *pl, rl_end_reason reason, char *out)
 {
     rl_buf b = {0};
+    const rl_episode_totals tot = summary_totals(pl);
     rl_buf_printf(&b, "format_version: %d\nend_reason: %s\ncycles: %" PRIu64 "\ntotal_cost: ",
               RL_PERFLOG_FORMAT_VERSION, rl_end_reason_name(reason), pl->cycles);
-    sb_f64(&b, pl->totals.total_cost);
+    sb_f64(&b, tot.total_cost);
     if (isfinite(pl->budget)) {
         rl_buf_puts(&b, "\ncost_budget: ");
         sb_f64(&b, pl->budget);
     }
     rl_buf_puts(&b, "\ntotal_path_length: ");
-    sb_f64(&b, pl->totals.total_path_length);
+    sb_f64(&b, tot.total_path_length);
     rl_buf_puts(&b, "\ntotal_path_duration: ");
-    sb_f64(&b, pl->totals.total_path_duration);
+    sb_f64(&b, tot.total_path_duration);
     rl_buf_printf(&b, "\nnum_visited_nodes: %" PRId64 "\nelapsed_wall_time_s: ",
-              pl->totals.num_visited_nodes);
+              tot.num_visited_nodes);
     sb_f64(&b, (double)(rl_mono_ns() - pl->start_mono) / 1e9);
     rl_buf_puts(&b, pl->nlayers ? "\nreal_accumulated_gain:\n" : "\nreal_accumulated_gain: {}\n");
     const struct layer **sl = sorted_layers(pl);
     for (size_t i = 0; sl && i < pl->nlayers; i++) {
         rl_buf_printf(&b, "  %s: ", sl[i]->name);
-        sb_f64(&b, sl[i]->gain);
+        sb_f64(&b, sl[i]->gain_set ? sl[i]->gain : own_column_value(pl, sl[i]->gain_col, 0));
         rl_buf_puts(&b, "\n");
     }
     free(sl);
@@ -916,17 +1023,28 @@ int rl_perflog_start(rl_perflog *pl)
         return rl_error_set(RL_EINVAL, "perflog: start needs a logger");
     if (pl->state != ST_NEW)
         return rl_error_set(RL_ESTATE, "perflog: episode already started");
-    int rc = build_order(pl);
+    int rc = complete_schema(pl);
+    if (rc == RL_OK)
+        rc = build_order(pl);
     if (rc == RL_OK)
         rc = schema_fingerprint(pl);
     if (rc != RL_OK)
         return rc;
+    free(pl->val);
+    free(pl->acc_ns);
+    free(pl->t0);
     pl->val = calloc(pl->ncols, sizeof *pl->val);
     pl->acc_ns = calloc(pl->ncols, sizeof *pl->acc_ns);
     pl->t0 = calloc(pl->ncols, sizeof *pl->t0);
     pl->sum_cap = 1024 + 4 * FULL_NAME_MAX + pl->nlayers * (COL_NAME_MAX + 48);
     if (!pl->val || !pl->acc_ns || !pl->t0)
         return rl_error_set(RL_ENOMEM, "perflog: out of memory");
+    /* The added totals read nan until the planner first passes its totals. */
+    for (int k = 0; k < STD_COUNT; k++)
+        if (pl->cols[pl->std_col[k]].std_total == k)
+            pl->val[pl->std_col[k]] = NAN;
+    if (pl->totals_set)
+        log_totals(pl);
     rc = make_run_dir(pl);
     if (rc != RL_OK)
         return rl_error_prefix(rc, "perflog: run directory");
@@ -1005,6 +1123,9 @@ int rl_perflog_set_totals(rl_perflog *pl, const rl_episode_totals *totals)
     if (!pl || !totals)
         return rl_error_set(RL_EINVAL, "perflog: set_totals needs a logger and totals");
     pl->totals = *totals;
+    pl->totals_set = true;
+    if (pl->val)
+        log_totals(pl);
     if (pl->state == ST_STARTED)
         publish_summary(pl, RL_END_STOPPED);
     return RL_OK;
@@ -1018,6 +1139,7 @@ int rl_perflog_set_gain(rl_perflog *pl, const char *layer, double gain)
     if (li < 0)
         return rl_error_set(RL_ENOENT, "perflog: no layer '%s'", layer);
     pl->layers[li].gain = gain;
+    pl->layers[li].gain_set = true;
     if (pl->state == ST_STARTED)
         publish_summary(pl, RL_END_STOPPED);
     return RL_OK;

@@ -177,7 +177,10 @@ static void test_run_directory_and_files(void **state)
     rl_perflog_count(pl, ids.bt_selected, 1); /* after end: ignored */
 
     char *csv = slurp(dir, "performance_log.csv");
-    const char *header = "CycleIndex,ElapsedWallTimeSec,PlanPathTotal,TotalCost,"
+    /* The standard totals the agent did not declare come right after ElapsedWallTimeSec;
+     * its own TotalCost stays where it was declared. */
+    const char *header = "CycleIndex,ElapsedWallTimeSec,TotalPathLength,TotalPathDuration,"
+                         "TotalVisitedNodes,PlanPathTotal,TotalCost,"
                          "backtracking.PlanPathTime,backtracking.TimesSelected,"
                          "planning.ExpandTime,planning.EvaluateNode,planning.TimesSelected,"
                          "planning.RealAccumulatedGain\n";
@@ -186,21 +189,25 @@ static void test_run_directory_and_files(void **state)
     for (char *p = csv; *p; p++)
         lines += *p == '\n';
     assert_int_equal(lines, 6);
-    /* Last row: cycle 4, total cost 7.5, 1 backtracking selection (counter reset per
-     * cycle), 5 planning selections (total), gain 1. */
+    /* Last row: cycle 4, the totals of cycle 4 (length 10, duration 7.5, 5 nodes), total
+     * cost 7.5, 1 backtracking selection (counter reset per cycle), 5 planning selections
+     * (total), gain 1. */
     char *last = csv + strlen(csv) - 1;
     *last = '\0';
     last = strrchr(csv, '\n') + 1;
     assert_memory_equal(last, "4,", 2);
-    char *f[10];
+    char *f[13];
     int nf = 0;
-    for (char *tok = strtok(last, ","); tok && nf < 10; tok = strtok(NULL, ","))
+    for (char *tok = strtok(last, ","); tok && nf < 13; tok = strtok(NULL, ","))
         f[nf++] = tok;
-    assert_int_equal(nf, 10);
+    assert_int_equal(nf, 13);
+    assert_string_equal(f[2], "10");
     assert_string_equal(f[3], "7.5");
-    assert_string_equal(f[5], "1");
-    assert_string_equal(f[8], "5");
-    assert_string_equal(f[9], "1");
+    assert_string_equal(f[4], "5");
+    assert_string_equal(f[6], "7.5");
+    assert_string_equal(f[8], "1");
+    assert_string_equal(f[11], "5");
+    assert_string_equal(f[12], "1");
     free(csv);
 
     char *man = slurp(dir, "run_manifest.yaml");
@@ -234,6 +241,103 @@ static void test_run_directory_and_files(void **state)
     assert_string_not_equal(rl_perflog_run_dir(pl2), dir);
     rl_perflog_free(pl2); /* ends as stopped */
     rl_perflog_free(pl);
+    rl_test_tmpdir_free(root);
+}
+
+/* A planner that declares none of the standard totals still has them in its CSV, right
+ * after ElapsedWallTimeSec, holding what rl_perflog_set_totals was last given (nan before
+ * the first call); the cost column takes the configured unit. A layer's gain column
+ * stands in for rl_perflog_set_gain in the summary when that is never called. */
+static void test_standard_totals_added(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir();
+    rl_perflog_config cfg;
+    rl_perflog_config_init(&cfg);
+    cfg.root = root;
+    cfg.dataset = "d";
+    cfg.scene = "s";
+    cfg.planner = "mine";
+    cfg.cost_unit = "J";
+    rl_perflog *pl;
+    int plan, gain, nodes_in_layer;
+    assert_int_equal(rl_perflog_new(&pl, &cfg), RL_OK);
+    assert_int_equal(rl_perflog_add_layer(pl, "planning", "sampler"), RL_OK);
+    assert_int_equal(rl_perflog_declare(pl, "planning", "PlanTime", RL_COL_TIMER, "s", NULL, &plan),
+                     RL_OK);
+    /* A layer column of a standard name is the layer's, not a standard total. */
+    assert_int_equal(rl_perflog_declare(pl, "planning", "TotalCost", RL_COL_GAUGE, "J", NULL,
+                                        &nodes_in_layer),
+                     RL_OK);
+    assert_int_equal(rl_perflog_declare(pl, "planning", "RealAccumulatedGain", RL_COL_TOTAL, "m2",
+                                        NULL, &gain),
+                     RL_OK);
+    assert_int_equal(rl_perflog_start(pl), RL_OK);
+    char *dir = strdup(rl_perflog_run_dir(pl));
+    for (int c = 0; c < 3; c++) {
+        rl_perflog_add(pl, gain, 2);
+        if (c > 0) {
+            rl_episode_totals t = {10.0 * c, 1.5 * c, 0.5 * c, 3 * c};
+            assert_int_equal(rl_perflog_set_totals(pl, &t), RL_OK);
+        }
+        assert_int_equal(rl_perflog_cycle_end(pl), RL_OK);
+    }
+    assert_int_equal(rl_perflog_end(pl, RL_END_GOAL_REACHED), RL_OK);
+    rl_perflog_free(pl);
+
+    char *csv = slurp(dir, "performance_log.csv");
+    char *row0 = strchr(csv, '\n') + 1;
+    *strchr(row0, ',') = '\0'; /* cut off the elapsed time, which varies */
+    char *rest0 = strchr(row0 + strlen(row0) + 1, ',') + 1;
+    const char *header = "CycleIndex,ElapsedWallTimeSec,TotalCost,TotalPathLength,"
+                         "TotalPathDuration,TotalVisitedNodes,planning.PlanTime,"
+                         "planning.TotalCost,planning.RealAccumulatedGain\n";
+    assert_memory_equal(csv, header, strlen(header));
+    assert_string_equal(row0, "0");
+    assert_memory_equal(rest0, "nan,nan,nan,nan,0,0,2\n", strlen("nan,nan,nan,nan,0,0,2\n"));
+    char *row2 = strstr(rest0, "\n2,") + 1;
+    char *rest2 = strchr(row2 + 2, ',') + 1;
+    assert_string_equal(rest2, "20,3,1,6,0,0,6\n");
+    free(csv);
+
+    char *man = slurp(dir, "run_manifest.yaml");
+    assert_non_null(strstr(man, "{name: \"TotalCost\", type: total, unit: \"J\", parent: null}"));
+    assert_non_null(strstr(man, "{name: \"TotalVisitedNodes\", type: total, unit: \"count\", "
+                                "parent: null}"));
+    free(man);
+    char *sum = slurp(dir, "episode_summary.yaml");
+    assert_non_null(strstr(sum, "total_cost: 20.0\n"));
+    assert_non_null(strstr(sum, "num_visited_nodes: 6\n"));
+    assert_non_null(strstr(sum, "real_accumulated_gain:\n  planning: 6.0\n"));
+    free(sum);
+    free(dir);
+
+    /* A planner with its own TotalCost that never calls rl_perflog_set_totals: the column
+     * is its own (perflog writes nothing into it) and the summary states its value. */
+    cfg.cost_unit = "bad unit";
+    assert_int_equal(rl_perflog_new(&pl, &cfg), RL_EINVAL);
+    cfg.cost_unit = NULL;
+    int cost;
+    assert_int_equal(rl_perflog_new(&pl, &cfg), RL_OK);
+    assert_int_equal(rl_perflog_declare(pl, NULL, "TotalCost", RL_COL_TOTAL, "m", NULL, &cost),
+                     RL_OK);
+    assert_int_equal(rl_perflog_start(pl), RL_OK);
+    dir = strdup(rl_perflog_run_dir(pl));
+    rl_perflog_add(pl, cost, 4.5);
+    assert_int_equal(rl_perflog_cycle_end(pl), RL_OK);
+    assert_int_equal(rl_perflog_end(pl, RL_END_STOPPED), RL_OK);
+    rl_perflog_free(pl);
+    csv = slurp(dir, "performance_log.csv");
+    header = "CycleIndex,ElapsedWallTimeSec,TotalPathLength,TotalPathDuration,"
+             "TotalVisitedNodes,TotalCost\n";
+    assert_memory_equal(csv, header, strlen(header));
+    assert_non_null(strstr(csv, ",nan,nan,nan,4.5\n"));
+    free(csv);
+    sum = slurp(dir, "episode_summary.yaml");
+    assert_non_null(strstr(sum, "total_cost: 4.5\n"));
+    assert_non_null(strstr(sum, "num_visited_nodes: 0\n"));
+    free(sum);
+    free(dir);
     rl_test_tmpdir_free(root);
 }
 
@@ -505,6 +609,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_directory_and_files),
+        cmocka_unit_test(test_standard_totals_added),
         cmocka_unit_test(test_fingerprint_recomputed_independently),
         cmocka_unit_test(test_default_data_root),
         cmocka_unit_test(test_bad_declarations),

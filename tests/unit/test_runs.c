@@ -149,9 +149,9 @@ static void break_run(const char *name, const char *dir)
     } else if (strcmp(name, "nul") == 0) {
         append(dir, csv, LIT("20,0.5,2.1,0,0.1\0,0\n"));
     } else if (strcmp(name, "colcount") == 0) {
-        append(dir, csv, LIT("1,2\n1,2,3,4,5,6,7,8,9\n"));
+        append(dir, csv, LIT("1,2\n1,2,3,4,5,6,7,8,9,10\n"));
     } else if (strcmp(name, "nonnumeric") == 0) {
-        append(dir, csv, LIT("20,abc,2.1,0,0.1,1\n"));
+        append(dir, csv, LIT("20,abc,nan,nan,nan,2.1,0,0.1,1\n"));
     } else if (strcmp(name, "megaline") == 0) {
         size_t n = 2u << 20;
         char *big = malloc(n + 1);
@@ -277,13 +277,18 @@ static void test_values_and_columns(void **state)
     (void)state;
     char *root = rl_test_tmpdir();
     char *dir = make_run(root, "values", true);
-    append(dir, "performance_log.csv", LIT("20,1e-3,\"2.5\",-0,0.25,nan\n"));
+    append(dir, "performance_log.csv", LIT("20,1e-3,nan,nan,nan,\"2.5\",-0,0.25,nan\n"));
     rl_run *run;
     assert_int_equal(rl_run_load(dir, NULL, &run), RL_OK);
     assert_int_equal(run->status, RL_RUN_PARSED);
     assert_int_equal(run->num_rows, 21);
-    assert_int_equal(run->num_columns, 6);
-    assert_string_equal(run->column_names[2], "TotalCost");
+    /* The standard totals the planner did not declare come after ElapsedWallTimeSec; its
+     * own TotalCost stays where it declared it. */
+    assert_int_equal(run->num_columns, 9);
+    assert_string_equal(run->column_names[2], "TotalPathLength");
+    assert_string_equal(run->column_names[3], "TotalPathDuration");
+    assert_string_equal(run->column_names[4], "TotalVisitedNodes");
+    assert_string_equal(run->column_names[5], "TotalCost");
     const double *cost = rl_run_column(run, "TotalCost");
     const double *gain = rl_run_column(run, "planning.RealAccumulatedGain");
     const double *idx = rl_run_column(run, "CycleIndex");
@@ -295,6 +300,8 @@ static void test_values_and_columns(void **state)
         assert_true(cost[i] == sum); /* shortest round-trip digits read back exactly */
         assert_true(gain[i] == i * 1e-3);
         assert_true(idx[i] == i);
+        /* Never given through rl_perflog_set_totals: nan, not a made-up 0. */
+        assert_true(isnan(rl_run_column(run, "TotalPathLength")[i]));
     }
     assert_true(cost[20] == 2.5);
     assert_true(isnan(gain[20]));

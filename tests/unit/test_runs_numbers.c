@@ -128,7 +128,7 @@ static void test_dropped_row_is_not_also_non_numeric(void **state)
     path_of(p, dir, "performance_log.csv");
     FILE *f = fopen(p, "ab");
     assert_non_null(f);
-    fputs("x,y\n", f); /* two fields of five, neither a number: one bad row, nothing else */
+    fputs("x,y\n", f); /* two fields of eight, neither a number: one bad row, nothing else */
     fclose(f);
     rl_run *run;
     assert_int_equal(rl_run_load(dir, NULL, &run), RL_OK);
@@ -140,7 +140,7 @@ static void test_dropped_row_is_not_also_non_numeric(void **state)
     /* A kept row with one odd cell: non_numeric, counted once, at its line and column. */
     f = fopen(p, "ab");
     assert_non_null(f);
-    fputs("5,x,1,2,3\n", f);
+    fputs("5,x,1,2,3,4,5,6\n", f);
     fclose(f);
     assert_int_equal(rl_run_load(dir, NULL, &run), RL_OK);
     assert_true(rl_run_has_reason(run, RL_REASON_BAD_ROWS));
@@ -173,6 +173,52 @@ static bool has_walk_error(const rl_run_set *set, const char *a, const char *b)
         if (strstr(set->walk_errors[i], a) && strstr(set->walk_errors[i], b))
             return true;
     return false;
+}
+
+/* A run written before perflog added the standard totals (TotalCost its only one) still
+ * loads as parsed: the fingerprint below was computed with Python's hashlib from the
+ * definition in docs/perflog.md, not by runlab. */
+static void test_run_without_standard_totals_loads(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir();
+    char p[PATH_MAX];
+    path_of(p, root, "old");
+    assert_int_equal(mkdir(p, 0755), 0);
+    static const char manifest[] =
+        "format_version: 1\n"
+        "schema_fingerprint: "
+        "\"sha256:8cfd087a75964f313d0636ff451d923bcd633a35e857536e468b9ec3e5c82ece\"\n"
+        "dataset: \"grid\"\nscene: \"s01\"\nplanner: \"old\"\nrandom_seed: 3\n"
+        "layers:\n  \"planning\": \"nbv\"\n"
+        "columns:\n"
+        "  - {name: \"CycleIndex\", type: counter, unit: \"none\", parent: null}\n"
+        "  - {name: \"ElapsedWallTimeSec\", type: gauge, unit: \"s\", parent: null}\n"
+        "  - {name: \"TotalCost\", type: total, unit: \"s\", parent: null}\n"
+        "  - {name: \"planning.PlanPathTime\", type: timer, unit: \"s\", parent: null}\n"
+        "  - {name: \"planning.RealAccumulatedGain\", type: gauge, unit: \"m2\", parent: null}\n";
+    static const char csv[] = "CycleIndex,ElapsedWallTimeSec,TotalCost,planning.PlanPathTime,"
+                              "planning.RealAccumulatedGain\n0,0.1,2,0.01,4\n1,0.2,5,0.02,9\n";
+    static const char summary[] = "format_version: 1\nend_reason: goal_reached\ncycles: 2\n"
+                                  "total_cost: 5.0\nreal_accumulated_gain:\n  planning: 9.0\n";
+    path_of(p, root, "old/run_manifest.yaml");
+    rl_test_write_file(p, manifest, sizeof manifest - 1);
+    path_of(p, root, "old/performance_log.csv");
+    rl_test_write_file(p, csv, sizeof csv - 1);
+    path_of(p, root, "old/episode_summary.yaml");
+    rl_test_write_file(p, summary, sizeof summary - 1);
+    path_of(p, root, "old");
+    rl_run *run;
+    assert_int_equal(rl_run_load(p, NULL, &run), RL_OK);
+    for (size_t m = 0; m < run->num_messages; m++)
+        print_message("  %s\n", run->messages[m]);
+    assert_int_equal(run->status, RL_RUN_PARSED);
+    assert_int_equal(run->num_columns, 5);
+    assert_null(rl_run_column(run, "TotalPathLength"));
+    assert_true(run->total_cost == 5);
+    assert_true(run->final_gain == 9);
+    rl_run_free(run);
+    rl_test_tmpdir_free(root);
 }
 
 static void test_walk_over_links(void **state)
@@ -239,6 +285,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_final_numbers_from_the_summary_else_the_csv),
         cmocka_unit_test(test_dropped_row_is_not_also_non_numeric),
+        cmocka_unit_test(test_run_without_standard_totals_loads),
         cmocka_unit_test(test_walk_over_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
