@@ -83,6 +83,7 @@ static void test_full_report(void **state)
     rl_figure_free(f);
     assert_int_equal(rl_report_link(r, "fig.png", "PNG"), RL_OK);
     assert_int_equal(rl_report_link(r, "sub/fig.svg", NULL), RL_OK);
+    assert_int_equal(rl_report_link(r, "sub/\xc3\xa9t\xc3\xa9 100%#?.svg", "odd"), RL_OK);
     assert_int_equal(rl_report_status(r, "Other", RL_BADGE_NA), RL_OK);
 
     char *html = NULL;
@@ -107,10 +108,12 @@ static void test_full_report(void **state)
     assert_non_null(strstr(html, "<span class=\"badge insufficient\">INSUFFICIENT</span>"));
     assert_non_null(strstr(html, "<span class=\"badge unavailable\">UNAVAILABLE</span>"));
     assert_non_null(strstr(html, "<span class=\"badge na\">N/A</span>"));
-    /* Links: percent-encoded, both on one line. */
+    /* Links: percent-encoded (UTF-8 bytes, space, %, #, ?), on one line. */
+    assert_non_null(strstr(html, "<a href=\"sub/%C3%A9t%C3%A9%20100%25%23%3F.svg\">odd</a>"));
     assert_non_null(strstr(html, "<a href=\"runs/a%20b.csv\">log</a>"));
     assert_non_null(strstr(html, "<p class=\"links\"><a href=\"fig.png\">PNG</a> <a "
-                                 "href=\"sub/fig.svg\">sub/fig.svg</a> </p>"));
+                                 "href=\"sub/fig.svg\">sub/fig.svg</a> <a "
+                                 "href=\"sub/%C3%A9t%C3%A9%20100%25%23%3F.svg\">odd</a> </p>"));
     /* Figures inline, without XML declarations, with distinct clip ids. */
     assert_int_equal(count(html, "<svg "), 2);
     assert_null(strstr(html, "<?xml"));
