@@ -174,12 +174,6 @@ size_t cdr_push_index(cdr_dec *d, size_t i)
     return saved;
 }
 
-void cdr_pop(cdr_dec *d, size_t saved)
-{
-    d->plen = saved;
-    d->path[saved] = '\0';
-}
-
 /* ---- Structure ------------------------------------------------------------------------ */
 
 rl_msg_ext cdr_ext(const cdr_dec *d, const rl_msg_type *ty)

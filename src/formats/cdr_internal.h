@@ -85,7 +85,11 @@ int cdr_read_prim(cdr_dec *d, rl_msg_kind k, rl_msg_value *out);
 int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out);
 size_t cdr_push_name(cdr_dec *d, const char *name);
 size_t cdr_push_index(cdr_dec *d, size_t i);
-void cdr_pop(cdr_dec *d, size_t saved);
+static inline void cdr_pop(cdr_dec *d, size_t saved)
+{
+    d->plen = saved;
+    d->path[saved] = '\0';
+}
 rl_msg_ext cdr_ext(const cdr_dec *d, const rl_msg_type *ty);
 int cdr_dheader(cdr_dec *d, cdr_frame *f);
 void cdr_frame_close(cdr_dec *d, const cdr_frame *f);

@@ -36,6 +36,7 @@ typedef struct plan_op {
     uint32_t body_end;   /* OP_ARRAY: the first step after the element's steps */
     size_t name_len;
     const char *name;    /* member name; NULL for an array element (owned by the schema) */
+    char seg[24];        /* ".name" NUL-padded when it fits in 16 bytes, for a fixed-size copy */
     const rl_msg_member *member; /* OP_MEMBER_SLOW */
 } plan_op;
 
@@ -77,11 +78,21 @@ static int add_op(plan_builder *b, const plan_op *op, uint32_t *at)
 
 static int compile_value(plan_builder *b, uint32_t t, const char *name, int nest);
 
+static void set_name(plan_op *op, const char *name)
+{
+    op->name = name;
+    op->name_len = name ? strlen(name) : 0;
+    if (name && op->name_len < 15) {
+        op->seg[0] = '.';
+        memcpy(op->seg + 1, name, op->name_len);
+    }
+}
+
 static int compile_struct(plan_builder *b, uint32_t t, const char *name, int nest)
 {
     const rl_msg_type *ty = &b->def->types[t];
-    plan_op op = {.code = OP_BEGIN_STRUCT, .type = t, .name = name,
-                  .name_len = name ? strlen(name) : 0};
+    plan_op op = {.code = OP_BEGIN_STRUCT, .type = t};
+    set_name(&op, name);
     int rc = add_op(b, &op, NULL);
     b->on_stack[t] = 1;
     for (size_t i = 0; i < ty->nmembers && rc == RL_OK; i++) {
@@ -102,7 +113,8 @@ static int compile_value(plan_builder *b, uint32_t t, const char *name, int nest
 {
     const rl_msgdef *def = b->def;
     const rl_msg_type *ty = &def->types[t];
-    plan_op op = {.type = t, .name = name, .name_len = name ? strlen(name) : 0};
+    plan_op op = {.type = t};
+    set_name(&op, name);
     size_t size = msgdef_prim_size(ty->kind);
     switch (ty->kind) {
     case RL_MSG_STRUCT:
@@ -170,24 +182,22 @@ int cdr_plan_build(const rl_msgdef *def, cdr_plan **out)
 
 /* ---- Running a plan ---- */
 
+/* As cdr_push_name: most names are copied as 16 fixed bytes (two moves, no call). */
 static inline size_t push_name(cdr_dec *d, const plan_op *op)
 {
-    size_t saved = d->plen, dot = saved != 0;
-    if (op->name && saved + dot + op->name_len < sizeof d->path) {
-        char *p = d->path + saved;
+    size_t saved = d->plen, dot = saved != 0, n = dot + op->name_len;
+    if (!op->name || saved + n >= sizeof d->path)
+        return saved;
+    char *p = d->path + saved;
+    if (op->name_len < 15 && saved + 16 <= sizeof d->path) {
+        memcpy(p, op->seg + 1 - dot, 16); /* ".name", then NULs */
+    } else {
         if (dot)
             *p++ = '.';
-        memcpy(p, op->name, op->name_len);
-        p[op->name_len] = '\0';
-        d->plen = saved + dot + op->name_len;
+        memcpy(p, op->name, op->name_len + 1);
     }
+    d->plen = saved + n;
     return saved;
-}
-
-static inline void pop(cdr_dec *d, size_t saved)
-{
-    d->plen = saved;
-    d->path[saved] = '\0';
 }
 
 /* A primitive at p (bounds and alignment checked by the caller). */
@@ -236,11 +246,61 @@ static inline void load_prim(const cdr_dec *d, unsigned kind, const uint8_t *p, 
     }
 }
 
+static inline void load_f64(const cdr_dec *d, const uint8_t *p, rl_msg_value *v)
+{
+    uint64_t bits = cdr_ld64(d, p);
+    memcpy(&v->v.f, &bits, 8);
+}
+
+static inline void load_f32(const cdr_dec *d, const uint8_t *p, rl_msg_value *v)
+{
+    uint32_t bits = cdr_ld32(d, p);
+    float f;
+    memcpy(&f, &bits, 4);
+    v->v.f = f;
+}
+
 static int nest_in(cdr_dec *d)
 {
     return ++d->depth > CDR_MAX_DEPTH
                ? cdr_fail(d, RL_ERANGE, "types nested deeper than 100 levels")
                : RL_OK;
+}
+
+/* Element indices "[i]" for consecutive i, without division: written once after the
+ * array's path and counted up in place there (the element's own steps push and pop
+ * behind it). Far down a long path, where "[i]" might not fit, cdr_push_index per element. */
+enum { INDEX_ROOM = 24 };
+
+static inline void index_first(cdr_dec *d, size_t saved)
+{
+    if (saved + INDEX_ROOM <= sizeof d->path) {
+        memcpy(d->path + saved, "[0]", 4);
+        d->plen = saved + 3;
+    } else {
+        cdr_push_index(d, 0);
+    }
+}
+
+static inline void index_next(cdr_dec *d, size_t saved, size_t i)
+{
+    if (saved + INDEX_ROOM > sizeof d->path) {
+        cdr_pop(d, saved);
+        cdr_push_index(d, i);
+        return;
+    }
+    char *p = d->path;
+    size_t k = d->plen - 1; /* the ']' */
+    while (k > saved + 1 && p[k - 1] == '9')
+        p[--k] = '0';
+    if (k > saved + 1) {
+        p[k - 1]++;
+        return;
+    }
+    for (size_t j = d->plen + 1; j > saved + 1; j--) /* 99 -> 100: one more digit */
+        p[j] = p[j - 1];
+    p[saved + 1] = '1';
+    d->plen++;
 }
 
 static int run_array(cdr_dec *d, const plan_op *ops, const plan_op *op, size_t index);
@@ -262,11 +322,16 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
             size_t saved = push_name(d, op);
             if ((rc = cdr_align(d, op->size)) < 0 || (rc = cdr_need(d, op->size)) < 0)
                 return rc;
-            load_prim(d, op->kind, d->buf + d->pos, &v);
+            rl_msg_visit vis = {.event = RL_MSG_VALUE, .path = d->path, .path_len = d->plen,
+                                .name = op->name, .index = at, .type = &types[op->type]};
+            load_prim(d, op->kind, d->buf + d->pos, &vis.value);
             d->pos += op->size;
-            if ((rc = cdr_emit(d, RL_MSG_VALUE, &types[op->type], op->name, at, 0, &v)) != 0)
+            if ((rc = d->fn(d->ctx, &vis)) != 0) {
+                if (rc > 0)
+                    d->stopped = rc;
                 return rc;
-            pop(d, saved);
+            }
+            cdr_pop(d, saved);
             break;
         }
         case OP_LEAF: {
@@ -274,7 +339,7 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
             if ((rc = cdr_read_leaf(d, &types[op->type], &v)) < 0 ||
                 (rc = cdr_emit(d, RL_MSG_VALUE, &types[op->type], op->name, at, 0, &v)) != 0)
                 return rc;
-            pop(d, saved);
+            cdr_pop(d, saved);
             break;
         }
         case OP_BEGIN_STRUCT:
@@ -287,7 +352,7 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
             if ((rc = cdr_emit(d, RL_MSG_END_STRUCT, &types[op->type], op->name, at, 0, NULL)) != 0)
                 return rc;
             d->depth--;
-            pop(d, stack[--sp]);
+            cdr_pop(d, stack[--sp]);
             break;
         case OP_PRIM_ARRAY:
         case OP_ARRAY: {
@@ -295,7 +360,7 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
             if ((rc = nest_in(d)) < 0 || (rc = run_array(d, ops, op, at)) != 0)
                 return rc;
             d->depth--;
-            pop(d, saved);
+            cdr_pop(d, saved);
             if (op->code == OP_ARRAY)
                 i = op->body_end - 1;
             break;
@@ -304,7 +369,7 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
             size_t saved = push_name(d, op);
             if ((rc = cdr_decode_value(d, op->type, op->name, at)) != 0)
                 return rc;
-            pop(d, saved);
+            cdr_pop(d, saved);
             break;
         }
         case OP_MEMBER_SLOW:
@@ -324,27 +389,53 @@ static int run_array(cdr_dec *d, const plan_op *ops, const plan_op *op, size_t a
     int rc = cdr_array_begin(d, ty, &f, &count);
     if (rc < 0 || (rc = cdr_emit(d, RL_MSG_BEGIN_ARRAY, ty, op->name, at, count, NULL)) != 0)
         return rc;
+    size_t saved = d->plen;
+    if (count)
+        index_first(d, saved);
     if (op->code == OP_PRIM_ARRAY) {
-        /* aligned and checked for count elements by cdr_array_begin */
-        const rl_msg_type *et = &d->def->types[op->elem];
-        for (size_t i = 0; i < count; i++) {
-            rl_msg_value v;
-            size_t saved = cdr_push_index(d, i);
-            load_prim(d, op->kind, d->buf + d->pos, &v);
-            d->pos += op->size;
-            if ((rc = cdr_emit(d, RL_MSG_VALUE, et, NULL, i, 0, &v)) != 0)
-                return rc;
-            cdr_pop(d, saved);
+        /* aligned and checked for count elements by cdr_array_begin; one visit record,
+         * updated per element */
+        rl_msg_visit v = {.event = RL_MSG_VALUE, .path = d->path,
+                          .type = &d->def->types[op->elem]};
+        const uint8_t *p = d->buf + d->pos;
+        d->pos += count * op->size;
+        v.value.kind = (rl_msg_kind)op->kind;
+        /* one loop per kind, so that the kind is not looked at per element */
+#define ELEMENT_LOOP(size, load)                                                                   \
+    for (size_t i = 0; i < count; p += (size)) {                                                 \
+        v.index = i;                                                                               \
+        v.path_len = d->plen;                                                                      \
+        load;                                                                                      \
+        if ((rc = d->fn(d->ctx, &v)) != 0) {                                                       \
+            if (rc > 0)                                                                            \
+                d->stopped = rc;                                                                   \
+            return rc;                                                                             \
+        }                                                                                          \
+        if (++i < count)                                                                           \
+            index_next(d, saved, i);                                                               \
+    }
+        switch (op->kind) {
+        case RL_MSG_FLOAT64:
+            ELEMENT_LOOP(8, load_f64(d, p, &v.value))
+            break;
+        case RL_MSG_FLOAT32:
+            ELEMENT_LOOP(4, load_f32(d, p, &v.value))
+            break;
+        default:
+            ELEMENT_LOOP(op->size, load_prim(d, op->kind, p, &v.value))
         }
+#undef ELEMENT_LOOP
+        cdr_pop(d, saved);
         count = 0; /* as the tree walker reports it */
     } else {
         uint32_t body = (uint32_t)(op - ops) + 1;
-        for (size_t i = 0; i < count; i++) {
-            size_t saved = cdr_push_index(d, i);
+        for (size_t i = 0; i < count;) {
             if ((rc = run(d, ops, body, op->body_end, i)) != 0)
                 return rc;
-            cdr_pop(d, saved);
+            if (++i < count)
+                index_next(d, saved, i);
         }
+        cdr_pop(d, saved);
     }
     if (f.body_end != SIZE_MAX) {
         if (d->pos > f.body_end)
