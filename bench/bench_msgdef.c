@@ -34,7 +34,8 @@ typedef struct set {
     const char *topic, *name;
     char text[2048];
     rl_msgdef *def;
-    uint8_t **msgs;
+    uint8_t **msgs; /* into `arena`, one after another as in an MCAP chunk */
+    uint8_t *arena;
     size_t *lens, n, bytes;
 } set;
 
@@ -89,6 +90,15 @@ static void make_set(set *s, size_t n, int large)
         if (rl_msg_encode_json_text(s->def, json, (size_t)k, RL_CDR_LE, &s->msgs[i], &s->lens[i]) < 0)
             die("encode");
         s->bytes += s->lens[i];
+    }
+    /* the payloads one after another, as the reference reads them from the file (and
+     * runlab from a decompressed chunk), not scattered over the heap */
+    if (!(s->arena = malloc(s->bytes)))
+        die("out of memory");
+    for (size_t i = 0, at = 0; i < n; at += s->lens[i], i++) {
+        memcpy(s->arena + at, s->msgs[i], s->lens[i]);
+        free(s->msgs[i]);
+        s->msgs[i] = s->arena + at;
     }
 }
 
@@ -280,8 +290,7 @@ int main(void)
                "scripts/install-deps.sh\n", why);
     rl_fs_remove_tree(dir);
     for (int k = 0; k < 2; k++) {
-        for (size_t i = 0; i < sets[k].n; i++)
-            free(sets[k].msgs[i]);
+        free(sets[k].arena);
         free(sets[k].msgs);
         free(sets[k].lens);
         rl_msgdef_free(sets[k].def);

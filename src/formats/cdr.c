@@ -684,8 +684,8 @@ int cdr_open(cdr_dec *d, const rl_msgdef *def, const uint8_t *data, size_t len)
     return RL_OK;
 }
 
-int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
-                  void *ctx)
+static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                  void *ctx, int use_plan)
 {
     cdr_dec d;
     int rc = cdr_open(&d, def, data, len);
@@ -695,11 +695,24 @@ int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_
         return rl_error_set(RL_EINVAL, "cdr: NULL visitor");
     d.fn = fn;
     d.ctx = ctx;
-    rc = def->plan && d.top_ext == RL_MSG_EXT_FINAL ? cdr_plan_run(&d, def->plan)
-                                                   : cdr_decode_value(&d, def->root, NULL, 0);
+    rc = use_plan && def->plan && d.top_ext == RL_MSG_EXT_FINAL
+             ? cdr_plan_run(&d, def->plan)
+             : cdr_decode_value(&d, def->root, NULL, 0);
     if (d.stopped)
         return d.stopped;
     return rc < 0 ? rc : RL_OK;
+}
+
+int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                  void *ctx)
+{
+    return decode(def, data, len, fn, ctx, 1);
+}
+
+int cdr_decode_tree(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                    void *ctx)
+{
+    return decode(def, data, len, fn, ctx, 0);
 }
 
 int cdr_skip_value(cdr_dec *d, uint32_t t)

@@ -130,6 +130,10 @@ int cdr_skip_value(cdr_dec *d, uint32_t t);
 /* The decoding plan of a schema (cdr_plan.c; struct cdr_plan is declared in
  * msgdef_internal.h): runs the root type for a payload whose encapsulation is final. */
 int cdr_plan_run(cdr_dec *d, const cdr_plan *p);
+/* rl_msg_decode without the plan: the tree walker alone (the reference the plan is tested
+ * against). */
+int cdr_decode_tree(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                    void *ctx);
 
 /* The canonical JSON writer (cdr_json.c) as a visitor: appends to *buf (capacity *cap)
  * from `len` on; zero-initialise the rest. */
