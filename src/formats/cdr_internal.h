@@ -151,9 +151,6 @@ void cdr_json_put_value(cdr_json_out *j, const rl_msg_value *v);
  * cdr_c_numeric_leave); '.' as the decimal point whatever the application set. */
 locale_t cdr_c_numeric_enter(void);
 void cdr_c_numeric_leave(locale_t old);
-/* The shortest text that reads back to the same finite double, spelled as printf's %g
- * spells it ("0.1", "1e+300", "-0"); 32 bytes suffice (cdr_double.c). Thread-safe. */
-size_t cdr_format_f64(double v, char *buf);
 /* Room for n more bytes and a NUL; RL_ENOMEM (sticky) otherwise. */
 int cdr_json_reserve(cdr_json_out *j, size_t n);
 

@@ -1,11 +1,12 @@
-/* Shortest round-trip text of a double for the message JSON, fast: the Ryū algorithm
- * (Ulf Adams, PLDI 2018) — the shortest decimal inside the double's rounding interval,
- * from 128-bit products with powers of 5 — written from the paper's description, with
- * its power-of-5 tables computed once at first use from exact big integers. The text is
- * spelled as printf's %g would spell that decimal (the form rl_format_f64 gives). */
-#include "cdr_internal.h"
+/* Shortest round-trip text of a double, fast, for every writer (rl_format_f64: CSV, JSON,
+ * YAML, the message JSON): the Ryū algorithm (Ulf Adams, PLDI 2018) — the shortest decimal
+ * inside the double's rounding interval, from 128-bit products with powers of 5 — written
+ * from the paper's description, with its power-of-5 tables computed once at first use
+ * from exact big integers. The text is spelled as printf's %g would spell that decimal. */
+#include "core/text.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 enum { POW5_BITS = 125, POW5_TABLE = 326, POW5_INV_TABLE = 342, BIG_WORDS = 16 };
@@ -211,6 +212,13 @@ static void ryu(uint64_t mant, uint32_t bexp, uint64_t *digits, int *exp10)
         out = vr + ((vr == vm && (!accept || !vm_zeros)) || last >= 5);
     } else {
         int up = 0;
+        if (vp / 100 > vm / 100) { /* two digits at a time first (most doubles) */
+            up = vr % 100 >= 50;
+            vr /= 100;
+            vp /= 100;
+            vm /= 100;
+            removed += 2;
+        }
         while (vp / 10 > vm / 10) {
             up = vr % 10 >= 5;
             vr /= 10;
@@ -224,7 +232,44 @@ static void ryu(uint64_t mant, uint32_t bexp, uint64_t *digits, int *exp10)
     *exp10 = e10 + removed;
 }
 
-size_t cdr_format_f64(double v, char *buf)
+static int decimal_length(uint64_t v)
+{
+    static const uint64_t pow10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+                                     1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+                                     10000000000ull, 100000000000ull, 1000000000000ull,
+                                     10000000000000ull, 100000000000000ull,
+                                     1000000000000000ull, 10000000000000000ull,
+                                     100000000000000000ull, 1000000000000000000ull};
+    int n = 1;
+    while (n < 19 && v >= pow10[n])
+        n++;
+    return n;
+}
+
+/* The nd digits of v into dig, two at a time. */
+static void put_digits(uint64_t v, int nd, char *dig)
+{
+    static const char two[201] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                 "34353637383940414243444546474849505152535455565758596061626364656667"
+                                 "6869707172737475767778798081828384858687888990919293949596979899";
+    int i = nd;
+    while (v >= 100) {
+        uint64_t q = v / 100;
+        unsigned r = (unsigned)(v - q * 100);
+        i -= 2;
+        dig[i] = two[2 * r];
+        dig[i + 1] = two[2 * r + 1];
+        v = q;
+    }
+    if (v >= 10) {
+        dig[i - 2] = two[2 * v];
+        dig[i - 1] = two[2 * v + 1];
+    } else {
+        dig[i - 1] = (char)('0' + v);
+    }
+}
+
+size_t rl_shortest_f64(double v, char *buf)
 {
     uint64_t bits;
     memcpy(&bits, &v, 8);
@@ -244,11 +289,8 @@ size_t cdr_format_f64(double v, char *buf)
     int e;
     ryu(mant, bexp, &d, &e);
     char dig[24];
-    int nd = 0;
-    for (uint64_t t = d; t; t /= 10)
-        nd++;
-    for (int i = nd - 1; i >= 0; i--, d /= 10)
-        dig[i] = (char)('0' + d % 10);
+    int nd = decimal_length(d);
+    put_digits(d, nd, dig);
     int x = e + nd - 1; /* decimal exponent of the first digit */
     int prec = bexp == 0 ? nd : nd > 15 ? nd : 15; /* the %.Pg that gives these digits */
     if (x < -4 || x >= prec) {
