@@ -246,26 +246,45 @@ static int decimal_length(uint64_t v)
     return n;
 }
 
-/* The nd digits of v into dig, two at a time. */
-static void put_digits(uint64_t v, int nd, char *dig)
+static const char two_digits[201] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/* The nd digits of v (< 10^8 here) into dig, two at a time in 32-bit arithmetic. */
+static void put_digits32(uint32_t v, int nd, char *dig)
 {
-    static const char two[201] = "00010203040506070809101112131415161718192021222324252627282930313233"
-                                 "34353637383940414243444546474849505152535455565758596061626364656667"
-                                 "6869707172737475767778798081828384858687888990919293949596979899";
     int i = nd;
     while (v >= 100) {
-        uint64_t q = v / 100;
-        unsigned r = (unsigned)(v - q * 100);
+        uint32_t q = v / 100, r = v - q * 100;
         i -= 2;
-        dig[i] = two[2 * r];
-        dig[i + 1] = two[2 * r + 1];
+        memcpy(dig + i, two_digits + 2 * r, 2);
         v = q;
     }
-    if (v >= 10) {
-        dig[i - 2] = two[2 * v];
-        dig[i - 1] = two[2 * v + 1];
-    } else {
+    if (v >= 10)
+        memcpy(dig + i - 2, two_digits + 2 * v, 2);
+    else if (i > 0)
         dig[i - 1] = (char)('0' + v);
+}
+
+/* The nd digits of v into dig: the low eight and the rest as two independent 32-bit runs. */
+static void put_digits(uint64_t v, int nd, char *dig)
+{
+    if (nd <= 8) {
+        put_digits32((uint32_t)v, nd, dig);
+        return;
+    }
+    uint64_t hi = v / 100000000;
+    uint32_t lo = (uint32_t)(v - hi * 100000000);
+    memset(dig + nd - 8, '0', 8);
+    put_digits32(lo, 8, dig + nd - 8);
+    if (nd > 16) {
+        uint64_t top = hi / 100000000;
+        uint32_t mid = (uint32_t)(hi - top * 100000000);
+        memset(dig + nd - 16, '0', 8);
+        put_digits32(mid, 8, dig + nd - 16);
+        put_digits32((uint32_t)top, nd - 16, dig);
+    } else {
+        put_digits32((uint32_t)hi, nd - 8, dig);
     }
 }
 
