@@ -266,26 +266,17 @@ static void put_digits32(uint32_t v, int nd, char *dig)
         dig[i - 1] = (char)('0' + v);
 }
 
-/* The nd digits of v into dig: the low eight and the rest as two independent 32-bit runs. */
+/* The nd digits of v into dig, eight at a time from the right in 32-bit arithmetic. */
 static void put_digits(uint64_t v, int nd, char *dig)
 {
-    if (nd <= 8) {
-        put_digits32((uint32_t)v, nd, dig);
-        return;
+    while (nd > 8) {
+        uint64_t q = v / 100000000;
+        memset(dig + nd - 8, '0', 8);
+        put_digits32((uint32_t)(v - q * 100000000), 8, dig + nd - 8);
+        v = q;
+        nd -= 8;
     }
-    uint64_t hi = v / 100000000;
-    uint32_t lo = (uint32_t)(v - hi * 100000000);
-    memset(dig + nd - 8, '0', 8);
-    put_digits32(lo, 8, dig + nd - 8);
-    if (nd > 16) {
-        uint64_t top = hi / 100000000;
-        uint32_t mid = (uint32_t)(hi - top * 100000000);
-        memset(dig + nd - 16, '0', 8);
-        put_digits32(mid, 8, dig + nd - 16);
-        put_digits32((uint32_t)top, nd - 16, dig);
-    } else {
-        put_digits32((uint32_t)hi, nd - 8, dig);
-    }
+    put_digits32((uint32_t)v, nd, dig);
 }
 
 size_t rl_shortest_f64(double v, char *buf)

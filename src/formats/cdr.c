@@ -44,58 +44,13 @@ static int rd_u32(cdr_dec *d, uint32_t *out)
 int cdr_read_prim(cdr_dec *d, rl_msg_kind k, rl_msg_value *out)
 {
     size_t n = msgdef_prim_size(k);
+    if (!n)
+        return cdr_fail(d, RL_EINVAL, "not a primitive type");
     int rc = cdr_align(d, n);
     if (rc < 0 || (rc = cdr_need(d, n)) < 0)
         return rc;
-    const uint8_t *p = d->buf + d->pos;
+    cdr_load_prim(d, k, d->buf + d->pos, out);
     d->pos += n;
-    out->kind = k;
-    switch (k) {
-    case RL_MSG_BOOL:
-        out->v.b = p[0] != 0;
-        break;
-    case RL_MSG_OCTET:
-    case RL_MSG_CHAR:
-    case RL_MSG_UINT8:
-        out->v.u = p[0];
-        break;
-    case RL_MSG_INT8:
-        out->v.i = (int8_t)p[0];
-        break;
-    case RL_MSG_INT16:
-        out->v.i = (int16_t)cdr_ld16(d, p);
-        break;
-    case RL_MSG_UINT16:
-        out->v.u = cdr_ld16(d, p);
-        break;
-    case RL_MSG_INT32:
-        out->v.i = (int32_t)cdr_ld32(d, p);
-        break;
-    case RL_MSG_UINT32:
-        out->v.u = cdr_ld32(d, p);
-        break;
-    case RL_MSG_INT64:
-        out->v.i = (int64_t)cdr_ld64(d, p);
-        break;
-    case RL_MSG_UINT64:
-        out->v.u = cdr_ld64(d, p);
-        break;
-    case RL_MSG_FLOAT32: {
-        uint32_t bits = cdr_ld32(d, p);
-        float f;
-        memcpy(&f, &bits, 4);
-        out->v.f = f;
-        break;
-    }
-    case RL_MSG_FLOAT64: {
-        uint64_t bits = cdr_ld64(d, p);
-        memcpy(&out->v.f, &bits, 8);
-        break;
-    }
-    default:
-        d->pos -= n;
-        return cdr_fail(d, RL_EINVAL, "not a primitive type");
-    }
     return RL_OK;
 }
 

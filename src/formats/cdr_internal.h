@@ -104,6 +104,53 @@ int64_t cdr_value_as_i64(const rl_msg_value *v);
 int cdr_union_begin(cdr_dec *d, const rl_msg_type *ty, cdr_frame *f, rl_msg_value *disc);
 uint32_t cdr_innermost(const rl_msgdef *def, uint32_t t);
 int cdr_array_begin(cdr_dec *d, const rl_msg_type *ty, cdr_frame *f, size_t *count);
+/* The primitive of kind (bool .. float64) at p; bounds and alignment checked by the caller. */
+static inline void cdr_load_prim(const cdr_dec *d, unsigned kind, const uint8_t *p,
+                                 rl_msg_value *v)
+{
+    v->kind = (rl_msg_kind)kind;
+    switch (kind) {
+    case RL_MSG_BOOL:
+        v->v.b = p[0] != 0;
+        break;
+    case RL_MSG_INT8:
+        v->v.i = (int8_t)p[0];
+        break;
+    case RL_MSG_INT16:
+        v->v.i = (int16_t)cdr_ld16(d, p);
+        break;
+    case RL_MSG_UINT16:
+        v->v.u = cdr_ld16(d, p);
+        break;
+    case RL_MSG_INT32:
+        v->v.i = (int32_t)cdr_ld32(d, p);
+        break;
+    case RL_MSG_UINT32:
+        v->v.u = cdr_ld32(d, p);
+        break;
+    case RL_MSG_INT64:
+        v->v.i = (int64_t)cdr_ld64(d, p);
+        break;
+    case RL_MSG_UINT64:
+        v->v.u = cdr_ld64(d, p);
+        break;
+    case RL_MSG_FLOAT32: {
+        uint32_t bits = cdr_ld32(d, p);
+        float f;
+        memcpy(&f, &bits, 4);
+        v->v.f = f;
+        break;
+    }
+    case RL_MSG_FLOAT64: {
+        uint64_t bits = cdr_ld64(d, p);
+        memcpy(&v->v.f, &bits, 8);
+        break;
+    }
+    default: /* octet, char, uint8 */
+        v->v.u = p[0];
+    }
+}
+
 /* Reports one event to the visitor (nothing when skipping); a positive answer stops. */
 static inline int cdr_emit(cdr_dec *d, rl_msg_event ev, const rl_msg_type *ty, const char *name,
                            size_t index, size_t count, const rl_msg_value *value)

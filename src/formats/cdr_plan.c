@@ -200,52 +200,6 @@ static inline size_t push_name(cdr_dec *d, const plan_op *op)
     return saved;
 }
 
-/* A primitive at p (bounds and alignment checked by the caller). */
-static inline void load_prim(const cdr_dec *d, unsigned kind, const uint8_t *p, rl_msg_value *v)
-{
-    v->kind = (rl_msg_kind)kind;
-    switch (kind) {
-    case RL_MSG_BOOL:
-        v->v.b = p[0] != 0;
-        break;
-    case RL_MSG_INT8:
-        v->v.i = (int8_t)p[0];
-        break;
-    case RL_MSG_INT16:
-        v->v.i = (int16_t)cdr_ld16(d, p);
-        break;
-    case RL_MSG_UINT16:
-        v->v.u = cdr_ld16(d, p);
-        break;
-    case RL_MSG_INT32:
-        v->v.i = (int32_t)cdr_ld32(d, p);
-        break;
-    case RL_MSG_UINT32:
-        v->v.u = cdr_ld32(d, p);
-        break;
-    case RL_MSG_INT64:
-        v->v.i = (int64_t)cdr_ld64(d, p);
-        break;
-    case RL_MSG_UINT64:
-        v->v.u = cdr_ld64(d, p);
-        break;
-    case RL_MSG_FLOAT32: {
-        uint32_t bits = cdr_ld32(d, p);
-        float f;
-        memcpy(&f, &bits, 4);
-        v->v.f = f;
-        break;
-    }
-    case RL_MSG_FLOAT64: {
-        uint64_t bits = cdr_ld64(d, p);
-        memcpy(&v->v.f, &bits, 8);
-        break;
-    }
-    default: /* octet, char, uint8 */
-        v->v.u = p[0];
-    }
-}
-
 static inline void load_f64(const cdr_dec *d, const uint8_t *p, rl_msg_value *v)
 {
     uint64_t bits = cdr_ld64(d, p);
@@ -324,7 +278,7 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
                 return rc;
             rl_msg_visit vis = {.event = RL_MSG_VALUE, .path = d->path, .path_len = d->plen,
                                 .name = op->name, .index = at, .type = &types[op->type]};
-            load_prim(d, op->kind, d->buf + d->pos, &vis.value);
+            cdr_load_prim(d, op->kind, d->buf + d->pos, &vis.value);
             d->pos += op->size;
             if ((rc = d->fn(d->ctx, &vis)) != 0) {
                 if (rc > 0)
@@ -422,7 +376,7 @@ static int run_array(cdr_dec *d, const plan_op *ops, const plan_op *op, size_t a
             ELEMENT_LOOP(4, load_f32(d, p, &v.value))
             break;
         default:
-            ELEMENT_LOOP(op->size, load_prim(d, op->kind, p, &v.value))
+            ELEMENT_LOOP(op->size, cdr_load_prim(d, op->kind, p, &v.value))
         }
 #undef ELEMENT_LOOP
         cdr_pop(d, saved);

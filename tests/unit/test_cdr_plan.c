@@ -148,6 +148,12 @@ static void test_ros2_nested(void **state)
 static void test_long_arrays_and_paths(void **state)
 {
     (void)state;
+    /* member names of 403 and 185 bytes: with "deep." the path passes 512 bytes */
+    char long_a[404], long_b[186];
+    memset(long_a, 'a', sizeof long_a - 1);
+    long_a[sizeof long_a - 1] = '\0';
+    memset(long_b, 'b', sizeof long_b - 1);
+    long_b[sizeof long_b - 1] = '\0';
     /* 120 elements: indices past 9 and 99; names long enough to overflow the path */
     char json[16384];
     size_t n = (size_t)snprintf(json, sizeof json, "{\"vals\":[");
@@ -158,26 +164,12 @@ static void test_long_arrays_and_paths(void **state)
         n += (size_t)snprintf(json + n, sizeof json - n, "%s{\"x\":%d}", i ? "," : "", i);
     snprintf(json + n, sizeof json - n, "],\"deep\":{\"%s\":{\"%s\":{\"ws\":[1,2,3,4,5,6,7,8,9,10,"
              "11,12]}}}}",
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-             "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-             "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-             "bbbbbbb");
+             long_a, long_b);
     char text[4096];
     snprintf(text, sizeof text,
              "int32[] vals\nt/P[] pts\nt/A deep\n" SEP "MSG: t/P\nint64 x\n" SEP
              "MSG: t/A\nt/B %s\n" SEP "MSG: t/B\nt/C %s\n" SEP "MSG: t/C\nuint16[12] ws\n",
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-             "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-             "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-             "bbbbbbb");
+             long_a, long_b);
     check_schema("ros2msg", "t/msg/L", text, json);
 }
 
