@@ -1,10 +1,12 @@
 /* libFuzzer target for the CDR decoder (runlab/msgdef.h): the first byte chooses one of a
  * few fixed schemas (nested structs, sequences of structs, strings, arrays, services,
  * IDL extensibility kinds, unions, optionals), the rest is the payload, decoded to JSON,
- * to a visitor and through field paths. Nothing may crash or read out of bounds, and a
- * decoded message that the encoder accepts must decode again to the same JSON. */
+ * to a visitor and through field paths. Nothing may crash or read out of bounds, a
+ * decoded message that the encoder accepts must decode again to the same JSON, and the
+ * decoding plan must report what the tree walker reports (events, status, error). */
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
+#include "formats/cdr_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +46,37 @@ enum { NSCHEMAS = sizeof schemas / sizeof schemas[0] };
 static int count_visit(void *ctx, const rl_msg_visit *v)
 {
     (*(size_t *)ctx) += v->path_len;
+    return 0;
+}
+
+/* A running hash of every event: kind, path, name, index, count and value. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int hash_visit(void *ctx, const rl_msg_visit *v)
+{
+    uint64_t *h = ctx;
+    uint64_t words[4] = {(uint64_t)v->event, v->index, v->count, 0};
+    const rl_msg_value *x = &v->value;
+    if (v->event == RL_MSG_VALUE) {
+        if (x->kind == RL_MSG_STRING || x->kind == RL_MSG_WSTRING)
+            *h = mix(*h, x->v.s.ptr, x->v.s.len);
+        else if (x->kind == RL_MSG_BOOL)
+            words[3] = x->v.b;
+        else if (x->kind == RL_MSG_FLOAT32 || x->kind == RL_MSG_FLOAT64)
+            memcpy(&words[3], &x->v.f, 8);
+        else
+            words[3] = x->v.u;
+    }
+    *h = mix(*h, words, sizeof words);
+    *h = mix(*h, v->path, v->path_len + 1);
+    if (v->name)
+        *h = mix(*h, v->name, strlen(v->name));
     return 0;
 }
 
@@ -88,6 +121,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     free(buf);
     rl_msg_decode(defs[which], copy, size - 1, count_visit, &sum);
+    uint64_t ha = 1, hb = 1;
+    int ra = rl_msg_decode(defs[which], copy, size - 1, hash_visit, &ha);
+    char ea[512];
+    snprintf(ea, sizeof ea, "%s", ra < 0 ? rl_error_last() : "");
+    int rb = cdr_decode_tree(defs[which], copy, size - 1, hash_visit, &hb);
+    if (ra != rb || ha != hb || (rb < 0 && strcmp(ea, rl_error_last()) != 0)) {
+        fprintf(stderr, "plan and tree walker differ: %d %s / %d %s\n", ra, ea, rb,
+                rb < 0 ? rl_error_last() : "");
+        abort();
+    }
     rl_msg_value v;
     rl_msg_path_get(paths[which], copy, size - 1, &v);
     free(copy);

@@ -39,4 +39,10 @@ void rl_buf_put_utf8(rl_buf *b, uint32_t cp);
  * message. RL_OK, RL_ERANGE or RL_ENOMEM. */
 int rl_grow_array(void **arr, size_t *cap, size_t need, size_t elem, const char *what);
 
+/* The shortest decimal that reads back to the same finite double, spelled as printf's %g
+ * would spell it ("0.1", "1e+300", "-0"), NUL-terminated in buf (32 bytes suffice);
+ * returns the length. Ryū (number_ryu.c); locale-independent and thread-safe. The one
+ * formatter behind rl_format_f64 and the message JSON. */
+size_t rl_shortest_f64(double v, char *buf);
+
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 
 enum {
-    MAX_DEPTH = 100,
     PID_EXTENDED = 0x3f01,
     PID_SENTINEL = 0x3f02,
     EMPTY_ELEM_MAX = 1 << 20 /* elements of a type that takes no bytes */
@@ -25,49 +24,18 @@ int cdr_fail(cdr_dec *d, int code, const char *what)
                         d->pos, what);
 }
 
-static int need(cdr_dec *d, size_t n)
+int cdr_fail_need(cdr_dec *d, size_t n)
 {
-    if (n > d->end - d->pos) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "needs %zu bytes, %zu left", n, d->end - d->pos);
-        return cdr_fail(d, RL_ETRUNCATED, msg);
-    }
-    return RL_OK;
-}
-
-static int align(cdr_dec *d, size_t n)
-{
-    if (d->v2 && n > 4)
-        n = 4;
-    size_t pad = (n - (d->pos - d->origin) % n) % n;
-    if (pad > d->end - d->pos)
-        return cdr_fail(d, RL_ETRUNCATED, "payload ends in alignment padding");
-    d->pos += pad;
-    return RL_OK;
-}
-
-static uint16_t ld16(const cdr_dec *d, const uint8_t *p)
-{
-    return d->be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
-
-static uint32_t ld32(const cdr_dec *d, const uint8_t *p)
-{
-    return d->be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-                 : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static uint64_t ld64(const cdr_dec *d, const uint8_t *p)
-{
-    uint64_t a = ld32(d, p), b = ld32(d, p + 4);
-    return d->be ? a << 32 | b : b << 32 | a;
+    char msg[96];
+    snprintf(msg, sizeof msg, "needs %zu bytes, %zu left", n, d->end - d->pos);
+    return cdr_fail(d, RL_ETRUNCATED, msg);
 }
 
 static int rd_u32(cdr_dec *d, uint32_t *out)
 {
-    int rc = align(d, 4);
-    if (rc == RL_OK && (rc = need(d, 4)) == RL_OK) {
-        *out = ld32(d, d->buf + d->pos);
+    int rc = cdr_align(d, 4);
+    if (rc == RL_OK && (rc = cdr_need(d, 4)) == RL_OK) {
+        *out = cdr_ld32(d, d->buf + d->pos);
         d->pos += 4;
     }
     return rc;
@@ -76,58 +44,13 @@ static int rd_u32(cdr_dec *d, uint32_t *out)
 int cdr_read_prim(cdr_dec *d, rl_msg_kind k, rl_msg_value *out)
 {
     size_t n = msgdef_prim_size(k);
-    int rc = align(d, n);
-    if (rc < 0 || (rc = need(d, n)) < 0)
-        return rc;
-    const uint8_t *p = d->buf + d->pos;
-    d->pos += n;
-    out->kind = k;
-    switch (k) {
-    case RL_MSG_BOOL:
-        out->v.b = p[0] != 0;
-        break;
-    case RL_MSG_OCTET:
-    case RL_MSG_CHAR:
-    case RL_MSG_UINT8:
-        out->v.u = p[0];
-        break;
-    case RL_MSG_INT8:
-        out->v.i = (int8_t)p[0];
-        break;
-    case RL_MSG_INT16:
-        out->v.i = (int16_t)ld16(d, p);
-        break;
-    case RL_MSG_UINT16:
-        out->v.u = ld16(d, p);
-        break;
-    case RL_MSG_INT32:
-        out->v.i = (int32_t)ld32(d, p);
-        break;
-    case RL_MSG_UINT32:
-        out->v.u = ld32(d, p);
-        break;
-    case RL_MSG_INT64:
-        out->v.i = (int64_t)ld64(d, p);
-        break;
-    case RL_MSG_UINT64:
-        out->v.u = ld64(d, p);
-        break;
-    case RL_MSG_FLOAT32: {
-        uint32_t bits = ld32(d, p);
-        float f;
-        memcpy(&f, &bits, 4);
-        out->v.f = f;
-        break;
-    }
-    case RL_MSG_FLOAT64: {
-        uint64_t bits = ld64(d, p);
-        memcpy(&out->v.f, &bits, 8);
-        break;
-    }
-    default:
-        d->pos -= n;
+    if (!n)
         return cdr_fail(d, RL_EINVAL, "not a primitive type");
-    }
+    int rc = cdr_align(d, n);
+    if (rc < 0 || (rc = cdr_need(d, n)) < 0)
+        return rc;
+    cdr_load_prim(d, k, d->buf + d->pos, out);
+    d->pos += n;
     return RL_OK;
 }
 
@@ -206,27 +129,6 @@ size_t cdr_push_index(cdr_dec *d, size_t i)
     return saved;
 }
 
-void cdr_pop(cdr_dec *d, size_t saved)
-{
-    d->plen = saved;
-    d->path[saved] = '\0';
-}
-
-static int emit(cdr_dec *d, rl_msg_event ev, const rl_msg_type *ty, const char *name,
-                size_t index, size_t count, const rl_msg_value *value)
-{
-    if (!d->fn)
-        return RL_OK;
-    rl_msg_visit v = {.event = ev, .path = d->path, .path_len = d->plen, .name = name,
-                      .index = index, .type = ty, .count = count};
-    if (value)
-        v.value = *value;
-    int rc = d->fn(d->ctx, &v);
-    if (rc > 0)
-        d->stopped = rc;
-    return rc;
-}
-
 /* ---- Structure ------------------------------------------------------------------------ */
 
 rl_msg_ext cdr_ext(const cdr_dec *d, const rl_msg_type *ty)
@@ -282,9 +184,9 @@ int cdr_find_emheader(cdr_dec *d, size_t start, size_t end, uint32_t id, size_t 
         if (lc < 4) {
             sz = (uint64_t)1 << lc;
         } else {
-            if ((rc = need(d, 4)) < 0)
+            if ((rc = cdr_need(d, 4)) < 0)
                 return rc;
-            uint64_t next = ld32(d, d->buf + d->pos);
+            uint64_t next = cdr_ld32(d, d->buf + d->pos);
             if (lc == 4) {
                 sz = next;
                 val = d->pos + 4;
@@ -317,20 +219,20 @@ int cdr_find_param(cdr_dec *d, size_t start, uint32_t id, size_t *data, size_t *
     d->pos = start;
     int found = 0;
     for (;;) {
-        int rc = align(d, 4);
-        if (rc < 0 || (rc = need(d, 4)) < 0)
+        int rc = cdr_align(d, 4);
+        if (rc < 0 || (rc = cdr_need(d, 4)) < 0)
             return rc;
         size_t at = d->pos;
-        uint32_t pid = ld16(d, d->buf + d->pos) & 0x3fffu;
-        uint32_t len = ld16(d, d->buf + d->pos + 2);
+        uint32_t pid = cdr_ld16(d, d->buf + d->pos) & 0x3fffu;
+        uint32_t len = cdr_ld16(d, d->buf + d->pos + 2);
         d->pos += 4;
         if (pid == PID_SENTINEL)
             break;
         if (pid == PID_EXTENDED) {
-            if ((rc = need(d, 8)) < 0)
+            if ((rc = cdr_need(d, 8)) < 0)
                 return rc;
-            pid = ld32(d, d->buf + d->pos) & 0x0fffffffu;
-            len = ld32(d, d->buf + d->pos + 4);
+            pid = cdr_ld32(d, d->buf + d->pos) & 0x0fffffffu;
+            len = cdr_ld32(d, d->buf + d->pos + 4);
             d->pos += 8;
         }
         if (len > d->end - d->pos) {
@@ -372,16 +274,16 @@ int cdr_member_enter(cdr_dec *d, const rl_msg_member *m, cdr_frame *f, int *pres
         return rc;
     }
     /* XCDR1: a parameter header; length 0 means absent */
-    int rc = align(d, 4);
-    if (rc < 0 || (rc = need(d, 4)) < 0)
+    int rc = cdr_align(d, 4);
+    if (rc < 0 || (rc = cdr_need(d, 4)) < 0)
         return rc;
-    uint32_t len = ld16(d, d->buf + d->pos + 2);
-    uint32_t pid = ld16(d, d->buf + d->pos) & 0x3fffu;
+    uint32_t len = cdr_ld16(d, d->buf + d->pos + 2);
+    uint32_t pid = cdr_ld16(d, d->buf + d->pos) & 0x3fffu;
     d->pos += 4;
     if (pid == PID_EXTENDED) {
-        if ((rc = need(d, 8)) < 0)
+        if ((rc = cdr_need(d, 8)) < 0)
             return rc;
-        len = ld32(d, d->buf + d->pos + 4);
+        len = cdr_ld32(d, d->buf + d->pos + 4);
         d->pos += 8;
     }
     if (len > d->end - d->pos)
@@ -401,13 +303,27 @@ void cdr_member_leave(cdr_dec *d, const cdr_frame *f)
     d->origin = f->origin;
 }
 
-static int dec_value(cdr_dec *d, uint32_t t, const char *name, size_t index);
 
 static int dec_member_value(cdr_dec *d, const rl_msg_member *m, int present)
 {
     if (!present)
-        return emit(d, RL_MSG_ABSENT, &d->def->types[m->type], m->name, 0, 0, NULL);
-    return dec_value(d, m->type, m->name, 0);
+        return cdr_emit(d, RL_MSG_ABSENT, &d->def->types[m->type], m->name, 0, 0, NULL);
+    return cdr_decode_value(d, m->type, m->name, 0);
+}
+
+int cdr_decode_member(cdr_dec *d, const rl_msg_member *m)
+{
+    size_t saved = cdr_push_name(d, m->name);
+    cdr_frame f;
+    int present;
+    int rc = cdr_member_enter(d, m, &f, &present);
+    if (rc == RL_OK && m->hidden)
+        rc = present ? cdr_skip_value(d, m->type) : RL_OK;
+    else if (rc == RL_OK)
+        rc = dec_member_value(d, m, present);
+    cdr_member_leave(d, &f);
+    cdr_pop(d, saved);
+    return rc;
 }
 
 static int dec_struct_members(cdr_dec *d, const rl_msg_type *ty)
@@ -475,19 +391,8 @@ static int dec_struct_members(cdr_dec *d, const rl_msg_type *ty)
         }
     }
     d->in_appendable = appendable;
-    for (size_t i = 0; i < ty->nmembers && rc == RL_OK && !d->stopped; i++) {
-        const rl_msg_member *m = &ty->members[i];
-        size_t saved = cdr_push_name(d, m->name);
-        cdr_frame f;
-        int present;
-        rc = cdr_member_enter(d, m, &f, &present);
-        if (rc == RL_OK && m->hidden)
-            rc = present ? cdr_skip_value(d, m->type) : RL_OK;
-        else if (rc == RL_OK)
-            rc = dec_member_value(d, m, present);
-        cdr_member_leave(d, &f);
-        cdr_pop(d, saved);
-    }
+    for (size_t i = 0; i < ty->nmembers && rc == RL_OK && !d->stopped; i++)
+        rc = cdr_decode_member(d, &ty->members[i]);
     d->in_appendable = was_in;
     if (appendable && rc == RL_OK)
         cdr_frame_close(d, &df);
@@ -545,20 +450,20 @@ static int dec_union(cdr_dec *d, const rl_msg_type *ty, uint32_t t, const char *
     int rc = cdr_union_begin(d, ty, &f, &disc);
     if (rc < 0)
         return rc;
-    if ((rc = emit(d, RL_MSG_BEGIN_STRUCT, &d->def->types[t], name, index, 0, NULL)) != 0)
+    if ((rc = cdr_emit(d, RL_MSG_BEGIN_STRUCT, &d->def->types[t], name, index, 0, NULL)) != 0)
         return rc;
     size_t saved = cdr_push_name(d, "_d");
-    rc = emit(d, RL_MSG_VALUE, &d->def->types[ty->elem], "_d", 0, 0, &disc);
+    rc = cdr_emit(d, RL_MSG_VALUE, &d->def->types[ty->elem], "_d", 0, 0, &disc);
     cdr_pop(d, saved);
     const rl_msg_member *m = cdr_union_case(ty, cdr_value_as_i64(&disc));
     if (rc == RL_OK && m) {
         saved = cdr_push_name(d, m->name);
-        rc = dec_value(d, m->type, m->name, 0);
+        rc = cdr_decode_value(d, m->type, m->name, 0);
         cdr_pop(d, saved);
     }
     if (rc == RL_OK && f.body_end != SIZE_MAX)
         cdr_frame_close(d, &f);
-    return rc != RL_OK ? rc : emit(d, RL_MSG_END_STRUCT, &d->def->types[t], name, index, 0, NULL);
+    return rc != RL_OK ? rc : cdr_emit(d, RL_MSG_END_STRUCT, &d->def->types[t], name, index, 0, NULL);
 }
 
 /* The innermost element type of a (multi-dimensional) array. */
@@ -607,9 +512,9 @@ int cdr_array_begin(cdr_dec *d, const rl_msg_type *ty, cdr_frame *f, size_t *cou
         snprintf(msg, sizeof msg, "%zu elements cannot fit in the %zu bytes left", *count, left);
         return cdr_fail(d, RL_EPARSE, msg);
     }
-    if (esize && *count && (rc = align(d, esize)) < 0)
+    if (esize && *count && (rc = cdr_align(d, esize)) < 0)
         return rc;
-    if (esize && (rc = need(d, *count * esize)) < 0)
+    if (esize && (rc = cdr_need(d, *count * esize)) < 0)
         return rc;
     return RL_OK;
 }
@@ -631,7 +536,7 @@ static int dec_array(cdr_dec *d, const rl_msg_type *ty, uint32_t t, const char *
             d->pos += count * esize;
         return RL_OK;
     }
-    if ((rc = emit(d, RL_MSG_BEGIN_ARRAY, &d->def->types[t], name, index, count, NULL)) != 0)
+    if ((rc = cdr_emit(d, RL_MSG_BEGIN_ARRAY, &d->def->types[t], name, index, count, NULL)) != 0)
         return rc;
     if (esize) { /* primitives: checked and aligned by cdr_array_begin, read in a tight loop */
         for (size_t i = 0; i < count && rc == RL_OK && !d->stopped; i++) {
@@ -639,14 +544,14 @@ static int dec_array(cdr_dec *d, const rl_msg_type *ty, uint32_t t, const char *
             size_t saved = cdr_push_index(d, i);
             rc = cdr_read_prim(d, et->kind, &v);
             if (rc == RL_OK)
-                rc = emit(d, RL_MSG_VALUE, et, NULL, i, 0, &v);
+                rc = cdr_emit(d, RL_MSG_VALUE, et, NULL, i, 0, &v);
             cdr_pop(d, saved);
         }
         count = 0;
     }
     for (size_t i = 0; i < count && rc == RL_OK && !d->stopped; i++) {
         size_t saved = cdr_push_index(d, i);
-        rc = dec_value(d, ty->elem, NULL, i);
+        rc = cdr_decode_value(d, ty->elem, NULL, i);
         cdr_pop(d, saved);
     }
     if (rc != RL_OK)
@@ -656,33 +561,33 @@ static int dec_array(cdr_dec *d, const rl_msg_type *ty, uint32_t t, const char *
             return cdr_fail(d, RL_EPARSE, "array elements run past their DHEADER");
         cdr_frame_close(d, &f);
     }
-    return emit(d, RL_MSG_END_ARRAY, &d->def->types[t], name, index, count, NULL);
+    return cdr_emit(d, RL_MSG_END_ARRAY, &d->def->types[t], name, index, count, NULL);
 }
 
-static int dec_value(cdr_dec *d, uint32_t t, const char *name, size_t index)
+int cdr_decode_value(cdr_dec *d, uint32_t t, const char *name, size_t index)
 {
     const rl_msg_type *ty = &d->def->types[t];
     int rc;
     switch (ty->kind) {
     case RL_MSG_STRUCT:
-        if (++d->depth > MAX_DEPTH)
+        if (++d->depth > CDR_MAX_DEPTH)
             return cdr_fail(d, RL_ERANGE, "types nested deeper than 100 levels");
-        rc = emit(d, RL_MSG_BEGIN_STRUCT, ty, name, index, 0, NULL);
+        rc = cdr_emit(d, RL_MSG_BEGIN_STRUCT, ty, name, index, 0, NULL);
         if (rc == RL_OK)
             rc = dec_struct_members(d, ty);
         if (rc == RL_OK && !d->stopped)
-            rc = emit(d, RL_MSG_END_STRUCT, ty, name, index, 0, NULL);
+            rc = cdr_emit(d, RL_MSG_END_STRUCT, ty, name, index, 0, NULL);
         d->depth--;
         return rc;
     case RL_MSG_UNION:
-        if (++d->depth > MAX_DEPTH)
+        if (++d->depth > CDR_MAX_DEPTH)
             return cdr_fail(d, RL_ERANGE, "types nested deeper than 100 levels");
         rc = dec_union(d, ty, t, name, index);
         d->depth--;
         return rc;
     case RL_MSG_ARRAY:
     case RL_MSG_SEQUENCE:
-        if (++d->depth > MAX_DEPTH)
+        if (++d->depth > CDR_MAX_DEPTH)
             return cdr_fail(d, RL_ERANGE, "types nested deeper than 100 levels");
         rc = dec_array(d, ty, t, name, index);
         d->depth--;
@@ -690,7 +595,7 @@ static int dec_value(cdr_dec *d, uint32_t t, const char *name, size_t index)
     default: {
         rl_msg_value v;
         rc = cdr_read_leaf(d, ty, &v);
-        return rc < 0 ? rc : emit(d, RL_MSG_VALUE, ty, name, index, 0, &v);
+        return rc < 0 ? rc : cdr_emit(d, RL_MSG_VALUE, ty, name, index, 0, &v);
     }
     }
 }
@@ -720,6 +625,11 @@ int cdr_open(cdr_dec *d, const rl_msgdef *def, const uint8_t *data, size_t len)
     d->v2 = kinds[id].v2;
     d->top_ext = kinds[id].ext;
     d->be = (id & 1) == 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    d->swap = !d->be;
+#else
+    d->swap = d->be;
+#endif
     size_t pad = data[3] & 3u;
     if (len - 4 < pad)
         return rl_error_set(RL_EPARSE, "byte offset 3: encapsulation padding %zu exceeds the payload", pad);
@@ -729,8 +639,8 @@ int cdr_open(cdr_dec *d, const rl_msgdef *def, const uint8_t *data, size_t len)
     return RL_OK;
 }
 
-int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
-                  void *ctx)
+static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                  void *ctx, int use_plan)
 {
     cdr_dec d;
     int rc = cdr_open(&d, def, data, len);
@@ -740,17 +650,31 @@ int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_
         return rl_error_set(RL_EINVAL, "cdr: NULL visitor");
     d.fn = fn;
     d.ctx = ctx;
-    rc = dec_value(&d, def->root, NULL, 0);
+    rc = use_plan && def->plan && d.top_ext == RL_MSG_EXT_FINAL
+             ? cdr_plan_run(&d, def->plan)
+             : cdr_decode_value(&d, def->root, NULL, 0);
     if (d.stopped)
         return d.stopped;
     return rc < 0 ? rc : RL_OK;
+}
+
+int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                  void *ctx)
+{
+    return decode(def, data, len, fn, ctx, 1);
+}
+
+int cdr_decode_tree(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+                    void *ctx)
+{
+    return decode(def, data, len, fn, ctx, 0);
 }
 
 int cdr_skip_value(cdr_dec *d, uint32_t t)
 {
     rl_msg_visit_fn fn = d->fn;
     d->fn = NULL;
-    int rc = dec_value(d, t, NULL, 0);
+    int rc = cdr_decode_value(d, t, NULL, 0);
     d->fn = fn;
     return rc;
 }

@@ -92,7 +92,7 @@ void cdr_c_numeric_leave(locale_t old)
 }
 
 /* Shortest text that reads back to the same value, for float32 (doubles go to the faster
- * cdr_format_f64): a decimal of up to `safe` digits survives the round trip (15 for
+ * rl_shortest_f64): a decimal of up to `safe` digits survives the round trip (15 for
  * double, 6 for float), so when %.<safe>g reads back it is the shortest (%g drops
  * trailing zeros); else one more digit at a time. Subnormals: every length from 1. */
 static size_t format_shortest(double v, int is_f32, char *buf, size_t cap)
@@ -124,13 +124,18 @@ static void put_float(json_out *j, double v, int is_f32)
             put(j, "\"-Infinity\"", 11);
         return;
     }
-    char buf[40];
-    size_t n = is_f32 ? format_shortest(v, 1, buf, sizeof buf - 3) : cdr_format_f64(v, buf);
-    if (!strpbrk(buf, ".eE")) { /* keep a float a float: 1 -> 1.0, -0 -> -0.0 */
+    if (cdr_json_reserve(j, 40) < 0)
+        return;
+    char *buf = *j->buf + j->len;
+    size_t n = is_f32 ? format_shortest(v, 1, buf, 37) : rl_shortest_f64(v, buf);
+    size_t k = 0;
+    while (k < n && buf[k] != '.' && buf[k] != 'e')
+        k++;
+    if (k == n) { /* keep a float a float: 1 -> 1.0, -0 -> -0.0 */
         memcpy(buf + n, ".0", 3);
         n += 2;
     }
-    put(j, buf, n);
+    j->len += n;
 }
 
 static void put_string(json_out *j, const char *s, size_t n)
@@ -215,14 +220,22 @@ int cdr_json_visit(void *ctx, const rl_msg_visit *v)
         return j->oom ? RL_ENOMEM : 0;
     }
     if (j->depth > 0) {
+        /* the separator and the key in one reservation, written in place */
+        size_t name_len = v->name ? strlen(v->name) : 0;
+        if (cdr_json_reserve(j, name_len + 4) < 0)
+            return RL_ENOMEM;
+        char *p = *j->buf + j->len;
         if (!j->first[j->depth])
-            put(j, ",", 1);
+            *p++ = ',';
         j->first[j->depth] = 0;
         if (v->name) {
-            put(j, "\"", 1);
-            put(j, v->name, strlen(v->name));
-            put(j, "\":", 2);
+            *p++ = '"';
+            memcpy(p, v->name, name_len);
+            p += name_len;
+            *p++ = '"';
+            *p++ = ':';
         }
+        j->len = (size_t)(p - *j->buf);
     }
     switch (v->event) {
     case RL_MSG_BEGIN_STRUCT:

@@ -3,12 +3,12 @@
  * lights, intersections and planning problems kept as data; the root's attributes as meta
  * data. Coordinates are metres already. Dangling lanelet links are errors. */
 #include "map_internal.h"
+#include "map_xml.h"
 
 #include "../core/text.h"
 #include "runlab/error.h"
 #include "runlab/hash.h"
 
-#include <expat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +24,7 @@ typedef struct link_ref {
 } link_ref;
 
 typedef struct cr_parse {
-    XML_Parser xp;
-    const char *name;
-    int rc;
+    rl_map_xml x; /* parser, file name, first error */
     int depth;
     bool root_seen;
     rl_map_source *src;
@@ -44,63 +42,23 @@ typedef struct cr_parse {
     size_t num_links, cap_links;
 } cr_parse;
 
-static const char *attr(const XML_Char **a, const char *key)
-{
-    for (; a && a[0]; a += 2)
-        if (strcmp(a[0], key) == 0)
-            return a[1];
-    return NULL;
-}
-
-__attribute__((format(printf, 2, 3))) static void fail(cr_parse *p, const char *fmt, ...)
-{
-    if (p->rc < 0)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    p->rc = rl_error_set(RL_EPARSE, "%s:%lu:%lu: %s", p->name,
-                         (unsigned long)XML_GetCurrentLineNumber(p->xp),
-                         (unsigned long)XML_GetCurrentColumnNumber(p->xp) + 1, msg);
-    XML_StopParser(p->xp, XML_FALSE);
-}
-
-static void stop(cr_parse *p, int rc)
-{
-    if (p->rc >= 0) {
-        p->rc = rc;
-        XML_StopParser(p->xp, XML_FALSE);
-    }
-}
-
-static bool element_id(cr_parse *p, const char *el, const XML_Char **a, int64_t *id)
-{
-    const char *s = attr(a, "id");
-    if (!rl_map_parse_id(s, id)) {
-        fail(p, "<%s id='%.40s'>: id is not a 64-bit integer", el, s ? s : "");
-        return false;
-    }
-    return true;
-}
 
 static void start_lanelet(cr_parse *p, const XML_Char **a)
 {
     int64_t id;
-    if (!element_id(p, "lanelet", a, &id))
+    if (!rl_map_xml_id(&p->x, "lanelet", a, &id))
         return;
     rl_map_source *src = p->src;
     int rc = rl_grow_array((void **)&src->lanelets, &p->cap_lanelets, src->num_lanelets + 1,
                            sizeof *src->lanelets, "CommonRoad lanelets");
     if (rc < 0) {
-        stop(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     p->ll = &src->lanelets[src->num_lanelets];
     memset(p->ll, 0, sizeof *p->ll);
     p->ll->id = id;
-    p->ll->line = XML_GetCurrentLineNumber(p->xp);
+    p->ll->line = XML_GetCurrentLineNumber(p->x.xp);
     p->ll->one_way = -1;
     p->ll->speed_limit = NAN;
     src->num_lanelets++;
@@ -109,40 +67,40 @@ static void start_lanelet(cr_parse *p, const XML_Char **a)
 static void start_object(cr_parse *p, const char *el, const XML_Char **a)
 {
     int64_t id;
-    if (!element_id(p, el, a, &id))
+    if (!rl_map_xml_id(&p->x, el, a, &id))
         return;
     rl_map_source *src = p->src;
     int rc = rl_grow_array((void **)&src->objects, &p->cap_objects, src->num_objects + 1,
                            sizeof *src->objects, "CommonRoad objects");
     if (rc < 0) {
-        stop(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     p->obj = &src->objects[src->num_objects++];
     memset(p->obj, 0, sizeof *p->obj);
     p->obj->id = id;
     if (!(p->obj->kind = rl_map_strdup(el)))
-        stop(p, RL_ENOMEM);
+        rl_map_xml_stop(&p->x, RL_ENOMEM);
 }
 
 static void add_link(cr_parse *p, const char *el, const XML_Char **a)
 {
     int64_t ref;
-    const char *s = attr(a, "ref");
+    const char *s = rl_map_xml_attr(a, "ref");
     if (!rl_map_parse_id(s, &ref)) {
-        fail(p, "lanelet %lld: <%s ref='%.40s'>: ref is not a 64-bit integer", (long long)p->ll->id,
+        rl_map_xml_fail(&p->x, "lanelet %lld: <%s ref='%.40s'>: ref is not a 64-bit integer", (long long)p->ll->id,
              el, s ? s : "");
         return;
     }
     int rc = rl_grow_array((void **)&p->links, &p->cap_links, p->num_links + 1, sizeof *p->links,
                            "CommonRoad links");
     if (rc < 0) {
-        stop(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     link_ref *l = &p->links[p->num_links++];
     l->ref = ref;
-    l->line = (uint32_t)XML_GetCurrentLineNumber(p->xp);
+    l->line = (uint32_t)XML_GetCurrentLineNumber(p->x.xp);
     l->lanelet = (uint32_t)(p->ll - p->src->lanelets);
     snprintf(l->what, sizeof l->what, "%s", el);
     rl_map_source_lanelet *ll = p->ll;
@@ -155,7 +113,7 @@ static void add_link(cr_parse *p, const char *el, const XML_Char **a)
         arr = &ll->successors;
         n = &ll->num_successors;
     } else {
-        const char *dir = attr(a, "drivingDir");
+        const char *dir = rl_map_xml_attr(a, "drivingDir");
         bool same = !dir || strcmp(dir, "same") == 0;
         if (el[8] == 'L') {
             ll->adjacent_left = ref;
@@ -170,7 +128,7 @@ static void add_link(cr_parse *p, const char *el, const XML_Char **a)
     }
     int64_t *v = realloc(*arr, (*n + 1) * sizeof *v);
     if (!v) {
-        stop(p, rl_error_set(RL_ENOMEM, "out of memory"));
+        rl_map_xml_stop(&p->x, rl_error_set(RL_ENOMEM, "out of memory"));
         return;
     }
     *arr = v;
@@ -180,13 +138,13 @@ static void add_link(cr_parse *p, const char *el, const XML_Char **a)
 static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
 {
     cr_parse *p = ud;
-    if (p->rc < 0)
+    if (p->x.rc < 0)
         return;
     p->depth++;
     p->collect = false;
     if (p->depth == 1) {
         if (strcmp(el, "commonRoad") != 0) {
-            fail(p, "root element <%s>, expected <commonRoad>", el);
+            rl_map_xml_fail(&p->x, "root element <%s>, expected <commonRoad>", el);
             return;
         }
         p->root_seen = true;
@@ -200,14 +158,14 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
             if (nv)
                 src->meta_values = nv;
             if (!nk || !nv) {
-                stop(p, rl_error_set(RL_ENOMEM, "out of memory"));
+                rl_map_xml_stop(&p->x, rl_error_set(RL_ENOMEM, "out of memory"));
                 return;
             }
             nk[k] = rl_map_strdup(a[0]);
             nv[k] = rl_map_strdup(a[1]);
             src->num_meta++;
             if (!nk[k] || !nv[k]) {
-                stop(p, RL_ENOMEM);
+                rl_map_xml_stop(&p->x, RL_ENOMEM);
                 return;
             }
         }
@@ -249,10 +207,10 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
 static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
 {
     cr_parse *p = ud;
-    if (!p->collect || p->rc < 0 || len <= 0)
+    if (!p->collect || p->x.rc < 0 || len <= 0)
         return;
     if (p->text_len + (size_t)len >= MAX_TEXT) {
-        fail(p, "element text longer than %d bytes", MAX_TEXT - 1);
+        rl_map_xml_fail(&p->x, "element text longer than %d bytes", MAX_TEXT - 1);
         return;
     }
     memcpy(p->text + p->text_len, s, (size_t)len);
@@ -264,7 +222,7 @@ static void append_text(cr_parse *p, char **slot)
     size_t old = *slot ? strlen(*slot) + 1 : 0;
     char *v = realloc(*slot, old + p->text_len + 1);
     if (!v) {
-        stop(p, rl_error_set(RL_ENOMEM, "out of memory"));
+        rl_map_xml_stop(&p->x, rl_error_set(RL_ENOMEM, "out of memory"));
         return;
     }
     if (old)
@@ -278,14 +236,14 @@ static void end_point(cr_parse *p)
 {
     rl_map_source_lanelet *ll = p->ll;
     if (!p->have_x || !p->have_y) {
-        fail(p, "lanelet %lld: <point> without <x> and <y>", (long long)ll->id);
+        rl_map_xml_fail(&p->x, "lanelet %lld: <point> without <x> and <y>", (long long)ll->id);
         return;
     }
     rl_map_point **pts = p->bound == 1 ? &ll->left : &ll->right;
     size_t *n = p->bound == 1 ? &ll->num_left : &ll->num_right;
     int rc = rl_grow_array((void **)pts, &p->cap_bound, *n + 1, sizeof **pts, "bound points");
     if (rc < 0) {
-        stop(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     (*pts)[(*n)++] = (rl_map_point){p->px, p->py};
@@ -295,14 +253,14 @@ static void end_point(cr_parse *p)
 static void XMLCALL on_end(void *ud, const XML_Char *el)
 {
     cr_parse *p = ud;
-    if (p->rc < 0)
+    if (p->x.rc < 0)
         return;
     if (p->collect) {
         p->text[p->text_len] = '\0';
         double v;
         if (p->in_point && p->depth == 5) {
             if (!rl_map_parse_number(p->text, &v)) {
-                fail(p, "lanelet %lld: <%s>%.40s</%s> is not a number", (long long)p->ll->id, el,
+                rl_map_xml_fail(&p->x, "lanelet %lld: <%s>%.40s</%s> is not a number", (long long)p->ll->id, el,
                      p->text, el);
                 return;
             }
@@ -348,10 +306,10 @@ static int check_lanelets(cr_parse *p, const rl_map_read_options *o)
         rl_map_idmap_put(&ids, ll->id, (uint32_t)i, &prev);
         if (prev != UINT32_MAX)
             rc = rl_error_set(RL_EPARSE, "%s:%llu: lanelet %lld: id also used on line %llu",
-                              p->name, (unsigned long long)ll->line, (long long)ll->id,
+                              p->x.name, (unsigned long long)ll->line, (long long)ll->id,
                               (unsigned long long)src->lanelets[prev].line);
         else if (ll->num_left == 0 || ll->num_right == 0)
-            rc = rl_error_set(RL_EPARSE, "%s:%llu: lanelet %lld: %s has no points", p->name,
+            rc = rl_error_set(RL_EPARSE, "%s:%llu: lanelet %lld: %s has no points", p->x.name,
                               (unsigned long long)ll->line, (long long)ll->id,
                               ll->num_left == 0 ? "leftBound" : "rightBound");
     }
@@ -359,7 +317,7 @@ static int check_lanelets(cr_parse *p, const rl_map_read_options *o)
         const link_ref *l = &p->links[i];
         if (rl_map_idmap_get(&ids, l->ref) == UINT32_MAX)
             rc = rl_error_set(RL_EPARSE, "%s:%u: lanelet %lld: <%s ref='%lld'>: no such lanelet",
-                              p->name, l->line, (long long)src->lanelets[l->lanelet].id, l->what,
+                              p->x.name, l->line, (long long)src->lanelets[l->lanelet].id, l->what,
                               (long long)l->ref);
     }
     rl_map_idmap_free(&ids);
@@ -379,7 +337,7 @@ int rl_commonroad_read_mem(const char *data, size_t len, const char *name,
     *out = NULL;
     if (len > INT32_MAX)
         return rl_error_set(RL_ERANGE, "%s: %zu bytes is too large for a map", name, len);
-    cr_parse p = {.name = name};
+    cr_parse p = {.x.name = name};
     p.src = calloc(1, sizeof *p.src);
     if (!p.src || !(p.src->name = rl_map_strdup(name))) {
         rl_map_source_free(p.src);
@@ -388,25 +346,13 @@ int rl_commonroad_read_mem(const char *data, size_t len, const char *name,
     p.src->format = RL_MAP_FORMAT_COMMONROAD;
     p.src->projection = RL_MAP_PROJ_NONE;
     rl_sha256(data, len, p.src->source_sha256);
-    p.xp = XML_ParserCreate(NULL);
-    if (!p.xp) {
-        rl_map_source_free(p.src);
-        return rl_error_set(RL_ENOMEM, "out of memory for the XML parser");
-    }
-    XML_SetUserData(p.xp, &p);
-    XML_SetElementHandler(p.xp, on_start, on_end);
-    XML_SetCharacterDataHandler(p.xp, on_text);
-    if (XML_Parse(p.xp, data, (int)len, 1) == XML_STATUS_ERROR && p.rc == RL_OK)
-        p.rc = rl_error_set(RL_EPARSE, "%s:%lu:%lu: malformed XML: %s", name,
-                            (unsigned long)XML_GetCurrentLineNumber(p.xp),
-                            (unsigned long)XML_GetCurrentColumnNumber(p.xp) + 1,
-                            XML_ErrorString(XML_GetErrorCode(p.xp)));
-    if (p.rc == RL_OK && !p.root_seen)
-        p.rc = rl_error_set(RL_EPARSE, "%s: no <commonRoad> root element", name);
-    if (p.rc == RL_OK)
-        p.rc = check_lanelets(&p, opts);
-    int rc = p.rc;
-    XML_ParserFree(p.xp);
+    rl_map_xml_parse(&p.x, data, len, &p, on_start, on_end, on_text);
+    if (p.x.rc == RL_OK && !p.root_seen)
+        p.x.rc = rl_error_set(RL_EPARSE, "%s: no <commonRoad> root element", name);
+    if (p.x.rc == RL_OK)
+        p.x.rc = check_lanelets(&p, opts);
+    int rc = p.x.rc;
+    rl_map_xml_free(&p.x);
     free(p.links);
     if (rc < 0) {
         rl_map_source_free(p.src);

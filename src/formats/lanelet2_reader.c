@@ -3,12 +3,12 @@
  * (projection or local_x/local_y or metric), builds lanelets from type=lanelet relations,
  * re-orients their bounds as Lanelet2 does, derives successors, keeps the rest as data. */
 #include "map_internal.h"
+#include "map_xml.h"
 
 #include "../core/text.h"
 #include "runlab/error.h"
 #include "runlab/hash.h"
 
-#include <expat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +40,7 @@ typedef struct osm_relation {
 } osm_relation;
 
 typedef struct osm_parse {
-    XML_Parser xp;
-    const char *name;
-    int rc;
+    rl_map_xml x; /* parser, file name, first error */
     int depth;
     bool root_seen;
     enum { IN_NONE, IN_NODE, IN_WAY, IN_RELATION, IN_SKIP } in;
@@ -59,62 +57,17 @@ typedef struct osm_parse {
     size_t num_members, cap_members;
 } osm_parse;
 
-static const char *attr(const XML_Char **a, const char *key)
-{
-    for (; a && a[0]; a += 2)
-        if (strcmp(a[0], key) == 0)
-            return a[1];
-    return NULL;
-}
-
-/* Stops the parse with a message "name:line:col: <what>". */
-__attribute__((format(printf, 2, 3))) static void fail(osm_parse *p, const char *fmt, ...)
-{
-    if (p->rc < 0)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    p->rc = rl_error_set(RL_EPARSE, "%s:%lu:%lu: %s", p->name,
-                         (unsigned long)XML_GetCurrentLineNumber(p->xp),
-                         (unsigned long)XML_GetCurrentColumnNumber(p->xp) + 1, msg);
-    XML_StopParser(p->xp, XML_FALSE);
-}
-
-static void grow_fail(osm_parse *p, int rc)
-{
-    if (p->rc >= 0) {
-        p->rc = rc;
-        XML_StopParser(p->xp, XML_FALSE);
-    }
-}
-
-static bool element_id(osm_parse *p, const char *el, const XML_Char **a, int64_t *id)
-{
-    const char *s = attr(a, "id");
-    if (!s) {
-        fail(p, "<%s> without an id", el);
-        return false;
-    }
-    if (!rl_map_parse_id(s, id)) {
-        fail(p, "<%s id='%.40s'>: id is not a 64-bit integer", el, s);
-        return false;
-    }
-    return true;
-}
 
 static bool is_deleted(const XML_Char **a)
 {
-    const char *act = attr(a, "action");
+    const char *act = rl_map_xml_attr(a, "action");
     return act && strcmp(act, "delete") == 0;
 }
 
 static void start_node(osm_parse *p, const XML_Char **a)
 {
     int64_t id;
-    if (!element_id(p, "node", a, &id))
+    if (!rl_map_xml_id(&p->x, "node", a, &id))
         return;
     if (is_deleted(a)) {
         p->src->counts.deleted_nodes++;
@@ -124,17 +77,17 @@ static void start_node(osm_parse *p, const XML_Char **a)
     int rc = rl_grow_array((void **)&p->nodes, &p->cap_nodes, p->num_nodes + 1, sizeof *p->nodes,
                            "OSM nodes");
     if (rc < 0) {
-        grow_fail(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     osm_node *n = &p->nodes[p->num_nodes++];
     memset(n, 0, sizeof *n);
     n->id = id;
-    n->line = (uint32_t)XML_GetCurrentLineNumber(p->xp);
-    const char *lat = attr(a, "lat"), *lon = attr(a, "lon");
+    n->line = (uint32_t)XML_GetCurrentLineNumber(p->x.xp);
+    const char *lat = rl_map_xml_attr(a, "lat"), *lon = rl_map_xml_attr(a, "lon");
     if (lat || lon) {
         if (!rl_map_parse_number(lat, &n->lat) || !rl_map_parse_number(lon, &n->lon)) {
-            fail(p, "node %lld: lat/lon '%.30s', '%.30s' are not numbers", (long long)id,
+            rl_map_xml_fail(&p->x, "node %lld: lat/lon '%.30s', '%.30s' are not numbers", (long long)id,
                  lat ? lat : "", lon ? lon : "");
             return;
         }
@@ -146,7 +99,7 @@ static void start_node(osm_parse *p, const XML_Char **a)
 static void start_way(osm_parse *p, const XML_Char **a)
 {
     int64_t id;
-    if (!element_id(p, "way", a, &id))
+    if (!rl_map_xml_id(&p->x, "way", a, &id))
         return;
     if (is_deleted(a)) {
         p->src->counts.deleted_ways++;
@@ -156,13 +109,13 @@ static void start_way(osm_parse *p, const XML_Char **a)
     int rc = rl_grow_array((void **)&p->ways, &p->cap_ways, p->num_ways + 1, sizeof *p->ways,
                            "OSM ways");
     if (rc < 0) {
-        grow_fail(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     osm_way *w = &p->ways[p->num_ways++];
     memset(w, 0, sizeof *w);
     w->id = id;
-    w->line = (uint32_t)XML_GetCurrentLineNumber(p->xp);
+    w->line = (uint32_t)XML_GetCurrentLineNumber(p->x.xp);
     w->ref_off = (uint32_t)p->num_refs;
     p->in = IN_WAY;
 }
@@ -170,7 +123,7 @@ static void start_way(osm_parse *p, const XML_Char **a)
 static void start_relation(osm_parse *p, const XML_Char **a)
 {
     int64_t id;
-    if (!element_id(p, "relation", a, &id))
+    if (!rl_map_xml_id(&p->x, "relation", a, &id))
         return;
     if (is_deleted(a)) {
         p->src->counts.deleted_relations++;
@@ -180,13 +133,13 @@ static void start_relation(osm_parse *p, const XML_Char **a)
     int rc = rl_grow_array((void **)&p->rels, &p->cap_rels, p->num_rels + 1, sizeof *p->rels,
                            "OSM relations");
     if (rc < 0) {
-        grow_fail(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     osm_relation *r = &p->rels[p->num_rels++];
     memset(r, 0, sizeof *r);
     r->id = id;
-    r->line = (uint32_t)XML_GetCurrentLineNumber(p->xp);
+    r->line = (uint32_t)XML_GetCurrentLineNumber(p->x.xp);
     r->mem_off = (uint32_t)p->num_members;
     p->in = IN_RELATION;
 }
@@ -195,14 +148,14 @@ static void set_tag(osm_parse *p, char **slot, const char *v)
 {
     free(*slot);
     if (!(*slot = rl_map_strdup(v)))
-        grow_fail(p, RL_ENOMEM);
+        rl_map_xml_stop(&p->x, RL_ENOMEM);
 }
 
 static void child_tag(osm_parse *p, const XML_Char **a)
 {
-    const char *k = attr(a, "k"), *v = attr(a, "v");
+    const char *k = rl_map_xml_attr(a, "k"), *v = rl_map_xml_attr(a, "v");
     if (!k || !v) {
-        fail(p, "<tag> needs k and v");
+        rl_map_xml_fail(&p->x, "<tag> needs k and v");
         return;
     }
     if (p->in == IN_NODE) {
@@ -210,7 +163,7 @@ static void child_tag(osm_parse *p, const XML_Char **a)
         if (strcmp(k, "local_x") == 0 || strcmp(k, "local_y") == 0) {
             bool is_x = k[6] == 'x';
             if (!rl_map_parse_number(v, is_x ? &n->local_x : &n->local_y)) {
-                fail(p, "node %lld: tag %s='%.30s' is not a number", (long long)n->id, k, v);
+                rl_map_xml_fail(&p->x, "node %lld: tag %s='%.30s' is not a number", (long long)n->id, k, v);
                 return;
             }
             n->has_local |= is_x ? 1 : 2;
@@ -237,19 +190,19 @@ static void child_nd(osm_parse *p, const XML_Char **a)
 {
     osm_way *w = &p->ways[p->num_ways - 1];
     int64_t ref;
-    const char *s = attr(a, "ref");
+    const char *s = rl_map_xml_attr(a, "ref");
     if (!rl_map_parse_id(s, &ref)) {
-        fail(p, "way %lld: <nd ref='%.40s'> is not a 64-bit integer", (long long)w->id, s ? s : "");
+        rl_map_xml_fail(&p->x, "way %lld: <nd ref='%.40s'> is not a 64-bit integer", (long long)w->id, s ? s : "");
         return;
     }
     if (p->num_refs >= UINT32_MAX) {
-        fail(p, "too many way nodes");
+        rl_map_xml_fail(&p->x, "too many way nodes");
         return;
     }
     int rc = rl_grow_array((void **)&p->refs, &p->cap_refs, p->num_refs + 1, sizeof *p->refs,
                            "OSM way nodes");
     if (rc < 0) {
-        grow_fail(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     p->refs[p->num_refs++] = ref;
@@ -259,20 +212,20 @@ static void child_nd(osm_parse *p, const XML_Char **a)
 static void child_member(osm_parse *p, const XML_Char **a)
 {
     osm_relation *r = &p->rels[p->num_rels - 1];
-    const char *type = attr(a, "type"), *ref = attr(a, "ref"), *role = attr(a, "role");
+    const char *type = rl_map_xml_attr(a, "type"), *ref = rl_map_xml_attr(a, "ref"), *role = rl_map_xml_attr(a, "role");
     int64_t id;
     if (!type || !rl_map_parse_id(ref, &id)) {
-        fail(p, "relation %lld: <member> needs a type and an integer ref", (long long)r->id);
+        rl_map_xml_fail(&p->x, "relation %lld: <member> needs a type and an integer ref", (long long)r->id);
         return;
     }
     if (p->num_members >= UINT32_MAX) {
-        fail(p, "too many relation members");
+        rl_map_xml_fail(&p->x, "too many relation members");
         return;
     }
     int rc = rl_grow_array((void **)&p->members, &p->cap_members, p->num_members + 1,
                            sizeof *p->members, "OSM relation members");
     if (rc < 0) {
-        grow_fail(p, rc);
+        rl_map_xml_stop(&p->x, rc);
         return;
     }
     osm_member *m = &p->members[p->num_members++];
@@ -286,12 +239,12 @@ static void child_member(osm_parse *p, const XML_Char **a)
 static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
 {
     osm_parse *p = ud;
-    if (p->rc < 0)
+    if (p->x.rc < 0)
         return;
     p->depth++;
     if (p->depth == 1) {
         if (strcmp(el, "osm") != 0) {
-            fail(p, "root element <%s>, expected <osm>", el);
+            rl_map_xml_fail(&p->x, "root element <%s>, expected <osm>", el);
             return;
         }
         p->root_seen = true;
@@ -304,14 +257,14 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **a)
             if (nv)
                 p->src->meta_values = nv;
             if (!nk || !nv) {
-                grow_fail(p, rl_error_set(RL_ENOMEM, "out of memory"));
+                rl_map_xml_stop(&p->x, rl_error_set(RL_ENOMEM, "out of memory"));
                 return;
             }
             nk[k] = rl_map_strdup(a[0]);
             nv[k] = rl_map_strdup(a[1]);
             p->src->num_meta++;
             if (!nk[k] || !nv[k]) {
-                grow_fail(p, RL_ENOMEM);
+                rl_map_xml_stop(&p->x, RL_ENOMEM);
                 return;
             }
         }
@@ -353,7 +306,7 @@ static int way_points(osm_parse *p, const rl_map_idmap *nodes, const rl_map_poin
 {
     if (w->ref_n == 0)
         return rl_error_set(RL_EPARSE, "%s:%u: relation %lld (lanelet): %s way %lld has no nodes",
-                            p->name, r->line, (long long)r->id, role, (long long)w->id);
+                            p->x.name, r->line, (long long)r->id, role, (long long)w->id);
     if (!(*out = malloc(w->ref_n * sizeof **out)))
         return rl_error_set(RL_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < w->ref_n; i++) {
@@ -361,7 +314,7 @@ static int way_points(osm_parse *p, const rl_map_idmap *nodes, const rl_map_poin
         if (k == UINT32_MAX)
             return rl_error_set(RL_EPARSE,
                                 "%s:%u: way %lld (%s bound of lanelet %lld): node %lld not found",
-                                p->name, w->line, (long long)w->id, role, (long long)r->id,
+                                p->x.name, w->line, (long long)w->id, role, (long long)r->id,
                                 (long long)p->refs[w->ref_off + i]);
         (*out)[i] = pos[k];
     }
@@ -386,13 +339,13 @@ static int build_lanelet(osm_parse *p, const rl_map_idmap *nodes, const rl_map_i
                 continue;
             if (bound[k])
                 return rl_error_set(RL_EPARSE, "%s:%u: relation %lld (lanelet): two '%s' members",
-                                    p->name, r->line, (long long)r->id, roles[k]);
+                                    p->x.name, r->line, (long long)r->id, roles[k]);
             uint32_t wi = m->type == 'w' ? rl_map_idmap_get(ways, m->ref) : UINT32_MAX;
             if (wi == UINT32_MAX)
                 return rl_error_set(RL_EPARSE,
                                     "%s:%u: relation %lld (lanelet): member way %lld (role %s) "
                                     "not found",
-                                    p->name, r->line, (long long)r->id, (long long)m->ref,
+                                    p->x.name, r->line, (long long)r->id, (long long)m->ref,
                                     roles[k]);
             bound[k] = &p->ways[wi];
         }
@@ -400,7 +353,7 @@ static int build_lanelet(osm_parse *p, const rl_map_idmap *nodes, const rl_map_i
     for (int k = 0; k < 2; k++)
         if (!bound[k])
             return rl_error_set(RL_EPARSE, "%s:%u: relation %lld (lanelet): no '%s' member",
-                                p->name, r->line, (long long)r->id, roles[k]);
+                                p->x.name, r->line, (long long)r->id, roles[k]);
     ll->id = r->id;
     ll->line = r->line;
     ll->one_way = -1;
@@ -465,7 +418,7 @@ static int position_nodes(osm_parse *p, const rl_map_read_options *o, rl_map_poi
         proj = all_local ? RL_MAP_PROJ_LOCAL : any_out ? RL_MAP_PROJ_METRIC : RL_MAP_PROJ_LTP;
     }
     if (proj == RL_MAP_PROJ_NONE)
-        return rl_error_set(RL_EINVAL, "%s: projection 'none' is for CommonRoad files", p->name);
+        return rl_error_set(RL_EINVAL, "%s: projection 'none' is for CommonRoad files", p->x.name);
     p->src->projection = proj;
     bool geo = proj == RL_MAP_PROJ_LTP || proj == RL_MAP_PROJ_UTM || proj == RL_MAP_PROJ_SMERC;
     if (geo) {
@@ -479,13 +432,13 @@ static int position_nodes(osm_parse *p, const rl_map_read_options *o, rl_map_poi
         const osm_node *n = &p->nodes[i];
         if (proj == RL_MAP_PROJ_LOCAL) {
             if (n->has_local != 3)
-                return rl_error_set(RL_EPARSE, "%s:%u: node %lld: no local_x/local_y tags", p->name,
+                return rl_error_set(RL_EPARSE, "%s:%u: node %lld: no local_x/local_y tags", p->x.name,
                                     n->line, (long long)n->id);
             pos[i] = (rl_map_point){n->local_x, n->local_y};
             continue;
         }
         if (!n->has_latlon)
-            return rl_error_set(RL_EPARSE, "%s:%u: node %lld: no lat/lon", p->name, n->line,
+            return rl_error_set(RL_EPARSE, "%s:%u: node %lld: no lat/lon", p->x.name, n->line,
                                 (long long)n->id);
         if (proj == RL_MAP_PROJ_METRIC) {
             pos[i] = (rl_map_point){n->lon, n->lat};
@@ -495,7 +448,7 @@ static int position_nodes(osm_parse *p, const rl_map_read_options *o, rl_map_poi
             return rl_error_set(RL_EPARSE,
                                 "%s:%u: node %lld: lat %g lon %g out of range (a metric file? "
                                 "use --projection metric)",
-                                p->name, n->line, (long long)n->id, n->lat, n->lon);
+                                p->x.name, n->line, (long long)n->id, n->lat, n->lon);
         rl_map_project(proj, o->origin_lat, o->origin_lon, n->lat, n->lon, &pos[i]);
     }
     return RL_OK;
@@ -586,14 +539,14 @@ static int resolve(osm_parse *p, const rl_map_read_options *o)
         uint32_t prev;
         rl_map_idmap_put(&nodes, p->nodes[i].id, (uint32_t)i, &prev);
         if (prev != UINT32_MAX)
-            rc = rl_error_set(RL_EPARSE, "%s:%u: node %lld: id also used on line %u", p->name,
+            rc = rl_error_set(RL_EPARSE, "%s:%u: node %lld: id also used on line %u", p->x.name,
                               p->nodes[i].line, (long long)p->nodes[i].id, p->nodes[prev].line);
     }
     for (size_t i = 0; rc == RL_OK && i < p->num_ways; i++) {
         uint32_t prev;
         rl_map_idmap_put(&ways, p->ways[i].id, (uint32_t)i, &prev);
         if (prev != UINT32_MAX)
-            rc = rl_error_set(RL_EPARSE, "%s:%u: way %lld: id also used on line %u", p->name,
+            rc = rl_error_set(RL_EPARSE, "%s:%u: way %lld: id also used on line %u", p->x.name,
                               p->ways[i].line, (long long)p->ways[i].id, p->ways[prev].line);
     }
     if (rc == RL_OK && !(pos = malloc((p->num_nodes + 1) * sizeof *pos)))
@@ -653,8 +606,7 @@ static void parse_free(osm_parse *p)
     free(p->ways);
     free(p->refs);
     free(p->members);
-    if (p->xp)
-        XML_ParserFree(p->xp);
+    rl_map_xml_free(&p->x);
 }
 
 int rl_lanelet2_read_mem(const char *data, size_t len, const char *name,
@@ -668,7 +620,7 @@ int rl_lanelet2_read_mem(const char *data, size_t len, const char *name,
     *out = NULL;
     if (len > INT32_MAX)
         return rl_error_set(RL_ERANGE, "%s: %zu bytes is too large for a map", name, len);
-    osm_parse p = {.name = name};
+    osm_parse p = {.x.name = name};
     p.src = calloc(1, sizeof *p.src);
     if (!p.src || !(p.src->name = rl_map_strdup(name))) {
         rl_map_source_free(p.src);
@@ -676,27 +628,16 @@ int rl_lanelet2_read_mem(const char *data, size_t len, const char *name,
     }
     p.src->format = RL_MAP_FORMAT_LANELET2;
     rl_sha256(data, len, p.src->source_sha256);
-    p.xp = XML_ParserCreate(NULL);
-    if (!p.xp) {
-        rl_map_source_free(p.src);
-        return rl_error_set(RL_ENOMEM, "out of memory for the XML parser");
-    }
-    XML_SetUserData(p.xp, &p);
-    XML_SetElementHandler(p.xp, on_start, on_end);
-    if (XML_Parse(p.xp, data, (int)len, 1) == XML_STATUS_ERROR && p.rc == RL_OK)
-        p.rc = rl_error_set(RL_EPARSE, "%s:%lu:%lu: malformed XML: %s", name,
-                            (unsigned long)XML_GetCurrentLineNumber(p.xp),
-                            (unsigned long)XML_GetCurrentColumnNumber(p.xp) + 1,
-                            XML_ErrorString(XML_GetErrorCode(p.xp)));
-    if (p.rc == RL_OK && !p.root_seen)
-        p.rc = rl_error_set(RL_EPARSE, "%s: no <osm> root element", name);
-    if (p.rc == RL_OK) {
+    rl_map_xml_parse(&p.x, data, len, &p, on_start, on_end, NULL);
+    if (p.x.rc == RL_OK && !p.root_seen)
+        p.x.rc = rl_error_set(RL_EPARSE, "%s: no <osm> root element", name);
+    if (p.x.rc == RL_OK) {
         p.src->counts.nodes = p.num_nodes;
         p.src->counts.ways = p.num_ways;
         p.src->counts.relations = p.num_rels;
-        p.rc = resolve(&p, opts);
+        p.x.rc = resolve(&p, opts);
     }
-    int rc = p.rc;
+    int rc = p.x.rc;
     parse_free(&p);
     if (rc < 0) {
         rl_map_source_free(p.src);

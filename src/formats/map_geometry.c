@@ -230,10 +230,18 @@ static bool collect_candidates(const rl_map *map, size_t cell, void *ctx)
     return true;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* Sorts the few parameters of a segment (mostly 2 to 6): insertion sort, no calls. */
+static void sort_params(double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
 }
 
 static bool inside_candidates(const rl_map *map, const candidates *c, double x, double y)
@@ -362,7 +370,7 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
         params_free(&ts);
         return false;
     }
-    qsort(ts.v, ts.n, sizeof *ts.v, cmp_double);
+    sort_params(ts.v, ts.n);
     bool ok = true;
     for (size_t i = 0; i + 1 < ts.n && ok; i++) {
         if (ts.v[i + 1] <= ts.v[i])
@@ -439,7 +447,7 @@ bool rl_map_cell_in_union(const rl_map *map, size_t cell)
                 params_free(&ts);
                 return false;
             }
-            qsort(ts.v, ts.n, sizeof *ts.v, cmp_double);
+            sort_params(ts.v, ts.n);
             double nx = -(p[e].y - p[f].y) / len * eps, ny = (p[e].x - p[f].x) / len * eps;
             bool ok = true;
             for (size_t k = 0; k + 1 < ts.n && ok; k++) {
@@ -486,6 +494,15 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     return segment_inside(map, &c, p, q, w->tol, r);
 }
 
+/* How far p lies outside the grid's rectangle (0 inside). */
+static double outside_grid(const rlmap_header *h, rl_map_point p)
+{
+    double x1 = h->grid_x0 + h->nx * h->cell, y1 = h->grid_y0 + h->ny * h->cell;
+    double dx = fmax(fmax(h->grid_x0 - p.x, p.x - x1), 0);
+    double dy = fmax(fmax(h->grid_y0 - p.y, p.y - y1), 0);
+    return hypot(dx, dy);
+}
+
 /* One footprint edge. Strides through cells far from anything not drivable (a cell of
  * depth k has only wholly drivable cells within k - 1 cells around it, so the edge is
  * drivable for (k - 1) cells from any point in it); near the edge of the drivable area it
@@ -504,8 +521,15 @@ static bool edge_inside(const rl_map *map, rl_map_point a, rl_map_point b, doubl
     double inv_len = 1 / len, tiny = 1e-9 * inv * inv_len; /* 1 nm: the boundary tolerance */
     while (t <= 1) {
         double u = u0 + t * du, v = v0 + t * dv;
-        if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny))
-            return gap_closed(map, NULL, a, b, 0, 1, tol); /* the edge leaves the grid */
+        if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny)) { /* the edge leaves the grid */
+            /* The grid holds every lanelet, so a point d outside it has clearance >= d,
+             * and no gap closes past tol/2 (gap_closed): the farthest point of the edge
+             * from the grid is an end. */
+            double out = fmax(outside_grid(h, a), outside_grid(h, b));
+            if (!(out <= tol / 2))
+                return false;
+            return gap_closed(map, NULL, a, b, 0, 1, tol);
+        }
         size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
         unsigned depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
         if (depth >= 2) {

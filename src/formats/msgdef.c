@@ -148,6 +148,7 @@ void rl_msgdef_free(rl_msgdef *d)
     }
     free(d->constants);
     free(d->min_size);
+    cdr_plan_free(d->plan);
     free(d->schema);
     free(d);
 }
@@ -280,6 +281,8 @@ int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, con
     else
         rc = rl_error_set(RL_EUNSUPPORTED, "schema '%s': encoding '%s' is not supported "
                                            "(ros2msg, omgidl)", name, encoding);
+    if (rc == RL_OK)
+        rc = cdr_plan_build(d, &d->plan);
     if (rc < 0) {
         rl_msgdef_free(d);
         return rc;

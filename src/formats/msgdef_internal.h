@@ -20,7 +20,13 @@ struct rl_msgdef {
     size_t *min_size; /* per type: fewest payload bytes a value can take (msgdef_finish) */
     rl_msg_constant *constants; /* IDL module-level constants */
     size_t nconstants, cconstants;
+    struct cdr_plan *plan; /* the root type flattened for decoding (cdr_plan.c) */
 };
+
+/* A decoding plan (cdr_plan.c), built by rl_msgdef_parse once a schema has parsed. */
+typedef struct cdr_plan cdr_plan;
+int cdr_plan_build(const rl_msgdef *def, cdr_plan **out);
+void cdr_plan_free(cdr_plan *p);
 
 /* Adds a type (copied; the caller's member/constant arrays are taken over) and returns
  * its index in *index. */

@@ -444,10 +444,23 @@ static void test_encode(void **state)
     rl_msgdef_free(d);
 }
 
-/* The fast shortest double formatting (Ryu) against glibc's printf/strtod through
- * rl_format_f64: the same text, except that at exact powers of two (a narrower interval
- * below) the shortest may be one digit shorter than what %.16g rounding finds; it must
- * still read back to the same bits. */
+/* The shortest double formatting (Ryū, behind rl_format_f64) against glibc's printf and
+ * strtod: the first of %.1g .. %.17g (normals from %.15g, as any 15 digits survive) that
+ * reads back. Ryū gives the same text, except at exact powers of two (a narrower interval
+ * below) where the shortest may be one digit shorter than what %.Ng rounding finds; it
+ * must still read back to the same bits. */
+static size_t printf_shortest(double v, char *buf, size_t cap)
+{
+    int n = 0;
+    for (int p = fpclassify(v) == FP_SUBNORMAL ? 1 : 15; p <= 17; p++) {
+        n = snprintf(buf, cap, "%.*g", p, v);
+        double back = strtod(buf, NULL);
+        if (memcmp(&back, &v, sizeof v) == 0)
+            break;
+    }
+    return (size_t)n;
+}
+
 static void test_format_f64(void **state)
 {
     (void)state;
@@ -464,8 +477,8 @@ static void test_format_f64(void **state)
             v = (double)bits / 1000.0;
         if (!isfinite(v))
             continue;
-        cdr_format_f64(v, a);
-        rl_format_f64(v, b, sizeof b);
+        rl_format_f64(v, a, sizeof a);
+        printf_shortest(v, b, sizeof b);
         double back = rl_parse_f64(a, NULL);
         assert_memory_equal(&back, &v, 8);
         if ((bits & 0x000fffffffffffffull) == 0 && i % 3 == 0)
@@ -473,22 +486,30 @@ static void test_format_f64(void **state)
         else if (strcmp(a, b) != 0)
             fail_msg("%a: %s, printf gives %s", v, a, b);
     }
+    for (int e = -1074; e <= 1023; e++) { /* every power of two: shortest, and reads back */
+        double v = ldexp(1.0, e);
+        rl_format_f64(v, a, sizeof a);
+        printf_shortest(v, b, sizeof b);
+        double back = rl_parse_f64(a, NULL);
+        assert_memory_equal(&back, &v, 8);
+        assert_true(strlen(a) <= strlen(b));
+    }
     const double pw[] = {0x1p-24, 0x1p89, 0x1p-1074, 1e23, 5e-324, 1.7976931348623157e308};
     const char *const want[] = {"5.960464477539063e-08", "6.189700196426902e+26", "5e-324",
                                 "1e+23", "5e-324", "1.7976931348623157e+308"};
     for (size_t i = 0; i < 6; i++) {
-        cdr_format_f64(pw[i], a);
+        rl_format_f64(pw[i], a, sizeof a);
         assert_string_equal(a, want[i]);
     }
-    cdr_format_f64(-0.0, a);
+    rl_format_f64(-0.0, a, sizeof a);
     assert_string_equal(a, "-0");
-    cdr_format_f64(123456789012345.0, a);
+    rl_format_f64(123456789012345.0, a, sizeof a);
     assert_string_equal(a, "123456789012345");
-    cdr_format_f64(1e15, a);
+    rl_format_f64(1e15, a, sizeof a);
     assert_string_equal(a, "1e+15");
-    cdr_format_f64(0.0001, a);
+    rl_format_f64(0.0001, a, sizeof a);
     assert_string_equal(a, "0.0001");
-    cdr_format_f64(0.00001234, a);
+    rl_format_f64(0.00001234, a, sizeof a);
     assert_string_equal(a, "1.234e-05");
 }
 

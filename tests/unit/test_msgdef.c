@@ -227,6 +227,13 @@ static void test_idl_errors(void **state)
     parse_fails("omgidl", "T", "struct T { T t; };", "contains itself");
     parse_fails("omgidl", "T", "const long Z = 1 / 0; struct T { long a; };", "division by zero");
     parse_fails("omgidl", "T", "interface T { };", "expected module, struct, enum, union, typedef or const");
+    /* refused rather than decoded wrongly: hashed member ids, enums narrower than 32 bits */
+    parse_fails("omgidl", "T", "@mutable @autoid(HASH) struct T { long a; };",
+                "line 1, column 17: @autoid(HASH) is not supported (give the members @id values)");
+    parse_fails("omgidl", "T", "@bit_bound(8) enum E { A, B };\nstruct T { E e; };",
+                "line 1, column 15: an enum with @bit_bound other than 32 is not supported");
+    rl_msgdef *d = parse_ok("omgidl", "T", "@bit_bound(32) enum E { A };\n@autoid(SEQUENTIAL) struct T { E e; };");
+    rl_msgdef_free(d);
 }
 
 /* XCDR2 appendable with an optional member: DHEADER, presence byte. */

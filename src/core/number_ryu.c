@@ -1,11 +1,12 @@
-/* Shortest round-trip text of a double for the message JSON, fast: the Ryū algorithm
- * (Ulf Adams, PLDI 2018) — the shortest decimal inside the double's rounding interval,
- * from 128-bit products with powers of 5 — written from the paper's description, with
- * its power-of-5 tables computed once at first use from exact big integers. The text is
- * spelled as printf's %g would spell that decimal (the form rl_format_f64 gives). */
-#include "cdr_internal.h"
+/* Shortest round-trip text of a double, fast, for every writer (rl_format_f64: CSV, JSON,
+ * YAML, the message JSON): the Ryū algorithm (Ulf Adams, PLDI 2018) — the shortest decimal
+ * inside the double's rounding interval, from 128-bit products with powers of 5 — written
+ * from the paper's description, with its power-of-5 tables computed once at first use
+ * from exact big integers. The text is spelled as printf's %g would spell that decimal. */
+#include "core/text.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 enum { POW5_BITS = 125, POW5_TABLE = 326, POW5_INV_TABLE = 342, BIG_WORDS = 16 };
@@ -211,6 +212,13 @@ static void ryu(uint64_t mant, uint32_t bexp, uint64_t *digits, int *exp10)
         out = vr + ((vr == vm && (!accept || !vm_zeros)) || last >= 5);
     } else {
         int up = 0;
+        if (vp / 100 > vm / 100) { /* two digits at a time first (most doubles) */
+            up = vr % 100 >= 50;
+            vr /= 100;
+            vp /= 100;
+            vm /= 100;
+            removed += 2;
+        }
         while (vp / 10 > vm / 10) {
             up = vr % 10 >= 5;
             vr /= 10;
@@ -224,7 +232,54 @@ static void ryu(uint64_t mant, uint32_t bexp, uint64_t *digits, int *exp10)
     *exp10 = e10 + removed;
 }
 
-size_t cdr_format_f64(double v, char *buf)
+static int decimal_length(uint64_t v)
+{
+    static const uint64_t pow10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+                                     1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+                                     10000000000ull, 100000000000ull, 1000000000000ull,
+                                     10000000000000ull, 100000000000000ull,
+                                     1000000000000000ull, 10000000000000000ull,
+                                     100000000000000000ull, 1000000000000000000ull};
+    int n = 1;
+    while (n < 19 && v >= pow10[n])
+        n++;
+    return n;
+}
+
+static const char two_digits[201] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/* The nd digits of v (< 10^8 here) into dig, two at a time in 32-bit arithmetic. */
+static void put_digits32(uint32_t v, int nd, char *dig)
+{
+    int i = nd;
+    while (v >= 100) {
+        uint32_t q = v / 100, r = v - q * 100;
+        i -= 2;
+        memcpy(dig + i, two_digits + 2 * r, 2);
+        v = q;
+    }
+    if (v >= 10)
+        memcpy(dig + i - 2, two_digits + 2 * v, 2);
+    else if (i > 0)
+        dig[i - 1] = (char)('0' + v);
+}
+
+/* The nd digits of v into dig, eight at a time from the right in 32-bit arithmetic. */
+static void put_digits(uint64_t v, int nd, char *dig)
+{
+    while (nd > 8) {
+        uint64_t q = v / 100000000;
+        memset(dig + nd - 8, '0', 8);
+        put_digits32((uint32_t)(v - q * 100000000), 8, dig + nd - 8);
+        v = q;
+        nd -= 8;
+    }
+    put_digits32((uint32_t)v, nd, dig);
+}
+
+size_t rl_shortest_f64(double v, char *buf)
 {
     uint64_t bits;
     memcpy(&bits, &v, 8);
@@ -244,11 +299,8 @@ size_t cdr_format_f64(double v, char *buf)
     int e;
     ryu(mant, bexp, &d, &e);
     char dig[24];
-    int nd = 0;
-    for (uint64_t t = d; t; t /= 10)
-        nd++;
-    for (int i = nd - 1; i >= 0; i--, d /= 10)
-        dig[i] = (char)('0' + d % 10);
+    int nd = decimal_length(d);
+    put_digits(d, nd, dig);
     int x = e + nd - 1; /* decimal exponent of the first digit */
     int prec = bexp == 0 ? nd : nd > 15 ? nd : 15; /* the %.Pg that gives these digits */
     if (x < -4 || x >= prec) {
