@@ -182,6 +182,50 @@ static void read_manifest(eval_loaded *l, const char *dir)
 
 /* ---- map ----------------------------------------------------------------------------- */
 
+/* Hex SHA-256 of a file into hex; the error names the path. */
+static int file_sha256(const char *path, char hex[RL_SHA256_HEX_LEN + 1])
+{
+    uint8_t digest[RL_SHA256_LEN];
+    int rc = rl_sha256_file(path, digest, NULL);
+    if (rc < 0)
+        return rl_error_prefix(rc, "%s", path);
+    rl_sha256_hex(digest, hex);
+    return RL_OK;
+}
+
+/* A run recorded before runtime maps were copied keeps only its source map (Lanelet2 or
+ * CommonRoad): checked against the manifest's hash of that file, then compiled in memory. */
+static int load_source_map(eval_loaded *l, const char *dir, json_object *map, const char *file)
+{
+    char path[PATH_MAX], hex[RL_SHA256_HEX_LEN + 1];
+    const char *expected = NULL;
+    struct stat st;
+    if (!file || rl_path_join_rel(path, sizeof path, dir, file) < 0 || stat(path, &st) != 0) {
+        l->run.map_missing = keepf(l, "the run has no runtime map (map/runtime_map.bin%s%s)",
+                                   file ? " nor its manifest map file " : "", file ? file : "");
+        return RL_OK;
+    }
+    if (rl_json_get_string(map, "source_sha256", &expected) != RL_OK &&
+        rl_json_get_string(map, "sha256", &expected) != RL_OK)
+        expected = NULL;
+    int rc = file_sha256(path, hex);
+    if (rc < 0)
+        return rc;
+    if (expected && strcmp(expected, hex) != 0)
+        return rl_error_set(RL_ECRC,
+                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
+                            path, expected, hex);
+    if ((rc = rl_map_load(path, NULL, &l->map, NULL)) < 0) {
+        l->run.map_missing = keepf(l, "%s does not load: %s", file, rl_error_last());
+        l->map = NULL;
+        return RL_OK;
+    }
+    rl_buf_printf(&l->notes, "No map/runtime_map.bin: the map was compiled from the recorded %s.\n",
+                  file);
+    l->run.map = l->map;
+    return RL_OK;
+}
+
 static int load_map(eval_loaded *l, const char *dir)
 {
     json_object *map = NULL;
@@ -200,19 +244,14 @@ static int load_map(eval_loaded *l, const char *dir)
     if (rl_path_join_rel(path, sizeof path, dir, "map/runtime_map.bin") < 0)
         return rl_error_last_code();
     struct stat st;
-    if (stat(path, &st) != 0) {
-        l->run.map_missing = keepf(l, "the run has no runtime map (map/runtime_map.bin%s%s)",
-                                   file ? "; manifest map file " : "", file ? file : "");
-        return RL_OK;
-    }
+    if (stat(path, &st) != 0)
+        return load_source_map(l, dir, map, file);
     if (!expected && file && strcmp(file, "map/runtime_map.bin") == 0)
         (void)rl_json_get_string(map, "sha256", &expected);
-    uint8_t digest[RL_SHA256_LEN];
     char hex[RL_SHA256_HEX_LEN + 1];
-    int rc = rl_sha256_file(path, digest, NULL);
+    int rc = file_sha256(path, hex);
     if (rc < 0)
-        return rl_error_prefix(rc, "%s", path);
-    rl_sha256_hex(digest, hex);
+        return rc;
     if (expected && strcmp(expected, hex) != 0)
         return rl_error_set(RL_ECRC,
                             "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
