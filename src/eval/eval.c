@@ -22,13 +22,13 @@
 
 /* The evaluation directory: the UTC time, then "-2", "-3", ... when it exists (mkdir(2)
  * decides, so two evaluations at once never share one). */
-static int make_eval_dir(const char *run_dir, char *out, size_t cap)
+int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
 {
     char parent[PATH_MAX], stamp[32];
     int rc = rl_path_join(parent, sizeof parent, run_dir, "evaluations");
     if (rc < 0 || (rc = rl_fs_mkdirs(parent)) < 0)
         return rl_error_prefix(rc, "evaluation directory");
-    if ((rc = rl_time_format_compact(rl_time_now_ns(), stamp, sizeof stamp)) < 0)
+    if ((rc = rl_time_format_compact(now_ns, stamp, sizeof stamp)) < 0)
         return rc;
     for (int k = 1; k < 10000; k++) {
         char name[64];
@@ -108,7 +108,7 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
     const eval_run *run = eval_loaded_run(loaded);
     if ((rc = run_metrics(run, config, chosen, &sink)) < 0)
         goto out;
-    if ((rc = make_eval_dir(run_dir, dir, sizeof dir)) < 0)
+    if ((rc = eval_dir_create(run_dir, rl_time_now_ns(), dir, sizeof dir)) < 0)
         goto out;
     eval_output out = {dir, run, eval_loaded_notes(loaded), config, chosen, &sink,
                        opts->argc, opts->argv};
