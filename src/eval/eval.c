@@ -143,8 +143,13 @@ int rl_eval_resolve_run(const char *run, const char *home, char *out, size_t cap
     if (!run || !*run)
         return rl_error_set(RL_EINVAL, "no run given");
     if (stat(run, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if ((size_t)snprintf(out, cap, "%s", run) >= cap)
+        size_t n = strlen(run);
+        while (n > 1 && run[n - 1] == '/') /* "RUN/" from shell completion */
+            n--;
+        if (n >= cap)
             return rl_error_set(RL_ERANGE, "%s: path too long", run);
+        memcpy(out, run, n);
+        out[n] = 0;
         return RL_OK;
     }
     char h[PATH_MAX], exp[PATH_MAX];
