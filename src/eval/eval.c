@@ -46,7 +46,7 @@ int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
     return rl_error_set(RL_EEXIST, "%s: no free evaluation directory name for %s", parent, stamp);
 }
 
-static int run_metrics(const eval_run *run, json_object *config, const bool *chosen,
+int eval_run_metrics(const eval_run *run, json_object *config, const bool *chosen,
                        struct eval_sink *sink)
 {
     for (size_t i = 0; i < eval_metric_total; i++) {
@@ -106,7 +106,7 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
     if ((rc = eval_load(run_dir, &loaded)) < 0)
         goto out;
     const eval_run *run = eval_loaded_run(loaded);
-    if ((rc = run_metrics(run, config, chosen, &sink)) < 0)
+    if ((rc = eval_run_metrics(run, config, chosen, &sink)) < 0)
         goto out;
     if ((rc = eval_dir_create(run_dir, rl_time_now_ns(), dir, sizeof dir)) < 0)
         goto out;

@@ -212,11 +212,11 @@ int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const 
 }
 
 int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
-                            size_t need, const char *what)
+                            double need, const char *what)
 {
-    return eval_check_add(ctx, check, &vehicle, 1, RL_EVAL_INSUFFICIENT, (double)have,
-                          (double)need, "messages", NULL,
-                          "vehicle %d: %zu %s inside the window, at least %zu needed", vehicle,
+    return eval_check_add(ctx, check, &vehicle, 1, RL_EVAL_INSUFFICIENT, (double)have, need,
+                          "messages", NULL,
+                          "vehicle %d: %zu %s inside the window, at least %.0f needed", vehicle,
                           have, what, need);
 }
 

@@ -165,7 +165,7 @@ int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t
  * INSUFFICIENT because only `have` samples (< need) lie in the window. */
 int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const char *why);
 int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
-                            size_t need, const char *what);
+                            double need, const char *what);
 
 /* ---- Figures --------------------------------------------------------------------------
  * Hands a finished figure to the evaluation (always takes ownership, also on error): it

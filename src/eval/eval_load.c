@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 
 enum { MAX_VEHICLES = 256, MAX_MANIFEST_BYTES = 16 << 20 };
+/* Largest decompressed chunk accepted (the recorder writes 1 MiB chunks). */
+#define MAX_CHUNK_BYTES (1ull << 30)
 
 enum chan_kind { CH_IGNORE = 0, CH_TRIGGER, CH_STATE, CH_OBS, CH_CMD };
 
@@ -89,9 +91,16 @@ static const char *keepf(eval_loaded *l, const char *fmt, ...)
     return keep(l, strdup(buf));
 }
 
+/* a - b in seconds; stamps from a file may be anything, so the difference wraps instead of
+   overflowing. */
+static double ns_diff(int64_t a, int64_t b)
+{
+    return (double)(int64_t)((uint64_t)a - (uint64_t)b) / 1e9;
+}
+
 static double rel(const eval_loaded *l, int64_t ns)
 {
-    return (double)(ns - l->base_ns) / 1e9;
+    return ns_diff(ns, l->base_ns);
 }
 
 static int find_vehicle(eval_loaded *l, int id, size_t *idx)
@@ -544,11 +553,15 @@ static void decode_trigger(eval_loaded *l, chan_dec *c, const rl_mcap_message *m
     if (rl_msg_path_get(c->path[0], m->data.data, m->data.len, &kind) < 0 ||
         rl_msg_path_get(c->path[1], m->data.data, m->data.len, &stamp) < 0)
         return;
-    int64_t ns = (int64_t)stamp.v.u;
-    if (kind.v.u == 1 && !l->have_start) {
+    double k;
+    if (rl_msg_value_f64(&kind, &k) < 0 ||
+        (stamp.kind != RL_MSG_UINT64 && stamp.kind != RL_MSG_INT64))
+        return;
+    int64_t ns = stamp.kind == RL_MSG_UINT64 ? (int64_t)stamp.v.u : stamp.v.i;
+    if (k == 1 && !l->have_start) {
         l->have_start = true;
         l->start_ns = ns;
-    } else if (kind.v.u == 2 && !l->have_stop) {
+    } else if (k == 2 && !l->have_stop) {
         l->have_stop = true;
         l->stop_ns = ns;
     }
@@ -586,12 +599,15 @@ static void chan_free(chan_dec *c)
     free(c);
 }
 
-static int read_bag(eval_loaded *l, const char *path)
+/* Reads every message the bag holds up to its end or first damage (`path` NULL: the
+ * `len` bytes at `mem`). */
+static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t len)
 {
     rl_mcap_reader_options ro;
     rl_mcap_reader_options_default(&ro);
+    ro.max_chunk_size = MAX_CHUNK_BYTES;
     rl_mcap_reader *r;
-    int rc = rl_mcap_reader_open(&r, path, &ro);
+    int rc = path ? rl_mcap_reader_open(&r, path, &ro) : rl_mcap_reader_open_mem(&r, mem, len, &ro);
     if (rc < 0)
         return rl_error_prefix(rc, "bag");
     chan_dec **chans = calloc(65536, sizeof *chans);
@@ -783,11 +799,11 @@ static void set_window(eval_loaded *l)
 {
     int64_t zero = l->have_start ? l->start_ns : l->first_ns;
     l->run.start_ns = zero;
-    shift_times(l, (double)(zero - l->base_ns) / 1e9);
-    double last = (double)(l->last_ns - zero) / 1e9;
+    shift_times(l, ns_diff(zero, l->base_ns));
+    double last = ns_diff(l->last_ns, zero);
     if (l->have_start && l->have_stop && l->stop_ns >= l->start_ns) {
         l->run.window_start = 0;
-        l->run.window_stop = (double)(l->stop_ns - zero) / 1e9;
+        l->run.window_stop = ns_diff(l->stop_ns, zero);
     } else if (l->have_start) {
         l->run.window_start = 0;
         l->run.window_stop = last;
@@ -823,8 +839,28 @@ int eval_load(const char *dir, eval_loaded **out)
         rc = load_map(l, dir);
     if (rc == RL_OK) {
         l->run.bag_path = keep(l, strdup(bag));
-        rc = read_bag(l, bag);
+        rc = read_bag(l, bag, NULL, 0);
     }
+    if (rc < 0) {
+        eval_loaded_free(l);
+        return rc;
+    }
+    set_window(l);
+    *out = l;
+    return RL_OK;
+}
+
+int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out)
+{
+    *out = NULL;
+    eval_loaded *l = calloc(1, sizeof *l);
+    if (!l)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+    l->run.dir = l->run.bag_path = "(memory)";
+    l->run.state = "UNKNOWN";
+    l->run.state_reason = l->run.run_id = "";
+    l->run.map_missing = "no map (bag from memory)";
+    int rc = read_bag(l, NULL, data, len);
     if (rc < 0) {
         eval_loaded_free(l);
         return rc;

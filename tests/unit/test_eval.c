@@ -428,6 +428,32 @@ static void test_no_trigger(void **state)
     rl_test_tmpdir_free(root);
 }
 
+/* Trajectory commands decode by name from the sequence of points, times since START. */
+static void test_commands_decode(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir(), *dir = make_dir(root, "cmd");
+    synth_opts o = {.vehicles = 1, .ticks = 100, .commands = true};
+    synth_ok(dir, &o);
+    eval_loaded *l;
+    assert_int_equal(eval_load(dir, &l), RL_OK);
+    const eval_vehicle *v = &eval_loaded_run(l)->vehicles[0];
+    assert_null(v->missing[EVAL_CMD_POINTS]);
+    assert_int_equal(v->cmd.n, 21); /* ticks 0, 5, ..., 100 */
+    assert_int_equal(v->cmd.npoints, 42);
+    const eval_command *c = &v->cmd.cmd[2]; /* tick 10: t = 0.2 s, x = 0.22 m */
+    assert_true(fabs(c->t - 0.2) < 1e-9);
+    assert_true(fabs(c->valid_after - 0.3) < 1e-9);
+    assert_int_equal(c->count, 2);
+    const eval_traj_point *p = &v->cmd.points[c->first + 1];
+    assert_true(fabs(p->t - 0.7) < 1e-9);
+    assert_true(fabs(p->px - (0.22 + 0.5)) < 1e-9);
+    assert_true(p->py == 1 && p->vx == 1 && p->vy == 0);
+    eval_loaded_free(l);
+    free(dir);
+    rl_test_tmpdir_free(root);
+}
+
 static void test_eval_dir_names(void **state)
 {
     (void)state;
@@ -494,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_map_missing_and_mismatch),
         cmocka_unit_test(test_failed_run_with_cut_bag),
         cmocka_unit_test(test_no_trigger),
+        cmocka_unit_test(test_commands_decode),
         cmocka_unit_test(test_eval_dir_names),
         cmocka_unit_test(test_list_and_resolve),
     };

@@ -71,7 +71,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
     if (!age_ok)
         rc = eval_check_unavailable(ctx, "age", v->id, v->missing[EVAL_OBS_STAMP]);
     else if ((double)n < min_samples)
-        rc = eval_check_insufficient(ctx, "age", v->id, n, (size_t)min_samples, "observations");
+        rc = eval_check_insufficient(ctx, "age", v->id, n, min_samples, "observations");
     else {
         double *age = malloc(n * sizeof *age);
         if (!age)
@@ -104,7 +104,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
         dist[m++] = hypot(v->obs.x[i] - x, v->obs.y[i] - y);
     }
     if ((double)m < min_samples)
-        rc = eval_check_insufficient(ctx, "distance", v->id, m, (size_t)min_samples,
+        rc = eval_check_insufficient(ctx, "distance", v->id, m, min_samples,
                                      "observations with states around them");
     else
         rc = judge(ctx, v->id, "distance", "distance to the state pose", t, dist, m, max_distance,

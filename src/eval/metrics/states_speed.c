@@ -101,7 +101,7 @@ int eval_metric_states_speed(eval_ctx *ctx)
             if (v->missing[lc->field])
                 rc = eval_check_unavailable(ctx, lc->check, v->id, v->missing[lc->field]);
             else if ((double)n < min_samples)
-                rc = eval_check_insufficient(ctx, lc->check, v->id, n, (size_t)min_samples,
+                rc = eval_check_insufficient(ctx, lc->check, v->id, n, min_samples,
                                              "states");
             else
                 rc = judge(ctx, v, lc, values, first, n, min_duration);
