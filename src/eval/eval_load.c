@@ -12,6 +12,7 @@
 #include "runlab/mcap.h"
 #include "runlab/msgdef.h"
 #include "runlab/record.h"
+#include "runlab/time.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -59,7 +60,7 @@ struct eval_loaded {
     size_t cap_states[MAX_VEHICLES], cap_obs[MAX_VEHICLES], cap_cmd[MAX_VEHICLES],
         cap_points[MAX_VEHICLES];
     int64_t base_ns; /* the provisional time zero while reading: the first log time */
-    bool have_base;
+    bool have_base, have_first;
     bool have_start, have_stop;
     int64_t start_ns, stop_ns;
     int64_t first_ns, last_ns;
@@ -175,6 +176,14 @@ static void read_manifest(eval_loaded *l, const char *dir)
                 (void)find_vehicle(l, (int)json_object_get_int64(e), &idx);
         }
     }
+    /* Times are kept relative to the manifest's START when it has one, so that they need
+       no shift (which would cost precision) once the trigger confirms it. */
+    json_object *stamps;
+    const char *start;
+    if (rl_json_get_object(l->manifest, "stamps", &stamps) == RL_OK &&
+        rl_json_get_string(stamps, "start", &start) == RL_OK &&
+        rl_time_parse_iso(start, &l->base_ns) == RL_OK)
+        l->have_base = true;
     char why[512];
     bool being_written = rl_record_run_unfinished(dir, why, sizeof why) == 1;
     if (strcmp(l->run.state, "COMPLETE") != 0) {
@@ -675,10 +684,12 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
         } else if (rec.opcode == RL_MCAP_OP_MESSAGE) {
             const rl_mcap_message *m = &rec.u.message;
             chan_dec *c = chans[m->channel_id];
-            if (!l->have_base) {
+            if (!l->have_first) {
+                l->have_first = true;
+                l->first_ns = l->last_ns = (int64_t)m->log_time;
+                if (!l->have_base)
+                    l->base_ns = l->first_ns;
                 l->have_base = true;
-                l->base_ns = (int64_t)m->log_time;
-                l->first_ns = l->last_ns = l->base_ns;
             }
             if ((int64_t)m->log_time < l->first_ns)
                 l->first_ns = (int64_t)m->log_time;
