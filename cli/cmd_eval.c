@@ -174,7 +174,7 @@ static void open_report(const char *dir)
     snprintf(path, sizeof path, "%s/report.html", dir);
     pid_t pid = fork();
     if (pid == 0) {
-        int devnull = open("/dev/null", 1);
+        int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) {
             dup2(devnull, 1);
             dup2(devnull, 2);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 /* FAIL or PASS for one series of per-observation values against a limit. */
-static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, const double *t,
-                 const double *value, size_t n, double limit, double min_duration)
+static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, const char *unit,
+                 const double *t, const double *value, size_t n, double limit, double min_duration)
 {
     bool *over = malloc(n * sizeof *over);
     if (!over)
@@ -25,15 +25,15 @@ static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, co
     free(over);
     if (rc == RL_OK) {
         if (iv.n)
-            rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_FAIL, worst, limit, what[0] == 'a' ? "s" : "m",
-                                &iv, "vehicle %d: observation %s up to %.3f over the limit %.3g for %.2f s in %zu interval(s), first %.2f..%.2f s",
-                                vid, what, worst, limit, eval_intervals_total(&iv), iv.n,
+            rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_FAIL, worst, limit, unit, &iv,
+                                "vehicle %d: observation %s up to %.3f %s over the limit %.3g "
+                                "for %.2f s in %zu interval(s), first %.2f..%.2f s",
+                                vid, what, worst, unit, limit, eval_intervals_total(&iv), iv.n,
                                 iv.iv[0][0], iv.iv[0][1]);
         else
-            rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_PASS, worst, limit,
-                                what[0] == 'a' ? "s" : "m", NULL,
-                                "vehicle %d: observation %s at most %.3f (limit %.3g)", vid, what,
-                                worst, limit);
+            rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_PASS, worst, limit, unit, NULL,
+                                "vehicle %d: observation %s at most %.3f %s (limit %.3g)", vid,
+                                what, worst, unit, limit);
     }
     eval_intervals_free(&iv);
     return rc;
@@ -78,7 +78,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
             return rl_error_set(RL_ENOMEM, "obs: out of memory");
         for (size_t i = 0; i < n; i++)
             age[i] = v->obs.t[first + i] - v->obs.stamp[first + i];
-        rc = judge(ctx, v->id, "age", "age", v->obs.t + first, age, n, max_age, min_duration);
+        rc = judge(ctx, v->id, "age", "age", "s", v->obs.t + first, age, n, max_age, min_duration);
         free(age);
     }
     if (rc < 0)
@@ -107,7 +107,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
         rc = eval_check_insufficient(ctx, "distance", v->id, m, min_samples,
                                      "observations with states around them");
     else
-        rc = judge(ctx, v->id, "distance", "distance to the state pose", t, dist, m, max_distance,
+        rc = judge(ctx, v->id, "distance", "distance to the state pose", "m", t, dist, m, max_distance,
                    min_duration);
     free(t);
     free(dist);
