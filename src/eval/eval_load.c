@@ -608,6 +608,14 @@ static void chan_free(chan_dec *c)
     free(c);
 }
 
+static rl_mcap_schema *schema_find(rl_mcap_schema *schemas, size_t n, uint16_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (schemas[i].id == id)
+            return &schemas[i];
+    return NULL;
+}
+
 /* Reads every message the bag holds up to its end or first damage (`path` NULL: the
  * `len` bytes at `mem`). */
 static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t len)
@@ -619,10 +627,13 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
     int rc = path ? rl_mcap_reader_open(&r, path, &ro) : rl_mcap_reader_open_mem(&r, mem, len, &ro);
     if (rc < 0)
         return rl_error_prefix(rc, "bag");
-    chan_dec **chans = calloc(65536, sizeof *chans);
-    rl_mcap_schema *schemas = calloc(65536, sizeof *schemas);
+    /* Channels by id through a slot table (id -> 1 + index); schemas, few, by search. */
+    uint32_t *slot = calloc(65536, sizeof *slot);
+    chan_dec **chans = NULL;
+    rl_mcap_schema *schemas = NULL;
+    size_t nchans = 0, cap_chans = 0, nschemas = 0, cap_schemas = 0;
     bool seen[3][MAX_VEHICLES] = {{0}};
-    if (!chans || !schemas) {
+    if (!slot) {
         rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
         goto out;
     }
@@ -641,7 +652,14 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
         }
         if (rec.opcode == RL_MCAP_OP_SCHEMA) {
             /* Copied: a schema inside a chunk lives only until the next chunk. */
-            rl_mcap_schema *sc = &schemas[rec.u.schema.id];
+            rl_mcap_schema *sc = schema_find(schemas, nschemas, rec.u.schema.id);
+            if (!sc) {
+                if ((rc = rl_grow_array((void **)&schemas, &cap_schemas, nschemas + 1,
+                                        sizeof *schemas, "schemas")) < 0)
+                    goto out;
+                sc = &schemas[nschemas++];
+                memset(sc, 0, sizeof *sc);
+            }
             free((void *)sc->data.data);
             *sc = rec.u.schema;
             size_t n = sc->name.len + sc->encoding.len + sc->data.len;
@@ -657,14 +675,18 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
             sc->data.data = copy;
             sc->name.data = copy + sc->data.len;
             sc->encoding.data = copy + sc->data.len + sc->name.len;
-        } else if (rec.opcode == RL_MCAP_OP_CHANNEL && !chans[rec.u.channel.id]) {
+        } else if (rec.opcode == RL_MCAP_OP_CHANNEL && !slot[rec.u.channel.id]) {
+            if ((rc = rl_grow_array((void **)&chans, &cap_chans, nchans + 1, sizeof *chans,
+                                    "channels")) < 0)
+                goto out;
             chan_dec *c = calloc(1, sizeof *c);
             char topic[512];
             if (!c) {
                 rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
                 goto out;
             }
-            chans[rec.u.channel.id] = c;
+            chans[nchans++] = c;
+            slot[rec.u.channel.id] = (uint32_t)nchans;
             snprintf(topic, sizeof topic, "%.*s", (int)rec.u.channel.topic.len,
                      (const char *)rec.u.channel.topic.data);
             if ((rc = classify(l, c, topic)) < 0)
@@ -673,8 +695,10 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 continue;
             if (c->kind != CH_TRIGGER)
                 seen[c->kind - CH_STATE][c->vehicle] = true;
-            const rl_mcap_schema *sc = &schemas[rec.u.channel.schema_id];
-            if (!sc->name.data && !sc->data.data) {
+            const rl_mcap_schema *sc = rec.u.channel.schema_id
+                                           ? schema_find(schemas, nschemas, rec.u.channel.schema_id)
+                                           : NULL;
+            if (!sc) {
                 rl_buf_printf(&l->notes, "%s: channel without a schema: not decoded.\n", topic);
                 c->kind = CH_IGNORE;
                 continue;
@@ -683,7 +707,7 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 goto out;
         } else if (rec.opcode == RL_MCAP_OP_MESSAGE) {
             const rl_mcap_message *m = &rec.u.message;
-            chan_dec *c = chans[m->channel_id];
+            chan_dec *c = slot[m->channel_id] ? chans[slot[m->channel_id] - 1] : NULL;
             if (!l->have_first) {
                 l->have_first = true;
                 l->first_ns = l->last_ns = (int64_t)m->log_time;
@@ -736,13 +760,12 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
             }
     rc = RL_OK;
 out:
-    if (chans)
-        for (size_t i = 0; i < 65536; i++)
-            chan_free(chans[i]);
+    for (size_t i = 0; i < nchans; i++)
+        chan_free(chans[i]);
     free(chans);
-    if (schemas)
-        for (size_t i = 0; i < 65536; i++)
-            free((void *)schemas[i].data.data);
+    free(slot);
+    for (size_t i = 0; i < nschemas; i++)
+        free((void *)schemas[i].data.data);
     free(schemas);
     rl_mcap_reader_close(r);
     return rc;
