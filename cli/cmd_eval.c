@@ -34,8 +34,12 @@ static void list_usage(FILE *out)
 
 static void list_text(const rl_eval_listed_run *runs, size_t n)
 {
-    printf("%-48s %-11s %-9s %9s %-8s %-12s %s\n", "RUN", "STATE", "VEHICLES", "DURATION",
-           "PLANNER", "MAP", "EVALUATIONS  RESULT");
+    int width = 3; /* the longest directory name, so columns line up */
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(runs[i].name) > width && strlen(runs[i].name) < 200)
+            width = (int)strlen(runs[i].name);
+    printf("%-*s %-11s %-9s %9s %-12s %-12s %-12s %s\n", width, "RUN", "STATE", "VEHICLES",
+           "DURATION", "PLANNER", "MAP", "EVALUATIONS", "RESULT");
     for (size_t i = 0; i < n; i++) {
         const rl_eval_listed_run *r = &runs[i];
         char veh[32] = "-", dur[32] = "-", map[16] = "-", ev[48] = "-";
@@ -54,10 +58,12 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
                      last == 1 ? "PASS" : last == 0 ? "FAIL" : "?");
         }
         cli_print_escaped(stdout, r->name);
-        int pad = 48 - (int)strlen(r->name);
+        int pad = width - (int)strlen(r->name);
         printf("%*s %-11s %-9s %9s ", pad > 0 ? pad : 0, "", r->state, veh, dur);
-        cli_print_escaped(stdout, r->planner ? r->planner : "-");
-        printf("  %-12s %-12s ", map, ev);
+        const char *planner = r->planner ? r->planner : "-";
+        cli_print_escaped(stdout, planner);
+        pad = 12 - (int)strlen(planner);
+        printf("%*s %-12s %-12s ", pad > 0 ? pad : 0, "", map, ev);
         cli_print_escaped(stdout, r->result ? r->result : "-");
         printf("\n");
     }
