@@ -168,7 +168,14 @@ static int write_summary(const eval_output *o)
     rl_json_key(j, "stop"), rl_json_double(j, run->window_stop);
     rl_json_key(j, "note"), run->window_note ? rl_json_string(j, run->window_note) : rl_json_null(j);
     rl_json_end_object(j);
-    rl_json_key(j, "notes"), rl_json_string(j, o->notes);
+    rl_json_key(j, "notes"), rl_json_begin_array(j); /* one per line of the report's top */
+    for (const char *p = o->notes; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        rl_json_string_n(j, p, n);
+        p += n + (nl ? 1 : 0);
+    }
+    rl_json_end_array(j);
     rl_json_key(j, "metrics"), rl_json_begin_array(j);
     for (size_t i = 0; i < eval_metric_total; i++)
         if (o->chosen[i])
