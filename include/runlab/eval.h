@@ -1,0 +1,119 @@
+/* runlab/eval.h: offline evaluation of a recorded run (issue 15). Reads a run directory
+ * written by the recorder (bag decoded by the bag's own schemas, runtime map checked
+ * against the manifest), runs metric modules that return checks, and writes one new
+ * RUN/evaluations/<UTC>/ with report.html, checks.csv, summary.json, figures, config.yaml. */
+#ifndef RUNLAB_EVAL_H
+#define RUNLAB_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The outcome of one check. */
+typedef enum rl_eval_status {
+    RL_EVAL_PASS = 0,
+    RL_EVAL_FAIL,
+    RL_EVAL_INSUFFICIENT, /* too little data inside the window */
+    RL_EVAL_UNAVAILABLE,  /* a needed topic, field or the map is missing */
+    RL_EVAL_NA,           /* the check does not apply (one vehicle for collisions) */
+    RL_EVAL_STATUS_COUNT
+} rl_eval_status;
+
+/* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"; "?" out of range. Thread-safe. */
+const char *rl_eval_status_name(rl_eval_status status);
+
+/* One check's result. Owned by whoever made it (rl_eval_result). `value` and `threshold`
+ * are NaN when they do not apply; intervals are [t0, t1] in seconds since START. */
+typedef struct rl_eval_check {
+    char *metric, *check;
+    int *vehicles; /* vehicle ids the check is about (both of a pair) */
+    size_t nvehicles;
+    rl_eval_status status;
+    double value, threshold;
+    char *unit;
+    double (*intervals)[2];
+    size_t nintervals;
+    char *reason; /* why it failed / is unavailable, or what was measured; never NULL */
+} rl_eval_check;
+
+/* What an evaluation is asked to do. Zero-initialise; NULL members take defaults. */
+typedef struct rl_eval_options {
+    const char *config_path; /* YAML overriding default.yaml per metric section; NULL: none */
+    const char *metrics;     /* "a,b": only these metrics; NULL: all */
+    int argc;                /* command line for the figure records (0: /proc/self/cmdline) */
+    char *const *argv;
+} rl_eval_options;
+
+/* The result of one evaluation. Free with rl_eval_result_free. */
+typedef struct rl_eval_result {
+    bool passed;       /* every check PASS or N/A */
+    size_t counts[RL_EVAL_STATUS_COUNT];
+    rl_eval_check *checks;
+    size_t nchecks;
+    char *dir;         /* the evaluation directory written */
+    char *run_state;   /* the manifest's state ("COMPLETE", ...; "UNKNOWN" without one) */
+    char *run_note;    /* what the report says on top (unfinished run, no trigger), or "" */
+} rl_eval_result;
+
+/* Evaluates the run directory `run_dir` and writes RUN/evaluations/YYYYmmddTHHMMSSZ[-N]/.
+ * Returns RL_OK when the evaluation ran (whatever the checks say: see result->passed) or
+ * a negative status when it cannot run: RL_EINVAL (bad options, unknown metric, bad
+ * configuration: the message names the key), RL_ENOENT / RL_EIO / RL_EPARSE (unreadable
+ * run or bag), RL_ECRC (the runtime map's SHA-256 differs from the manifest's; the message
+ * names both). A FAILED, INTERRUPTED or unfinished run is evaluated as far as its data
+ * goes. Thread-safe apart from plot's font caches (see plot.h). */
+int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *result);
+void rl_eval_result_free(rl_eval_result *result);
+
+/* Resolves RUN as given to `runlab evaluate`: an existing directory, else a run id or
+ * directory name under <home>/experiments (home as rl_record_home resolves it). RL_ENOENT
+ * names what was tried. */
+int rl_eval_resolve_run(const char *run, const char *home, char *out, size_t cap);
+
+/* The built-in default configuration (default.yaml), NUL-terminated, static. */
+const char *rl_eval_default_config(void);
+
+/* The registered metrics: name and one-line summary of metric i < rl_eval_metric_count(). */
+size_t rl_eval_metric_count(void);
+const char *rl_eval_metric_name(size_t i);
+const char *rl_eval_metric_summary(size_t i);
+
+/* ---- Listing runs (runlab list) ------------------------------------------------------ */
+
+/* One evaluation of a run: its directory name and what its summary.json says. */
+typedef struct rl_eval_listed_evaluation {
+    char *name;
+    int passed; /* 1, 0, or -1 when summary.json is missing or unreadable */
+} rl_eval_listed_evaluation;
+
+typedef struct rl_eval_listed_run {
+    char *dir;          /* full path */
+    char *name;         /* directory name */
+    char *run_id;       /* NULL when the manifest is missing */
+    char *state;        /* manifest state, "RECORDING" etc.; "UNFINISHED"/"UNREADABLE" */
+    char *result;       /* result.reason or NULL */
+    char *planner;      /* NULL when none */
+    char *map_sha256;   /* NULL when no map */
+    char *start;        /* START stamp (ISO), or NULL */
+    int *vehicles;
+    size_t nvehicles;
+    double duration_s;  /* STOP - START, NaN when either is missing */
+    rl_eval_listed_evaluation *evaluations; /* oldest first */
+    size_t nevaluations;
+} rl_eval_listed_run;
+
+/* Every run directory under <home>/experiments (home as rl_record_home resolves it),
+ * newest first (by directory name, which starts with the UTC time). A missing
+ * experiments/ folder is an empty list. Free with rl_eval_list_free. */
+int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count);
+void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

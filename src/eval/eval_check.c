@@ -1,0 +1,275 @@
+/* The helpers metrics build their results with: checks (with the shorthands for
+ * UNAVAILABLE and INSUFFICIENT), intervals from boolean series, settings lookups, the
+ * window's sample range and handing figures to the evaluation. */
+#include "eval/eval_sink.h"
+
+#include "core/text.h"
+#include "runlab/error.h"
+#include "runlab/json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *rl_eval_status_name(rl_eval_status status)
+{
+    static const char *const names[] = {"PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"};
+    return (unsigned)status < RL_EVAL_STATUS_COUNT ? names[status] : "?";
+}
+
+size_t eval_window(const eval_run *run, const double *t, size_t n, size_t *first)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first sample at or after the window's start */
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < run->window_start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    hi = n;
+    while (end < hi) { /* first sample after the window's stop */
+        size_t mid = end + (hi - end) / 2;
+        if (t[mid] <= run->window_stop)
+            end = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    return end - lo;
+}
+
+/* ---- settings ----------------------------------------------------------------------- */
+
+static int setting(eval_ctx *ctx, const char *key, json_type want, json_object **out)
+{
+    json_object *v = NULL;
+    if (!ctx->settings || !json_object_object_get_ex(ctx->settings, key, &v) || !v)
+        return rl_error_set(RL_EINVAL, "configuration: %s.%s: missing", ctx->metric->name, key);
+    json_type got = json_object_get_type(v);
+    if (got != want && !(want == json_type_double && got == json_type_int))
+        return rl_error_set(RL_EINVAL, "configuration: %s.%s: expected a %s, found a %s",
+                            ctx->metric->name, key, json_type_to_name(want),
+                            json_type_to_name(got));
+    *out = v;
+    return RL_OK;
+}
+
+int eval_setting_f64(eval_ctx *ctx, const char *key, double *out)
+{
+    json_object *v;
+    int rc = setting(ctx, key, json_type_double, &v);
+    if (rc == RL_OK)
+        *out = json_object_get_double(v);
+    return rc;
+}
+
+int eval_setting_bool(eval_ctx *ctx, const char *key, bool *out)
+{
+    json_object *v;
+    int rc = setting(ctx, key, json_type_boolean, &v);
+    if (rc == RL_OK)
+        *out = json_object_get_boolean(v);
+    return rc;
+}
+
+int eval_setting_str(eval_ctx *ctx, const char *key, const char **out)
+{
+    json_object *v;
+    int rc = setting(ctx, key, json_type_string, &v);
+    if (rc == RL_OK)
+        *out = json_object_get_string(v);
+    return rc;
+}
+
+/* ---- intervals ---------------------------------------------------------------------- */
+
+int eval_intervals_add(eval_intervals *s, double t0, double t1)
+{
+    int rc = rl_grow_array((void **)&s->iv, &s->cap, s->n + 1, sizeof s->iv[0], "intervals");
+    if (rc < 0)
+        return rc;
+    s->iv[s->n][0] = t0;
+    s->iv[s->n][1] = t1;
+    s->n++;
+    return RL_OK;
+}
+
+int eval_intervals_from_mask(eval_intervals *s, const double *t, const bool *mask, size_t n,
+                             double min_duration)
+{
+    for (size_t i = 0; i < n;) {
+        if (!mask[i]) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j + 1 < n && mask[j + 1])
+            j++;
+        if (t[j] - t[i] >= min_duration) {
+            int rc = eval_intervals_add(s, t[i], t[j]);
+            if (rc < 0)
+                return rc;
+        }
+        i = j + 1;
+    }
+    return RL_OK;
+}
+
+double eval_intervals_total(const eval_intervals *s)
+{
+    double sum = 0;
+    for (size_t i = 0; i < s->n; i++)
+        sum += s->iv[i][1] - s->iv[i][0];
+    return sum;
+}
+
+void eval_intervals_free(eval_intervals *s)
+{
+    free(s->iv);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- checks ------------------------------------------------------------------------- */
+
+void eval_check_clear(rl_eval_check *c)
+{
+    free(c->metric);
+    free(c->check);
+    free(c->vehicles);
+    free(c->unit);
+    free(c->intervals);
+    free(c->reason);
+    memset(c, 0, sizeof *c);
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t nvehicles,
+                   rl_eval_status status, double value, double threshold, const char *unit,
+                   const eval_intervals *intervals, const char *reason_fmt, ...)
+{
+    struct eval_sink *s = ctx->sink;
+    int rc = rl_grow_array((void **)&s->checks, &s->cap_checks, s->nchecks + 1,
+                           sizeof s->checks[0], "checks");
+    if (rc < 0)
+        return rc;
+    rl_eval_check c = {0};
+    c.status = status;
+    c.value = value;
+    c.threshold = threshold;
+    c.metric = strdup(ctx->metric->name);
+    c.check = dup_or_empty(check);
+    c.unit = dup_or_empty(unit);
+    va_list ap;
+    va_start(ap, reason_fmt);
+    char small[2];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int need = vsnprintf(small, sizeof small, reason_fmt, ap2);
+    va_end(ap2);
+    if (need >= 0) {
+        c.reason = malloc((size_t)need + 1);
+        if (c.reason)
+            vsnprintf(c.reason, (size_t)need + 1, reason_fmt, ap);
+    }
+    va_end(ap);
+    int ok = c.metric && c.check && c.unit && c.reason;
+    if (ok && nvehicles) {
+        c.vehicles = malloc(nvehicles * sizeof *c.vehicles);
+        ok = c.vehicles != NULL;
+        if (ok) {
+            memcpy(c.vehicles, vehicles, nvehicles * sizeof *c.vehicles);
+            c.nvehicles = nvehicles;
+        }
+    }
+    if (ok && intervals && intervals->n) {
+        c.intervals = malloc(intervals->n * sizeof c.intervals[0]);
+        ok = c.intervals != NULL;
+        if (ok) {
+            memcpy(c.intervals, intervals->iv, intervals->n * sizeof c.intervals[0]);
+            c.nintervals = intervals->n;
+        }
+    }
+    if (!ok) {
+        eval_check_clear(&c);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory adding a check");
+    }
+    s->checks[s->nchecks++] = c;
+    return RL_OK;
+}
+
+int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const char *why)
+{
+    return eval_check_add(ctx, check, &vehicle, 1, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,
+                          "%s", why);
+}
+
+int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
+                            size_t need, const char *what)
+{
+    return eval_check_add(ctx, check, &vehicle, 1, RL_EVAL_INSUFFICIENT, (double)have,
+                          (double)need, "messages", NULL,
+                          "vehicle %d: %zu %s inside the window, at least %zu needed", vehicle,
+                          have, what, need);
+}
+
+/* ---- figures ------------------------------------------------------------------------ */
+
+static int figure_name_ok(const char *name)
+{
+    if (!*name)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+int eval_figure_add(eval_ctx *ctx, const char *name, rl_figure *fig, const char *caption)
+{
+    struct eval_sink *s = ctx->sink;
+    if (!fig)
+        return rl_error_set(RL_EINVAL, "evaluation: figure '%s': no figure", name);
+    if (!figure_name_ok(name)) {
+        rl_figure_free(fig);
+        return rl_error_set(RL_EINVAL, "evaluation: figure name '%s': use [a-z0-9_-]", name);
+    }
+    int rc = rl_grow_array((void **)&s->figures, &s->cap_figures, s->nfigures + 1,
+                           sizeof s->figures[0], "figures");
+    if (rc < 0) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    eval_figure_entry e = {strdup(name), dup_or_empty(caption), strdup(ctx->metric->name), fig};
+    if (!e.name || !e.caption || !e.metric) {
+        free(e.name);
+        free(e.caption);
+        free(e.metric);
+        rl_figure_free(fig);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory adding a figure");
+    }
+    s->figures[s->nfigures++] = e;
+    return RL_OK;
+}
+
+void eval_sink_clear(struct eval_sink *s)
+{
+    for (size_t i = 0; i < s->nchecks; i++)
+        eval_check_clear(&s->checks[i]);
+    free(s->checks);
+    for (size_t i = 0; i < s->nfigures; i++) {
+        free(s->figures[i].name);
+        free(s->figures[i].caption);
+        free(s->figures[i].metric);
+        rl_figure_free(s->figures[i].fig);
+    }
+    free(s->figures);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,175 @@
+/* The evaluation's inside: the decoded run every metric sees (eval_run), the context a
+ * metric runs in (eval_ctx: its settings, where its checks and figures go), the metric
+ * descriptor and the helpers for adding checks, intervals and figures. docs/eval.md says
+ * how to add a metric with these. */
+#ifndef RUNLAB_EVAL_INTERNAL_H
+#define RUNLAB_EVAL_INTERNAL_H
+
+#include "runlab/eval.h"
+#include "runlab/map.h"
+#include "runlab/plot.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- The decoded run ------------------------------------------------------------------
+ * Times are seconds since START (double); before START they are negative. `t` is the
+ * receive time (the bag's log time), `stamp` the message's header.create_stamp. Arrays
+ * hold every decoded message of the topic in log-time order, inside the window or not:
+ * use eval_window() for the part inside START..STOP. Everything is owned by the run and
+ * read-only for metrics. */
+
+/* Fields a metric may need. A vehicle's `missing[f]` is NULL when field f was decoded,
+ * else the reason it was not (the topic is not in the bag, or its schema lacks the field:
+ * "rt/vehicle/1/state: schema runlab_msgs::msg::dds_::VehicleState_ has no field 'speed'").
+ * A check that needs a missing field is UNAVAILABLE with that reason. The *_TOPIC entries
+ * say whether the topic itself is there. */
+typedef enum eval_field {
+    EVAL_STATE_TOPIC = 0,
+    EVAL_STATE_STAMP, /* header.create_stamp */
+    EVAL_STATE_POSE,  /* pose.x, pose.y, pose.yaw */
+    EVAL_STATE_SPEED, /* speed */
+    EVAL_STATE_ACCEL, /* imu_acceleration_forward */
+    EVAL_OBS_TOPIC,
+    EVAL_OBS_STAMP, /* header.create_stamp: when the positioning system saw the vehicle */
+    EVAL_OBS_POSE,
+    EVAL_CMD_TOPIC,       /* command_trajectory */
+    EVAL_CMD_VALID_AFTER, /* header.valid_after_stamp */
+    EVAL_CMD_POINTS,      /* trajectory_points[].t/px/py/vx/vy */
+    EVAL_FIELD_COUNT
+} eval_field;
+
+typedef struct eval_states {
+    size_t n;
+    double *t, *stamp;
+    double *x, *y, *yaw; /* m, rad */
+    double *speed;       /* m/s */
+    double *accel;       /* longitudinal acceleration, m/s^2 */
+} eval_states;
+
+typedef struct eval_observations {
+    size_t n;
+    double *t, *stamp;
+    double *x, *y, *yaw;
+} eval_observations;
+
+typedef struct eval_traj_point {
+    double t; /* the point's stamp, s since START */
+    double px, py, vx, vy;
+} eval_traj_point;
+
+/* One trajectory command: its points are points[first .. first + count). */
+typedef struct eval_command {
+    double t, stamp, valid_after;
+    size_t first, count;
+} eval_command;
+
+typedef struct eval_commands {
+    size_t n;
+    eval_command *cmd;
+    size_t npoints;
+    eval_traj_point *points;
+} eval_commands;
+
+typedef struct eval_vehicle {
+    int id;
+    eval_states state;       /* rt/vehicle/<id>/state */
+    eval_observations obs;   /* rt/vehicle/<id>/observation */
+    eval_commands cmd;       /* rt/vehicle/<id>/command_trajectory */
+    size_t decode_errors[3]; /* messages of state, observation, command that did not decode */
+    const char *missing[EVAL_FIELD_COUNT];
+} eval_vehicle;
+
+typedef struct eval_run {
+    const char *dir;
+    const char *run_id;       /* "" when the manifest has none */
+    const char *state;        /* manifest state; "UNKNOWN" without a manifest */
+    const char *state_reason; /* result.reason or "" */
+    bool unfinished;          /* not COMPLETE: FAILED, INTERRUPTED, or still being written */
+    int64_t start_ns;         /* time zero: START's stamp, else the first message's log time */
+    double window_start, window_stop; /* s since START; START..STOP or the whole run */
+    const char *window_note;          /* NULL, or why the window is not START..STOP */
+    eval_vehicle *vehicles;           /* manifest order (else topic order) */
+    size_t nvehicles;
+    const rl_map *map;       /* RUN/map/runtime_map.bin, hash checked; NULL when missing */
+    const char *map_missing; /* why map is NULL, else NULL */
+    const char *bag_path;
+} eval_run;
+
+/* Indexes of the samples of `t` (sorted, n long) inside the run's window: sets *first and
+ * returns how many. */
+size_t eval_window(const eval_run *run, const double *t, size_t n, size_t *first);
+
+/* ---- Metrics --------------------------------------------------------------------------
+ * A metric reads the run and its settings and adds checks (and figures). It returns RL_OK,
+ * or a negative status only when the evaluation cannot go on (out of memory, a setting of
+ * the wrong type); missing data is never an error: it is a check's status. */
+typedef struct eval_ctx eval_ctx;
+
+typedef struct eval_metric {
+    const char *name;    /* also its section in default.yaml and in --config */
+    const char *summary; /* one line for --help and the report */
+    int (*run)(eval_ctx *ctx);
+} eval_metric;
+
+/* The registry (src/eval/metrics/registry.c): every metric, in report order. */
+extern const eval_metric eval_metrics[];
+extern const size_t eval_metric_total;
+
+/* What a metric sees while it runs. */
+struct eval_ctx {
+    const eval_run *run;
+    const eval_metric *metric;
+    json_object *settings; /* its section of the effective configuration (an object) */
+    struct eval_sink *sink; /* where checks and figures go (framework-private) */
+};
+
+/* ---- Settings: the metric's section of default.yaml merged with --config ---------------
+ * RL_EINVAL naming "<metric>.<key>" when the key is missing or of the wrong type. */
+int eval_setting_f64(eval_ctx *ctx, const char *key, double *out);
+int eval_setting_bool(eval_ctx *ctx, const char *key, bool *out);
+/* Borrowed from the settings, valid while the metric runs. */
+int eval_setting_str(eval_ctx *ctx, const char *key, const char **out);
+
+/* ---- Intervals ------------------------------------------------------------------------ */
+typedef struct eval_intervals {
+    double (*iv)[2];
+    size_t n, cap;
+} eval_intervals;
+
+/* Appends [t0, t1]. RL_ENOMEM. */
+int eval_intervals_add(eval_intervals *s, double t0, double t1);
+/* Appends the stretches where mask[i] holds (from the time of the first sample that holds
+ * to the time of the last one of each run of samples), keeping those lasting at least
+ * min_duration s. */
+int eval_intervals_from_mask(eval_intervals *s, const double *t, const bool *mask, size_t n,
+                             double min_duration);
+/* Sum of the lengths. */
+double eval_intervals_total(const eval_intervals *s);
+void eval_intervals_free(eval_intervals *s);
+
+/* ---- Checks ---------------------------------------------------------------------------
+ * Adds one check of the running metric: `vehicles` (nvehicles ids, may be 0), status,
+ * value and threshold (NaN: not applicable), unit ("" or NULL for none), intervals (may
+ * be NULL; copied) and the reason as printf text. Every FAIL should name the vehicles, the
+ * interval and the value against the threshold. Returns RL_OK or RL_ENOMEM. */
+int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t nvehicles,
+                   rl_eval_status status, double value, double threshold, const char *unit,
+                   const eval_intervals *intervals, const char *reason_fmt, ...)
+    __attribute__((format(printf, 10, 11)));
+
+/* Shorthand: the check for one vehicle is UNAVAILABLE because of missing[field], or
+ * INSUFFICIENT because only `have` samples (< need) lie in the window. */
+int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const char *why);
+int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
+                            size_t need, const char *what);
+
+/* ---- Figures --------------------------------------------------------------------------
+ * Hands a finished figure to the evaluation (always takes ownership, also on error): it
+ * is saved as figures/<name>.png and .svg with their records, and drawn in the report
+ * under the checks table with `caption`. `name` is a file stem ([a-z0-9_-]). */
+int eval_figure_add(eval_ctx *ctx, const char *name, rl_figure *fig, const char *caption);
+
+#endif
