@@ -91,6 +91,13 @@ static void run_metric(eval_run *run, const char *name, int (*fn)(eval_ctx *), c
     json_object_put(settings);
     if (rc != RL_OK)
         fail_msg("%s", rl_error_last());
+    /* RL_TEST_FIGURES=DIR keeps the figures as PNG for a look. */
+    const char *keep = getenv("RL_TEST_FIGURES");
+    for (size_t i = 0; keep && i < sink->nfigures; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.png", keep, sink->figures[i].name);
+        assert_int_equal(rl_figure_save(sink->figures[i].fig, path, RL_PLOT_AUTO), RL_OK);
+    }
 }
 
 /* The check about vehicle `id` (first of its vehicles), or about the pair a-b. */
