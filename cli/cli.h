@@ -70,6 +70,9 @@ int cmd_plot(int argc, char **argv);
  * file written. Returns an RL_EXIT_* code. */
 int demo_plot(const char *out_dir);
 int cmd_record(int argc, char **argv);
+/* `runlab list` and `runlab evaluate` (cli/cmd_eval.c). */
+int cmd_list(int argc, char **argv);
+int cmd_evaluate(int argc, char **argv);
 /* The lab over DDS (cmd_lab.c): `runlab recorder` and `runlab experiment`. */
 int cmd_recorder(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);

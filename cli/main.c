@@ -18,8 +18,10 @@ struct command {
 static const struct command commands[] = {
     {"bench", cmd_bench, "benchmark planners in isolated runs; import and merge OMPL results"},
     {"demo", cmd_demo, "show what runlab does, on built-in data (the `make run` job)"},
+    {"evaluate", cmd_evaluate, "evaluate a recorded run offline: checks, report, figures"},
     {"experiment", cmd_experiment, "run a recorded lab experiment over DDS (recorder, START, STOP)"},
     {"explore", cmd_explore, "run the example grid exploration agent (one run or a sweep)"},
+    {"list", cmd_list, "list the recorded runs under RUNLAB_HOME with their evaluations"},
     {"map", cmd_map, "compile Lanelet2/CommonRoad maps; map info, point queries, drawings"},
     {"mcap", cmd_mcap, "inspect, check, repair and filter MCAP recordings"},
     {"plot", cmd_plot, "draw figures: CSV columns; gain-cost, normalized-gain, timing of runs"},

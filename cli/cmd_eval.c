@@ -1,0 +1,271 @@
+/* `runlab list [HOME]`: the recorded runs under HOME/experiments, newest first, with state,
+ * vehicles, duration, result, planner, map hash and evaluations (--json for a JSON array).
+ * `runlab evaluate RUN`: one offline evaluation of a run (runlab/eval.h); exit 0 when every
+ * check is PASS or N/A, 1 when any is FAIL, INSUFFICIENT or UNAVAILABLE, 2 when it cannot run. */
+#include "cli.h"
+
+#include "runlab/error.h"
+#include "runlab/eval.h"
+#include "runlab/json.h"
+#include "runlab/plot.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- runlab list ----------------------------------------------------------------- */
+
+static void list_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: runlab list [--json] [HOME]\n\n"
+            "Lists the recorded runs under HOME/experiments (HOME: $RUNLAB_HOME, else ~/runlab),\n"
+            "newest first: directory, state, vehicles, duration (START..STOP), result reason,\n"
+            "planner, map hash (first 12 hex digits) and evaluations (how many; the verdict of\n"
+            "the latest, from its summary.json).\n\n"
+            "  --json   one JSON array, an object per run\n\n"
+            "Exit codes: 0 listed, 1 failure, 2 usage.\n");
+}
+
+static void list_text(const rl_eval_listed_run *runs, size_t n)
+{
+    printf("%-48s %-11s %-9s %9s %-8s %-12s %s\n", "RUN", "STATE", "VEHICLES", "DURATION",
+           "PLANNER", "MAP", "EVALUATIONS  RESULT");
+    for (size_t i = 0; i < n; i++) {
+        const rl_eval_listed_run *r = &runs[i];
+        char veh[32] = "-", dur[32] = "-", map[16] = "-", ev[48] = "-";
+        if (r->nvehicles) {
+            int k = 0;
+            for (size_t v = 0; v < r->nvehicles && k < (int)sizeof veh - 8; v++)
+                k += snprintf(veh + k, sizeof veh - (size_t)k, "%s%d", v ? "," : "", r->vehicles[v]);
+        }
+        if (isfinite(r->duration_s))
+            snprintf(dur, sizeof dur, "%.1f s", r->duration_s);
+        if (r->map_sha256)
+            snprintf(map, sizeof map, "%.12s", r->map_sha256);
+        if (r->nevaluations) {
+            int last = r->evaluations[r->nevaluations - 1].passed;
+            snprintf(ev, sizeof ev, "%zu (%s)", r->nevaluations,
+                     last == 1 ? "PASS" : last == 0 ? "FAIL" : "?");
+        }
+        cli_print_escaped(stdout, r->name);
+        int pad = 48 - (int)strlen(r->name);
+        printf("%*s %-11s %-9s %9s ", pad > 0 ? pad : 0, "", r->state, veh, dur);
+        cli_print_escaped(stdout, r->planner ? r->planner : "-");
+        printf("  %-12s %-12s ", map, ev);
+        cli_print_escaped(stdout, r->result ? r->result : "-");
+        printf("\n");
+    }
+}
+
+static int list_json(const rl_eval_listed_run *runs, size_t n)
+{
+    rl_json_writer *j;
+    int rc = rl_json_writer_new_file(&j, stdout, RL_JSON_PRETTY);
+    if (rc < 0)
+        return rc;
+    rl_json_begin_array(j);
+    for (size_t i = 0; i < n; i++) {
+        const rl_eval_listed_run *r = &runs[i];
+        rl_json_begin_object(j);
+        rl_json_key(j, "directory"), rl_json_string(j, r->name);
+        rl_json_key(j, "path"), rl_json_string(j, r->dir);
+        rl_json_key(j, "run_id"), r->run_id ? rl_json_string(j, r->run_id) : rl_json_null(j);
+        rl_json_key(j, "state"), rl_json_string(j, r->state);
+        rl_json_key(j, "result"), r->result ? rl_json_string(j, r->result) : rl_json_null(j);
+        rl_json_key(j, "vehicles"), rl_json_begin_array(j);
+        for (size_t v = 0; v < r->nvehicles; v++)
+            rl_json_int64(j, r->vehicles[v]);
+        rl_json_end_array(j);
+        rl_json_key(j, "start"), r->start ? rl_json_string(j, r->start) : rl_json_null(j);
+        rl_json_key(j, "duration"), rl_json_double(j, r->duration_s);
+        rl_json_key(j, "planner"), r->planner ? rl_json_string(j, r->planner) : rl_json_null(j);
+        rl_json_key(j, "map_sha256"), r->map_sha256 ? rl_json_string(j, r->map_sha256) : rl_json_null(j);
+        rl_json_key(j, "evaluations"), rl_json_begin_array(j);
+        for (size_t e = 0; e < r->nevaluations; e++) {
+            rl_json_begin_object(j);
+            rl_json_key(j, "name"), rl_json_string(j, r->evaluations[e].name);
+            rl_json_key(j, "passed");
+            if (r->evaluations[e].passed < 0)
+                rl_json_null(j);
+            else
+                rl_json_bool(j, r->evaluations[e].passed == 1);
+            rl_json_end_object(j);
+        }
+        rl_json_end_array(j);
+        rl_json_end_object(j);
+    }
+    rl_json_end_array(j);
+    rc = rl_json_writer_finish(j);
+    rl_json_writer_free(j);
+    return rc;
+}
+
+int cmd_list(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    bool json = false;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            list_usage(stdout);
+            return RL_EXIT_OK;
+        }
+        if (c == 'j')
+            json = true;
+        else
+            return cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("list", "one HOME at most");
+    const char *home = optind < argc ? argv[optind] : NULL;
+    rl_eval_listed_run *runs;
+    size_t n;
+    if (rl_eval_list_runs(home, &runs, &n) < 0)
+        return cli_fail("list", "%s", rl_error_last());
+    int rc = RL_OK;
+    if (json)
+        rc = list_json(runs, n);
+    else
+        list_text(runs, n);
+    rl_eval_list_free(runs, n);
+    if (rc < 0)
+        return cli_fail("list", "%s", rl_error_last());
+    return RL_EXIT_OK;
+}
+
+/* ---- runlab evaluate ------------------------------------------------------------- */
+
+static void evaluate_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--open]\n"
+            "       runlab evaluate --print-config\n\n"
+            "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
+            "RUN/evaluations/YYYYmmddTHHMMSSZ/ (-2, -3 on a collision): report.html, checks.csv,\n"
+            "summary.json, figures/ (PNG and SVG with their records) and config.yaml (the\n"
+            "effective configuration). RUN is a run directory or a run id (or directory name)\n"
+            "under $RUNLAB_HOME/experiments. A FAILED, INTERRUPTED or unfinished run is\n"
+            "evaluated as far as its data goes.\n\n"
+            "  --config FILE     YAML overriding the defaults per metric section\n"
+            "  --metrics a,b     only these metrics (default: all)\n"
+            "  --open            open report.html with xdg-open afterwards\n"
+            "  --print-config    print the built-in default configuration and exit\n\n"
+            "Metrics:\n");
+    for (size_t i = 0; i < rl_eval_metric_count(); i++)
+        fprintf(out, "  %-20s %s\n", rl_eval_metric_name(i), rl_eval_metric_summary(i));
+    fprintf(out, "\nExit codes: 0 every check PASS or N/A; 1 a check FAIL, INSUFFICIENT or\n"
+                 "UNAVAILABLE; 2 the evaluation cannot run (usage, unreadable run, map hash\n"
+                 "mismatch).\n");
+}
+
+static void open_report(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", 1);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execlp("xdg-open", "xdg-open", path, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+        fprintf(stderr, "runlab: evaluate: could not open %s (xdg-open)\n", path);
+}
+
+static void print_checks(const rl_eval_result *res)
+{
+    for (size_t i = 0; i < res->nchecks; i++) {
+        const rl_eval_check *c = &res->checks[i];
+        printf("%-12s %-18s %-24s ", rl_eval_status_name(c->status), c->metric, c->check);
+        cli_print_escaped(stdout, c->reason);
+        printf("\n");
+    }
+}
+
+int cmd_evaluate(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                             {"metrics", required_argument, NULL, 'm'},
+                                             {"open", no_argument, NULL, 'o'},
+                                             {"print-config", no_argument, NULL, 'p'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    rl_eval_options o = {0};
+    bool open_it = false, print_config = false;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            evaluate_usage(stdout);
+            return RL_EXIT_OK;
+        case 'c':
+            o.config_path = optarg;
+            break;
+        case 'm':
+            o.metrics = optarg;
+            break;
+        case 'o':
+            open_it = true;
+            break;
+        case 'p':
+            print_config = true;
+            break;
+        case ':':
+            return cli_usage_error("evaluate", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("evaluate", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (print_config) {
+        fputs(rl_eval_default_config(), stdout);
+        return RL_EXIT_OK;
+    }
+    if (argc - optind != 1)
+        return cli_usage_error("evaluate", argc - optind ? "one RUN only" : "no RUN given");
+    char dir[4096];
+    if (rl_eval_resolve_run(argv[optind], NULL, dir, sizeof dir) < 0) {
+        fprintf(stderr, "runlab: evaluate: %s\n", rl_error_last());
+        return RL_EXIT_USAGE;
+    }
+    o.argc = argc;
+    o.argv = argv;
+    rl_eval_result res;
+    int rc = rl_eval_run(dir, &o, &res);
+    rl_plot_release_caches();
+    if (rc < 0) {
+        fprintf(stderr, "runlab: evaluate: ");
+        cli_print_escaped(stderr, rl_error_last());
+        fprintf(stderr, "\n");
+        return RL_EXIT_USAGE;
+    }
+    if (*res.run_note)
+        fputs(res.run_note, stdout);
+    print_checks(&res);
+    printf("result: %s (%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A)\n",
+           res.passed ? "PASS" : "FAIL", res.nchecks, res.counts[RL_EVAL_PASS],
+           res.counts[RL_EVAL_FAIL], res.counts[RL_EVAL_INSUFFICIENT],
+           res.counts[RL_EVAL_UNAVAILABLE], res.counts[RL_EVAL_NA]);
+    printf("%s\n", res.dir);
+    if (open_it)
+        open_report(res.dir);
+    int code = res.passed ? RL_EXIT_OK : RL_EXIT_FAILURE;
+    rl_eval_result_free(&res);
+    return code;
+}

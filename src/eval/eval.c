@@ -1,0 +1,178 @@
+/* rl_eval_run: one offline evaluation. Builds the effective configuration, loads the run,
+ * runs the chosen metrics from the registry and writes RUN/evaluations/<UTC>[-N]/ (checks,
+ * summary, configuration, figures and the report, eval_output.c), then hands the checks
+ * to the caller. */
+#include "eval/eval_config.h"
+#include "eval/eval_load.h"
+#include "eval/eval_output.h"
+#include "eval/eval_sink.h"
+
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/record.h"
+#include "runlab/time.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The evaluation directory: the UTC time, then "-2", "-3", ... when it exists (mkdir(2)
+ * decides, so two evaluations at once never share one). */
+static int make_eval_dir(const char *run_dir, char *out, size_t cap)
+{
+    char parent[PATH_MAX], stamp[32];
+    int rc = rl_path_join(parent, sizeof parent, run_dir, "evaluations");
+    if (rc < 0 || (rc = rl_fs_mkdirs(parent)) < 0)
+        return rl_error_prefix(rc, "evaluation directory");
+    if ((rc = rl_time_format_compact(rl_time_now_ns(), stamp, sizeof stamp)) < 0)
+        return rc;
+    for (int k = 1; k < 10000; k++) {
+        char name[64];
+        if (k == 1)
+            snprintf(name, sizeof name, "%s", stamp);
+        else
+            snprintf(name, sizeof name, "%s-%d", stamp, k);
+        if ((rc = rl_path_join(out, cap, parent, name)) < 0)
+            return rc;
+        if (mkdir(out, 0777) == 0)
+            return RL_OK;
+        if (errno != EEXIST)
+            return rl_error_set_errno(RL_EIO, errno, "%s", out);
+    }
+    return rl_error_set(RL_EEXIST, "%s: no free evaluation directory name for %s", parent, stamp);
+}
+
+static int run_metrics(const eval_run *run, json_object *config, const bool *chosen,
+                       struct eval_sink *sink)
+{
+    for (size_t i = 0; i < eval_metric_total; i++) {
+        if (!chosen[i])
+            continue;
+        eval_ctx ctx = {run, &eval_metrics[i], NULL, sink};
+        json_object_object_get_ex(config, eval_metrics[i].name, &ctx.settings);
+        int rc = eval_metrics[i].run(&ctx);
+        if (rc < 0)
+            return rl_error_prefix(rc, "metric %s", eval_metrics[i].name);
+    }
+    return RL_OK;
+}
+
+static int fill_result(rl_eval_result *res, const char *dir, const eval_run *run,
+                       const char *notes, struct eval_sink *sink)
+{
+    res->dir = strdup(dir);
+    res->run_state = strdup(run->state);
+    res->run_note = strdup(notes);
+    if (!res->dir || !res->run_state || !res->run_note)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+    res->passed = true;
+    for (size_t i = 0; i < sink->nchecks; i++) {
+        rl_eval_status s = sink->checks[i].status;
+        res->counts[s]++;
+        if (s != RL_EVAL_PASS && s != RL_EVAL_NA)
+            res->passed = false;
+    }
+    res->checks = sink->checks;
+    res->nchecks = sink->nchecks;
+    sink->checks = NULL;
+    sink->nchecks = sink->cap_checks = 0;
+    return RL_OK;
+}
+
+int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *res)
+{
+    static const rl_eval_options none;
+    if (!run_dir || !res)
+        return rl_error_set(RL_EINVAL, "rl_eval_run: NULL argument");
+    if (!opts)
+        opts = &none;
+    memset(res, 0, sizeof *res);
+    bool chosen[64];
+    if (eval_metric_total > 64)
+        return rl_error_set(RL_ERANGE, "evaluation: too many metrics registered");
+    int rc = eval_config_select(opts->metrics, chosen);
+    if (rc < 0)
+        return rc;
+    json_object *config = NULL;
+    if ((rc = eval_config_build(opts->config_path, &config)) < 0)
+        return rc;
+    eval_loaded *loaded = NULL;
+    struct eval_sink sink = {0};
+    char dir[PATH_MAX];
+    if ((rc = eval_load(run_dir, &loaded)) < 0)
+        goto out;
+    const eval_run *run = eval_loaded_run(loaded);
+    if ((rc = run_metrics(run, config, chosen, &sink)) < 0)
+        goto out;
+    if ((rc = make_eval_dir(run_dir, dir, sizeof dir)) < 0)
+        goto out;
+    eval_output out = {dir, run, eval_loaded_notes(loaded), config, chosen, &sink,
+                       opts->argc, opts->argv};
+    if ((rc = eval_output_write(&out)) < 0)
+        goto out;
+    rc = fill_result(res, dir, run, eval_loaded_notes(loaded), &sink);
+out:
+    if (rc < 0)
+        rl_eval_result_free(res);
+    eval_sink_clear(&sink);
+    eval_loaded_free(loaded);
+    json_object_put(config);
+    return rc;
+}
+
+void rl_eval_result_free(rl_eval_result *res)
+{
+    if (!res)
+        return;
+    for (size_t i = 0; i < res->nchecks; i++)
+        eval_check_clear(&res->checks[i]);
+    free(res->checks);
+    free(res->dir);
+    free(res->run_state);
+    free(res->run_note);
+    memset(res, 0, sizeof *res);
+}
+
+int rl_eval_resolve_run(const char *run, const char *home, char *out, size_t cap)
+{
+    struct stat st;
+    if (!run || !*run)
+        return rl_error_set(RL_EINVAL, "no run given");
+    if (stat(run, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if ((size_t)snprintf(out, cap, "%s", run) >= cap)
+            return rl_error_set(RL_ERANGE, "%s: path too long", run);
+        return RL_OK;
+    }
+    char h[PATH_MAX], exp[PATH_MAX];
+    int rc = rl_record_home(home, h, sizeof h);
+    if (rc < 0)
+        return rl_error_set(RL_ENOENT, "%s: not a directory, and %s", run, rl_error_last());
+    if ((rc = rl_path_join(exp, sizeof exp, h, "experiments")) < 0)
+        return rc;
+    /* A directory name under experiments/, or a run id through the recorder's .run-ids/
+       links, or a directory "<UTC>_<run id>". */
+    if (rl_path_check_name(run, "run") == RL_OK) {
+        char p[PATH_MAX];
+        if (rl_path_join(p, sizeof p, exp, run) == RL_OK && stat(p, &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            return (size_t)snprintf(out, cap, "%s", p) < cap ? RL_OK
+                                                              : rl_error_set(RL_ERANGE, "path too long");
+        rl_eval_listed_run *runs;
+        size_t n;
+        if (rl_eval_list_runs(home, &runs, &n) == RL_OK) {
+            int found = 0;
+            for (size_t i = 0; i < n && !found; i++)
+                if (runs[i].run_id && strcmp(runs[i].run_id, run) == 0) {
+                    found = (size_t)snprintf(out, cap, "%s", runs[i].dir) < cap;
+                }
+            rl_eval_list_free(runs, n);
+            if (found)
+                return RL_OK;
+        }
+    }
+    return rl_error_set(RL_ENOENT, "%s: neither a run directory nor a run id under %s", run, exp);
+}

@@ -1,0 +1,218 @@
+/* `runlab list`'s data: every run directory under <home>/experiments with what its manifest
+ * says (state, result, vehicles, planner, map hash, START..STOP) and the evaluations beside
+ * it (each with its summary.json's verdict), newest first. Bad runs are listed, not fatal. */
+#include "runlab/eval.h"
+
+#include "core/text.h"
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/json.h"
+#include "runlab/record.h"
+#include "runlab/time.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { MAX_MANIFEST_BYTES = 16 << 20, MAX_SUMMARY_BYTES = 64 << 20 };
+
+static char *dup_str(json_object *o, const char *key)
+{
+    const char *s;
+    return rl_json_get_string(o, key, &s) == RL_OK ? strdup(s) : NULL;
+}
+
+static int cmp_names_desc(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)b, *(char *const *)a);
+}
+
+static int cmp_names_asc(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Directory names in `dir` (not starting with '.'), sorted. */
+static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_first)
+{
+    *out = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return RL_OK;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = RL_OK;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[PATH_MAX];
+        struct stat st;
+        if (rl_path_join(p, sizeof p, dir, e->d_name) < 0 || stat(p, &st) != 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        if ((rc = rl_grow_array((void **)&names, &cap, n + 1, sizeof *names, "runs")) < 0)
+            break;
+        if (!(names[n] = strdup(e->d_name))) {
+            rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (rc < 0) {
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return rc;
+    }
+    qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
+    *out = names;
+    *count = n;
+    return RL_OK;
+}
+
+static int read_evaluations(rl_eval_listed_run *r)
+{
+    char dir[PATH_MAX];
+    char **names;
+    size_t n;
+    if (rl_path_join(dir, sizeof dir, r->dir, "evaluations") < 0)
+        return RL_OK;
+    int rc = list_dirs(dir, &names, &n, false);
+    if (rc < 0 || n == 0)
+        return rc;
+    r->evaluations = calloc(n, sizeof *r->evaluations);
+    if (!r->evaluations) {
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        rl_eval_listed_evaluation *e = &r->evaluations[i];
+        e->name = names[i];
+        e->passed = -1;
+        char p[PATH_MAX];
+        json_object *sum;
+        bool passed;
+        if (snprintf(p, sizeof p, "%s/%s/summary.json", dir, names[i]) < (int)sizeof p &&
+            rl_json_read_file(p, MAX_SUMMARY_BYTES, &sum) == RL_OK) {
+            if (rl_json_get_bool(sum, "passed", &passed) == RL_OK)
+                e->passed = passed;
+            json_object_put(sum);
+        }
+    }
+    r->nevaluations = n;
+    free(names);
+    return RL_OK;
+}
+
+static void read_manifest(rl_eval_listed_run *r)
+{
+    char p[PATH_MAX], why[256];
+    json_object *m = NULL, *o;
+    r->duration_s = NAN;
+    bool unfinished = rl_record_run_unfinished(r->dir, why, sizeof why) == 1;
+    if (rl_path_join(p, sizeof p, r->dir, "manifest.json") < 0 ||
+        rl_json_read_file(p, MAX_MANIFEST_BYTES, &m) < 0 || !json_object_is_type(m, json_type_object)) {
+        r->state = strdup(unfinished ? "UNFINISHED" : "UNREADABLE");
+        json_object_put(m);
+        return;
+    }
+    r->run_id = dup_str(m, "run_id");
+    r->state = dup_str(m, "state");
+    if (!r->state)
+        r->state = strdup("UNREADABLE");
+    r->planner = dup_str(m, "planner");
+    if (rl_json_get_object(m, "result", &o) == RL_OK)
+        r->result = dup_str(o, "reason");
+    if (rl_json_get_object(m, "map", &o) == RL_OK) {
+        r->map_sha256 = dup_str(o, "runtime_map_sha256");
+        if (!r->map_sha256)
+            r->map_sha256 = dup_str(o, "sha256");
+    }
+    if (rl_json_get_array(m, "vehicles", &o) == RL_OK) {
+        size_t n = json_object_array_length(o);
+        r->vehicles = n ? calloc(n, sizeof *r->vehicles) : NULL;
+        for (size_t i = 0; r->vehicles && i < n; i++) {
+            json_object *e = json_object_array_get_idx(o, i);
+            if (json_object_is_type(e, json_type_int))
+                r->vehicles[r->nvehicles++] = (int)json_object_get_int64(e);
+        }
+    }
+    const char *start, *stop;
+    int64_t a, b;
+    if (rl_json_get_object(m, "stamps", &o) == RL_OK &&
+        rl_json_get_string(o, "start", &start) == RL_OK) {
+        r->start = strdup(start);
+        if (rl_json_get_string(o, "stop", &stop) == RL_OK && rl_time_parse_iso(start, &a) == RL_OK &&
+            rl_time_parse_iso(stop, &b) == RL_OK)
+            r->duration_s = (double)(b - a) / 1e9;
+    }
+    json_object_put(m);
+}
+
+int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    char h[PATH_MAX], exp[PATH_MAX];
+    int rc = rl_record_home(home, h, sizeof h);
+    if (rc < 0 || (rc = rl_path_join(exp, sizeof exp, h, "experiments")) < 0)
+        return rc;
+    char **names;
+    size_t n;
+    if ((rc = list_dirs(exp, &names, &n, true)) < 0)
+        return rc;
+    rl_eval_listed_run *runs = n ? calloc(n, sizeof *runs) : NULL;
+    if (n && !runs)
+        rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; rc == RL_OK && i < n; i++) {
+        rl_eval_listed_run *r = &runs[k];
+        char p[PATH_MAX];
+        if (rl_path_join(p, sizeof p, exp, names[i]) < 0)
+            continue;
+        r->dir = strdup(p);
+        r->name = strdup(names[i]);
+        k++;
+        if (!r->dir || !r->name) {
+            rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
+            break;
+        }
+        read_manifest(r);
+        if (!r->state)
+            rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
+        if (rc == RL_OK)
+            rc = read_evaluations(r);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (rc < 0) {
+        rl_eval_list_free(runs, k);
+        return rc;
+    }
+    *out = runs;
+    *count = k;
+    return RL_OK;
+}
+
+void rl_eval_list_free(rl_eval_listed_run *runs, size_t count)
+{
+    for (size_t i = 0; runs && i < count; i++) {
+        rl_eval_listed_run *r = &runs[i];
+        free(r->dir), free(r->name), free(r->run_id), free(r->state), free(r->result);
+        free(r->planner), free(r->map_sha256), free(r->start), free(r->vehicles);
+        for (size_t k = 0; k < r->nevaluations; k++)
+            free(r->evaluations[k].name);
+        free(r->evaluations);
+    }
+    free(runs);
+}

@@ -1,0 +1,827 @@
+/* Reads a recorder run directory for evaluation: the manifest (state, vehicles, map hash),
+ * the bag streamed record by record and decoded with the recording's own schemas through
+ * compiled field paths (a field the schema lacks is reported, not guessed), the START/STOP
+ * window from rt/lab/system_trigger, and the runtime map checked against its SHA-256. */
+#include "eval/eval_load.h"
+
+#include "core/text.h"
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/hash.h"
+#include "runlab/json.h"
+#include "runlab/mcap.h"
+#include "runlab/msgdef.h"
+#include "runlab/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { MAX_VEHICLES = 256, MAX_MANIFEST_BYTES = 16 << 20 };
+
+enum chan_kind { CH_IGNORE = 0, CH_TRIGGER, CH_STATE, CH_OBS, CH_CMD };
+
+/* Field paths per topic kind, in the order of the decoder's path slots. */
+static const char *const state_paths[] = {"header.create_stamp", "pose.x", "pose.y",
+                                          "pose.yaw", "speed", "imu_acceleration_forward"};
+static const char *const obs_paths[] = {"header.create_stamp", "pose.x", "pose.y", "pose.yaw"};
+static const char *const cmd_paths[] = {"header.create_stamp", "header.valid_after_stamp",
+                                        "trajectory_points[0].t", "trajectory_points[0].px",
+                                        "trajectory_points[0].py", "trajectory_points[0].vx",
+                                        "trajectory_points[0].vy"};
+static const char *const trigger_paths[] = {"kind", "stamp"};
+
+typedef struct chan_dec {
+    int kind;
+    size_t vehicle; /* index into run.vehicles */
+    rl_msgdef *def;
+    rl_msg_path *path[8];
+    size_t npaths;
+} chan_dec;
+
+struct eval_loaded {
+    eval_run run;
+    json_object *manifest;
+    rl_map *map;
+    char **strings; /* owned strings the run points at */
+    size_t nstrings, cap_strings;
+    rl_buf notes;
+    char *notes_text;
+    size_t cap_states[MAX_VEHICLES], cap_obs[MAX_VEHICLES], cap_cmd[MAX_VEHICLES],
+        cap_points[MAX_VEHICLES];
+    int64_t base_ns; /* the provisional time zero while reading: the first log time */
+    bool have_base;
+    bool have_start, have_stop;
+    int64_t start_ns, stop_ns;
+    int64_t first_ns, last_ns;
+};
+
+/* ---- small helpers ---------------------------------------------------------------- */
+
+static const char *keep(eval_loaded *l, char *s)
+{
+    if (!s)
+        return NULL;
+    if (rl_grow_array((void **)&l->strings, &l->cap_strings, l->nstrings + 1,
+                      sizeof l->strings[0], "strings") < 0) {
+        free(s);
+        return NULL;
+    }
+    l->strings[l->nstrings++] = s;
+    return s;
+}
+
+static const char *keepf(eval_loaded *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *keepf(eval_loaded *l, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return keep(l, strdup(buf));
+}
+
+static double rel(const eval_loaded *l, int64_t ns)
+{
+    return (double)(ns - l->base_ns) / 1e9;
+}
+
+static int find_vehicle(eval_loaded *l, int id, size_t *idx)
+{
+    for (size_t i = 0; i < l->run.nvehicles; i++)
+        if (l->run.vehicles[i].id == id) {
+            *idx = i;
+            return RL_OK;
+        }
+    if (l->run.nvehicles >= MAX_VEHICLES)
+        return rl_error_set(RL_ERANGE, "evaluation: more than %d vehicles", MAX_VEHICLES);
+    if (l->run.nvehicles == 0) {
+        l->run.vehicles = calloc(MAX_VEHICLES, sizeof *l->run.vehicles);
+        if (!l->run.vehicles)
+            return rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+    }
+    eval_vehicle *v = &l->run.vehicles[l->run.nvehicles];
+    memset(v, 0, sizeof *v);
+    v->id = id;
+    *idx = l->run.nvehicles++;
+    return RL_OK;
+}
+
+/* Grows the parallel double arrays cols[0..ncols) to hold `need` values. */
+static int grow_cols(double **const cols[], size_t ncols, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return RL_OK;
+    size_t ncap = *cap ? *cap * 2 : 256;
+    while (ncap < need)
+        ncap *= 2;
+    for (size_t i = 0; i < ncols; i++) {
+        double *p = realloc(*cols[i], ncap * sizeof(double));
+        if (!p)
+            return rl_error_set(RL_ENOMEM, "evaluation: out of memory for %zu samples", need);
+        *cols[i] = p;
+    }
+    *cap = ncap;
+    return RL_OK;
+}
+
+/* ---- manifest ------------------------------------------------------------------------ */
+
+static void read_manifest(eval_loaded *l, const char *dir)
+{
+    char path[PATH_MAX];
+    l->run.state = "UNKNOWN";
+    l->run.state_reason = "";
+    l->run.run_id = "";
+    if (rl_path_join(path, sizeof path, dir, "manifest.json") < 0 ||
+        rl_json_read_file(path, MAX_MANIFEST_BYTES, &l->manifest) < 0) {
+        rl_buf_printf(&l->notes, "No readable manifest.json (%s): the run is evaluated from its bag alone.\n",
+                      rl_error_last());
+        l->manifest = NULL;
+        l->run.unfinished = true;
+        return;
+    }
+    const char *s;
+    if (rl_json_get_string(l->manifest, "state", &s) == RL_OK)
+        l->run.state = s;
+    if (rl_json_get_string(l->manifest, "run_id", &s) == RL_OK)
+        l->run.run_id = s;
+    json_object *res, *arr;
+    if (rl_json_get_object(l->manifest, "result", &res) == RL_OK &&
+        rl_json_get_string(res, "reason", &s) == RL_OK)
+        l->run.state_reason = s;
+    if (rl_json_get_array(l->manifest, "vehicles", &arr) == RL_OK) {
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+            json_object *e = json_object_array_get_idx(arr, i);
+            size_t idx;
+            if (json_object_is_type(e, json_type_int))
+                (void)find_vehicle(l, (int)json_object_get_int64(e), &idx);
+        }
+    }
+    char why[512];
+    bool being_written = rl_record_run_unfinished(dir, why, sizeof why) == 1;
+    if (strcmp(l->run.state, "COMPLETE") != 0) {
+        l->run.unfinished = true;
+        if (being_written)
+            rl_buf_printf(&l->notes,
+                          "The run is %s and has not finished (%s): evaluated as far as its data goes.\n",
+                          l->run.state, why);
+        else
+            rl_buf_printf(&l->notes, "The run ended %s%s%s: evaluated as far as its data goes.\n",
+                          l->run.state, *l->run.state_reason ? " — " : "", l->run.state_reason);
+    }
+}
+
+/* ---- map ----------------------------------------------------------------------------- */
+
+static int load_map(eval_loaded *l, const char *dir)
+{
+    json_object *map = NULL;
+    if (!l->manifest || !json_object_object_get_ex(l->manifest, "map", &map) || !map ||
+        !json_object_is_type(map, json_type_object)) {
+        l->run.map_missing = "the run has no map (manifest: map is null)";
+        return RL_OK;
+    }
+    const char *file = NULL, *expected = NULL;
+    (void)rl_json_get_string(map, "file", &file);
+    /* The runtime map's own hash; older manifests hash the copied file, which is the
+       runtime map when that is what was recorded. */
+    if (rl_json_get_string(map, "runtime_map_sha256", &expected) != RL_OK)
+        expected = NULL;
+    char path[PATH_MAX];
+    if (rl_path_join_rel(path, sizeof path, dir, "map/runtime_map.bin") < 0)
+        return rl_error_last_code();
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        l->run.map_missing = keepf(l, "the run has no runtime map (map/runtime_map.bin%s%s)",
+                                   file ? "; manifest map file " : "", file ? file : "");
+        return RL_OK;
+    }
+    if (!expected && file && strcmp(file, "map/runtime_map.bin") == 0)
+        (void)rl_json_get_string(map, "sha256", &expected);
+    uint8_t digest[RL_SHA256_LEN];
+    char hex[RL_SHA256_HEX_LEN + 1];
+    int rc = rl_sha256_file(path, digest, NULL);
+    if (rc < 0)
+        return rl_error_prefix(rc, "%s", path);
+    rl_sha256_hex(digest, hex);
+    if (expected && strcmp(expected, hex) != 0)
+        return rl_error_set(RL_ECRC,
+                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
+                            path, expected, hex);
+    if (!expected)
+        rl_buf_printf(&l->notes, "The manifest gives no SHA-256 of map/runtime_map.bin: the map was not checked.\n");
+    rc = rl_map_open_file(path, &l->map);
+    if (rc < 0) {
+        l->run.map_missing = keepf(l, "map/runtime_map.bin does not open: %s", rl_error_last());
+        l->map = NULL;
+        return RL_OK;
+    }
+    l->run.map = l->map;
+    return RL_OK;
+}
+
+/* ---- bag ----------------------------------------------------------------------------- */
+
+static int find_bag(eval_loaded *l, const char *dir, char *out, size_t cap)
+{
+    const char *file;
+    if (l->manifest && json_object_is_type(l->manifest, json_type_object)) {
+        json_object *bag;
+        if (rl_json_get_object(l->manifest, "bag", &bag) == RL_OK &&
+            rl_json_get_string(bag, "file", &file) == RL_OK &&
+            rl_path_join_rel(out, cap, dir, file) == RL_OK && access(out, R_OK) == 0)
+            return RL_OK;
+    }
+    char bagdir[PATH_MAX];
+    if (rl_path_join(bagdir, sizeof bagdir, dir, "bag") < 0)
+        return rl_error_last_code();
+    DIR *d = opendir(bagdir);
+    if (!d)
+        return rl_error_set_errno(RL_ENOENT, errno, "%s: no bag", bagdir);
+    struct dirent *e;
+    int rc = rl_error_set(RL_ENOENT, "%s: no .mcap file", bagdir);
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 5 && strcmp(e->d_name + n - 5, ".mcap") == 0) {
+            rc = rl_path_join(out, cap, bagdir, e->d_name);
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static void field_missing(eval_loaded *l, size_t vi, eval_field f, const char *why)
+{
+    eval_vehicle *v = &l->run.vehicles[vi];
+    if (!v->missing[f])
+        v->missing[f] = why;
+}
+
+/* Parses the channel's schema and compiles its paths; a path the schema lacks marks the
+ * fields it feeds as missing for that vehicle. */
+static int channel_setup(eval_loaded *l, chan_dec *c, const rl_mcap_schema *sc, const char *topic)
+{
+    static const eval_field state_fields[] = {EVAL_STATE_STAMP, EVAL_STATE_POSE, EVAL_STATE_POSE,
+                                              EVAL_STATE_POSE, EVAL_STATE_SPEED, EVAL_STATE_ACCEL};
+    static const eval_field obs_fields[] = {EVAL_OBS_STAMP, EVAL_OBS_POSE, EVAL_OBS_POSE,
+                                            EVAL_OBS_POSE};
+    static const eval_field cmd_fields[] = {EVAL_CMD_TOPIC, EVAL_CMD_VALID_AFTER,
+                                            EVAL_CMD_POINTS, EVAL_CMD_POINTS, EVAL_CMD_POINTS,
+                                            EVAL_CMD_POINTS, EVAL_CMD_POINTS};
+    const char *const *paths;
+    const eval_field *fields = NULL;
+    eval_field topic_field = EVAL_STATE_TOPIC;
+    switch (c->kind) {
+    case CH_STATE:
+        paths = state_paths, c->npaths = 6, fields = state_fields;
+        break;
+    case CH_OBS:
+        paths = obs_paths, c->npaths = 4, fields = obs_fields, topic_field = EVAL_OBS_TOPIC;
+        break;
+    case CH_CMD:
+        paths = cmd_paths, c->npaths = 7, fields = cmd_fields, topic_field = EVAL_CMD_TOPIC;
+        break;
+    default:
+        paths = trigger_paths, c->npaths = 2;
+        break;
+    }
+    char enc[64], name[512];
+    snprintf(enc, sizeof enc, "%.*s", (int)sc->encoding.len, (const char *)sc->encoding.data);
+    snprintf(name, sizeof name, "%.*s", (int)sc->name.len, (const char *)sc->name.data);
+    int rc = rl_msgdef_parse(&c->def, enc, name, (const char *)sc->data.data, sc->data.len);
+    if (rc < 0) {
+        const char *why = keepf(l, "%s: schema %s does not parse: %s", topic, name, rl_error_last());
+        if (c->kind == CH_TRIGGER)
+            rl_buf_printf(&l->notes, "%s\n", why);
+        else
+            for (size_t i = 0; i < c->npaths; i++)
+                field_missing(l, c->vehicle, fields[i], why);
+        if (fields && c->kind != CH_TRIGGER)
+            field_missing(l, c->vehicle, topic_field, why);
+        c->kind = CH_IGNORE;
+        return RL_OK;
+    }
+    for (size_t i = 0; i < c->npaths; i++) {
+        rc = rl_msg_path_compile(&c->path[i], c->def, paths[i]);
+        if (rc == RL_ENOMEM)
+            return rc;
+        if (rc < 0) {
+            c->path[i] = NULL;
+            const char *why = keepf(l, "%s: schema %s has no field '%s'", topic, name, paths[i]);
+            if (c->kind == CH_TRIGGER) {
+                rl_buf_printf(&l->notes, "%s\n", why);
+                c->kind = CH_IGNORE;
+                return RL_OK;
+            }
+            /* The command's create stamp is optional for the metrics: only topic_sanity
+               reads it, through the valid-after/points fields' absence it is not judged. */
+            if (!(c->kind == CH_CMD && i == 0))
+                field_missing(l, c->vehicle, fields[i], why);
+        }
+    }
+    return RL_OK;
+}
+
+static int get_f64(const rl_msg_path *p, const rl_mcap_message *m, double *out)
+{
+    if (!p) {
+        *out = NAN;
+        return RL_OK;
+    }
+    rl_msg_value v;
+    int rc = rl_msg_path_get(p, m->data.data, m->data.len, &v);
+    if (rc < 0)
+        return rc;
+    return rl_msg_value_f64(&v, out);
+}
+
+static int get_stamp(const eval_loaded *l, const rl_msg_path *p, const rl_mcap_message *m,
+                     double *out)
+{
+    if (!p) {
+        *out = NAN;
+        return RL_OK;
+    }
+    rl_msg_value v;
+    int rc = rl_msg_path_get(p, m->data.data, m->data.len, &v);
+    if (rc < 0)
+        return rc;
+    if (v.kind == RL_MSG_UINT64 || v.kind == RL_MSG_UINT32 || v.kind == RL_MSG_UINT16 ||
+        v.kind == RL_MSG_UINT8)
+        *out = rel(l, (int64_t)v.v.u);
+    else if (v.kind == RL_MSG_INT64 || v.kind == RL_MSG_INT32)
+        *out = rel(l, v.v.i);
+    else
+        return rl_error_set(RL_EINVAL, "stamp is not an integer");
+    return RL_OK;
+}
+
+static int decode_state(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
+{
+    eval_vehicle *v = &l->run.vehicles[c->vehicle];
+    eval_states *s = &v->state;
+    double vals[6];
+    if (get_stamp(l, c->path[0], m, &vals[0]) < 0)
+        goto bad;
+    for (size_t i = 1; i < 6; i++)
+        if (get_f64(c->path[i], m, &vals[i]) < 0)
+            goto bad;
+    double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw, &s->speed, &s->accel};
+    int rc = grow_cols(cols, 7, &l->cap_states[c->vehicle], s->n + 1);
+    if (rc < 0)
+        return rc;
+    s->t[s->n] = rel(l, (int64_t)m->log_time);
+    s->stamp[s->n] = vals[0];
+    s->x[s->n] = vals[1];
+    s->y[s->n] = vals[2];
+    s->yaw[s->n] = vals[3];
+    s->speed[s->n] = vals[4];
+    s->accel[s->n] = vals[5];
+    s->n++;
+    return RL_OK;
+bad:
+    v->decode_errors[0]++;
+    return RL_OK;
+}
+
+static int decode_obs(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
+{
+    eval_vehicle *v = &l->run.vehicles[c->vehicle];
+    eval_observations *s = &v->obs;
+    double vals[4];
+    if (get_stamp(l, c->path[0], m, &vals[0]) < 0)
+        goto bad;
+    for (size_t i = 1; i < 4; i++)
+        if (get_f64(c->path[i], m, &vals[i]) < 0)
+            goto bad;
+    double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw};
+    int rc = grow_cols(cols, 5, &l->cap_obs[c->vehicle], s->n + 1);
+    if (rc < 0)
+        return rc;
+    s->t[s->n] = rel(l, (int64_t)m->log_time);
+    s->stamp[s->n] = vals[0];
+    s->x[s->n] = vals[1];
+    s->y[s->n] = vals[2];
+    s->yaw[s->n] = vals[3];
+    s->n++;
+    return RL_OK;
+bad:
+    v->decode_errors[1]++;
+    return RL_OK;
+}
+
+/* Trajectory points come from the decoder's visitor: each element of trajectory_points
+ * starts a point, whose members t/px/py/vx/vy are taken by name (any order, any extra
+ * members ignored). */
+typedef struct points_visit {
+    eval_loaded *l;
+    size_t vehicle;
+    size_t added;
+    int err;
+} points_visit;
+
+static int on_point_field(void *ctx, const rl_msg_visit *e)
+{
+    points_visit *pv = ctx;
+    eval_commands *c = &pv->l->run.vehicles[pv->vehicle].cmd;
+    static const char prefix[] = "trajectory_points[";
+    if (strncmp(e->path, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    if (e->event == RL_MSG_BEGIN_STRUCT && !e->name) {
+        int rc = rl_grow_array((void **)&c->points, &pv->l->cap_points[pv->vehicle],
+                               c->npoints + 1, sizeof c->points[0], "trajectory points");
+        if (rc < 0)
+            return rc;
+        c->points[c->npoints++] = (eval_traj_point){NAN, NAN, NAN, NAN, NAN};
+        pv->added++;
+        return 0;
+    }
+    if (e->event != RL_MSG_VALUE || !e->name || !pv->added)
+        return 0;
+    eval_traj_point *p = &c->points[c->npoints - 1];
+    double f;
+    if (strcmp(e->name, "t") == 0) {
+        if (e->value.kind == RL_MSG_UINT64 || e->value.kind == RL_MSG_UINT32)
+            p->t = rel(pv->l, (int64_t)e->value.v.u);
+        else if (e->value.kind == RL_MSG_INT64 || e->value.kind == RL_MSG_INT32)
+            p->t = rel(pv->l, e->value.v.i);
+    } else if (rl_msg_value_f64(&e->value, &f) == RL_OK) {
+        if (strcmp(e->name, "px") == 0)
+            p->px = f;
+        else if (strcmp(e->name, "py") == 0)
+            p->py = f;
+        else if (strcmp(e->name, "vx") == 0)
+            p->vx = f;
+        else if (strcmp(e->name, "vy") == 0)
+            p->vy = f;
+    }
+    return 0;
+}
+
+static int decode_cmd(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
+{
+    eval_vehicle *v = &l->run.vehicles[c->vehicle];
+    eval_commands *s = &v->cmd;
+    double stamp, valid_after;
+    if (get_stamp(l, c->path[0], m, &stamp) < 0 || get_stamp(l, c->path[1], m, &valid_after) < 0)
+        goto bad;
+    size_t first = s->npoints;
+    if (!v->missing[EVAL_CMD_POINTS]) {
+        points_visit pv = {l, c->vehicle, 0, 0};
+        int rc = rl_msg_decode(c->def, m->data.data, m->data.len, on_point_field, &pv);
+        if (rc == RL_ENOMEM || rc == RL_ERANGE)
+            return rc;
+        if (rc < 0) {
+            s->npoints = first;
+            goto bad;
+        }
+    }
+    size_t cap = l->cap_cmd[c->vehicle];
+    int rc = rl_grow_array((void **)&s->cmd, &cap, s->n + 1, sizeof s->cmd[0], "commands");
+    l->cap_cmd[c->vehicle] = cap;
+    if (rc < 0)
+        return rc;
+    s->cmd[s->n++] = (eval_command){rel(l, (int64_t)m->log_time), stamp, valid_after, first,
+                                    s->npoints - first};
+    return RL_OK;
+bad:
+    v->decode_errors[2]++;
+    return RL_OK;
+}
+
+static void decode_trigger(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
+{
+    rl_msg_value kind, stamp;
+    if (rl_msg_path_get(c->path[0], m->data.data, m->data.len, &kind) < 0 ||
+        rl_msg_path_get(c->path[1], m->data.data, m->data.len, &stamp) < 0)
+        return;
+    int64_t ns = (int64_t)stamp.v.u;
+    if (kind.v.u == 1 && !l->have_start) {
+        l->have_start = true;
+        l->start_ns = ns;
+    } else if (kind.v.u == 2 && !l->have_stop) {
+        l->have_stop = true;
+        l->stop_ns = ns;
+    }
+}
+
+static int classify(eval_loaded *l, chan_dec *c, const char *topic)
+{
+    if (strcmp(topic, "rt/lab/system_trigger") == 0) {
+        c->kind = CH_TRIGGER;
+        return RL_OK;
+    }
+    int id, end = 0;
+    char rest[32];
+    if (sscanf(topic, "rt/vehicle/%d/%31[a-z_]%n", &id, rest, &end) != 2 || topic[end] ||
+        id < 0)
+        return RL_OK;
+    if (strcmp(rest, "state") == 0)
+        c->kind = CH_STATE;
+    else if (strcmp(rest, "observation") == 0)
+        c->kind = CH_OBS;
+    else if (strcmp(rest, "command_trajectory") == 0)
+        c->kind = CH_CMD;
+    else
+        return RL_OK;
+    return find_vehicle(l, id, &c->vehicle);
+}
+
+static void chan_free(chan_dec *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < 8; i++)
+        rl_msg_path_free(c->path[i]);
+    rl_msgdef_free(c->def);
+    free(c);
+}
+
+static int read_bag(eval_loaded *l, const char *path)
+{
+    rl_mcap_reader_options ro;
+    rl_mcap_reader_options_default(&ro);
+    rl_mcap_reader *r;
+    int rc = rl_mcap_reader_open(&r, path, &ro);
+    if (rc < 0)
+        return rl_error_prefix(rc, "bag");
+    chan_dec **chans = calloc(65536, sizeof *chans);
+    rl_mcap_schema *schemas = calloc(65536, sizeof *schemas);
+    bool seen[3][MAX_VEHICLES] = {{0}};
+    if (!chans || !schemas) {
+        rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+        goto out;
+    }
+    rl_mcap_record rec;
+    for (;;) {
+        rc = rl_mcap_reader_next(r, &rec);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            if (rc == RL_ENOMEM)
+                goto out;
+            rl_buf_printf(&l->notes, "The bag ends early (%s): evaluated the messages before.\n",
+                          rl_error_last());
+            rc = RL_OK;
+            break;
+        }
+        if (rec.opcode == RL_MCAP_OP_SCHEMA) {
+            /* Copied: a schema inside a chunk lives only until the next chunk. */
+            rl_mcap_schema *sc = &schemas[rec.u.schema.id];
+            free((void *)sc->data.data);
+            *sc = rec.u.schema;
+            size_t n = sc->name.len + sc->encoding.len + sc->data.len;
+            uint8_t *copy = malloc(n + 1);
+            if (!copy) {
+                memset(sc, 0, sizeof *sc);
+                rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+                goto out;
+            }
+            memcpy(copy, rec.u.schema.data.data, sc->data.len);
+            memcpy(copy + sc->data.len, rec.u.schema.name.data, sc->name.len);
+            memcpy(copy + sc->data.len + sc->name.len, rec.u.schema.encoding.data, sc->encoding.len);
+            sc->data.data = copy;
+            sc->name.data = copy + sc->data.len;
+            sc->encoding.data = copy + sc->data.len + sc->name.len;
+        } else if (rec.opcode == RL_MCAP_OP_CHANNEL && !chans[rec.u.channel.id]) {
+            chan_dec *c = calloc(1, sizeof *c);
+            char topic[512];
+            if (!c) {
+                rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+                goto out;
+            }
+            chans[rec.u.channel.id] = c;
+            snprintf(topic, sizeof topic, "%.*s", (int)rec.u.channel.topic.len,
+                     (const char *)rec.u.channel.topic.data);
+            if ((rc = classify(l, c, topic)) < 0)
+                goto out;
+            if (c->kind == CH_IGNORE)
+                continue;
+            if (c->kind != CH_TRIGGER)
+                seen[c->kind - CH_STATE][c->vehicle] = true;
+            const rl_mcap_schema *sc = &schemas[rec.u.channel.schema_id];
+            if (!sc->name.data && !sc->data.data) {
+                rl_buf_printf(&l->notes, "%s: channel without a schema: not decoded.\n", topic);
+                c->kind = CH_IGNORE;
+                continue;
+            }
+            if ((rc = channel_setup(l, c, sc, topic)) < 0)
+                goto out;
+        } else if (rec.opcode == RL_MCAP_OP_MESSAGE) {
+            const rl_mcap_message *m = &rec.u.message;
+            chan_dec *c = chans[m->channel_id];
+            if (!l->have_base) {
+                l->have_base = true;
+                l->base_ns = (int64_t)m->log_time;
+                l->first_ns = l->last_ns = l->base_ns;
+            }
+            if ((int64_t)m->log_time < l->first_ns)
+                l->first_ns = (int64_t)m->log_time;
+            if ((int64_t)m->log_time > l->last_ns)
+                l->last_ns = (int64_t)m->log_time;
+            if (!c)
+                continue;
+            switch (c->kind) {
+            case CH_STATE:
+                rc = decode_state(l, c, m);
+                break;
+            case CH_OBS:
+                rc = decode_obs(l, c, m);
+                break;
+            case CH_CMD:
+                rc = decode_cmd(l, c, m);
+                break;
+            case CH_TRIGGER:
+                decode_trigger(l, c, m);
+                break;
+            default:
+                break;
+            }
+            if (rc < 0)
+                goto out;
+        }
+    }
+    /* Topics that never appeared. */
+    static const char *const names[] = {"state", "observation", "command_trajectory"};
+    static const eval_field topic_fields[3][6] = {
+        {EVAL_STATE_TOPIC, EVAL_STATE_STAMP, EVAL_STATE_POSE, EVAL_STATE_SPEED, EVAL_STATE_ACCEL,
+         EVAL_STATE_TOPIC},
+        {EVAL_OBS_TOPIC, EVAL_OBS_STAMP, EVAL_OBS_POSE, EVAL_OBS_TOPIC, EVAL_OBS_TOPIC,
+         EVAL_OBS_TOPIC},
+        {EVAL_CMD_TOPIC, EVAL_CMD_VALID_AFTER, EVAL_CMD_POINTS, EVAL_CMD_TOPIC, EVAL_CMD_TOPIC,
+         EVAL_CMD_TOPIC}};
+    for (size_t vi = 0; vi < l->run.nvehicles; vi++)
+        for (int k = 0; k < 3; k++)
+            if (!seen[k][vi]) {
+                const char *why = keepf(l, "rt/vehicle/%d/%s is not in the recording",
+                                        l->run.vehicles[vi].id, names[k]);
+                for (int f = 0; f < 6; f++)
+                    field_missing(l, vi, topic_fields[k][f], why);
+            }
+    rc = RL_OK;
+out:
+    if (chans)
+        for (size_t i = 0; i < 65536; i++)
+            chan_free(chans[i]);
+    free(chans);
+    if (schemas)
+        for (size_t i = 0; i < 65536; i++)
+            free((void *)schemas[i].data.data);
+    free(schemas);
+    rl_mcap_reader_close(r);
+    return rc;
+}
+
+/* Moves every time from the provisional zero (first log time) to START. */
+static void shift_times(eval_loaded *l, double d)
+{
+    for (size_t vi = 0; vi < l->run.nvehicles; vi++) {
+        eval_vehicle *v = &l->run.vehicles[vi];
+        for (size_t i = 0; i < v->state.n; i++)
+            v->state.t[i] -= d, v->state.stamp[i] -= d;
+        for (size_t i = 0; i < v->obs.n; i++)
+            v->obs.t[i] -= d, v->obs.stamp[i] -= d;
+        for (size_t i = 0; i < v->cmd.n; i++)
+            v->cmd.cmd[i].t -= d, v->cmd.cmd[i].stamp -= d, v->cmd.cmd[i].valid_after -= d;
+        for (size_t i = 0; i < v->cmd.npoints; i++)
+            v->cmd.points[i].t -= d;
+    }
+}
+
+/* Messages of one topic come in log-time order in a bag the recorder wrote; a bag that
+   was not (or was merged) is put in order here with an insertion sort (cheap when sorted). */
+static void sort_states(eval_states *s)
+{
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->t[i] >= s->t[i - 1])
+            continue;
+        double *cols[] = {s->t, s->stamp, s->x, s->y, s->yaw, s->speed, s->accel};
+        double tmp[7];
+        for (int c = 0; c < 7; c++)
+            tmp[c] = cols[c][i];
+        size_t j = i;
+        while (j > 0 && s->t[j - 1] > tmp[0]) {
+            for (int c = 0; c < 7; c++)
+                cols[c][j] = cols[c][j - 1];
+            j--;
+        }
+        for (int c = 0; c < 7; c++)
+            cols[c][j] = tmp[c];
+    }
+}
+
+static void sort_obs(eval_observations *s)
+{
+    for (size_t i = 1; i < s->n; i++) {
+        if (s->t[i] >= s->t[i - 1])
+            continue;
+        double *cols[] = {s->t, s->stamp, s->x, s->y, s->yaw};
+        double tmp[5];
+        for (int c = 0; c < 5; c++)
+            tmp[c] = cols[c][i];
+        size_t j = i;
+        while (j > 0 && s->t[j - 1] > tmp[0]) {
+            for (int c = 0; c < 5; c++)
+                cols[c][j] = cols[c][j - 1];
+            j--;
+        }
+        for (int c = 0; c < 5; c++)
+            cols[c][j] = tmp[c];
+    }
+}
+
+static void set_window(eval_loaded *l)
+{
+    int64_t zero = l->have_start ? l->start_ns : l->first_ns;
+    l->run.start_ns = zero;
+    shift_times(l, (double)(zero - l->base_ns) / 1e9);
+    double last = (double)(l->last_ns - zero) / 1e9;
+    if (l->have_start && l->have_stop && l->stop_ns >= l->start_ns) {
+        l->run.window_start = 0;
+        l->run.window_stop = (double)(l->stop_ns - zero) / 1e9;
+    } else if (l->have_start) {
+        l->run.window_start = 0;
+        l->run.window_stop = last;
+        l->run.window_note = "no STOP trigger: the window runs from START to the last message";
+    } else {
+        l->run.window_start = 0;
+        l->run.window_stop = last;
+        l->run.window_note = "no START trigger (rt/lab/system_trigger): the whole run is "
+                             "evaluated, times are from its first message";
+    }
+    if (l->run.window_note)
+        rl_buf_printf(&l->notes, "Window: %s.\n", l->run.window_note);
+    for (size_t vi = 0; vi < l->run.nvehicles; vi++) {
+        sort_states(&l->run.vehicles[vi].state);
+        sort_obs(&l->run.vehicles[vi].obs);
+    }
+}
+
+int eval_load(const char *dir, eval_loaded **out)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return rl_error_set(RL_ENOENT, "%s: not a run directory", dir);
+    eval_loaded *l = calloc(1, sizeof *l);
+    if (!l)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+    l->run.dir = keep(l, strdup(dir));
+    read_manifest(l, dir);
+    char bag[PATH_MAX];
+    int rc = find_bag(l, dir, bag, sizeof bag);
+    if (rc == RL_OK)
+        rc = load_map(l, dir);
+    if (rc == RL_OK) {
+        l->run.bag_path = keep(l, strdup(bag));
+        rc = read_bag(l, bag);
+    }
+    if (rc < 0) {
+        eval_loaded_free(l);
+        return rc;
+    }
+    set_window(l);
+    *out = l;
+    return RL_OK;
+}
+
+const eval_run *eval_loaded_run(const eval_loaded *l)
+{
+    return &l->run;
+}
+
+const char *eval_loaded_notes(const eval_loaded *l)
+{
+    return l->notes.data ? l->notes.data : "";
+}
+
+void eval_loaded_free(eval_loaded *l)
+{
+    if (!l)
+        return;
+    for (size_t vi = 0; vi < l->run.nvehicles; vi++) {
+        eval_vehicle *v = &l->run.vehicles[vi];
+        free(v->state.t), free(v->state.stamp), free(v->state.x), free(v->state.y);
+        free(v->state.yaw), free(v->state.speed), free(v->state.accel);
+        free(v->obs.t), free(v->obs.stamp), free(v->obs.x), free(v->obs.y), free(v->obs.yaw);
+        free(v->cmd.cmd), free(v->cmd.points);
+    }
+    free(l->run.vehicles);
+    for (size_t i = 0; i < l->nstrings; i++)
+        free(l->strings[i]);
+    free(l->strings);
+    rl_map_close(l->map);
+    json_object_put(l->manifest);
+    rl_buf_free(&l->notes);
+    free(l);
+}

@@ -1,0 +1,21 @@
+/* Framework-private: reading a run directory into the decoded run the metrics see
+ * (eval_load.c): manifest, bag decoded by its own schemas, runtime map checked against the
+ * manifest's SHA-256. */
+#ifndef RUNLAB_EVAL_LOAD_H
+#define RUNLAB_EVAL_LOAD_H
+
+#include "eval/eval_internal.h"
+
+typedef struct eval_loaded eval_loaded;
+
+/* Loads `dir`. Returns RL_OK with *out, or a negative status when the run cannot be
+ * evaluated at all (no bag, unreadable bag header, map hash mismatch: RL_ECRC naming both
+ * hashes). A bag that ends early is read as far as it goes (a note says where). */
+int eval_load(const char *dir, eval_loaded **out);
+void eval_loaded_free(eval_loaded *l);
+const eval_run *eval_loaded_run(const eval_loaded *l);
+/* Notes for the top of the report (unfinished run, no trigger, bag ends early), one per
+ * line; "" when none. */
+const char *eval_loaded_notes(const eval_loaded *l);
+
+#endif

@@ -1,0 +1,335 @@
+/* Writes one evaluation directory: config.yaml (the effective configuration), checks.csv,
+ * summary.json (issue 15's shape), figures/<name>.png/.svg with their records, and a
+ * self-contained report.html whose top says how the run ended, then the checks table. */
+#include "eval/eval_output.h"
+
+#include "core/text.h"
+#include "runlab/csv.h"
+#include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/json.h"
+#include "runlab/number.h"
+#include "runlab/report.h"
+#include "runlab/yaml.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int write_text(const char *dir, const char *name, const char *text, size_t len)
+{
+    char path[PATH_MAX];
+    int rc = rl_path_join(path, sizeof path, dir, name);
+    if (rc == RL_OK)
+        rc = rl_fs_write_atomic(path, text, len, 0644);
+    return rc;
+}
+
+static void put_num(rl_buf *b, double v)
+{
+    char num[64];
+    if (!isfinite(v))
+        return;
+    rl_format_f64(v, num, sizeof num);
+    rl_buf_puts(b, num);
+}
+
+static char *vehicles_text(const rl_eval_check *c)
+{
+    rl_buf b = {0};
+    rl_buf_puts(&b, "");
+    for (size_t i = 0; i < c->nvehicles; i++)
+        rl_buf_printf(&b, "%s%d", i ? " " : "", c->vehicles[i]);
+    return rl_buf_take(&b, NULL);
+}
+
+/* "t0..t1;t0..t1" for the CSV and the report. */
+static char *intervals_text(const rl_eval_check *c)
+{
+    rl_buf b = {0};
+    rl_buf_puts(&b, "");
+    for (size_t i = 0; i < c->nintervals; i++) {
+        if (i)
+            rl_buf_putc(&b, ';');
+        put_num(&b, c->intervals[i][0]);
+        rl_buf_puts(&b, "..");
+        put_num(&b, c->intervals[i][1]);
+    }
+    return rl_buf_take(&b, NULL);
+}
+
+static char *num_text(double v)
+{
+    rl_buf b = {0};
+    rl_buf_puts(&b, "");
+    put_num(&b, v);
+    return rl_buf_take(&b, NULL);
+}
+
+static int write_csv(const eval_output *o)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return rl_error_set(RL_ENOMEM, "checks.csv: out of memory");
+    rl_csv_writer *w;
+    int rc = rl_csv_writer_new(&w, f, ',', false);
+    if (rc == RL_OK) {
+        static const char *const head[] = {"metric", "check",     "vehicles", "status", "value",
+                                           "threshold", "unit", "intervals", "reason"};
+        rc = rl_csv_write_row(w, head, 9);
+        for (size_t i = 0; rc == RL_OK && i < o->sink->nchecks; i++) {
+            const rl_eval_check *c = &o->sink->checks[i];
+            char *veh = vehicles_text(c), *iv = intervals_text(c);
+            char *val = num_text(c->value), *thr = num_text(c->threshold);
+            if (!veh || !iv || !val || !thr)
+                rc = rl_error_set(RL_ENOMEM, "checks.csv: out of memory");
+            else {
+                const char *row[] = {c->metric, c->check, veh, rl_eval_status_name(c->status),
+                                     val, thr, c->unit, iv, c->reason};
+                rc = rl_csv_write_row(w, row, 9);
+            }
+            free(veh), free(iv), free(val), free(thr);
+        }
+        rl_csv_writer_free(w);
+    }
+    fclose(f);
+    if (rc == RL_OK)
+        rc = write_text(o->dir, "checks.csv", text, len);
+    free(text);
+    return rc;
+}
+
+static int json_check(rl_json_writer *j, const rl_eval_check *c)
+{
+    rl_json_begin_object(j);
+    rl_json_key(j, "metric"), rl_json_string(j, c->metric);
+    rl_json_key(j, "check"), rl_json_string(j, c->check);
+    rl_json_key(j, "vehicles"), rl_json_begin_array(j);
+    for (size_t i = 0; i < c->nvehicles; i++)
+        rl_json_int64(j, c->vehicles[i]);
+    rl_json_end_array(j);
+    rl_json_key(j, "status"), rl_json_string(j, rl_eval_status_name(c->status));
+    rl_json_key(j, "value"), rl_json_double(j, c->value);
+    rl_json_key(j, "threshold"), rl_json_double(j, c->threshold);
+    rl_json_key(j, "unit"), rl_json_string(j, c->unit);
+    rl_json_key(j, "intervals"), rl_json_begin_array(j);
+    for (size_t i = 0; i < c->nintervals; i++) {
+        rl_json_begin_array(j);
+        rl_json_double(j, c->intervals[i][0]);
+        rl_json_double(j, c->intervals[i][1]);
+        rl_json_end_array(j);
+    }
+    rl_json_end_array(j);
+    rl_json_key(j, "reason"), rl_json_string(j, c->reason);
+    return rl_json_end_object(j);
+}
+
+static bool all_passed(const struct eval_sink *s, size_t *counts)
+{
+    bool passed = true;
+    for (size_t i = 0; i < s->nchecks; i++) {
+        counts[s->checks[i].status]++;
+        if (s->checks[i].status != RL_EVAL_PASS && s->checks[i].status != RL_EVAL_NA)
+            passed = false;
+    }
+    return passed;
+}
+
+static int write_summary(const eval_output *o)
+{
+    rl_json_writer *j;
+    int rc = rl_json_writer_new_buffer(&j, RL_JSON_PRETTY);
+    if (rc < 0)
+        return rc;
+    size_t counts[RL_EVAL_STATUS_COUNT] = {0};
+    bool passed = all_passed(o->sink, counts);
+    const eval_run *run = o->run;
+    rl_json_begin_object(j);
+    rl_json_key(j, "format"), rl_json_string(j, "runlab.evaluation");
+    rl_json_key(j, "format_version"), rl_json_int64(j, 1);
+    rl_json_key(j, "passed"), rl_json_bool(j, passed);
+    rl_json_key(j, "run"), rl_json_begin_object(j);
+    rl_json_key(j, "directory"), rl_json_string(j, run->dir);
+    rl_json_key(j, "run_id"), rl_json_string(j, run->run_id);
+    rl_json_key(j, "state"), rl_json_string(j, run->state);
+    rl_json_key(j, "reason"), rl_json_string(j, run->state_reason);
+    rl_json_key(j, "vehicles"), rl_json_begin_array(j);
+    for (size_t i = 0; i < run->nvehicles; i++)
+        rl_json_int64(j, run->vehicles[i].id);
+    rl_json_end_array(j);
+    rl_json_key(j, "map"), run->map_missing ? rl_json_null(j) : rl_json_string(j, "map/runtime_map.bin");
+    rl_json_end_object(j);
+    rl_json_key(j, "window"), rl_json_begin_object(j);
+    rl_json_key(j, "start"), rl_json_double(j, run->window_start);
+    rl_json_key(j, "stop"), rl_json_double(j, run->window_stop);
+    rl_json_key(j, "note"), run->window_note ? rl_json_string(j, run->window_note) : rl_json_null(j);
+    rl_json_end_object(j);
+    rl_json_key(j, "notes"), rl_json_string(j, o->notes);
+    rl_json_key(j, "metrics"), rl_json_begin_array(j);
+    for (size_t i = 0; i < eval_metric_total; i++)
+        if (o->chosen[i])
+            rl_json_string(j, eval_metrics[i].name);
+    rl_json_end_array(j);
+    rl_json_key(j, "counts"), rl_json_begin_object(j);
+    for (int s = 0; s < RL_EVAL_STATUS_COUNT; s++)
+        rl_json_key(j, rl_eval_status_name((rl_eval_status)s)), rl_json_int64(j, (int64_t)counts[s]);
+    rl_json_end_object(j);
+    rl_json_key(j, "checks"), rl_json_begin_array(j);
+    for (size_t i = 0; i < o->sink->nchecks; i++)
+        json_check(j, &o->sink->checks[i]);
+    rl_json_end_array(j);
+    rl_json_end_object(j);
+    rc = rl_json_writer_finish(j);
+    if (rc == RL_OK) {
+        size_t len;
+        const char *text = rl_json_writer_buffer(j, &len);
+        rl_buf b = {0};
+        rl_buf_put(&b, text, len);
+        rl_buf_putc(&b, '\n');
+        char *all = rl_buf_take(&b, &len);
+        rc = all ? write_text(o->dir, "summary.json", all, len) : RL_ENOMEM;
+        free(all);
+    }
+    rl_json_writer_free(j);
+    return rc;
+}
+
+static int write_config(const eval_output *o)
+{
+    char path[PATH_MAX];
+    int rc = rl_path_join(path, sizeof path, o->dir, "config.yaml");
+    return rc == RL_OK ? rl_yaml_write_file(path, o->config) : rc;
+}
+
+static int write_figures(const eval_output *o)
+{
+    char figdir[PATH_MAX];
+    int rc = rl_path_join(figdir, sizeof figdir, o->dir, "figures");
+    if (rc < 0 || o->sink->nfigures == 0)
+        return rc;
+    if ((rc = rl_fs_mkdirs(figdir)) < 0)
+        return rc;
+    const char *inputs[] = {o->run->bag_path, o->run->dir};
+    for (size_t i = 0; i < o->sink->nfigures; i++) {
+        const eval_figure_entry *e = &o->sink->figures[i];
+        static const struct {
+            const char *ext;
+            rl_plot_format fmt;
+        } formats[] = {{"png", RL_PLOT_PNG}, {"svg", RL_PLOT_SVG}};
+        for (size_t k = 0; k < 2; k++) {
+            char path[PATH_MAX];
+            if ((size_t)snprintf(path, sizeof path, "%s/%s.%s", figdir, e->name, formats[k].ext) >=
+                sizeof path)
+                return rl_error_set(RL_ERANGE, "%s: path too long", figdir);
+            if ((rc = rl_figure_save(e->fig, path, formats[k].fmt)) < 0)
+                return rl_error_prefix(rc, "figure %s", e->name);
+            if (k == 1) {
+                rl_figure_record rec = {o->argc, o->argv, inputs, 2, e->caption};
+                if ((rc = rl_figure_record_write(path, &rec)) < 0)
+                    return rc;
+            }
+        }
+    }
+    return RL_OK;
+}
+
+static int report_checks(rl_report *r, const struct eval_sink *s)
+{
+    static const char *const head[] = {"metric", "check", "vehicles", "status", "value",
+                                       "threshold", "unit", "intervals (s)", "reason"};
+    int rc = rl_report_table_begin(r, "Checks", head, 9, RL_TABLE_SORTABLE);
+    for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++) {
+        const rl_eval_check *c = &s->checks[i];
+        char *veh = vehicles_text(c), *iv = intervals_text(c);
+        char *val = num_text(c->value), *thr = num_text(c->threshold);
+        if (!veh || !iv || !val || !thr)
+            rc = rl_error_set(RL_ENOMEM, "report: out of memory");
+        else {
+            rl_report_cell cells[9] = {
+                {RL_CELL_TEXT, c->metric, NULL, 0},  {RL_CELL_TEXT, c->check, NULL, 0},
+                {RL_CELL_TEXT, veh, NULL, 0},        {RL_CELL_BADGE, NULL, NULL, (rl_badge)c->status},
+                {RL_CELL_TEXT, val, NULL, 0},        {RL_CELL_TEXT, thr, NULL, 0},
+                {RL_CELL_TEXT, c->unit, NULL, 0},    {RL_CELL_TEXT, iv, NULL, 0},
+                {RL_CELL_TEXT, c->reason, NULL, 0}};
+            rc = rl_report_table_row_cells(r, cells);
+        }
+        free(veh), free(iv), free(val), free(thr);
+    }
+    return rc == RL_OK ? rl_report_table_end(r) : rc;
+}
+
+static int write_report(const eval_output *o)
+{
+    const eval_run *run = o->run;
+    char title[512];
+    snprintf(title, sizeof title, "Evaluation of %s", *run->run_id ? run->run_id : run->dir);
+    rl_report *r;
+    int rc = rl_report_new(&r, title);
+    if (rc < 0)
+        return rc;
+    /* How the run ended and what that means for the data comes first. */
+    const char *p = o->notes;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char *line = strndup(p, n);
+        if (line)
+            rl_report_paragraph(r, line);
+        free(line);
+        p += n + (nl ? 1 : 0);
+    }
+    size_t counts[RL_EVAL_STATUS_COUNT] = {0};
+    bool passed = all_passed(o->sink, counts);
+    rl_report_status(r, "Result", passed ? RL_BADGE_PASS : RL_BADGE_FAIL);
+    char line[256];
+    snprintf(line, sizeof line, "%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A",
+             o->sink->nchecks, counts[0], counts[1], counts[2], counts[3], counts[4]);
+    rl_report_paragraph(r, line);
+    if ((rc = report_checks(r, o->sink)) < 0)
+        goto out;
+    rl_report_kv_begin(r, "Run");
+    rl_report_kv(r, "directory", run->dir);
+    rl_report_kv(r, "run id", run->run_id);
+    snprintf(line, sizeof line, "%s%s%s", run->state, *run->state_reason ? ": " : "",
+             run->state_reason);
+    rl_report_kv(r, "state", line);
+    rl_report_kv(r, "bag", run->bag_path);
+    rl_report_kv(r, "map", run->map_missing ? run->map_missing : "map/runtime_map.bin (SHA-256 checked)");
+    snprintf(line, sizeof line, "%.3f .. %.3f s%s%s", run->window_start, run->window_stop,
+             run->window_note ? "; " : "", run->window_note ? run->window_note : "");
+    rl_report_kv(r, "window", line);
+    rl_buf ids = {0};
+    rl_buf_puts(&ids, "");
+    for (size_t i = 0; i < run->nvehicles; i++)
+        rl_buf_printf(&ids, "%s%d", i ? ", " : "", run->vehicles[i].id);
+    char *ids_text = rl_buf_take(&ids, NULL);
+    rl_report_kv(r, "vehicles", ids_text ? ids_text : "");
+    free(ids_text);
+    rl_report_kv_end(r);
+    for (size_t i = 0; i < o->sink->nfigures; i++)
+        if ((rc = rl_report_figure(r, o->sink->figures[i].fig, o->sink->figures[i].caption)) < 0)
+            goto out;
+    rl_report_heading(r, 2, "Files");
+    rl_report_link(r, "summary.json", NULL);
+    rl_report_link(r, "checks.csv", NULL);
+    rl_report_link(r, "config.yaml", NULL);
+    char path[PATH_MAX];
+    if ((rc = rl_path_join(path, sizeof path, o->dir, "report.html")) == RL_OK)
+        rc = rl_report_write(r, path);
+out:
+    rl_report_free(r);
+    return rc;
+}
+
+int eval_output_write(const eval_output *o)
+{
+    int rc;
+    if ((rc = write_config(o)) < 0 || (rc = write_csv(o)) < 0 || (rc = write_summary(o)) < 0 ||
+        (rc = write_figures(o)) < 0 || (rc = write_report(o)) < 0)
+        return rl_error_prefix(rc, "%s", o->dir);
+    return RL_OK;
+}

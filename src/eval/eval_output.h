@@ -1,0 +1,21 @@
+/* Framework-private: writing one evaluation directory (eval_output.c). */
+#ifndef RUNLAB_EVAL_OUTPUT_H
+#define RUNLAB_EVAL_OUTPUT_H
+
+#include "eval/eval_sink.h"
+
+typedef struct eval_output {
+    const char *dir; /* the new evaluation directory */
+    const eval_run *run;
+    const char *notes; /* for the top of the report, one per line */
+    json_object *config;
+    const bool *chosen; /* per registry entry */
+    struct eval_sink *sink;
+    int argc;
+    char *const *argv;
+} eval_output;
+
+/* Writes config.yaml, checks.csv, summary.json, figures/ and report.html. */
+int eval_output_write(const eval_output *o);
+
+#endif
