@@ -306,10 +306,14 @@ double rl_eg_outside_polygon(const rl_map_box *b, const rl_map_point *poly, size
     return 0;
 }
 
-static double lanelet_outside(const void *ctx, rl_map_point p)
+/* Perimeter samples of a footprint: at most this many. */
+#define PERIMETER_CAP 1024
+
+/* How far a point lies off the lanelets (0 on them). */
+static double clearance(const rl_map *map, rl_map_point p)
 {
     rl_map_where w;
-    rl_map_where_is(ctx, p.x, p.y, &w);
+    rl_map_where_is(map, p.x, p.y, &w);
     return w.inside ? 0 : -w.distance;
 }
 
@@ -318,6 +322,56 @@ double rl_eg_outside_lanelets(const rl_map *map, const rl_map_box *b, double gap
 {
     if (rl_map_footprint_inside(map, b, gap_tolerance))
         return 0;
-    double worst = sample_footprint(b, step, lanelet_outside, map);
+    /* The clearance of a point (rl_map_where_is) costs far more than whether it is on a
+     * lanelet, so the clearance is taken only where the worst can be: at the corners that
+     * are out and in the middle of every stretch of the perimeter that is out. */
+    rl_map_point c[4];
+    rl_map_box_corners(b, c);
+    double perimeter = 2 * (b->length + b->width);
+    if (perimeter / step > PERIMETER_CAP - 8)
+        step = perimeter / (PERIMETER_CAP - 8);
+    rl_map_point pts[PERIMETER_CAP];
+    uint8_t out[PERIMETER_CAP], corner[PERIMETER_CAP];
+    size_t n = 0;
+    for (int e = 0; e < 4; e++) {
+        rl_map_point a = c[e], z = c[(e + 1) % 4];
+        size_t k = (size_t)ceil(hypot(z.x - a.x, z.y - a.y) / step);
+        if (k < 1)
+            k = 1;
+        for (size_t i = 0; i < k && n < PERIMETER_CAP; i++, n++) {
+            double s = (double)i / (double)k;
+            pts[n] = (rl_map_point){a.x + s * (z.x - a.x), a.y + s * (z.y - a.y)};
+            out[n] = !rl_map_point_drivable(map, pts[n].x, pts[n].y);
+            corner[n] = i == 0 ? 1 : i == k / 2 ? 2 : 0; /* 1 corner, 2 edge middle */
+        }
+    }
+    double worst = 0;
+    size_t start = n; /* a sample that is in: no stretch out runs past it */
+    for (size_t i = 0; i < n && start == n; i++)
+        if (!out[i])
+            start = i;
+    if (start == n) { /* all out: the corners and the middle of each edge */
+        for (size_t i = 0; i < n; i++)
+            if (corner[i] == 1 || corner[i] == 2)
+                worst = fmax(worst, clearance(map, pts[i]));
+        return worst > 0 ? worst : step / 16;
+    }
+    for (size_t j = 0; j < n;) {
+        size_t i = (start + j) % n;
+        if (!out[i]) {
+            j++;
+            continue;
+        }
+        size_t len = 0;
+        while (j + len < n && out[(start + j + len) % n])
+            len++;
+        size_t mid = (i + len / 2) % n;
+        for (size_t q = 0; q < len; q++) {
+            size_t k = (i + q) % n;
+            if (corner[k] == 1 || k == mid)
+                worst = fmax(worst, clearance(map, pts[k]));
+        }
+        j += len;
+    }
     return worst > 0 ? worst : step / 16;
 }

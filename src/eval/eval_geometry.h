@@ -101,9 +101,10 @@ double rl_eg_outside_polygon(const rl_map_box *b, const rl_map_point *poly, size
                              double step);
 
 /* How far a footprint leaves the union of lanelets: 0 when rl_map_footprint_inside says it
- * is inside (with `gap_tolerance`), else the largest clearance to the nearest lanelet of a
- * corner or an edge point sampled every `step` metres (at least step/16 where the footprint
- * is out but no sample shows it). */
+ * is inside (with `gap_tolerance`), else the largest clearance to the nearest lanelet among
+ * the corners that are off the lanelets and the middles of the stretches of the perimeter
+ * (sampled every `step` metres) that are off (all off: the corners and edge middles); at
+ * least step/16 where the footprint is out but no sample shows it. */
 double rl_eg_outside_lanelets(const rl_map *map, const rl_map_box *b, double gap_tolerance,
                               double step);
 

@@ -198,9 +198,10 @@ static int draw_track(rl_axes *ax, const eval_geo_track *t, size_t i, size_t cap
 
 int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
                         const char *caption, const eval_geo_track *tracks, size_t ntracks,
-                        const rl_map_point *area, size_t narea, const eval_geo_marks *marks,
+                        const rl_map_point *area, size_t narea, eval_geo_marks *marks,
                         const char *mark_label)
 {
+    enum { MARKS_CAP = 1500 };
     rl_figure *fig;
     int rc = rl_figure_new(&fig, 1, 1);
     if (rc != RL_OK)
@@ -247,7 +248,11 @@ int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
         o.color = 3;
         o.marker = RL_MARKER_CROSS;
         o.marker_size = 6;
-        rc = rl_axes_scatter(ax, marks->x, marks->y, marks->n, &o);
+        /* Every sample out would hide the tracks: at most MARKS_CAP marks, evenly thinned. */
+        size_t every = (marks->n + MARKS_CAP - 1) / MARKS_CAP, k = 0;
+        for (size_t i = 0; i < marks->n; i += every, k++)
+            marks->x[k] = marks->x[i], marks->y[k] = marks->y[i];
+        rc = rl_axes_scatter(ax, marks->x, marks->y, k, &o);
     }
     if (rc != RL_OK) {
         rl_figure_free(fig);

@@ -46,10 +46,11 @@ int eval_geo_marks_add(eval_geo_marks *m, double x, double y);
 void eval_geo_marks_free(eval_geo_marks *m);
 
 /* The figure `name`: the map's lanelets (when there is a map), the `area` outline (may be
- * NULL), every track, and the marks labelled `mark_label`. */
+ * NULL), every track, and the marks labelled `mark_label` (thinned in place to at most
+ * 1500). */
 int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
                         const char *caption, const eval_geo_track *tracks, size_t ntracks,
-                        const rl_map_point *area, size_t narea, const eval_geo_marks *marks,
+                        const rl_map_point *area, size_t narea, eval_geo_marks *marks,
                         const char *mark_label);
 
 /* A footprint metric: per vehicle, the excess (m) of each footprint over the allowed area
