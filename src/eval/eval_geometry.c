@@ -138,6 +138,44 @@ rl_map_box rl_eg_footprint(const rl_eg_pose *p, double length, double width)
     return (rl_map_box){p->x, p->y, p->yaw, length, width};
 }
 
+/* Distance from a point (dx, dy from the rectangle's centre) to a rectangle of half sizes
+ * hl x hw whose length axis is (c, s). */
+static double point_rect_distance(double dx, double dy, double c, double s, double hl, double hw)
+{
+    double lx = fabs(dx * c + dy * s) - hl, ly = fabs(-dx * s + dy * c) - hw;
+    lx = lx > 0 ? lx : 0;
+    ly = ly > 0 ? ly : 0;
+    return sqrt(lx * lx + ly * ly);
+}
+
+double rl_eg_rect_distance(const rl_eg_pose *a, const rl_eg_pose *b, double length, double width)
+{
+    double hl = length / 2, hw = width / 2;
+    double ca = cos(a->yaw), sa = sin(a->yaw), cb = cos(b->yaw), sb = sin(b->yaw);
+    double dx = b->x - a->x, dy = b->y - a->y;
+    /* Separating axes: the two rectangles' length and width directions. */
+    const double axes[4][2] = {{ca, sa}, {-sa, ca}, {cb, sb}, {-sb, cb}};
+    bool separated = false;
+    for (int k = 0; k < 4 && !separated; k++) {
+        double ux = axes[k][0], uy = axes[k][1];
+        double ea = hl * fabs(ca * ux + sa * uy) + hw * fabs(-sa * ux + ca * uy);
+        double eb = hl * fabs(cb * ux + sb * uy) + hw * fabs(-sb * ux + cb * uy);
+        separated = fabs(dx * ux + dy * uy) > ea + eb;
+    }
+    if (!separated)
+        return 0;
+    /* Apart, two convex polygons are closest at a corner of one of them. */
+    double best = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double u = (i & 1) ? hl : -hl, v = (i & 2) ? hw : -hw;
+        double ax = a->x + u * ca - v * sa, ay = a->y + u * sa + v * ca;
+        double bx = b->x + u * cb - v * sb, by = b->y + u * sb + v * cb;
+        best = fmin(best, point_rect_distance(ax - b->x, ay - b->y, cb, sb, hl, hw));
+        best = fmin(best, point_rect_distance(bx - a->x, by - a->y, ca, sa, hl, hw));
+    }
+    return best;
+}
+
 void rl_eg_pair_distance(const rl_eg_pose *a, const uint8_t *va, const rl_eg_pose *b,
                          const uint8_t *vb, size_t n, double length, double width,
                          double exact_within, double *dist)
@@ -148,14 +186,13 @@ void rl_eg_pair_distance(const rl_eg_pose *a, const uint8_t *va, const rl_eg_pos
             dist[i] = NAN;
             continue;
         }
-        double clear = hypot(a[i].x - b[i].x, a[i].y - b[i].y) - diameter;
+        double dx = a[i].x - b[i].x, dy = a[i].y - b[i].y;
+        double clear = sqrt(dx * dx + dy * dy) - diameter;
         if (clear > exact_within) {
             dist[i] = clear;
             continue;
         }
-        rl_map_box ba = rl_eg_footprint(&a[i], length, width);
-        rl_map_box bb = rl_eg_footprint(&b[i], length, width);
-        dist[i] = rl_map_box_distance(&ba, &bb);
+        dist[i] = rl_eg_rect_distance(&a[i], &b[i], length, width);
     }
 }
 

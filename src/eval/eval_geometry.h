@@ -67,6 +67,10 @@ void rl_eg_resample(const rl_eg_pose *poses, size_t n, double t0, double step, s
 /* The footprint (lab car rectangle) of a pose. */
 rl_map_box rl_eg_footprint(const rl_eg_pose *p, double length, double width);
 
+/* Distance between the footprints (length x width, centred on the poses) of two poses; 0
+ * when they overlap or touch. Agrees with rl_map_box_distance, without its corner lists. */
+double rl_eg_rect_distance(const rl_eg_pose *a, const rl_eg_pose *b, double length, double width);
+
 /* Footprint distance of two vehicles on a common time base (both resampled to the same
  * times): dist[i] is NaN where either is invalid, else the distance between the rectangles
  * (0 when they overlap) where the circumscribed circles come within `exact_within` metres;
