@@ -57,7 +57,7 @@ int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
  * (0 inside) from `excess`; FAIL with the intervals where it is out for at least the
  * min_duration setting, naming the worst excess against the threshold 0. Reads the
  * settings length, width, min_duration besides the common ones. Adds the map figure
- * `figure` with the out-of-area positions marked. */
+ * `figure` with the out-of-area positions marked (when any, or `always_figure`). */
 typedef double (*eval_geo_excess_fn)(const void *arg, const rl_map_box *footprint);
 typedef struct eval_geo_footprint_spec {
     const char *check;  /* check name */
@@ -67,6 +67,7 @@ typedef struct eval_geo_footprint_spec {
     const rl_map_point *area; /* drawn on the figure; may be NULL */
     size_t narea;
     const char *figure, *figure_title;
+    bool always_figure; /* also without anything to mark (else only with violations) */
 } eval_geo_footprint_spec;
 int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec);
 

@@ -48,6 +48,7 @@ int eval_metric_lanelet_collision(eval_ctx *ctx)
         .arg = &arg,
         .figure = "lanelet_collision_map",
         .figure_title = "Trajectories over the lanelets; crosses: footprint off the lanelets",
+        .always_figure = true, /* the one map figure of a clean run */
     };
     return eval_geo_footprint_metric(ctx, &spec);
 }

@@ -278,7 +278,7 @@ int eval_metric_vehicle_collision(eval_ctx *ctx)
     eval_geo_marks marks = {0};
     if (rc == RL_OK && nu >= 2)
         rc = run_pairs(ctx, &cs, usable, nu, &marks);
-    if (rc == RL_OK)
+    if (rc == RL_OK && marks.n > 0) /* lanelet_collision draws the trajectories anyway */
         rc = eval_geo_map_figure(ctx, "vehicle_collision_map", "Trajectories and collisions",
                                  "Trajectories over the map; crosses: both vehicles' positions "
                                  "while their footprints were too close",
