@@ -115,7 +115,7 @@ int cmd_list(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'h') {
             list_usage(stdout);
             return RL_EXIT_OK;
@@ -174,7 +174,7 @@ static void open_report(const char *dir)
     snprintf(path, sizeof path, "%s/report.html", dir);
     pid_t pid = fork();
     if (pid == 0) {
-        int devnull = open("/dev/null", 1);
+        int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) {
             dup2(devnull, 1);
             dup2(devnull, 2);
@@ -210,7 +210,7 @@ int cmd_evaluate(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
             evaluate_usage(stdout);

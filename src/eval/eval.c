@@ -22,13 +22,13 @@
 
 /* The evaluation directory: the UTC time, then "-2", "-3", ... when it exists (mkdir(2)
  * decides, so two evaluations at once never share one). */
-static int make_eval_dir(const char *run_dir, char *out, size_t cap)
+int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
 {
     char parent[PATH_MAX], stamp[32];
     int rc = rl_path_join(parent, sizeof parent, run_dir, "evaluations");
     if (rc < 0 || (rc = rl_fs_mkdirs(parent)) < 0)
         return rl_error_prefix(rc, "evaluation directory");
-    if ((rc = rl_time_format_compact(rl_time_now_ns(), stamp, sizeof stamp)) < 0)
+    if ((rc = rl_time_format_compact(now_ns, stamp, sizeof stamp)) < 0)
         return rc;
     for (int k = 1; k < 10000; k++) {
         char name[64];
@@ -46,7 +46,7 @@ static int make_eval_dir(const char *run_dir, char *out, size_t cap)
     return rl_error_set(RL_EEXIST, "%s: no free evaluation directory name for %s", parent, stamp);
 }
 
-static int run_metrics(const eval_run *run, json_object *config, const bool *chosen,
+int eval_run_metrics(const eval_run *run, json_object *config, const bool *chosen,
                        struct eval_sink *sink)
 {
     for (size_t i = 0; i < eval_metric_total; i++) {
@@ -106,9 +106,9 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
     if ((rc = eval_load(run_dir, &loaded)) < 0)
         goto out;
     const eval_run *run = eval_loaded_run(loaded);
-    if ((rc = run_metrics(run, config, chosen, &sink)) < 0)
+    if ((rc = eval_run_metrics(run, config, chosen, &sink)) < 0)
         goto out;
-    if ((rc = make_eval_dir(run_dir, dir, sizeof dir)) < 0)
+    if ((rc = eval_dir_create(run_dir, rl_time_now_ns(), dir, sizeof dir)) < 0)
         goto out;
     eval_output out = {dir, run, eval_loaded_notes(loaded), config, chosen, &sink,
                        opts->argc, opts->argv};
@@ -143,8 +143,13 @@ int rl_eval_resolve_run(const char *run, const char *home, char *out, size_t cap
     if (!run || !*run)
         return rl_error_set(RL_EINVAL, "no run given");
     if (stat(run, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if ((size_t)snprintf(out, cap, "%s", run) >= cap)
+        size_t n = strlen(run);
+        while (n > 1 && run[n - 1] == '/') /* "RUN/" from shell completion */
+            n--;
+        if (n >= cap)
             return rl_error_set(RL_ERANGE, "%s: path too long", run);
+        memcpy(out, run, n);
+        out[n] = 0;
         return RL_OK;
     }
     char h[PATH_MAX], exp[PATH_MAX];

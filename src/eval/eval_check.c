@@ -212,11 +212,11 @@ int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const 
 }
 
 int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
-                            size_t need, const char *what)
+                            double need, const char *what)
 {
-    return eval_check_add(ctx, check, &vehicle, 1, RL_EVAL_INSUFFICIENT, (double)have,
-                          (double)need, "messages", NULL,
-                          "vehicle %d: %zu %s inside the window, at least %zu needed", vehicle,
+    return eval_check_add(ctx, check, &vehicle, 1, RL_EVAL_INSUFFICIENT, (double)have, need,
+                          "messages", NULL,
+                          "vehicle %d: %zu %s inside the window, at least %.0f needed", vehicle,
                           have, what, need);
 }
 
@@ -272,4 +272,45 @@ void eval_sink_clear(struct eval_sink *s)
     }
     free(s->figures);
     memset(s, 0, sizeof *s);
+}
+
+int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
+                          const char *ylabel, const char *unit, const eval_series_ref *series,
+                          size_t nseries, double threshold, const char *caption)
+{
+    rl_figure *fig;
+    int rc = rl_figure_new(&fig, 1, 1);
+    if (rc < 0)
+        return rc;
+    rl_axes *ax = rl_figure_axes(fig, 0, 0);
+    rl_figure_set_size_in(fig, 8, 4, 100);
+    rl_axes_set_title(ax, title);
+    rl_axes_set_xlabel(ax, "time since START", "s");
+    rl_axes_set_ylabel(ax, ylabel, unit);
+    rl_axes_set_legend(ax, RL_LEGEND_BEST);
+    for (size_t i = 0; rc == RL_OK && i < nseries; i++) {
+        rl_series_opts o;
+        rl_series_opts_init(&o);
+        o.label = series[i].label;
+        o.color = (int)(i % RL_PLOT_PALETTE_SIZE);
+        o.dash = 0;
+        rc = rl_axes_line(ax, series[i].t, series[i].y, series[i].n, &o);
+    }
+    const eval_run *run = ctx->run;
+    if (rc == RL_OK && isfinite(threshold)) {
+        rl_series_opts o;
+        rl_series_opts_init(&o);
+        o.label = "threshold";
+        o.color = 5;
+        o.dash = 1;
+        double x[2] = {run->window_start, run->window_stop}, y[2] = {threshold, threshold};
+        rc = rl_axes_line(ax, x, y, 2, &o);
+    }
+    if (rc == RL_OK && run->window_stop > run->window_start)
+        rc = rl_axes_set_xlim(ax, run->window_start, run->window_stop);
+    if (rc < 0) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    return eval_figure_add(ctx, name, fig, caption);
 }

@@ -5,6 +5,7 @@
 #ifndef RUNLAB_EVAL_INTERNAL_H
 #define RUNLAB_EVAL_INTERNAL_H
 
+#include "runlab/error.h"
 #include "runlab/eval.h"
 #include "runlab/map.h"
 #include "runlab/plot.h"
@@ -164,12 +165,26 @@ int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t
  * INSUFFICIENT because only `have` samples (< need) lie in the window. */
 int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const char *why);
 int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
-                            size_t need, const char *what);
+                            double need, const char *what);
 
 /* ---- Figures --------------------------------------------------------------------------
  * Hands a finished figure to the evaluation (always takes ownership, also on error): it
  * is saved as figures/<name>.png and .svg with their records, and drawn in the report
  * under the checks table with `caption`. `name` is a file stem ([a-z0-9_-]). */
 int eval_figure_add(eval_ctx *ctx, const char *name, rl_figure *fig, const char *caption);
+
+/* One line of a figure over time: n samples (t[i], y[i]), s since START. */
+typedef struct eval_series_ref {
+    const char *label;
+    const double *t, *y;
+    size_t n;
+} eval_series_ref;
+
+/* The common figure of a quantity over time (speed, deviation, pair distance): one line
+ * per series, the window's bounds on the time axis, and `threshold` as a dashed line
+ * (NaN: none); then eval_figure_add. */
+int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
+                          const char *ylabel, const char *unit, const eval_series_ref *series,
+                          size_t nseries, double threshold, const char *caption);
 
 #endif

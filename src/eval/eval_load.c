@@ -12,6 +12,7 @@
 #include "runlab/mcap.h"
 #include "runlab/msgdef.h"
 #include "runlab/record.h"
+#include "runlab/time.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,8 @@
 #include <sys/stat.h>
 
 enum { MAX_VEHICLES = 256, MAX_MANIFEST_BYTES = 16 << 20 };
+/* Largest decompressed chunk accepted (the recorder writes 1 MiB chunks). */
+#define MAX_CHUNK_BYTES (1ull << 30)
 
 enum chan_kind { CH_IGNORE = 0, CH_TRIGGER, CH_STATE, CH_OBS, CH_CMD };
 
@@ -57,7 +60,7 @@ struct eval_loaded {
     size_t cap_states[MAX_VEHICLES], cap_obs[MAX_VEHICLES], cap_cmd[MAX_VEHICLES],
         cap_points[MAX_VEHICLES];
     int64_t base_ns; /* the provisional time zero while reading: the first log time */
-    bool have_base;
+    bool have_base, have_first;
     bool have_start, have_stop;
     int64_t start_ns, stop_ns;
     int64_t first_ns, last_ns;
@@ -89,9 +92,16 @@ static const char *keepf(eval_loaded *l, const char *fmt, ...)
     return keep(l, strdup(buf));
 }
 
+/* a - b in seconds; stamps from a file may be anything, so the difference wraps instead of
+   overflowing. */
+static double ns_diff(int64_t a, int64_t b)
+{
+    return (double)(int64_t)((uint64_t)a - (uint64_t)b) / 1e9;
+}
+
 static double rel(const eval_loaded *l, int64_t ns)
 {
-    return (double)(ns - l->base_ns) / 1e9;
+    return ns_diff(ns, l->base_ns);
 }
 
 static int find_vehicle(eval_loaded *l, int id, size_t *idx)
@@ -166,6 +176,14 @@ static void read_manifest(eval_loaded *l, const char *dir)
                 (void)find_vehicle(l, (int)json_object_get_int64(e), &idx);
         }
     }
+    /* Times are kept relative to the manifest's START when it has one, so that they need
+       no shift (which would cost precision) once the trigger confirms it. */
+    json_object *stamps;
+    const char *start;
+    if (rl_json_get_object(l->manifest, "stamps", &stamps) == RL_OK &&
+        rl_json_get_string(stamps, "start", &start) == RL_OK &&
+        rl_time_parse_iso(start, &l->base_ns) == RL_OK)
+        l->have_base = true;
     char why[512];
     bool being_written = rl_record_run_unfinished(dir, why, sizeof why) == 1;
     if (strcmp(l->run.state, "COMPLETE") != 0) {
@@ -181,6 +199,50 @@ static void read_manifest(eval_loaded *l, const char *dir)
 }
 
 /* ---- map ----------------------------------------------------------------------------- */
+
+/* Hex SHA-256 of a file into hex; the error names the path. */
+static int file_sha256(const char *path, char hex[RL_SHA256_HEX_LEN + 1])
+{
+    uint8_t digest[RL_SHA256_LEN];
+    int rc = rl_sha256_file(path, digest, NULL);
+    if (rc < 0)
+        return rl_error_prefix(rc, "%s", path);
+    rl_sha256_hex(digest, hex);
+    return RL_OK;
+}
+
+/* A run recorded before runtime maps were copied keeps only its source map (Lanelet2 or
+ * CommonRoad): checked against the manifest's hash of that file, then compiled in memory. */
+static int load_source_map(eval_loaded *l, const char *dir, json_object *map, const char *file)
+{
+    char path[PATH_MAX], hex[RL_SHA256_HEX_LEN + 1];
+    const char *expected = NULL;
+    struct stat st;
+    if (!file || rl_path_join_rel(path, sizeof path, dir, file) < 0 || stat(path, &st) != 0) {
+        l->run.map_missing = keepf(l, "the run has no runtime map (map/runtime_map.bin%s%s)",
+                                   file ? " nor its manifest map file " : "", file ? file : "");
+        return RL_OK;
+    }
+    if (rl_json_get_string(map, "source_sha256", &expected) != RL_OK &&
+        rl_json_get_string(map, "sha256", &expected) != RL_OK)
+        expected = NULL;
+    int rc = file_sha256(path, hex);
+    if (rc < 0)
+        return rc;
+    if (expected && strcmp(expected, hex) != 0)
+        return rl_error_set(RL_ECRC,
+                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
+                            path, expected, hex);
+    if ((rc = rl_map_load(path, NULL, &l->map, NULL)) < 0) {
+        l->run.map_missing = keepf(l, "%s does not load: %s", file, rl_error_last());
+        l->map = NULL;
+        return RL_OK;
+    }
+    rl_buf_printf(&l->notes, "No map/runtime_map.bin: the map was compiled from the recorded %s.\n",
+                  file);
+    l->run.map = l->map;
+    return RL_OK;
+}
 
 static int load_map(eval_loaded *l, const char *dir)
 {
@@ -200,19 +262,14 @@ static int load_map(eval_loaded *l, const char *dir)
     if (rl_path_join_rel(path, sizeof path, dir, "map/runtime_map.bin") < 0)
         return rl_error_last_code();
     struct stat st;
-    if (stat(path, &st) != 0) {
-        l->run.map_missing = keepf(l, "the run has no runtime map (map/runtime_map.bin%s%s)",
-                                   file ? "; manifest map file " : "", file ? file : "");
-        return RL_OK;
-    }
+    if (stat(path, &st) != 0)
+        return load_source_map(l, dir, map, file);
     if (!expected && file && strcmp(file, "map/runtime_map.bin") == 0)
         (void)rl_json_get_string(map, "sha256", &expected);
-    uint8_t digest[RL_SHA256_LEN];
     char hex[RL_SHA256_HEX_LEN + 1];
-    int rc = rl_sha256_file(path, digest, NULL);
+    int rc = file_sha256(path, hex);
     if (rc < 0)
-        return rl_error_prefix(rc, "%s", path);
-    rl_sha256_hex(digest, hex);
+        return rc;
     if (expected && strcmp(expected, hex) != 0)
         return rl_error_set(RL_ECRC,
                             "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
@@ -505,11 +562,15 @@ static void decode_trigger(eval_loaded *l, chan_dec *c, const rl_mcap_message *m
     if (rl_msg_path_get(c->path[0], m->data.data, m->data.len, &kind) < 0 ||
         rl_msg_path_get(c->path[1], m->data.data, m->data.len, &stamp) < 0)
         return;
-    int64_t ns = (int64_t)stamp.v.u;
-    if (kind.v.u == 1 && !l->have_start) {
+    double k;
+    if (rl_msg_value_f64(&kind, &k) < 0 ||
+        (stamp.kind != RL_MSG_UINT64 && stamp.kind != RL_MSG_INT64))
+        return;
+    int64_t ns = stamp.kind == RL_MSG_UINT64 ? (int64_t)stamp.v.u : stamp.v.i;
+    if (k == 1 && !l->have_start) {
         l->have_start = true;
         l->start_ns = ns;
-    } else if (kind.v.u == 2 && !l->have_stop) {
+    } else if (k == 2 && !l->have_stop) {
         l->have_stop = true;
         l->stop_ns = ns;
     }
@@ -547,12 +608,15 @@ static void chan_free(chan_dec *c)
     free(c);
 }
 
-static int read_bag(eval_loaded *l, const char *path)
+/* Reads every message the bag holds up to its end or first damage (`path` NULL: the
+ * `len` bytes at `mem`). */
+static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t len)
 {
     rl_mcap_reader_options ro;
     rl_mcap_reader_options_default(&ro);
+    ro.max_chunk_size = MAX_CHUNK_BYTES;
     rl_mcap_reader *r;
-    int rc = rl_mcap_reader_open(&r, path, &ro);
+    int rc = path ? rl_mcap_reader_open(&r, path, &ro) : rl_mcap_reader_open_mem(&r, mem, len, &ro);
     if (rc < 0)
         return rl_error_prefix(rc, "bag");
     chan_dec **chans = calloc(65536, sizeof *chans);
@@ -620,10 +684,12 @@ static int read_bag(eval_loaded *l, const char *path)
         } else if (rec.opcode == RL_MCAP_OP_MESSAGE) {
             const rl_mcap_message *m = &rec.u.message;
             chan_dec *c = chans[m->channel_id];
-            if (!l->have_base) {
+            if (!l->have_first) {
+                l->have_first = true;
+                l->first_ns = l->last_ns = (int64_t)m->log_time;
+                if (!l->have_base)
+                    l->base_ns = l->first_ns;
                 l->have_base = true;
-                l->base_ns = (int64_t)m->log_time;
-                l->first_ns = l->last_ns = l->base_ns;
             }
             if ((int64_t)m->log_time < l->first_ns)
                 l->first_ns = (int64_t)m->log_time;
@@ -744,11 +810,11 @@ static void set_window(eval_loaded *l)
 {
     int64_t zero = l->have_start ? l->start_ns : l->first_ns;
     l->run.start_ns = zero;
-    shift_times(l, (double)(zero - l->base_ns) / 1e9);
-    double last = (double)(l->last_ns - zero) / 1e9;
+    shift_times(l, ns_diff(zero, l->base_ns));
+    double last = ns_diff(l->last_ns, zero);
     if (l->have_start && l->have_stop && l->stop_ns >= l->start_ns) {
         l->run.window_start = 0;
-        l->run.window_stop = (double)(l->stop_ns - zero) / 1e9;
+        l->run.window_stop = ns_diff(l->stop_ns, zero);
     } else if (l->have_start) {
         l->run.window_start = 0;
         l->run.window_stop = last;
@@ -784,8 +850,28 @@ int eval_load(const char *dir, eval_loaded **out)
         rc = load_map(l, dir);
     if (rc == RL_OK) {
         l->run.bag_path = keep(l, strdup(bag));
-        rc = read_bag(l, bag);
+        rc = read_bag(l, bag, NULL, 0);
     }
+    if (rc < 0) {
+        eval_loaded_free(l);
+        return rc;
+    }
+    set_window(l);
+    *out = l;
+    return RL_OK;
+}
+
+int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out)
+{
+    *out = NULL;
+    eval_loaded *l = calloc(1, sizeof *l);
+    if (!l)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+    l->run.dir = l->run.bag_path = "(memory)";
+    l->run.state = "UNKNOWN";
+    l->run.state_reason = l->run.run_id = "";
+    l->run.map_missing = "no map (bag from memory)";
+    int rc = read_bag(l, NULL, data, len);
     if (rc < 0) {
         eval_loaded_free(l);
         return rc;

@@ -12,6 +12,9 @@ typedef struct eval_loaded eval_loaded;
  * evaluated at all (no bag, unreadable bag header, map hash mismatch: RL_ECRC naming both
  * hashes). A bag that ends early is read as far as it goes (a note says where). */
 int eval_load(const char *dir, eval_loaded **out);
+/* The bag alone from memory (no manifest, no map): for the fuzz target. `data` must
+ * outlive the result. */
+int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out);
 void eval_loaded_free(eval_loaded *l);
 const eval_run *eval_loaded_run(const eval_loaded *l);
 /* Notes for the top of the report (unfinished run, no trigger, bag ends early), one per

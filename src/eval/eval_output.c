@@ -245,8 +245,12 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
     for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++) {
         const rl_eval_check *c = &s->checks[i];
         char *veh = vehicles_text(c), *iv = intervals_text(c);
-        char *val = num_text(c->value), *thr = num_text(c->threshold);
-        if (!veh || !iv || !val || !thr)
+        char val[32] = "", thr[32] = ""; /* for people: 6 digits (the JSON has them all) */
+        if (isfinite(c->value))
+            snprintf(val, sizeof val, "%.6g", c->value);
+        if (isfinite(c->threshold))
+            snprintf(thr, sizeof thr, "%.6g", c->threshold);
+        if (!veh || !iv)
             rc = rl_error_set(RL_ENOMEM, "report: out of memory");
         else {
             rl_report_cell cells[9] = {
@@ -257,7 +261,7 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
                 {RL_CELL_TEXT, c->reason, NULL, 0}};
             rc = rl_report_table_row_cells(r, cells);
         }
-        free(veh), free(iv), free(val), free(thr);
+        free(veh), free(iv);
     }
     return rc == RL_OK ? rl_report_table_end(r) : rc;
 }

@@ -15,6 +15,10 @@ typedef struct eval_output {
     char *const *argv;
 } eval_output;
 
+/* Creates RUN/evaluations/<now as YYYYmmddTHHMMSSZ>, or with "-2", "-3", ... when that
+ * exists (eval.c); the path goes to `out`. */
+int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap);
+
 /* Writes config.yaml, checks.csv, summary.json, figures/ and report.html. */
 int eval_output_write(const eval_output *o);
 

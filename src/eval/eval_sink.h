@@ -17,6 +17,11 @@ struct eval_sink {
     size_t nfigures, cap_figures;
 };
 
+/* Runs the chosen registry entries (chosen[i]) on `run` with their sections of `config`,
+ * adding to `sink` (eval.c). */
+int eval_run_metrics(const eval_run *run, json_object *config, const bool *chosen,
+                     struct eval_sink *sink);
+
 /* Frees one check's members (not the struct). */
 void eval_check_clear(rl_eval_check *c);
 void eval_sink_clear(struct eval_sink *s);

@@ -1,10 +1,132 @@
-/* Metric obs (issue 15): placeholder until its module is written. */
+/* Metric obs: per vehicle, the age of each observation inside START..STOP (receive time
+ * minus header.create_stamp, when the positioning system saw the vehicle) and the distance
+ * between the observed pose and the vehicle's own estimate (its state pose interpolated
+ * linearly to the moment of the sighting, on the states' header stamps). */
 #include "eval/metrics/metrics.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+/* FAIL or PASS for one series of per-observation values against a limit. */
+static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, const char *unit,
+                 const double *t, const double *value, size_t n, double limit, double min_duration)
+{
+    bool *over = malloc(n * sizeof *over);
+    if (!over)
+        return rl_error_set(RL_ENOMEM, "obs: out of memory");
+    double worst = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        over[i] = value[i] > limit;
+        if (value[i] > worst)
+            worst = value[i];
+    }
+    eval_intervals iv = {0};
+    int rc = eval_intervals_from_mask(&iv, t, over, n, min_duration);
+    free(over);
+    if (rc == RL_OK) {
+        if (iv.n)
+            rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_FAIL, worst, limit, unit, &iv,
+                                "vehicle %d: observation %s up to %.3f %s over the limit %.3g "
+                                "for %.2f s in %zu interval(s), first %.2f..%.2f s",
+                                vid, what, worst, unit, limit, eval_intervals_total(&iv), iv.n,
+                                iv.iv[0][0], iv.iv[0][1]);
+        else
+            rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_PASS, worst, limit, unit, NULL,
+                                "vehicle %d: observation %s at most %.3f %s (limit %.3g)", vid,
+                                what, worst, unit, limit);
+    }
+    eval_intervals_free(&iv);
+    return rc;
+}
+
+/* The state's position at time `at` on the time base `st` (sorted), interpolated between
+ * the two states around it; false when `at` is outside them or they lie more than
+ * `max_gap` apart. `*k` is a search hint that only moves forward. */
+static bool state_at(const eval_states *s, const double *st, double at, double max_gap, size_t *k,
+                     double *x, double *y)
+{
+    while (*k + 1 < s->n && st[*k + 1] < at)
+        (*k)++;
+    size_t i = *k;
+    if (i + 1 >= s->n || st[i] > at || st[i + 1] < at)
+        return false;
+    double dt = st[i + 1] - st[i];
+    if (dt > max_gap)
+        return false;
+    double f = dt > 0 ? (at - st[i]) / dt : 0;
+    *x = s->x[i] + f * (s->x[i + 1] - s->x[i]);
+    *y = s->y[i] + f * (s->y[i + 1] - s->y[i]);
+    return isfinite(*x) && isfinite(*y);
+}
+
+static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_samples,
+                         double max_age, double max_distance, double max_gap, double min_duration)
+{
+    const eval_run *run = ctx->run;
+    size_t first, n = eval_window(run, v->obs.t, v->obs.n, &first);
+    int rc;
+    bool age_ok = !v->missing[EVAL_OBS_STAMP];
+    const char *dist_missing = v->missing[EVAL_OBS_POSE] ? v->missing[EVAL_OBS_POSE]
+                                                         : v->missing[EVAL_STATE_POSE];
+    if (!age_ok)
+        rc = eval_check_unavailable(ctx, "age", v->id, v->missing[EVAL_OBS_STAMP]);
+    else if ((double)n < min_samples)
+        rc = eval_check_insufficient(ctx, "age", v->id, n, min_samples, "observations");
+    else {
+        double *age = malloc(n * sizeof *age);
+        if (!age)
+            return rl_error_set(RL_ENOMEM, "obs: out of memory");
+        for (size_t i = 0; i < n; i++)
+            age[i] = v->obs.t[first + i] - v->obs.stamp[first + i];
+        rc = judge(ctx, v->id, "age", "age", "s", v->obs.t + first, age, n, max_age, min_duration);
+        free(age);
+    }
+    if (rc < 0)
+        return rc;
+    if (dist_missing)
+        return eval_check_unavailable(ctx, "distance", v->id, dist_missing);
+    /* Compared at the sighting's stamp on the states' stamps; receive times stand in for
+       either when the schema has no stamp. */
+    const double *obs_time = age_ok ? v->obs.stamp : v->obs.t;
+    const double *state_time = v->missing[EVAL_STATE_STAMP] ? v->state.t : v->state.stamp;
+    double *t = malloc((n ? n : 1) * sizeof *t), *dist = malloc((n ? n : 1) * sizeof *dist);
+    if (!t || !dist) {
+        free(t);
+        free(dist);
+        return rl_error_set(RL_ENOMEM, "obs: out of memory");
+    }
+    size_t m = 0, hint = 0;
+    for (size_t i = first; i < first + n; i++) {
+        double x, y;
+        if (!state_at(&v->state, state_time, obs_time[i], max_gap, &hint, &x, &y))
+            continue;
+        t[m] = v->obs.t[i];
+        dist[m++] = hypot(v->obs.x[i] - x, v->obs.y[i] - y);
+    }
+    if ((double)m < min_samples)
+        rc = eval_check_insufficient(ctx, "distance", v->id, m, min_samples,
+                                     "observations with states around them");
+    else
+        rc = judge(ctx, v->id, "distance", "distance to the state pose", "m", t, dist, m, max_distance,
+                   min_duration);
+    free(t);
+    free(dist);
+    return rc;
+}
 
 int eval_metric_obs(eval_ctx *ctx)
 {
-    return eval_check_add(ctx, "implemented", NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,
-                          "metric %s is not implemented yet", ctx->metric->name);
+    double min_samples, max_age, max_distance, max_gap, min_duration;
+    int rc;
+    if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
+        (rc = eval_setting_f64(ctx, "max_age", &max_age)) < 0 ||
+        (rc = eval_setting_f64(ctx, "max_distance", &max_distance)) < 0 ||
+        (rc = eval_setting_f64(ctx, "max_interpolation_gap", &max_gap)) < 0 ||
+        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
+        return rc;
+    for (size_t i = 0; i < ctx->run->nvehicles; i++)
+        if ((rc = judge_vehicle(ctx, &ctx->run->vehicles[i], min_samples, max_age, max_distance,
+                                max_gap, min_duration)) < 0)
+            return rc;
+    return RL_OK;
 }

@@ -1,10 +1,113 @@
-/* Metric states_speed (issue 15): placeholder until its module is written. */
+/* Metric states_speed: each vehicle's speed and longitudinal acceleration (from its state
+ * topic) against limits inside START..STOP, with the time spent over each limit; draws the
+ * speed of every vehicle over time with the limit. The worked example of docs/eval.md. */
 #include "eval/metrics/metrics.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct limit_check {
+    const char *check, *what, *unit;
+    eval_field field;
+    double limit;
+    bool absolute; /* compare |value| (acceleration and braking alike) */
+} limit_check;
+
+/* One vehicle, one quantity: FAIL when it exceeds the limit for at least min_duration. */
+static int judge(eval_ctx *ctx, const eval_vehicle *v, const limit_check *lc, const double *values,
+                 size_t first, size_t n, double min_duration)
+{
+    const double *t = v->state.t + first;
+    bool *over = malloc(n * sizeof *over);
+    if (!over)
+        return rl_error_set(RL_ENOMEM, "states_speed: out of memory");
+    double worst = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double x = lc->absolute ? fabs(values[first + i]) : values[first + i];
+        over[i] = x > lc->limit;
+        if (x > worst)
+            worst = x;
+    }
+    eval_intervals iv = {0};
+    int rc = eval_intervals_from_mask(&iv, t, over, n, min_duration);
+    free(over);
+    if (rc < 0)
+        return rc;
+    if (iv.n == 0)
+        rc = eval_check_add(ctx, lc->check, &v->id, 1, RL_EVAL_PASS, worst, lc->limit, lc->unit,
+                            NULL, "vehicle %d: %s at most %.3g %s (limit %.3g)", v->id, lc->what,
+                            worst, lc->unit, lc->limit);
+    else
+        rc = eval_check_add(ctx, lc->check, &v->id, 1, RL_EVAL_FAIL, worst, lc->limit, lc->unit,
+                            &iv,
+                            "vehicle %d: %s up to %.3g %s over the limit %.3g for %.2f s in %zu "
+                            "interval(s), first %.2f..%.2f s",
+                            v->id, lc->what, worst, lc->unit, lc->limit, eval_intervals_total(&iv),
+                            iv.n, iv.iv[0][0], iv.iv[0][1]);
+    eval_intervals_free(&iv);
+    return rc;
+}
+
+static int speed_figure(eval_ctx *ctx, double max_speed)
+{
+    const eval_run *run = ctx->run;
+    if (run->nvehicles == 0)
+        return RL_OK;
+    eval_series_ref *s = calloc(run->nvehicles, sizeof *s);
+    char(*labels)[32] = calloc(run->nvehicles, sizeof *labels);
+    if (!s || !labels) {
+        free(s);
+        free(labels);
+        return rl_error_set(RL_ENOMEM, "states_speed: out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < run->nvehicles; i++) {
+        const eval_vehicle *v = &run->vehicles[i];
+        if (v->missing[EVAL_STATE_SPEED])
+            continue;
+        snprintf(labels[k], sizeof labels[k], "vehicle %d", v->id);
+        s[k] = (eval_series_ref){labels[k], v->state.t, v->state.speed, v->state.n};
+        k++;
+    }
+    int rc = RL_OK;
+    if (k)
+        rc = eval_figure_over_time(ctx, "speed", "Speed", "speed", "m/s", s, k, max_speed,
+                                   "Speed of each vehicle over time; dashed: the limit");
+    free(s);
+    free(labels);
+    return rc;
+}
 
 int eval_metric_states_speed(eval_ctx *ctx)
 {
-    return eval_check_add(ctx, "implemented", NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,
-                          "metric %s is not implemented yet", ctx->metric->name);
+    double min_samples, max_speed, max_accel, min_duration;
+    int rc;
+    if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
+        (rc = eval_setting_f64(ctx, "max_speed", &max_speed)) < 0 ||
+        (rc = eval_setting_f64(ctx, "max_acceleration", &max_accel)) < 0 ||
+        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
+        return rc;
+    const limit_check checks[] = {
+        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, false},
+        {"acceleration", "|longitudinal acceleration|", "m/s^2", EVAL_STATE_ACCEL, max_accel, true}};
+    const eval_run *run = ctx->run;
+    for (size_t i = 0; i < run->nvehicles; i++) {
+        const eval_vehicle *v = &run->vehicles[i];
+        size_t first, n = eval_window(run, v->state.t, v->state.n, &first);
+        for (size_t c = 0; c < 2; c++) {
+            const limit_check *lc = &checks[c];
+            const double *values = c == 0 ? v->state.speed : v->state.accel;
+            if (v->missing[lc->field])
+                rc = eval_check_unavailable(ctx, lc->check, v->id, v->missing[lc->field]);
+            else if ((double)n < min_samples)
+                rc = eval_check_insufficient(ctx, lc->check, v->id, n, min_samples,
+                                             "states");
+            else
+                rc = judge(ctx, v, lc, values, first, n, min_duration);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return speed_figure(ctx, max_speed);
 }

@@ -1,10 +1,228 @@
-/* Metric topic_sanity (issue 15): placeholder until its module is written. */
+/* Metric topic_sanity: for each expected topic of each vehicle (settings.topics: state,
+ * observation, command_trajectory), inside START..STOP: message count, rate against the
+ * expected rate, largest gap between messages (window edges included, so a topic that
+ * stops early is caught), header stamps monotonic, and the offset between header stamp
+ * and receive time. */
 #include "eval/metrics/metrics.h"
 
+#include "runlab/json.h"
+
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct topic_settings {
+    bool required, check_stamps;
+    double rate_hz, max_gap, max_stamp_offset;
+} topic_settings;
+
+/* One topic's receive times and header stamps inside the window. */
+typedef struct topic_data {
+    const char *name; /* "state", ... */
+    char topic[64];   /* "rt/vehicle/1/state" */
+    const char *missing_topic, *missing_stamp;
+    const double *t, *stamp;
+    size_t n;
+} topic_data;
+
+/* The check's name: the topic's kind and what is checked ("state rate"). */
+static const char *cname(const topic_data *d, const char *what)
+{
+    static _Thread_local char buf[96];
+    snprintf(buf, sizeof buf, "%s %s", d->name, what);
+    return buf;
+}
+
+static int read_topic_settings(eval_ctx *ctx, const char *name, topic_settings *out)
+{
+    json_object *topics, *t;
+    if (rl_json_get_object(ctx->settings, "topics", &topics) != RL_OK ||
+        rl_json_get_object(topics, name, &t) != RL_OK)
+        return rl_error_set(RL_EINVAL, "configuration: topic_sanity.topics.%s: missing or not a map",
+                            name);
+    if (rl_json_get_bool(t, "required", &out->required) != RL_OK ||
+        rl_json_get_bool(t, "check_stamps", &out->check_stamps) != RL_OK ||
+        rl_json_get_double(t, "rate_hz", &out->rate_hz) != RL_OK ||
+        rl_json_get_double(t, "max_gap", &out->max_gap) != RL_OK ||
+        rl_json_get_double(t, "max_stamp_offset", &out->max_stamp_offset) != RL_OK)
+        return rl_error_prefix(RL_EINVAL, "configuration: topic_sanity.topics.%s", name);
+    return RL_OK;
+}
+
+static int check_gap(eval_ctx *ctx, int vid, const topic_data *d, const topic_settings *s,
+                     double w0, double w1)
+{
+    eval_intervals iv = {0};
+    double largest = 0, prev = w0;
+    int rc = RL_OK;
+    for (size_t i = 0; i <= d->n && rc == RL_OK; i++) {
+        double next = i < d->n ? d->t[i] : w1;
+        double gap = next - prev;
+        if (gap > largest)
+            largest = gap;
+        if (gap > s->max_gap)
+            rc = eval_intervals_add(&iv, prev, next);
+        prev = next;
+    }
+    if (rc == RL_OK) {
+        if (iv.n)
+            rc = eval_check_add(ctx, cname(d, "largest gap"), &vid, 1, RL_EVAL_FAIL, largest, s->max_gap, "s",
+                                &iv, "%s: %zu gap(s) over %.3g s, the largest %.3f s, first %.3f..%.3f s",
+                                d->topic, iv.n, s->max_gap, largest, iv.iv[0][0], iv.iv[0][1]);
+        else
+            rc = eval_check_add(ctx, cname(d, "largest gap"), &vid, 1, RL_EVAL_PASS, largest, s->max_gap, "s",
+                                NULL, "%s: largest gap %.3f s", d->topic, largest);
+    }
+    eval_intervals_free(&iv);
+    return rc;
+}
+
+static int check_stamps(eval_ctx *ctx, int vid, const topic_data *d, const topic_settings *s)
+{
+    if (d->missing_stamp) {
+        int rc = eval_check_unavailable(ctx, cname(d, "stamps monotonic"), vid, d->missing_stamp);
+        return rc < 0 ? rc : eval_check_unavailable(ctx, cname(d, "stamp offset"), vid, d->missing_stamp);
+    }
+    eval_intervals back = {0}, off = {0};
+    size_t backwards = 0;
+    double worst = 0;
+    int rc = RL_OK;
+    for (size_t i = 0; i < d->n && rc == RL_OK; i++) {
+        if (i && d->stamp[i] < d->stamp[i - 1]) {
+            backwards++;
+            rc = eval_intervals_add(&back, d->t[i - 1], d->t[i]);
+        }
+        double o = fabs(d->t[i] - d->stamp[i]);
+        if (o > worst)
+            worst = o;
+    }
+    bool *over = rc == RL_OK && d->n ? malloc(d->n * sizeof *over) : NULL;
+    if (rc == RL_OK && d->n && !over)
+        rc = rl_error_set(RL_ENOMEM, "topic_sanity: out of memory");
+    for (size_t i = 0; over && i < d->n; i++)
+        over[i] = fabs(d->t[i] - d->stamp[i]) > s->max_stamp_offset;
+    if (rc == RL_OK)
+        rc = eval_intervals_from_mask(&off, d->t, over, d->n, 0);
+    free(over);
+    if (rc == RL_OK)
+        rc = eval_check_add(ctx, cname(d, "stamps monotonic"), &vid, 1,
+                            backwards ? RL_EVAL_FAIL : RL_EVAL_PASS, (double)backwards, 0,
+                            "messages", &back, "%s: header stamp went backwards %zu time(s)",
+                            d->topic, backwards);
+    if (rc == RL_OK) {
+        if (off.n)
+            rc = eval_check_add(ctx, cname(d, "stamp offset"), &vid, 1, RL_EVAL_FAIL, worst, s->max_stamp_offset,
+                                "s", &off,
+                                "%s: receive time - header stamp up to %.3f s (limit %.3g), "
+                                "first %.3f..%.3f s",
+                                d->topic, worst, s->max_stamp_offset, off.iv[0][0], off.iv[0][1]);
+        else
+            rc = eval_check_add(ctx, cname(d, "stamp offset"), &vid, 1, RL_EVAL_PASS, worst, s->max_stamp_offset,
+                                "s", NULL, "%s: |receive time - header stamp| at most %.3f s",
+                                d->topic, worst);
+    }
+    eval_intervals_free(&back);
+    eval_intervals_free(&off);
+    return rc;
+}
+
+static int judge_topic(eval_ctx *ctx, int vid, const topic_data *d, const topic_settings *s,
+                       double min_samples, double tolerance)
+{
+    const eval_run *run = ctx->run;
+    if (d->missing_topic) {
+        if (!s->required)
+            return eval_check_add(ctx, cname(d, "count"), &vid, 1, RL_EVAL_NA, NAN, NAN, NULL, NULL,
+                                  "%s: not recorded (not required)", d->topic);
+        return eval_check_add(ctx, cname(d, "count"), &vid, 1, RL_EVAL_FAIL, 0, min_samples, "messages", NULL,
+                              "%s", d->missing_topic);
+    }
+    int rc;
+    if (d->n == 0)
+        return eval_check_add(ctx, cname(d, "count"), &vid, 1, RL_EVAL_FAIL, 0, min_samples, "messages",
+                              NULL, "%s: no message inside the window", d->topic);
+    if ((double)d->n < min_samples)
+        return eval_check_add(ctx, cname(d, "count"), &vid, 1, RL_EVAL_INSUFFICIENT, (double)d->n,
+                              min_samples, "messages", NULL,
+                              "%s: %zu messages inside the window, at least %.0f needed",
+                              d->topic, d->n, min_samples);
+    if ((rc = eval_check_add(ctx, cname(d, "count"), &vid, 1, RL_EVAL_PASS, (double)d->n, min_samples,
+                             "messages", NULL, "%s: %zu messages inside the window", d->topic,
+                             d->n)) < 0)
+        return rc;
+    double span = run->window_stop - run->window_start;
+    if (s->rate_hz > 0 && span > 0) {
+        double rate = (double)d->n / span, need = (1 - tolerance) * s->rate_hz;
+        eval_intervals whole = {0};
+        bool low = rate < need;
+        if (low && (rc = eval_intervals_add(&whole, run->window_start, run->window_stop)) < 0)
+            return rc;
+        rc = eval_check_add(ctx, cname(d, "rate"), &vid, 1, low ? RL_EVAL_FAIL : RL_EVAL_PASS, rate, need,
+                            "Hz", &whole, "%s: %.2f Hz over the window, expected %.3g Hz (at least %.3g)",
+                            d->topic, rate, s->rate_hz, need);
+        eval_intervals_free(&whole);
+        if (rc < 0)
+            return rc;
+    }
+    if ((rc = check_gap(ctx, vid, d, s, run->window_start, run->window_stop)) < 0)
+        return rc;
+    return s->check_stamps ? check_stamps(ctx, vid, d, s) : RL_OK;
+}
 
 int eval_metric_topic_sanity(eval_ctx *ctx)
 {
-    return eval_check_add(ctx, "implemented", NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,
-                          "metric %s is not implemented yet", ctx->metric->name);
+    static const char *const names[] = {"state", "observation", "command_trajectory"};
+    topic_settings ts[3];
+    double min_samples, tolerance;
+    int rc;
+    if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
+        (rc = eval_setting_f64(ctx, "rate_tolerance", &tolerance)) < 0)
+        return rc;
+    for (int k = 0; k < 3; k++)
+        if ((rc = read_topic_settings(ctx, names[k], &ts[k])) < 0)
+            return rc;
+    const eval_run *run = ctx->run;
+    for (size_t vi = 0; vi < run->nvehicles; vi++) {
+        const eval_vehicle *v = &run->vehicles[vi];
+        /* Commands are an array of structs: their times are gathered into arrays. */
+        double *ct = NULL, *cs = NULL;
+        if (v->cmd.n) {
+            ct = malloc(v->cmd.n * sizeof *ct);
+            cs = malloc(v->cmd.n * sizeof *cs);
+            if (!ct || !cs) {
+                free(ct);
+                free(cs);
+                return rl_error_set(RL_ENOMEM, "topic_sanity: out of memory");
+            }
+        }
+        bool cmd_stamps = v->cmd.n > 0;
+        for (size_t i = 0; i < v->cmd.n; i++) {
+            ct[i] = v->cmd.cmd[i].t;
+            cs[i] = v->cmd.cmd[i].stamp;
+            cmd_stamps = cmd_stamps && isfinite(cs[i]);
+        }
+        topic_data d[3] = {
+            {names[0], "", v->missing[EVAL_STATE_TOPIC], v->missing[EVAL_STATE_STAMP], v->state.t,
+             v->state.stamp, v->state.n},
+            {names[1], "", v->missing[EVAL_OBS_TOPIC], v->missing[EVAL_OBS_STAMP], v->obs.t,
+             v->obs.stamp, v->obs.n},
+            {names[2], "", v->missing[EVAL_CMD_TOPIC],
+             cmd_stamps ? NULL : "command_trajectory: no header.create_stamp", ct, cs, v->cmd.n}};
+        for (int k = 0; k < 3 && rc == RL_OK; k++) {
+            snprintf(d[k].topic, sizeof d[k].topic, "rt/vehicle/%d/%s", v->id, names[k]);
+            size_t first;
+            d[k].n = d[k].t ? eval_window(run, d[k].t, d[k].n, &first) : 0;
+            if (d[k].t) {
+                d[k].t += first;
+                d[k].stamp += first;
+            }
+            rc = judge_topic(ctx, v->id, &d[k], &ts[k], min_samples, tolerance);
+        }
+        free(ct);
+        free(cs);
+        if (rc < 0)
+            return rc;
+    }
+    return RL_OK;
 }
