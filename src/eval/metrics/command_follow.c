@@ -140,49 +140,29 @@ static int judge(eval_ctx *ctx, const follow_settings *fs, const follow_series *
 static int deviation_figure(eval_ctx *ctx, const follow_settings *fs, const follow_series *s,
                             size_t ns)
 {
-    rl_figure *fig;
-    int rc = rl_figure_new(&fig, 1, 1);
-    if (rc != RL_OK)
-        return rc;
-    rl_axes *ax = rl_figure_axes(fig, 0, 0);
-    rc = rl_figure_set_size_px(fig, 900, 450, 100);
-    if (rc == RL_OK)
-        rc = rl_axes_set_title(ax, "Deviation from the active trajectory command");
-    if (rc == RL_OK)
-        rc = rl_axes_set_xlabel(ax, "time since START", "s");
-    if (rc == RL_OK)
-        rc = rl_axes_set_ylabel(ax, "deviation", "m");
-    if (rc == RL_OK)
-        rc = rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE);
-    rl_series_opts o;
-    for (size_t i = 0; i < ns && rc == RL_OK; i++) {
+    eval_series_ref *refs = calloc(ns ? ns : 1, sizeof *refs);
+    char (*labels)[32] = calloc(ns ? ns : 1, sizeof *labels);
+    if (!refs || !labels) {
+        free(refs);
+        free(labels);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for command_follow");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ns; i++) {
         if (s[i].n == 0)
             continue;
-        char label[32];
-        snprintf(label, sizeof label, "vehicle %d", s[i].id);
-        rl_series_opts_init(&o);
-        o.label = label;
-        o.color = eval_geo_vehicle_color(i);
-        o.dash = 0;
-        o.line_width = 1;
-        rc = rl_axes_line(ax, s[i].t, s[i].dev, s[i].n, &o);
+        snprintf(labels[k], sizeof labels[k], "vehicle %d", s[i].id);
+        refs[k] = (eval_series_ref){labels[k], s[i].t, s[i].dev, s[i].n};
+        k++;
     }
-    if (rc == RL_OK) {
-        double x[2] = {ctx->run->window_start, ctx->run->window_stop};
-        double y[2] = {fs->max_deviation, fs->max_deviation};
-        rl_series_opts_init(&o);
-        o.label = "threshold";
-        o.color = 3;
-        o.dash = 1;
-        rc = rl_axes_line(ax, x, y, 2, &o);
-    }
-    if (rc != RL_OK) {
-        rl_figure_free(fig);
-        return rc;
-    }
-    return eval_figure_add(ctx, "command_follow_deviation", fig,
-                           "Deviation of each pose from its active command's reference (cubic "
-                           "Hermite), with the threshold");
+    int rc = eval_figure_over_time(ctx, "command_follow_deviation",
+                                   "Deviation from the active trajectory command", "deviation",
+                                   "m", refs, k, fs->max_deviation,
+                                   "Deviation of each pose from its active command's reference "
+                                   "(cubic Hermite), with the threshold");
+    free(refs);
+    free(labels);
+    return rc;
 }
 
 int eval_metric_command_follow(eval_ctx *ctx)
