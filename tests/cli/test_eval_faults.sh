@@ -31,15 +31,13 @@ hit = [c for c in checks if c["metric"] == must and c["status"] == "FAIL"
        and faulty in c["vehicles"]]
 if not hit:
     problems.append(f"{must}: no FAIL for vehicle {faulty}")
-for c in hit:
-    # The failure starts once the fault has begun and overlaps its time (plus the time a
-    # vehicle takes to come back).
-    ivs = c["intervals"]
-    if not ivs:
-        problems.append(f"{must}: FAIL without an interval: {c['reason']}")
-    elif not any(a >= t0 - 0.05 and a <= t1 + 3 for a, b in ivs):
-        problems.append(f"{must}: intervals {ivs} do not start inside the fault's "
-                        f"{t0}-{t1} s: {c['reason']}")
+# One of them (a check over the whole window, as a rate, may fail too) has an interval that
+# starts once the fault has begun and within its time (plus the time a vehicle takes to
+# come back).
+timed = [c for c in hit if any(a >= t0 - 0.05 and a <= t1 + 3 for a, b in c["intervals"])]
+if hit and not timed:
+    problems.append(f"{must}: no FAIL of vehicle {faulty} with an interval starting inside "
+                    f"the fault's {t0}-{t1} s: " + "; ".join(c["reason"] for c in hit))
 for c in checks:
     st, m = c["status"], c["metric"]
     if st in ("PASS", "N/A"):
