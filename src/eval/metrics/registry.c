@@ -1,7 +1,5 @@
 /* The registry of metrics: one line each, in report order. Each metric's settings are its
- * section of src/eval/default.yaml. command_follow, vehicle_collision, boundary_violation
- * and lanelet_collision still point at stubs (stubs.c) that report UNAVAILABLE "not
- * implemented" until their modules replace them. */
+ * section of src/eval/default.yaml. */
 #include "eval/metrics/metrics.h"
 
 const eval_metric eval_metrics[] = {

@@ -1,0 +1,376 @@
+/* Shared pieces of the motion metrics (see geo_common.h): tracks of poses in the window,
+ * their coverage, the footprint-against-an-area metric behind boundary_violation and
+ * lanelet_collision, and the map figure with trajectories and violations. */
+#include "eval/metrics/geo_common.h"
+
+#include "runlab/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int eval_geo_track_make(const eval_run *run, const eval_vehicle *v, eval_geo_track *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = v->id;
+    if (v->missing[EVAL_STATE_TOPIC] || v->missing[EVAL_STATE_POSE]) {
+        out->missing = v->missing[EVAL_STATE_TOPIC] ? v->missing[EVAL_STATE_TOPIC]
+                                                    : v->missing[EVAL_STATE_POSE];
+        return RL_OK;
+    }
+    const eval_states *s = &v->state;
+    size_t first, n = eval_window(run, s->t, s->n, &first);
+    if (n == 0)
+        return RL_OK;
+    out->p = malloc(n * sizeof *out->p);
+    if (!out->p)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for vehicle %d's poses", v->id);
+    const double *time = (!v->missing[EVAL_STATE_STAMP] && s->stamp) ? s->stamp : s->t;
+    for (size_t i = first; i < first + n; i++) {
+        double t = time[i];
+        if (!isfinite(t) || (out->n > 0 && t < out->p[out->n - 1].t))
+            continue;
+        if (!isfinite(s->x[i]) || !isfinite(s->y[i]) || !isfinite(s->yaw[i]))
+            continue;
+        out->p[out->n++] = (rl_eg_pose){t, s->x[i], s->y[i], s->yaw[i]};
+    }
+    return RL_OK;
+}
+
+void eval_geo_track_free(eval_geo_track *t)
+{
+    free(t->p);
+    memset(t, 0, sizeof *t);
+}
+
+double eval_geo_coverage(const eval_run *run, const eval_geo_track *t, double max_gap)
+{
+    double span = run->window_stop - run->window_start;
+    if (!(span > 0))
+        return t->n > 0 ? 1 : 0;
+    double covered = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        double h = t->p[i].t - t->p[i - 1].t;
+        if (h <= max_gap)
+            covered += h;
+    }
+    return fmin(1, covered / span);
+}
+
+int eval_geo_settings(eval_ctx *ctx, eval_geo_common_settings *s)
+{
+    int rc = eval_setting_f64(ctx, "min_samples", &s->min_samples);
+    if (rc == RL_OK)
+        rc = eval_setting_f64(ctx, "min_coverage", &s->min_coverage);
+    if (rc == RL_OK)
+        rc = eval_setting_f64(ctx, "max_gap", &s->max_gap);
+    if (rc == RL_OK && !(s->max_gap > 0))
+        rc = rl_error_set(RL_EINVAL, "configuration: %s.max_gap: must be > 0", ctx->metric->name);
+    return rc;
+}
+
+bool eval_geo_track_usable(eval_ctx *ctx, const char *check, const eval_geo_track *t,
+                           double min_samples, double min_coverage, double max_gap, int *rc)
+{
+    *rc = RL_OK;
+    if (t->missing) {
+        *rc = eval_check_unavailable(ctx, check, t->id, t->missing);
+        return false;
+    }
+    size_t need = min_samples > 1 ? (size_t)min_samples : 1;
+    if (t->n < need) {
+        *rc = eval_check_insufficient(ctx, check, t->id, t->n, need, "poses in the window");
+        return false;
+    }
+    double cov = eval_geo_coverage(ctx->run, t, max_gap);
+    if (cov < min_coverage) {
+        int id = t->id;
+        *rc = eval_check_add(ctx, check, &id, 1, RL_EVAL_INSUFFICIENT, cov, min_coverage, "",
+                             NULL,
+                             "vehicle %d: poses cover %.0f %% of the window (gaps over %g s "
+                             "not counted), less than the %.0f %% needed",
+                             id, 100 * cov, max_gap, 100 * min_coverage);
+        return false;
+    }
+    return true;
+}
+
+int eval_geo_marks_add(eval_geo_marks *m, double x, double y)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 256;
+        double *nx = realloc(m->x, cap * sizeof *nx);
+        if (nx)
+            m->x = nx;
+        double *ny = nx ? realloc(m->y, cap * sizeof *ny) : NULL;
+        if (!ny)
+            return rl_error_set(RL_ENOMEM, "evaluation: out of memory for figure marks");
+        m->y = ny;
+        m->cap = cap;
+    }
+    m->x[m->n] = x;
+    m->y[m->n] = y;
+    m->n++;
+    return RL_OK;
+}
+
+void eval_geo_marks_free(eval_geo_marks *m)
+{
+    free(m->x);
+    free(m->y);
+    memset(m, 0, sizeof *m);
+}
+
+int eval_geo_vehicle_color(size_t i)
+{
+    static const int colors[] = {0, 1, 2, 4, 5, 7};
+    return colors[i % (sizeof colors / sizeof colors[0])];
+}
+
+int eval_geo_intervals(eval_intervals *out, const rl_eg_interval *iv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = eval_intervals_add(out, iv[i].t0, iv[i].t1);
+        if (rc != RL_OK)
+            return rc;
+    }
+    return RL_OK;
+}
+
+const char *eval_geo_interval_text(const rl_eg_interval *iv, size_t n, char *buf, size_t cap)
+{
+    if (n == 0)
+        snprintf(buf, cap, "none");
+    else if (n == 1)
+        snprintf(buf, cap, "%.2f-%.2f s", iv[0].t0, iv[0].t1);
+    else
+        snprintf(buf, cap, "%.2f-%.2f s (+%zu more)", iv[0].t0, iv[0].t1, n - 1);
+    return buf;
+}
+
+/* Draws a closed polyline. */
+static int draw_ring(rl_axes *ax, const rl_map_point *pts, size_t n, const rl_series_opts *o)
+{
+    double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
+    }
+    for (size_t i = 0; i <= n; i++)
+        x[i] = pts[i % n].x, y[i] = pts[i % n].y;
+    int rc = rl_axes_line(ax, x, y, n + 1, o);
+    free(x);
+    free(y);
+    return rc;
+}
+
+/* Draws one track, at most `cap` points of it (evenly thinned). */
+#define TRACK_PIECE 100
+static int draw_track(rl_axes *ax, const eval_geo_track *t, size_t i, size_t cap)
+{
+    size_t every = t->n > cap ? (t->n + cap - 1) / cap : 1;
+    size_t n = (t->n + every - 1) / every;
+    double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
+    }
+    size_t k = 0;
+    for (size_t j = 0; j < t->n; j += every)
+        x[k] = t->p[j].x, y[k] = t->p[j].y, k++;
+    if (t->n > 0 && (t->n - 1) % every != 0)
+        x[k] = t->p[t->n - 1].x, y[k] = t->p[t->n - 1].y, k++;
+    char label[32];
+    snprintf(label, sizeof label, "vehicle %d", t->id);
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    o.label = label;
+    o.color = eval_geo_vehicle_color(i);
+    o.dash = 0;
+    o.line_width = 1.2;
+    /* In pieces: cairo strokes a long path that crosses itself lap after lap several
+     * times slower than the same segments as short paths. */
+    int rc = RL_OK;
+    for (size_t j = 0; rc == RL_OK && (j == 0 || j + 1 < k); j += TRACK_PIECE) {
+        size_t len = k - j < TRACK_PIECE + 1 ? k - j : TRACK_PIECE + 1;
+        rc = rl_axes_line(ax, x + j, y + j, len, &o);
+        o.label = NULL;
+    }
+    free(x);
+    free(y);
+    return rc;
+}
+
+int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
+                        const char *caption, const eval_geo_track *tracks, size_t ntracks,
+                        const rl_map_point *area, size_t narea, eval_geo_marks *marks,
+                        const char *mark_label)
+{
+    /* Rendering dominates the cost of the figure: 20 vehicles x 1500 points take about
+     * 0.3 s as PNG, so longer tracks are thinned evenly in time. */
+    enum { MARKS_CAP = 1500, TRACK_POINTS = 1500 };
+    rl_figure *fig;
+    int rc = rl_figure_new(&fig, 1, 1);
+    if (rc != RL_OK)
+        return rc;
+    rl_axes *ax = rl_figure_axes(fig, 0, 0);
+    rc = rl_figure_set_size_px(fig, 900, 800, 100);
+    if (rc == RL_OK)
+        rc = rl_axes_set_title(ax, title);
+    if (rc == RL_OK)
+        rc = rl_axes_set_xlabel(ax, "x", "m");
+    if (rc == RL_OK)
+        rc = rl_axes_set_ylabel(ax, "y", "m");
+    if (rc == RL_OK)
+        rc = rl_axes_set_equal_aspect(ax, true);
+    if (rc == RL_OK)
+        rc = rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE);
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    o.color = 6;
+    o.dash = 0;
+    o.line_width = 0.5;
+    o.alpha = 0.35;
+    const rl_map *map = ctx->run->map;
+    size_t nl = map ? rl_map_lanelet_count(map) : 0;
+    for (size_t i = 0; i < nl && rc == RL_OK; i++) {
+        const rl_map_point *pts;
+        size_t n = rl_map_lanelet_line(map, i, RL_MAP_POLYGON, &pts);
+        o.label = i == 0 ? "lanelets" : NULL;
+        if (n >= 2)
+            rc = draw_ring(ax, pts, n, &o);
+    }
+    if (rc == RL_OK && area && narea >= 2) {
+        o.alpha = 1;
+        o.line_width = 1.5;
+        o.label = "lab area";
+        rc = draw_ring(ax, area, narea, &o);
+    }
+    for (size_t i = 0; i < ntracks && rc == RL_OK; i++)
+        if (tracks[i].n > 0)
+            rc = draw_track(ax, &tracks[i], i, TRACK_POINTS);
+    if (rc == RL_OK && marks && marks->n > 0) {
+        rl_series_opts_init(&o);
+        o.label = mark_label;
+        o.color = 3;
+        o.marker = RL_MARKER_CROSS;
+        o.marker_size = 6;
+        /* Every sample out would hide the tracks: at most MARKS_CAP marks, evenly thinned. */
+        size_t every = (marks->n + MARKS_CAP - 1) / MARKS_CAP, k = 0;
+        for (size_t i = 0; i < marks->n; i += every, k++)
+            marks->x[k] = marks->x[i], marks->y[k] = marks->y[i];
+        rc = rl_axes_scatter(ax, marks->x, marks->y, k, &o);
+    }
+    if (rc != RL_OK) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    return eval_figure_add(ctx, name, fig, caption);
+}
+
+/* One vehicle of a footprint metric: the excess of every pose, the intervals out, the check
+ * and the marks. */
+static int footprint_vehicle(eval_ctx *ctx, const eval_geo_footprint_spec *spec,
+                             const eval_geo_track *t, double length, double width,
+                             double min_duration, double max_gap, eval_geo_marks *marks)
+{
+    double *time = malloc(t->n * sizeof *time), *excess = malloc(t->n * sizeof *excess);
+    uint8_t *bad = malloc(t->n);
+    rl_eg_interval *iv = NULL;
+    size_t niv = 0;
+    eval_intervals out = {0};
+    int rc = (!time || !excess || !bad)
+                 ? rl_error_set(RL_ENOMEM, "evaluation: out of memory for %s", spec->check)
+                 : RL_OK;
+    double worst = 0, worst_t = NAN;
+    for (size_t i = 0; rc == RL_OK && i < t->n; i++) {
+        rl_map_box b = rl_eg_footprint(&t->p[i], length, width);
+        time[i] = t->p[i].t;
+        excess[i] = spec->excess(spec->arg, &b);
+        bad[i] = excess[i] > 0;
+        if (excess[i] > worst)
+            worst = excess[i], worst_t = time[i];
+    }
+    if (rc == RL_OK)
+        rc = rl_eg_intervals(time, bad, excess, t->n, max_gap, min_duration, &iv, &niv);
+    if (rc == RL_OK)
+        rc = eval_geo_intervals(&out, iv, niv);
+    for (size_t k = 0; rc == RL_OK && k < niv; k++)
+        for (size_t i = iv[k].first; rc == RL_OK && i <= iv[k].last; i++)
+            rc = eval_geo_marks_add(marks, t->p[i].x, t->p[i].y);
+    int id = t->id;
+    if (rc == RL_OK && niv > 0) {
+        double fail_worst = 0, fail_t = 0;
+        for (size_t k = 0; k < niv; k++)
+            if (iv[k].worst > fail_worst)
+                fail_worst = iv[k].worst, fail_t = iv[k].worst_t;
+        char span[64];
+        rc = eval_check_add(ctx, spec->check, &id, 1, RL_EVAL_FAIL, fail_worst, 0, "m", &out,
+                            "vehicle %d: footprint %s %zu time%s for %.2f s in all, %s; "
+                            "worst %.3f m out at %.2f s (threshold 0 m)",
+                            id, spec->where, niv, niv == 1 ? "" : "s",
+                            eval_intervals_total(&out), eval_geo_interval_text(iv, niv, span, sizeof span),
+                            fail_worst, fail_t);
+    } else if (rc == RL_OK) {
+        if (worst > 0)
+            rc = eval_check_add(ctx, spec->check, &id, 1, RL_EVAL_PASS, worst, 0, "m", NULL,
+                                "vehicle %d: %zu poses; out only briefly (under %g s), worst "
+                                "%.3f m at %.2f s",
+                                id, t->n, min_duration, worst, worst_t);
+        else
+            rc = eval_check_add(ctx, spec->check, &id, 1, RL_EVAL_PASS, 0, 0, "m", NULL,
+                                "vehicle %d: footprint never %s over %zu poses", id, spec->where,
+                                t->n);
+    }
+    free(time);
+    free(excess);
+    free(bad);
+    free(iv);
+    eval_intervals_free(&out);
+    return rc;
+}
+
+int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec)
+{
+    eval_geo_common_settings cs;
+    double length, width, min_duration;
+    int rc = eval_geo_settings(ctx, &cs);
+    if (rc == RL_OK)
+        rc = eval_setting_f64(ctx, "length", &length);
+    if (rc == RL_OK)
+        rc = eval_setting_f64(ctx, "width", &width);
+    if (rc == RL_OK)
+        rc = eval_setting_f64(ctx, "min_duration", &min_duration);
+    if (rc != RL_OK)
+        return rc;
+    const eval_run *run = ctx->run;
+    eval_geo_track *tracks = calloc(run->nvehicles ? run->nvehicles : 1, sizeof *tracks);
+    if (!tracks)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for %s", spec->check);
+    eval_geo_marks marks = {0};
+    for (size_t v = 0; rc == RL_OK && v < run->nvehicles; v++) {
+        rc = eval_geo_track_make(run, &run->vehicles[v], &tracks[v]);
+        int urc;
+        if (rc == RL_OK && eval_geo_track_usable(ctx, spec->check, &tracks[v], cs.min_samples,
+                                                 cs.min_coverage, cs.max_gap, &urc))
+            rc = footprint_vehicle(ctx, spec, &tracks[v], length, width, min_duration,
+                                   cs.max_gap, &marks);
+        else if (rc == RL_OK)
+            rc = urc;
+    }
+    if (rc == RL_OK && run->nvehicles == 0)
+        rc = eval_check_add(ctx, spec->check, NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,
+                            "no vehicle in the run");
+    if (rc == RL_OK && run->nvehicles > 0 && (spec->always_figure || marks.n > 0))
+        rc = eval_geo_map_figure(ctx, spec->figure, spec->figure_title, spec->figure_title,
+                                 tracks, run->nvehicles, spec->area, spec->narea, &marks,
+                                 "out");
+    for (size_t v = 0; v < run->nvehicles; v++)
+        eval_geo_track_free(&tracks[v]);
+    free(tracks);
+    eval_geo_marks_free(&marks);
+    return rc;
+}

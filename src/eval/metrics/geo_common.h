@@ -1,0 +1,84 @@
+/* What the motion metrics (command_follow, vehicle_collision, boundary_violation,
+ * lanelet_collision) share: a vehicle's poses in the window as a track, how much of the
+ * window a track covers, the footprint-against-an-area metric, and the figure of the
+ * trajectories over the drawn map with violations marked. */
+#ifndef RUNLAB_EVAL_GEO_COMMON_H
+#define RUNLAB_EVAL_GEO_COMMON_H
+
+#include "eval/eval_geometry.h"
+#include "eval/eval_internal.h"
+
+/* A vehicle's poses inside the window in time order, timed by the header stamps (by the
+ * receive time when the schema has no stamp); samples whose time goes back are dropped. */
+typedef struct eval_geo_track {
+    int id;
+    rl_eg_pose *p;
+    size_t n;
+    const char *missing; /* why there are no poses (topic or field missing), else NULL */
+} eval_geo_track;
+
+/* Fills *out for vehicle v. RL_OK or RL_ENOMEM. */
+int eval_geo_track_make(const eval_run *run, const eval_vehicle *v, eval_geo_track *out);
+void eval_geo_track_free(eval_geo_track *t);
+
+/* Fraction (0..1) of the window within reach of the track: time between consecutive samples
+ * at most max_gap apart. */
+double eval_geo_coverage(const eval_run *run, const eval_geo_track *t, double max_gap);
+
+/* Checks the track has data enough: adds UNAVAILABLE (no poses) or INSUFFICIENT (fewer than
+ * min_samples, or covering less than min_coverage of the window) for `check` and returns
+ * false; true when it may be judged. Errors (RL_ENOMEM) in *rc. */
+bool eval_geo_track_usable(eval_ctx *ctx, const char *check, const eval_geo_track *t,
+                           double min_samples, double min_coverage, double max_gap, int *rc);
+
+/* Reads the settings every motion metric has: min_samples, min_coverage, max_gap. */
+typedef struct eval_geo_common_settings {
+    double min_samples, min_coverage, max_gap;
+} eval_geo_common_settings;
+int eval_geo_settings(eval_ctx *ctx, eval_geo_common_settings *s);
+
+/* Marks on the map figure: points where a violation was seen. */
+typedef struct eval_geo_marks {
+    double *x, *y;
+    size_t n, cap;
+} eval_geo_marks;
+int eval_geo_marks_add(eval_geo_marks *m, double x, double y);
+void eval_geo_marks_free(eval_geo_marks *m);
+
+/* The figure `name`: the map's lanelets (when there is a map), the `area` outline (may be
+ * NULL), every track, and the marks labelled `mark_label` (thinned in place to at most
+ * 1500). */
+int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
+                        const char *caption, const eval_geo_track *tracks, size_t ntracks,
+                        const rl_map_point *area, size_t narea, eval_geo_marks *marks,
+                        const char *mark_label);
+
+/* A footprint metric: per vehicle, the excess (m) of each footprint over the allowed area
+ * (0 inside) from `excess`; FAIL with the intervals where it is out for at least the
+ * min_duration setting, naming the worst excess against the threshold 0. Reads the
+ * settings length, width, min_duration besides the common ones. Adds the map figure
+ * `figure` with the out-of-area positions marked (when any, or `always_figure`). */
+typedef double (*eval_geo_excess_fn)(const void *arg, const rl_map_box *footprint);
+typedef struct eval_geo_footprint_spec {
+    const char *check;  /* check name */
+    const char *where;  /* "outside the lab area", for the reasons */
+    eval_geo_excess_fn excess;
+    const void *arg;
+    const rl_map_point *area; /* drawn on the figure; may be NULL */
+    size_t narea;
+    const char *figure, *figure_title;
+    bool always_figure; /* also without anything to mark (else only with violations) */
+} eval_geo_footprint_spec;
+int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec);
+
+/* Colour of the i-th vehicle on figures (palette index, avoiding the marks' vermillion and
+ * the map's black). */
+int eval_geo_vehicle_color(size_t i);
+
+/* Adds the eval_intervals of a list of rl_eg_interval. RL_OK or RL_ENOMEM. */
+int eval_geo_intervals(eval_intervals *out, const rl_eg_interval *iv, size_t n);
+
+/* "a-b s" of the first interval and "(+N more)" in buf, for reasons. */
+const char *eval_geo_interval_text(const rl_eg_interval *iv, size_t n, char *buf, size_t cap);
+
+#endif

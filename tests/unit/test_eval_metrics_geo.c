@@ -1,0 +1,391 @@
+/* Tests of the motion metrics (command_follow, vehicle_collision, boundary_violation,
+ * lanelet_collision) on synthetic decoded runs whose answers are worked by hand: which
+ * vehicle fails, over which interval, with which value against which threshold, and when
+ * a check is UNAVAILABLE, INSUFFICIENT or N/A. */
+#include "rl_test.h"
+
+#include "eval/eval_sink.h"
+#include "eval/metrics/metrics.h"
+#include "runlab/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Pose of a synthetic vehicle at time t. */
+typedef void (*pose_fn)(double t, double *x, double *y, double *yaw);
+
+/* A vehicle with states at 50 Hz from t0 to t1 (s since START). */
+static void add_vehicle(eval_run *run, int id, double t0, double t1, pose_fn f)
+{
+    run->vehicles = realloc(run->vehicles, (run->nvehicles + 1) * sizeof *run->vehicles);
+    assert_non_null(run->vehicles);
+    eval_vehicle *v = &run->vehicles[run->nvehicles++];
+    memset(v, 0, sizeof *v);
+    v->id = id;
+    size_t n = (size_t)llround((t1 - t0) * 50) + 1;
+    eval_states *s = &v->state;
+    s->n = n;
+    s->t = calloc(n, sizeof(double));
+    s->stamp = calloc(n, sizeof(double));
+    s->x = calloc(n, sizeof(double));
+    s->y = calloc(n, sizeof(double));
+    s->yaw = calloc(n, sizeof(double));
+    assert_true(s->t && s->stamp && s->x && s->y && s->yaw);
+    for (size_t i = 0; i < n; i++) {
+        s->t[i] = s->stamp[i] = t0 + (double)i / 50;
+        f(s->t[i], &s->x[i], &s->y[i], &s->yaw[i]);
+    }
+    v->missing[EVAL_CMD_TOPIC] = "rt/vehicle/N/command_trajectory: not recorded";
+}
+
+/* Appends a command received at `recv`, valid after `valid`, with points at t = a..b every
+ * second on the line y = y0 moving +x at 1 m/s from x = 0 at t = 0. */
+static void add_command(eval_vehicle *v, double recv, double valid, double a, double b,
+                        double y0)
+{
+    eval_commands *c = &v->cmd;
+    v->missing[EVAL_CMD_TOPIC] = NULL;
+    c->cmd = realloc(c->cmd, (c->n + 1) * sizeof *c->cmd);
+    size_t np = (size_t)llround(b - a) + 1;
+    c->points = realloc(c->points, (c->npoints + np) * sizeof *c->points);
+    assert_true(c->cmd && c->points);
+    c->cmd[c->n++] = (eval_command){recv, recv, valid, c->npoints, np};
+    for (size_t i = 0; i < np; i++) {
+        double t = a + (double)i;
+        c->points[c->npoints++] = (eval_traj_point){t, t, y0, 1, 0};
+    }
+}
+
+static void free_run(eval_run *run)
+{
+    for (size_t i = 0; i < run->nvehicles; i++) {
+        eval_vehicle *v = &run->vehicles[i];
+        free(v->state.t), free(v->state.stamp), free(v->state.x), free(v->state.y);
+        free(v->state.yaw), free(v->cmd.cmd), free(v->cmd.points);
+    }
+    free(run->vehicles);
+}
+
+static eval_run new_run(void)
+{
+    eval_run run = {0};
+    run.window_start = 0;
+    run.window_stop = 10;
+    run.state = "COMPLETE";
+    run.map_missing = "RUN/map/runtime_map.bin: not present";
+    return run;
+}
+
+/* Runs `fn` as metric `name` with the JSON settings; checks land in *sink. */
+static void run_metric(eval_run *run, const char *name, int (*fn)(eval_ctx *), const char *json,
+                       struct eval_sink *sink)
+{
+    eval_metric m = {name, "test", fn};
+    json_object *settings = json_tokener_parse(json);
+    assert_non_null(settings);
+    memset(sink, 0, sizeof *sink);
+    eval_ctx ctx = {run, &m, settings, sink};
+    int rc = fn(&ctx);
+    json_object_put(settings);
+    if (rc != RL_OK)
+        fail_msg("%s", rl_error_last());
+    /* RL_TEST_FIGURES=DIR keeps the figures as PNG for a look. */
+    const char *keep = getenv("RL_TEST_FIGURES");
+    for (size_t i = 0; keep && i < sink->nfigures; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.png", keep, sink->figures[i].name);
+        assert_int_equal(rl_figure_save(sink->figures[i].fig, path, RL_PLOT_AUTO), RL_OK);
+    }
+}
+
+/* The check about vehicle `id` (first of its vehicles), or about the pair a-b. */
+static const rl_eval_check *find(const struct eval_sink *s, int a, int b)
+{
+    for (size_t i = 0; i < s->nchecks; i++) {
+        const rl_eval_check *c = &s->checks[i];
+        if (b < 0 && c->nvehicles == 1 && c->vehicles[0] == a)
+            return c;
+        if (b >= 0 && c->nvehicles == 2 && c->vehicles[0] == a && c->vehicles[1] == b)
+            return c;
+    }
+    fail_msg("no check for vehicle %d/%d", a, b);
+    return NULL;
+}
+
+#define NEAR(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+
+/* ---- command_follow ------------------------------------------------------------------- */
+
+static void on_line(double t, double *x, double *y, double *yaw)
+{
+    *x = t, *y = 0, *yaw = 0;
+}
+static void off_4_to_6(double t, double *x, double *y, double *yaw)
+{
+    *x = t, *y = (t >= 4 - 1e-9 && t <= 6 + 1e-9) ? 0.3 : 0, *yaw = 0;
+}
+static void off_briefly(double t, double *x, double *y, double *yaw)
+{
+    *x = t, *y = (t >= 2 - 1e-9 && t <= 2.2 + 1e-9) ? 0.3 : 0, *yaw = 0;
+}
+static void switch_at_5(double t, double *x, double *y, double *yaw)
+{
+    *x = t, *y = t >= 5 - 1e-9 ? 1 : 0, *yaw = 0;
+}
+
+static const char *follow_json = "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
+                                 " \"max_deviation\": 0.15, \"min_duration\": 0.5}";
+
+static void test_command_follow(void **state)
+{
+    (void)state;
+    eval_run run = new_run();
+    add_vehicle(&run, 1, 0, 10, on_line);
+    add_command(&run.vehicles[0], -1, 0, 0, 10, 0);
+    add_vehicle(&run, 2, 0, 10, off_4_to_6);
+    add_command(&run.vehicles[1], -1, 0, 0, 10, 0);
+    add_vehicle(&run, 3, 0, 10, off_briefly);
+    add_command(&run.vehicles[2], -1, 0, 0, 10, 0);
+    add_vehicle(&run, 4, 0, 10, on_line); /* no commands recorded */
+    /* Vehicle 5: a command for y = 0; one received at 3 valid after 5 for y = 1; one
+     * received at 7 valid after 4 for y = 5, older than the second: never active. */
+    add_vehicle(&run, 5, 0, 10, switch_at_5);
+    add_command(&run.vehicles[4], -1, 0, 0, 10, 0);
+    add_command(&run.vehicles[4], 3, 5, 0, 10, 1);
+    add_command(&run.vehicles[4], 7, 4, 0, 10, 5);
+    /* Vehicle 6: its only command is valid from 9.9 s on: 6 poses with a reference. */
+    add_vehicle(&run, 6, 0, 10, on_line);
+    add_command(&run.vehicles[5], -1, 9.9, 0, 10, 0);
+
+    struct eval_sink s;
+    run_metric(&run, "command_follow", eval_metric_command_follow, follow_json, &s);
+    assert_int_equal(s.nchecks, 6);
+    const rl_eval_check *c = find(&s, 1, -1);
+    assert_int_equal(c->status, RL_EVAL_PASS);
+    NEAR(c->value, 0, 1e-9);
+    c = find(&s, 2, -1);
+    assert_int_equal(c->status, RL_EVAL_FAIL);
+    assert_string_equal(c->check, "deviation");
+    assert_int_equal(c->nintervals, 1);
+    NEAR(c->intervals[0][0], 4, 1e-9);
+    NEAR(c->intervals[0][1], 6, 1e-9);
+    NEAR(c->value, 0.3, 1e-9);
+    NEAR(c->threshold, 0.15, 0);
+    assert_non_null(strstr(c->reason, "vehicle 2"));
+    assert_non_null(strstr(c->reason, "4.00-6.00 s"));
+    c = find(&s, 3, -1); /* 0.2 s over: shorter than min_duration */
+    assert_int_equal(c->status, RL_EVAL_PASS);
+    NEAR(c->value, 0.3, 1e-9);
+    assert_int_equal(find(&s, 4, -1)->status, RL_EVAL_UNAVAILABLE);
+    assert_non_null(strstr(find(&s, 4, -1)->reason, "command_trajectory"));
+    c = find(&s, 5, -1);
+    assert_int_equal(c->status, RL_EVAL_PASS);
+    NEAR(c->value, 0, 1e-9);
+    c = find(&s, 6, -1);
+    assert_int_equal(c->status, RL_EVAL_INSUFFICIENT);
+    NEAR(c->value, 6, 0);
+    assert_int_equal(s.nfigures, 1);
+    eval_sink_clear(&s);
+    free_run(&run);
+}
+
+/* ---- vehicle_collision ----------------------------------------------------------------- */
+
+static void parked(double t, double *x, double *y, double *yaw)
+{
+    (void)t;
+    *x = 0, *y = 0, *yaw = 0;
+}
+static void approaching(double t, double *x, double *y, double *yaw)
+{
+    *x = -2 + 0.5 * t, *y = 0, *yaw = 0; /* touches the parked car while |x| <= 0.22 */
+}
+static void far_away(double t, double *x, double *y, double *yaw)
+{
+    (void)t;
+    *x = 0, *y = 5, *yaw = M_PI / 2;
+}
+
+static const char *collision_json =
+    "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25, \"length\": 0.22,"
+    " \"width\": 0.107, \"min_distance\": 0.0, \"time_step\": 0.02, \"min_duration\": 0.0}";
+
+static void test_vehicle_collision(void **state)
+{
+    (void)state;
+    eval_run run = new_run();
+    add_vehicle(&run, 1, 0, 10, parked);
+    struct eval_sink s;
+    run_metric(&run, "vehicle_collision", eval_metric_vehicle_collision, collision_json, &s);
+    assert_int_equal(s.nchecks, 1);
+    assert_int_equal(s.checks[0].status, RL_EVAL_NA);
+    eval_sink_clear(&s);
+
+    add_vehicle(&run, 2, 0, 10, approaching);
+    add_vehicle(&run, 3, 0, 10, far_away);
+    add_vehicle(&run, 4, 0, 2, parked); /* states for 2 s of 10: too little of the window */
+    run_metric(&run, "vehicle_collision", eval_metric_vehicle_collision, collision_json, &s);
+    assert_int_equal(s.nchecks, 4); /* vehicle 4 alone, then pairs 1-2, 1-3, 2-3 */
+    const rl_eval_check *c = find(&s, 4, -1);
+    assert_int_equal(c->status, RL_EVAL_INSUFFICIENT);
+    c = find(&s, 1, 2);
+    assert_int_equal(c->status, RL_EVAL_FAIL);
+    assert_int_equal(c->nintervals, 1);
+    /* x = -2 + 0.5 t within 0.22 of 0: t in [3.56, 4.44], on a 0.02 s grid. */
+    NEAR(c->intervals[0][0], 3.56, 0.0201);
+    NEAR(c->intervals[0][1], 4.44, 0.0201);
+    NEAR(c->value, 0, 1e-12);
+    assert_non_null(strstr(c->reason, "vehicles 1 and 2"));
+    c = find(&s, 1, 3);
+    assert_int_equal(c->status, RL_EVAL_PASS);
+    assert_true(c->value > 1); /* 5 m apart: at least the circles' clearance */
+    NEAR(c->value, 5 - hypot(0.22, 0.107), 1e-9);
+    assert_int_equal(find(&s, 2, 3)->status, RL_EVAL_PASS);
+    assert_int_equal(s.nfigures, 2);
+    eval_sink_clear(&s);
+    free_run(&run);
+}
+
+/* ---- boundary_violation and lanelet_collision ------------------------------------------ */
+
+static void inside_square(double t, double *x, double *y, double *yaw)
+{
+    (void)t;
+    *x = 2, *y = 2, *yaw = 0.4;
+}
+static void out_2_to_3(double t, double *x, double *y, double *yaw)
+{
+    *x = (t >= 2 - 1e-9 && t <= 3 + 1e-9) ? 4.0 : 3.8, *y = 1, *yaw = 0; /* front at 4.11 */
+}
+
+#define BOUNDARY_JSON                                                                      \
+    "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25, \"length\": 0.22,"     \
+    " \"width\": 0.107, \"min_duration\": 0.0, \"step\": 0.01, \"polygon\": %s}"
+
+static void test_boundary_violation(void **state)
+{
+    (void)state;
+    eval_run run = new_run();
+    add_vehicle(&run, 1, 0, 10, inside_square);
+    add_vehicle(&run, 2, 0, 10, out_2_to_3);
+    char json[512];
+    snprintf(json, sizeof json, BOUNDARY_JSON, "[[0, 0], [4, 0], [4, 4], [0, 4]]");
+    struct eval_sink s;
+    run_metric(&run, "boundary_violation", eval_metric_boundary_violation, json, &s);
+    assert_int_equal(s.nchecks, 2);
+    assert_int_equal(find(&s, 1, -1)->status, RL_EVAL_PASS);
+    const rl_eval_check *c = find(&s, 2, -1);
+    assert_int_equal(c->status, RL_EVAL_FAIL);
+    assert_int_equal(c->nintervals, 1);
+    NEAR(c->intervals[0][0], 2, 1e-9);
+    NEAR(c->intervals[0][1], 3, 1e-9);
+    NEAR(c->value, 0.11, 1e-9);
+    assert_int_equal(s.nfigures, 1);
+    eval_sink_clear(&s);
+
+    /* No polygon and no map: UNAVAILABLE, saying why. */
+    snprintf(json, sizeof json, BOUNDARY_JSON, "null");
+    run_metric(&run, "boundary_violation", eval_metric_boundary_violation, json, &s);
+    assert_int_equal(s.nchecks, 2);
+    assert_int_equal(find(&s, 2, -1)->status, RL_EVAL_UNAVAILABLE);
+    assert_non_null(strstr(find(&s, 2, -1)->reason, "runtime_map.bin"));
+    eval_sink_clear(&s);
+
+    /* A polygon of two points is a configuration error naming the key. */
+    snprintf(json, sizeof json, BOUNDARY_JSON, "[[0, 0], [4, 0]]");
+    eval_metric m = {"boundary_violation", "test", eval_metric_boundary_violation};
+    json_object *settings = json_tokener_parse(json);
+    memset(&s, 0, sizeof s);
+    eval_ctx ctx = {&run, &m, settings, &s};
+    assert_int_equal(eval_metric_boundary_violation(&ctx), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "boundary_violation.polygon"));
+    json_object_put(settings);
+    eval_sink_clear(&s);
+    free_run(&run);
+}
+
+static void mid_lane(double t, double *x, double *y, double *yaw)
+{
+    *x = 1 + 0.5 * t, *y = 0.5, *yaw = 0;
+}
+static void edge_5_to_6(double t, double *x, double *y, double *yaw)
+{
+    /* Left side at y = 0.95 + 0.0535 = 1.0035 from 5 s to 6 s. */
+    *x = 1 + 0.5 * t, *y = (t >= 5 - 1e-9 && t <= 6 + 1e-9) ? 0.95 : 0.5, *yaw = 0;
+}
+
+static void test_lanelet_collision(void **state)
+{
+    (void)state;
+    const char *xml =
+        "<?xml version=\"1.0\"?>\n<commonRoad commonRoadVersion=\"2020a\" benchmarkID=\"T-1\">"
+        "<lanelet id=\"1\"><leftBound><point><x>0</x><y>1</y></point><point><x>10</x><y>1</y>"
+        "</point></leftBound><rightBound><point><x>0</x><y>0</y></point><point><x>10</x>"
+        "<y>0</y></point></rightBound></lanelet></commonRoad>\n";
+    rl_map_source *src;
+    rl_map_read_options o;
+    rl_map_read_options_init(&o);
+    o.quiet = true;
+    assert_int_equal(rl_commonroad_read_mem(xml, strlen(xml), "t.xml", &o, &src), RL_OK);
+    void *bytes;
+    size_t len;
+    rl_map *map;
+    assert_int_equal(rl_map_compile(src, NULL, &bytes, &len), RL_OK);
+    assert_int_equal(rl_map_open_mem(bytes, len, 0, &map), RL_OK);
+
+    eval_run run = new_run();
+    add_vehicle(&run, 1, 0, 10, mid_lane);
+    add_vehicle(&run, 2, 0, 10, edge_5_to_6);
+    const char *json = "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25, "
+                       "\"length\": 0.22, \"width\": 0.107, \"min_duration\": 0.0, "
+                       "\"step\": 0.01, \"tolerance\": 0.0}";
+    struct eval_sink s;
+    run_metric(&run, "lanelet_collision", eval_metric_lanelet_collision, json, &s);
+    assert_int_equal(s.nchecks, 2);
+    find(&s, 1, -1);
+    assert_int_equal(find(&s, 1, -1)->status, RL_EVAL_UNAVAILABLE); /* no map yet */
+    eval_sink_clear(&s);
+
+    run.map = map;
+    run.map_missing = NULL;
+    run_metric(&run, "lanelet_collision", eval_metric_lanelet_collision, json, &s);
+    assert_int_equal(s.nchecks, 2);
+    assert_int_equal(find(&s, 1, -1)->status, RL_EVAL_PASS);
+    const rl_eval_check *c = find(&s, 2, -1);
+    assert_int_equal(c->status, RL_EVAL_FAIL);
+    assert_string_equal(c->check, "off_lanelets");
+    assert_int_equal(c->nintervals, 1);
+    NEAR(c->intervals[0][0], 5, 1e-9);
+    NEAR(c->intervals[0][1], 6, 1e-9);
+    NEAR(c->value, 0.0035, 1e-9);
+    assert_int_equal(s.nfigures, 1);
+    eval_sink_clear(&s);
+
+    /* The map's lab area is the lanelets' box [0,10] x [0,1]: the same excursion. */
+    run_metric(&run, "boundary_violation", eval_metric_boundary_violation,
+               "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25, \"length\": "
+               "0.22, \"width\": 0.107, \"min_duration\": 0.0, \"step\": 0.01, \"polygon\": null}",
+               &s);
+    c = find(&s, 2, -1);
+    assert_int_equal(c->status, RL_EVAL_FAIL);
+    NEAR(c->value, 0.0035, 1e-9);
+    eval_sink_clear(&s);
+
+    free_run(&run);
+    rl_map_close(map);
+    free(bytes);
+    rl_map_source_free(src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_command_follow),
+        cmocka_unit_test(test_vehicle_collision),
+        cmocka_unit_test(test_boundary_violation),
+        cmocka_unit_test(test_lanelet_collision),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
