@@ -94,6 +94,12 @@ typedef struct rl_record_options {
     int keep_outside;               /* 1 (default): also write messages outside the window */
     rl_record_compression compression; /* default zstd */
     uint64_t chunk_size;            /* MCAP chunk size, default 1 MiB */
+    const char *bag_profile;        /* MCAP header profile, at most 63 bytes. NULL (default):
+                                       decided at prepare, "ros2" when at least one topic is
+                                       registered by then and every registered topic has a
+                                       ros2msg or ros2idl schema and cdr messages, else ""
+                                       (omgidl schemas, as the lab's, need ""). Once the bag
+                                       says "ros2", a topic that does not fit is refused */
     rl_record_heartbeat_fn heartbeat; /* optional */
     void *heartbeat_user;
 } rl_record_options;
@@ -180,7 +186,9 @@ int rl_recorder_cancel(rl_recorder *r, const char *reason);
 /* Registers a topic and returns its id through `out_id` (ids are dense, from 0). The same
  * topic name again returns the existing id when schema and encoding are equal,
  * RL_EEXIST otherwise. `schema_name` may be "" (no schema); `schema_data` is copied.
- * Allowed in IDLE, ARMED and RECORDING. Thread-safe. At most 4096 topics (RL_ERANGE). */
+ * Allowed in IDLE, ARMED and RECORDING. Thread-safe. At most 4096 topics (RL_ERANGE).
+ * RL_EINVAL when the bag's profile is "ros2" (given, or decided at prepare) and the topic
+ * has no ros2msg / ros2idl schema or no cdr message encoding. */
 int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
                           const char *schema_encoding, const void *schema_data,
                           size_t schema_len, const char *message_encoding, uint16_t *out_id);

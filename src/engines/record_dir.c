@@ -279,6 +279,7 @@ static json_object *recorder_config_json(const rec_run_info *info, const rl_reco
                            json_object_new_string(rl_record_compression_name(o->compression)));
     json_object_object_add(c, "chunk_size", json_object_new_int64((int64_t)o->chunk_size));
     json_object_object_add(c, "bag_format", json_object_new_string(info->sink_name));
+    json_object_object_add(c, "bag_profile", json_object_new_string(info->bag_profile));
     return c;
 }
 
@@ -563,6 +564,7 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
     json_object *bag = json_object_new_object();
     json_object_object_add(bag, "file", json_object_new_string(info->bag_rel));
     json_object_object_add(bag, "format", json_object_new_string(info->sink_name));
+    json_object_object_add(bag, "profile", json_object_new_string(info->bag_profile));
     json_object_object_add(bag, "compression",
                            json_object_new_string(rl_record_compression_name(s->compression)));
     json_object_object_add(bag, "keep_outside", json_object_new_boolean(s->keep_outside != 0));

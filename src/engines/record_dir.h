@@ -78,6 +78,7 @@ typedef struct rec_run_info {
     long pid;
     char lock_path[PATH_MAX];
     char sink_name[16];
+    char bag_profile[64];  /* the MCAP header profile, decided at prepare */
     char run_id[RL_RECORD_RUN_ID_MAX + 1];
     char run_dir[PATH_MAX];
     char run_name[PATH_MAX];

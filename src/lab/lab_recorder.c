@@ -418,6 +418,9 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
     eo.lock_dir = opts->lock_dir;
     eo.lab_domain = opts->domain;
     eo.heartbeat_interval_ns = opts->heartbeat_interval_ns;
+    /* omgidl schemas: the MCAP ros2 profile (ros2msg schemas) does not fit the bag. */
+    if (!eo.bag_profile)
+        eo.bag_profile = "";
     eo.heartbeat = on_heartbeat;
     eo.heartbeat_user = n;
     int rc = rl_recorder_new(&n->rec, &eo);
