@@ -41,7 +41,8 @@ typedef enum rl_record_compression {
 const char *rl_record_compression_name(rl_record_compression c);
 
 /* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
- * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" before prepare,
+ * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" until a prepare has
+ * succeeded, also while one is under way in another thread, and never change after,
  * `reason` is "" until a terminal state). */
 typedef struct rl_record_status {
     rl_record_state state;
@@ -110,7 +111,9 @@ void rl_record_options_default(rl_record_options *opts);
 
 /* What prepare is told about the run. Everything is copied. */
 typedef struct rl_record_run {
-    const char *run_id;             /* NULL: generated ("run-<time>-<pid>") */
+    const char *run_id;             /* NULL: generated ("run-<time>-<pid>", or with "-2",
+                                       "-3", ... when a run of this process took it in
+                                       the same second); a given id is never changed */
     const int *vehicles;            /* vehicle ids, `vehicle_count` of them */
     size_t vehicle_count;
     const char *planner;            /* optional */
@@ -222,8 +225,9 @@ typedef struct rl_record_topic_stats {
 } rl_record_topic_stats;
 int rl_recorder_topic_stats(rl_recorder *r, uint16_t topic_id, rl_record_topic_stats *out);
 
-/* Path of the run directory ("" before prepare) and of the bag file inside it. Valid
- * until free. */
+/* Path of the run directory and of the bag file inside it: "" until a prepare has
+ * succeeded (also while one runs in another thread), then fixed. Valid until free;
+ * thread-safe. */
 const char *rl_recorder_run_dir(const rl_recorder *r);
 const char *rl_recorder_bag_path(const rl_recorder *r);
 

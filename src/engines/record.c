@@ -243,14 +243,23 @@ rl_record_state rl_recorder_state(const rl_recorder *r)
     return (rl_record_state)atomic_load(&((rl_recorder *)r)->state);
 }
 
+/* The run's names are written by prepare (in whatever thread calls it) before the state
+ * leaves IDLE, and never again: read only after seeing another state (the state is
+ * stored after them, so the load orders the reads), they are never read while written.
+ * In IDLE a prepare may be filling them (or a refused one emptying them): "". */
+static const char *run_name(const rl_recorder *r, const char *s)
+{
+    return atomic_load(&((rl_recorder *)r)->state) == RL_RECORD_IDLE ? "" : s;
+}
+
 const char *rl_recorder_run_dir(const rl_recorder *r)
 {
-    return r->info.run_dir;
+    return run_name(r, r->info.run_dir);
 }
 
 const char *rl_recorder_bag_path(const rl_recorder *r)
 {
-    return r->info.bag_path;
+    return run_name(r, r->info.bag_path);
 }
 
 int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *user)
@@ -1162,8 +1171,8 @@ void rl_recorder_status(rl_recorder *r, rl_record_status *out)
     snprintf(out->manifest_error, sizeof out->manifest_error, "%s", r->manifest_error);
     pthread_mutex_unlock(&r->mu);
     out->host = r->info.host;
-    out->run_id = r->info.run_id;
-    out->run_dir = r->info.run_dir;
+    out->run_id = out->state == RL_RECORD_IDLE ? "" : r->info.run_id;
+    out->run_dir = out->state == RL_RECORD_IDLE ? "" : r->info.run_dir;
     out->pauses = atomic_load(&r->pauses);
     /* The reason is written once, when the state becomes terminal, before the state. */
     out->reason = out->state >= RL_RECORD_COMPLETE ? r->reason : "";

@@ -418,8 +418,25 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
                           (unsigned long long)opts->minimum_free_bytes);
         goto out_nodes;
     }
-    snprintf(info->run_name, sizeof info->run_name, "%s_%s", compact, info->run_id);
-    if ((rc = reserve_run_id(info, experiments)) < 0)
+    /* A generated id is per second and process: a second run in the same second (another
+     * recorder in this process, or a pid reused) takes the next free "-2", "-3", ...; a
+     * given id is the caller's and is refused when used. */
+    char base_id[RL_RECORD_RUN_ID_MAX + 1];
+    snprintf(base_id, sizeof base_id, "%s", info->run_id);
+    for (int k = 1;; k++) {
+        if (k > 1) {
+            char next[RL_RECORD_RUN_ID_MAX + 16];
+            size_t n_next = (size_t)snprintf(next, sizeof next, "%s-%d", base_id, k);
+            if (n_next > RL_RECORD_RUN_ID_MAX)
+                break; /* never for a generated id; rc is the RL_EEXIST before */
+            memcpy(info->run_id, next, n_next + 1);
+        }
+        snprintf(info->run_name, sizeof info->run_name, "%s_%s", compact, info->run_id);
+        rc = reserve_run_id(info, experiments);
+        if (rc != RL_EEXIST || run->run_id || k == RL_REC_GENERATED_ID_TRIES)
+            break;
+    }
+    if (rc < 0)
         goto out_nodes;
     rc = rl_fs_mkdir_new(experiments, info->run_name, RL_MKDIR_FAIL_IF_EXISTS, info->run_dir,
                          sizeof info->run_dir);

@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-enum { RL_RECORD_RUN_ID_MAX = 64 };
+enum { RL_RECORD_RUN_ID_MAX = 64, RL_REC_GENERATED_ID_TRIES = 1000 };
 
 /* Marks a stamp that has not happened yet. */
 #define RL_REC_UNSET INT64_MIN
