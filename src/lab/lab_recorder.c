@@ -180,6 +180,12 @@ static void do_prepare(rl_lab_recorder *n, service *s,
     };
     int rc = rl_recorder_prepare(n->rec, &run);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
+    if (rc == RL_OK) {
+        size_t held = lab_capture_release_held(n->capture);
+        if (held)
+            rl_log(RL_LOG_INFO, "recorder: %zu transient-local sample(s) received before "
+                   "prepare recorded", held);
+    }
     rl_log(RL_LOG_INFO, "recorder: prepare %s: %s", run.run_id ? run.run_id : "(new id)",
            rc == RL_OK ? "ARMED" : rl_error_last());
 }
@@ -430,6 +436,11 @@ void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out)
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n)
 {
     return n->capture ? lab_capture_topic_count(n->capture) : 0;
+}
+
+size_t rl_lab_recorder_held_count(rl_lab_recorder *n)
+{
+    return n->capture ? lab_capture_held_count(n->capture) : 0;
 }
 
 void rl_lab_recorder_free(rl_lab_recorder *n)
