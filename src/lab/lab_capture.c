@@ -30,9 +30,6 @@ typedef struct publication {
     struct publication *next;
 } publication;
 
-/* A reader made for a topic; the receive path's context. */
-/* Its fields are set before the reader exists and read on Cyclone's threads; Cyclone's hand-over
- * of the listener argument is invisible to ThreadSanitizer, so they are atomics. */
 /* A transient-local sample that arrived before prepare (the recorder IDLE): kept, the
  * latest per writer and instance, and handed to the engine with its own receive time once
  * the bag is open. READY and other latched state published before prepare are then in the
@@ -45,6 +42,9 @@ typedef struct held_sample {
     size_t len;
 } held_sample;
 
+/* A reader made for a topic; the receive path's context. */
+/* Its fields are set before the reader exists and read on Cyclone's threads; Cyclone's hand-over
+ * of the listener argument is invisible to ThreadSanitizer, so they are atomics. */
 typedef struct subscription {
     _Atomic(rl_recorder *) rec;
     atomic_uint topic_id;
@@ -106,8 +106,8 @@ static void hold(subscription *s, rl_recorder *rec, uint16_t topic_id,
     }
     memcpy(copy, data, len);
     size_t k = 0;
-    while (k < s->nheld &&
-           !(s->held[k].writer == si->publication_handle && s->held[k].instance == si->instance_handle))
+    while (k < s->nheld && !(s->held[k].writer == si->publication_handle &&
+                             s->held[k].instance == si->instance_handle))
         k++;
     if (k == s->nheld && s->nheld == HELD_MAX) { /* full: the oldest goes */
         free(s->held[0].data);
