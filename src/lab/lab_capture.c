@@ -341,8 +341,10 @@ static void *worker_main(void *arg)
         todo->state = 1;
         pthread_mutex_unlock(&c->mu);
         int rc = subscribe(c, todo);
+        /* A writer found after the run ended is no loss: said, but not as a warning. */
         if (rc < 0)
-            rl_log(RL_LOG_WARN, "recorder: not recording %s: %s", todo->topic, rl_error_last());
+            rl_log(rl_recorder_state(c->rec) >= RL_RECORD_COMPLETE ? RL_LOG_INFO : RL_LOG_WARN,
+                   "recorder: not recording %s: %s", todo->topic, rl_error_last());
         pthread_mutex_lock(&c->mu);
         if (rc < 0)
             todo->state = 2;
