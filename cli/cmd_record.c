@@ -454,6 +454,25 @@ static void end_live_status(struct live_status *ls)
     pthread_mutex_unlock(&ls->mu);
 }
 
+static int bytes_are(rl_mcap_bytes b, const char *s)
+{
+    return b.len == strlen(s) && memcmp(b.data, s, b.len) == 0;
+}
+
+/* "ros2" when the replayed file's channels all fit the MCAP ros2 profile, else "". */
+static const char *replay_profile(const rl_mcap_indexed *idx)
+{
+    const rl_mcap_channel *ch = NULL;
+    size_t n = idx ? rl_mcap_indexed_channels(idx, &ch) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const rl_mcap_schema *s = rl_mcap_indexed_schema(idx, ch[i].schema_id);
+        if (!s || !(bytes_are(s->encoding, "ros2msg") || bytes_are(s->encoding, "ros2idl")) ||
+            !bytes_are(ch[i].message_encoding, "cdr"))
+            return "";
+    }
+    return n ? "ros2" : "";
+}
+
 /* "LAT,LON" in degrees. */
 static int parse_origin(const char *s, double *lat, double *lon)
 {
@@ -689,6 +708,10 @@ int cmd_record(int argc, char **argv)
     rl_mcap_indexed *idx = NULL;
     if (a.replay && rl_mcap_indexed_open(&idx, a.replay, 0) < 0)
         return cli_fail("record", "%s", rl_error_last());
+    /* The bag's profile: synthetic messages are ros2msg; a replay keeps ros2 only when
+     * every channel of the file is ros2msg/ros2idl with cdr messages. */
+    if (!a.opts.bag_profile)
+        a.opts.bag_profile = a.synthetic ? "ros2" : replay_profile(idx);
     rl_recorder *r = NULL;
     int rc = rl_recorder_new(&r, &a.opts);
     if (rc < 0) {

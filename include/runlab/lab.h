@@ -110,6 +110,11 @@ void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
 /* Number of DDS topics being recorded (readers made). Thread-safe. */
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n);
 
+/* Transient-local samples (READY, the map announcement, ...) received before prepare and
+ * held for the bag: the latest per writer and instance, written with their own receive
+ * times once prepare has opened it. 0 after a prepare. Thread-safe. */
+size_t rl_lab_recorder_held_count(rl_lab_recorder *n);
+
 /* Stops serving, cancels a recording still running (INTERRUPTED, reason "recorder
  * stopped"), waits for the bag to be closed, leaves the domain and frees. NULL is ignored.
  * Not concurrently with other calls on `n`. */

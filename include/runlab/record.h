@@ -41,7 +41,8 @@ typedef enum rl_record_compression {
 const char *rl_record_compression_name(rl_record_compression c);
 
 /* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
- * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" before prepare,
+ * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" until a prepare has
+ * succeeded, also while one is under way in another thread, and never change after,
  * `reason` is "" until a terminal state). */
 typedef struct rl_record_status {
     rl_record_state state;
@@ -94,6 +95,12 @@ typedef struct rl_record_options {
     int keep_outside;               /* 1 (default): also write messages outside the window */
     rl_record_compression compression; /* default zstd */
     uint64_t chunk_size;            /* MCAP chunk size, default 1 MiB */
+    const char *bag_profile;        /* MCAP header profile, at most 63 bytes. NULL (default):
+                                       decided at prepare, "ros2" when at least one topic is
+                                       registered by then and every registered topic has a
+                                       ros2msg or ros2idl schema and cdr messages, else ""
+                                       (omgidl schemas, as the lab's, need ""). Once the bag
+                                       says "ros2", a topic that does not fit is refused */
     rl_record_heartbeat_fn heartbeat; /* optional */
     void *heartbeat_user;
 } rl_record_options;
@@ -104,7 +111,9 @@ void rl_record_options_default(rl_record_options *opts);
 
 /* What prepare is told about the run. Everything is copied. */
 typedef struct rl_record_run {
-    const char *run_id;             /* NULL: generated ("run-<time>-<pid>") */
+    const char *run_id;             /* NULL: generated ("run-<time>-<pid>", or with "-2",
+                                       "-3", ... when a run of this process took it in
+                                       the same second); a given id is never changed */
     const int *vehicles;            /* vehicle ids, `vehicle_count` of them */
     size_t vehicle_count;
     const char *planner;            /* optional */
@@ -180,7 +189,9 @@ int rl_recorder_cancel(rl_recorder *r, const char *reason);
 /* Registers a topic and returns its id through `out_id` (ids are dense, from 0). The same
  * topic name again returns the existing id when schema and encoding are equal,
  * RL_EEXIST otherwise. `schema_name` may be "" (no schema); `schema_data` is copied.
- * Allowed in IDLE, ARMED and RECORDING. Thread-safe. At most 4096 topics (RL_ERANGE). */
+ * Allowed in IDLE, ARMED and RECORDING. Thread-safe. At most 4096 topics (RL_ERANGE).
+ * RL_EINVAL when the bag's profile is "ros2" (given, or decided at prepare) and the topic
+ * has no ros2msg / ros2idl schema or no cdr message encoding. */
 int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
                           const char *schema_encoding, const void *schema_data,
                           size_t schema_len, const char *message_encoding, uint16_t *out_id);
@@ -214,8 +225,9 @@ typedef struct rl_record_topic_stats {
 } rl_record_topic_stats;
 int rl_recorder_topic_stats(rl_recorder *r, uint16_t topic_id, rl_record_topic_stats *out);
 
-/* Path of the run directory ("" before prepare) and of the bag file inside it. Valid
- * until free. */
+/* Path of the run directory and of the bag file inside it: "" until a prepare has
+ * succeeded (also while one runs in another thread), then fixed. Valid until free;
+ * thread-safe. */
 const char *rl_recorder_run_dir(const rl_recorder *r);
 const char *rl_recorder_bag_path(const rl_recorder *r);
 

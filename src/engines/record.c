@@ -176,12 +176,19 @@ int rl_recorder_new(rl_recorder **out, const rl_record_options *opts)
     if (rc == RL_OK && opts->lock_dir && *opts->lock_dir &&
         snprintf(r->lock_dir, sizeof r->lock_dir, "%s", opts->lock_dir) >= (int)sizeof r->lock_dir)
         rc = rl_error_set(RL_ERANGE, "recorder lock directory: path too long");
+    if (rc == RL_OK && opts->bag_profile &&
+        snprintf(r->bag_profile_opt, sizeof r->bag_profile_opt, "%s", opts->bag_profile) >=
+            (int)sizeof r->bag_profile_opt)
+        rc = rl_error_set(RL_EINVAL, "recorder option bag_profile: longer than %zu bytes",
+                          sizeof r->bag_profile_opt - 1);
     if (rc < 0) {
         free(r);
         return rc;
     }
     r->opts.home = r->info.home;
     r->opts.lock_dir = r->lock_dir[0] ? r->lock_dir : NULL;
+    r->opts.bag_profile = opts->bag_profile ? r->bag_profile_opt : NULL;
+    atomic_init(&r->profile_ros2, opts->bag_profile && strcmp(opts->bag_profile, "ros2") == 0);
     rl_provenance prov;
     rl_provenance_collect(&prov);
     snprintf(r->info.version, sizeof r->info.version, "%s", prov.version);
@@ -236,14 +243,23 @@ rl_record_state rl_recorder_state(const rl_recorder *r)
     return (rl_record_state)atomic_load(&((rl_recorder *)r)->state);
 }
 
+/* The run's names are written by prepare (in whatever thread calls it) before the state
+ * leaves IDLE, and never again: read only after seeing another state (the state is
+ * stored after them, so the load orders the reads), they are never read while written.
+ * In IDLE a prepare may be filling them (or a refused one emptying them): "". */
+static const char *run_name(const rl_recorder *r, const char *s)
+{
+    return atomic_load(&((rl_recorder *)r)->state) == RL_RECORD_IDLE ? "" : s;
+}
+
 const char *rl_recorder_run_dir(const rl_recorder *r)
 {
-    return r->info.run_dir;
+    return run_name(r, r->info.run_dir);
 }
 
 const char *rl_recorder_bag_path(const rl_recorder *r)
 {
-    return r->info.bag_path;
+    return run_name(r, r->info.bag_path);
 }
 
 int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *user)
@@ -395,6 +411,34 @@ static int same_str(const char *a, const char *b)
     return strcmp(a, b ? b : "") == 0;
 }
 
+/* A topic the MCAP ros2 profile allows: a ros2msg or ros2idl schema, cdr messages. */
+static int fits_ros2(const char *schema_name, const char *schema_encoding,
+                     const char *message_encoding)
+{
+    return schema_name && *schema_name && schema_encoding &&
+           (strcmp(schema_encoding, "ros2msg") == 0 || strcmp(schema_encoding, "ros2idl") == 0) &&
+           message_encoding && strcmp(message_encoding, "cdr") == 0;
+}
+
+/* Decides the bag's profile at prepare (see rl_record_options.bag_profile). */
+static void decide_profile(rl_recorder *r)
+{
+    if (r->opts.bag_profile) {
+        snprintf(r->info.bag_profile, sizeof r->info.bag_profile, "%s", r->opts.bag_profile);
+        return;
+    }
+    pthread_mutex_lock(&r->topic_mu);
+    unsigned n = atomic_load(&r->ntopics);
+    int ros2 = n > 0;
+    for (unsigned i = 0; ros2 && i < n; i++)
+        ros2 = fits_ros2(r->topics[i]->schema_name, r->topics[i]->schema_encoding,
+                         r->topics[i]->message_encoding);
+    /* Under topic_mu: a topic registered from now on is checked against the decision. */
+    atomic_store(&r->profile_ros2, ros2);
+    pthread_mutex_unlock(&r->topic_mu);
+    snprintf(r->info.bag_profile, sizeof r->info.bag_profile, "%s", ros2 ? "ros2" : "");
+}
+
 int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
                           const char *schema_encoding, const void *schema_data,
                           size_t schema_len, const char *message_encoding, uint16_t *out_id)
@@ -427,6 +471,16 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
         }
         pthread_mutex_unlock(&r->topic_mu);
         return rc;
+    }
+    if (atomic_load(&r->profile_ros2) &&
+        !fits_ros2(schema_name, schema_encoding, message_encoding)) {
+        pthread_mutex_unlock(&r->topic_mu);
+        return rl_error_set(RL_EINVAL,
+                            "recorder topic %s: the bag's profile is ros2, which needs a "
+                            "ros2msg or ros2idl schema and cdr messages (schema encoding '%s', "
+                            "message encoding '%s'); choose the bag_profile",
+                            topic, schema_encoding ? schema_encoding : "",
+                            message_encoding ? message_encoding : "");
     }
     if (n >= RL_RECORD_MAX_TOPICS) {
         pthread_mutex_unlock(&r->topic_mu);
@@ -1117,8 +1171,8 @@ void rl_recorder_status(rl_recorder *r, rl_record_status *out)
     snprintf(out->manifest_error, sizeof out->manifest_error, "%s", r->manifest_error);
     pthread_mutex_unlock(&r->mu);
     out->host = r->info.host;
-    out->run_id = r->info.run_id;
-    out->run_dir = r->info.run_dir;
+    out->run_id = out->state == RL_RECORD_IDLE ? "" : r->info.run_id;
+    out->run_dir = out->state == RL_RECORD_IDLE ? "" : r->info.run_dir;
     out->pauses = atomic_load(&r->pauses);
     /* The reason is written once, when the state becomes terminal, before the state. */
     out->reason = out->state >= RL_RECORD_COMPLETE ? r->reason : "";
@@ -1308,10 +1362,14 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
     int rc = RL_OK;
     if (!r->sink)
         rc = rl_error_set(RL_EUNSUPPORTED, "recorder prepare: no bag writer available");
-    if (rc == RL_OK)
-        rc = rl_rec_prepare_dir(&r->info, &r->opts, run);
     if (rc == RL_OK) {
-        rc = r->sink->open(&r->sink_ctx, r->info.bag_path, &r->opts, r->sink_user);
+        decide_profile(r);
+        rc = rl_rec_prepare_dir(&r->info, &r->opts, run);
+    }
+    if (rc == RL_OK) {
+        rl_record_options so = r->opts;
+        so.bag_profile = r->info.bag_profile;
+        rc = r->sink->open(&r->sink_ctx, r->info.bag_path, &so, r->sink_user);
         if (rc < 0) {
             /* Nothing was armed: the directory goes, as for any other prepare error (the
              * run id stays reserved). */
@@ -1362,6 +1420,9 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
             rl_error_set(rc, "%s", msg);
         }
     }
+    if (atomic_load(&r->state) == RL_RECORD_IDLE) /* refused: no bag, nothing decided */
+        atomic_store(&r->profile_ros2, r->opts.bag_profile && strcmp(r->opts.bag_profile,
+                                                                      "ros2") == 0);
     pthread_mutex_lock(&r->mu);
     r->closing = 0;
     pthread_mutex_unlock(&r->mu);

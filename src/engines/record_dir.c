@@ -279,6 +279,7 @@ static json_object *recorder_config_json(const rec_run_info *info, const rl_reco
                            json_object_new_string(rl_record_compression_name(o->compression)));
     json_object_object_add(c, "chunk_size", json_object_new_int64((int64_t)o->chunk_size));
     json_object_object_add(c, "bag_format", json_object_new_string(info->sink_name));
+    json_object_object_add(c, "bag_profile", json_object_new_string(info->bag_profile));
     return c;
 }
 
@@ -417,8 +418,25 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
                           (unsigned long long)opts->minimum_free_bytes);
         goto out_nodes;
     }
-    snprintf(info->run_name, sizeof info->run_name, "%s_%s", compact, info->run_id);
-    if ((rc = reserve_run_id(info, experiments)) < 0)
+    /* A generated id is per second and process: a second run in the same second (another
+     * recorder in this process, or a pid reused) takes the next free "-2", "-3", ...; a
+     * given id is the caller's and is refused when used. */
+    char base_id[RL_RECORD_RUN_ID_MAX + 1];
+    snprintf(base_id, sizeof base_id, "%s", info->run_id);
+    for (int k = 1;; k++) {
+        if (k > 1) {
+            char next[RL_RECORD_RUN_ID_MAX + 16];
+            size_t n_next = (size_t)snprintf(next, sizeof next, "%s-%d", base_id, k);
+            if (n_next > RL_RECORD_RUN_ID_MAX)
+                break; /* never for a generated id; rc is the RL_EEXIST before */
+            memcpy(info->run_id, next, n_next + 1);
+        }
+        snprintf(info->run_name, sizeof info->run_name, "%s_%s", compact, info->run_id);
+        rc = reserve_run_id(info, experiments);
+        if (rc != RL_EEXIST || run->run_id || k == RL_REC_GENERATED_ID_TRIES)
+            break;
+    }
+    if (rc < 0)
         goto out_nodes;
     rc = rl_fs_mkdir_new(experiments, info->run_name, RL_MKDIR_FAIL_IF_EXISTS, info->run_dir,
                          sizeof info->run_dir);
@@ -563,6 +581,7 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
     json_object *bag = json_object_new_object();
     json_object_object_add(bag, "file", json_object_new_string(info->bag_rel));
     json_object_object_add(bag, "format", json_object_new_string(info->sink_name));
+    json_object_object_add(bag, "profile", json_object_new_string(info->bag_profile));
     json_object_object_add(bag, "compression",
                            json_object_new_string(rl_record_compression_name(s->compression)));
     json_object_object_add(bag, "keep_outside", json_object_new_boolean(s->keep_outside != 0));

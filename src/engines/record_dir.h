@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-enum { RL_RECORD_RUN_ID_MAX = 64 };
+enum { RL_RECORD_RUN_ID_MAX = 64, RL_REC_GENERATED_ID_TRIES = 1000 };
 
 /* Marks a stamp that has not happened yet. */
 #define RL_REC_UNSET INT64_MIN
@@ -78,6 +78,7 @@ typedef struct rec_run_info {
     long pid;
     char lock_path[PATH_MAX];
     char sink_name[16];
+    char bag_profile[64];  /* the MCAP header profile, decided at prepare */
     char run_id[RL_RECORD_RUN_ID_MAX + 1];
     char run_dir[PATH_MAX];
     char run_name[PATH_MAX];

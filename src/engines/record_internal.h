@@ -92,6 +92,8 @@ typedef struct rec_topic {
 struct rl_recorder {
     rl_record_options opts; /* strings point to the copies below */
     char lock_dir[PATH_MAX];
+    char bag_profile_opt[64];   /* the bag_profile option's copy */
+    _Atomic int profile_ros2;   /* the bag says "ros2": topics must fit (set at new or prepare) */
     rec_lock lock;
     /* Set by prepare, read-only afterwards (but for the manifest's room, which only
      * the manifest writer touches, under manifest_mu). */

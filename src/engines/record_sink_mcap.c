@@ -86,7 +86,7 @@ static int mcap_open(void **ctx, const char *path, const rl_record_options *opts
     (void)user;
     rl_mcap_writer_options wo;
     rl_mcap_writer_options_default(&wo);
-    wo.profile = "ros2";
+    wo.profile = opts->bag_profile ? opts->bag_profile : "";
     wo.chunk_size = opts->chunk_size;
     wo.compression = opts->compression == RL_RECORD_COMPRESSION_ZSTD  ? RL_MCAP_COMPRESSION_ZSTD
                      : opts->compression == RL_RECORD_COMPRESSION_LZ4 ? RL_MCAP_COMPRESSION_LZ4

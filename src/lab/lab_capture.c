@@ -30,13 +30,30 @@ typedef struct publication {
     struct publication *next;
 } publication;
 
+/* A transient-local sample that arrived before prepare (the recorder IDLE): kept, the
+ * latest per writer and instance, and handed to the engine with its own receive time once
+ * the bag is open. READY and other latched state published before prepare are then in the
+ * bag, as a late-joining rosbag2 would have them. */
+enum { HELD_MAX = 64 };
+typedef struct held_sample {
+    dds_instance_handle_t writer, instance;
+    int64_t receive_ns, publish_ns;
+    void *data;
+    size_t len;
+} held_sample;
+
 /* A reader made for a topic; the receive path's context. */
 /* Its fields are set before the reader exists and read on Cyclone's threads; Cyclone's hand-over
  * of the listener argument is invisible to ThreadSanitizer, so they are atomics. */
 typedef struct subscription {
     _Atomic(rl_recorder *) rec;
     atomic_uint topic_id;
+    atomic_int durable;                /* transient-local: samples before prepare are held */
+    _Atomic(atomic_int *) released;    /* the capture's: held samples were handed over */
     dds_entity_t reader;
+    pthread_mutex_t held_mu;
+    held_sample held[HELD_MAX];
+    size_t nheld;
     struct subscription *next;
 } subscription;
 
@@ -57,6 +74,7 @@ struct lab_capture {
     size_t pattern_count, pattern_cap;
     subscription *subs;      /* owned; readers are the participant's */
     atomic_size_t topic_count;
+    atomic_int released;     /* lab_capture_release_held ran: nothing is held any more */
 };
 
 static int matches(lab_capture *c, const char *topic)
@@ -68,6 +86,54 @@ static int matches(lab_capture *c, const char *topic)
 }
 
 /* ---- the receive path -------------------------------------------------------------- */
+
+/* Keeps a sample the IDLE recorder refused (transient-local topics only). Once the held
+ * samples were handed over, the recorder takes it itself. */
+static void hold(subscription *s, rl_recorder *rec, uint16_t topic_id,
+                 const dds_sample_info_t *si, int64_t now, int64_t published, const void *data,
+                 size_t len)
+{
+    pthread_mutex_lock(&s->held_mu);
+    if (atomic_load(atomic_load(&s->released))) {
+        pthread_mutex_unlock(&s->held_mu);
+        (void)rl_recorder_push(rec, topic_id, now, published, data, len);
+        return;
+    }
+    void *copy = malloc(len ? len : 1);
+    if (!copy) {
+        pthread_mutex_unlock(&s->held_mu);
+        return;
+    }
+    memcpy(copy, data, len);
+    size_t k = 0;
+    while (k < s->nheld && !(s->held[k].writer == si->publication_handle &&
+                             s->held[k].instance == si->instance_handle))
+        k++;
+    if (k == s->nheld && s->nheld == HELD_MAX) { /* full: the oldest goes */
+        free(s->held[0].data);
+        memmove(&s->held[0], &s->held[1], (HELD_MAX - 1) * sizeof s->held[0]);
+        k = --s->nheld;
+    }
+    if (k == s->nheld)
+        s->nheld++;
+    else
+        free(s->held[k].data);
+    s->held[k] = (held_sample){si->publication_handle, si->instance_handle, now, published, copy,
+                               len};
+    pthread_mutex_unlock(&s->held_mu);
+}
+
+/* Hands one sample to the engine; a transient-local one the IDLE recorder refuses is held. */
+static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
+                    const dds_sample_info_t *si, int64_t now, int64_t published, const void *data,
+                    size_t len)
+{
+    int rc = rl_recorder_push(rec, topic_id, now, published, data, len);
+    if (rc == RL_ESTATE && atomic_load(&s->durable) && rl_recorder_state(rec) == RL_RECORD_IDLE)
+        hold(s, rec, topic_id, si, now, published, data, len);
+    /* Otherwise a refused push (queue full: the run turns FAILED and says so; ended: nothing
+       to record any more) needs nothing more here. */
+}
 
 static void on_samples(dds_entity_t reader, void *arg)
 {
@@ -91,8 +157,7 @@ static void on_samples(dds_entity_t reader, void *arg)
                 ddsrt_iovec_t ref;
                 struct ddsi_serdata *held = ddsi_serdata_to_ser_ref(bufs[i], 0, size, &ref);
                 if (held && ref.iov_len == size) {
-                    (void)rl_recorder_push(rec, topic_id, now, published, ref.iov_base,
-                                           size);
+                    deliver(s, rec, topic_id, &si[i], now, published, ref.iov_base, size);
                     ddsi_serdata_to_ser_unref(held, &ref);
                 } else {
                     if (held)
@@ -100,13 +165,10 @@ static void on_samples(dds_entity_t reader, void *arg)
                     void *copy = malloc(size ? size : 1);
                     if (copy) {
                         ddsi_serdata_to_ser(bufs[i], 0, size, copy);
-                        (void)rl_recorder_push(rec, topic_id, now, published, copy,
-                                               size);
+                        deliver(s, rec, topic_id, &si[i], now, published, copy, size);
                         free(copy);
                     }
                 }
-                /* A refused push (queue full: the run turns FAILED and says so; not armed
-                   yet: nothing to record) needs nothing more here. */
             }
             ddsi_serdata_unref(bufs[i]);
         }
@@ -221,6 +283,9 @@ static int subscribe(lab_capture *c, publication *p)
     }
     atomic_store(&s->rec, c->rec);
     atomic_store(&s->topic_id, topic_id);
+    atomic_store(&s->durable, dur != DDS_DURABILITY_VOLATILE);
+    atomic_store(&s->released, &c->released);
+    pthread_mutex_init(&s->held_mu, NULL);
     lab_handoff_publish();
     dds_listener_t *l = dds_create_listener(s);
     dds_lset_data_available(l, on_samples);
@@ -235,6 +300,7 @@ static int subscribe(lab_capture *c, publication *p)
     dds_delete_listener(l);
     dds_delete_qos(q);
     if (rd < 0) {
+        pthread_mutex_destroy(&s->held_mu);
         free(s);
         return lab_dds_fail(rd, "create reader");
     }
@@ -275,8 +341,10 @@ static void *worker_main(void *arg)
         todo->state = 1;
         pthread_mutex_unlock(&c->mu);
         int rc = subscribe(c, todo);
+        /* A writer found after the run ended is no loss: said, but not as a warning. */
         if (rc < 0)
-            rl_log(RL_LOG_WARN, "recorder: not recording %s: %s", todo->topic, rl_error_last());
+            rl_log(rl_recorder_state(c->rec) >= RL_RECORD_COMPLETE ? RL_LOG_INFO : RL_LOG_WARN,
+                   "recorder: not recording %s: %s", todo->topic, rl_error_last());
         pthread_mutex_lock(&c->mu);
         if (rc < 0)
             todo->state = 2;
@@ -467,6 +535,42 @@ size_t lab_capture_topic_count(lab_capture *c)
     return atomic_load(&c->topic_count);
 }
 
+size_t lab_capture_held_count(lab_capture *c)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (subscription *s = c->subs; s; s = s->next) {
+        pthread_mutex_lock(&s->held_mu);
+        n += s->nheld;
+        pthread_mutex_unlock(&s->held_mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+size_t lab_capture_release_held(lab_capture *c)
+{
+    atomic_store(&c->released, 1);
+    size_t n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (subscription *s = c->subs; s; s = s->next) {
+        pthread_mutex_lock(&s->held_mu);
+        rl_recorder *rec = atomic_load(&s->rec);
+        uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
+        for (size_t k = 0; k < s->nheld; k++) {
+            held_sample *h = &s->held[k];
+            if (rl_recorder_push(rec, topic_id, h->receive_ns, h->publish_ns, h->data, h->len) ==
+                RL_OK)
+                n++;
+            free(h->data);
+        }
+        s->nheld = 0;
+        pthread_mutex_unlock(&s->held_mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
 static void free_pubs(publication *p)
 {
     while (p) {
@@ -503,6 +607,9 @@ void lab_capture_free(lab_capture *c)
     free_pubs(c->pending);
     for (subscription *s = c->subs; s;) {
         subscription *next = s->next;
+        for (size_t k = 0; k < s->nheld; k++)
+            free(s->held[k].data);
+        pthread_mutex_destroy(&s->held_mu);
         free(s);
         s = next;
     }

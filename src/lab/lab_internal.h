@@ -69,6 +69,14 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern);
 /* Readers made so far. Thread-safe. */
 size_t lab_capture_topic_count(lab_capture *c);
 
+/* Transient-local samples received while the recorder was IDLE are held (the latest per
+ * writer and instance, at most 64 per topic); after a successful prepare this hands them
+ * to the engine with their own receive times and makes later ones go straight there.
+ * Returns how many the engine took. Thread-safe; call once. */
+size_t lab_capture_release_held(lab_capture *c);
+/* Samples held now. Thread-safe. */
+size_t lab_capture_held_count(lab_capture *c);
+
 /* Stops the discovery worker (it no longer touches the recorder afterwards). The readers
  * belong to the participant: delete the participant first. NULL is ignored. */
 void lab_capture_stop(lab_capture *c);

@@ -49,11 +49,6 @@ struct rl_lab_recorder {
     pthread_t thread;
     int thread_started;
     atomic_int stop;
-    /* The run's id and directory as the heartbeat reports them: copied after prepare
-       returned, because the engine fills its own buffers during prepare while its monitor
-       thread may be calling the heartbeat (a race TSan found). */
-    pthread_mutex_t names_mu;
-    char run_id[80], run_dir[1024];
 };
 
 void rl_lab_recorder_options_default(rl_lab_recorder_options *opts)
@@ -70,18 +65,15 @@ static void publish_status(rl_lab_recorder *n, const rl_record_status *s)
     dds_entity_t w = atomic_load(&n->beat_writer);
     if (w <= 0)
         return;
-    char run_id[sizeof n->run_id], run_dir[sizeof n->run_dir];
-    pthread_mutex_lock(&n->names_mu);
-    memcpy(run_id, n->run_id, sizeof run_id);
-    memcpy(run_dir, n->run_dir, sizeof run_dir);
-    pthread_mutex_unlock(&n->names_mu);
+    /* The engine's names are "" while a prepare fills them and fixed after (record.h):
+       the monitor thread may call this during a prepare in the node's thread. */
     runlab_msgs_msg_dds__RecordingState_ m = {
         .state = (uint8_t)s->state,
         .host = (char *)s->host,
         .pid = (int32_t)getpid(),
         .domain = n->opts.domain,
-        .run_id = run_id,
-        .run_dir = run_dir,
+        .run_id = (char *)s->run_id,
+        .run_dir = (char *)s->run_dir,
         .reason = (char *)s->reason,
         .stamp = (uint64_t)s->stamp_ns,
         .received = s->received,
@@ -189,10 +181,10 @@ static void do_prepare(rl_lab_recorder *n, service *s,
     int rc = rl_recorder_prepare(n->rec, &run);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
     if (rc == RL_OK) {
-        pthread_mutex_lock(&n->names_mu);
-        lab_copy(n->run_id, sizeof n->run_id, s->last_run_id);
-        lab_copy(n->run_dir, sizeof n->run_dir, s->last_run_dir);
-        pthread_mutex_unlock(&n->names_mu);
+        size_t held = lab_capture_release_held(n->capture);
+        if (held)
+            rl_log(RL_LOG_INFO, "recorder: %zu transient-local sample(s) received before "
+                   "prepare recorded", held);
     }
     rl_log(RL_LOG_INFO, "recorder: prepare %s: %s", run.run_id ? run.run_id : "(new id)",
            rc == RL_OK ? "ARMED" : rl_error_last());
@@ -408,7 +400,6 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
     if (!n)
         return rl_error_set(RL_ENOMEM, "out of memory");
     n->opts = *opts;
-    pthread_mutex_init(&n->names_mu, NULL);
     rl_record_options eo;
     if (opts->engine)
         eo = *opts->engine;
@@ -418,6 +409,9 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
     eo.lock_dir = opts->lock_dir;
     eo.lab_domain = opts->domain;
     eo.heartbeat_interval_ns = opts->heartbeat_interval_ns;
+    /* omgidl schemas: the MCAP ros2 profile (ros2msg schemas) does not fit the bag. */
+    if (!eo.bag_profile)
+        eo.bag_profile = "";
     eo.heartbeat = on_heartbeat;
     eo.heartbeat_user = n;
     int rc = rl_recorder_new(&n->rec, &eo);
@@ -442,6 +436,11 @@ void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out)
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n)
 {
     return n->capture ? lab_capture_topic_count(n->capture) : 0;
+}
+
+size_t rl_lab_recorder_held_count(rl_lab_recorder *n)
+{
+    return n->capture ? lab_capture_held_count(n->capture) : 0;
 }
 
 void rl_lab_recorder_free(rl_lab_recorder *n)
@@ -472,6 +471,5 @@ void rl_lab_recorder_free(rl_lab_recorder *n)
     lab_capture_stop(n->capture);
     rl_recorder_free(n->rec);
     lab_capture_free(n->capture);
-    pthread_mutex_destroy(&n->names_mu);
     free(n);
 }

@@ -1,8 +1,9 @@
 # `runlab recorder` and `runlab experiment` over DDS on loopback (CYCLONEDDS_URI from the
 # suite: tests/cyclonedds-loopback.xml) in a domain of this script's own: help and usage
 # errors, the whole sequence ending COMPLETE with START/STOP recorded, a second recorder and
-# an experiment refused while a recorder answers, and kill -9 of the recorder mid-run
-# (STOP still published, the experiment failed with the reason). Waits are generous and
+# an experiment refused while a recorder answers, kill -9 of the recorder mid-run and a
+# writer failure (a file size limit) (STOP still published, the experiment failed with the
+# reason). Waits are generous and
 # bounded by polling counts; no outcome depends on speed.
 . "$(dirname "$0")/lib.sh"
 test_domain
@@ -144,6 +145,37 @@ done
 wait "$sim"
 rc=$?
 check "simulator exits 0 after STOP" rc_is 0
+
+# A writer failure: the experiment (and the recorder it starts) may write files of at most
+# 256 KiB (RLIMIT_FSIZE, SIGXFSZ ignored, both inherited), so the bag's write fails once it
+# grows past that: the recorder turns FAILED, and the experiment publishes STOP at once and
+# fails with the reason, printed and in experiment.json. Room for the manifest is kept in
+# advance (64 KiB and more), so the run's manifest still says FAILED.
+"$HELPER" --triggers "$DOMAIN" 300 >"$TMP/triggers4" 2>&1 &
+listener=$!
+wait_for "$TMP/triggers4" LISTENING
+"$RUNLAB" sim --domain "$DOMAIN" --vehicles 4 --duration 280 >"$TMP/sim4.out" 2>"$TMP/sim4.err" &
+sim=$!
+(
+    ulimit -f 256
+    trap '' XFSZ
+    exec "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/fsize" --vehicles 1,2,3,4 --duration 250
+) >"$TMP/exp4.out" 2>"$TMP/exp4.err"
+rc=$?
+out=$(cat "$TMP/exp4.out")
+err=$(cat "$TMP/exp4.err")
+check "writer failure: experiment failed" rc_is 1
+check "writer failure: reason printed" err_has "failed: the recorder FAILED: writer:"
+check "writer failure: the reason names the error" err_has "File too large"
+dir=$(last_line)
+check "writer failure: run directory printed last" test -d "$dir"
+check "writer failure: note FAILED with the reason" file_has "$dir/experiment.json" "the recorder FAILED: writer:"
+check "writer failure: manifest FAILED" file_has "$dir/manifest.json" '"state": "FAILED"'
+wait "$listener"
+check "writer failure: STOP published" grep -q '^STOP ' "$TMP/triggers4"
+wait "$sim"
+rc=$?
+check "writer failure: simulator exits 0 after STOP" rc_is 0
 
 # Offline: a run directory without DDS, printed last; the same seed gives the same messages.
 run sim --offline "$TMP/off" --vehicles 2 --duration 2 --seed 3 --fault speeding:1:0.5

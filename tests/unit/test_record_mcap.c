@@ -1,5 +1,5 @@
 /* Tests of the recorder with its real bag writer (MCAP): bags read back completely with
- * the indexed reader in every compression; a disk that fills up (RLIMIT_FSIZE in a child)
+ * the indexed reader in every compression; the header profile decided per bag; a disk that fills up (RLIMIT_FSIZE in a child)
  * ends the run FAILED with a readable bag and a whole manifest; kill -9 at random moments
  * loses at most about a second: the streamed reader reads the killed bag up to then, and
  * rl_mcap_recover_fd turns it into a doctor-clean file with every message up to then. */
@@ -173,6 +173,85 @@ static void test_bag_roundtrip_all_compressions(void **state)
     check_roundtrip(RL_RECORD_COMPRESSION_NONE);
     check_roundtrip(RL_RECORD_COMPRESSION_ZSTD);
     check_roundtrip(RL_RECORD_COMPRESSION_LZ4);
+}
+
+/* The profile in the bag's Header record, read back with the streamed reader. */
+static void bag_profile(const char *path, char *out, size_t cap)
+{
+    rl_mcap_reader *rd = NULL;
+    assert_int_equal(rl_mcap_reader_open(&rd, path, NULL), RL_OK);
+    rl_mcap_record rec;
+    assert_int_equal(rl_mcap_reader_next(rd, &rec), 1);
+    assert_int_equal(rec.opcode, RL_MCAP_OP_HEADER);
+    snprintf(out, cap, "%.*s", (int)rec.u.header.profile.len,
+             (const char *)rec.u.header.profile.data);
+    rl_mcap_reader_close(rd);
+}
+
+/* One run with a topic of `schema_encoding` registered before prepare; returns the
+ * bag's header profile. With `then_omgidl`, an omgidl topic is registered after prepare
+ * and must be refused exactly when the bag says ros2. */
+static void profile_run(const char *profile_opt, const char *schema_encoding, const char *want,
+                        int then_omgidl)
+{
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    base_options(&o, home);
+    o.bag_profile = profile_opt;
+    rl_recorder *r = NULL;
+    assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
+    uint16_t id;
+    if (schema_encoding)
+        assert_int_equal(rl_recorder_add_topic(r, "/a", "pkg::A", schema_encoding, "x", 1, "cdr",
+                                               &id),
+                         RL_OK);
+    rl_record_run run = {.run_id = "profile"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
+    if (then_omgidl) {
+        int rc = rl_recorder_add_topic(r, "/b", "pkg::B", "omgidl", "struct B { long x; };", 21,
+                                       "cdr", &id);
+        assert_int_equal(rc, strcmp(want, "ros2") == 0 ? RL_EINVAL : RL_OK);
+    }
+    assert_int_equal(rl_recorder_cancel(r, "test"), RL_OK);
+    assert_int_equal(rl_recorder_wait(r), RL_OK);
+    char got[64];
+    bag_profile(rl_recorder_bag_path(r), got, sizeof got);
+    assert_string_equal(got, want);
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/manifest.json", rl_recorder_run_dir(r));
+    json_object *m = json_object_from_file(path), *bag = NULL, *v = NULL;
+    assert_true(json_object_object_get_ex(m, "bag", &bag) &&
+                json_object_object_get_ex(bag, "profile", &v));
+    assert_string_equal(json_object_get_string(v), want);
+    json_object_put(m);
+    rl_recorder_free(r);
+    rl_test_tmpdir_free(home);
+}
+
+/* The MCAP ros2 profile promises ros2msg/ros2idl schemas: omgidl bags have none. */
+static void test_bag_profile_per_bag(void **state)
+{
+    (void)state;
+    profile_run(NULL, "ros2msg", "ros2", 1);  /* decided at prepare: ros2, then kept */
+    profile_run(NULL, "ros2idl", "ros2", 0);
+    profile_run(NULL, "omgidl", "", 1);       /* the lab's schemas */
+    profile_run(NULL, NULL, "", 1);           /* nothing known at prepare */
+    profile_run("", "ros2msg", "", 1);        /* given */
+    profile_run("ros2", "ros2msg", "ros2", 1);
+    /* Given ros2: a topic that does not fit is refused before prepare too. */
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    base_options(&o, home);
+    o.bag_profile = "ros2";
+    rl_recorder *r = NULL;
+    assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
+    uint16_t id;
+    assert_int_equal(rl_recorder_add_topic(r, "/j", "", "", NULL, 0, "json", &id), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "profile is ros2"));
+    rl_recorder_free(r);
+    o.bag_profile = "0123456789012345678901234567890123456789012345678901234567890123";
+    assert_int_equal(rl_recorder_new(&r, &o), RL_EINVAL);
+    rl_test_tmpdir_free(home);
 }
 
 /* Payload bytes of message `i` (of size `len`): different for every message and offset. */
@@ -534,6 +613,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bag_roundtrip_all_compressions),
+        cmocka_unit_test(test_bag_profile_per_bag),
         cmocka_unit_test(test_payloads_exact_across_sizes_and_block_reuse),
         cmocka_unit_test(test_disk_full_fails_with_readable_bag),
         cmocka_unit_test(test_full_disk_still_gets_final_manifest),

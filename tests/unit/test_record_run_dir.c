@@ -1,0 +1,182 @@
+/* Tests of a run's names in the recorder engine: generated run ids that meet one already
+ * used (two runs in one second of one process) take the next suffix instead of failing
+ * or touching the other run; the run's names are "" while a prepare fills them in another
+ * thread and fixed afterwards (the heartbeat and status readers race with prepare). */
+#include "rl_test.h"
+
+#include "runlab/error.h"
+#include "runlab/record.h"
+#include "runlab/time.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void options(rl_record_options *o, const char *home)
+{
+    rl_record_options_default(o);
+    o->home = home;
+    o->minimum_free_bytes = 0;
+    o->lab_domain = rl_test_domain();
+}
+
+/* Prepares a recorder with a generated id, returns it (the caller frees). */
+static rl_recorder *prepare_generated(const rl_record_options *o)
+{
+    rl_recorder *r = NULL;
+    assert_int_equal(rl_recorder_new(&r, o), RL_OK);
+    rl_record_run run = {0};
+    if (rl_recorder_prepare(r, &run) != RL_OK)
+        fail_msg("prepare: %s", rl_error_last());
+    return r;
+}
+
+static void end_run(rl_recorder *r)
+{
+    assert_int_equal(rl_recorder_cancel(r, "test"), RL_OK);
+    assert_int_equal(rl_recorder_wait(r), RL_OK);
+    rl_recorder_free(r);
+}
+
+static void test_generated_ids_in_one_second_do_not_collide(void **state)
+{
+    (void)state;
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    options(&o, home);
+    /* The generated id of every second from now on for a minute is taken already by a
+     * run of this process (its reservation points to a directory of its own). */
+    char ids[PATH_MAX + 32], link[2 * PATH_MAX], compact[64];
+    snprintf(ids, sizeof ids, "%s/experiments/.run-ids", home);
+    char mk[PATH_MAX + 64];
+    snprintf(mk, sizeof mk, "%s/experiments", home);
+    assert_int_equal(mkdir(mk, 0755), 0);
+    assert_int_equal(mkdir(ids, 0755), 0);
+    int64_t now = rl_time_now_ns();
+    for (int s = 0; s <= 60; s++) {
+        assert_int_equal(rl_time_format_compact(now + s * 1000000000ll, compact, sizeof compact),
+                         RL_OK);
+        snprintf(link, sizeof link, "%s/run-%s-%ld", ids, compact, (long)getpid());
+        assert_int_equal(symlink("../someone-else", link), 0);
+    }
+    rl_recorder *a = prepare_generated(&o);
+    char dir_a[PATH_MAX];
+    snprintf(dir_a, sizeof dir_a, "%s", rl_recorder_run_dir(a));
+    end_run(a);
+    /* Its directory name is <compact>_<id>; the base id of that second was taken. */
+    const char *name_a = strrchr(dir_a, '/') + 1;
+    char base[128];
+    snprintf(base, sizeof base, "run-%.*s-%ld", (int)(strchr(name_a, '_') - name_a), name_a,
+             (long)getpid());
+    snprintf(link, sizeof link, "%s/%s", ids, base);
+    char target[PATH_MAX] = "", want[PATH_MAX];
+    assert_true(readlink(link, target, sizeof target - 1) > 0);
+    int len = (int)(strchr(name_a, '_') - name_a);
+    if (strcmp(target, "../someone-else") == 0) /* its second was taken: the next suffix */
+        snprintf(want, sizeof want, "%.*s_%s-2", len, name_a, base);
+    else /* more than a minute passed (never on a sane machine): the base name is free */
+        snprintf(want, sizeof want, "%.*s_%s", len, name_a, base);
+    assert_string_equal(name_a, want);
+    /* A second and a third run of this process, at once: each takes a free name. */
+    rl_recorder *b = prepare_generated(&o);
+    char dir_b[PATH_MAX];
+    snprintf(dir_b, sizeof dir_b, "%s", rl_recorder_run_dir(b));
+    o.lab_domain = rl_test_domain_another();
+    rl_recorder *c = prepare_generated(&o);
+    assert_string_not_equal(dir_b, dir_a);
+    assert_string_not_equal(rl_recorder_run_dir(c), dir_a);
+    assert_string_not_equal(rl_recorder_run_dir(c), dir_b);
+    end_run(b);
+    end_run(c);
+    rl_test_tmpdir_free(home);
+}
+
+/* A given run id is the caller's: used once, refused after, in the same second too. */
+static void test_given_id_is_still_refused(void **state)
+{
+    (void)state;
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    options(&o, home);
+    rl_recorder *r = NULL;
+    assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
+    rl_record_run run = {.run_id = "same"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
+    end_run(r);
+    assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_EEXIST);
+    assert_non_null(strstr(rl_error_last(), "run id 'same' is already used"));
+    rl_recorder_free(r);
+    rl_test_tmpdir_free(home);
+}
+
+struct watcher {
+    rl_recorder *r;
+    atomic_int stop;
+    char seen[PATH_MAX];
+    int bad;
+};
+
+/* Reads the names as a heartbeat or a status poller does, while prepare runs. */
+static void *watch(void *arg)
+{
+    struct watcher *w = arg;
+    while (!atomic_load(&w->stop)) {
+        rl_record_status s;
+        rl_recorder_status(w->r, &s);
+        size_t a = strlen(s.run_dir), b = strlen(s.run_id), c = strlen(rl_recorder_run_dir(w->r));
+        if (a && !w->seen[0])
+            snprintf(w->seen, sizeof w->seen, "%s", s.run_dir);
+        if (a && strcmp(s.run_dir, w->seen) != 0)
+            w->bad = 1;
+        if ((a == 0) != (b == 0) || (c && c != strlen(w->seen) && w->seen[0]))
+            w->bad = 1;
+    }
+    return NULL;
+}
+
+static void test_names_read_while_prepare_fills_them(void **state)
+{
+    (void)state;
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    options(&o, home);
+    o.heartbeat_interval_ns = 10 * 1000000ll;
+    for (int i = 0; i < 3; i++) {
+        struct watcher w = {0};
+        assert_int_equal(rl_recorder_new(&w.r, &o), RL_OK);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, watch, &w), 0);
+        char id[32];
+        snprintf(id, sizeof id, "race-%d", i);
+        rl_record_run run = {.run_id = id};
+        assert_int_equal(rl_recorder_prepare(w.r, &run), RL_OK);
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(w.r));
+        rl_record_status s;
+        rl_recorder_status(w.r, &s);
+        assert_string_equal(s.run_id, id);
+        atomic_store(&w.stop, 1);
+        pthread_join(t, NULL);
+        assert_int_equal(w.bad, 0);
+        if (w.seen[0])
+            assert_string_equal(w.seen, dir);
+        end_run(w.r);
+    }
+    rl_test_tmpdir_free(home);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generated_ids_in_one_second_do_not_collide),
+        cmocka_unit_test(test_given_id_is_still_refused),
+        cmocka_unit_test(test_names_read_while_prepare_fills_them),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
