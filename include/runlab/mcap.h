@@ -433,6 +433,11 @@ size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *idx,
                                           const rl_mcap_attachment_index **out);
 size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *idx,
                                         const rl_mcap_metadata_index **out);
+/* Whether message iterators check each chunk's uncompressed_crc (when not 0) as they load
+ * it: 1 by default, as the streamed reader's verify_crcs; 0 skips the check (faster; a
+ * damaged chunk may then yield wrong bytes or a parse error instead of RL_ECRC). Applies
+ * to chunks loaded afterwards. Not thread-safe with running iterators. */
+void rl_mcap_indexed_set_verify_crcs(rl_mcap_indexed *idx, int verify);
 /* Number of chunks decompressed or parsed so far by message iterators (for checking that
  * a query touches only the chunks it needs). */
 uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *idx);
