@@ -332,7 +332,7 @@ static double compressor_alone(const char *path, rl_mcap_compression c, int reps
             }
             double t0 = now_s();
             if (c == RL_MCAP_COMPRESSION_ZSTD) {
-                if (ZSTD_isError(ZSTD_compress(out, cap, buf, n, ZSTD_CLEVEL_DEFAULT)))
+                if (ZSTD_isError(ZSTD_compress(out, cap, buf, n, RL_MCAP_ZSTD_DEFAULT_LEVEL)))
                     die("zstd");
             } else {
                 LZ4F_preferences_t prefs;

@@ -646,7 +646,7 @@ int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t l
         int rc = mcap_buf_reserve(out, bound);
         if (rc < 0)
             return rc;
-        size_t n = ZSTD_compress(out->data, bound, src, len, level ? level : ZSTD_CLEVEL_DEFAULT);
+        size_t n = ZSTD_compress(out->data, bound, src, len, level ? level : RL_MCAP_ZSTD_DEFAULT_LEVEL);
         if (ZSTD_isError(n))
             return rl_error_set(RL_ERR, "mcap: zstd compression failed: %s", ZSTD_getErrorName(n));
         out->len = n;
