@@ -3,7 +3,9 @@
  * back; beside them, in the same run, a plain buffered write() of the same payload bytes
  * (and of as many bytes as the MCAP file has) and the compressor alone on the very chunks
  * the writer produced, so the codec's own overhead shows as a ratio. Ends with an indexed
- * time-range query on the 1 GiB file that must load only the chunks in range. Files go to $TMPDIR (default /tmp), deleted after.
+ * time-range query on the 1 GiB file that must load only the chunks in range, then the
+ * resident memory of whole-file reads of 0.5 and 2 GiB files (RUNLAB_BENCH_NO_LARGE=1
+ * skips it). Files go to $TMPDIR (default /tmp), deleted after.
  * Small-message timings are the best of 3 runs (writer, plain write and compressor alike). */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -193,6 +196,105 @@ static double read_streamed(const char *path, size_t expect)
     return now_s() - t0;
 }
 
+/* All messages through the indexed reader in log-time order, chunk CRCs checked or not. */
+static double read_indexed(const char *path, size_t expect, int verify_crcs)
+{
+    double t0 = now_s();
+    rl_mcap_indexed *x = NULL;
+    if (rl_mcap_indexed_open(&x, path, 0) < 0)
+        die("indexed open");
+    rl_mcap_indexed_set_verify_crcs(x, verify_crcs);
+    rl_mcap_message_iter *it = NULL;
+    if (rl_mcap_indexed_messages(x, NULL, &it) < 0)
+        die("indexed query");
+    rl_mcap_message m;
+    size_t n = 0;
+    uint64_t sum = 0;
+    int rc;
+    while ((rc = rl_mcap_message_iter_next(it, &m, NULL)) == 1) {
+        n++;
+        sum += m.data.data[0];
+    }
+    if (rc < 0 || n != expect)
+        die("indexed read");
+    rl_mcap_message_iter_free(it);
+    rl_mcap_indexed_close(x);
+    if (sum == 1)
+        fputc(' ', stderr);
+    return now_s() - t0;
+}
+
+/* VmRSS or VmHWM of this process in bytes (/proc/self/status), -1 when unknown. */
+static long long proc_status_bytes(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long long kb = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+            kb = atoll(line + kl + 1);
+    fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Peak resident memory above the current, while `read` reads the file. */
+static double peak_rss_mb(double (*read)(const char *, size_t, int), const char *path,
+                          size_t expect, int arg)
+{
+    FILE *cr = fopen("/proc/self/clear_refs", "w");
+    if (cr) {
+        fputs("5", cr); /* VmHWM back to the current VmRSS */
+        fclose(cr);
+    }
+    long long before = proc_status_bytes("VmRSS");
+    read(path, expect, arg);
+    return mb((double)(proc_status_bytes("VmHWM") - before));
+}
+
+static double read_streamed_any(const char *path, size_t expect, int unused)
+{
+    (void)unused;
+    return read_streamed(path, expect);
+}
+
+/* Resident memory of whole-file reads at 0.5 and 2 GiB (4 KiB messages, chunked,
+ * uncompressed: the case where messages are served straight from the mapped file). It
+ * must not grow with the file. Skipped when the disk has too little room. */
+static void memory_by_size(void)
+{
+    static const double gib[] = {0.5, 2.0};
+    printf("\nresident memory of whole-file reads (4 KiB messages, chunked, uncompressed)\n");
+    for (size_t k = 0; k < 2; k++) {
+        workload w = {"large file", (size_t)(gib[k] * (1 << 30)) / 4096, 4096};
+        struct statvfs sv;
+        double need = gib[k] * 2.5 * (1 << 30);
+        if (statvfs(tmpdir(), &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize < need) {
+            printf("  %.1f GiB: skipped, less than %.1f GB free in %s\n", gib[k], need / 1e9,
+                   tmpdir());
+            continue;
+        }
+        payloads p = {NULL, 4096, 64};
+        p.mem = malloc(p.n * p.size);
+        if (!p.mem)
+            die("malloc payloads");
+        for (size_t i = 0; i < p.n; i++)
+            fill(p.mem + i * p.size, p.size, i + 1);
+        char path[512];
+        snprintf(path, sizeof path, "%s/bench_mcap_%d_large.mcap", tmpdir(), (int)getpid());
+        write_mcap(path, &w, &p, 1, RL_MCAP_COMPRESSION_NONE);
+        free(p.mem);
+        double streamed = peak_rss_mb(read_streamed_any, path, w.count, 0);
+        double indexed = peak_rss_mb(read_indexed, path, w.count, 1);
+        printf("  %.1f GiB file: peak RSS growth while reading: streamed %.0f MB, indexed "
+               "(log-time order) %.0f MB\n",
+               gib[k], streamed, indexed);
+        unlink(path);
+    }
+}
+
 /* The compressor alone on the chunks the writer produced: each chunk is decompressed
  * (untimed, so it is warm in cache as the writer's freshly built chunk is) and compressed
  * once; the time is the best over `reps` passes of the summed compressions, the same
@@ -230,7 +332,7 @@ static double compressor_alone(const char *path, rl_mcap_compression c, int reps
             }
             double t0 = now_s();
             if (c == RL_MCAP_COMPRESSION_ZSTD) {
-                if (ZSTD_isError(ZSTD_compress(out, cap, buf, n, ZSTD_CLEVEL_DEFAULT)))
+                if (ZSTD_isError(ZSTD_compress(out, cap, buf, n, RL_MCAP_ZSTD_DEFAULT_LEVEL)))
                     die("zstd");
             } else {
                 LZ4F_preferences_t prefs;
@@ -328,11 +430,27 @@ static void run(const workload *w)
         if (f)
             fclose(f);
         double tr = read_streamed(path, w->count);
+        double ti = 0, ti_nocrc = 0;
+        if (modes[k].chunked) {
+            ti = read_indexed(path, w->count, 1);
+            ti_nocrc = read_indexed(path, w->count, 0);
+            for (int r = 1; r < reps; r++) {
+                double a = read_indexed(path, w->count, 1), b = read_indexed(path, w->count, 0);
+                ti = a < ti ? a : ti;
+                ti_nocrc = b < ti_nocrc ? b : ti_nocrc;
+            }
+        }
         printf("  write %-21s %9.3f s  %12.0f msg/s  %8.1f MB/s  (%.2fx plain write; file %.0f MB)\n",
                modes[k].name, tw, (double)w->count / tw, mb(bytes) / tw, tw / plain,
                mb((double)fsize));
         printf("  read  %-21s %9.3f s  %12.0f msg/s  %8.1f MB/s\n", modes[k].name, tr,
                (double)w->count / tr, mb(bytes) / tr);
+        if (modes[k].chunked) {
+            printf("  indexed, log order, CRC   %9.3f s  %12.0f msg/s  %8.1f MB/s\n", ti,
+                   (double)w->count / ti, mb(bytes) / ti);
+            printf("  indexed, log order, no CRC%9.3f s  %12.0f msg/s  %8.1f MB/s\n", ti_nocrc,
+                   (double)w->count / ti_nocrc, mb(bytes) / ti_nocrc);
+        }
         if (modes[k].c != RL_MCAP_COMPRESSION_NONE) {
             double tc = compressor_alone(path, modes[k].c, reps);
             printf("  %-27s %9.3f s  %12s        %8.1f MB/s  -> writer / compressor = %.2f "
@@ -367,6 +485,8 @@ int main(void)
     double t0 = now_s();
     for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
         run(&loads[i]);
+    if (!getenv("RUNLAB_BENCH_NO_LARGE"))
+        memory_by_size();
     printf("\nbench_mcap: total %.1f s\n", now_s() - t0);
     return 0;
 }

@@ -146,6 +146,7 @@ static void usage(FILE *out)
             "  --stall-limit-ms MS       (default 2000)\n"
             "  --min-free-bytes N        (default 268435456)\n"
             "  --compression none|zstd|lz4 (default zstd)\n"
+            "  --compression-level N     zstd -7..22 (default 1), lz4 0..12 (default 0)\n"
             "  --chunk-size BYTES        (default 1048576)\n"
             "  --drop-outside            leave messages outside START..STOP out of the bag\n"
             "  --heartbeat               print the recorder's heartbeat (every 250 ms) on stderr\n"
@@ -496,7 +497,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
     enum {
         O_SYN = 256, O_REPLAY, O_FAST, O_TOPIC, O_VEH, O_RATE, O_PAYLOAD, O_START, O_DUR,
         O_RUNID, O_MAP, O_OMAP, O_FRAME, O_PLANNER, O_HOME, O_DOMAIN, O_MQM, O_MQB, O_DELAY,
-        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT, O_REPAIR, O_PROJ, O_ORIGIN
+        O_STALL, O_MINFREE, O_COMP, O_CLEVEL, O_CHUNK, O_DROP, O_BEAT, O_REPAIR, O_PROJ, O_ORIGIN
     };
     static const struct option opts[] = {
         {"synthetic", no_argument, NULL, O_SYN},
@@ -525,6 +526,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         {"stall-limit-ms", required_argument, NULL, O_STALL},
         {"min-free-bytes", required_argument, NULL, O_MINFREE},
         {"compression", required_argument, NULL, O_COMP},
+        {"compression-level", required_argument, NULL, O_CLEVEL},
         {"chunk-size", required_argument, NULL, O_CHUNK},
         {"drop-outside", no_argument, NULL, O_DROP},
         {"heartbeat", no_argument, NULL, O_BEAT},
@@ -627,6 +629,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
                 return cli_usage_error("record", "--compression: '%s' is not none, zstd or lz4",
                                        optarg);
             break;
+        case O_CLEVEL: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < -7 || v > 22)
+                return cli_usage_error("record", "--compression-level: '%s' is not -7..22", optarg);
+            a->opts.compression_level = (int)v;
+            break;
+        }
         case O_DROP: a->opts.keep_outside = 0; break;
         case O_BEAT: a->heartbeat = 1; break;
         case O_REPAIR: a->repair = optarg; break;

@@ -241,6 +241,11 @@ typedef enum rl_mcap_compression {
     RL_MCAP_COMPRESSION_LZ4 = 2
 } rl_mcap_compression;
 
+/* runlab's zstd level when none is given: level 1 writes 1.1-3.7 times faster than zstd's
+ * own default (3) on poses, point clouds and images, for files 0-4 % larger (docs/mcap.md,
+ * "Compression level"; bench/bench_zstd.c), and is the official C++ writer's default. */
+#define RL_MCAP_ZSTD_DEFAULT_LEVEL 1
+
 /* Writer options; start from rl_mcap_writer_options_default. Booleans are 0/1. */
 typedef struct rl_mcap_writer_options {
     const char *profile;             /* Header profile (NUL-terminated), default "" */
@@ -248,7 +253,7 @@ typedef struct rl_mcap_writer_options {
     int use_chunks;                  /* default 1 */
     uint64_t chunk_size;             /* uncompressed bytes after which a chunk closes; 1 MiB */
     rl_mcap_compression compression; /* default ZSTD */
-    int compression_level;           /* 0 = the compressor's default */
+    int compression_level;           /* 0: RL_MCAP_ZSTD_DEFAULT_LEVEL for zstd, 0 for lz4 */
     int message_index;               /* MessageIndex records after each chunk; default 1 */
     int chunk_index;                 /* ChunkIndex records in the summary; default 1 */
     int statistics;                  /* default 1 */
@@ -433,6 +438,11 @@ size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *idx,
                                           const rl_mcap_attachment_index **out);
 size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *idx,
                                         const rl_mcap_metadata_index **out);
+/* Whether message iterators check each chunk's uncompressed_crc (when not 0) as they load
+ * it: 1 by default, as the streamed reader's verify_crcs; 0 skips the check (faster; a
+ * damaged chunk may then yield wrong bytes or a parse error instead of RL_ECRC). Applies
+ * to chunks loaded afterwards. Not thread-safe with running iterators. */
+void rl_mcap_indexed_set_verify_crcs(rl_mcap_indexed *idx, int verify);
 /* Number of chunks decompressed or parsed so far by message iterators (for checking that
  * a query touches only the chunks it needs). */
 uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *idx);

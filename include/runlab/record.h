@@ -94,6 +94,8 @@ typedef struct rl_record_options {
     uint64_t minimum_free_bytes;    /* default 256 MiB; checked at prepare and every second */
     int keep_outside;               /* 1 (default): also write messages outside the window */
     rl_record_compression compression; /* default zstd */
+    int compression_level;          /* 0 (default): the MCAP writer's (zstd 1, lz4 0);
+                                       zstd -7..22, lz4 0..12 (docs/mcap.md) */
     uint64_t chunk_size;            /* MCAP chunk size, default 1 MiB */
     const char *bag_profile;        /* MCAP header profile, at most 63 bytes. NULL (default):
                                        decided at prepare, "ros2" when at least one topic is

@@ -84,6 +84,8 @@ typedef struct rl_run_limits {
     size_t max_line_bytes; /* default 1 MiB */
     size_t max_yaml_bytes; /* default 4 MiB */
     size_t max_columns;    /* default 4096 */
+    size_t threads;        /* rl_runs_load's loading threads; default one per online core
+                            * (at most 16); 1 loads on the calling thread */
 } rl_run_limits;
 
 /* Loads one run directory into a new rl_run (free with rl_run_free). Bad or missing files
@@ -117,12 +119,15 @@ typedef struct rl_run_set {
  * like the recorder's .run-ids/ links, is an alias and passes silently). Walk errors: a
  * link to its own ancestor or a chain of links that never ends (loops), a dangling link,
  * an unreadable directory, depth over 64. A root that does not exist is a walk error, not
- * a failure. Returns RL_OK, RL_EINVAL or RL_ENOMEM; free with rl_run_set_free. */
+ * a failure. Runs are loaded by a small pool of threads (rl_run_limits.threads), one run
+ * per task; the set is the same whatever the thread count. Returns RL_OK, RL_EINVAL,
+ * RL_ENOMEM or RL_EIO (no thread could be started); free with rl_run_set_free. */
 int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_run_set **out);
 
-/* Called by rl_runs_load_progress after each run is loaded (`done` of `total`, the run's
- * path), from the calling thread. */
+/* Called by rl_runs_load_progress after each run is loaded (`done` of `total`, the path of
+ * the run just loaded: with several threads, runs finish in any order), always from the
+ * calling thread. */
 typedef void (*rl_runs_progress_fn)(size_t done, size_t total, const char *path, void *user);
 
 /* rl_runs_load with a progress callback (NULL: none), for long loads of many runs. */

@@ -17,10 +17,12 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,10 +112,17 @@ enum read_result { READ_OK, READ_MISSING, READ_UNREADABLE, READ_TOO_LARGE };
 
 /* Reads a regular file whole. O_NONBLOCK so a FIFO planted under a run's file name cannot
  * hang the loader; anything but a regular file is unreadable. `why` gets the reason. */
-static enum read_result read_file(const char *path, size_t max, char **out, size_t *len, char *why,
-                                  size_t why_cap)
+/* A read buffer kept across files, so loading many runs does not map and fault in fresh
+ * pages for every file. */
+struct file_buf {
+    char *data;
+    size_t cap;
+};
+
+/* Reads a regular file whole into `fb` (grown as needed), NUL-terminated. */
+static enum read_result read_file_into(const char *path, size_t max, struct file_buf *fb,
+                                       size_t *len, char *why, size_t why_cap)
 {
-    *out = NULL;
     *len = 0;
     why[0] = '\0';
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -137,7 +146,12 @@ static enum read_result read_file(const char *path, size_t max, char **out, size
         return READ_TOO_LARGE;
     }
     size_t size = (size_t)st.st_size;
-    char *buf = malloc(size + 1);
+    if (size + 1 > fb->cap) {
+        free(fb->data);
+        fb->data = malloc(size + 1);
+        fb->cap = fb->data ? size + 1 : 0;
+    }
+    char *buf = fb->data;
     if (!buf) {
         snprintf(why, why_cap, "out of memory for %zu bytes", size);
         close(fd);
@@ -150,7 +164,6 @@ static enum read_result read_file(const char *path, size_t max, char **out, size
             continue;
         if (r < 0) {
             snprintf(why, why_cap, "%s", strerror(errno));
-            free(buf);
             close(fd);
             return READ_UNREADABLE;
         }
@@ -160,16 +173,23 @@ static enum read_result read_file(const char *path, size_t max, char **out, size
     }
     close(fd);
     buf[got] = '\0';
-    *out = buf;
     *len = got;
     return READ_OK;
 }
 
-/* ---- numbers ------------------------------------------------------------------------------ */
+/* Reads a regular file whole into a new buffer (*out, to free). */
+static enum read_result read_file(const char *path, size_t max, char **out, size_t *len, char *why,
+                                  size_t why_cap)
+{
+    struct file_buf fb = {NULL, 0};
+    enum read_result r = read_file_into(path, max, &fb, len, why, why_cap);
+    *out = r == READ_OK ? fb.data : NULL;
+    if (r != READ_OK)
+        free(fb.data);
+    return r;
+}
 
-static const double pow10_tab[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+/* ---- numbers ------------------------------------------------------------------------------ */
 
 /* Slow path: trims blanks and one pair of quotes, accepts what strtod accepts in full. */
 static bool parse_slow(const char *s, size_t n, double *out)
@@ -198,107 +218,67 @@ static bool parse_slow(const char *s, size_t n, double *out)
     return true;
 }
 
-/* m * 10^e for m < 2^64 and |e| <= 22, exactly rounded, or false when that cannot be
- * guaranteed here. With m <= 2^53 one double operation is exact (Clinger's fast path).
- * Beyond, x87 extended precision holds m and 10^|e| exactly and rounds the product or
- * quotient once; rounding that to double again is only wrong when the extended result
- * sits exactly halfway between two doubles (low 11 of its 64 mantissa bits 10000000000),
- * and that case goes to strtod. */
-static bool scale_exact(uint64_t m, int e, double *out)
-{
-    if (m <= ((uint64_t)1 << 53)) {
-        double v = (double)m;
-        *out = e < 0 ? v / pow10_tab[-e] : v * pow10_tab[e];
-        return true;
-    }
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-    static const long double p10l[23] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,
-                                         1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L,
-                                         1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L};
-    long double x = (long double)m;
-    x = e < 0 ? x / p10l[-e] : x * p10l[e];
-    uint64_t mant;
-    memcpy(&mant, &x, sizeof mant);
-    if ((mant & 0x7FF) == 0x400)
-        return false;
-    *out = (double)x;
-    return true;
-#else
-    return false;
-#endif
-}
-
 /* Reads the number starting at `s` (the field runs to the next ',' or `le`); `*stop` is
- * set to that delimiter. One pass over the common forms perflog writes (up to 19
- * significant digits, small exponents); anything else (more digits, huge exponents, nan,
- * inf, quotes, blanks) is handed whole to the slow path. */
+ * set to that delimiter. Plain decimals are read exactly in one pass (rl_scan_decimal);
+ * anything else (nan, inf, quotes, blanks, over 19 digits, huge exponents) is handed whole
+ * to the slow path. */
 static bool scan_num(const char *s, const char *le, double *out, const char **stop)
 {
-    const char *p = s;
-    bool neg = false;
-    if (p < le && (*p == '-' || *p == '+')) {
-        neg = *p == '-';
-        p++;
-    }
-    uint64_t m = 0;
-    int digits = 0, exp10 = 0;
-    const char *d0 = p;
-    while (p < le && (unsigned)(*p - '0') < 10) {
-        if (digits < 19) {
-            m = m * 10 + (uint64_t)(*p - '0');
-            if (m)
-                digits++;
-        } else {
-            exp10++;
-        }
-        p++;
-    }
-    bool any = p > d0;
-    if (p < le && *p == '.') {
-        p++;
-        const char *f0 = p;
-        while (p < le && (unsigned)(*p - '0') < 10) {
-            if (digits < 19) {
-                m = m * 10 + (uint64_t)(*p - '0');
-                if (m)
-                    digits++;
-                exp10--;
-            }
-            p++;
-        }
-        any = any || p > f0;
-    }
-    bool ok = any;
-    if (ok && p < le && (*p == 'e' || *p == 'E')) {
-        p++;
-        bool eneg = false;
-        if (p < le && (*p == '-' || *p == '+')) {
-            eneg = *p == '-';
-            p++;
-        }
-        const char *e0 = p;
-        int e = 0;
-        while (p < le && (unsigned)(*p - '0') < 10) {
-            if (e < 100000)
-                e = e * 10 + (*p - '0');
-            p++;
-        }
-        ok = p > e0;
-        exp10 += eneg ? -e : e;
-    }
-    if (ok && (p == le || *p == ',') && digits < 19 && exp10 >= -22 && exp10 <= 22 &&
-        scale_exact(m, exp10, out)) {
-        if (neg)
-            *out = -*out;
+    const char *p = rl_scan_decimal(s, le, out);
+    if (p && (p == le || *p == ',')) {
         *stop = p;
         return true;
     }
-    const char *f = p < le ? memchr(p, ',', (size_t)(le - p)) : NULL;
+    const char *f = memchr(s, ',', (size_t)(le - s));
     *stop = f ? f : le;
     return parse_slow(s, (size_t)(*stop - s), out);
 }
 
 /* ---- the CSV ------------------------------------------------------------------------------ */
+
+/* The common row in one pass: `ncol` plain decimals separated by ',' and ended by LF or
+ * CRLF, stored at dst[j * stride]. Returns the start of the next line, or NULL when the
+ * row needs the careful path (any other field, another field count, no line end). */
+static const char *plain_row(const char *p, const char *end, size_t ncol, double *dst,
+                             size_t stride)
+{
+    for (size_t j = 0;; j++) {
+        double v;
+        const char *q = rl_scan_decimal(p, end, &v);
+        if (!q || q == end)
+            return NULL;
+        dst[j * stride] = v;
+        if (*q == ',') {
+            if (j + 1 >= ncol)
+                return NULL;
+            p = q + 1;
+            continue;
+        }
+        if (j + 1 != ncol)
+            return NULL;
+        if (*q == '\n')
+            return q + 1;
+        if (*q == '\r' && q + 1 < end && q[1] == '\n')
+            return q + 2;
+        return NULL;
+    }
+}
+
+/* Maps in the pages of a fresh block with one system call, instead of one page fault per
+ * page as the parse first writes each (costly under virtualisation). Only a hint. */
+static void prefault(void *block, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = 4096;
+    uintptr_t a = ((uintptr_t)block + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)block + len) & ~(page - 1);
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)block;
+    (void)len;
+#endif
+}
 
 static size_t count_lines(const char *p, const char *end)
 {
@@ -358,16 +338,15 @@ static int parse_header(rl_run *run, const char *p, const char *eol, const rl_ru
     return RL_OK;
 }
 
-static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
+static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim, struct file_buf *fb)
 {
     char path[PATH_MAX], why[256];
     if (snprintf(path, sizeof path, "%s/performance_log.csv", dir) >= (int)sizeof path) {
         note(run, RL_REASON_CSV_UNREADABLE, "path too long");
         return RL_OK;
     }
-    char *buf;
     size_t len;
-    switch (read_file(path, lim->max_csv_bytes, &buf, &len, why, sizeof why)) {
+    switch (read_file_into(path, lim->max_csv_bytes, fb, &len, why, sizeof why)) {
     case READ_MISSING: note(run, RL_REASON_NO_CSV, "performance_log.csv not found"); return RL_OK;
     case READ_UNREADABLE:
         note(run, RL_REASON_CSV_UNREADABLE, "performance_log.csv: %s", why);
@@ -377,23 +356,21 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
         return RL_OK;
     case READ_OK: break;
     }
+    const char *buf = fb->data;
     const char *p = buf, *end = buf + len;
     if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3;
     const char *eol = memchr(p, '\n', (size_t)(end - p));
     if (p == end) {
         note(run, RL_REASON_CSV_EMPTY, "performance_log.csv is empty");
-        free(buf);
         return RL_OK;
     }
     if (!eol || memchr(p, '\0', (size_t)(eol - p)) || (size_t)(eol - p) > lim->max_line_bytes) {
         note(run, RL_REASON_CSV_EMPTY, "performance_log.csv has no complete header line");
-        free(buf);
         return RL_OK;
     }
     int rc = parse_header(run, p, eol, lim);
     if (rc != RL_OK || run->num_columns == 0) {
-        free(buf);
         return rc;
     }
     p = eol + 1;
@@ -401,26 +378,34 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
     size_t cap = count_lines(p, end);
     if (cap == 0) {
         note(run, RL_REASON_NO_ROWS, "performance_log.csv has a header and no rows");
-        free(buf);
         return RL_OK;
     }
     if (cap > SIZE_MAX / sizeof(double) / ncol) {
         note(run, RL_REASON_CSV_TOO_LARGE, "%zu lines x %zu columns", cap, ncol);
-        free(buf);
         return RL_OK;
     }
     double *data = malloc(cap * ncol * sizeof *data);
     run->columns = calloc(ncol, sizeof *run->columns);
     if (!data || !run->columns) {
         free(data);
-        free(buf);
         return rl_error_set(RL_ENOMEM, "runs: out of memory for %zu x %zu numbers", cap, ncol);
     }
+    prefault(data, cap * ncol * sizeof *data);
     size_t rows = 0, bad = 0, nul = 0, longl = 0, nonnum = 0, line = 1, first_bad = 0;
     size_t first_nonnum_line = 0, first_nonnum_col = 0;
     bool truncated = false;
     while (p < end) {
         line++;
+        const char *row_end = plain_row(p, end, ncol, data + rows, cap);
+        if (row_end) {
+            size_t n = (size_t)(row_end - p) - 1;
+            n -= row_end[-2] == '\r';
+            if (n <= lim->max_line_bytes) {
+                rows++;
+                p = row_end;
+                continue;
+            }
+        }
         eol = memchr(p, '\n', (size_t)(end - p));
         const char *le = eol ? eol : end;
         const char *next = eol ? eol + 1 : end;
@@ -483,7 +468,6 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim)
         rows++;
         p = next;
     }
-    free(buf);
     if (truncated)
         note(run, RL_REASON_TRUNCATED_ROW, "line %zu: last row ends without a newline, dropped",
              line);
@@ -795,21 +779,17 @@ void rl_run_free(rl_run *run)
     free(run);
 }
 
-int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
+/* rl_run_load with filled-in limits and the caller's read buffer. */
+static int run_load(const char *dir, const rl_run_limits *limits, struct file_buf *fb,
+                    rl_run **out)
 {
-    if (!out)
-        return rl_error_set(RL_EINVAL, "runs: no output");
-    *out = NULL;
-    if (!dir)
-        return rl_error_set(RL_EINVAL, "runs: no directory");
-    rl_run_limits lim;
-    limits_fill(&lim, limits);
+    rl_run_limits lim = *limits;
     rl_run *run = calloc(1, sizeof *run);
     if (!run || !(run->path = strdup(dir))) {
         free(run);
         return rl_error_set(RL_ENOMEM, "runs: out of memory");
     }
-    int rc = load_csv(run, dir, &lim);
+    int rc = load_csv(run, dir, &lim, fb);
     if (rc == RL_OK) {
         run->manifest = load_yaml(run, dir, "run_manifest.yaml", RL_REASON_NO_MANIFEST,
                                   RL_REASON_BAD_MANIFEST, &lim);
@@ -836,6 +816,21 @@ int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
                                             : RL_RUN_PARSED;
     *out = run;
     return RL_OK;
+}
+
+int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
+{
+    if (!out)
+        return rl_error_set(RL_EINVAL, "runs: no output");
+    *out = NULL;
+    if (!dir)
+        return rl_error_set(RL_EINVAL, "runs: no directory");
+    rl_run_limits lim;
+    limits_fill(&lim, limits);
+    struct file_buf fb = {NULL, 0};
+    int rc = run_load(dir, &lim, &fb, out);
+    free(fb.data);
+    return rc;
 }
 
 const double *rl_run_column(const rl_run *run, const char *name)
@@ -1114,6 +1109,136 @@ void rl_run_set_free(rl_run_set *set)
     free(set);
 }
 
+/* ---- loading runs on a pool of threads ---------------------------------------------------- */
+
+enum { MAX_THREADS = 16 };
+
+/* Shared by the loading threads: the next run to take, the runs finished (in finishing
+ * order, for the progress callback), the threads still working and the first failure.
+ * All under `mu`; `finished_cv` wakes the calling thread. */
+struct load_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t finished_cv;
+    char *const *paths;
+    size_t total, next, num_finished;
+    size_t *finished;
+    size_t active; /* threads not yet done */
+    rl_run **runs;
+    rl_run_limits lim;
+    int rc;
+    char err[512];
+};
+
+static void *load_worker(void *arg)
+{
+    struct load_pool *pool = arg;
+    struct file_buf fb = {NULL, 0};
+    pthread_mutex_lock(&pool->mu);
+    while (pool->next < pool->total) {
+        size_t i = pool->next++;
+        pthread_mutex_unlock(&pool->mu);
+        rl_run *run = NULL;
+        int rc = run_load(pool->paths[i], &pool->lim, &fb, &run);
+        pthread_mutex_lock(&pool->mu);
+        pool->runs[i] = run;
+        if (rc != RL_OK && pool->rc == RL_OK) {
+            pool->rc = rc;
+            snprintf(pool->err, sizeof pool->err, "%s", rl_error_last());
+            pool->next = pool->total; /* the others stop after their current run */
+        }
+        pool->finished[pool->num_finished++] = i;
+        pthread_cond_signal(&pool->finished_cv);
+    }
+    pool->active--;
+    pthread_cond_signal(&pool->finished_cv);
+    pthread_mutex_unlock(&pool->mu);
+    free(fb.data);
+    return NULL;
+}
+
+static size_t thread_count(const rl_run_limits *lim, size_t total)
+{
+    size_t n = lim->threads;
+    if (n == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cores > 0 ? (size_t)cores : 1;
+    }
+    if (n > MAX_THREADS)
+        n = MAX_THREADS;
+    return n < total ? n : total;
+}
+
+/* Loads paths[i] into runs[i] for every i; the calling thread reports progress while the
+ * pool loads. On failure the runs loaded so far stay in `runs` for the caller to free. */
+static int load_all(char *const *paths, size_t total, const rl_run_limits *limits,
+                    rl_runs_progress_fn progress, void *user, rl_run **runs)
+{
+    struct load_pool pool;
+    memset(&pool, 0, sizeof pool);
+    limits_fill(&pool.lim, limits);
+    pool.paths = paths;
+    pool.total = total;
+    pool.runs = runs;
+    size_t nthreads = thread_count(&pool.lim, total);
+    if (nthreads <= 1) {
+        struct file_buf fb = {NULL, 0};
+        int rc = RL_OK;
+        for (size_t i = 0; rc == RL_OK && i < total; i++) {
+            rc = run_load(paths[i], &pool.lim, &fb, &runs[i]);
+            if (rc == RL_OK && progress)
+                progress(i + 1, total, paths[i], user);
+        }
+        free(fb.data);
+        return rc;
+    }
+    pool.finished = malloc(total * sizeof *pool.finished);
+    if (!pool.finished)
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.finished_cv, NULL);
+    pthread_t tids[MAX_THREADS];
+    size_t started = 0;
+    for (; started < nthreads; started++) {
+        pthread_mutex_lock(&pool.mu);
+        pool.active++;
+        pthread_mutex_unlock(&pool.mu);
+        if (pthread_create(&tids[started], NULL, load_worker, &pool) != 0) {
+            pthread_mutex_lock(&pool.mu);
+            pool.active--;
+            pthread_mutex_unlock(&pool.mu);
+            break;
+        }
+    }
+    if (started == 0) {
+        pool.rc = rl_error_set(RL_EIO, "runs: cannot start a loading thread");
+    } else {
+        /* Report each finished run from this thread, as the callback's contract says. */
+        size_t reported = 0;
+        pthread_mutex_lock(&pool.mu);
+        for (;;) {
+            while (reported == pool.num_finished && pool.active > 0)
+                pthread_cond_wait(&pool.finished_cv, &pool.mu);
+            if (reported == pool.num_finished)
+                break;
+            size_t i = pool.finished[reported++];
+            if (pool.rc != RL_OK || !progress)
+                continue;
+            pthread_mutex_unlock(&pool.mu);
+            progress(reported, total, paths[i], user);
+            pthread_mutex_lock(&pool.mu);
+        }
+        pthread_mutex_unlock(&pool.mu);
+    }
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    pthread_cond_destroy(&pool.finished_cv);
+    pthread_mutex_destroy(&pool.mu);
+    free(pool.finished);
+    if (pool.rc != RL_OK && started > 0)
+        return rl_error_set(pool.rc, "%s", pool.err);
+    return pool.rc;
+}
+
 int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_run_set **out)
 {
@@ -1154,12 +1279,9 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
         set->runs = calloc(w.npaths ? w.npaths : 1, sizeof *set->runs);
         if (!set->runs)
             rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
-        for (size_t i = 0; rc == RL_OK && i < w.npaths; i++) {
-            rc = rl_run_load(w.paths[i], limits, &set->runs[i]);
-            if (rc == RL_OK)
-                set->count++;
-            if (rc == RL_OK && progress)
-                progress(i + 1, w.npaths, w.paths[i], user);
+        if (rc == RL_OK) {
+            rc = load_all(w.paths, w.npaths, limits, progress, user, set->runs);
+            set->count = w.npaths; /* on failure, rl_run_set_free skips the NULL slots */
         }
         set->walk_errors = w.errors;
         set->num_walk_errors = w.nerrors;

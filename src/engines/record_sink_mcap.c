@@ -91,6 +91,7 @@ static int mcap_open(void **ctx, const char *path, const rl_record_options *opts
     wo.compression = opts->compression == RL_RECORD_COMPRESSION_ZSTD  ? RL_MCAP_COMPRESSION_ZSTD
                      : opts->compression == RL_RECORD_COMPRESSION_LZ4 ? RL_MCAP_COMPRESSION_LZ4
                                                                       : RL_MCAP_COMPRESSION_NONE;
+    wo.compression_level = opts->compression_level;
     mcap_sink_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return rl_error_set(RL_ENOMEM, "MCAP bag: out of memory");

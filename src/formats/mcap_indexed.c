@@ -46,6 +46,7 @@ struct rl_mcap_indexed {
     loose_msg *loose;
     size_t nloose, loose_cap;
     uint64_t chunks_loaded;
+    int verify_crcs; /* check chunks' uncompressed_crc when loading them; default 1 */
     char *warnings[MAX_WARNINGS]; /* conditions that did not stop reading */
     size_t nwarnings;
 };
@@ -252,8 +253,11 @@ static int scan(rl_mcap_indexed *x)
     rl_mcap_record rec;
     mcap_chunk_set seen = {0};
     uint64_t skip_chunk = RL_MCAP_NO_CHUNK; /* an exact copy of an earlier chunk */
+    size_t released = 0;
     while ((rc = rl_mcap_reader_next(r, &rec)) == 1) {
         int in_chunk = rec.chunk_offset != RL_MCAP_NO_CHUNK;
+        if (!in_chunk)
+            mcap_file_passed(&x->file, (size_t)rec.offset, &released);
         if (in_chunk && rec.chunk_offset == skip_chunk)
             continue;
         switch (rec.opcode) {
@@ -369,8 +373,10 @@ static int open_common(rl_mcap_indexed *x)
 static rl_mcap_indexed *new_indexed(uint64_t max_chunk)
 {
     rl_mcap_indexed *x = calloc(1, sizeof *x);
-    if (x)
+    if (x) {
         x->max_chunk = max_chunk ? max_chunk : (uint64_t)4 << 30;
+        x->verify_crcs = 1;
+    }
     return x;
 }
 
@@ -490,6 +496,11 @@ size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *x,
     return x->nmetas;
 }
 
+void rl_mcap_indexed_set_verify_crcs(rl_mcap_indexed *x, int verify)
+{
+    x->verify_crcs = verify != 0;
+}
+
 uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *x)
 {
     return x->chunks_loaded;
@@ -517,6 +528,8 @@ typedef struct source {
     uint64_t chunk_offset; /* for messages: RL_MCAP_NO_CHUNK when loose */
     entry *ents;
     size_t n, i;
+    mcap_file *file;              /* with the mapped range below, released when done */
+    size_t mapped_from, mapped_to; /* an uncompressed chunk's bytes in the mapping */
 } source;
 
 struct rl_mcap_message_iter {
@@ -564,6 +577,8 @@ static void source_free(source *s)
         return;
     if (s->owned)
         free((void *)s->buf);
+    else if (s->file)
+        mcap_file_release(s->file, s->mapped_from, s->mapped_to);
     free(s->ents);
     free(s);
 }
@@ -620,7 +635,14 @@ static int push_source(rl_mcap_message_iter *it, source *s)
         source_free(s);
         return RL_OK;
     }
-    qsort(s->ents, s->n, sizeof *s->ents, it->q.reverse ? cmp_entry_rev : cmp_entry_fwd);
+    /* Writers log in time order, so a chunk's messages usually are already: one pass
+     * checks, and only a chunk out of order pays for the sort. */
+    int (*cmp)(const void *, const void *) = it->q.reverse ? cmp_entry_rev : cmp_entry_fwd;
+    size_t k = 1;
+    while (k < s->n && cmp(&s->ents[k - 1], &s->ents[k]) <= 0)
+        k++;
+    if (k < s->n)
+        qsort(s->ents, s->n, sizeof *s->ents, cmp);
     it->heap[it->nheap++] = s;
     sift_up(it, it->nheap - 1);
     return RL_OK;
@@ -646,12 +668,22 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     if (!s)
         return rl_error_set(RL_ENOMEM, "mcap indexed reader: out of memory");
     s->chunk_offset = at;
-    rc = rl_mcap_chunk_decompress(&rec.u.chunk, x->max_chunk, 1, &s->buf, &s->len, &s->owned);
+    rc = rl_mcap_chunk_decompress(&rec.u.chunk, x->max_chunk, x->verify_crcs, &s->buf, &s->len,
+                                  &s->owned);
     if (rc < 0) {
         free(s);
         return rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)at);
     }
     x->chunks_loaded++;
+    /* The chunk's bytes in the mapping are needed until its messages are served when they
+     * are the messages (uncompressed), else no more. */
+    if (s->owned) {
+        mcap_file_release(&x->file, (size_t)at, (size_t)(at + ci->chunk_length));
+    } else {
+        s->file = &x->file;
+        s->mapped_from = (size_t)at;
+        s->mapped_to = (size_t)(at + ci->chunk_length);
+    }
     size_t cap = 0, p = 0, inner = 0;
     rl_mcap_record m;
     while ((inner = p, rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {

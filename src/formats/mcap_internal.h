@@ -55,8 +55,13 @@ int mcap_buf_append(mcap_buf *b, const void *data, size_t len);
 int mcap_buf_append_record(mcap_buf *b, const rl_mcap_record *rec);
 void mcap_buf_free(mcap_buf *b);
 
-/* Compresses `len` bytes into `out` (replacing its content). */
-int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t len, mcap_buf *out);
+/* Compresses `len` bytes into `out` (replacing its content). `zstd_ctx`, when not NULL,
+ * holds a zstd context kept between calls (created on first use; free it with
+ * mcap_compress_ctx_free): creating one per chunk costs more than compressing a small one.
+ * One context serves one thread at a time. */
+int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t len, mcap_buf *out,
+                  void **zstd_ctx);
+void mcap_compress_ctx_free(void *zstd_ctx);
 
 /* Compression name as written in Chunk records. */
 const char *mcap_compression_name(rl_mcap_compression c);

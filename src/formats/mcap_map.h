@@ -15,6 +15,17 @@ typedef struct mcap_file {
 } mcap_file;
 
 int mcap_file_open(mcap_file *f, const char *path);
+/* Lets the kernel drop the resident pages of [from, to) of a mapped file (whole pages
+ * inside the range), so reading a large file does not keep every page read counted in
+ * the process's memory. The bytes stay readable (pages come back from the page cache on
+ * the next access), so pointers into the range remain valid. No-op for files read into
+ * memory and for files under MCAP_RELEASE_MIN bytes. */
+void mcap_file_release(mcap_file *f, size_t from, size_t to);
+/* For a reader moving forward: releases everything before `pos` less a margin, in steps
+ * of MCAP_RELEASE_STEP bytes; `*released` is how far was released already. */
+void mcap_file_passed(mcap_file *f, size_t pos, size_t *released);
+#define MCAP_RELEASE_MIN ((size_t)64 << 20)
+#define MCAP_RELEASE_STEP ((size_t)16 << 20)
 void mcap_file_close(mcap_file *f);
 
 #endif

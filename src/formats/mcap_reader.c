@@ -25,6 +25,7 @@ struct rl_mcap_reader {
     const uint8_t *data;
     size_t len;
     size_t pos; /* next top-level record */
+    size_t released; /* mapped bytes before this were handed back (mcap_file_passed) */
     int started, after_footer, done;
     int err;
     uint64_t err_offset;
@@ -87,6 +88,26 @@ int mcap_file_open(mcap_file *f, const char *path)
     f->data = f->owned;
     f->len = n;
     return RL_OK;
+}
+
+void mcap_file_release(mcap_file *f, size_t from, size_t to)
+{
+    if (!f->map || f->map_len < MCAP_RELEASE_MIN || to > f->map_len)
+        return;
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t page = ps > 0 ? (size_t)ps : 4096;
+    size_t a = (from + page - 1) / page * page, b = to / page * page;
+    if (b > a)
+        (void)madvise((uint8_t *)f->map + a, b - a, MADV_DONTNEED);
+}
+
+void mcap_file_passed(mcap_file *f, size_t pos, size_t *released)
+{
+    if (!f->map || f->map_len < MCAP_RELEASE_MIN || pos < *released + 2 * MCAP_RELEASE_STEP)
+        return;
+    size_t upto = pos - MCAP_RELEASE_STEP; /* the current record and its neighbours stay */
+    mcap_file_release(f, *released, upto);
+    *released = upto;
 }
 
 void mcap_file_close(mcap_file *f)
@@ -230,7 +251,13 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
         /* Every record before it was read and checked (chunk and attachment CRCs
          * included), so a mismatch here costs the reader nothing: a warning, not an error
          * (a chunk written twice, bytes changed in an index, padding). */
-        uint32_t crc = rl_crc32(0, r->data, at);
+        /* In steps, each handed back once summed: the sum reads the whole file again. */
+        uint32_t crc = 0;
+        for (size_t off = 0; off < at; off += MCAP_RELEASE_STEP) {
+            size_t n = at - off < MCAP_RELEASE_STEP ? at - off : MCAP_RELEASE_STEP;
+            crc = rl_crc32(crc, r->data + off, n);
+            mcap_file_release(&r->file, off, off + n);
+        }
         if (crc != rec->u.data_end.data_section_crc) {
             char msg[200];
             snprintf(msg, sizeof msg,
@@ -334,6 +361,7 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         if (rc < 0)
             return stick(r, rc, at);
         r->pos = at + RL_MCAP_RECORD_PREFIX + (size_t)blen;
+        mcap_file_passed(&r->file, at, &r->released);
         if (op == RL_MCAP_OP_FOOTER)
             r->after_footer = 1;
         if (op != RL_MCAP_OP_CHUNK || r->o.chunks == RL_MCAP_CHUNKS_RAW)

@@ -638,7 +638,13 @@ const char *mcap_compression_name(rl_mcap_compression c)
     }
 }
 
-int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t len, mcap_buf *out)
+void mcap_compress_ctx_free(void *zstd_ctx)
+{
+    ZSTD_freeCCtx(zstd_ctx);
+}
+
+int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t len, mcap_buf *out,
+                  void **zstd_ctx)
 {
     out->len = 0;
     if (c == RL_MCAP_COMPRESSION_ZSTD) {
@@ -646,7 +652,11 @@ int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t l
         int rc = mcap_buf_reserve(out, bound);
         if (rc < 0)
             return rc;
-        size_t n = ZSTD_compress(out->data, bound, src, len, level ? level : ZSTD_CLEVEL_DEFAULT);
+        if (zstd_ctx && !*zstd_ctx && !(*zstd_ctx = ZSTD_createCCtx()))
+            return rl_error_set(RL_ENOMEM, "mcap: out of memory for a zstd context");
+        int lv = level ? level : RL_MCAP_ZSTD_DEFAULT_LEVEL;
+        size_t n = zstd_ctx ? ZSTD_compressCCtx(*zstd_ctx, out->data, bound, src, len, lv)
+                            : ZSTD_compress(out->data, bound, src, len, lv);
         if (ZSTD_isError(n))
             return rl_error_set(RL_ERR, "mcap: zstd compression failed: %s", ZSTD_getErrorName(n));
         out->len = n;

@@ -69,6 +69,7 @@ typedef struct chunk_state {
     uint32_t mi_slot[NIDS];           /* channel id -> index in mi + 1 */
     int compressed, crc_done;         /* comp (the worker's part) and crc are done */
     uint32_t crc;                     /* of the uncompressed records (0 when off) */
+    void *zstd_ctx;                   /* reused by every chunk compressed in this state */
 } chunk_state;
 
 struct rl_mcap_writer {
@@ -336,7 +337,7 @@ static int compress_chunk(const rl_mcap_writer *w, chunk_state *cs)
 {
     if (w->o.compression != RL_MCAP_COMPRESSION_NONE) {
         int rc = mcap_compress(w->o.compression, w->o.compression_level, cs->chunk.data,
-                               cs->chunk.len, &cs->comp);
+                               cs->chunk.len, &cs->comp, &cs->zstd_ctx);
         if (rc < 0)
             return rc;
     }
@@ -1060,6 +1061,7 @@ void rl_mcap_writer_free(rl_mcap_writer *w)
         chunk_state *cs = &w->cs[k];
         mcap_buf_free(&cs->chunk);
         mcap_buf_free(&cs->comp);
+        mcap_compress_ctx_free(cs->zstd_ctx);
         for (size_t i = 0; i < cs->mi_init; i++)
             mcap_buf_free(&cs->mi[i].entries);
         free(cs->mi);

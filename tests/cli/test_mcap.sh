@@ -100,9 +100,10 @@ check "recover of a non-MCAP file exits 1" rc_is 1
 check "recover names byte 0" err_has "byte 0: not an MCAP file"
 check "no output for a failed recover" [ ! -e "$TMP/junk-out.mcap" ]
 
-# Damage in the middle: a corrupted byte inside a chunk.
+# Damage in the middle: corrupted bytes inside the second chunk's compressed records
+# (it spans bytes 1774..2648 of the sample at zstd level 1).
 cp "$F" "$TMP/bad.mcap"
-printf '\xff\xff\xff\xff' | dd of="$TMP/bad.mcap" bs=1 seek=3000 conv=notrunc status=none
+printf '\xff\xff\xff\xff' | dd of="$TMP/bad.mcap" bs=1 seek=2200 conv=notrunc status=none
 run mcap doctor "$TMP/bad.mcap"
 check "doctor finds the corrupted chunk" rc_is 1
 check "doctor reports a CRC or parse problem" bash -c 'grep -qE "CRC|corrupt|Chunk" <<<"$0"' "$out"

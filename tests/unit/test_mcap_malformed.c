@@ -298,6 +298,54 @@ static void test_crc_mismatches(void **state)
     free(f);
 }
 
+/* The indexed reader checks chunk CRCs by default and skips them when told to: a payload
+ * byte changed inside a chunk is RL_ECRC, or, unchecked, served as it now stands. */
+static void test_indexed_crc_option(void **state)
+{
+    (void)state;
+    static const rl_mcap_compression comps[] = {RL_MCAP_COMPRESSION_NONE,
+                                                RL_MCAP_COMPRESSION_ZSTD};
+    for (size_t c = 0; c < 2; c++) {
+        size_t len;
+        uint8_t *f = small_file(comps[c], 1, &len);
+        if (comps[c] == RL_MCAP_COMPRESSION_NONE) {
+            uint8_t *p = memmem(f, len, "12345", 5);
+            assert_non_null(p);
+            p[0] = '9';
+        }
+        for (int verify = 1; verify >= 0; verify--) {
+            rl_mcap_indexed *x = NULL;
+            assert_int_equal(rl_mcap_indexed_open_mem(&x, f, len, 0), RL_OK);
+            assert_int_equal(rl_mcap_indexed_used_summary(x), 1);
+            const rl_mcap_chunk_index *ci = NULL;
+            assert_true(rl_mcap_indexed_chunk_indexes(x, &ci) > 1);
+            if (comps[c] == RL_MCAP_COMPRESSION_ZSTD)
+                assert_int_equal(ci[0].compression.len, 4);
+            if (!verify)
+                rl_mcap_indexed_set_verify_crcs(x, 0);
+            rl_mcap_message_iter *it = NULL;
+            assert_int_equal(rl_mcap_indexed_messages(x, NULL, &it), RL_OK);
+            rl_mcap_message m;
+            int rc, n = 0, nines = 0;
+            while ((rc = rl_mcap_message_iter_next(it, &m, NULL)) == 1) {
+                n++;
+                nines += m.data.len > 10 && m.data.data[10] == '9';
+            }
+            if (comps[c] == RL_MCAP_COMPRESSION_NONE && verify) {
+                assert_int_equal(rc, RL_ECRC);
+                assert_non_null(strstr(rl_error_last(), "chunk CRC mismatch"));
+            } else {
+                assert_int_equal(rc, 0);
+                assert_int_equal(n, 12);
+                assert_int_equal(nines, comps[c] == RL_MCAP_COMPRESSION_NONE ? 1 : 0);
+            }
+            rl_mcap_message_iter_free(it);
+            rl_mcap_indexed_close(x);
+        }
+        free(f);
+    }
+}
+
 /* A damaged chunk found through the index is an error naming it; iterating on skips it. */
 static void test_indexed_skips_damaged_chunk(void **state)
 {
@@ -541,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_flipped_bytes_never_crash),
         cmocka_unit_test(test_huge_lengths_are_refused),
         cmocka_unit_test(test_crc_mismatches),
+        cmocka_unit_test(test_indexed_crc_option),
         cmocka_unit_test(test_indexed_skips_damaged_chunk),
         cmocka_unit_test(test_chunk_index_time_range_lies),
         cmocka_unit_test(test_trailing_data_and_unknown_records),

@@ -1343,6 +1343,19 @@ static void test_options_checked(void **state)
     f->opts.lab_domain = 999;
     assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
     assert_null(r);
+    /* The compression level, checked against the codec: zstd up to 22, lz4 up to 12. */
+    rl_record_options_default(&f->opts);
+    f->opts.home = f->home;
+    f->opts.compression_level = 23;
+    assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "compression_level: 23"));
+    f->opts.compression = RL_RECORD_COMPRESSION_LZ4;
+    f->opts.compression_level = 13;
+    assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
+    f->opts.compression = RL_RECORD_COMPRESSION_NONE;
+    f->opts.compression_level = 1;
+    assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
+    assert_null(r);
     char home[PATH_MAX];
     assert_int_equal(rl_record_home("/x", home, sizeof home), RL_OK);
     assert_string_equal(home, "/x");
