@@ -4,6 +4,7 @@
  * planners see the robot only through its state space (distance, interpolation, sampling,
  * validity), so one RRT serves points in 2D/3D, SE(2) rectangles and yawing 3D boxes. */
 #include "rlx.h"
+#include "rlx_internal.h"
 
 #include "runlab/error.h"
 #include "runlab/time.h"
@@ -16,34 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* MAX_DIM: coordinates of a state (x, y, z, yaw at most); MAX_WDIM: of the workspace. */
-enum { MAX_DIM = 4, MAX_WDIM = 3, MAX_BOXES = 64 };
-
-typedef struct box {
-    double lo[MAX_WDIM], hi[MAX_WDIM];
-} box;
-
-/* The robot. A point's state is its position. A rigid body is a rectangle (2D) or a box
- * (3D) centred on its position, with a heading (yaw, about z) as one more coordinate: SE(2)
- * in 2D and position + yaw in 3D, the configuration space of ground and most aerial
- * robots. Obstacles are axis-aligned boxes. */
-typedef enum robot_kind { ROBOT_POINT, ROBOT_RIGID } robot_kind;
-
-struct rlx_problem {
-    robot_kind robot;
-    int wdim;              /* workspace dimension, 2 or 3: a state's first wdim coordinates */
-    int dim;               /* state dimension: wdim, plus 1 for a rigid body's heading */
-    int yaw;               /* index of the heading in a state (radians in [-pi, pi)), -1 for none */
-    double half[MAX_WDIM]; /* a rigid body's half extents along its own axes */
-    double yaw_weight;     /* distance per radian of heading (see dist) */
-    double margin;         /* clearance the planners demand of checked states (motion_ok) */
-    double start[MAX_DIM], goal[MAX_DIM], goal_radius, resolution;
-    box boxes[MAX_BOXES];
-    size_t n_boxes;
-    char name[32];
-    char describe[4096];
-};
 
 /* ---- geometry ------------------------------------------------------------------------ */
 

@@ -212,6 +212,10 @@ static void child_exec(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri, 
     setenv("RUNLAB_RUN", buf, 1);
     setenv("RUNLAB_SIMPLIFY", req->simplify ? "1" : "0", 1);
     setenv("RUNLAB_PROBLEM", req->problem_spec ? req->problem_spec : "", 1);
+    if (req->problem_file)
+        setenv("RUNLAB_PROBLEM_FILE", req->problem_file, 1);
+    else
+        unsetenv("RUNLAB_PROBLEM_FILE");
     setenv("RUNLAB_PROTOCOL", "1", 1);
     /* the planner's settings: in the environment and as the first line of stdin (a pipe
        filled before exec; the JSON is at most 60 KiB, less than a pipe holds) */
