@@ -927,6 +927,8 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     snprintf(console, sizeof console, "%s/console", dir);
     if (rc == RL_OK)
         rc = rl_fs_mkdirs(console);
+    if (rc == RL_OK)
+        arm_interrupt_note(dir);
     char problem_file[PATH_MAX];
 #ifdef RUNLAB_HAVE_EXAMPLES
     /* the built-in problem's geometry for executable planners (RUNLAB_PROBLEM_FILE), by an
@@ -938,8 +940,6 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
 #else
     (void)problem_file;
 #endif
-    if (rc == RL_OK)
-        arm_interrupt_note(dir);
     /* the one start time: spec.json's, the log's name and date, the manifest's (the
        engine taking its own clock reading a moment later could name a resumed
        benchmark's log for another second) */

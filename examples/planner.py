@@ -34,36 +34,55 @@ def angle_diff(a, b):
 # ---- Dubins curves (the car's motions): six words of arcs and lines ----------------------
 
 def _mod2pi(a):
-    return a % (2 * math.pi)
+    """a in [0, 2 pi); a hair below 2 pi is 0 (a zero-length arc): no shortest curve turns a full circle."""
+    r = a % (2 * math.pi)
+    return 0.0 if r > 2 * math.pi - TOL else r
+
+
+# Rounding can put a word that joins the ends exactly (a lone arc or line) just outside its
+# domain; losing it would turn the curve to a point on another curve into a loop.
+TOL = 1e-9
 
 
 def _dubins_words(d, a, b):
     sa, sb, ca, cb, cab = math.sin(a), math.sin(b), math.cos(a), math.cos(b), math.cos(a - b)
     tmp = 2 + d * d - 2 * cab + 2 * d * (sa - sb)
-    if tmp >= 0:
-        p = math.atan2(cb - ca, d + sa - sb)
-        yield "LSL", (_mod2pi(p - a), math.sqrt(tmp), _mod2pi(b - p))
+    if tmp >= -TOL:
+        tmp = max(tmp, 0.0)
+        if tmp < 1e-12:  # one circle: a lone arc (the line's direction is noise)
+            yield "LSL", (_mod2pi(b - a), 0.0, 0.0)
+        else:
+            p = math.atan2(cb - ca, d + sa - sb)
+            yield "LSL", (_mod2pi(p - a), math.sqrt(tmp), _mod2pi(b - p))
     tmp = 2 + d * d - 2 * cab + 2 * d * (sb - sa)
-    if tmp >= 0:
-        p = math.atan2(ca - cb, d - sa + sb)
-        yield "RSR", (_mod2pi(a - p), math.sqrt(tmp), _mod2pi(p - b))
+    if tmp >= -TOL:
+        tmp = max(tmp, 0.0)
+        if tmp < 1e-12:
+            yield "RSR", (_mod2pi(a - b), 0.0, 0.0)
+        else:
+            p = math.atan2(ca - cb, d - sa + sb)
+            yield "RSR", (_mod2pi(a - p), math.sqrt(tmp), _mod2pi(p - b))
     tmp = -2 + d * d + 2 * cab + 2 * d * (sa + sb)
-    if tmp >= 0:
+    if tmp >= -TOL:
+        tmp = max(tmp, 0.0)
         s = math.sqrt(tmp)
         p = math.atan2(-ca - cb, d + sa + sb) - math.atan2(-2, s)
         yield "LSR", (_mod2pi(p - a), s, _mod2pi(p - b))
     tmp = d * d - 2 + 2 * cab - 2 * d * (sa + sb)
-    if tmp >= 0:
+    if tmp >= -TOL:
+        tmp = max(tmp, 0.0)
         s = math.sqrt(tmp)
         p = math.atan2(ca + cb, d - sa - sb) - math.atan2(2, s)
         yield "RSL", (_mod2pi(a - p), s, _mod2pi(b - p))
     tmp = (6 - d * d + 2 * cab + 2 * d * (sa - sb)) / 8
-    if abs(tmp) <= 1:
+    if abs(tmp) <= 1 + TOL:
+        tmp = max(-1.0, min(1.0, tmp))
         m = _mod2pi(2 * math.pi - math.acos(tmp))
         t = _mod2pi(a - math.atan2(ca - cb, d - sa + sb) + m / 2)
         yield "RLR", (t, m, _mod2pi(a - b - t + m))
     tmp = (6 - d * d + 2 * cab + 2 * d * (sb - sa)) / 8
-    if abs(tmp) <= 1:
+    if abs(tmp) <= 1 + TOL:
+        tmp = max(-1.0, min(1.0, tmp))
         m = _mod2pi(2 * math.pi - math.acos(tmp))
         t = _mod2pi(-a - math.atan2(ca - cb, d + sa - sb) + m / 2)
         yield "LRL", (t, m, _mod2pi(b - a - t + m))
@@ -215,10 +234,22 @@ def extend(pr, tree, target, step):
     car. Returns ("reached" | "advanced" | "trapped", index of the new node)."""
     f = tree.forward
     best, bd = 0, math.inf
-    for i, q in enumerate(tree.states):
-        d = pr.dist(q, target) if f else pr.dist(target, q)
-        if d < bd:
-            best, bd = i, d
+    if pr.kind == "car":
+        # a Dubins curve is no shorter than the straight line: visit the nodes by their
+        # straight distance and stop when that alone exceeds the best curve
+        order = sorted(range(len(tree.states)), key=lambda i: math.dist(tree.states[i][:2], target[:2]))
+        for i in order:
+            q = tree.states[i]
+            if math.dist(q[:2], target[:2]) >= bd:
+                break
+            d = pr.dist(q, target) if f else pr.dist(target, q)
+            if d < bd:
+                best, bd = i, d
+    else:
+        for i, q in enumerate(tree.states):
+            d = pr.dist(q, target) if f else pr.dist(target, q)
+            if d < bd:
+                best, bd = i, d
     near = tree.states[best]
     if bd <= step:
         new, outcome = target, "reached"
@@ -286,6 +317,10 @@ def main():
         print(f"property\tsolution segments\tINTEGER\t{len(path) - 1}")
         print("status\texact", flush=True)
         print("runlab-path: " + " ".join(",".join(repr(v) for v in q) for q in path), file=sys.stderr)
+        if pr.kind == "car":  # the curve of each motion: word and segments in turning radii
+            curves = (dubins(path[k - 1], path[k], pr.rho) for k in range(1, len(path)))
+            print("runlab-motions: " + " ".join(w + "," + ",".join(repr(v) for v in seg) for w, seg in curves),
+                  file=sys.stderr)
     else:
         print("status\ttimeout", flush=True)
     print(f"python planner: {states} states, {iterations} iterations", file=sys.stderr)

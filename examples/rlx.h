@@ -29,6 +29,7 @@ const char *rlx_problem_describe(const rlx_problem *p);
  * and 4 for a 3D body (x, y, z, yaw), yaw in radians in [-pi, pi). */
 int rlx_problem_dimension(const rlx_problem *p);
 size_t rlx_problem_obstacles(const rlx_problem *p);
+/* Whether the robot is a body with a heading (a rigid body or a car), not a point. */
 bool rlx_problem_is_rigid(const rlx_problem *p);
 /* The motion-check resolution the planners use (a distance in the state space). */
 double rlx_problem_resolution(const rlx_problem *p);

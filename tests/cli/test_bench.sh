@@ -91,7 +91,7 @@ chmod +x "$TMP/bad_planner.sh" "$TMP/silent.sh"
 command -v python3 >/dev/null && py=1 || py=0
 cat >"$TMP/exec.yaml" <<YAML
 experiment: programs
-problem: wall2d
+problem: cluttered2d
 max_time: 30
 runs: 2
 planners:
@@ -101,7 +101,7 @@ planners:
     command: "$TMP/silent.sh"
 YAML
 if [ "$py" = 1 ]; then
-    printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n' \
+    printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n    accepts: [max_iterations]\n    settings: {max_iterations: 4000}\n' \
         "$RUNLAB_SOURCE" >>"$TMP/exec.yaml"
 fi
 run bench "$TMP/exec.yaml" --out "$TMP/res"

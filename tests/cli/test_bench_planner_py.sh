@@ -18,7 +18,7 @@ check "the built-in problems are listed" test -n "$problems"
 
 # Solved within the budget (the rest may or may not be: rigid bodies in
 # the maze need more iterations than a test should spend in Python).
-easy=" maze2d narrow2d narrow3d cluttered2d cluttered3d cluttered2d_rigid cluttered3d_rigid "
+easy=" maze2d narrow2d cluttered2d cluttered3d cluttered2d_rigid cluttered3d_rigid car2d "
 for problem in $problems; do
     cat >"$TMP/$problem.yaml" <<YAML
 experiment: python $problem
