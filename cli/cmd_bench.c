@@ -718,6 +718,9 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
         json_object_object_add(renamed, e->renamed[i].value,
                                json_object_new_string(e->renamed[i].name));
     json_object_object_add(m, "renamed_properties", renamed);
+    /* how runs' processes were followed: cgroup v1, cgroup v2 or /proc, and why */
+    if (e->process_tree)
+        json_object_object_add(m, "process_tree", json_object_new_string(e->process_tree));
     rc = rl_path_join(path, sizeof path, dir, "manifest.json");
     if (rc == RL_OK)
         rc = rl_json_write_file(path, m);

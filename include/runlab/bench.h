@@ -233,6 +233,9 @@ typedef struct rl_bench_experiment {
      * the name as reported). */
     rl_bench_prop *renamed;
     size_t n_renamed;
+    /* How the runs' processes were followed (the last session's): "cgroup v1 DIR",
+     * "cgroup v2 DIR" or "proc (why)"; NULL before a benchmark ran. */
+    char *process_tree;
 } rl_bench_experiment;
 
 /* ---- the benchmark ---------------------------------------------------------------- */

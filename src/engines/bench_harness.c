@@ -1222,6 +1222,10 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
     rl_bench_trees *trees = NULL;
     if (rc == RL_OK)
         rc = rl_bench_trees_new(&trees, n_slots);
+    if (rc == RL_OK) {
+        free(b->results.process_tree);
+        b->results.process_tree = strdup(rl_bench_trees_describe(trees));
+    }
     for (size_t i = 0; i < n_slots; i++) {
         slots[i].trees = trees;
         slots[i].index = i;
