@@ -718,6 +718,9 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
         json_object_object_add(renamed, e->renamed[i].value,
                                json_object_new_string(e->renamed[i].name));
     json_object_object_add(m, "renamed_properties", renamed);
+    /* how runs' processes were followed: cgroup v1, cgroup v2 or /proc, and why */
+    if (e->process_tree)
+        json_object_object_add(m, "process_tree", json_object_new_string(e->process_tree));
     rc = rl_path_join(path, sizeof path, dir, "manifest.json");
     if (rc == RL_OK)
         rc = rl_json_write_file(path, m);
@@ -814,6 +817,27 @@ static void print_comparison(const rl_bench_experiment *e)
     free(bt);
 }
 
+#ifdef RUNLAB_HAVE_EXAMPLES
+/* Writes DIR/problem.json (format runlab-problem/1, docs/bench.md) and puts its absolute
+ * path in out. */
+static int write_problem_file(const rlx_problem *xp, const char *dir, char *out, size_t cap)
+{
+    char *json = rlx_problem_json(xp), path[PATH_MAX + 32], abs_dir[PATH_MAX];
+    if (!json)
+        return rl_error_last_code();
+    snprintf(path, sizeof path, "%.4000s/problem.json", dir);
+    int rc = rl_fs_write_atomic(path, json, strlen(json), 0644);
+    free(json);
+    if (rc < 0)
+        return rc;
+    if (!realpath(dir, abs_dir))
+        return rl_error_set_errno(RL_EIO, errno, "%s", dir);
+    if ((size_t)snprintf(out, cap, "%s/problem.json", abs_dir) >= cap)
+        return rl_error_set(RL_EINVAL, "%s: path too long", abs_dir);
+    return RL_OK;
+}
+#endif
+
 static int run_spec(const spec_src *s, json_object *root, const char *out_opt, long jobs_opt,
                     const char *resume_dir, bool quiet, char *report_out, size_t report_cap)
 {
@@ -908,6 +932,17 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
         rc = rl_fs_mkdirs(console);
     if (rc == RL_OK)
         arm_interrupt_note(dir);
+    char problem_file[PATH_MAX];
+#ifdef RUNLAB_HAVE_EXAMPLES
+    /* the built-in problem's geometry for executable planners (RUNLAB_PROBLEM_FILE), by an
+       absolute path: a planner may change its directory */
+    if (rc == RL_OK && xp)
+        rc = write_problem_file(xp, dir, problem_file, sizeof problem_file);
+    if (rc == RL_OK && xp)
+        sp.req.problem_file = problem_file;
+#else
+    (void)problem_file;
+#endif
     /* the one start time: spec.json's, the log's name and date, the manifest's (the
        engine taking its own clock reading a moment later could name a resumed
        benchmark's log for another second) */

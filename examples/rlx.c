@@ -4,6 +4,7 @@
  * planners see the robot only through its state space (distance, interpolation, sampling,
  * validity), so one RRT serves points in 2D/3D, SE(2) rectangles and yawing 3D boxes. */
 #include "rlx.h"
+#include "rlx_internal.h"
 
 #include "runlab/error.h"
 #include "runlab/time.h"
@@ -16,34 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* MAX_DIM: coordinates of a state (x, y, z, yaw at most); MAX_WDIM: of the workspace. */
-enum { MAX_DIM = 4, MAX_WDIM = 3, MAX_BOXES = 64 };
-
-typedef struct box {
-    double lo[MAX_WDIM], hi[MAX_WDIM];
-} box;
-
-/* The robot. A point's state is its position. A rigid body is a rectangle (2D) or a box
- * (3D) centred on its position, with a heading (yaw, about z) as one more coordinate: SE(2)
- * in 2D and position + yaw in 3D, the configuration space of ground and most aerial
- * robots. Obstacles are axis-aligned boxes. */
-typedef enum robot_kind { ROBOT_POINT, ROBOT_RIGID } robot_kind;
-
-struct rlx_problem {
-    robot_kind robot;
-    int wdim;              /* workspace dimension, 2 or 3: a state's first wdim coordinates */
-    int dim;               /* state dimension: wdim, plus 1 for a rigid body's heading */
-    int yaw;               /* index of the heading in a state (radians in [-pi, pi)), -1 for none */
-    double half[MAX_WDIM]; /* a rigid body's half extents along its own axes */
-    double yaw_weight;     /* distance per radian of heading (see dist) */
-    double margin;         /* clearance the planners demand of checked states (motion_ok) */
-    double start[MAX_DIM], goal[MAX_DIM], goal_radius, resolution;
-    box boxes[MAX_BOXES];
-    size_t n_boxes;
-    char name[32];
-    char describe[4096];
-};
 
 /* ---- geometry ------------------------------------------------------------------------ */
 
@@ -194,6 +167,11 @@ static double wrap_angle(double a)
  * translations. */
 static double dist(const rlx_problem *p, const double *a, const double *b)
 {
+    if (p->robot == ROBOT_CAR) { /* forward only: the shortest Dubins curve's length */
+        rlx_dubins d;
+        rlx_dubins_shortest(a, b, p->turning_radius, &d);
+        return rlx_dubins_length(&d);
+    }
     double s = 0;
     for (int i = 0; i < p->dim; i++) {
         double d = i == p->yaw ? p->yaw_weight * angle_diff(a[i], b[i]) : b[i] - a[i];
@@ -207,6 +185,13 @@ static double dist(const rlx_problem *p, const double *a, const double *b)
 static void interpolate(const rlx_problem *p, const double *a, const double *b, double t,
                         double *out)
 {
+    if (p->robot == ROBOT_CAR) {
+        rlx_dubins d;
+        rlx_dubins_shortest(a, b, p->turning_radius, &d);
+        memset(out, 0, MAX_DIM * sizeof *out);
+        rlx_dubins_at(&d, t * rlx_dubins_length(&d), out);
+        return;
+    }
     for (int i = 0; i < MAX_DIM; i++)
         out[i] = i >= p->dim   ? 0
                  : i == p->yaw ? wrap_angle(a[i] + t * angle_diff(a[i], b[i]))
@@ -253,7 +238,7 @@ static double clearance(const rlx_problem *p, const double *q)
 {
     double best = INFINITY;
     for (size_t k = 0; k < p->n_boxes; k++) {
-        if (p->robot == ROBOT_RIGID) {
+        if (p->robot != ROBOT_POINT) {
             best = fmin(best, body_distance(p, q, &p->boxes[k]));
             continue;
         }
@@ -272,11 +257,21 @@ static double clearance(const rlx_problem *p, const double *q)
 static bool motion_valid(const rlx_problem *p, const double *a, const double *b, double res,
                          double margin)
 {
-    double d = dist(p, a, b);
+    rlx_dubins curve; /* a car's: computed once for the whole motion */
+    double d;
+    if (p->robot == ROBOT_CAR) {
+        rlx_dubins_shortest(a, b, p->turning_radius, &curve);
+        d = rlx_dubins_length(&curve);
+    } else {
+        d = dist(p, a, b);
+    }
     int n = (int)ceil(d / res);
-    double q[MAX_DIM];
+    double q[MAX_DIM] = {0};
     for (int s = 1; s <= n; s++) {
-        interpolate(p, a, b, (double)s / n, q);
+        if (p->robot == ROBOT_CAR)
+            rlx_dubins_at(&curve, d * s / n, q);
+        else
+            interpolate(p, a, b, (double)s / n, q);
         if (!valid_margin(p, q, margin))
             return false;
     }
@@ -320,7 +315,8 @@ static void sample(const rlx_problem *pr, uint64_t *rng, double *q)
 
 static const char *const PROBLEMS[] = {
     "maze2d",       "narrow2d",       "narrow3d",          "cluttered2d",       "cluttered3d",
-    "maze2d_rigid", "narrow2d_rigid", "cluttered2d_rigid", "cluttered3d_rigid", NULL};
+    "maze2d_rigid", "narrow2d_rigid", "cluttered2d_rigid", "cluttered3d_rigid", "car2d",
+    NULL};
 
 const char *const *rlx_problem_names(void)
 {
@@ -349,6 +345,18 @@ static void make_rigid(rlx_problem *p, double lx, double ly, double lz, double y
     p->margin = p->resolution * M_SQRT1_2;
     p->start[p->yaw] = wrap_angle(yaw0);
     p->goal[p->yaw] = wrap_angle(yaw1);
+}
+
+/* Makes p a forward-only car: a rigid lx x ly rectangle in SE(2) whose motions are Dubins
+ * curves of turning radius rho. Along a curve a point of the body at distance r from the
+ * reference point moves at most (1 + r / rho) per unit of arc length, and every state is
+ * within res/2 of a checked one, so states are kept that far from obstacles. */
+static void make_car(rlx_problem *p, double lx, double ly, double rho, double yaw0, double yaw1)
+{
+    make_rigid(p, lx, ly, 0, yaw0, yaw1);
+    p->robot = ROBOT_CAR;
+    p->turning_radius = rho;
+    p->margin = (1 + p->yaw_weight / rho) * p->resolution / 2 * 1.001;
 }
 
 /* A field of random boxes of half sizes 0.02 to 0.02 + span, the same every time (it is
@@ -380,6 +388,13 @@ static void describe(rlx_problem *p)
     int n;
     if (p->robot == ROBOT_POINT)
         n = snprintf(d, cap, "Problem %s: point robot in [0,1]^%d\nstart:", p->name, p->wdim);
+    else if (p->robot == ROBOT_CAR)
+        n = snprintf(d, cap,
+                     "Problem %s: car, a %g x %g rectangle in [0,1]^2, state (x, y, yaw), "
+                     "forward only with turning radius %g (Dubins curves)\n"
+                     "collision: separating-axis test against the boxes, body inside the "
+                     "bounds\nstart:",
+                     p->name, 2 * p->half[0], 2 * p->half[1], p->turning_radius);
     else if (p->wdim == 2)
         n = snprintf(d, cap,
                      "Problem %s: rigid %g x %g rectangle in [0,1]^2, state (x, y, yaw) in SE(2)\n"
@@ -401,11 +416,14 @@ static void describe(rlx_problem *p)
         n += snprintf(d + n, cap - (size_t)n,
                       "\ndistance: sqrt(|d(position)|^2 + (%g dyaw)^2), yaw the shorter way round",
                       p->yaw_weight);
+    if (p->robot == ROBOT_CAR)
+        n += snprintf(d + n, cap - (size_t)n,
+                      "\ndistance: length of the shortest forward Dubins curve (not symmetric)");
     n += snprintf(
         d + n, cap - (size_t)n,
         "\ngoal radius: %g\nobstacles: %zu axis-aligned boxes\nmotion check resolution: %g",
         p->goal_radius, p->n_boxes, p->resolution);
-    if (p->robot == ROBOT_RIGID)
+    if (p->robot != ROBOT_POINT)
         n += snprintf(d + n, cap - (size_t)n,
                       ", states kept %g from obstacles so that motions are free continuously",
                       p->margin);
@@ -445,11 +463,13 @@ rlx_problem *rlx_problem_new(const char *name)
             p->goal[0] = 0.95, p->goal[1] = 0.95;
         }
     } else if (strcmp(name, "narrow2d") == 0) {
+        /* a 0.03 wide, 0.1 long passage through a wall; start and goal are off its axis,
+         * on either side, so the straight line between them hits the wall */
         p->wdim = p->dim = 2;
-        p->start[0] = 0.1, p->start[1] = 0.5;
-        p->goal[0] = 0.9, p->goal[1] = 0.5;
-        add_box(p, 0.48, 0.0, 0, 0.52, 0.485, 0);
-        add_box(p, 0.48, 0.515, 0, 0.52, 1.0, 0);
+        p->start[0] = 0.1, p->start[1] = 0.2;
+        p->goal[0] = 0.9, p->goal[1] = 0.8;
+        add_box(p, 0.45, 0.0, 0, 0.55, 0.485, 0);
+        add_box(p, 0.45, 0.515, 0, 0.55, 1.0, 0);
     } else if (strcmp(name, "narrow2d_rigid") == 0) {
         /* a 0.06 slot in a 0.06 thick wall; the 0.12 x 0.03 body starts and ends across
          * it, so it must turn to within about 10 degrees of the slot's axis to pass */
@@ -462,7 +482,9 @@ rlx_problem *rlx_problem_new(const char *name)
     } else if (strcmp(name, "narrow3d") == 0) {
         p->wdim = p->dim = 3;
         p->start[0] = 0.1, p->start[1] = 0.15, p->start[2] = 0.85;
-        p->goal[0] = 0.9, p->goal[1] = 0.85, p->goal[2] = 0.15;
+        /* start and goal in the same corner on either side: the straight line between
+         * them hits the wall far from its hole */
+        p->goal[0] = 0.9, p->goal[1] = 0.15, p->goal[2] = 0.85;
         double h0 = 0.47, h1 = 0.53; /* a square hole in a wall */
         add_box(p, 0.48, 0, 0, 0.52, h0, 1);
         add_box(p, 0.48, h1, 0, 0.52, 1, 1);
@@ -482,6 +504,15 @@ rlx_problem *rlx_problem_new(const char *name)
         /* boxes keep clear of the body at the start and goal in any heading */
         cluttered(p, p->wdim == 2 ? 30 : 60, p->wdim == 2 ? 0.05 : 0.08,
                   0.01 + fmax(p->yaw_weight, p->half[2]));
+    } else if (strcmp(name, "car2d") == 0) {
+        /* a car, forward only with a turning radius, starts facing away from the goal and
+         * must turn round, pass a gap in a wall off the straight line and end heading down */
+        p->wdim = p->dim = 2;
+        p->start[0] = 0.2, p->start[1] = 0.25;
+        p->goal[0] = 0.8, p->goal[1] = 0.3;
+        add_box(p, 0.45, 0.0, 0, 0.55, 0.6, 0);
+        add_box(p, 0.45, 0.8, 0, 0.55, 1.0, 0);
+        make_car(p, 0.08, 0.04, 0.1, M_PI, -M_PI / 2);
     } else {
         char list[256];
         size_t n = 0;
@@ -518,7 +549,7 @@ size_t rlx_problem_obstacles(const rlx_problem *p)
 
 bool rlx_problem_is_rigid(const rlx_problem *p)
 {
-    return p->robot == ROBOT_RIGID;
+    return p->robot != ROBOT_POINT;
 }
 
 bool rlx_state_valid(const rlx_problem *p, const double *q)
@@ -782,7 +813,7 @@ static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, runctx *run
         pl->graph_motions++;
         if (star) {
             for (size_t i = 0; i + 1 < t.n; i++) { /* rewire through the new node */
-                double d = dist(pr, t.q + i * MAX_DIM, nq);
+                double d = dist(pr, nq, t.q + i * MAX_DIM);
                 if (d < radius && cost + d < t.cost[i] && motion_ok(pr, nq, t.q + i * MAX_DIM)) {
                     double delta = t.cost[i] - (cost + d);
                     t.parent[i] = id;
@@ -823,6 +854,47 @@ static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, runctx *run
     return solved ? RL_RUN_EXACT : pl->sol.n > 1 ? RL_RUN_APPROXIMATE : RL_RUN_TIMEOUT;
 }
 
+/* RRT-Connect's goal tree grows backwards: its motions go from a new state into the tree.
+ * For a car (a distance that is not symmetric) nearness, steering and the motion check then
+ * run the other way; for the symmetric spaces both ways are the same, and the forward forms
+ * are kept. */
+static size_t nearest_dir(const tree *t, const rlx_problem *pr, const double *q, bool forward)
+{
+    if (forward || pr->robot != ROBOT_CAR)
+        return nearest(t, pr, q);
+    size_t best = 0;
+    double bd = INFINITY;
+    for (size_t i = 0; i < t->n; i++) {
+        double d = dist(pr, q, t->q + i * MAX_DIM);
+        if (d < bd)
+            bd = d, best = i;
+    }
+    return best;
+}
+
+/* Backwards: the state `range` before `node` on the curve from `to` into it (`to` itself
+ * when nearer). */
+static void steer_dir(const rlx_problem *pr, const double *node, const double *to, double range,
+                      double *out, bool forward)
+{
+    if (pr->robot != ROBOT_CAR) {
+        steer(pr, node, to, range, out);
+        return;
+    }
+    double d = forward ? dist(pr, node, to) : dist(pr, to, node);
+    if (d <= range) /* exactly the target, so that the trees meet in one state */
+        memcpy(out, to, MAX_DIM * sizeof *out);
+    else if (forward)
+        interpolate(pr, node, to, range / d, out);
+    else
+        interpolate(pr, to, node, 1 - range / d, out);
+}
+
+static bool motion_dir(const rlx_problem *pr, const double *node, const double *q, bool forward)
+{
+    return forward ? motion_ok(pr, node, q) : motion_ok(pr, q, node);
+}
+
 static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, runctx *run, uint64_t *rng)
 {
     tree a = {0}, b = {0};
@@ -834,21 +906,23 @@ static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, runctx 
     double q[MAX_DIM], nq[MAX_DIM];
     while (!solved && !should_stop(run)) {
         sample(pr, rng, q);
-        size_t nn = nearest(ta, pr, q);
-        steer(pr, ta->q + nn * MAX_DIM, q, pl->range, nq);
-        if (motion_ok(pr, ta->q + nn * MAX_DIM, nq)) {
+        bool fa = ta == &a; /* whether ta is the start's tree (grown forwards) */
+        size_t nn = nearest_dir(ta, pr, q, fa);
+        steer_dir(pr, ta->q + nn * MAX_DIM, q, pl->range, nq, fa);
+        if (motion_dir(pr, ta->q + nn * MAX_DIM, nq, fa)) {
             int added = tree_add(ta, nq, (int)nn, 0);
             pl->graph_motions++;
             /* connect: grow the other tree towards the new state until blocked */
-            int last = (int)nearest(tb, pr, nq);
+            int last = (int)nearest_dir(tb, pr, nq, !fa);
             for (;;) {
                 double step[MAX_DIM];
-                steer(pr, tb->q + (size_t)last * MAX_DIM, nq, pl->range, step);
-                if (!motion_ok(pr, tb->q + (size_t)last * MAX_DIM, step))
+                steer_dir(pr, tb->q + (size_t)last * MAX_DIM, nq, pl->range, step, !fa);
+                if (!motion_dir(pr, tb->q + (size_t)last * MAX_DIM, step, !fa))
                     break;
                 last = tree_add(tb, step, last, 0);
                 pl->graph_motions++;
-                if (dist(pr, step, nq) < 1e-9) {
+                if (pr->robot == ROBOT_CAR ? memcmp(step, nq, sizeof step) == 0
+                                           : dist(pr, step, nq) < 1e-9) {
                     solved = true;
                     ia = added;
                     ib = last;
@@ -951,6 +1025,9 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, runctx *run
             if (uf_find(uf, nbr[j]) == uf_find(uf, id) && j > 0)
                 continue;
             if (!motion_ok(pr, m.q + nbr[j] * MAX_DIM, m.q + id * MAX_DIM))
+                continue;
+            /* the roadmap is undirected: a car's edge must be drivable both ways */
+            if (pr->robot == ROBOT_CAR && !motion_ok(pr, m.q + id * MAX_DIM, m.q + nbr[j] * MAX_DIM))
                 continue;
             if (n_e == cap_e) {
                 cap_e = cap_e ? cap_e * 2 : 1024;

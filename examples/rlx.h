@@ -19,12 +19,17 @@ const char *const *rlx_problem_names(void);
 /* A new problem by name (RL_ENOENT with the list when unknown); free with rlx_problem_free. */
 rlx_problem *rlx_problem_new(const char *name);
 void rlx_problem_free(rlx_problem *p);
+/* The problem as a JSON document in the format "runlab-problem/1" of docs/bench.md (what
+ * executable planners read from RUNLAB_PROBLEM_FILE). A new string (free() it) or NULL
+ * with the error set. */
+char *rlx_problem_json(const rlx_problem *p);
 /* Multi-line description for the log's setup block; valid while the problem lives. */
 const char *rlx_problem_describe(const rlx_problem *p);
 /* Coordinates of a state: 2 or 3 for a point (x, y[, z]); 3 for an SE(2) body (x, y, yaw)
  * and 4 for a 3D body (x, y, z, yaw), yaw in radians in [-pi, pi). */
 int rlx_problem_dimension(const rlx_problem *p);
 size_t rlx_problem_obstacles(const rlx_problem *p);
+/* Whether the robot is a body with a heading (a rigid body or a car), not a point. */
 bool rlx_problem_is_rigid(const rlx_problem *p);
 /* The motion-check resolution the planners use (a distance in the state space). */
 double rlx_problem_resolution(const rlx_problem *p);

@@ -151,6 +151,9 @@ typedef struct rl_bench_request {
                                     the rest is dropped, and the file says how much */
     const char *journal_path;    /* append each result here, fsynced (NULL: none) */
     const char *problem_spec;    /* given to executable planners as RUNLAB_PROBLEM */
+    const char *problem_file;    /* path given to executable planners as
+                                    RUNLAB_PROBLEM_FILE: the problem's geometry as
+                                    JSON (docs/bench.md); NULL: the variable is unset */
     int64_t start_ns;            /* the experiment's start (UTC ns; 0: now). A resumed
                                     benchmark passes its first start, so its log keeps
                                     one name and its date. */
@@ -230,6 +233,9 @@ typedef struct rl_bench_experiment {
      * the name as reported). */
     rl_bench_prop *renamed;
     size_t n_renamed;
+    /* How the runs' processes were followed (the last session's): "cgroup v1 DIR",
+     * "cgroup v2 DIR" or "proc (why)"; NULL before a benchmark ran. */
+    char *process_tree;
 } rl_bench_experiment;
 
 /* ---- the benchmark ---------------------------------------------------------------- */

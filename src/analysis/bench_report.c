@@ -55,6 +55,10 @@ typedef struct planner_stats {
     json_object *runs;
     size_t n_runs, solved;
     size_t by_status[RL_RUN_STATUS_COUNT];
+    size_t failed;           /* runs without an exact or approximate solution */
+    size_t first_failed;     /* index of the first of them */
+    int first_failed_status; /* its status */
+    const char *first_reason; /* its reason (borrowed), NULL when it has none */
     dvec time, mem, len;
     int cost_col; /* column of COST_PROGRESS in the progress rows, -1 when none */
     rl_median_ci ci_time, ci_mem, ci_len;
@@ -154,6 +158,13 @@ static int model_read(const char *dir, model *m)
             p->by_status[st]++;
             bool solved = st == RL_RUN_EXACT;
             p->solved += solved;
+            if (!solved && st != RL_RUN_APPROXIMATE && p->failed++ == 0) {
+                const char *reason = NULL;
+                p->first_failed = r;
+                p->first_failed_status = st;
+                if (run && rl_json_get_string(run, "reason", &reason) == RL_OK && reason && *reason)
+                    p->first_reason = reason;
+            }
             double v;
             if (num_of(props, "time", &v) && isfinite(v))
                 dv_push(&p->time, v);
@@ -672,6 +683,39 @@ static int status_table(ctx *c, const model *m)
     return rc;
 }
 
+/* Why planners failed: the first failed run of every planner that had one, as the terminal
+ * summary prints it for planners that solved nothing. */
+static int failure_table(ctx *c, const model *m)
+{
+    size_t failing = 0;
+    for (size_t i = 0; i < m->n; i++)
+        failing += m->pl[i].failed > 0;
+    if (failing == 0)
+        return rl_report_paragraph(c->rep, "Every run found a solution.");
+    static const char *const HDR[] = {"planner", "failed runs", "solved none", "first failed run",
+                                      "status", "first failure reason"};
+    int rc = rl_report_table_begin(c->rep, "First failure of each failing planner", HDR, 6, 0);
+    for (size_t i = 0; i < m->n && rc == RL_OK; i++) {
+        const planner_stats *p = &m->pl[i];
+        if (!p->failed)
+            continue;
+        char failed[48], first[32];
+        snprintf(failed, sizeof failed, "%zu of %zu", p->failed, p->n_runs);
+        snprintf(first, sizeof first, "%zu", p->first_failed + 1);
+        const char *row[6] = {p->name,
+                              failed,
+                              p->failed == p->n_runs ? "yes" : "no",
+                              first,
+                              rl_bench_status_name((rl_bench_status)p->first_failed_status),
+                              p->first_reason ? p->first_reason
+                                              : "(no reason recorded: the planner's own status)"};
+        rc = rl_report_table_row(c->rep, row);
+    }
+    if (rc == RL_OK)
+        rc = rl_report_table_end(c->rep);
+    return rc;
+}
+
 static int ci_table(ctx *c, const model *m)
 {
     static const char *const hdr[] = {"planner",
@@ -816,6 +860,8 @@ int rl_bench_report_write(const char *dir, const rl_bench_report_opts *opts, cha
         rc = status_table(&c, &m);
     if (rc == RL_OK && m.n > 0)
         rc = fig_status(&c, &m);
+    if (rc == RL_OK && m.n > 0)
+        rc = failure_table(&c, &m);
     if (rc == RL_OK)
         rc = rl_report_heading(c.rep, 2, "Time, memory and solution length");
     if (rc == RL_OK && m.n > 0)

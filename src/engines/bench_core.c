@@ -256,6 +256,7 @@ void rl_bench_experiment_clear(rl_bench_experiment *e)
     free(e->setup_info);
     free(e->host);
     free(e->cpu_info);
+    free(e->process_tree);
     free(e->version);
     memset(e, 0, sizeof *e);
 }

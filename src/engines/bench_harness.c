@@ -212,6 +212,10 @@ static void child_exec(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri, 
     setenv("RUNLAB_RUN", buf, 1);
     setenv("RUNLAB_SIMPLIFY", req->simplify ? "1" : "0", 1);
     setenv("RUNLAB_PROBLEM", req->problem_spec ? req->problem_spec : "", 1);
+    if (req->problem_file)
+        setenv("RUNLAB_PROBLEM_FILE", req->problem_file, 1);
+    else
+        unsetenv("RUNLAB_PROBLEM_FILE");
     setenv("RUNLAB_PROTOCOL", "1", 1);
     /* the planner's settings: in the environment and as the first line of stdin (a pipe
        filled before exec; the JSON is at most 60 KiB, less than a pipe holds) */
@@ -1218,6 +1222,10 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
     rl_bench_trees *trees = NULL;
     if (rc == RL_OK)
         rc = rl_bench_trees_new(&trees, n_slots);
+    if (rc == RL_OK) {
+        free(b->results.process_tree);
+        b->results.process_tree = strdup(rl_bench_trees_describe(trees));
+    }
     for (size_t i = 0; i < n_slots; i++) {
         slots[i].trees = trees;
         slots[i].index = i;

@@ -102,6 +102,8 @@ long rl_bench_proc_rss_kb(pid_t pid);
  * starts the keeper. */
 int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots);
 rl_bench_tree_mode rl_bench_trees_mode(const rl_bench_trees *tr);
+/* "cgroup v1 DIR", "cgroup v2 DIR" or "proc (why)": valid while tr lives. */
+const char *rl_bench_trees_describe(const rl_bench_trees *tr);
 /* In the run's first process, right after fork: joins the slot's cgroup (cgroup mode). */
 void rl_bench_tree_enter(const rl_bench_trees *tr, size_t slot);
 /* In the harness after fork: the slot's run starts with `leader`. */

@@ -40,6 +40,7 @@ struct rl_bench_trees {
     rl_bench_tree_mode mode;
     size_t n_slots;
     char cg_root[1024]; /* "<memory mount><own cgroup>/runlab-<pid>" in cgroup mode */
+    char describe[1200]; /* which mode, where, or why not (manifest's process_tree) */
     tree_table *table;
     pid_t keeper;
     int keeper_fd; /* write end: EOF tells the keeper the harness is gone */
@@ -362,6 +363,81 @@ static bool cgroup_setup(rl_bench_trees *tr)
     return true;
 }
 
+/* cgroup v2: a cgroup2 mount where this process's own cgroup (the "0::" line) offers the
+ * memory controller and is delegated to it: it may create a child there, enable memory
+ * for that child's children (the child holds no process, so v2's rule that only leaves
+ * hold processes is kept) and create the slots. `why` says what was missing. */
+static bool cgroup2_setup(rl_bench_trees *tr, char *why, size_t cap)
+{
+    char mount_point[512] = "", line[2048], own[512] = "";
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    while (f && fgets(line, sizeof line, f)) {
+        /* "id parent maj:min root mount-point options ... - fstype source options" */
+        char *dash = strstr(line, " - "), mp[512];
+        if (dash && strncmp(dash + 3, "cgroup2 ", 8) == 0 &&
+            sscanf(line, "%*s %*s %*s %*s %511s", mp) == 1) {
+            snprintf(mount_point, sizeof mount_point, "%s", mp);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    if (!mount_point[0]) {
+        snprintf(why, cap, "no cgroup v2 mount");
+        return false;
+    }
+    f = fopen("/proc/self/cgroup", "re");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "0::", 3) == 0) {
+            snprintf(own, sizeof own, "%.500s", line + 3);
+            own[strcspn(own, "\n")] = '\0';
+        }
+    if (f)
+        fclose(f);
+    char base[1100], path[1200];
+    snprintf(base, sizeof base, "%.511s%.511s", mount_point, strcmp(own, "/") == 0 ? "" : own);
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", base);
+    char controllers[512] = "";
+    f = fopen(path, "re");
+    if (f) {
+        if (!fgets(controllers, sizeof controllers, f))
+            controllers[0] = '\0';
+        fclose(f);
+    }
+    bool memory = false;
+    for (char *tok = strtok(controllers, " \n"); tok; tok = strtok(NULL, " \n"))
+        memory |= strcmp(tok, "memory") == 0;
+    if (!memory) {
+        snprintf(why, cap, "cgroup v2 at %.600s has no memory controller for its children",
+                 base);
+        return false;
+    }
+    int n = snprintf(tr->cg_root, sizeof tr->cg_root, "%s/runlab-%d", base, (int)getpid());
+    if (n < 0 || (size_t)n >= sizeof tr->cg_root - 32 || mkdir(tr->cg_root, 0755) < 0) {
+        snprintf(why, cap, "cgroup v2 at %.600s is not delegated to this user", base);
+        return false;
+    }
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", tr->cg_root);
+    bool ok = write_text(path, "+memory") == 0;
+    size_t made = 0;
+    for (; ok && made < tr->n_slots; made++) {
+        char dir[1100];
+        slot_cgroup(tr, made, dir, sizeof dir);
+        ok = mkdir(dir, 0755) == 0;
+    }
+    if (!ok) {
+        for (size_t k = 0; k < made; k++) {
+            char dir[1100];
+            slot_cgroup(tr, k, dir, sizeof dir);
+            rmdir(dir);
+        }
+        rmdir(tr->cg_root);
+        snprintf(why, cap, "cgroup v2 at %.600s: cannot enable memory below it", base);
+        return false;
+    }
+    return true;
+}
+
 static void cgroup_remove(const rl_bench_trees *tr)
 {
     for (size_t i = 0; i < tr->n_slots; i++) {
@@ -432,12 +508,34 @@ int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots)
     }
     const char *force = getenv("RUNLAB_BENCH_TREE");
     bool want_proc = force && strcmp(force, "proc") == 0;
-    if (force && !want_proc && strcmp(force, "cgroup") != 0 && strcmp(force, "auto") != 0)
-        rl_log_warn("RUNLAB_BENCH_TREE=%s: expected auto, cgroup or proc; using auto", force);
-    tr->mode = !want_proc && cgroup_setup(tr) ? RL_BENCH_TREE_CGROUP : RL_BENCH_TREE_PROC;
+    /* cgroup2: cgroup v2 or /proc, never v1 (to test the v2 decision where v1 works) */
+    bool only_v2 = force && strcmp(force, "cgroup2") == 0;
+    if (force && !want_proc && !only_v2 && strcmp(force, "cgroup") != 0 &&
+        strcmp(force, "auto") != 0)
+        rl_log_warn("RUNLAB_BENCH_TREE=%s: expected auto, cgroup, cgroup2 or proc; using auto",
+                    force);
+    /* auto: a cgroup v1 memory cgroup, else a delegated cgroup v2 one with the memory
+       controller, else /proc; the manifest says which and why */
+    char why2[700] = "";
+    if (want_proc) {
+        tr->mode = RL_BENCH_TREE_PROC;
+        snprintf(tr->describe, sizeof tr->describe, "proc (forced by RUNLAB_BENCH_TREE=proc)");
+    } else if (!only_v2 && cgroup_setup(tr)) {
+        tr->mode = RL_BENCH_TREE_CGROUP;
+        snprintf(tr->describe, sizeof tr->describe, "cgroup v1 %s", tr->cg_root);
+    } else if (cgroup2_setup(tr, why2, sizeof why2)) {
+        tr->mode = RL_BENCH_TREE_CGROUP;
+        snprintf(tr->describe, sizeof tr->describe, "cgroup v2 %s", tr->cg_root);
+    } else {
+        tr->mode = RL_BENCH_TREE_PROC;
+        snprintf(tr->describe, sizeof tr->describe, "proc (%s%s)",
+                 only_v2 ? "cgroup v1 not tried: RUNLAB_BENCH_TREE=cgroup2; "
+                         : "no writable cgroup v1 memory controller; ",
+                 why2);
+    }
     if (force && strcmp(force, "cgroup") == 0 && tr->mode != RL_BENCH_TREE_CGROUP)
-        rl_log_warn("RUNLAB_BENCH_TREE=cgroup: no writable cgroup v1 memory controller; "
-                    "following process trees through /proc");
+        rl_log_warn("RUNLAB_BENCH_TREE=cgroup: %s; following process trees through /proc",
+                    tr->describe);
     /* Orphans of a run (a daemonising child, a shell's program) come to the harness
        instead of init, so they can be found, killed and reaped. */
     prctl(PR_GET_CHILD_SUBREAPER, &tr->was_subreaper);
@@ -467,6 +565,11 @@ int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots)
     tr->keeper_fd = p[1];
     *out = tr;
     return RL_OK;
+}
+
+const char *rl_bench_trees_describe(const rl_bench_trees *tr)
+{
+    return tr->describe;
 }
 
 rl_bench_tree_mode rl_bench_trees_mode(const rl_bench_trees *tr)

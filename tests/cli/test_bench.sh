@@ -54,6 +54,38 @@ check "experiment parameter column" test "$(q "SELECT passagewidth FROM experime
 check "CSV has a row per run" test "$(wc -l <"$dir/results.csv")" -eq 13
 check "manifest has provenance" grep -q '"git_sha"' "$dir/manifest.json"
 check "JSON export has the crash reason" grep -q 'killed by signal 11' "$dir/results.json"
+# report.html: the first failure reason of each failing planner, read from the HTML table
+failures() {
+    python3 - "$dir/report.html" <<'PY'
+import html.parser, sys
+class T(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.caption = self.cell = None
+        self.rows, self.tables = [], {}
+    def handle_starttag(self, tag, attrs):
+        if tag == "caption": self.caption = ""
+        elif tag == "tr": self.rows.append([])
+        elif tag in ("td", "th"): self.cell = ""
+    def handle_endtag(self, tag):
+        if tag == "caption": self.tables[self.caption] = self.rows = []; self.caption = None
+        elif tag in ("td", "th") and self.rows: self.rows[-1].append(self.cell); self.cell = None
+    def handle_data(self, data):
+        if self.caption is not None: self.caption += data
+        elif self.cell is not None: self.cell += data
+t = T(); t.feed(open(sys.argv[1]).read())
+for row in t.tables.get("First failure of each failing planner", [])[1:]:
+    print("|".join(row))
+PY
+}
+if command -v python3 >/dev/null; then
+    rows=$(failures)
+    check "report.html lists the crash planner's first failure reason" \
+        grep -q '^crash|2 of 2|yes|1|Crash|killed by signal 11' <<<"$rows"
+    check "... the hang's" grep -q '^hang|2 of 2|yes|1|Timeout|still running' <<<"$rows"
+    check "... the memory hog's" grep -qE '^hog\|2 of 2\|yes\|1\|Out of memory\|.+' <<<"$rows"
+    check "... and not the planners that solved every run" test -z "$(grep -E '^(RRTConnect|PRM)\|' <<<"$rows")"
+fi
 
 # import of runlab's own log gives the database runlab wrote
 run bench import "$dir"/*.log --db "$TMP/imported.db"
@@ -91,7 +123,7 @@ chmod +x "$TMP/bad_planner.sh" "$TMP/silent.sh"
 command -v python3 >/dev/null && py=1 || py=0
 cat >"$TMP/exec.yaml" <<YAML
 experiment: programs
-problem: wall2d
+problem: cluttered2d
 max_time: 30
 runs: 2
 planners:
@@ -101,7 +133,7 @@ planners:
     command: "$TMP/silent.sh"
 YAML
 if [ "$py" = 1 ]; then
-    printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n' \
+    printf '  - name: python\n    command: [python3, "%s/examples/planner.py"]\n    progress: ["graph states INTEGER"]\n    accepts: [max_iterations]\n    settings: {max_iterations: 4000}\n' \
         "$RUNLAB_SOURCE" >>"$TMP/exec.yaml"
 fi
 run bench "$TMP/exec.yaml" --out "$TMP/res"
