@@ -922,6 +922,10 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
         rc = rl_json_write_file(path, saved);
         json_object_put(saved);
     }
+    /* Ctrl+C from here on says where the runs are and how to resume: armed before the
+       lock, so whoever sees DIR/.lock appear can interrupt and get the note. */
+    if (rc == RL_OK)
+        arm_interrupt_note(dir);
     /* One harness per directory: a second one (a --resume while the first still runs)
        would corrupt the journal. */
     int lock_fd = rc == RL_OK ? lock_dir(dir) : -1;
@@ -930,8 +934,6 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     snprintf(console, sizeof console, "%s/console", dir);
     if (rc == RL_OK)
         rc = rl_fs_mkdirs(console);
-    if (rc == RL_OK)
-        arm_interrupt_note(dir);
     char problem_file[PATH_MAX];
 #ifdef RUNLAB_HAVE_EXAMPLES
     /* the built-in problem's geometry for executable planners (RUNLAB_PROBLEM_FILE), by an
