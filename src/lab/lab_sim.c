@@ -380,6 +380,7 @@ static sim_command *queue_push(sim_vehicle *v, int64_t valid_after,
     c->valid_after = valid_after;
     c->pts = pts;
     c->n = n;
+    c->external = 0;
     return c;
 }
 
@@ -433,7 +434,16 @@ void lab_sim_take_command(lab_sim *s, size_t i, const runlab_msgs_msg_dds__Vehic
     if (!pts)
         return;
     memcpy(pts, m->trajectory_points._buffer, n * sizeof *pts);
-    queue_push(v, (int64_t)m->header.valid_after_stamp, pts, n);
+    /* The built-in planner's commands give way at once, also those valid later. */
+    size_t kept = 0;
+    for (size_t k = 0; k < v->queued; k++) {
+        if (v->queue[k].external)
+            v->queue[kept++] = v->queue[k];
+        else
+            free(v->queue[k].pts);
+    }
+    v->queued = kept;
+    queue_push(v, (int64_t)m->header.valid_after_stamp, pts, n)->external = 1;
     int64_t until = (int64_t)pts[n - 1].t;
     v->external = 1;
     v->external_until = until > now_ns ? until : now_ns;
@@ -521,8 +531,10 @@ static void track(sim_vehicle *v, double rx, double ry, double rvx, double rvy, 
     }
     double c = cos(v->yaw), s = sin(v->yaw);
     double along = ux * c + uy * s, across = -ux * s + uy * c;
-    /* A car turns only while it moves: with the goal aside or behind, creep while turning. */
-    *v_want = fmax(along, un > 0.02 ? 0.3 * un : 0);
+    /* A car turns only while it moves: with a moving goal aside or behind, creep while
+       turning; a goal standing behind is stopped at, not circled. */
+    int moving = hypot(rvx, rvy) > 0.05;
+    *v_want = fmax(along, moving && un > 0.02 ? 0.3 * un : 0);
     double yaw_rate = across / AXLE_TO_CENTRE;
     double vv = fmax(fabs(v->v), 0.05);
     *steer = atan(RL_LAB_CAR_WHEELBASE * yaw_rate / vv);

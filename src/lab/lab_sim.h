@@ -49,6 +49,7 @@ typedef struct sim_command {
     int64_t valid_after;
     runlab_msgs_msg_dds__TrajectoryPoint_ *pts;
     uint32_t n;
+    int external; /* from another participant, not the built-in planner */
 } sim_command;
 
 typedef enum sim_plan_mode { PLAN_ROUTE = 0, PLAN_EXIT, PLAN_RETURN } sim_plan_mode;

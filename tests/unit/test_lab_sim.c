@@ -10,11 +10,18 @@
 #include "runlab/lab.h"
 #include "runlab/map.h"
 #include "runlab/mcap.h"
+#include "runlab/time.h"
 
+#include "runlab_msgs.h"
+
+#include <dds/dds.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define START_NS (1767225600ll * 1000000000ll)
 enum { MAXV = 8, MAXS = 2048, MAXC = 256, MAXP = 64 };
@@ -571,6 +578,165 @@ static void test_waypoints(void **state)
     rl_test_tmpdir_free(home);
 }
 
+
+/* ---- over DDS: commands from outside override the route ------------------------------ */
+
+#define LONG_NS (60 * 1000000000ll)
+
+typedef struct sim_thread {
+    rl_lab_sim_options o;
+    atomic_int stop;
+    int rc;
+} sim_thread;
+
+static int sim_should_stop(void *user)
+{
+    return atomic_load(&((sim_thread *)user)->stop);
+}
+
+static void *sim_main(void *arg)
+{
+    sim_thread *st = arg;
+    st->rc = rl_lab_sim_run(&st->o, sim_should_stop, st);
+    return NULL;
+}
+
+typedef struct seen_state {
+    int64_t stamp;
+    double x, y, speed;
+} seen_state;
+
+/* Takes vehicle 1's states into `out` until one stamped at or after `until` came (or the
+ * wall-clock limit passed); returns how many (at most cap). */
+static size_t take_states(dds_entity_t reader, seen_state *out, size_t cap, size_t have,
+                          int64_t until)
+{
+    int64_t deadline = rl_mono_ns() + LONG_NS;
+    int done = 0;
+    while (!done && rl_mono_ns() < deadline) {
+        void *samples[16] = {0};
+        dds_sample_info_t si[16];
+        dds_return_t n = dds_take(reader, samples, si, 16, 16);
+        for (int i = 0; i < n; i++) {
+            const runlab_msgs_msg_dds__VehicleState_ *m = samples[i];
+            if (!si[i].valid_data)
+                continue;
+            if (have < cap)
+                out[have++] = (seen_state){(int64_t)m->header.create_stamp, m->pose.x, m->pose.y,
+                                           m->speed};
+            done |= (int64_t)m->header.create_stamp >= until;
+        }
+        if (n > 0)
+            dds_return_loan(reader, samples, n);
+        else {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return have;
+}
+
+static void test_dds_external_commands(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    if (!getenv("CYCLONEDDS_URI")) {
+        const char *src = getenv("RUNLAB_SOURCE");
+        char uri[4096];
+        snprintf(uri, sizeof uri, "file://%s/tests/cyclonedds-loopback.xml", src ? src : ".");
+        setenv("CYCLONEDDS_URI", uri, 1);
+    }
+    int domain = rl_test_domain();
+    static sim_thread st;
+    rl_lab_sim_options_default(&st.o);
+    st.o.domain = domain;
+    st.o.vehicles = 2;
+    st.o.map_path = map;
+    atomic_store(&st.stop, 0);
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, sim_main, &st), 0);
+
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    assert_true(pp > 0);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t tp = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleState__desc,
+                                       "rt/vehicle/1/state", NULL, NULL);
+    dds_entity_t states = dds_create_reader(pp, tp, q, NULL);
+    tp = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc,
+                          "rt/vehicle/1/command_trajectory", NULL, NULL);
+    dds_entity_t cmd = dds_create_writer(pp, tp, q, NULL);
+    dds_delete_qos(q);
+    assert_true(states > 0 && cmd > 0);
+
+    rl_lab_client *cl = NULL;
+    if (rl_lab_client_new(&cl, domain) < 0)
+        fail_msg("%s", rl_error_last());
+    const int ids[] = {1, 2};
+    if (rl_lab_client_wait_ready(cl, ids, 2, LONG_NS) < 0)
+        fail_msg("%s", rl_error_last());
+    /* The simulator's command readers match our writer before we send. */
+    dds_publication_matched_status_t pm = {0};
+    for (int64_t end = rl_mono_ns() + LONG_NS; rl_mono_ns() < end && pm.current_count < 1;) {
+        dds_get_publication_matched_status(cmd, &pm);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(pm.current_count >= 1);
+    int64_t start = rl_time_now_ns();
+    assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_START, start), RL_OK);
+
+    /* It drives its route: states at about 1 m/s two seconds after START. */
+    static seen_state seen[4096];
+    size_t n = take_states(states, seen, 4096, 0, start + 2000000000ll);
+    assert_true(n > 0 && seen[n - 1].speed > 0.8);
+    /* Hold still where it is, says a trajectory of one point repeated over 3 s. */
+    int64_t from = rl_time_now_ns();
+    double hx = seen[n - 1].x, hy = seen[n - 1].y;
+    runlab_msgs_msg_dds__TrajectoryPoint_ pts[31];
+    for (int k = 0; k < 31; k++)
+        pts[k] = (runlab_msgs_msg_dds__TrajectoryPoint_){
+            .t = (uint64_t)(from + k * 100000000ll), .px = hx, .py = hy, .vx = 0, .vy = 0};
+    runlab_msgs_msg_dds__VehicleCommandTrajectory_ c = {
+        .header = {.create_stamp = (uint64_t)from, .valid_after_stamp = (uint64_t)from},
+        .vehicle_id = 1,
+        .trajectory_points = {._maximum = 31, ._length = 31, ._buffer = pts, ._release = false}};
+    assert_int_equal(dds_write(cmd, &c), DDS_RETCODE_OK);
+    int64_t hold_end = from + 3000000000ll;
+    size_t before = n;
+    n = take_states(states, seen, 4096, n, hold_end);
+    /* From 1.5 s after the command to its end: standing near the held point (it passed it
+       while braking from 1 m/s). */
+    int held = 0;
+    for (size_t i = before; i < n; i++) {
+        if (seen[i].stamp < from + 1500000000ll || seen[i].stamp > hold_end)
+            continue;
+        held++;
+        if (!(seen[i].speed < 0.05 && hypot(seen[i].x - hx, seen[i].y - hy) < 1.0))
+            fail_msg("held: at %.2f s speed %.3f, %.3f m from the point",
+                     (double)(seen[i].stamp - from) / 1e9, seen[i].speed,
+                     hypot(seen[i].x - hx, seen[i].y - hy));
+    }
+    assert_true(held > 0);
+    /* Commands stopped: back to its route, driving again. */
+    before = n;
+    n = take_states(states, seen, 4096, n, hold_end + 4000000000ll);
+    double fastest = 0;
+    for (size_t i = before; i < n; i++)
+        if (seen[i].stamp > hold_end + 2000000000ll)
+            fastest = fmax(fastest, seen[i].speed);
+    if (!(fastest > 0.5))
+        fail_msg("after the commands: fastest %.2f m/s", fastest);
+    assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns()), RL_OK);
+    pthread_join(tid, NULL);
+    assert_int_equal(st.rc, RL_OK);
+    rl_lab_client_free(cl);
+    dds_delete(pp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_fault_leave_lane), cmocka_unit_test(test_fault_leave_area),
         cmocka_unit_test(test_fault_collision),  cmocka_unit_test(test_fault_drift),
         cmocka_unit_test(test_fault_messages),   cmocka_unit_test(test_waypoints),
+        cmocka_unit_test(test_dds_external_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
