@@ -3,7 +3,7 @@
 # then configures and builds with CMake + Ninja. Build trees: build/ (Release, gcc),
 # build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets),
 # build-tsan/ (ThreadSanitizer, clang, the threaded tests only).
-.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench clean format
+.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench mutate clean format
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN := -G Ninja
@@ -60,6 +60,11 @@ test-release: build
 
 bench: deps build/build.ninja
 	cmake --build build -j $(JOBS) --target run_benchmarks
+
+# Mutation testing: plants each bug of tests/mutants.txt in turn (build-mutate/, Release),
+# runs the tests covering its module, prints the score and the survivors (docs/testing.md).
+mutate: deps
+	python3 tests/mutate.py
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -8,13 +8,16 @@
 #include "cli.h"
 
 #include "runlab/error.h"
+#include "runlab/map.h"
 #include "runlab/mcap.h"
+#include "runlab/number.h"
 #include "runlab/record.h"
 #include "runlab/time.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,6 +89,7 @@ struct record_args {
     int quiet, heartbeat;
     rl_record_run run;
     rl_record_options opts;
+    rl_map_read_options map_read; /* --projection, --origin */
 };
 
 static void usage(FILE *out)
@@ -120,9 +124,16 @@ static void usage(FILE *out)
             "                         the end of the file for --replay)\n"
             "Run:\n"
             "  --run-id ID            run id (letters, digits, - _ .; default generated)\n"
-            "  --map FILE             runtime map, copied into map/ with its SHA-256\n"
-            "  --original-map FILE    original map (e.g. .osm), copied too\n"
-            "  --map-frame FRAME      frame of the map (e.g. map)\n"
+            "  --map FILE             the map: a Lanelet2 .osm or CommonRoad .xml is compiled\n"
+            "                         and stored as map/runtime_map.bin beside the original;\n"
+            "                         a runtime map is stored as map/runtime_map.bin (both\n"
+            "                         SHA-256, format, projection and frame in the manifest)\n"
+            "  --projection P         reading a Lanelet2 map: auto (default), ltp, utm, smerc,\n"
+            "                         metric, local (as runlab map compile)\n"
+            "  --origin LAT,LON       origin of ltp/utm/smerc (default 49,8.4)\n"
+            "  --original-map FILE    with a runtime --map: its original, stored too (must be\n"
+            "                         the file it was compiled from)\n"
+            "  --map-frame FRAME      frame of the map (default map)\n"
             "  --planner NAME         planner name for the manifest\n"
             "  --root DIR             runlab home (default $RUNLAB_HOME or ~/runlab;\n"
             "                         --home is the same)\n"
@@ -443,12 +454,30 @@ static void end_live_status(struct live_status *ls)
     pthread_mutex_unlock(&ls->mu);
 }
 
+/* "LAT,LON" in degrees. */
+static int parse_origin(const char *s, double *lat, double *lon)
+{
+    char *end;
+    double v[2];
+    for (int i = 0; i < 2; i++) {
+        v[i] = rl_parse_f64(s, &end);
+        if (end == s || !isfinite(v[i]) || *end != (i ? '\0' : ','))
+            return -1;
+        s = end + 1;
+    }
+    if (fabs(v[0]) > 90 || fabs(v[1]) > 180)
+        return -1;
+    *lat = v[0];
+    *lon = v[1];
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
     enum {
         O_SYN = 256, O_REPLAY, O_FAST, O_TOPIC, O_VEH, O_RATE, O_PAYLOAD, O_START, O_DUR,
         O_RUNID, O_MAP, O_OMAP, O_FRAME, O_PLANNER, O_HOME, O_DOMAIN, O_MQM, O_MQB, O_DELAY,
-        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT, O_REPAIR
+        O_STALL, O_MINFREE, O_COMP, O_CHUNK, O_DROP, O_BEAT, O_REPAIR, O_PROJ, O_ORIGIN
     };
     static const struct option opts[] = {
         {"synthetic", no_argument, NULL, O_SYN},
@@ -465,6 +494,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         {"map", required_argument, NULL, O_MAP},
         {"original-map", required_argument, NULL, O_OMAP},
         {"map-frame", required_argument, NULL, O_FRAME},
+        {"projection", required_argument, NULL, O_PROJ},
+        {"origin", required_argument, NULL, O_ORIGIN},
         {"planner", required_argument, NULL, O_PLANNER},
         {"home", required_argument, NULL, O_HOME},
         {"root", required_argument, NULL, O_HOME}, /* docs/cli.md's spelling */
@@ -526,6 +557,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         case O_MAP: a->run.map_path = optarg; break;
         case O_OMAP: a->run.original_map_path = optarg; break;
         case O_FRAME: a->run.map_frame = optarg; break;
+        case O_PROJ:
+            if (rl_map_projection_parse(optarg, &a->map_read.projection) < 0)
+                return cli_usage_error("record", "--projection: %s", rl_error_last());
+            break;
+        case O_ORIGIN:
+            if (parse_origin(optarg, &a->map_read.origin_lat, &a->map_read.origin_lon) < 0)
+                return cli_usage_error("record", "--origin '%s': expected LAT,LON in degrees",
+                                       optarg);
+            break;
         case O_PLANNER: a->run.planner = optarg; break;
         case O_HOME: a->opts.home = optarg; break;
         case O_DOMAIN:
@@ -602,6 +642,9 @@ int cmd_record(int argc, char **argv)
     a.payload = 256;
     a.duration = -1;
     rl_record_options_default(&a.opts);
+    rl_map_read_options_init(&a.map_read);
+    a.map_read.quiet = true;
+    a.run.map_options = &a.map_read;
     int prc = parse_args(argc, argv, &a);
     if (prc != 0)
         return prc < 0 ? RL_EXIT_OK : prc;

@@ -50,7 +50,7 @@ fi
 
 # The reference TypeScript MCAP reader and message decoders, for the interoperability
 # tests (tests/cli/test_mcap_ts_reader.sh, test_msgdef_ts_reference.sh). Outside the
-# repository; where the npm registry is not reachable the tests skip with a message.
+# repository. The tests need them: without them they fail and say what is missing.
 node_dir="${RUNLAB_NODE_PREFIX:-$HOME/.cache/runlab}"
 node_pkgs=(@mcap/core @foxglove/wasm-zstd @foxglove/wasm-lz4 @foxglove/rosmsg
            @foxglove/rosmsg2-serialization @foxglove/omgidl-parser
@@ -61,5 +61,5 @@ if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
   echo "install-deps: installing ${node_pkgs[*]} into $node_dir (for the interoperability tests)"
   mkdir -p "$node_dir"
   npm install --silent --no-audit --no-fund --prefix "$node_dir" "${node_pkgs[@]}" >/dev/null 2>&1 ||
-    echo "install-deps: npm install failed; the interoperability tests will skip"
+    echo "install-deps: npm install failed; the interoperability tests will fail until it succeeds" >&2
 fi

@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+struct rl_map_read_options; /* runlab/map.h */
+
 /* Recorder states. IDLE -> ARMED (prepare) -> RECORDING (begin) -> COMPLETE (finish
  * after STOP) / INTERRUPTED (cancel, or finish without STOP) / FAILED (writer error,
  * queue overflow, free space below the minimum, writer stalled). The last three are
@@ -106,9 +108,17 @@ typedef struct rl_record_run {
     const int *vehicles;            /* vehicle ids, `vehicle_count` of them */
     size_t vehicle_count;
     const char *planner;            /* optional */
-    const char *map_path;           /* runtime map file, copied into map/; optional */
-    const char *original_map_path;  /* original map (e.g. .osm), copied too; optional */
-    const char *map_frame;          /* frame of the map, e.g. "map"; optional */
+    const char *map_path;           /* optional: a runtime map, stored as
+                                       map/runtime_map.bin, or a Lanelet2 OSM / CommonRoad
+                                       XML file (told apart by content), compiled into
+                                       map/runtime_map.bin and stored beside it under its
+                                       own name */
+    const char *original_map_path;  /* optional, only with a runtime map_path: its
+                                       original, stored too; must be the file the runtime
+                                       map was compiled from (same SHA-256) */
+    const struct rl_map_read_options *map_options; /* reading an original (projection,
+                                       origin); NULL: runlab/map.h's defaults */
+    const char *map_frame;          /* frame of the map; NULL: "map" */
     const char *nodes_json;         /* JSON text: parameter snapshots; NULL = {} */
 } rl_record_run;
 
@@ -130,13 +140,17 @@ void rl_recorder_free(rl_recorder *r);
 /* IDLE -> ARMED. Checks free space, reserves the run id (a run id is used by one run
  * only, ever: "experiments/.run-ids/<id>" points to its directory), creates
  * "<home>/experiments/<UTC compact time>_<run id>/" with bag/, map/, config/,
- * evaluations/, copies the maps (SHA-256 of the runtime map), writes
+ * evaluations/, stores the map (an original is read and compiled before anything is
+ * made, so a bad map reserves nothing; manifest "map": both SHA-256, format, projection,
+ * origin, frame; docs/record.md), writes
  * config/recorder.json, config/nodes.json and manifest.json, opens the bag and starts
  * the writer. On an error the state stays IDLE and a half-made directory is removed
  * (the run id stays reserved); only if the first manifest or the writer thread cannot be
  * made after the bag was opened, the run is FAILED. Errors: RL_ESTATE (not IDLE),
- * RL_EINVAL (hostile run id, bad nodes JSON), RL_EEXIST (run id already used, or the
- * directory exists), RL_ENOSPC, RL_ENOENT (map), RL_EIO. */
+ * RL_EINVAL (hostile run id, bad nodes JSON, original not the runtime map's source),
+ * RL_EEXIST (run id already used, or the directory exists), RL_ENOSPC, RL_ENOENT (map),
+ * RL_EPARSE / RL_ECRC / RL_EUNSUPPORTED (a map that does not read: file, line or byte
+ * offset in the message), RL_EIO. */
 int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
 
 /* ARMED -> RECORDING (the acknowledgement after which START is published); rewrites the

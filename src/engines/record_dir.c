@@ -257,80 +257,6 @@ static json_object *stamp_json(int64_t ns)
     return json_object_new_string(iso);
 }
 
-/* Copies `src` to `dst` (new file) and hashes the bytes on the way. */
-static int copy_and_hash(const char *src, const char *dst, char hex[65], uint64_t *size)
-{
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "map %s", src);
-    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (out < 0) {
-        int e = errno;
-        close(in);
-        return rl_error_set_errno(RL_EIO, e, "map copy %s", dst);
-    }
-    rl_sha256_ctx *ctx = NULL;
-    int rc = rl_sha256_begin(&ctx);
-    char buf[65536];
-    uint64_t total = 0;
-    while (rc == RL_OK) {
-        ssize_t n = read(in, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = rl_error_set_errno(RL_EIO, errno, "map %s: read", src);
-            break;
-        }
-        if (n == 0)
-            break;
-        rc = rl_sha256_update(ctx, buf, (size_t)n);
-        for (ssize_t off = 0; rc == RL_OK && off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                rc = rl_error_set_errno(errno == ENOSPC ? RL_ENOSPC : RL_EIO, errno,
-                                        "map copy %s: write", dst);
-            else
-                off += w;
-        }
-        total += (uint64_t)n;
-    }
-    if (rc == RL_OK && fsync(out) != 0)
-        rc = rl_error_set_errno(RL_EIO, errno, "map copy %s: fsync", dst);
-    if (close(out) != 0 && rc == RL_OK)
-        rc = rl_error_set_errno(RL_EIO, errno, "map copy %s: close", dst);
-    close(in);
-    uint8_t digest[RL_SHA256_LEN];
-    if (ctx) {
-        int frc = rl_sha256_finish(ctx, rc == RL_OK ? digest : NULL);
-        if (rc == RL_OK)
-            rc = frc;
-    }
-    if (rc == RL_OK) {
-        rl_sha256_hex(digest, hex);
-        *size = total;
-    }
-    return rc;
-}
-
-static int check_regular_file(const char *path, const char *what)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "%s %s", what,
-                                  path);
-    if (!S_ISREG(st.st_mode))
-        return rl_error_set(RL_EINVAL, "%s %s: not a regular file", what, path);
-    return RL_OK;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 static json_object *recorder_config_json(const rec_run_info *info, const rl_record_options *o)
 {
     json_object *c = json_object_new_object();
@@ -404,9 +330,8 @@ void rl_rec_run_info_free(rec_run_info *info)
     info->reserve_fd = info->dir_fd = -1;
     free(info->vehicles);
     free(info->planner);
-    free(info->map_frame);
     info->vehicles = NULL;
-    info->planner = info->map_frame = NULL;
+    info->planner = NULL;
 }
 
 void rl_rec_discard_dir(rec_run_info *info)
@@ -456,6 +381,7 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
     if (run->vehicle_count && !run->vehicles)
         return rl_error_set(RL_EINVAL, "recorder prepare: vehicle list missing");
 
+    rec_map_input map_in = {0};
     json_object *nodes = NULL;
     if (run->nodes_json) {
         enum json_tokener_error jerr = json_tokener_success;
@@ -469,10 +395,9 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
     } else {
         nodes = json_object_new_object();
     }
-    if (run->map_path && (rc = check_regular_file(run->map_path, "map")) < 0)
-        goto out_nodes;
-    if (run->original_map_path &&
-        (rc = check_regular_file(run->original_map_path, "original map")) < 0)
+    /* The map is read (an original compiled) before anything is made: a map that does
+     * not read reserves no run id. */
+    if ((rc = rl_rec_map_open(run, &map_in, &info->map)) < 0)
         goto out_nodes;
 
     char experiments[PATH_MAX];
@@ -516,28 +441,8 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
      * the final manifest. */
     if (rc == RL_OK && (rc = rl_rec_reserve(info, 64 * 1024)) < 0)
         rl_error_prefix(rc, "%s: keeping room for the manifest", info->run_dir);
-    if (rc == RL_OK && run->map_path) {
-        rl_path_sanitize_name(base_name(run->map_path), info->map_file);
-        n = snprintf(path, sizeof path, "%s/map/%s", info->run_dir, info->map_file);
-        rc = (n < 0 || (size_t)n >= sizeof path) ? rl_error_set(RL_ERANGE, "map path too long")
-                                                 : copy_and_hash(run->map_path, path,
-                                                                 info->map_sha256, &info->map_bytes);
-        info->has_map = rc == RL_OK;
-    }
-    if (rc == RL_OK && run->original_map_path) {
-        rl_path_sanitize_name(base_name(run->original_map_path), info->original_map_file);
-        if (info->has_map && strcmp(info->original_map_file, info->map_file) == 0)
-            rc = rl_error_set(RL_EINVAL, "original map %s has the runtime map's file name",
-                              run->original_map_path);
-        char hex[65];
-        uint64_t sz;
-        n = snprintf(path, sizeof path, "%s/map/%s", info->run_dir, info->original_map_file);
-        if (rc == RL_OK)
-            rc = (n < 0 || (size_t)n >= sizeof path)
-                     ? rl_error_set(RL_ERANGE, "map path too long")
-                     : copy_and_hash(run->original_map_path, path, hex, &sz);
-        info->has_original_map = rc == RL_OK;
-    }
+    if (rc == RL_OK)
+        rc = rl_rec_map_store(&map_in, info->run_dir, &info->map);
     if (rc == RL_OK) {
         info->vehicle_count = run->vehicle_count;
         if (run->vehicle_count) {
@@ -548,8 +453,7 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
                 memcpy(info->vehicles, run->vehicles, run->vehicle_count * sizeof *info->vehicles);
         }
         info->planner = run->planner ? strdup(run->planner) : NULL;
-        info->map_frame = run->map_frame ? strdup(run->map_frame) : NULL;
-        if ((run->planner && !info->planner) || (run->map_frame && !info->map_frame))
+        if (run->planner && !info->planner)
             rc = rl_error_set(RL_ENOMEM, "recorder prepare: out of memory");
     }
     if (rc == RL_OK) {
@@ -577,11 +481,46 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
         rl_error_set(rc, "%s", msg);
     }
 out_nodes:
+    rl_rec_map_close(&map_in);
     json_object_put(nodes);
     return rc;
 }
 
 /* ---- manifest ------------------------------------------------------------------------------ */
+
+/* The manifest's "map": null, or both files with their hashes and the frame. */
+static json_object *map_json(const rec_map_info *mi)
+{
+    if (!mi->present)
+        return NULL;
+    json_object *map = json_object_new_object();
+    json_object_object_add(map, "file", json_object_new_string("map/" RL_REC_RUNTIME_MAP_NAME));
+    json_object_object_add(map, "sha256", json_object_new_string(mi->runtime_sha256));
+    json_object_object_add(map, "runtime_map_sha256", json_object_new_string(mi->runtime_sha256));
+    json_object_object_add(map, "bytes", json_object_new_int64((int64_t)mi->runtime_bytes));
+    json_object *orig = NULL;
+    if (mi->original_file[0]) {
+        char rel[RL_NAME_MAX + 8];
+        snprintf(rel, sizeof rel, "map/%s", mi->original_file);
+        orig = json_object_new_string(rel);
+    }
+    json_object_object_add(map, "original_file", orig);
+    json_object_object_add(map, "source_sha256", json_object_new_string(mi->source_sha256));
+    json_object_object_add(map, "source_bytes",
+                           mi->original_file[0] ? json_object_new_int64((int64_t)mi->source_bytes)
+                                                : NULL);
+    json_object_object_add(map, "source_format", json_object_new_string(mi->format));
+    json_object_object_add(map, "frame", json_object_new_string(mi->frame));
+    json_object_object_add(map, "projection", json_object_new_string(mi->projection));
+    json_object *origin = NULL;
+    if (mi->has_origin) {
+        origin = json_object_new_object();
+        json_object_object_add(origin, "lat", json_object_new_double(mi->origin_lat));
+        json_object_object_add(origin, "lon", json_object_new_double(mi->origin_lon));
+    }
+    json_object_object_add(map, "origin", origin);
+    return map;
+}
 
 static json_object *manifest_json(const rec_run_info *info, const rec_manifest *s)
 {
@@ -610,22 +549,7 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
     json_object_object_add(m, "vehicles", veh);
     json_object_object_add(m, "planner", str_or_null(info->planner));
 
-    json_object *map = NULL;
-    if (info->has_map) {
-        char rel[RL_NAME_MAX + 8];
-        map = json_object_new_object();
-        snprintf(rel, sizeof rel, "map/%s", info->map_file);
-        json_object_object_add(map, "file", json_object_new_string(rel));
-        json_object_object_add(map, "sha256", json_object_new_string(info->map_sha256));
-        json_object_object_add(map, "bytes", json_object_new_int64((int64_t)info->map_bytes));
-        json_object_object_add(map, "frame", str_or_null(info->map_frame));
-        json_object *orig = NULL;
-        if (info->has_original_map) {
-            snprintf(rel, sizeof rel, "map/%s", info->original_map_file);
-            orig = json_object_new_string(rel);
-        }
-        json_object_object_add(map, "original_file", orig);
-    }
+    json_object *map = map_json(&info->map);
     json_object_object_add(m, "map", map);
 
     json_object *st = json_object_new_object();

@@ -36,6 +36,39 @@ void rl_rec_lock_release(rec_lock *l);
 
 /* ---- the run directory ----------------------------------------------------------------- */
 
+/* The run's map as stored in map/ and named in the manifest (record_map.c). */
+typedef struct rec_map_info {
+    int present;
+    char frame[RL_NAME_MAX + 1];           /* frame name, "map" unless given */
+    char original_file[RL_NAME_MAX + 1];   /* name of the stored original, "" when none */
+    char runtime_sha256[65];               /* of map/runtime_map.bin's bytes */
+    char source_sha256[65];                /* of the original (the runtime map's record of
+                                              it when no original was given) */
+    uint64_t runtime_bytes, source_bytes;  /* source_bytes 0 when no original is stored */
+    char format[16];                       /* "lanelet2", "commonroad" (the source's) */
+    char projection[16];                   /* rl_map_projection_name */
+    double origin_lat, origin_lon;
+    int has_origin;                        /* geographic projections only */
+} rec_map_info;
+
+/* Name of the runtime map inside map/. */
+#define RL_REC_RUNTIME_MAP_NAME "runtime_map.bin"
+
+/* A run's map while prepare runs: opened (an original read and compiled in memory)
+ * before anything is made on disk, stored once the directory exists. */
+typedef struct rec_map_input {
+    struct rl_map *map;         /* NULL: no map */
+    const char *original_path;  /* the original to store beside it, or NULL */
+} rec_map_input;
+
+/* Opens run->map_path (a runtime map, or a Lanelet2 / CommonRoad file compiled with
+ * run->map_options) and checks run->original_map_path against it; fills everything of
+ * `mi` but the stored files' hashes. Errors name the file (and line for XML). */
+int rl_rec_map_open(const rl_record_run *run, rec_map_input *in, rec_map_info *mi);
+/* Writes map/runtime_map.bin and the original into `run_dir`, hashing what was written. */
+int rl_rec_map_store(const rec_map_input *in, const char *run_dir, rec_map_info *mi);
+void rl_rec_map_close(rec_map_input *in);
+
 /* What prepare makes and the manifest names; read-only once prepare has returned. */
 typedef struct rec_run_info {
     char home[PATH_MAX];
@@ -53,11 +86,8 @@ typedef struct rec_run_info {
     char id_link[PATH_MAX];
     int *vehicles;
     size_t vehicle_count;
-    char *planner, *map_frame;
-    char map_file[RL_NAME_MAX + 1], original_map_file[RL_NAME_MAX + 1];
-    char map_sha256[65];
-    uint64_t map_bytes;
-    int has_map, has_original_map;
+    char *planner;
+    rec_map_info map;
     int dir_fd;      /* the run directory, flock'ed while its recorder lives */
     int reserve_fd;  /* the room kept for the manifest, -1 when none */
     uint64_t reserve_bytes;

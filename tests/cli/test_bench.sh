@@ -2,7 +2,7 @@
 # recorded with its own status), spec errors that name file, line and key, import and
 # merge, and kill -9 of the harness followed by --resume.
 . "$(dirname "$0")/lib.sh"
-command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI not installed"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "FAIL: the sqlite3 CLI is missing (scripts/install-deps.sh installs it)"; exit 1; }
 
 run bench --help
 check "bench --help exits 0" rc_is 0

@@ -5,7 +5,7 @@
 # process-tree mode the machine allows (a cgroup per run for root) and with the /proc
 # fallback forced (RUNLAB_BENCH_TREE=proc), so CI tests both.
 . "$(dirname "$0")/lib.sh"
-command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI not installed"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "FAIL: the sqlite3 CLI is missing (scripts/install-deps.sh installs it)"; exit 1; }
 
 # A marker no other process on the machine has in its command line.
 mark="4242$$"

@@ -3,7 +3,7 @@
 # valid when re-checked at a finer resolution, and the state dimension as the experiment
 # parameter.
 . "$(dirname "$0")/lib.sh"
-command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 CLI not installed"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "FAIL: the sqlite3 CLI is missing (scripts/install-deps.sh installs it)"; exit 1; }
 
 for problem in maze2d_rigid cluttered3d_rigid; do
     cat >"$TMP/$problem.yaml" <<YAML

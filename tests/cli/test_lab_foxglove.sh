@@ -9,12 +9,12 @@
 HERE="$(cd "$(dirname "$0")" && pwd)"
 NODE_MODULES="${RUNLAB_NODE_MODULES:-$HOME/.cache/runlab/node_modules}"
 if ! command -v node >/dev/null 2>&1; then
-    echo "SKIP: node not installed"
-    exit 77
+    echo "FAIL: node is missing (scripts/install-deps.sh installs it)"
+    exit 1
 fi
 if ! NODE_PATH="$NODE_MODULES" node -e 'require("@mcap/core"); require("@foxglove/wasm-zstd"); require("@foxglove/wasm-lz4"); require("@foxglove/omgidl-parser"); require("@foxglove/omgidl-serialization")' 2>/dev/null; then
-    echo "SKIP: @mcap/core, @foxglove/omgidl-parser or -serialization not found in $NODE_MODULES"
-    exit 77
+    echo "FAIL: @mcap/core, @foxglove/omgidl-parser or -serialization not found in $NODE_MODULES (scripts/install-deps.sh installs them)"
+    exit 1
 fi
 test_domain
 export RUNLAB_HOME="$TMP/home"

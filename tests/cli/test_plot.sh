@@ -30,9 +30,7 @@ svg=$(cat "$TMP/fig.svg")
 check "SVG keeps the title as text, escaped" grep -qF '>Log &lt;1&gt;</text>' <<<"$svg"
 check "SVG has the legend entry" grep -qF '>pos x</text>' <<<"$svg"
 check "SVG notes the two missing values" grep -qF 'Not drawn: 2 NaN or infinite values' <<<"$svg"
-if command -v xmllint >/dev/null; then
-    check "SVG is well-formed" xmllint --noout "$TMP/fig.svg"
-fi
+check "SVG is well-formed" python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$TMP/fig.svg"
 
 check "record written beside the figure" test -s "$TMP/fig.yaml"
 rec=$(cat "$TMP/fig.yaml")

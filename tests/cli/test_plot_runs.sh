@@ -1,16 +1,13 @@
 # `runlab plot gain-cost | normalized-gain | timing` over run directories: PNG and SVG
 # below <data root>/figures/ at the input's path (or --out-dir / --output), a .yaml record
-# beside each figure, "Wrote <path>" lines, no display needed. Skips (77) in a build
-# without the plot module.
+# beside each figure, "Wrote <path>" lines, no display needed. A broken --help fails.
 . "$(dirname "$0")/lib.sh"
 unset DISPLAY WAYLAND_DISPLAY
 export RUNLAB_DATA_ROOT="$TMP/data"
 
 run plot gain-cost --help
-if [ "$rc" -ne 0 ] || ! out_has "gain-cost"; then
-    echo "SKIP: runlab built without the plot module"
-    exit 77
-fi
+check "plot gain-cost --help exits 0" rc_is 0
+check "plot gain-cost --help names the figure" out_has "gain-cost"
 
 run explore --sweep --scenes 1,2 --seeds 1,2 --budget 60
 check "sweep for the figures exits 0" rc_is 0

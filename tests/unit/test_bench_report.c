@@ -205,8 +205,7 @@ static void test_report_chromium(void **state)
     (void)state;
     char chromium[1024];
     if (!find_chromium(chromium, sizeof chromium)) {
-        print_message("SKIP: no chromium on PATH\n");
-        skip();
+        fail_msg("no chromium on PATH (scripts/install-deps.sh installs it)");
     }
     assert_int_equal(rl_bench_report_write(g_dir, NULL, NULL, 0), RL_OK);
     char shot[1100], cmd[8192];

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 /* Rendered rows of the last parse: fields joined by '|', each row ended by '\n'. */
@@ -470,8 +471,10 @@ static void test_core_csv_writer_io_error(void **state)
 {
     (void)state;
     FILE *f = fopen("/dev/full", "w");
-    if (!f)
+    if (!f) {
+        print_message("SKIP: /dev/full cannot be opened here (%s)\n", strerror(errno));
         skip();
+    }
     setvbuf(f, NULL, _IONBF, 0);
     rl_csv_writer *w = NULL;
     assert_int_equal(rl_csv_writer_new(&w, f, ',', false), RL_OK);

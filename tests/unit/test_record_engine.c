@@ -1,7 +1,8 @@
 /* Tests of the recorder engine with an in-memory bag writer: every transition and
  * refusal, the START..STOP classification with late stamps, queue overflow, writer
  * errors and stalls, free space, the (host, domain) lock, run ids (hostile, reused,
- * raced for by processes), maps, manifests and heartbeats. */
+ * raced for by processes), node snapshots, manifests and heartbeats (maps:
+ * test_record_map.c). */
 #include "rl_test.h"
 
 #include "record_test_sink.h"
@@ -1159,41 +1160,24 @@ static void test_bag_open_failure_stays_idle(void **state)
     rl_recorder_free(r);
 }
 
-static void test_maps_and_nodes(void **state)
+static void test_nodes_and_planner(void **state)
 {
     fixture *f = *state;
-    char map[2 * PATH_MAX], osm[2 * PATH_MAX];
-    snprintf(map, sizeof map, "%s/runtime_map.bin", f->home);
-    snprintf(osm, sizeof osm, "%s/lab.osm", f->home);
-    rl_test_write_file(map, "MAPDATA", 7);
-    rl_test_write_file(osm, "<osm/>", 6);
     rl_recorder *r = new_recorder(f);
     int vehicles[] = {1, 4};
     rl_record_run run = {.run_id = "maps", .vehicles = vehicles, .vehicle_count = 2,
                          .planner = "rrt", .map_path = "/nonexistent/map.bin"};
     assert_int_equal(rl_recorder_prepare(r, &run), RL_ENOENT);
     assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
-    run.map_path = map;
+    run.map_path = NULL;
     run.nodes_json = "{\"planner\": ";
     assert_int_equal(rl_recorder_prepare(r, &run), RL_EINVAL);
     assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
     run.nodes_json = "{\"planner\": {\"horizon\": 3}}";
-    run.original_map_path = osm;
-    run.map_frame = "map";
     assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
     const char *dir = rl_recorder_run_dir(r);
-    assert_true(path_exists(dir, "map/runtime_map.bin"));
-    assert_true(path_exists(dir, "map/lab.osm"));
-    uint8_t d[RL_SHA256_LEN];
-    char hex[RL_SHA256_HEX_LEN + 1];
-    rl_sha256("MAPDATA", 7, d);
-    rl_sha256_hex(d, hex);
     json_object *m = read_manifest(dir);
-    json_object *mm = jget(m, "map");
-    assert_string_equal(jstr(mm, "sha256"), hex);
-    assert_string_equal(jstr(mm, "file"), "map/runtime_map.bin");
-    assert_string_equal(jstr(mm, "original_file"), "map/lab.osm");
-    assert_string_equal(jstr(mm, "frame"), "map");
+    assert_true(json_object_is_type(jget(m, "map"), json_type_null));
     assert_string_equal(jstr(m, "planner"), "rrt");
     assert_int_equal(json_object_array_length(jget(m, "vehicles")), 2);
     assert_true(strlen(jstr(jget(m, "runlab"), "build_revision")) > 0);
@@ -1394,7 +1378,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_id_never_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_race_for_run_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bag_open_failure_stays_idle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_maps_and_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_and_planner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_threads_push, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_races_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_and_flush, setup, teardown),

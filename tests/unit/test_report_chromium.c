@@ -125,8 +125,8 @@ static void test_screenshot_not_blank(void **state)
 int main(void)
 {
     if (!find_chromium()) {
-        printf("SKIP: test_report_chromium: no chromium on PATH\n");
-        return 77;
+        printf("FAIL: test_report_chromium: no chromium on PATH (scripts/install-deps.sh installs it)\n");
+        return 1;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screenshot_not_blank),
