@@ -130,7 +130,7 @@ int demo_lab(const char *out_dir)
     sim_started = 1;
     const int vehicles[] = {1, 2, 3, 4};
     rl_record_run run = {.run_id = NULL, .vehicles = vehicles, .vehicle_count = 4,
-                         .planner = "runlab sim"};
+                         .planner = "runlab sim", .map_path = map};
     rl_lab_reply rep, r2;
     if (rl_lab_client_prepare(cl, &run, 30 * s, &rep) < 0 || !rep.ok ||
         rl_lab_client_wait_ready(cl, vehicles, 4, 30 * s) < 0 ||

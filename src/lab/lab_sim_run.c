@@ -10,8 +10,6 @@
 
 #include <dds/ddsi/ddsi_cdrstream.h>
 
-#include <errno.h>
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,39 +398,6 @@ static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts,
     return rc;
 }
 
-/* The runtime map of `s` as a file `<tmp>/runtime_map.bin` for the engine to copy into the
- * run (`tmp_dir` gets the directory to remove afterwards). */
-static int write_runtime_map(const lab_sim *s, char *tmp_dir, size_t cap, char *path, size_t pcap)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(tmp_dir, cap, "%s/runlab-sim-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(tmp_dir)) {
-        int e = errno;
-        tmp_dir[0] = '\0';
-        return rl_error_set_errno(RL_EIO, e, "sim: temporary directory");
-    }
-    snprintf(path, pcap, "%s/runtime_map.bin", tmp_dir);
-    size_t len = 0;
-    const void *bytes = rl_map_bytes(s->map, &len);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(bytes, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    return ok ? RL_OK : rl_error_set_errno(RL_EIO, errno, "sim: %s", path);
-}
-
-/* 1 when the file at `path` is a runtime map already (no original to keep beside it). */
-static int is_runtime_map(const char *path)
-{
-    unsigned char head[64];
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return rl_map_detect_format(head, n) == RL_MAP_FORMAT_RUNTIME;
-}
-
 int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir, size_t cap)
 {
     lab_sim s;
@@ -440,13 +405,11 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
     if (rc < 0)
         return rc;
     double duration = opts->duration > 0 ? opts->duration : 10.0;
-    char home_buf[4096], lock_dir[4200], tmp_dir[4096] = "", map_file[4200] = "";
+    char home_buf[4096], lock_dir[4200];
     rc = rl_record_home(home, home_buf, sizeof home_buf);
     /* Offline runs take no DDS domain: their lock lives apart from the recorders'. */
     if (rc == RL_OK)
         snprintf(lock_dir, sizeof lock_dir, "%s/locks/offline", home_buf);
-    if (rc == RL_OK && s.map)
-        rc = write_runtime_map(&s, tmp_dir, sizeof tmp_dir, map_file, sizeof map_file);
     offline o = {0};
     rl_record_options ro;
     rl_record_options_default(&ro);
@@ -469,17 +432,12 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
              (int)getpid());
     rl_record_run run = {.run_id = opts->run_id ? opts->run_id : gen_id, .vehicles = ids,
                          .vehicle_count = (size_t)opts->vehicles, .planner = "runlab sim",
-                         .map_path = map_file[0] ? map_file : NULL,
-                         .original_map_path = map_file[0] && !is_runtime_map(opts->map_path)
-                                                  ? opts->map_path
-                                                  : NULL,
-                         .map_frame = map_file[0] ? "map" : NULL};
+                         /* The engine compiles an original into map/runtime_map.bin (the
+                            same bytes the vehicles drove on: default read options) and
+                            keeps it beside, with both hashes in the manifest. */
+                         .map_path = opts->map_path};
     if (rc == RL_OK)
         rc = rl_recorder_prepare(o.rec, &run);
-    if (map_file[0])
-        (void)remove(map_file);
-    if (tmp_dir[0])
-        (void)rmdir(tmp_dir);
     if (rc == RL_OK)
         rc = rl_recorder_begin(o.rec);
     if (rc == RL_OK)

@@ -155,7 +155,7 @@ check "offline run COMPLETE" file_has "$off1/manifest.json" '"state": "COMPLETE"
 check "offline run holds the runtime map" test -s "$off1/map/runtime_map.bin"
 check "offline run holds the original map" test -s "$off1/map/LabMapCommonRoad.xml"
 check "offline run: the map's hash in the manifest" \
-    file_has "$off1/manifest.json" "\"sha256\": \"$(sha256sum "$off1/map/runtime_map.bin" | cut -d' ' -f1)\""
+    file_has "$off1/manifest.json" "\"runtime_map_sha256\": \"$(sha256sum "$off1/map/runtime_map.bin" | cut -d' ' -f1)\""
 run mcap cat "$off1"/bag/*.mcap --topics rt/lab/system_trigger
 check "offline run: START and STOP on the trigger topic" test "$(printf '%s\n' "$out" | grep -c .)" -ge 2
 for t in rt/vehicle/1/command_trajectory rt/vehicle/2/command_trajectory; do

@@ -7,6 +7,7 @@
 #include "rl_test.h"
 
 #include "runlab/error.h"
+#include "runlab/hash.h"
 #include "runlab/lab.h"
 #include "runlab/map.h"
 #include "runlab/mcap.h"
@@ -103,9 +104,16 @@ static void read_run(const char *run_dir, run *r)
     assert_non_null(id);
     id += strlen("\"run_id\": \"");
     snprintf(path, sizeof path, "%s/bag/%.*s.mcap", run_dir, (int)(strchr(id, '"') - id), id);
+    /* The map the evaluation reads, named by its SHA-256 in the manifest. */
     assert_non_null(strstr(manifest, "\"file\": \"map/runtime_map.bin\""));
-    free(manifest);
     snprintf(r->map_path, sizeof r->map_path, "%s/map/runtime_map.bin", run_dir);
+    uint8_t digest[RL_SHA256_LEN];
+    char hex[RL_SHA256_HEX_LEN + 1], want[128];
+    assert_int_equal(rl_sha256_file(r->map_path, digest, NULL), RL_OK);
+    rl_sha256_hex(digest, hex);
+    snprintf(want, sizeof want, "\"runtime_map_sha256\": \"%s\"", hex);
+    assert_non_null(strstr(manifest, want));
+    free(manifest);
 
     int kind[64] = {0}, veh[64] = {0};
     rl_mcap_reader_options ro;
