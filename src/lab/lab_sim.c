@@ -540,6 +540,22 @@ static void track(sim_vehicle *v, double rx, double ry, double rvx, double rvy, 
     *steer = atan(RL_LAB_CAR_WHEELBASE * yaw_rate / vv);
 }
 
+/* A chaser (or one on its way back) aims at a point inside the lab area but swings wide: where it would
+ * stop (its braking distance and 0.15 m more ahead) lies within 0.2 m of the area's edge or
+ * beyond, it slows and turns hard towards the middle of the area. */
+static void keep_inside(const lab_sim *s, const sim_vehicle *v, double *v_want, double *steer)
+{
+    double cx, cy, c = cos(v->yaw), sn = sin(v->yaw);
+    centre(v, &cx, &cy);
+    double ahead = v->v * v->v / (2 * MAX_ACCEL) + 0.15;
+    double px = cx + ahead * c, py = cy + ahead * sn, m = 0.2;
+    if (px > s->area[0] + m && px < s->area[2] - m && py > s->area[1] + m && py < s->area[3] - m)
+        return;
+    double mx = (s->area[0] + s->area[2]) / 2 - cx, my = (s->area[1] + s->area[3]) / 2 - cy;
+    *steer = -mx * sn + my * c >= 0 ? MAX_STEER : -MAX_STEER;
+    *v_want = fmin(*v_want, 0.5);
+}
+
 /* Speed and steering wanted by vehicle `k` at `now_ns`. */
 static void control(lab_sim *s, size_t k, int64_t now_ns, double t, int driving, double *v_want,
                     double *steer)
@@ -568,6 +584,7 @@ static void control(lab_sim *s, size_t k, int64_t now_ns, double t, int driving,
             centre(o, &ox, &oy);
             track(v, ox, oy, o->v * cos(o->yaw), o->v * sin(o->yaw),
                   fmin(2 * s->o.speed, CHASE_SPEED_MAX), v_want, steer);
+            keep_inside(s, v, v_want, steer);
             return;
         }
     } else {
@@ -596,7 +613,13 @@ static void control(lab_sim *s, size_t k, int64_t now_ns, double t, int driving,
         rx += drift * ty;
         ry -= drift * tx;
     }
-    track(v, rx, ry, rvx, rvy, MAX_SPEED, v_want, steer);
+    /* Far from its reference (after a fault) it goes back no faster than 0.5 m/s above it. */
+    double ref_speed = hypot(rvx, rvy), cx, cy;
+    track(v, rx, ry, rvx, rvy, fmin(MAX_SPEED, fmax(1.2 * ref_speed, ref_speed + 0.5)), v_want,
+          steer);
+    centre(v, &cx, &cy);
+    if (hypot(rx - cx, ry - cy) > 0.3 && !lab_sim_fault(s, v->id, RL_LAB_FAULT_LEAVE_AREA, t))
+        keep_inside(s, v, v_want, steer); /* on its way back from a chase */
 }
 
 void lab_sim_step(lab_sim *s, int64_t now_ns, double t, double dt, int driving)
