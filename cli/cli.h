@@ -77,6 +77,10 @@ int cmd_evaluate(int argc, char **argv);
 int cmd_recorder(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+/* The repository's CPM lab map (data/maps/LabMapCommonRoad.xml) found beside the running
+ * executable (build tree: <exe>/../../data/maps, installed: <exe>/../share/runlab/maps) into
+ * `out`; 1 found, 0 not (cmd_sim.c). */
+int cli_default_map(char *out, size_t cap);
 /* The lab's part of `runlab demo` (demo_lab.c): a simulated experiment recorded over DDS on
  * loopback into a run under out_dir; prints its counters. Returns an RL_EXIT_* code. */
 int demo_lab(const char *out_dir);

@@ -10,10 +10,12 @@
 
 #include <getopt.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MAX_FAULTS = 64, MAX_WAYPOINTS = 4096 };
 
@@ -31,21 +33,48 @@ static int sim_interrupted(void *user)
     return g_sim_signal != 0;
 }
 
+int cli_default_map(char *out, size_t cap)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 0;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    static const char *const rel[] = {"../../data/maps", "../data/maps", "../share/runlab/maps"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        int w = snprintf(out, cap, "%s/%s/LabMapCommonRoad.xml", self, rel[i]);
+        if (w > 0 && (size_t)w < cap && access(out, R_OK) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: runlab sim [SPEC.yaml] [--domain D] [--vehicles N] [--duration SEC] [--seed N]\n"
             "                  [--fault KIND:VEHICLE:T0[:T1]]... [--map FILE] [--offline HOME]\n\n"
             "Simulates N vehicles of the lab (numbered from 1; the 1:18 car as a kinematic\n"
-            "bicycle) driving a closed path: on DDS domain D each publishes READY, waits for\n"
-            "START, publishes rt/vehicle/<id>/state at 50 Hz and rt/vehicle/<id>/observation at\n"
-            "20 Hz, and brakes at STOP (or SEC seconds after START). With --offline it writes\n"
-            "the same messages straight into HOME/experiments/<UTC>_<id>/ (bag, manifest, map)\n"
-            "without DDS, faster than real time and the same for the same seed, and prints that\n"
-            "directory as its last line.\n\n"
-            "Faults (T0, T1: seconds after START): collision (steers into the nearest vehicle),\n"
-            "leave_lane, leave_area, speeding, stall_topic (no states), late_observation\n"
-            "(stamped 0.5 s late), drift (steering bias).\n\n"
+            "bicycle) on the lab map: each follows a loop along lanelet centre lines at 1 m/s,\n"
+            "commanded by the built-in planner as trajectories on\n"
+            "rt/vehicle/<id>/command_trajectory. On DDS domain D each publishes READY, waits\n"
+            "for START, publishes rt/vehicle/<id>/state at 50 Hz and\n"
+            "rt/vehicle/<id>/observation at 20 Hz, follows commands from outside while they\n"
+            "come (trajectory, speed+curvature, direct), and brakes at STOP (or SEC seconds\n"
+            "after START). With --offline it writes the same messages, START and STOP straight\n"
+            "into HOME/experiments/<UTC>_<id>/ (bag, manifest, map) without DDS, faster than\n"
+            "real time and the same for the same seed, and prints that directory last.\n\n"
+            "  --map FILE   Lanelet2, CommonRoad or runtime map (default: the repository's\n"
+            "               data/maps/LabMapCommonRoad.xml)\n\n"
+            "Faults (T0, T1: seconds after START; docs/lab.md gives their exact effects):\n"
+            "collision (chases the nearest other vehicle), leave_lane (commanded 0.35 m to the\n"
+            "right), leave_area (commanded out over the nearest corner of the lab area),\n"
+            "speeding (commanded 3.5 times the speed), stall_topic (no states),\n"
+            "late_observation (observations 0.5 s old), drift (0.25 m right of the command).\n\n"
             "SPEC.yaml keys (options override them): domain, vehicles, duration, seed, speed,\n"
             "faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m), map, run_id.\n\n"
             "Exit codes: 0 done, 1 failure, 2 usage.\n");
@@ -205,6 +234,14 @@ int cmd_sim(int argc, char **argv)
         ec = add_fault(&a, o_faults[i], 1);
     if (o_map)
         a.o.map_path = o_map;
+    char default_map[4096];
+    if (ec == RL_EXIT_OK && !a.o.map_path) {
+        if (cli_default_map(default_map, sizeof default_map))
+            a.o.map_path = default_map;
+        else if (!a.o.waypoints)
+            ec = cli_fail("sim", "no map: data/maps/LabMapCommonRoad.xml is not beside the "
+                                 "executable; name one with --map FILE");
+    }
     if (ec == RL_EXIT_OK) {
         struct sigaction sa, old_int, old_term;
         memset(&sa, 0, sizeof sa);

@@ -1,6 +1,7 @@
 /* The lab's part of `runlab demo`: a recorded simulated experiment over DDS on loopback —
- * a recorder node, four simulated vehicles and the control flow (prepare, READY, begin,
- * START, 3 s, STOP, finish) in one process, then the run's counters and topics. */
+ * a recorder node, four simulated vehicles on the CPM lab map (data/maps) and the control
+ * flow (prepare, READY, begin, START, 3 s, STOP, finish) in one process, then the run's
+ * counters and topics. */
 #include "cli.h"
 
 #include "runlab/error.h"
@@ -113,9 +114,15 @@ int demo_lab(const char *out_dir)
         cli_fail("demo", "%s", rl_error_last());
         goto done;
     }
+    char map[4096];
+    if (!cli_default_map(map, sizeof map)) {
+        cli_fail("demo", "the lab map data/maps/LabMapCommonRoad.xml is not beside the executable");
+        goto done;
+    }
     rl_lab_sim_options_default(&sim.opts);
     sim.opts.domain = domain;
     sim.opts.vehicles = 4;
+    sim.opts.map_path = map;
     if (pthread_create(&sim_tid, NULL, sim_main, &sim) != 0) {
         cli_fail("demo", "cannot start the simulator thread");
         goto done;
@@ -123,7 +130,7 @@ int demo_lab(const char *out_dir)
     sim_started = 1;
     const int vehicles[] = {1, 2, 3, 4};
     rl_record_run run = {.run_id = NULL, .vehicles = vehicles, .vehicle_count = 4,
-                         .planner = "runlab sim"};
+                         .planner = "runlab sim", .map_path = map};
     rl_lab_reply rep, r2;
     if (rl_lab_client_prepare(cl, &run, 30 * s, &rep) < 0 || !rep.ok ||
         rl_lab_client_wait_ready(cl, vehicles, 4, 30 * s) < 0 ||
@@ -131,7 +138,8 @@ int demo_lab(const char *out_dir)
         cli_fail("demo", "%s", rep.ok && r2.ok ? rl_error_last() : rep.message);
         goto done;
     }
-    printf("  DDS domain %d: recorder ARMED, 4 vehicles READY, recording\n", domain);
+    printf("  DDS domain %d: recorder ARMED, 4 vehicles READY on the CPM lab map, recording\n",
+           domain);
     int64_t start = rl_time_now_ns();
     rl_lab_client_trigger(cl, RL_LAB_START, start);
     struct timespec three = {3, 0};

@@ -197,9 +197,11 @@ int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
 #define RL_LAB_CAR_REAR_OVERHANG 0.03
 
 /* Faults the simulator injects, each on one vehicle from T0 (s after START) to T1 (or the
- * end): steering into the nearest other vehicle (at twice the speed), leaving the lane (0.35 m to the side),
- * leaving the lab area, three times the speed, no state messages, observations 0.5 s late,
- * a steering bias that drifts off the commanded path. */
+ * end). docs/lab.md gives each one's exact effect: collision (chases the nearest other
+ * vehicle), leave_lane (commanded 0.35 m to the right), leave_area (commanded out over the
+ * nearest corner of the lab area), speeding (commanded 3.5 times the speed), stall_topic (no
+ * state messages), late_observation (observations 0.5 s old), drift (the vehicle drifts
+ * 0.25 m to the right of its commanded trajectory). */
 typedef enum rl_lab_fault_kind {
     RL_LAB_FAULT_COLLISION = 0,
     RL_LAB_FAULT_LEAVE_LANE,
@@ -227,34 +229,40 @@ typedef struct rl_lab_sim_options {
     int domain;              /* DDS domain (DDS mode) */
     int vehicles;            /* 1..64, numbered from 1; default 4 */
     double duration;         /* s after START; <= 0: until STOP (DDS) / 10 s (offline) */
-    uint64_t seed;           /* sensor noise and starting places; default 1 */
+    uint64_t seed;           /* starting places and sensor noise; default 1 */
     const rl_lab_fault *faults;
     size_t fault_count;
-    const double *waypoints; /* closed path as x,y pairs (m); NULL: a circle of 1.2 m about
-                                the middle of the lab (4.5 m x 4.0 m) */
+    const char *map_path;    /* Lanelet2, CommonRoad or runtime map: the vehicles follow loops
+                                along its lanelet centre lines (offline: it goes into the run
+                                directory). NULL: waypoints are needed. */
+    const double *waypoints; /* closed path as x,y pairs (m) driven instead of the map's
+                                routes; NULL: the map's */
     size_t waypoint_count;   /* pairs, >= 3 */
-    double speed;            /* m/s, default 0.5 */
+    double speed;            /* m/s, default 1.0 (0 < speed <= 3) */
     double state_rate_hz;    /* default 50 */
     double observation_rate_hz; /* the positioning system's rate, default 20 */
-    const char *map_path;    /* offline: copied into the run's map/ */
     const char *run_id;      /* offline: NULL = generated */
 } rl_lab_sim_options;
 
 void rl_lab_sim_options_default(rl_lab_sim_options *opts);
 
 /* Runs the vehicles on `opts->domain`: each publishes READY (rt/lab/ready_status), stands
- * until START (rt/lab/system_trigger), drives along the path publishing
- * rt/vehicle/<id>/state at state_rate_hz and rt/vehicle/<id>/observation at
- * observation_rate_hz, and brakes to a stand at STOP; returns after STOP, after `duration`
- * past START, or when `should_stop(user)` returns nonzero (polled every step). RL_OK,
- * RL_EINVAL (options), RL_EIO (DDS). */
+ * until START (rt/lab/system_trigger), then drives its route: the built-in planner publishes
+ * rt/vehicle/<id>/command_trajectory every 0.2 s and the vehicle's controller tracks the
+ * active one, publishing rt/vehicle/<id>/state at state_rate_hz and
+ * rt/vehicle/<id>/observation at observation_rate_hz. Commands from other participants on
+ * command_trajectory, command_speed_curvature or command_direct override the route while
+ * they arrive. Brakes to a stand at STOP; returns after STOP, after `duration` past START,
+ * or when `should_stop(user)` returns nonzero (polled every step). RL_OK, RL_EINVAL
+ * (options), map errors, RL_EIO (DDS). */
 int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user), void *user);
 
 /* The same vehicles without DDS, faster than real time and deterministic for a seed: writes
- * a run through the recorder engine into `home` (NULL: $RUNLAB_HOME or ~/runlab), START at
- * 0 s, STOP at `duration`, with READY, triggers, states and observations as raw CDR with
- * omgidl schemas, and the map when given. The run directory goes to `run_dir` (`cap`
- * bytes). Errors as rl_recorder_prepare, RL_EINVAL. */
+ * a run through the recorder engine into `home` (NULL: $RUNLAB_HOME or ~/runlab), with READY,
+ * START at 0 s and STOP at `duration` on rt/lab/system_trigger, commands, states and
+ * observations as raw CDR with omgidl schemas, and the map (runtime map and original). The
+ * run directory goes to `run_dir` (`cap` bytes). Errors as rl_recorder_prepare, RL_EINVAL,
+ * map errors. */
 int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir,
                        size_t cap);
 

@@ -1,6 +1,10 @@
-/* The simulator's vehicles: the lab's 1:18 car as a kinematic bicycle (wheelbase 0.15 m;
- * the pose reported is the centre of its 0.22 m x 0.107 m rectangle), driving a closed path
- * by pure pursuit at a set speed, and the faults injected on chosen vehicles and times. */
+/* The simulator's vehicles and its built-in planner. The planner moves a reference along
+ * each vehicle's route (lab_sim_route.c) on a timetable and sends it as trajectory commands
+ * (timed points with velocities, cubic Hermite between them); each vehicle's controller
+ * tracks the active command (the latest whose valid-after stamp has passed) with the centre
+ * of its rectangle, the pose it reports. The lab's 1:18 car is a kinematic bicycle
+ * (wheelbase 0.15 m). Faults change the planner (speeding, leave_lane, leave_area) or the
+ * vehicle (drift, collision) or its messages (stall_topic, late_observation). */
 #include "lab/lab_sim.h"
 
 #include "runlab/error.h"
@@ -10,12 +14,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOOKAHEAD 0.3        /* m, pure pursuit */
-#define MAX_STEER 0.45       /* rad */
-#define MAX_ACCEL 2.0        /* m/s^2 */
-#define LANE_OFFSET 0.35     /* m to the side when leaving the lane */
-#define DRIFT_BIAS 0.12      /* rad of steering bias */
-#define LATE_OBSERVATION_NS 500000000ll
+#define MAX_STEER 0.45      /* rad */
+#define MAX_ACCEL 1.5       /* m/s^2, the vehicle's */
+#define PLAN_ACCEL 1.0      /* m/s^2, the planner's timetable */
+#define MAX_SPEED 4.5       /* m/s */
+#define TRACK_GAIN 4.0      /* 1/s, position feedback of the controller */
+#define SUBSTEP 0.005       /* s, the controller's and the model's step */
+#define PLAN_DT 0.02        /* s, the planner's step */
+#define CMD_SPACING 0.1     /* s between trajectory points */
+#define SPEEDING_FACTOR 3.5 /* times the set speed */
+#define SPEEDING_ACCEL 3.0  /* m/s^2 of the planner and the vehicle while speeding */
+#define LANE_OFFSET 0.25    /* m to the right when leaving the lane */
+#define LANE_RAMP 1.0       /* s to move over */
+#define DRIFT_MAX 0.25      /* m to the right of the commanded trajectory */
+#define DRIFT_RATE 0.25     /* m/s */
+#define EXIT_BEYOND 0.3     /* m beyond the lab area's corner (both axes) */
+#define CHASE_SPEED_MAX 2.8 /* m/s: a chaser stays under the evaluation's 3.0 m/s */
+#define MIN_SPACING 0.5     /* m between vehicles sharing a route */
+#define EXTERNAL_HOLD_NS 500000000ll /* a speed/direct command drives this long */
+#define LATE_OBSERVATION_S 0.5
 /* Rear axle to the centre of the rectangle. */
 #define AXLE_TO_CENTRE (RL_LAB_CAR_LENGTH / 2 - RL_LAB_CAR_REAR_OVERHANG)
 
@@ -70,7 +87,7 @@ void rl_lab_sim_options_default(rl_lab_sim_options *o)
     memset(o, 0, sizeof *o);
     o->vehicles = 4;
     o->seed = 1;
-    o->speed = 0.5;
+    o->speed = 1.0;
     o->state_rate_hz = 50;
     o->observation_rate_hz = 20;
 }
@@ -86,61 +103,140 @@ static double uniform(lab_sim *s)
     return (double)((x * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
-int lab_sim_init(lab_sim *s, const rl_lab_sim_options *o)
+static double clamp(double v, double lo, double hi)
 {
-    memset(s, 0, sizeof *s);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static double smoothstep(double x)
+{
+    x = clamp(x, 0, 1);
+    return x * x * (3 - 2 * x);
+}
+
+static void centre(const sim_vehicle *v, double *cx, double *cy)
+{
+    *cx = v->x + AXLE_TO_CENTRE * cos(v->yaw);
+    *cy = v->y + AXLE_TO_CENTRE * sin(v->yaw);
+}
+
+static int check_options(const rl_lab_sim_options *o)
+{
     if (o->vehicles < 1 || o->vehicles > 64)
         return rl_error_set(RL_EINVAL, "sim: vehicles: %d is not 1..64", o->vehicles);
-    if (!(o->speed >= 0 && o->speed <= 5) || !(o->state_rate_hz >= 1 && o->state_rate_hz <= 1000) ||
+    if (!(o->speed > 0 && o->speed <= 3) || !(o->state_rate_hz >= 1 && o->state_rate_hz <= 1000) ||
         !(o->observation_rate_hz > 0 && o->observation_rate_hz <= o->state_rate_hz))
-        return rl_error_set(RL_EINVAL, "sim: speed 0..5 m/s, state rate 1..1000 Hz, observation "
-                                       "rate up to the state rate");
+        return rl_error_set(RL_EINVAL, "sim: speed above 0 up to 3 m/s, state rate 1..1000 Hz, "
+                                       "observation rate up to the state rate");
     if (o->waypoints && o->waypoint_count < 3)
         return rl_error_set(RL_EINVAL, "sim: waypoints: at least 3 points");
+    if (!o->waypoints && !o->map_path)
+        return rl_error_set(RL_EINVAL, "sim: neither a map nor waypoints to drive along");
     for (size_t i = 0; i < o->fault_count; i++)
         if (o->faults[i].vehicle > o->vehicles)
             return rl_error_set(RL_EINVAL, "sim: fault %s on vehicle %d: there are %d vehicles",
                                 rl_lab_fault_name(o->faults[i].kind), o->faults[i].vehicle,
                                 o->vehicles);
-    s->o = *o;
-    s->npath = o->waypoints ? o->waypoint_count : 72;
-    s->path = malloc(2 * s->npath * sizeof *s->path);
-    s->veh = calloc((size_t)o->vehicles, sizeof *s->veh);
-    if (!s->path || !s->veh) {
-        lab_sim_free(s);
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < s->npath; i++) {
-        if (o->waypoints) {
-            s->path[2 * i] = o->waypoints[2 * i];
-            s->path[2 * i + 1] = o->waypoints[2 * i + 1];
-        } else {
-            double a = 2 * M_PI * (double)i / (double)s->npath;
-            s->path[2 * i] = 2.25 + 1.2 * cos(a);
-            s->path[2 * i + 1] = 2.0 + 1.2 * sin(a);
+    return RL_OK;
+}
+
+/* Spreads the vehicles over the routes (vehicle k on route k mod count), equally spaced on
+ * each from a phase drawn from the seed; open routes hold them one behind the other. */
+static int place_vehicles(lab_sim *s)
+{
+    size_t nr = s->routes.count;
+    for (size_t r = 0; r < nr; r++) {
+        const sim_path *p = &s->routes.paths[r];
+        size_t c = 0;
+        for (int k = 0; k < s->o.vehicles; k++)
+            c += (size_t)k % nr == r;
+        if (!c)
+            continue;
+        double spacing = p->closed ? p->length / (double)c : 2 * MIN_SPACING;
+        if (spacing < MIN_SPACING || (!p->closed && p->length < (double)c * spacing))
+            return rl_error_set(RL_EINVAL,
+                                "sim: %d vehicles do not fit: route %zu (%.1f m) would take %zu, "
+                                "%.1f m apart",
+                                s->o.vehicles, r + 1, p->length, c, spacing);
+        double phase = p->closed ? uniform(s) * p->length : 0;
+        size_t i = 0;
+        for (int k = 0; k < s->o.vehicles; k++) {
+            if ((size_t)k % nr != r)
+                continue;
+            sim_vehicle *v = &s->veh[k];
+            v->route = r;
+            v->plan.s = p->closed ? phase + (double)i * spacing : (double)(c - 1 - i) * spacing;
+            v->plan.s_max = p->closed ? INFINITY : p->length - (double)i * spacing;
+            double x, y, tx, ty;
+            sim_path_at(p, v->plan.s, &x, &y, &tx, &ty);
+            v->yaw = atan2(ty, tx);
+            /* The centre on the route, with a few mm of placement error. */
+            x += 0.004 * (uniform(s) - 0.5);
+            y += 0.004 * (uniform(s) - 0.5);
+            v->x = x - AXLE_TO_CENTRE * cos(v->yaw);
+            v->y = y - AXLE_TO_CENTRE * sin(v->yaw);
+            i++;
         }
-    }
-    s->rng = o->seed ? o->seed : 1;
-    for (int k = 0; k < o->vehicles; k++) {
-        sim_vehicle *v = &s->veh[k];
-        size_t at = (size_t)k * s->npath / (size_t)o->vehicles, next = (at + 1) % s->npath;
-        double dx = s->path[2 * next] - s->path[2 * at], dy = s->path[2 * next + 1] - s->path[2 * at + 1];
-        v->id = k + 1;
-        v->yaw = atan2(dy, dx);
-        /* The centre on the path, with a few mm of placement error. */
-        v->x = s->path[2 * at] - AXLE_TO_CENTRE * cos(v->yaw) + 0.01 * (uniform(s) - 0.5);
-        v->y = s->path[2 * at + 1] - AXLE_TO_CENTRE * sin(v->yaw) + 0.01 * (uniform(s) - 0.5);
-        v->target = next;
     }
     return RL_OK;
 }
 
+int lab_sim_init(lab_sim *s, const rl_lab_sim_options *o)
+{
+    memset(s, 0, sizeof *s);
+    int rc = check_options(o);
+    if (rc < 0)
+        return rc;
+    s->o = *o;
+    s->rng = o->seed ? o->seed : 1;
+    s->veh = calloc((size_t)o->vehicles, sizeof *s->veh);
+    if (!s->veh)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    if (o->map_path && (rc = rl_map_load(o->map_path, NULL, &s->map, NULL)) < 0) {
+        rl_error_prefix(rc, "sim: map %s", o->map_path);
+        lab_sim_free(s);
+        return rc;
+    }
+    rc = o->waypoints ? sim_routes_from_waypoints(o->waypoints, o->waypoint_count, &s->routes)
+                      : sim_routes_from_map(s->map, &s->routes);
+    if (rc == RL_OK && s->map) {
+        rl_map_info info;
+        rl_map_get_info(s->map, &info);
+        s->area[0] = info.area_xmin;
+        s->area[1] = info.area_ymin;
+        s->area[2] = info.area_xmax;
+        s->area[3] = info.area_ymax;
+    } else if (rc == RL_OK) { /* the waypoints' bounding box, 0.5 m wider */
+        s->area[0] = s->area[1] = INFINITY;
+        s->area[2] = s->area[3] = -INFINITY;
+        for (size_t i = 0; i < o->waypoint_count; i++) {
+            s->area[0] = fmin(s->area[0], o->waypoints[2 * i] - 0.5);
+            s->area[1] = fmin(s->area[1], o->waypoints[2 * i + 1] - 0.5);
+            s->area[2] = fmax(s->area[2], o->waypoints[2 * i] + 0.5);
+            s->area[3] = fmax(s->area[3], o->waypoints[2 * i + 1] + 0.5);
+        }
+    }
+    for (int k = 0; k < o->vehicles; k++) {
+        s->veh[k].id = k + 1;
+        s->veh[k].plan.mode = PLAN_ROUTE;
+    }
+    if (rc == RL_OK)
+        rc = place_vehicles(s);
+    if (rc < 0)
+        lab_sim_free(s);
+    return rc;
+}
+
 void lab_sim_free(lab_sim *s)
 {
-    free(s->path);
+    for (int k = 0; s->veh && k < s->o.vehicles; k++)
+        for (size_t i = 0; i < s->veh[k].queued; i++)
+            free(s->veh[k].queue[i].pts);
     free(s->veh);
-    s->path = NULL;
     s->veh = NULL;
+    sim_routes_free(&s->routes);
+    rl_map_close(s->map);
+    s->map = NULL;
 }
 
 int lab_sim_fault(const lab_sim *s, int id, rl_lab_fault_kind kind, double t)
@@ -153,77 +249,435 @@ int lab_sim_fault(const lab_sim *s, int id, rl_lab_fault_kind kind, double t)
     return 0;
 }
 
-static void centre(const sim_vehicle *v, double *cx, double *cy)
+/* 0..1: how far a fault of `kind` has moved vehicle `id` over at `t`, ramping in over
+ * `ramp` s from T0 and out over `ramp` s from T1. */
+static double fault_ramp(const lab_sim *s, int id, rl_lab_fault_kind kind, double t, double ramp)
 {
-    *cx = v->x + AXLE_TO_CENTRE * cos(v->yaw);
-    *cy = v->y + AXLE_TO_CENTRE * sin(v->yaw);
+    double r = 0;
+    for (size_t i = 0; i < s->o.fault_count; i++) {
+        const rl_lab_fault *f = &s->o.faults[i];
+        if (f->vehicle != id || f->kind != kind)
+            continue;
+        double in = smoothstep((t - f->t0) / ramp);
+        double out = f->t1 < 0 ? 1 : 1 - smoothstep((t - f->t1) / ramp);
+        r = fmax(r, fmin(in, out));
+    }
+    return r;
 }
 
-/* The point vehicle `v` steers towards, with the faults that change it. */
-static void aim(lab_sim *s, sim_vehicle *v, double t, double *tx, double *ty)
+/* ---- the planner --------------------------------------------------------------------- */
+
+/* Where the planner's reference of vehicle `v` is, and its velocity. */
+static void plan_ref(const lab_sim *s, const sim_vehicle *v, const sim_plan *p, double *x,
+                     double *y, double *vx, double *vy)
 {
-    while (hypot(s->path[2 * v->target] - v->x, s->path[2 * v->target + 1] - v->y) < LOOKAHEAD)
-        v->target = (v->target + 1) % s->npath;
-    size_t a = v->target, b = (a + 1) % s->npath;
-    *tx = s->path[2 * a];
-    *ty = s->path[2 * a + 1];
-    if (lab_sim_fault(s, v->id, RL_LAB_FAULT_LEAVE_LANE, t)) {
-        double dx = s->path[2 * b] - *tx, dy = s->path[2 * b + 1] - *ty, n = hypot(dx, dy);
-        if (n > 0) { /* to the right of the direction of travel */
-            *tx += LANE_OFFSET * dy / n;
-            *ty -= LANE_OFFSET * dx / n;
+    if (p->mode != PLAN_ROUTE) {
+        double dx = p->gx - p->px, dy = p->gy - p->py, d = hypot(dx, dy);
+        *x = p->px;
+        *y = p->py;
+        *vx = d > 1e-9 ? p->v * dx / d : 0;
+        *vy = d > 1e-9 ? p->v * dy / d : 0;
+        return;
+    }
+    double tx, ty;
+    sim_path_at(&s->routes.paths[v->route], p->s, x, y, &tx, &ty);
+    double off = LANE_OFFSET * fault_ramp(s, v->id, RL_LAB_FAULT_LEAVE_LANE, p->t, LANE_RAMP);
+    double doff = LANE_OFFSET *
+                  (fault_ramp(s, v->id, RL_LAB_FAULT_LEAVE_LANE, p->t + 1e-3, LANE_RAMP) -
+                   fault_ramp(s, v->id, RL_LAB_FAULT_LEAVE_LANE, p->t - 1e-3, LANE_RAMP)) / 2e-3;
+    /* To the right of the direction of travel: (ty, -tx). */
+    *x += off * ty;
+    *y -= off * tx;
+    *vx = p->v * tx + doff * ty;
+    *vy = p->v * ty - doff * tx;
+}
+
+/* The corner of the lab area nearest to the vehicle's route, EXIT_BEYOND outside. */
+static void exit_goal(const lab_sim *s, const sim_vehicle *v, double *gx, double *gy)
+{
+    const sim_path *p = &s->routes.paths[v->route];
+    double mx = (s->area[0] + s->area[2]) / 2, my = (s->area[1] + s->area[3]) / 2;
+    *gx = p->cx >= mx ? s->area[2] + EXIT_BEYOND : s->area[0] - EXIT_BEYOND;
+    *gy = p->cy >= my ? s->area[3] + EXIT_BEYOND : s->area[1] - EXIT_BEYOND;
+}
+
+/* Moves the reference straight towards (gx, gy); 1 on arrival. `brake` stops it there. */
+static int plan_line(sim_plan *p, double speed, int brake, double h)
+{
+    double dx = p->gx - p->px, dy = p->gy - p->py, d = hypot(dx, dy);
+    double want = brake ? fmin(speed, sqrt(2 * PLAN_ACCEL * d)) : speed;
+    p->v += clamp(want - p->v, -PLAN_ACCEL * h, PLAN_ACCEL * h);
+    double step = p->v * h;
+    if (d <= step || d < 1e-9) {
+        p->px = p->gx;
+        p->py = p->gy;
+        return 1;
+    }
+    p->px += step * dx / d;
+    p->py += step * dy / d;
+    return 0;
+}
+
+/* One planner step of `h` s: the timetable along the route, and the faults that change it. */
+static void plan_step(const lab_sim *s, const sim_vehicle *v, sim_plan *p, double h)
+{
+    const sim_path *path = &s->routes.paths[v->route];
+    int leave_area = lab_sim_fault(s, v->id, RL_LAB_FAULT_LEAVE_AREA, p->t);
+    if (leave_area && p->mode != PLAN_EXIT) {
+        double vx, vy;
+        plan_ref(s, v, p, &p->px, &p->py, &vx, &vy);
+        exit_goal(s, v, &p->gx, &p->gy);
+        p->mode = PLAN_EXIT;
+    } else if (!leave_area && p->mode == PLAN_EXIT) {
+        /* Back to the route where it is nearest. */
+        p->s = sim_path_nearest(path, p->px, p->py);
+        double tx, ty;
+        sim_path_at(path, p->s, &p->gx, &p->gy, &tx, &ty);
+        p->mode = PLAN_RETURN;
+    }
+    if (p->mode == PLAN_EXIT) {
+        (void)plan_line(p, s->o.speed, 1, h);
+    } else if (p->mode == PLAN_RETURN) {
+        if (plan_line(p, s->o.speed, 0, h))
+            p->mode = PLAN_ROUTE;
+    } else {
+        double want = s->o.speed, accel = PLAN_ACCEL;
+        if (lab_sim_fault(s, v->id, RL_LAB_FAULT_SPEEDING, p->t)) {
+            want *= SPEEDING_FACTOR;
+            accel = SPEEDING_ACCEL;
         }
+        if (!path->closed)
+            want = fmin(want, sqrt(2 * PLAN_ACCEL * fmax(0, p->s_max - p->s)));
+        p->v += clamp(want - p->v, -accel * h, accel * h);
+        p->s += p->v * h;
+        if (!path->closed && p->s > p->s_max)
+            p->s = p->s_max;
     }
-    if (lab_sim_fault(s, v->id, RL_LAB_FAULT_LEAVE_AREA, t)) {
-        *tx = -1.0;
-        *ty = -1.0;
+    p->t += h;
+}
+
+static void plan_advance(const lab_sim *s, const sim_vehicle *v, sim_plan *p, double t)
+{
+    while (p->t + 1e-9 < t)
+        plan_step(s, v, p, PLAN_DT);
+}
+
+/* Keeps a command in the vehicle's queue (the oldest goes when it is full); takes `pts`. */
+static sim_command *queue_push(sim_vehicle *v, int64_t valid_after,
+                               runlab_msgs_msg_dds__TrajectoryPoint_ *pts, uint32_t n)
+{
+    if (v->queued == SIM_CMD_QUEUE) {
+        size_t oldest = 0;
+        for (size_t i = 1; i < v->queued; i++)
+            if (v->queue[i].valid_after < v->queue[oldest].valid_after)
+                oldest = i;
+        free(v->queue[oldest].pts);
+        memmove(&v->queue[oldest], &v->queue[oldest + 1],
+                (v->queued - oldest - 1) * sizeof v->queue[0]);
+        v->queued--;
     }
+    sim_command *c = &v->queue[v->queued++];
+    c->valid_after = valid_after;
+    c->pts = pts;
+    c->n = n;
+    c->external = 0;
+    return c;
+}
+
+static int64_t stamp_at(int64_t start_ns, double t)
+{
+    return start_ns + (int64_t)llround(t * 1e9);
+}
+
+void lab_sim_plan(lab_sim *s, size_t i, double t, int64_t start_ns,
+                  runlab_msgs_msg_dds__VehicleCommandTrajectory_ *m)
+{
+    sim_vehicle *v = &s->veh[i];
+    plan_advance(s, v, &v->plan, t);
+    runlab_msgs_msg_dds__TrajectoryPoint_ *pts = calloc(SIM_CMD_POINTS, sizeof *pts);
+    memset(m, 0, sizeof *m);
+    m->vehicle_id = (uint8_t)v->id;
+    m->header.create_stamp = m->header.valid_after_stamp = (uint64_t)stamp_at(start_ns, t);
+    if (!pts)
+        return; /* out of memory: no command this time; the vehicle keeps the last one */
+    sim_plan p = v->plan;
+    for (int k = 0; k < SIM_CMD_POINTS; k++) {
+        plan_advance(s, v, &p, t + k * CMD_SPACING);
+        pts[k].t = (uint64_t)stamp_at(start_ns, t + k * CMD_SPACING);
+        /* The velocity from the positions the reference takes next (second order), so that
+           points and velocities agree also where a fault moves it off the route. */
+        double x[3], y[3], vx, vy;
+        sim_plan q = p;
+        for (int j = 0; j < 3; j++) {
+            if (j)
+                plan_step(s, v, &q, PLAN_DT);
+            plan_ref(s, v, &q, &x[j], &y[j], &vx, &vy);
+        }
+        pts[k].px = x[0];
+        pts[k].py = y[0];
+        pts[k].vx = (-3 * x[0] + 4 * x[1] - x[2]) / (2 * PLAN_DT);
+        pts[k].vy = (-3 * y[0] + 4 * y[1] - y[2]) / (2 * PLAN_DT);
+    }
+    sim_command *c = queue_push(v, (int64_t)m->header.valid_after_stamp, pts, SIM_CMD_POINTS);
+    m->trajectory_points._buffer = c->pts;
+    m->trajectory_points._length = m->trajectory_points._maximum = c->n;
+}
+
+void lab_sim_take_command(lab_sim *s, size_t i, const runlab_msgs_msg_dds__VehicleCommandTrajectory_ *m,
+                          int64_t now_ns)
+{
+    sim_vehicle *v = &s->veh[i];
+    uint32_t n = m->trajectory_points._length;
+    if (!n || n > 100000)
+        return;
+    runlab_msgs_msg_dds__TrajectoryPoint_ *pts = malloc(n * sizeof *pts);
+    if (!pts)
+        return;
+    memcpy(pts, m->trajectory_points._buffer, n * sizeof *pts);
+    /* The built-in planner's commands give way at once, also those valid later. */
+    size_t kept = 0;
+    for (size_t k = 0; k < v->queued; k++) {
+        if (v->queue[k].external)
+            v->queue[kept++] = v->queue[k];
+        else
+            free(v->queue[k].pts);
+    }
+    v->queued = kept;
+    queue_push(v, (int64_t)m->header.valid_after_stamp, pts, n)->external = 1;
+    int64_t until = (int64_t)pts[n - 1].t;
+    v->external = 1;
+    v->external_until = until > now_ns ? until : now_ns;
+}
+
+void lab_sim_take_external(lab_sim *s, size_t i, int kind, int64_t valid_after, double a,
+                           double b, int64_t now_ns)
+{
+    sim_vehicle *v = &s->veh[i];
+    v->ext = (sim_external){.kind = kind, .valid_after = valid_after, .received = now_ns, .a = a, .b = b};
+    v->external = 1;
+    if (v->external_until < now_ns + EXTERNAL_HOLD_NS)
+        v->external_until = now_ns + EXTERNAL_HOLD_NS;
+}
+
+void lab_sim_hermite(const runlab_msgs_msg_dds__TrajectoryPoint_ *pts, size_t n, int64_t t_ns,
+                     double *px, double *py, double *vx, double *vy)
+{
+    if (t_ns <= (int64_t)pts[0].t || n == 1) {
+        size_t k = t_ns <= (int64_t)pts[0].t ? 0 : n - 1;
+        *px = pts[k].px;
+        *py = pts[k].py;
+        *vx = *vy = 0;
+        if (t_ns == (int64_t)pts[0].t) {
+            *vx = pts[0].vx;
+            *vy = pts[0].vy;
+        }
+        return;
+    }
+    size_t k = 0;
+    while (k + 1 < n && (int64_t)pts[k + 1].t < t_ns)
+        k++;
+    if (k + 1 == n) { /* after the last point: held there */
+        *px = pts[n - 1].px;
+        *py = pts[n - 1].py;
+        *vx = *vy = 0;
+        return;
+    }
+    const runlab_msgs_msg_dds__TrajectoryPoint_ *a = &pts[k], *b = &pts[k + 1];
+    double T = (double)((int64_t)b->t - (int64_t)a->t) / 1e9;
+    if (!(T > 0)) {
+        *px = b->px;
+        *py = b->py;
+        *vx = b->vx;
+        *vy = b->vy;
+        return;
+    }
+    double u = (double)(t_ns - (int64_t)a->t) / 1e9 / T, u2 = u * u, u3 = u2 * u;
+    double h00 = 2 * u3 - 3 * u2 + 1, h10 = u3 - 2 * u2 + u, h01 = -2 * u3 + 3 * u2,
+           h11 = u3 - u2;
+    double d00 = 6 * u2 - 6 * u, d10 = 3 * u2 - 4 * u + 1, d01 = -6 * u2 + 6 * u,
+           d11 = 3 * u2 - 2 * u;
+    *px = h00 * a->px + h10 * T * a->vx + h01 * b->px + h11 * T * b->vx;
+    *py = h00 * a->py + h10 * T * a->vy + h01 * b->py + h11 * T * b->vy;
+    *vx = (d00 * a->px + d01 * b->px) / T + d10 * a->vx + d11 * b->vx;
+    *vy = (d00 * a->py + d01 * b->py) / T + d10 * a->vy + d11 * b->vy;
+}
+
+/* ---- the vehicles ---------------------------------------------------------------------- */
+
+/* The command active at `now_ns`: the latest whose valid-after stamp has passed. */
+static const sim_command *active_command(const sim_vehicle *v, int64_t now_ns)
+{
+    const sim_command *best = NULL;
+    for (size_t i = 0; i < v->queued; i++)
+        if (v->queue[i].valid_after <= now_ns && (!best || v->queue[i].valid_after >= best->valid_after))
+            best = &v->queue[i];
+    return best;
+}
+
+/* Drives the centre towards reference (rx, ry) moving at (rvx, rvy): the centre's velocity
+ * is set to the reference's plus a pull towards it, which a car realises with its speed
+ * (along the heading) and its yaw rate (across, through the lever from the rear axle). */
+static void track(sim_vehicle *v, double rx, double ry, double rvx, double rvy, double vmax,
+                  double *v_want, double *steer)
+{
+    double cx, cy;
+    centre(v, &cx, &cy);
+    double ux = rvx + TRACK_GAIN * (rx - cx), uy = rvy + TRACK_GAIN * (ry - cy);
+    double un = hypot(ux, uy);
+    if (un > vmax) {
+        ux *= vmax / un;
+        uy *= vmax / un;
+        un = vmax;
+    }
+    double c = cos(v->yaw), s = sin(v->yaw);
+    double along = ux * c + uy * s, across = -ux * s + uy * c;
+    /* A car turns only while it moves: with a moving goal aside or behind, creep while
+       turning; a goal standing behind is stopped at, not circled. */
+    int moving = hypot(rvx, rvy) > 0.05;
+    *v_want = fmax(along, moving && un > 0.02 ? 0.3 * un : 0);
+    double yaw_rate = across / AXLE_TO_CENTRE;
+    double vv = fmax(fabs(v->v), 0.05);
+    *steer = atan(RL_LAB_CAR_WHEELBASE * yaw_rate / vv);
+}
+
+/* A chaser (or one on its way back) aims at a point inside the lab area but swings wide: where it would
+ * stop (its braking distance and 0.15 m more ahead) lies within 0.2 m of the area's edge or
+ * beyond, it slows and turns hard towards the middle of the area. */
+static void keep_inside(const lab_sim *s, const sim_vehicle *v, double *v_want, double *steer)
+{
+    double cx, cy, c = cos(v->yaw), sn = sin(v->yaw);
+    centre(v, &cx, &cy);
+    double ahead = v->v * v->v / (2 * MAX_ACCEL) + 0.15;
+    double px = cx + ahead * c, py = cy + ahead * sn, m = 0.2;
+    if (px > s->area[0] + m && px < s->area[2] - m && py > s->area[1] + m && py < s->area[3] - m)
+        return;
+    double mx = (s->area[0] + s->area[2]) / 2 - cx, my = (s->area[1] + s->area[3]) / 2 - cy;
+    *steer = -mx * sn + my * c >= 0 ? MAX_STEER : -MAX_STEER;
+    *v_want = fmin(*v_want, 0.5);
+}
+
+/* Speed and steering wanted by vehicle `k` at `now_ns`. */
+static void control(lab_sim *s, size_t k, int64_t now_ns, double t, int driving, double *v_want,
+                    double *steer)
+{
+    sim_vehicle *v = &s->veh[k];
+    *v_want = 0;
+    *steer = v->steer;
+    if (!driving)
+        return;
     if (lab_sim_fault(s, v->id, RL_LAB_FAULT_COLLISION, t)) {
-        double best = INFINITY, cx, cy;
-        centre(v, &cx, &cy);
-        for (int k = 0; k < s->o.vehicles; k++) {
-            if (s->veh[k].id == v->id)
-                continue;
-            double ox, oy;
-            centre(&s->veh[k], &ox, &oy);
-            if (hypot(ox - cx, oy - cy) < best) {
-                best = hypot(ox - cx, oy - cy);
-                *tx = ox;
-                *ty = oy;
+        if (!v->chase) { /* the nearest other vehicle, chosen once */
+            double best = INFINITY, cx, cy;
+            centre(v, &cx, &cy);
+            for (int j = 0; j < s->o.vehicles; j++) {
+                double ox, oy;
+                centre(&s->veh[j], &ox, &oy);
+                if ((size_t)j != k && hypot(ox - cx, oy - cy) < best) {
+                    best = hypot(ox - cx, oy - cy);
+                    v->chase = j + 1;
+                }
             }
         }
+        if (v->chase) {
+            const sim_vehicle *o = &s->veh[v->chase - 1];
+            double ox, oy;
+            centre(o, &ox, &oy);
+            track(v, ox, oy, o->v * cos(o->yaw), o->v * sin(o->yaw),
+                  fmin(2 * s->o.speed, CHASE_SPEED_MAX), v_want, steer);
+            keep_inside(s, v, v_want, steer);
+            return;
+        }
+    } else {
+        v->chase = 0;
+    }
+    if (v->external && v->ext.kind && now_ns - v->ext.received < EXTERNAL_HOLD_NS &&
+        v->ext.valid_after <= now_ns) {
+        if (v->ext.kind == 1) {
+            *v_want = clamp(v->ext.a, 0, MAX_SPEED);
+            *steer = atan(RL_LAB_CAR_WHEELBASE * v->ext.b);
+        } else {
+            *v_want = clamp(v->ext.a, -1, 1) * 2.0;
+            *steer = clamp(v->ext.b, -1, 1) * MAX_STEER;
+        }
+        return;
+    }
+    const sim_command *c = active_command(v, now_ns);
+    if (!c)
+        return;
+    double rx, ry, rvx, rvy;
+    lab_sim_hermite(c->pts, c->n, now_ns, &rx, &ry, &rvx, &rvy);
+    double drift = DRIFT_MAX * fault_ramp(s, v->id, RL_LAB_FAULT_DRIFT, t, DRIFT_MAX / DRIFT_RATE);
+    if (drift > 0) { /* to the right of the reference's direction (else the heading) */
+        double n = hypot(rvx, rvy), tx = n > 1e-3 ? rvx / n : cos(v->yaw),
+               ty = n > 1e-3 ? rvy / n : sin(v->yaw);
+        rx += drift * ty;
+        ry -= drift * tx;
+    }
+    /* Far from its reference (after a fault) it goes back no faster than 0.5 m/s above it. */
+    double ref_speed = hypot(rvx, rvy), cx, cy;
+    track(v, rx, ry, rvx, rvy, fmin(MAX_SPEED, fmax(1.2 * ref_speed, ref_speed + 0.5)), v_want,
+          steer);
+    centre(v, &cx, &cy);
+    if (hypot(rx - cx, ry - cy) > 0.3 && !lab_sim_fault(s, v->id, RL_LAB_FAULT_LEAVE_AREA, t))
+        keep_inside(s, v, v_want, steer); /* on its way back from a chase */
+}
+
+void lab_sim_step(lab_sim *s, int64_t now_ns, double t, double dt, int driving)
+{
+    int n = (int)ceil(dt / SUBSTEP - 1e-9);
+    double h = dt / (n > 0 ? n : 1);
+    for (int k = 0; k < s->o.vehicles; k++) {
+        sim_vehicle *v = &s->veh[k];
+        if (v->external && now_ns >= v->external_until) {
+            /* Commands from outside stopped: the planner takes over where the vehicle is. */
+            v->external = 0;
+            v->ext.kind = 0;
+            double cx, cy;
+            centre(v, &cx, &cy);
+            const sim_path *p = &s->routes.paths[v->route];
+            v->plan.s = sim_path_nearest(p, cx, cy);
+            double tx, ty;
+            sim_path_at(p, v->plan.s, &v->plan.gx, &v->plan.gy, &tx, &ty);
+            v->plan.px = cx;
+            v->plan.py = cy;
+            v->plan.v = 0;
+            v->plan.t = t;
+            v->plan.mode = PLAN_RETURN;
+        }
+    }
+    for (int i = 0; i < (n > 0 ? n : 1); i++) {
+        int64_t at = now_ns + (int64_t)llround(i * h * 1e9);
+        double ti = t + i * h;
+        for (int k = 0; k < s->o.vehicles; k++) {
+            sim_vehicle *v = &s->veh[k];
+            double want, steer;
+            control(s, (size_t)k, at, ti, driving, &want, &steer);
+            want = clamp(want, -MAX_SPEED, MAX_SPEED);
+            double old = v->v, accel = MAX_ACCEL;
+            if (driving && lab_sim_fault(s, v->id, RL_LAB_FAULT_SPEEDING, ti))
+                accel = SPEEDING_ACCEL;
+            v->v += clamp(want - v->v, -accel * h, accel * h);
+            /* The speed controller only approaches zero; a car that slow stands. */
+            if (want == 0 && fabs(v->v) < 0.005)
+                v->v = 0;
+            v->steer = clamp(steer, -MAX_STEER, MAX_STEER);
+            v->accel = (v->v - old) / h;
+            v->x += v->v * cos(v->yaw) * h;
+            v->y += v->v * sin(v->yaw) * h;
+            v->yaw = remainder(v->yaw + v->v / RL_LAB_CAR_WHEELBASE * tan(v->steer) * h, 2 * M_PI);
+            v->odo += fabs(v->v) * h;
+        }
     }
 }
 
-void lab_sim_step(lab_sim *s, double t, double dt, int driving)
+void lab_sim_record(lab_sim *s)
 {
     for (int k = 0; k < s->o.vehicles; k++) {
         sim_vehicle *v = &s->veh[k];
-        double tx, ty;
-        aim(s, v, t, &tx, &ty);
-        double alpha = atan2(ty - v->y, tx - v->x) - v->yaw;
-        double dist = hypot(tx - v->x, ty - v->y);
-        double steer = atan2(2 * RL_LAB_CAR_WHEELBASE * sin(alpha), dist > 1e-6 ? dist : 1e-6);
-        if (lab_sim_fault(s, v->id, RL_LAB_FAULT_DRIFT, t))
-            steer += DRIFT_BIAS;
-        v->steer = steer > MAX_STEER ? MAX_STEER : steer < -MAX_STEER ? -MAX_STEER : steer;
-        double want = driving ? s->o.speed : 0;
-        if (driving && lab_sim_fault(s, v->id, RL_LAB_FAULT_SPEEDING, t))
-            want *= 3;
-        /* A chaser as fast as its target never reaches it: on a collision course it drives
-           twice the set speed. */
-        if (driving && lab_sim_fault(s, v->id, RL_LAB_FAULT_COLLISION, t))
-            want *= 2;
-        double a = 4.0 * (want - v->v);
-        v->accel = a > MAX_ACCEL ? MAX_ACCEL : a < -MAX_ACCEL ? -MAX_ACCEL : a;
-        v->v += v->accel * dt;
-        /* The speed controller only approaches zero; a car that slow stands. */
-        if (v->v < 0 || (want == 0 && v->v < 0.005))
-            v->v = 0;
-        v->x += v->v * cos(v->yaw) * dt;
-        v->y += v->v * sin(v->yaw) * dt;
-        v->yaw = remainder(v->yaw + v->v / RL_LAB_CAR_WHEELBASE * tan(v->steer) * dt, 2 * M_PI);
-        v->odo += v->v * dt;
+        double *e = v->hist[v->hist_n % 64];
+        centre(v, &e[0], &e[1]);
+        e[2] = v->yaw;
+        v->hist_n++;
     }
 }
 
@@ -252,15 +706,23 @@ void lab_sim_observation(lab_sim *s, size_t i, int64_t stamp_ns, double t,
 {
     const sim_vehicle *v = &s->veh[i];
     memset(m, 0, sizeof *m);
-    int64_t seen = stamp_ns;
+    /* The camera saw the vehicle one state tick ago (0.5 s when late), at that tick's pose. */
+    uint64_t lag = 1;
     if (lab_sim_fault(s, v->id, RL_LAB_FAULT_LATE_OBSERVATION, t))
-        seen -= LATE_OBSERVATION_NS;
-    m->header.create_stamp = (uint64_t)seen;
+        lag = (uint64_t)llround(LATE_OBSERVATION_S * s->o.state_rate_hz);
+    if (lag > 63)
+        lag = 63;
+    if (lag + 1 > v->hist_n)
+        lag = v->hist_n ? v->hist_n - 1 : 0;
+    const double *e = v->hist[(v->hist_n - 1 - lag) % 64];
+    m->header.create_stamp = (uint64_t)(stamp_ns - (int64_t)llround((double)lag * 1e9 / s->o.state_rate_hz));
     m->header.valid_after_stamp = (uint64_t)stamp_ns;
     m->vehicle_id = (uint8_t)v->id;
-    centre(v, &m->pose.x, &m->pose.y);
+    m->pose.x = e[0];
+    m->pose.y = e[1];
+    m->pose.yaw = e[2];
     /* The positioning system's noise: about 2 mm and 0.01 rad. */
     m->pose.x += 0.004 * (uniform(s) - 0.5);
     m->pose.y += 0.004 * (uniform(s) - 0.5);
-    m->pose.yaw = v->yaw + 0.02 * (uniform(s) - 0.5);
+    m->pose.yaw += 0.02 * (uniform(s) - 0.5);
 }

@@ -1,6 +1,7 @@
 /* The simulator's two outlets: on a DDS domain in real time (READY, obeys START and STOP,
- * states and observations at their rates), and offline, straight into a run directory
- * through the recorder engine, faster than real time and the same for the same seed. */
+ * commands, states and observations at their rates, commands from outside followed), and
+ * offline, straight into a run directory through the recorder engine with the map, faster
+ * than real time and the same for the same seed. */
 #include "lab/lab_internal.h"
 #include "lab/lab_sim.h"
 
@@ -26,40 +27,81 @@ static int observation_due(const rl_lab_sim_options *o, uint64_t tick)
     return tick == 0 || floor((double)tick * per) != floor((double)(tick - 1) * per);
 }
 
+/* Ticks between two commands of the built-in planner (every 0.2 s). */
+static uint64_t command_every(const rl_lab_sim_options *o)
+{
+    long long n = llround(0.2 * o->state_rate_hz);
+    return n < 1 ? 1 : (uint64_t)n;
+}
+
 /* ---- on DDS ----------------------------------------------------------------------------- */
+
+enum { CMD_TRAJECTORY = 0, CMD_SPEED_CURVATURE, CMD_DIRECT, CMD_KINDS };
 
 typedef struct sim_dds {
     dds_entity_t pp, ready, trigger;
-    dds_entity_t *state, *obs; /* per vehicle */
+    dds_entity_t *state, *obs, *cmd_out; /* per vehicle */
+    dds_entity_t *cmd_in;                /* per vehicle and kind */
 } sim_dds;
+
+static const char *const cmd_topic[CMD_KINDS] = {"command_trajectory", "command_speed_curvature",
+                                                 "command_direct"};
+static const dds_topic_descriptor_t *const cmd_desc[CMD_KINDS] = {
+    &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc,
+    &runlab_msgs_msg_dds__VehicleCommandSpeedCurvature__desc,
+    &runlab_msgs_msg_dds__VehicleCommandDirect__desc};
+
+static dds_entity_t vehicle_endpoint(dds_entity_t pp, int id, const char *what,
+                                     const dds_topic_descriptor_t *desc, const dds_qos_t *q,
+                                     int writer)
+{
+    char name[64];
+    rl_lab_vehicle_topic(id, what, name, sizeof name);
+    dds_entity_t t = dds_create_topic(pp, desc, name, NULL, NULL);
+    if (t < 0)
+        return t;
+    return writer ? dds_create_writer(pp, t, q, NULL) : dds_create_reader(pp, t, q, NULL);
+}
 
 static int sim_dds_open(sim_dds *d, int domain, int vehicles)
 {
     int rc = lab_participant(domain, &d->pp);
     if (rc < 0)
         return rc;
-    d->state = calloc((size_t)vehicles, sizeof *d->state);
-    d->obs = calloc((size_t)vehicles, sizeof *d->obs);
-    if (!d->state || !d->obs)
+    size_t nv = (size_t)vehicles;
+    d->state = calloc(nv, sizeof *d->state);
+    d->obs = calloc(nv, sizeof *d->obs);
+    d->cmd_out = calloc(nv, sizeof *d->cmd_out);
+    d->cmd_in = calloc(nv * CMD_KINDS, sizeof *d->cmd_in);
+    if (!d->state || !d->obs || !d->cmd_out || !d->cmd_in)
         return rl_error_set(RL_ENOMEM, "out of memory");
     dds_qos_t *q = lab_qos(0, 1);
     dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 8);
+    /* Commands from outside only: the built-in planner's own are the vehicle's already. */
+    dds_qos_t *rq = dds_create_qos();
+    dds_copy_qos(rq, q);
+    dds_qset_ignorelocal(rq, DDS_IGNORELOCAL_PARTICIPANT);
     for (int k = 0; k < vehicles; k++) {
-        char name[64];
-        rl_lab_vehicle_topic(k + 1, "state", name, sizeof name);
-        dds_entity_t t = dds_create_topic(d->pp, &runlab_msgs_msg_dds__VehicleState__desc, name,
-                                          NULL, NULL);
-        d->state[k] = t < 0 ? t : dds_create_writer(d->pp, t, q, NULL);
-        rl_lab_vehicle_topic(k + 1, "observation", name, sizeof name);
-        t = dds_create_topic(d->pp, &runlab_msgs_msg_dds__VehicleObservation__desc, name, NULL,
-                             NULL);
-        d->obs[k] = t < 0 ? t : dds_create_writer(d->pp, t, q, NULL);
-        if (d->state[k] < 0 || d->obs[k] < 0) {
+        d->state[k] = vehicle_endpoint(d->pp, k + 1, "state",
+                                       &runlab_msgs_msg_dds__VehicleState__desc, q, 1);
+        d->obs[k] = vehicle_endpoint(d->pp, k + 1, "observation",
+                                     &runlab_msgs_msg_dds__VehicleObservation__desc, q, 1);
+        d->cmd_out[k] = vehicle_endpoint(d->pp, k + 1, cmd_topic[0], cmd_desc[0], q, 1);
+        dds_entity_t bad = d->state[k] < 0 ? d->state[k] : d->obs[k] < 0 ? d->obs[k] : d->cmd_out[k];
+        for (int c = 0; c < CMD_KINDS; c++) {
+            dds_entity_t r = vehicle_endpoint(d->pp, k + 1, cmd_topic[c], cmd_desc[c], rq, 0);
+            d->cmd_in[(size_t)k * CMD_KINDS + (size_t)c] = r;
+            if (r < 0)
+                bad = r;
+        }
+        if (bad < 0) {
             dds_delete_qos(q);
-            return lab_dds_fail(d->state[k] < 0 ? d->state[k] : d->obs[k], "vehicle writers");
+            dds_delete_qos(rq);
+            return lab_dds_fail(bad, "vehicle writers and command readers");
         }
     }
     dds_delete_qos(q);
+    dds_delete_qos(rq);
     q = lab_qos(1, 0);
     dds_entity_t t = dds_create_topic(d->pp, &runlab_msgs_msg_dds__ReadyStatus__desc,
                                       RL_LAB_TOPIC_READY, NULL, NULL);
@@ -81,6 +123,8 @@ static void sim_dds_close(sim_dds *d)
         dds_delete(d->pp);
     free(d->state);
     free(d->obs);
+    free(d->cmd_out);
+    free(d->cmd_in);
 }
 
 /* Takes triggers: sets *start / *stop (stamps, ns) when they come. */
@@ -103,6 +147,36 @@ static void take_triggers(sim_dds *d, int64_t *start, int64_t *stop)
     }
 }
 
+/* Takes the commands other participants sent to vehicle `k`; hands them over while
+ * `driving` (else they are dropped). */
+static void take_commands(sim_dds *d, lab_sim *s, int k, int64_t now, int driving)
+{
+    for (int c = 0; c < CMD_KINDS; c++) {
+        dds_entity_t r = d->cmd_in[(size_t)k * CMD_KINDS + (size_t)c];
+        void *samples[8] = {0};
+        dds_sample_info_t si[8];
+        dds_return_t n;
+        while ((n = dds_take(r, samples, si, 8, 8)) > 0) {
+            for (int i = 0; driving && i < n; i++) {
+                if (!si[i].valid_data)
+                    continue;
+                if (c == CMD_TRAJECTORY) {
+                    lab_sim_take_command(s, (size_t)k, samples[i], now);
+                } else if (c == CMD_SPEED_CURVATURE) {
+                    const runlab_msgs_msg_dds__VehicleCommandSpeedCurvature_ *m = samples[i];
+                    lab_sim_take_external(s, (size_t)k, 1, (int64_t)m->header.valid_after_stamp,
+                                          m->speed, m->curvature, now);
+                } else {
+                    const runlab_msgs_msg_dds__VehicleCommandDirect_ *m = samples[i];
+                    lab_sim_take_external(s, (size_t)k, 2, (int64_t)m->header.valid_after_stamp,
+                                          m->throttle, m->steering_servo, now);
+                }
+            }
+            dds_return_loan(r, samples, n);
+        }
+    }
+}
+
 int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user), void *user)
 {
     lab_sim s;
@@ -122,7 +196,9 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
     }
     const double dt = 1.0 / opts->state_rate_hz;
     const int64_t tick_ns = (int64_t)(1e9 * dt);
-    int64_t start = 0, stop = 0, stood_since = 0;
+    const uint64_t every = command_every(opts);
+    int64_t start = 0, stop = 0, stood_since = 0, last_tick = 0;
+    uint64_t driven = 0; /* ticks since START */
     int64_t next = rl_mono_ns();
     for (uint64_t tick = 0; rc == RL_OK; tick++) {
         if (should_stop && should_stop(user))
@@ -133,8 +209,15 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
         if (start && !stop && opts->duration > 0 && t >= opts->duration)
             stop = now;
         int driving = start && !stop;
-        lab_sim_step(&s, t, dt, driving);
+        lab_sim_record(&s);
         for (int k = 0; k < opts->vehicles; k++) {
+            take_commands(&d, &s, k, now, driving);
+            if (driving && driven % every == 0 && !s.veh[k].external) {
+                runlab_msgs_msg_dds__VehicleCommandTrajectory_ c;
+                lab_sim_plan(&s, (size_t)k, t, start, &c);
+                if (c.trajectory_points._length)
+                    (void)dds_write(d.cmd_out[k], &c);
+            }
             if (!(driving && lab_sim_fault(&s, k + 1, RL_LAB_FAULT_STALL_TOPIC, t))) {
                 runlab_msgs_msg_dds__VehicleState_ m;
                 lab_sim_state(&s, (size_t)k, now, &m);
@@ -146,11 +229,18 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
                 (void)dds_write(d.obs[k], &m);
             }
         }
+        if (driving)
+            driven++;
+        /* The vehicles move by the time that passed (a late tick moves them further), so
+           they keep up with the planner's wall-clock timetable on a busy machine. */
+        double step = last_tick ? (double)(now - last_tick) / 1e9 : dt;
+        last_tick = now;
+        lab_sim_step(&s, now, t, step < 0 ? 0 : step > 0.1 ? 0.1 : step, driving);
         /* After STOP: brake, stand half a second, done. */
         if (stop) {
             int moving = 0;
             for (int k = 0; k < opts->vehicles; k++)
-                moving |= s.veh[k].v > 0;
+                moving |= s.veh[k].v != 0;
             if (moving)
                 stood_since = 0;
             else if (!stood_since)
@@ -174,7 +264,7 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
 
 typedef struct offline {
     rl_recorder *rec;
-    uint16_t *state_ids, *obs_ids, trigger_id, ready_id;
+    uint16_t *state_ids, *obs_ids, *cmd_ids, trigger_id, ready_id;
 } offline;
 
 /* The XCDR1 bytes of `sample` behind the encapsulation header 00 01 00 00 (little-endian
@@ -216,7 +306,8 @@ static int offline_topics(offline *o, int vehicles)
 {
     o->state_ids = calloc((size_t)vehicles, sizeof *o->state_ids);
     o->obs_ids = calloc((size_t)vehicles, sizeof *o->obs_ids);
-    if (!o->state_ids || !o->obs_ids)
+    o->cmd_ids = calloc((size_t)vehicles, sizeof *o->cmd_ids);
+    if (!o->state_ids || !o->obs_ids || !o->cmd_ids)
         return rl_error_set(RL_ENOMEM, "out of memory");
     int rc = add_topic(o, RL_LAB_TOPIC_TRIGGER, &runlab_msgs_msg_dds__SystemTrigger__desc,
                        &o->trigger_id);
@@ -229,6 +320,10 @@ static int offline_topics(offline *o, int vehicles)
         rl_lab_vehicle_topic(k + 1, "observation", name, sizeof name);
         if (rc == RL_OK)
             rc = add_topic(o, name, &runlab_msgs_msg_dds__VehicleObservation__desc, &o->obs_ids[k]);
+        rl_lab_vehicle_topic(k + 1, "command_trajectory", name, sizeof name);
+        if (rc == RL_OK)
+            rc = add_topic(o, name, &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc,
+                           &o->cmd_ids[k]);
     }
     return rc;
 }
@@ -249,6 +344,7 @@ static void throttle(rl_recorder *rec)
 static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts, double duration)
 {
     const double dt = 1.0 / opts->state_rate_hz;
+    const uint64_t every = command_every(opts);
     int rc = RL_OK;
     /* READY one second before START. */
     for (int k = 0; rc == RL_OK && k < opts->vehicles; k++) {
@@ -259,7 +355,8 @@ static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts,
                                                .stamp = (uint64_t)at};
         rc = push_sample(o, o->ready_id, at, &r, &runlab_msgs_msg_dds__ReadyStatus__desc);
     }
-    runlab_msgs_msg_dds__SystemTrigger_ trig = {.kind = 1, .stamp = (uint64_t)OFFLINE_EPOCH_NS};
+    runlab_msgs_msg_dds__SystemTrigger_ trig = {
+        .kind = runlab_msgs_msg_dds__SystemTrigger_Constants_START, .stamp = (uint64_t)OFFLINE_EPOCH_NS};
     if (rc == RL_OK)
         rc = push_sample(o, o->trigger_id, OFFLINE_EPOCH_NS, &trig,
                          &runlab_msgs_msg_dds__SystemTrigger__desc);
@@ -269,9 +366,16 @@ static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts,
     for (uint64_t tick = 0; rc == RL_OK && tick <= ticks; tick++) {
         double t = (double)tick * dt;
         int64_t stamp = OFFLINE_EPOCH_NS + (int64_t)llround(t * 1e9);
-        lab_sim_step(s, t, dt, 1);
+        lab_sim_record(s);
         for (int k = 0; rc == RL_OK && k < opts->vehicles; k++) {
-            if (!lab_sim_fault(s, k + 1, RL_LAB_FAULT_STALL_TOPIC, t)) {
+            if (tick % every == 0 && tick < ticks) {
+                runlab_msgs_msg_dds__VehicleCommandTrajectory_ c;
+                lab_sim_plan(s, (size_t)k, t, OFFLINE_EPOCH_NS, &c);
+                if (c.trajectory_points._length)
+                    rc = push_sample(o, o->cmd_ids[k], stamp, &c,
+                                     &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc);
+            }
+            if (rc == RL_OK && !lab_sim_fault(s, k + 1, RL_LAB_FAULT_STALL_TOPIC, t)) {
                 runlab_msgs_msg_dds__VehicleState_ m;
                 lab_sim_state(s, (size_t)k, stamp, &m);
                 rc = push_sample(o, o->state_ids[k], stamp, &m,
@@ -284,11 +388,12 @@ static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts,
                                  &runlab_msgs_msg_dds__VehicleObservation__desc);
             }
         }
+        lab_sim_step(s, stamp, t, dt, 1);
         if ((tick & 1023) == 0)
             throttle(o->rec);
     }
     int64_t stop = OFFLINE_EPOCH_NS + (int64_t)llround(duration * 1e9);
-    trig.kind = 2;
+    trig.kind = runlab_msgs_msg_dds__SystemTrigger_Constants_STOP;
     trig.stamp = (uint64_t)stop;
     if (rc == RL_OK)
         rc = push_sample(o, o->trigger_id, stop, &trig, &runlab_msgs_msg_dds__SystemTrigger__desc);
@@ -331,6 +436,9 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
              (int)getpid());
     rl_record_run run = {.run_id = opts->run_id ? opts->run_id : gen_id, .vehicles = ids,
                          .vehicle_count = (size_t)opts->vehicles, .planner = "runlab sim",
+                         /* The engine compiles an original into map/runtime_map.bin (the
+                            same bytes the vehicles drove on: default read options) and
+                            keeps it beside, with both hashes in the manifest. */
                          .map_path = opts->map_path};
     if (rc == RL_OK)
         rc = rl_recorder_prepare(o.rec, &run);
@@ -360,6 +468,7 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
     }
     free(o.state_ids);
     free(o.obs_ids);
+    free(o.cmd_ids);
     lab_sim_free(&s);
     return rc;
 }

@@ -139,7 +139,8 @@ run experiment --domain "$DOMAIN" --vehicles 1,2 --duration 2
 check "experiment with simulated vehicles exits 0" rc_is 0
 dir=$(last_line)
 check "manifest COMPLETE with vehicles" file_has "$dir/manifest.json" '"state": "COMPLETE"'
-for t in rt/vehicle/1/state rt/vehicle/2/state rt/vehicle/1/observation rt/vehicle/2/observation; do
+for t in rt/vehicle/1/state rt/vehicle/2/state rt/vehicle/1/observation rt/vehicle/2/observation \
+         rt/vehicle/1/command_trajectory rt/vehicle/2/command_trajectory; do
     check "$t recorded" file_has "$dir/manifest.json" "\"topic\": \"$t\""
 done
 wait "$sim"
@@ -183,6 +184,15 @@ check "offline sim exits 0" rc_is 0
 off1=$(last_line)
 check "offline run directory" test -s "$off1/manifest.json"
 check "offline run COMPLETE" file_has "$off1/manifest.json" '"state": "COMPLETE"'
+check "offline run holds the runtime map" test -s "$off1/map/runtime_map.bin"
+check "offline run holds the original map" test -s "$off1/map/LabMapCommonRoad.xml"
+check "offline run: the map's hash in the manifest" \
+    file_has "$off1/manifest.json" "\"runtime_map_sha256\": \"$(sha256sum "$off1/map/runtime_map.bin" | cut -d' ' -f1)\""
+run mcap cat "$off1"/bag/*.mcap --topics rt/lab/system_trigger
+check "offline run: START and STOP on the trigger topic" test "$(printf '%s\n' "$out" | grep -c .)" -ge 2
+for t in rt/vehicle/1/command_trajectory rt/vehicle/2/command_trajectory; do
+    check "offline $t recorded" file_has "$off1/manifest.json" "\"topic\": \"$t\""
+done
 run sim --offline "$TMP/off" --vehicles 2 --duration 2 --seed 3 --fault speeding:1:0.5
 off2=$(last_line)
 run mcap cat "$off1"/bag/*.mcap

@@ -1,17 +1,31 @@
-/* Tests of the simulator's offline mode (no network): message counts per vehicle and topic
- * computed from rates and duration, the same bag bytes for the same seed, and each fault's
- * effect seen in the recorded states and observations, which are decoded here by hand from
- * their XCDR1 bytes (independently of Cyclone and of runlab's writer). */
+/* Tests of the simulator's offline mode (no network) on the CPM lab map: the facts the
+ * evaluation relies on, measured here from the bag alone. Messages are decoded by hand from
+ * their XCDR1 bytes, the active command is chosen and its trajectory interpolated (cubic
+ * Hermite) here, and the geometry comes from the map library (footprint inside the union of
+ * lanelets, rectangle overlap): a clean run stays on the lanelets, inside the area, apart,
+ * on its commands and under the speed limit, and each fault has its consequence. */
 #include "rl_test.h"
 
 #include "runlab/error.h"
+#include "runlab/hash.h"
 #include "runlab/lab.h"
+#include "runlab/map.h"
 #include "runlab/mcap.h"
+#include "runlab/time.h"
 
+#include "runlab_msgs.h"
+
+#include <dds/dds.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define START_NS (1767225600ll * 1000000000ll)
+enum { MAXV = 8, MAXS = 2048, MAXC = 256, MAXP = 64 };
 
 static void test_fault_parse(void **state)
 {
@@ -33,17 +47,33 @@ static void test_fault_parse(void **state)
     assert_string_equal(rl_lab_fault_name(RL_LAB_FAULT_LATE_OBSERVATION), "late_observation");
 }
 
-/* What the checks need of one vehicle's recorded messages. */
-typedef struct track {
-    int states, observations;
-    double max_speed, min_x, min_y, max_x, max_y;
-    int64_t stall_from, stall_to;  /* states stamped in [from, to] (ns after START) */
-    int states_in_window;
-    int late_observations;         /* create_stamp == valid_after - 0.5 s */
-    double cx[1024], cy[1024];     /* centre per state tick (the first 1024) */
-} track;
+/* ---- reading a run ------------------------------------------------------------------- */
 
-enum { MAXV = 4 };
+typedef struct point {
+    int64_t t;
+    double px, py, vx, vy;
+} point;
+
+typedef struct command {
+    int64_t valid_after;
+    int n;
+    point p[16];
+} command;
+
+typedef struct vehicle {
+    int states, observations, commands;
+    int64_t st[MAXS];
+    double x[MAXS], y[MAXS], yaw[MAXS], speed[MAXS];
+    int64_t obs_age_max; /* ns: receive (log) time minus create stamp */
+    command cmd[MAXC];
+} vehicle;
+
+typedef struct run {
+    vehicle v[MAXV];
+    int64_t start, stop; /* trigger stamps, 0 when absent */
+    uint64_t checksum;   /* of every message's bytes, in file order */
+    char map_path[4096];
+} run;
 
 static uint64_t le64(const uint8_t *p)
 {
@@ -61,12 +91,11 @@ static double f64(const uint8_t *p)
     return d;
 }
 
-#define START_NS (1767225600ll * 1000000000ll)
+enum { K_STATE = 1, K_OBS, K_CMD, K_TRIGGER };
 
-/* Reads the bag of an offline run into per-vehicle tracks; returns a checksum of all
- * message bytes in file order (to compare two runs). */
-static uint64_t read_run(const char *run_dir, track *tr, int64_t stall_from, int64_t stall_to)
+static void read_run(const char *run_dir, run *r)
 {
+    memset(r, 0, sizeof *r);
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", run_dir);
     char *manifest = rl_test_read_file(path, NULL);
@@ -75,187 +104,656 @@ static uint64_t read_run(const char *run_dir, track *tr, int64_t stall_from, int
     assert_non_null(id);
     id += strlen("\"run_id\": \"");
     snprintf(path, sizeof path, "%s/bag/%.*s.mcap", run_dir, (int)(strchr(id, '"') - id), id);
+    /* The map the evaluation reads, named by its SHA-256 in the manifest. */
+    assert_non_null(strstr(manifest, "\"file\": \"map/runtime_map.bin\""));
+    snprintf(r->map_path, sizeof r->map_path, "%s/map/runtime_map.bin", run_dir);
+    uint8_t digest[RL_SHA256_LEN];
+    char hex[RL_SHA256_HEX_LEN + 1], want[128];
+    assert_int_equal(rl_sha256_file(r->map_path, digest, NULL), RL_OK);
+    rl_sha256_hex(digest, hex);
+    snprintf(want, sizeof want, "\"runtime_map_sha256\": \"%s\"", hex);
+    assert_non_null(strstr(manifest, want));
     free(manifest);
 
-    memset(tr, 0, MAXV * sizeof *tr);
-    for (int v = 0; v < MAXV; v++) {
-        tr[v].min_x = tr[v].min_y = INFINITY;
-        tr[v].max_x = tr[v].max_y = -INFINITY;
-    }
-    int kind_of_channel[64] = {0}; /* 1 state, 2 observation */
-    int vehicle_of_channel[64] = {0};
+    int kind[64] = {0}, veh[64] = {0};
     rl_mcap_reader_options ro;
     rl_mcap_reader_options_default(&ro);
-    rl_mcap_reader *r = NULL;
-    if (rl_mcap_reader_open(&r, path, &ro) < 0)
+    rl_mcap_reader *rd = NULL;
+    if (rl_mcap_reader_open(&rd, path, &ro) < 0)
         fail_msg("%s", rl_error_last());
     rl_mcap_record rec;
-    uint64_t sum = 1469598103934665603ull;
-    while (rl_mcap_reader_next(r, &rec) == 1) {
+    r->checksum = 1469598103934665603ull;
+    while (rl_mcap_reader_next(rd, &rec) == 1) {
         if (rec.opcode == RL_MCAP_OP_CHANNEL && rec.u.channel.id < 64) {
-            char topic[128];
+            char topic[128], what[64] = "";
             snprintf(topic, sizeof topic, "%.*s", (int)rec.u.channel.topic.len,
                      (const char *)rec.u.channel.topic.data);
             int v = 0;
-            char what[32] = "";
-            if (sscanf(topic, "rt/vehicle/%d/%31s", &v, what) == 2 && v >= 1 && v <= MAXV) {
-                vehicle_of_channel[rec.u.channel.id] = v;
-                kind_of_channel[rec.u.channel.id] = strcmp(what, "state") == 0 ? 1 : 2;
+            if (strcmp(topic, "rt/lab/system_trigger") == 0)
+                kind[rec.u.channel.id] = K_TRIGGER;
+            if (sscanf(topic, "rt/vehicle/%d/%63s", &v, what) == 2 && v >= 1 && v <= MAXV) {
+                veh[rec.u.channel.id] = v;
+                kind[rec.u.channel.id] = strcmp(what, "state") == 0         ? K_STATE
+                                         : strcmp(what, "observation") == 0 ? K_OBS
+                                         : strcmp(what, "command_trajectory") == 0 ? K_CMD
+                                                                                   : 0;
             }
-        } else if (rec.opcode == RL_MCAP_OP_MESSAGE) {
-            const rl_mcap_message *m = &rec.u.message;
-            for (size_t i = 0; i < m->data.len; i++)
-                sum = (sum ^ m->data.data[i]) * 1099511628211ull;
-            int ch = m->channel_id < 64 ? m->channel_id : 0;
-            if (!vehicle_of_channel[ch])
-                continue;
-            track *t = &tr[vehicle_of_channel[ch] - 1];
-            const uint8_t *b = m->data.data + 4; /* after the encapsulation header */
-            assert_true(m->data.data[1] == 0x01); /* CDR little endian */
-            int64_t create = (int64_t)le64(b), valid = (int64_t)le64(b + 8);
-            assert_int_equal(b[16], vehicle_of_channel[ch]);
-            double x = f64(b + 24), y = f64(b + 32);
-            if (kind_of_channel[ch] == 1) {
-                assert_int_equal(m->data.len, 4 + 105); /* 2x8 + 1 + 7 pad + 3x8 + 7x8 + 1 */
-                if (t->states < 1024) {
-                    t->cx[t->states] = x;
-                    t->cy[t->states] = y;
+            continue;
+        }
+        if (rec.opcode != RL_MCAP_OP_MESSAGE)
+            continue;
+        const rl_mcap_message *m = &rec.u.message;
+        for (size_t i = 0; i < m->data.len; i++)
+            r->checksum = (r->checksum ^ m->data.data[i]) * 1099511628211ull;
+        int ch = m->channel_id < 64 ? m->channel_id : 0;
+        const uint8_t *b = m->data.data + 4; /* after the encapsulation header */
+        assert_true(m->data.len >= 4 && m->data.data[1] == 0x01); /* CDR little endian */
+        if (kind[ch] == K_TRIGGER) {
+            assert_int_equal(m->data.len, 4 + 16);
+            if (b[0] == 1)
+                r->start = (int64_t)le64(b + 8);
+            if (b[0] == 2)
+                r->stop = (int64_t)le64(b + 8);
+            continue;
+        }
+        if (!veh[ch])
+            continue;
+        vehicle *t = &r->v[veh[ch] - 1];
+        int64_t create = (int64_t)le64(b), valid = (int64_t)le64(b + 8);
+        assert_int_equal(b[16], veh[ch]);
+        if (kind[ch] == K_STATE) {
+            assert_int_equal(m->data.len, 4 + 105); /* 2x8 + 1 + 7 pad + 3x8 + 7x8 + 1 */
+            assert_true(create == (int64_t)m->log_time);
+            if (t->states < MAXS) {
+                t->st[t->states] = create;
+                t->x[t->states] = f64(b + 24);
+                t->y[t->states] = f64(b + 32);
+                t->yaw[t->states] = f64(b + 40);
+                t->speed[t->states] = f64(b + 48);
+            }
+            t->states++;
+        } else if (kind[ch] == K_OBS) {
+            assert_int_equal(m->data.len, 4 + 48);
+            t->observations++;
+            if ((int64_t)m->log_time - create > t->obs_age_max)
+                t->obs_age_max = (int64_t)m->log_time - create;
+        } else if (kind[ch] == K_CMD) {
+            uint32_t n = (uint32_t)b[20] | (uint32_t)b[21] << 8 | (uint32_t)b[22] << 16 |
+                         (uint32_t)b[23] << 24;
+            assert_true(n >= 2 && n <= 16);
+            assert_int_equal(m->data.len, 4 + 24 + 40 * n);
+            if (t->commands < MAXC) {
+                command *c = &t->cmd[t->commands];
+                c->valid_after = valid;
+                c->n = (int)n;
+                for (uint32_t k = 0; k < n; k++) {
+                    const uint8_t *q = b + 24 + 40 * k;
+                    c->p[k] = (point){(int64_t)le64(q), f64(q + 8), f64(q + 16), f64(q + 24),
+                                      f64(q + 32)};
                 }
-                t->states++;
-                double speed = f64(b + 48);
-                t->max_speed = fmax(t->max_speed, speed);
-                t->min_x = fmin(t->min_x, x);
-                t->min_y = fmin(t->min_y, y);
-                t->max_x = fmax(t->max_x, x);
-                t->max_y = fmax(t->max_y, y);
-                if (create - START_NS >= stall_from && create - START_NS <= stall_to)
-                    t->states_in_window++;
-            } else {
-                assert_int_equal(m->data.len, 4 + 48);
-                t->observations++;
-                if (valid - create == 500000000ll)
-                    t->late_observations++;
+            }
+            t->commands++;
+        }
+    }
+    rl_mcap_reader_close(rd);
+}
+
+/* The reference of the command active at `t` (the latest whose valid-after has passed),
+ * interpolated as a cubic Hermite spline; 0 when no command covers t. */
+static int reference(const vehicle *v, int64_t t, double *x, double *y)
+{
+    const command *best = NULL;
+    for (int i = 0; i < v->commands && i < MAXC; i++)
+        if (v->cmd[i].valid_after <= t && (!best || v->cmd[i].valid_after >= best->valid_after))
+            best = &v->cmd[i];
+    if (!best || t < best->p[0].t || t > best->p[best->n - 1].t)
+        return 0;
+    int k = 0;
+    while (k + 2 < best->n && best->p[k + 1].t <= t)
+        k++;
+    const point *a = &best->p[k], *b = &best->p[k + 1];
+    double T = (double)(b->t - a->t) / 1e9, u = (double)(t - a->t) / 1e9 / T;
+    double h00 = (1 + 2 * u) * (1 - u) * (1 - u), h10 = u * (1 - u) * (1 - u),
+           h01 = u * u * (3 - 2 * u), h11 = u * u * (u - 1);
+    *x = h00 * a->px + h10 * T * a->vx + h01 * b->px + h11 * T * b->vx;
+    *y = h00 * a->py + h10 * T * a->vy + h01 * b->py + h11 * T * b->vy;
+    return 1;
+}
+
+/* What the evaluation measures, per vehicle, between START and STOP. */
+typedef struct facts {
+    double max_speed, first_over_speed;        /* s after START of the first state > 3 m/s */
+    int off_lanelets, outside_area;            /* states with the footprint off / outside */
+    double first_off_lanelets, first_outside;
+    double max_dev, first_dev;                 /* deviation from the command (m), first > 0.15 */
+    int compared;                              /* states with an active command */
+    double min_gap;                            /* to the nearest other vehicle (m) */
+    int overlapping;                           /* states overlapping another vehicle */
+    double first_overlap;
+    int64_t max_state_gap;                     /* ns between consecutive states */
+} facts;
+
+static rl_map_box box_of(const vehicle *v, int i)
+{
+    return (rl_map_box){v->x[i], v->y[i], v->yaw[i], RL_LAB_CAR_LENGTH, RL_LAB_CAR_WIDTH};
+}
+
+static void measure(const run *r, int nveh, facts *f)
+{
+    rl_map *map = NULL;
+    if (rl_map_open_file(r->map_path, &map) < 0)
+        fail_msg("%s", rl_error_last());
+    rl_map_info info;
+    rl_map_get_info(map, &info);
+    assert_true(r->start == START_NS && r->stop > r->start);
+    for (int k = 0; k < nveh; k++) {
+        const vehicle *v = &r->v[k];
+        facts *g = &f[k];
+        memset(g, 0, sizeof *g);
+        g->first_over_speed = g->first_off_lanelets = g->first_outside = g->first_dev =
+            g->first_overlap = INFINITY;
+        g->min_gap = INFINITY;
+        for (int i = 0; i < v->states && i < MAXS; i++) {
+            if (i)
+                g->max_state_gap = v->st[i] - v->st[i - 1] > g->max_state_gap
+                                       ? v->st[i] - v->st[i - 1] : g->max_state_gap;
+            if (v->st[i] < r->start || v->st[i] > r->stop)
+                continue;
+            double t = (double)(v->st[i] - r->start) / 1e9;
+            g->max_speed = fmax(g->max_speed, v->speed[i]);
+            if (v->speed[i] > 3.0)
+                g->first_over_speed = fmin(g->first_over_speed, t);
+            rl_map_box b = box_of(v, i);
+            if (!rl_map_footprint_inside(map, &b, 0.01)) {
+                g->off_lanelets++;
+                g->first_off_lanelets = fmin(g->first_off_lanelets, t);
+            }
+            rl_map_point c[4];
+            rl_map_box_corners(&b, c);
+            int out = 0;
+            for (int j = 0; j < 4; j++)
+                out |= c[j].x < info.area_xmin || c[j].x > info.area_xmax ||
+                       c[j].y < info.area_ymin || c[j].y > info.area_ymax;
+            if (out) {
+                g->outside_area++;
+                g->first_outside = fmin(g->first_outside, t);
+            }
+            double rx, ry;
+            if (reference(v, v->st[i], &rx, &ry)) {
+                g->compared++;
+                double d = hypot(v->x[i] - rx, v->y[i] - ry);
+                g->max_dev = fmax(g->max_dev, d);
+                if (d > 0.15)
+                    g->first_dev = fmin(g->first_dev, t);
+            }
+            /* Other vehicles' states at the same stamp (all tick together offline). */
+            for (int o = 0; o < nveh; o++) {
+                const vehicle *w = &r->v[o];
+                if (o == k)
+                    continue;
+                for (int j = 0; j < w->states && j < MAXS; j++) {
+                    if (w->st[j] != v->st[i])
+                        continue;
+                    rl_map_box ob = box_of(w, j);
+                    g->min_gap = fmin(g->min_gap, rl_map_box_distance(&b, &ob));
+                    if (rl_map_box_overlap(&b, &ob)) {
+                        g->overlapping++;
+                        g->first_overlap = fmin(g->first_overlap, t);
+                    }
+                    break;
+                }
             }
         }
     }
-    rl_mcap_reader_close(r);
-    return sum;
+    rl_map_close(map);
+    if (getenv("RL_SIM_FACTS"))
+        for (int k = 0; k < nveh; k++)
+            print_message("v%d speed %.2f (>3 at %.2f) off %d (%.2f) out %d (%.2f) dev %.4f (%.2f) "
+                          "gap %.3f overl %d (%.2f)\n",
+                          k + 1, f[k].max_speed, f[k].first_over_speed, f[k].off_lanelets,
+                          f[k].first_off_lanelets, f[k].outside_area, f[k].first_outside,
+                          f[k].max_dev, f[k].first_dev, f[k].min_gap, f[k].overlapping,
+                          f[k].first_overlap);
 }
 
-static void run_offline(const char *home, rl_lab_sim_options *o, char *dir)
+static int have_map(char *path, size_t cap)
 {
-    if (rl_lab_sim_offline(o, home, dir, 4096) < 0)
-        fail_msg("%s", rl_error_last());
+    const char *src = getenv("RUNLAB_SOURCE");
+    snprintf(path, cap, "%s/data/maps/LabMapCommonRoad.xml", src ? src : ".");
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
 }
 
-static void test_offline_counts_and_determinism(void **state)
+static void simulate(const char *home, int vehicles, double duration, uint64_t seed,
+                     const char *const *faults, size_t nf, char *dir, run *r)
+{
+    char map[4096];
+    assert_true(have_map(map, sizeof map));
+    rl_lab_fault f[8];
+    for (size_t i = 0; i < nf; i++)
+        assert_int_equal(rl_lab_fault_parse(faults[i], &f[i]), RL_OK);
+    rl_lab_sim_options o;
+    rl_lab_sim_options_default(&o);
+    o.vehicles = vehicles;
+    o.duration = duration;
+    o.seed = seed;
+    o.faults = nf ? f : NULL;
+    o.fault_count = nf;
+    o.map_path = map;
+    if (rl_lab_sim_offline(&o, home, dir, 4096) < 0)
+        fail_msg("%s", rl_error_last());
+    read_run(dir, r);
+}
+
+static void expect_clean(const facts *g, int v)
+{
+    if (g->off_lanelets || g->outside_area || g->overlapping || g->max_speed > 3.0 ||
+        g->max_dev > 0.05 || g->min_gap < 0.1)
+        fail_msg("vehicle %d: %d states off the lanelets (first %.2f s), %d outside the area, "
+                 "%d overlapping, max speed %.2f m/s, deviation max %.3f m, min gap %.3f m",
+                 v, g->off_lanelets, g->first_off_lanelets, g->outside_area, g->overlapping,
+                 g->max_speed, g->max_dev, g->min_gap);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_clean_run(void **state)
 {
     (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map)) {
+        print_message("skipped: no data/maps/LabMapCommonRoad.xml\n");
+        return;
+    }
     char *home = rl_test_tmpdir();
+    char dir[4096];
+    static run r, r2;
+    static facts f[MAXV];
+    simulate(home, 4, 20, 1, NULL, 0, dir, &r);
+    measure(&r, 4, f);
+    for (int v = 0; v < 4; v++) {
+        /* 20 s at 50 Hz: ticks 0..1000; observations at 20 Hz: 1 + floor(1000 * 20 / 50);
+           a command every 0.2 s before STOP. */
+        assert_int_equal(r.v[v].states, 1001);
+        assert_int_equal(r.v[v].observations, 401);
+        assert_int_equal(r.v[v].commands, 100);
+        assert_true(f[v].max_state_gap == 20000000);
+        assert_true(r.v[v].obs_age_max == 20000000); /* one state tick */
+        assert_int_equal(f[v].compared, 1001);
+        expect_clean(&f[v], v + 1);
+        /* It drives: 1 m/s after a 1 s start. */
+        assert_true(f[v].max_speed > 0.95 && f[v].max_speed < 1.1);
+    }
+    /* The same seed gives the same bytes; another seed other starting places. */
+    simulate(home, 4, 20, 1, NULL, 0, dir, &r2);
+    assert_true(r.checksum == r2.checksum);
+    simulate(home, 4, 20, 2, NULL, 0, dir, &r2);
+    assert_true(r.checksum != r2.checksum);
+    assert_true(hypot(r.v[0].x[0] - r2.v[0].x[0], r.v[0].y[0] - r2.v[0].y[0]) > 0.05);
+    rl_test_tmpdir_free(home);
+}
+
+/* Twelve vehicles share the four loops; other seeds: still clean. */
+static void test_clean_many(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    char *home = rl_test_tmpdir();
+    char dir[4096];
+    static run r;
+    static facts f[MAXV];
+    simulate(home, 8, 12, 7, NULL, 0, dir, &r);
+    measure(&r, 8, f);
+    for (int v = 0; v < 8; v++)
+        expect_clean(&f[v], v + 1);
+    rl_test_tmpdir_free(home);
+}
+
+/* Each fault on vehicle 2 from 3 s: its consequence, on that vehicle, after T0; the other
+ * vehicles stay clean (but for the chased one). */
+static void run_fault(const char *fault, int vehicles, double duration, facts *f, run *r)
+{
+    char *home = rl_test_tmpdir();
+    char dir[4096];
+    const char *faults[] = {fault};
+    simulate(home, vehicles, duration, 1, faults, 1, dir, r);
+    measure(r, vehicles, f);
+    rl_test_tmpdir_free(home);
+}
+
+static void test_fault_speeding(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    static run r;
+    static facts f[MAXV];
+    run_fault("speeding:2:3:8", 4, 12, f, &r);
+    /* 3.5 m/s after the planner's 1 m/s^2 ramp, inside the window; on its lanelets, alone. */
+    if (!(f[1].max_speed > 3.3 && f[1].first_over_speed >= 3 && f[1].first_over_speed < 6))
+        fail_msg("speeding: max %.2f m/s, first over 3 m/s at %.2f s", f[1].max_speed,
+                 f[1].first_over_speed);
+    assert_int_equal(f[1].off_lanelets, 0);
+    assert_int_equal(f[1].outside_area, 0);
+    assert_int_equal(f[1].overlapping, 0);
+    for (int v = 0; v < 4; v++)
+        if (v != 1)
+            expect_clean(&f[v], v + 1);
+}
+
+static void test_fault_leave_lane(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    static run r;
+    static facts f[MAXV];
+    run_fault("leave_lane:2:3", 4, 10, f, &r);
+    if (!(f[1].off_lanelets > 50 && f[1].first_off_lanelets >= 3 && f[1].first_off_lanelets < 4.5))
+        fail_msg("leave_lane: %d states off, first at %.2f s", f[1].off_lanelets,
+                 f[1].first_off_lanelets);
+    assert_int_equal(f[1].outside_area, 0);
+    assert_int_equal(f[1].overlapping, 0);
+    for (int v = 0; v < 4; v++)
+        if (v != 1)
+            expect_clean(&f[v], v + 1);
+}
+
+static void test_fault_leave_area(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    static run r;
+    static facts f[MAXV];
+    run_fault("leave_area:2:3", 4, 10, f, &r);
+    if (!(f[1].outside_area > 50 && f[1].first_outside >= 3 && f[1].first_outside < 7))
+        fail_msg("leave_area: %d states outside, first at %.2f s", f[1].outside_area,
+                 f[1].first_outside);
+    assert_int_equal(f[1].overlapping, 0);
+    assert_true(f[1].max_speed < 3.0);
+    for (int v = 0; v < 4; v++)
+        if (v != 1)
+            expect_clean(&f[v], v + 1);
+}
+
+static void test_fault_collision(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    static run r;
+    static facts f[MAXV];
+    run_fault("collision:2:3", 4, 12, f, &r);
+    if (!(f[1].overlapping > 10 && f[1].first_overlap >= 3 && f[1].first_overlap < 8))
+        fail_msg("collision: %d states overlapping, first at %.2f s", f[1].overlapping,
+                 f[1].first_overlap);
+    assert_true(f[1].max_speed < 3.0);
+    assert_int_equal(f[1].outside_area, 0);
+    /* The others: on their lanelets and commands; only the chased one touches vehicle 2. */
+    int chased = 0;
+    for (int v = 0; v < 4; v++) {
+        if (v == 1)
+            continue;
+        assert_int_equal(f[v].off_lanelets, 0);
+        assert_true(f[v].max_dev < 0.05);
+        chased += f[v].overlapping > 0;
+    }
+    assert_true(chased >= 1);
+}
+
+static void test_fault_drift(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    static run r;
+    static facts f[MAXV];
+    run_fault("drift:2:3:7", 4, 10, f, &r);
+    /* 0.25 m off its commands, more than 0.15 m from about 3.6 s to 7.5 s. */
+    if (!(f[1].max_dev > 0.2 && f[1].first_dev >= 3 && f[1].first_dev < 4.5))
+        fail_msg("drift: deviation max %.3f m, first over 0.15 m at %.2f s", f[1].max_dev,
+                 f[1].first_dev);
+    assert_int_equal(f[1].outside_area, 0);
+    assert_int_equal(f[1].overlapping, 0);
+    assert_true(f[1].max_speed < 3.0);
+    for (int v = 0; v < 4; v++)
+        if (v != 1)
+            expect_clean(&f[v], v + 1);
+}
+
+static void test_fault_messages(void **state)
+{
+    (void)state;
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    char *home = rl_test_tmpdir();
+    char dir[4096];
+    static run r;
+    static facts f[MAXV];
+    const char *faults[] = {"stall_topic:1:1:2", "late_observation:2:0"};
+    simulate(home, 4, 12, 1, faults, 2, dir, &r);
+    measure(&r, 4, f);
+    /* stall_topic: no states stamped in [1 s, 2 s] (51 ticks): a gap from 0.98 s to 2.02 s. */
+    assert_int_equal(r.v[0].states, 601 - 51);
+    assert_true(f[0].max_state_gap == 1040000000);
+    assert_int_equal(r.v[1].states, 601);
+    /* late_observation: 0.5 s old; the others one tick. */
+    assert_true(r.v[1].obs_age_max == 500000000);
+    assert_true(r.v[0].obs_age_max == 20000000);
+    for (int v = 0; v < 4; v++)
+        expect_clean(&f[v], v + 1);
+    rl_test_tmpdir_free(home);
+}
+
+/* The spec's waypoints still drive: a closed path, no map needed. */
+static void test_waypoints(void **state)
+{
+    (void)state;
+    double wp[2 * 36];
+    for (int i = 0; i < 36; i++) {
+        wp[2 * i] = 2.25 + 1.2 * cos(2 * M_PI * i / 36);
+        wp[2 * i + 1] = 2.0 + 1.2 * sin(2 * M_PI * i / 36);
+    }
     rl_lab_sim_options o;
     rl_lab_sim_options_default(&o);
     o.vehicles = 3;
     o.duration = 4;
-    o.seed = 7;
-    char a[4096], b[4096];
-    track ta[MAXV], tb[MAXV];
-    run_offline(home, &o, a);
-    run_offline(home, &o, b);
-    assert_string_not_equal(a, b); /* two runs, two directories */
-    uint64_t sa = read_run(a, ta, -1, -1), sb = read_run(b, tb, -1, -1);
-    assert_true(sa == sb);
-    /* 4 s at 50 Hz: ticks 0..200; observations at 20 Hz: 1 + floor(200 * 20 / 50). */
-    for (int v = 0; v < 3; v++) {
-        assert_int_equal(ta[v].states, 201);
-        assert_int_equal(ta[v].observations, 81);
-        assert_true(ta[v].max_speed > 0.45 && ta[v].max_speed < 0.55);
-        /* On the 1.2 m circle about (2.25, 2.0), within a few cm. */
-        for (int i = 0; i < ta[v].states && i < 1024; i++) {
-            double r = hypot(ta[v].cx[i] - 2.25, ta[v].cy[i] - 2.0);
-            if (!(r > 1.1 && r < 1.3))
-                fail_msg("vehicle %d tick %d: %.3f m from the centre", v + 1, i, r);
+    o.waypoints = wp;
+    o.waypoint_count = 36;
+    char *home = rl_test_tmpdir();
+    char dir[4096];
+    if (rl_lab_sim_offline(&o, home, dir, sizeof dir) < 0)
+        fail_msg("%s", rl_error_last());
+    char path[4200];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    char *manifest = rl_test_read_file(path, NULL);
+    assert_non_null(strstr(manifest, "\"state\": \"COMPLETE\""));
+    free(manifest);
+    /* Without a map or waypoints there is nothing to drive. */
+    o.waypoints = NULL;
+    assert_int_equal(rl_lab_sim_offline(&o, home, dir, sizeof dir), RL_EINVAL);
+    rl_test_tmpdir_free(home);
+}
+
+
+/* ---- over DDS: commands from outside override the route ------------------------------ */
+
+#define LONG_NS (60 * 1000000000ll)
+
+typedef struct sim_thread {
+    rl_lab_sim_options o;
+    atomic_int stop;
+    int rc;
+} sim_thread;
+
+static int sim_should_stop(void *user)
+{
+    return atomic_load(&((sim_thread *)user)->stop);
+}
+
+static void *sim_main(void *arg)
+{
+    sim_thread *st = arg;
+    st->rc = rl_lab_sim_run(&st->o, sim_should_stop, st);
+    return NULL;
+}
+
+typedef struct seen_state {
+    int64_t stamp;
+    double x, y, speed;
+} seen_state;
+
+/* Takes vehicle 1's states into `out` until one stamped at or after `until` came (or the
+ * wall-clock limit passed); returns how many (at most cap). */
+static size_t take_states(dds_entity_t reader, seen_state *out, size_t cap, size_t have,
+                          int64_t until)
+{
+    int64_t deadline = rl_mono_ns() + LONG_NS;
+    int done = 0;
+    while (!done && rl_mono_ns() < deadline) {
+        void *samples[16] = {0};
+        dds_sample_info_t si[16];
+        dds_return_t n = dds_take(reader, samples, si, 16, 16);
+        for (int i = 0; i < n; i++) {
+            const runlab_msgs_msg_dds__VehicleState_ *m = samples[i];
+            if (!si[i].valid_data)
+                continue;
+            if (have < cap)
+                out[have++] = (seen_state){(int64_t)m->header.create_stamp, m->pose.x, m->pose.y,
+                                           m->speed};
+            done |= (int64_t)m->header.create_stamp >= until;
+        }
+        if (n > 0)
+            dds_return_loan(reader, samples, n);
+        else {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
         }
     }
-    /* Another seed places and measures a little differently. */
-    o.seed = 8;
-    run_offline(home, &o, b);
-    assert_true(read_run(b, tb, -1, -1) != sa);
-    rl_test_tmpdir_free(home);
+    return have;
 }
 
-static void test_offline_faults(void **state)
+static void test_dds_external_commands(void **state)
 {
     (void)state;
-    char *home = rl_test_tmpdir();
-    rl_lab_fault faults[4];
-    assert_int_equal(rl_lab_fault_parse("stall_topic:1:1:2", &faults[0]), RL_OK);
-    assert_int_equal(rl_lab_fault_parse("late_observation:2:0", &faults[1]), RL_OK);
-    assert_int_equal(rl_lab_fault_parse("speeding:3:1", &faults[2]), RL_OK);
-    assert_int_equal(rl_lab_fault_parse("leave_area:4:0", &faults[3]), RL_OK);
-    rl_lab_sim_options o;
-    rl_lab_sim_options_default(&o);
-    o.vehicles = 4;
-    o.duration = 12;
-    o.faults = faults;
-    o.fault_count = 4;
-    char dir[4096];
-    track t[MAXV];
-    run_offline(home, &o, dir);
-    read_run(dir, t, 1000000000ll, 2000000000ll);
-    /* stall_topic: no states stamped in [1 s, 2 s] (51 ticks), the rest there. */
-    assert_int_equal(t[0].states_in_window, 0);
-    assert_int_equal(t[0].states, 601 - 51);
-    assert_int_equal(t[1].states, 601);
-    /* late_observation: every observation of vehicle 2 stamped 0.5 s early, none of others. */
-    assert_int_equal(t[1].late_observations, t[1].observations);
-    assert_int_equal(t[0].late_observations, 0);
-    /* speeding: three times the set 0.5 m/s. */
-    assert_true(t[2].max_speed > 1.4);
-    assert_true(t[0].max_speed < 0.55);
-    /* leave_area: vehicle 4 leaves the 4.5 m x 4.0 m lab; the others stay inside. */
-    assert_true(t[3].min_x < 0 || t[3].min_y < 0);
-    for (int v = 0; v < 3; v++)
-        assert_true(t[v].min_x > 0 && t[v].min_y > 0 && t[v].max_x < 4.5 && t[v].max_y < 4.0);
-    rl_test_tmpdir_free(home);
-}
-
-/* collision: vehicle 2 steers into vehicle 1; their centres come closer than a car length,
- * which they never do without the fault. */
-static void test_offline_collision(void **state)
-{
-    (void)state;
-    char *home = rl_test_tmpdir();
-    rl_lab_sim_options o;
-    rl_lab_sim_options_default(&o);
-    o.vehicles = 2;
-    o.duration = 15;
-    char dir[4096];
-    track t[MAXV];
-    double closest[2];
-    for (int with = 0; with < 2; with++) {
-        rl_lab_fault f;
-        assert_int_equal(rl_lab_fault_parse("collision:2:0", &f), RL_OK);
-        o.faults = with ? &f : NULL;
-        o.fault_count = with ? 1 : 0;
-        run_offline(home, &o, dir);
-        read_run(dir, t, -1, -1);
-        closest[with] = INFINITY;
-        for (int i = 0; i < t[0].states && i < 751 && i < 1024; i++)
-            closest[with] = fmin(closest[with], hypot(t[0].cx[i] - t[1].cx[i], t[0].cy[i] - t[1].cy[i]));
+    char map[4096];
+    if (!have_map(map, sizeof map))
+        return;
+    if (!getenv("CYCLONEDDS_URI")) {
+        const char *src = getenv("RUNLAB_SOURCE");
+        char uri[4096];
+        snprintf(uri, sizeof uri, "file://%s/tests/cyclonedds-loopback.xml", src ? src : ".");
+        setenv("CYCLONEDDS_URI", uri, 1);
     }
-    assert_true(closest[0] > 1.0);
-    if (!(closest[1] < RL_LAB_CAR_LENGTH))
-        fail_msg("closest approach with the fault: %.3f m", closest[1]);
-    rl_test_tmpdir_free(home);
+    int domain = rl_test_domain();
+    static sim_thread st;
+    rl_lab_sim_options_default(&st.o);
+    st.o.domain = domain;
+    st.o.vehicles = 2;
+    st.o.map_path = map;
+    atomic_store(&st.stop, 0);
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, sim_main, &st), 0);
+
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    assert_true(pp > 0);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t tp = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleState__desc,
+                                       "rt/vehicle/1/state", NULL, NULL);
+    dds_entity_t states = dds_create_reader(pp, tp, q, NULL);
+    tp = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc,
+                          "rt/vehicle/1/command_trajectory", NULL, NULL);
+    dds_entity_t cmd = dds_create_writer(pp, tp, q, NULL);
+    dds_delete_qos(q);
+    assert_true(states > 0 && cmd > 0);
+
+    rl_lab_client *cl = NULL;
+    if (rl_lab_client_new(&cl, domain) < 0)
+        fail_msg("%s", rl_error_last());
+    const int ids[] = {1, 2};
+    if (rl_lab_client_wait_ready(cl, ids, 2, LONG_NS) < 0)
+        fail_msg("%s", rl_error_last());
+    /* The simulator's command readers match our writer before we send. */
+    dds_publication_matched_status_t pm = {0};
+    for (int64_t end = rl_mono_ns() + LONG_NS; rl_mono_ns() < end && pm.current_count < 1;) {
+        dds_get_publication_matched_status(cmd, &pm);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(pm.current_count >= 1);
+    int64_t start = rl_time_now_ns();
+    assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_START, start), RL_OK);
+
+    /* It drives its route: states at about 1 m/s two seconds after START. */
+    static seen_state seen[4096];
+    size_t n = take_states(states, seen, 4096, 0, start + 2000000000ll);
+    assert_true(n > 0 && seen[n - 1].speed > 0.8);
+    /* Hold still where it is, says a trajectory of one point repeated over 3 s. */
+    int64_t from = rl_time_now_ns();
+    double hx = seen[n - 1].x, hy = seen[n - 1].y;
+    runlab_msgs_msg_dds__TrajectoryPoint_ pts[31];
+    for (int k = 0; k < 31; k++)
+        pts[k] = (runlab_msgs_msg_dds__TrajectoryPoint_){
+            .t = (uint64_t)(from + k * 100000000ll), .px = hx, .py = hy, .vx = 0, .vy = 0};
+    runlab_msgs_msg_dds__VehicleCommandTrajectory_ c = {
+        .header = {.create_stamp = (uint64_t)from, .valid_after_stamp = (uint64_t)from},
+        .vehicle_id = 1,
+        .trajectory_points = {._maximum = 31, ._length = 31, ._buffer = pts, ._release = false}};
+    assert_int_equal(dds_write(cmd, &c), DDS_RETCODE_OK);
+    int64_t hold_end = from + 3000000000ll;
+    size_t before = n;
+    n = take_states(states, seen, 4096, n, hold_end);
+    /* From 1.5 s after the command to its end: standing near the held point (it passed it
+       while braking from 1 m/s). */
+    int held = 0;
+    for (size_t i = before; i < n; i++) {
+        if (seen[i].stamp < from + 1500000000ll || seen[i].stamp > hold_end)
+            continue;
+        held++;
+        if (!(seen[i].speed < 0.05 && hypot(seen[i].x - hx, seen[i].y - hy) < 1.0))
+            fail_msg("held: at %.2f s speed %.3f, %.3f m from the point",
+                     (double)(seen[i].stamp - from) / 1e9, seen[i].speed,
+                     hypot(seen[i].x - hx, seen[i].y - hy));
+    }
+    assert_true(held > 0);
+    /* Commands stopped: back to its route, driving again. */
+    before = n;
+    n = take_states(states, seen, 4096, n, hold_end + 4000000000ll);
+    double fastest = 0;
+    for (size_t i = before; i < n; i++)
+        if (seen[i].stamp > hold_end + 2000000000ll)
+            fastest = fmax(fastest, seen[i].speed);
+    if (!(fastest > 0.5))
+        fail_msg("after the commands: fastest %.2f m/s", fastest);
+    assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns()), RL_OK);
+    pthread_join(tid, NULL);
+    assert_int_equal(st.rc, RL_OK);
+    rl_lab_client_free(cl);
+    dds_delete(pp);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fault_parse),
-        cmocka_unit_test(test_offline_counts_and_determinism),
-        cmocka_unit_test(test_offline_faults),
-        cmocka_unit_test(test_offline_collision),
+        cmocka_unit_test(test_fault_parse),      cmocka_unit_test(test_clean_run),
+        cmocka_unit_test(test_clean_many),       cmocka_unit_test(test_fault_speeding),
+        cmocka_unit_test(test_fault_leave_lane), cmocka_unit_test(test_fault_leave_area),
+        cmocka_unit_test(test_fault_collision),  cmocka_unit_test(test_fault_drift),
+        cmocka_unit_test(test_fault_messages),   cmocka_unit_test(test_waypoints),
+        cmocka_unit_test(test_dds_external_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
