@@ -507,7 +507,7 @@ out_nodes:
 /* ---- manifest ------------------------------------------------------------------------------ */
 
 /* The manifest's "map": null, or both files with their hashes and the frame. */
-static json_object *map_json(const rec_map_info *mi)
+json_object *rl_rec_manifest_map_json(const rec_map_info *mi)
 {
     if (!mi->present)
         return NULL;
@@ -567,7 +567,7 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
     json_object_object_add(m, "vehicles", veh);
     json_object_object_add(m, "planner", str_or_null(info->planner));
 
-    json_object *map = map_json(&info->map);
+    json_object *map = rl_rec_manifest_map_json(&info->map);
     json_object_object_add(m, "map", map);
 
     json_object *st = json_object_new_object();

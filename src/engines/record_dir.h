@@ -68,6 +68,13 @@ int rl_rec_map_open(const rl_record_run *run, rec_map_input *in, rec_map_info *m
 /* Writes map/runtime_map.bin and the original into `run_dir`, hashing what was written. */
 int rl_rec_map_store(const rec_map_input *in, const char *run_dir, rec_map_info *mi);
 void rl_rec_map_close(rec_map_input *in);
+/* Describes the map already stored in `run_dir`/map, for a manifest rebuilt by repair:
+ * the runtime map's facts and hash, and the original when another file there has the
+ * source hash the runtime map records. `frame` NULL means "map". No runtime map: RL_OK
+ * with mi->present 0; an unreadable one: the map reader's error. */
+int rl_rec_map_describe(const char *run_dir, const char *frame, rec_map_info *mi);
+/* The manifest's "map" object (NULL when mi->present is 0); the caller owns it. */
+struct json_object *rl_rec_manifest_map_json(const rec_map_info *mi);
 
 /* What prepare makes and the manifest names; read-only once prepare has returned. */
 typedef struct rec_run_info {

@@ -9,6 +9,7 @@
 #include "runlab/hash.h"
 #include "runlab/map.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +50,21 @@ static void hex_of(const uint8_t digest[RL_SHA256_LEN], char hex[65])
     rl_sha256_hex(digest, hex);
 }
 
+/* Facts of a loaded map that the manifest names, apart from the stored files' hashes. */
+static void describe_loaded(const struct rl_map *map, rec_map_info *mi)
+{
+    rl_map_info info;
+    rl_map_get_info(map, &info);
+    mi->present = 1;
+    snprintf(mi->format, sizeof mi->format, "%s", format_name(info.source_format));
+    snprintf(mi->projection, sizeof mi->projection, "%s", rl_map_projection_name(info.projection));
+    mi->has_origin = info.projection == RL_MAP_PROJ_LTP || info.projection == RL_MAP_PROJ_UTM ||
+                     info.projection == RL_MAP_PROJ_SMERC;
+    mi->origin_lat = mi->has_origin ? info.origin_lat : 0;
+    mi->origin_lon = mi->has_origin ? info.origin_lon : 0;
+    hex_of(info.source_sha256, mi->source_sha256);
+}
+
 int rl_rec_map_open(const rl_record_run *run, rec_map_input *in, rec_map_info *mi)
 {
     memset(in, 0, sizeof *in);
@@ -76,18 +92,8 @@ int rl_rec_map_open(const rl_record_run *run, rec_map_input *in, rec_map_info *m
     rc = rl_map_load(run->map_path, &ro, &in->map, &src);
     if (rc < 0)
         return rl_error_prefix(rc, "map");
-    rl_map_info info;
-    rl_map_get_info(in->map, &info);
-    mi->present = 1;
+    describe_loaded(in->map, mi);
     snprintf(mi->frame, sizeof mi->frame, "%s", run->map_frame ? run->map_frame : "map");
-    snprintf(mi->format, sizeof mi->format, "%s", format_name(info.source_format));
-    snprintf(mi->projection, sizeof mi->projection, "%s",
-             rl_map_projection_name(info.projection));
-    mi->has_origin = info.projection == RL_MAP_PROJ_LTP || info.projection == RL_MAP_PROJ_UTM ||
-                     info.projection == RL_MAP_PROJ_SMERC;
-    mi->origin_lat = mi->has_origin ? info.origin_lat : 0;
-    mi->origin_lon = mi->has_origin ? info.origin_lon : 0;
-    hex_of(info.source_sha256, mi->source_sha256);
     const char *original = src ? run->map_path : run->original_map_path;
     rl_map_source_free(src);
     if (src && run->original_map_path) {
@@ -214,5 +220,58 @@ int rl_rec_map_store(const rec_map_input *in, const char *run_dir, rec_map_info 
     if (strcmp(hex, mi->source_sha256) != 0)
         return rl_error_set(RL_EIO, "map %s changed while the run was prepared (sha256 %s, "
                             "read as %s)", in->original_path, hex, mi->source_sha256);
+    return RL_OK;
+}
+
+int rl_rec_map_describe(const char *run_dir, const char *frame, rec_map_info *mi)
+{
+    memset(mi, 0, sizeof *mi);
+    char dir[PATH_MAX], path[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s/map", run_dir);
+    if (n < 0 || (size_t)n >= sizeof dir ||
+        (size_t)snprintf(path, sizeof path, "%s/%s", dir, RL_REC_RUNTIME_MAP_NAME) >= sizeof path)
+        return rl_error_set(RL_ERANGE, "%s: map path too long", run_dir);
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return RL_OK;
+    rl_map_read_options ro;
+    rl_map_read_options_init(&ro);
+    ro.quiet = true;
+    struct rl_map *map = NULL;
+    rl_map_source *src = NULL;
+    int rc = rl_map_load(path, &ro, &map, &src);
+    rl_map_source_free(src);
+    if (rc < 0)
+        return rl_error_prefix(rc, "map");
+    describe_loaded(map, mi);
+    rl_map_close(map);
+    snprintf(mi->frame, sizeof mi->frame, "%s", frame ? frame : "map");
+    uint8_t d[RL_SHA256_LEN];
+    if ((rc = rl_sha256_file(path, d, &mi->runtime_bytes)) < 0)
+        return rc;
+    hex_of(d, mi->runtime_sha256);
+    /* The original is whichever other file in map/ has the hash the runtime map records. */
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return RL_OK;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, RL_REC_RUNTIME_MAP_NAME) == 0 ||
+            strlen(e->d_name) >= sizeof mi->original_file)
+            continue;
+        char other[PATH_MAX];
+        uint64_t size = 0;
+        char hex[65];
+        if ((size_t)snprintf(other, sizeof other, "%s/%s", dir, e->d_name) >= sizeof other ||
+            stat(other, &st) != 0 || !S_ISREG(st.st_mode) || rl_sha256_file(other, d, &size) != RL_OK)
+            continue;
+        hex_of(d, hex);
+        if (strcmp(hex, mi->source_sha256) == 0) {
+            snprintf(mi->original_file, sizeof mi->original_file, "%s", e->d_name);
+            mi->source_bytes = size;
+            break;
+        }
+    }
+    closedir(dp);
     return RL_OK;
 }

@@ -297,7 +297,12 @@ static json_object *fresh_manifest(const char *dir, json_object *config)
     json_object_object_add(m, "result", NULL);
     json_object_object_add(m, "vehicles", json_object_new_array());
     json_object_object_add(m, "planner", NULL);
-    json_object_object_add(m, "map", NULL);
+    /* The map was stored before the first manifest: describe what map/ holds (the frame
+     * is not kept anywhere else, so it is the default). A damaged map stays null. */
+    rec_map_info mi;
+    json_object_object_add(m, "map", rl_rec_map_describe(dir, NULL, &mi) == RL_OK
+                                         ? rl_rec_manifest_map_json(&mi)
+                                         : NULL);
     json_object *st = json_object_new_object();
     /* The directory's name is its prepare time, to the second. */
     int64_t prepare = RL_REC_UNSET;

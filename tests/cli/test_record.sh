@@ -272,6 +272,23 @@ for d in early early2; do
     check "it gets a manifest ($d)" grep -q '"state": "INTERRUPTED"' "$RUNLAB_HOME"/experiments/*_$d/manifest.json
 done
 check "stray temporary of early2 removed" test -z "$(ls "$RUNLAB_HOME"/experiments/*_early2 | grep tmp)"
+# A run killed after its map was stored but before its first manifest: the rebuilt
+# manifest names the stored map (hashes by sha256sum, the original found by its hash).
+e3="$RUNLAB_HOME/experiments/20261201T000002Z_early3"
+mkdir -p "$e3/map" && cp "$crdir/map/runtime_map.bin" "$crdir/map/LabMapCommonRoad.xml" "$e3/map/"
+printf 'not the source\n' >"$e3/map/notes.txt"
+run record --repair "$e3"
+check "repair of a run with a stored map exits 0" rc_is 0
+check "repaired manifest names the stored map" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["map"]
+want = {"file": "map/runtime_map.bin", "runtime_map_sha256": sys.argv[2], "sha256": sys.argv[2],
+        "bytes": int(sys.argv[3]), "original_file": "map/LabMapCommonRoad.xml",
+        "source_sha256": sys.argv[4], "source_bytes": int(sys.argv[5]),
+        "source_format": "commonroad", "frame": "map", "projection": "none", "origin": None}
+sys.exit(0 if m == want else "got %r" % (m,))
+' "$e3/manifest.json" "$(sha256sum "$e3/map/runtime_map.bin" | cut -d" " -f1)" \
+  "$(stat -c %s "$e3/map/runtime_map.bin")" "$(sha256sum "$LABMAP" | cut -d" " -f1)" "$(stat -c %s "$LABMAP")"
 run record --repair "$TMP"
 check "repair of a non-run directory exits 1" rc_is 1
 check "repair says it is no run" err_has "not a recorder run directory"
