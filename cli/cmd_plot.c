@@ -5,10 +5,12 @@
 
 #include "runlab/csv.h"
 #include "runlab/error.h"
+#include "runlab/fs.h"
 #include "runlab/plot.h"
 #include "runlab/time.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +400,17 @@ int cmd_plot(int argc, char **argv)
                 : !strcmp(kd, "box")   ? rl_axes_box(ax, o.y[k].name, o.y[k].v, n, &so)
                                        : rl_axes_line(ax, o.x.v, o.y[k].v, n, &so);
         if (r != RL_OK) {
+            rc = cli_fail("plot", "%s", rl_error_last());
+            goto done;
+        }
+    }
+    /* The output's directory is made as for `plot runs -o`: naming a new folder is normal. */
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", o.out);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        if (rl_fs_mkdirs(parent) != RL_OK) {
             rc = cli_fail("plot", "%s", rl_error_last());
             goto done;
         }

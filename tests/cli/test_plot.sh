@@ -24,6 +24,14 @@ for ext in png svg pdf; do
     check "plot to .$ext is silent" err_empty
     check "plot wrote fig.$ext" test -s "$TMP/fig.$ext"
 done
+run plot csv "$TMP/log.csv" --x time --y vel -o "$TMP/new/dir/fig.png"
+check "plot into a folder that does not exist yet exits 0" rc_is 0
+check "it makes the folder and the figure" test -s "$TMP/new/dir/fig.png"
+check "it prints Wrote with that path" out_has "Wrote $TMP/new/dir/fig.png"
+: >"$TMP/afile"
+run plot csv "$TMP/log.csv" --x time --y vel -o "$TMP/afile/fig.png"
+check "output under a regular file exits 1" rc_is 1
+check "output under a regular file names it" err_has "$TMP/afile"
 check "PNG signature" bash -c "head -c 8 '$TMP/fig.png' | od -An -c | grep -q 'P   N   G'"
 check "PDF signature" bash -c "head -c 5 '$TMP/fig.pdf' | grep -q '%PDF-'"
 svg=$(cat "$TMP/fig.svg")
