@@ -779,13 +779,13 @@ static void steer(const rlx_problem *pr, const double *from, const double *to, d
 static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, runctx *run, uint64_t *rng)
 {
     tree t = {0};
-    tree_add(&t, pr->start, -1, 0);
+    bool have_start = tree_add(&t, pr->start, -1, 0) >= 0; /* else out of memory at once */
     int best = 0;
     double best_d = dist(pr, pr->start, pr->goal), q[MAX_DIM], nq[MAX_DIM];
     bool star = pl->k == K_RRTSTAR, solved = false;
     int goal_node = -1;
     long iterations = 0;
-    while (!should_stop(run)) {
+    while (have_start && !should_stop(run)) {
         iterations++;
         if (rng_unit(rng) < pl->goal_bias)
             memcpy(q, pr->goal, sizeof q);
@@ -845,7 +845,8 @@ static rl_bench_status solve_rrt(planner *pl, const rlx_problem *pr, runctx *run
     pl->graph_states = t.n;
     pl->approximate = !solved;
     pl->difference = solved ? 0 : best_d;
-    path_from_tree(&t, solved ? goal_node : best, &pl->sol, false);
+    if (have_start)
+        path_from_tree(&t, solved ? goal_node : best, &pl->sol, false);
     if (star && run->run)
         rl_bench_run_set_int(run->run, "iterations", iterations);
     if (star && goal_node >= 0 && run->run)
@@ -898,19 +899,23 @@ static bool motion_dir(const rlx_problem *pr, const double *node, const double *
 static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, runctx *run, uint64_t *rng)
 {
     tree a = {0}, b = {0};
-    tree_add(&a, pr->start, -1, 0);
-    tree_add(&b, pr->goal, -1, 0);
+    /* Out of memory ends the search as running out of time does, in every planner here. */
+    bool out_of_memory = tree_add(&a, pr->start, -1, 0) < 0 || tree_add(&b, pr->goal, -1, 0) < 0;
     tree *ta = &a, *tb = &b;
     bool solved = false;
     int ia = -1, ib = -1;
     double q[MAX_DIM], nq[MAX_DIM];
-    while (!solved && !should_stop(run)) {
+    while (!solved && !out_of_memory && !should_stop(run)) {
         sample(pr, rng, q);
         bool fa = ta == &a; /* whether ta is the start's tree (grown forwards) */
         size_t nn = nearest_dir(ta, pr, q, fa);
         steer_dir(pr, ta->q + nn * MAX_DIM, q, pl->range, nq, fa);
         if (motion_dir(pr, ta->q + nn * MAX_DIM, nq, fa)) {
             int added = tree_add(ta, nq, (int)nn, 0);
+            if (added < 0) {
+                out_of_memory = true;
+                break;
+            }
             pl->graph_motions++;
             /* connect: grow the other tree towards the new state until blocked */
             int last = (int)nearest_dir(tb, pr, nq, !fa);
@@ -920,6 +925,10 @@ static rl_bench_status solve_connect(planner *pl, const rlx_problem *pr, runctx 
                 if (!motion_dir(pr, tb->q + (size_t)last * MAX_DIM, step, !fa))
                     break;
                 last = tree_add(tb, step, last, 0);
+                if (last < 0) {
+                    out_of_memory = true;
+                    break;
+                }
                 pl->graph_motions++;
                 if (pr->robot == ROBOT_CAR ? memcmp(step, nq, sizeof step) == 0
                                            : dist(pr, step, nq) < 1e-9) {
@@ -973,15 +982,14 @@ static rl_bench_status solve_prm(planner *pl, const rlx_problem *pr, runctx *run
 {
     tree m = {0}; /* milestones; parent/cost unused */
     size_t cap_e = 0, n_e = 0, *ea = NULL, *eb = NULL, *uf = NULL;
-    tree_add(&m, pr->start, -1, 0);
-    tree_add(&m, pr->goal, -1, 0);
+    bool have_ends = tree_add(&m, pr->start, -1, 0) >= 0 && tree_add(&m, pr->goal, -1, 0) >= 0;
     bool solved = false;
     size_t uf_cap = 0;
     double q[MAX_DIM];
     size_t k = (size_t)pl->knn;
     size_t *nbr = malloc(k * sizeof *nbr);
     double *nd = malloc(k * sizeof *nd);
-    for (size_t it = 0; !solved && !should_stop(run) && nbr && nd; it++) {
+    for (size_t it = 0; have_ends && !solved && !should_stop(run) && nbr && nd; it++) {
         size_t id;
         if (it == 0)
             id = 0; /* connect start and goal first */
