@@ -528,8 +528,8 @@ static int run_experiment(experiment *e)
                 snprintf(failure, sizeof failure, "the recorder FAILED: %s", hb.reason);
                 break;
             }
-            int64_t quiet_ns = rl_mono_ns() - hb.seen_mono_ns;
-            if (quiet_ns > hb_timeout) {
+            int64_t now = rl_mono_ns(), quiet_ns = now - hb.seen_mono_ns;
+            if (rl_lab_heartbeat_lost(&hb, now, hb_timeout)) {
                 snprintf(failure, sizeof failure, "no recorder heartbeat for %lld ms",
                          (long long)(quiet_ns / 1000000));
                 silent = 1;

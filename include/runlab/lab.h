@@ -9,6 +9,7 @@
 
 #include "runlab/record.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -181,6 +182,11 @@ typedef struct rl_lab_heartbeat {
  * newest into `out`. RL_OK, RL_ETIMEOUT (out untouched). Thread-safe. */
 int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeout_ns,
                                  rl_lab_heartbeat *out);
+
+/* Whether the recorder is lost to the control flow: no heartbeat for longer than
+ * `timeout_ns` (1.5 s for `runlab experiment`) at `now_mono_ns` (rl_mono_ns()). Silence of
+ * exactly the timeout is not yet a loss. Pure; thread-safe. */
+bool rl_lab_heartbeat_lost(const rl_lab_heartbeat *hb, int64_t now_mono_ns, int64_t timeout_ns);
 
 /* Waits up to `timeout_ns` until each of the `n` vehicle ids has published a ready status.
  * RL_OK, or RL_ETIMEOUT with the message listing the vehicles still missing. */

@@ -253,6 +253,30 @@ static int protocol_error(slot *s, const char *what, const char *arg)
     return 0;
 }
 
+int64_t rl_bench_deadline_ns(bool is_exec, int64_t fork_ns, int64_t begin_ns, double limit_s,
+                             double grace_s)
+{
+    int64_t lg = (int64_t)((limit_s + grace_s) * 1e9);
+    int64_t with_setup = (int64_t)((limit_s + grace_s + SETUP_ALLOWANCE_S) * 1e9);
+    if (!begin_ns) /* not started: an executable's time runs from fork, a child's may set up */
+        return fork_ns + (is_exec ? lg : with_setup);
+    if (!is_exec)
+        return begin_ns + lg;
+    /* an executable's "start" restarts its clock, but no later than the setup allowance */
+    int64_t by = begin_ns + lg, cap = fork_ns + with_setup;
+    return by < cap ? by : cap;
+}
+
+bool rl_bench_time_up(int64_t now_ns, int64_t deadline_ns)
+{
+    return now_ns >= deadline_ns;
+}
+
+bool rl_bench_memory_over(long rss_kb, long baseline_kb, double max_mem_mb)
+{
+    return (double)(rss_kb - baseline_kb) > max_mem_mb * 1024.0;
+}
+
 static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
 {
     s->lineno++;
@@ -281,15 +305,13 @@ static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
         s->startup_peak_kb = before > s->peak_kb ? before : s->peak_kb;
         rl_bench_tree_reset_peak(s->trees, s->index);
         s->peak_kb = 0;
-        int64_t by = s->begin_ns + (int64_t)((s->limit + grace) * 1e9);
-        int64_t cap = s->fork_ns + (int64_t)((s->limit + grace + SETUP_ALLOWANCE_S) * 1e9);
-        s->deadline_ns = by < cap ? by : cap;
+        s->deadline_ns = rl_bench_deadline_ns(true, s->fork_ns, s->begin_ns, s->limit, grace);
         s->next_sample_ns = 0;
         s->n_samples = 0; /* samples before the start measured start-up */
     } else if (strcmp(f[0], "begin") == 0 && n == 2 && !s->is_exec) {
         s->begin_ns = rl_mono_ns();
         s->baseline_kb = strtol(f[1], NULL, 10);
-        s->deadline_ns = s->begin_ns + (int64_t)((s->limit + grace) * 1e9);
+        s->deadline_ns = rl_bench_deadline_ns(false, s->fork_ns, s->begin_ns, s->limit, grace);
     } else if (strcmp(f[0], "progress") == 0 && n == 3) {
         int i = progress_index(pl, f[1]);
         char *end;
@@ -932,12 +954,9 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
 #else
     s->pidfd = -1;
 #endif
-    if (s->is_exec) {
+    if (s->is_exec)
         s->begin_ns = s->fork_ns;
-        s->deadline_ns = s->fork_ns + (int64_t)((limit + req->grace) * 1e9);
-    } else {
-        s->deadline_ns = s->fork_ns + (int64_t)((limit + req->grace + SETUP_ALLOWANCE_S) * 1e9);
-    }
+    s->deadline_ns = rl_bench_deadline_ns(s->is_exec, s->fork_ns, 0, limit, req->grace);
     s->next_mem_ns = s->fork_ns + MEM_POLL_NS;
     return RL_OK;
 }
@@ -1310,14 +1329,14 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
                 if (kb > s->peak_kb)
                     s->peak_kb = kb;
                 long base = s->begin_ns ? s->baseline_kb : kb;
-                if (kb >= 0 && (double)(kb - base) > req->max_mem * 1024.0) {
+                if (kb >= 0 && rl_bench_memory_over(kb, base, req->max_mem)) {
                     set_reason(s, "resident memory %.1f MB above max_mem %.6g MB; killed",
                                (double)(kb - base) / 1024.0, req->max_mem);
                     kill_slot(s, RL_RUN_OUT_OF_MEMORY);
                 }
                 s->next_mem_ns = now + MEM_POLL_NS;
             }
-            if (now >= s->deadline_ns && !s->killed)
+            if (rl_bench_time_up(now, s->deadline_ns) && !s->killed)
                 kill_slot(s, RL_RUN_TIMEOUT);
             int wst;
             struct rusage ru;

@@ -110,6 +110,19 @@ void rl_bench_tree_enter(const rl_bench_trees *tr, size_t slot);
 void rl_bench_tree_begin(rl_bench_trees *tr, size_t slot, pid_t leader);
 /* Summed resident memory of the run's processes now (KiB, statm's measure; -1 unknown),
  * also following processes started since the last call; the peak is kept. */
+/* The harness's limits, apart from the clock (bench_harness.c), so tests can put each at
+ * its boundary. When a run is killed for time: max_time + grace from its start of
+ * solving (`begin_ns`; 0 before the run said so). Before that an executable's time runs
+ * from fork, an in-process child's after a setup allowance; an executable's "start"
+ * cannot move its deadline past the setup allowance from fork. */
+int64_t rl_bench_deadline_ns(bool is_exec, int64_t fork_ns, int64_t begin_ns, double limit_s,
+                             double grace_s);
+/* Time is up at the deadline itself. */
+bool rl_bench_time_up(int64_t now_ns, int64_t deadline_ns);
+/* Over max_mem: resident memory above the run's baseline by more than max_mem MB (exactly
+ * max_mem is allowed). */
+bool rl_bench_memory_over(long rss_kb, long baseline_kb, double max_mem_mb);
+
 long rl_bench_tree_rss_kb(rl_bench_trees *tr, size_t slot);
 long rl_bench_tree_peak_kb(const rl_bench_trees *tr, size_t slot);
 /* Starts the slot's peak afresh (an executable planner's start mark). */

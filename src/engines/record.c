@@ -4,6 +4,7 @@
  * the disk) and the disk thread (manifests it asks for, free space). The writer starts
  * and stops a durability thread that fsyncs the bag after each flush. The run's files (lock, directory, manifest) are record_dir.h's, below this. */
 #include "engines/record_internal.h"
+#include "engines/record_watch.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -1212,14 +1213,6 @@ int rl_recorder_topic_stats(rl_recorder *r, uint16_t id, rl_record_topic_stats *
     return RL_OK;
 }
 
-/* How long the monitor may go unscheduled before that counts as a pause of the whole
- * process (SIGSTOP, a suspended VM or laptop) rather than time it watched. */
-static int64_t pause_threshold(const rl_recorder *r, int64_t tick)
-{
-    int64_t t = r->opts.stall_limit_ns / 2;
-    return t > 4 * tick ? t : 4 * tick;
-}
-
 /* The monitor: heartbeats, and the checks the writer cannot make on itself (a writer
  * stuck in a write cannot notice that it is stuck). It never touches the disk: what it
  * needs written (the manifest of a run it failed) it asks the disk thread for, so the
@@ -1233,10 +1226,8 @@ static void *monitor_main(void *arg)
     int last_state = -1;
     int64_t tick = r->opts.heartbeat_interval_ns < 50000000ll ? r->opts.heartbeat_interval_ns
                                                               : 50000000ll;
-    const int64_t paused_after = pause_threshold(r, tick);
-    int64_t last_wake = next_beat;
-    int64_t seen_progress = 0, seen_sync = 0;
-    int64_t quiet = 0, sync_quiet = 0; /* watched time without progress / in one fsync */
+    rec_watch watch;
+    rec_watch_init(&watch, next_beat, r->opts.stall_limit_ns, tick);
     pthread_mutex_lock(&r->mu);
     while (!r->monitor_stop) {
         int64_t now = rl_mono_ns();
@@ -1250,36 +1241,21 @@ static void *monitor_main(void *arg)
                       !atomic_load(&r->writer_done);
         pthread_mutex_unlock(&r->mu);
         now = rl_mono_ns();
-        int64_t gap = now - last_wake, watched = gap;
-        last_wake = now;
-        if (gap > paused_after) {
+        rec_watch_step w = rec_watch_tick(&watch, now, atomic_load(&r->progress_mono),
+                                          atomic_load(&r->sync_since_mono));
+        if (w.paused_ns) {
             atomic_fetch_add(&r->pauses, 1);
-            atomic_fetch_add(&r->paused_ns, gap);
-            watched = 0;
+            atomic_fetch_add(&r->paused_ns, w.paused_ns);
         }
-        int64_t progress = atomic_load(&r->progress_mono);
-        if (progress != seen_progress) {
-            seen_progress = progress;
-            quiet = now - progress < watched ? now - progress : watched;
-        } else {
-            quiet += watched;
-        }
-        int64_t syncing = atomic_load(&r->sync_since_mono);
-        if (!syncing)
-            sync_quiet = 0;
-        else if (syncing != seen_sync)
-            sync_quiet = now - syncing < watched ? now - syncing : watched;
-        else
-            sync_quiet += watched;
-        seen_sync = syncing;
         if (running) {
-            if (quiet > r->opts.stall_limit_ns &&
+            if (w.stalled &&
                 fail_run(r, "writer stalled for %lld ms (stall limit %lld ms)",
-                         (long long)(quiet / 1000000), (long long)(r->opts.stall_limit_ns / 1000000)))
+                         (long long)(w.quiet_ns / 1000000),
+                         (long long)(r->opts.stall_limit_ns / 1000000)))
                 request_manifest(r); /* the writer may never come back to do it */
-            if (syncing && sync_quiet > r->opts.stall_limit_ns &&
+            if (w.sync_stalled &&
                 fail_run(r, "fsync stalled for %lld ms (stall limit %lld ms)",
-                         (long long)(sync_quiet / 1000000),
+                         (long long)(w.sync_quiet_ns / 1000000),
                          (long long)(r->opts.stall_limit_ns / 1000000)))
                 request_manifest(r); /* the writer waits for the fsync to close */
         }
@@ -1339,7 +1315,8 @@ static void *disk_main(void *arg)
             uint64_t free_bytes = 0;
             /* Atomic so that tests can simulate a filling disk by raising it. */
             uint64_t minimum = __atomic_load_n(&r->opts.minimum_free_bytes, __ATOMIC_RELAXED);
-            if (rl_fs_free_bytes(r->info.run_dir, &free_bytes) == RL_OK && free_bytes < minimum)
+            if (rl_fs_free_bytes(r->info.run_dir, &free_bytes) == RL_OK &&
+                rec_free_space_low(free_bytes, minimum))
                 fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
                          (unsigned long long)free_bytes, (unsigned long long)minimum);
         }

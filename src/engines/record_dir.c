@@ -3,6 +3,7 @@
  * map copies with their SHA-256, config/recorder.json, config/nodes.json and
  * manifest.json (always written atomically, with room for it kept on the disk). */
 #include "engines/record_dir.h"
+#include "engines/record_watch.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -412,7 +413,7 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
     uint64_t free_bytes = 0;
     if ((rc = rl_fs_free_bytes(experiments, &free_bytes)) < 0)
         goto out_nodes;
-    if (free_bytes < opts->minimum_free_bytes) {
+    if (rec_free_space_low(free_bytes, opts->minimum_free_bytes)) {
         rc = rl_error_set(RL_ENOSPC, "%s: %llu bytes free, minimum_free_bytes is %llu",
                           experiments, (unsigned long long)free_bytes,
                           (unsigned long long)opts->minimum_free_bytes);

@@ -347,3 +347,8 @@ int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n, in
         pthread_cond_timedwait(&c->beat, &c->mu, &ts);
     }
 }
+
+bool rl_lab_heartbeat_lost(const rl_lab_heartbeat *hb, int64_t now_mono_ns, int64_t timeout_ns)
+{
+    return now_mono_ns - hb->seen_mono_ns > timeout_ns;
+}
