@@ -38,6 +38,7 @@ fi
 # ---- runs -------------------------------------------------------------------------------
 ROOT="$TMP/root"
 dirs=()
+t0=$(date +%s%N)
 for seed in 1 2 3; do
     d=$("$TMP/perflog_planner" "$ROOT" "$seed" 2>"$TMP/planner.err")
     rc=$?
@@ -47,6 +48,115 @@ for seed in 1 2 3; do
     check "it prints its run directory (seed $seed)" [ -s "$d/performance_log.csv" ]
     dirs+=("$d")
 done
+t1=$(date +%s%N)
+
+# Every key of the manifest and the summary (docs/perflog.md) and the CSV's own columns,
+# against what this test knows: the example's configuration, its path, the machine, the
+# test's clock around the runs, runlab --version, and relations between the numbers.
+check "every manifest, summary and standard CSV value of a run" python3 - "${dirs[0]}" 1 "$t0" "$t1" \
+    "$(hostname)" "$("$RUNLAB" --version)" "$(uname -s) $(uname -r) $(uname -m)" <<'PY'
+import csv, datetime, os, re, sys
+import yaml
+
+d, seed, t0, t1, host, version, uname = sys.argv[1:]
+t0, t1 = int(t0), int(t1)
+man = yaml.safe_load(open(os.path.join(d, "run_manifest.yaml")))
+summ = yaml.safe_load(open(os.path.join(d, "episode_summary.yaml")))
+rows = list(csv.reader(open(os.path.join(d, "performance_log.csv"), newline="")))
+raw = open(os.path.join(d, "performance_log.csv")).read().splitlines()
+head, rows = rows[0], rows[1:]
+col = {n: i for i, n in enumerate(head)}
+bad = []
+
+
+def expect(what, ok, got=None):
+    if not ok:
+        bad.append("%s (got %r)" % (what, got))
+
+
+def ns(iso):
+    mt = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{9})Z", iso or "")
+    if not mt:
+        return None
+    y, mo, da, h, mi, s, frac = (int(x) for x in mt.groups())
+    return int(datetime.datetime(y, mo, da, h, mi, s, tzinfo=datetime.timezone.utc).timestamp()) * 10**9 + frac
+
+
+keys = {"format_version", "schema_fingerprint", "build_git_sha", "build_git_dirty", "build_components",
+        "machine", "start_utc", "dataset", "scene", "planner", "random_seed", "log_performance",
+        "num_maps_to_save", "layers", "columns"}
+expect("manifest: exactly the documented keys (no task, no cost_budget when unbounded)", set(man) == keys, sorted(set(man) ^ keys))
+expect("format_version", man.get("format_version") == 1, man.get("format_version"))
+sha = man.get("build_git_sha", "")
+expect("build_git_sha = runlab --version's", re.fullmatch(r"[0-9a-f]{40}", sha) and ("git " + sha[:12]) in version, (sha, version))
+expect("build_git_dirty = runlab --version's", man.get("build_git_dirty") == ("dirty" in version), man.get("build_git_dirty"))
+bc = man.get("build_components", {})
+expect("build_components keys", set(bc) == {"runlab", "build_type", "compiler"}, bc)
+expect("build_components.runlab = the version", version.startswith("runlab %s " % bc.get("runlab")), bc)
+expect("build_components.compiler", re.fullmatch(r"(GNU|Clang)-\d+(\.\d+)*", str(bc.get("compiler"))), bc)
+mach = man.get("machine", {})
+model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), None)
+expect("machine keys", set(mach) == {"host", "cpu_model", "cpu_cores", "os"}, mach)
+expect("machine.host", mach.get("host") == host, mach.get("host"))
+expect("machine.cpu_model = /proc/cpuinfo's", model is None or mach.get("cpu_model") == model, (mach.get("cpu_model"), model))
+expect("machine.cpu_cores = the cores online", mach.get("cpu_cores") == os.cpu_count(), mach.get("cpu_cores"))
+expect("machine.os names uname", str(mach.get("os", "")).startswith(uname), (mach.get("os"), uname))
+start = ns(man.get("start_utc"))
+expect("start_utc ISO 8601 UTC with ns, within the runs", start is not None and t0 <= start <= t1, man.get("start_utc"))
+parts = d.rstrip("/").split("/")
+expect("dataset, scene, planner = the path", [man.get("dataset"), man.get("scene"), man.get("planner")] == parts[-4:-1] == ["toy", "wall20", "greedy"], parts[-4:])
+expect("the run directory is the start time (YYYYmmdd_HHMMSS)", start is not None and parts[-1] == datetime.datetime.fromtimestamp(start // 10**9, datetime.timezone.utc).strftime("%Y%m%d_%H%M%S"), parts[-1])
+expect("random_seed as given", man.get("random_seed") == int(seed), man.get("random_seed"))
+expect("log_performance", man.get("log_performance") is True, man.get("log_performance"))
+expect("num_maps_to_save", man.get("num_maps_to_save") == 0, man.get("num_maps_to_save"))
+expect("layers", man.get("layers") == {"planning": "greedy_sampler"}, man.get("layers"))
+cols = man.get("columns", [])
+expect("columns = the CSV header, in order", [c["name"] for c in cols] == head, [c["name"] for c in cols])
+want = {"CycleIndex": ("counter", "none", None), "ElapsedWallTimeSec": ("gauge", "s", None),
+        "TotalCost": ("total", "m", None), "TotalPathLength": ("total", "m", None),
+        "TotalPathDuration": ("total", "s", None), "TotalVisitedNodes": ("total", "count", None),
+        "planning.PlanTime": ("timer", "s", None), "planning.CollisionTime": ("timer", "s", "planning.PlanTime"),
+        "planning.Samples": ("counter", "count", None), "planning.RealAccumulatedGain": ("total", "cells", None)}
+for c in cols:
+    expect("column %s: type, unit, parent" % c["name"], (c["type"], c["unit"], c["parent"]) == want.get(c["name"]), c)
+
+skeys = {"format_version", "end_reason", "cycles", "total_cost", "total_path_length", "total_path_duration",
+         "num_visited_nodes", "elapsed_wall_time_s", "real_accumulated_gain", "timer_nesting_violations"}
+expect("summary: exactly the documented keys (no cost_budget when unbounded)", set(summ) == skeys, sorted(set(summ) ^ skeys))
+expect("summary format_version", summ.get("format_version") == 1, summ.get("format_version"))
+expect("end_reason: the example stops when no sample sees anything new", summ.get("end_reason") in ("no_step", "budget_exhausted"), summ.get("end_reason"))
+expect("cycles = CSV rows", summ.get("cycles") == len(rows), (summ.get("cycles"), len(rows)))
+last = rows[-1]
+num = lambda r, n: float(r[col[n]])
+for k, c in (("total_cost", "TotalCost"), ("total_path_length", "TotalPathLength"),
+             ("total_path_duration", "TotalPathDuration"), ("num_visited_nodes", "TotalVisitedNodes")):
+    expect("summary %s = the last %s" % (k, c), summ.get(k) == num(last, c), (summ.get(k), last[col[c]]))
+expect("real_accumulated_gain.planning = the last gain", summ.get("real_accumulated_gain") == {"planning": num(last, "planning.RealAccumulatedGain")}, summ.get("real_accumulated_gain"))
+expect("timer_nesting_violations", summ.get("timer_nesting_violations") == 0, summ.get("timer_nesting_violations"))
+el = [num(r, "ElapsedWallTimeSec") for r in rows]
+lifetime = (t1 - start) / 1e9 if start else 0
+expect("summary elapsed >= the last row's ElapsedWallTimeSec", summ.get("elapsed_wall_time_s", -1) >= el[-1], (summ.get("elapsed_wall_time_s"), el[-1]))
+expect("summary elapsed (s) <= the time from start_utc to the test's clock after", summ.get("elapsed_wall_time_s", 1e9) <= lifetime, (summ.get("elapsed_wall_time_s"), lifetime))
+expect("CycleIndex = 0..n-1", [int(r[col["CycleIndex"]]) for r in rows] == list(range(len(rows))), None)
+expect("ElapsedWallTimeSec >= 0 and never falls", el[0] >= 0 and all(a <= b for a, b in zip(el, el[1:])), el[:5])
+expect("ElapsedWallTimeSec (s) within the process's lifetime", el[-1] <= lifetime, (el[-1], lifetime))
+plan = [num(r, "planning.PlanTime") for r in rows]
+coll = [num(r, "planning.CollisionTime") for r in rows]
+# The timers are seconds: all planning time together fits in the episode's wall time.
+expect("sum of PlanTime (s) <= the episode's elapsed time", sum(plan) <= summ.get("elapsed_wall_time_s", 0), (sum(plan), summ.get("elapsed_wall_time_s")))
+expect("timers >= 0, the nested one within its parent", all(0 <= c <= p for p, c in zip(plan, coll)), None)
+for line in raw[1:]:
+    f = line.split(",")
+    for n in ("planning.PlanTime", "planning.CollisionTime"):
+        expect("timer %s written as exact decimal ns (at most 9 decimals)" % n, re.fullmatch(r"\d+(\.\d{1,9})?", f[col[n]]), f[col[n]])
+expect("Samples = 32 per cycle (the example's SAMPLES)", all(int(r[col["planning.Samples"]]) == 32 for r in rows), None)
+for line in bad[:20]:
+    print("  perflog:", line)
+sys.exit(1 if bad else 0)
+PY
+check "the manifest's schema_fingerprint recomputed from docs/perflog.md's definition" \
+    python3 "$SRC/tests/tools/fingerprint.py" "${dirs[0]}/run_manifest.yaml"
+
 run runs "$ROOT" --json
 check "runs --json exits 0" rc_is 0
 check "all three runs are parsed" [ "$(grep -c '"status": "parsed"' <<<"$out")" -eq 3 ]
