@@ -174,8 +174,12 @@ static void child_inproc(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri
     }
     if (b->events.on_pre_run)
         b->events.on_pre_run(b->events.ud, pl, b->problem);
-    emitf(wfd, "begin\t%ld\n", rl_bench_proc_rss_kb(getpid()));
+    /* The start's own stamp goes with it (CLOCK_MONOTONIC is one clock for every
+       process): the parent may read the line only after the run has ended, and a time
+       taken then would measure the parent's delay, not the run. */
+    long rss_kb = rl_bench_proc_rss_kb(getpid());
     run.start_ns = rl_mono_ns();
+    emitf(wfd, "begin\t%ld\t%lld\n", rss_kb, (long long)run.start_ns);
     rl_bench_status st = pl->solve(pl->self, b->problem, &run);
     double t = rl_bench_run_elapsed(&run);
     if (pl->run_properties)
@@ -308,8 +312,10 @@ static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
         s->deadline_ns = rl_bench_deadline_ns(true, s->fork_ns, s->begin_ns, s->limit, grace);
         s->next_sample_ns = 0;
         s->n_samples = 0; /* samples before the start measured start-up */
-    } else if (strcmp(f[0], "begin") == 0 && n == 2 && !s->is_exec) {
-        s->begin_ns = rl_mono_ns();
+    } else if (strcmp(f[0], "begin") == 0 && n == 3 && !s->is_exec) {
+        /* the child's stamp, kept within fork..now should it be garbled */
+        int64_t now = rl_mono_ns(), at = (int64_t)strtoll(f[2], NULL, 10);
+        s->begin_ns = at >= s->fork_ns && at <= now ? at : now;
         s->baseline_kb = strtol(f[1], NULL, 10);
         s->deadline_ns = rl_bench_deadline_ns(false, s->fork_ns, s->begin_ns, s->limit, grace);
     } else if (strcmp(f[0], "progress") == 0 && n == 3) {
@@ -975,8 +981,10 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
                   const struct rusage *ru, int journal_fd)
 {
     rl_bench_planner *pl = b->planners[s->planner];
-    int64_t now = rl_mono_ns();
     read_slot(s, pl, req->grace);
+    /* after the last lines are read: an executable's "start" read only now is still no
+       later than the end it is measured to */
+    int64_t now = rl_mono_ns();
     close(s->fd);
     if (s->pidfd >= 0)
         close(s->pidfd);

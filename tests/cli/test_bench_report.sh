@@ -1,6 +1,7 @@
 # report.html of `runlab bench`: written with every benchmark (built-in planners), rewritten
 # by `bench report DIR` and by --resume; sections, CI columns, inline SVG, no network
-# references; figures/ with PNG, SVG and a record each.
+# references; figures/ with PNG, SVG and a record each; every number in its tables recomputed by
+# tests/tools/bench_report_check.py.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$TMP/spec.yaml" <<YAML
@@ -31,6 +32,8 @@ done
 for c in "time 95% CI [s]" "memory 95% CI [MB]" "length 95% CI" "p (two-sided)" "best (reference)"; do
     check "report table has column/cell '$c'" grep -qF "$c" "$html"
 done
+check "every cell of the status, failure, medians and rank-sum tables recomputed from results.json" \
+    python3 "${RUNLAB_SOURCE:?}/tests/tools/bench_report_check.py" "$dir"
 check "three inline SVG figures" test "$(grep -o '<svg' "$html" | wc -l)" -eq 3
 check "no http references but the SVG namespace" \
     test "$(grep -o 'http' "$html" | wc -l)" -eq "$(grep -o 'xmlns="http://www.w3.org/2000/svg"' "$html" | wc -l)"
