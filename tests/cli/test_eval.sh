@@ -64,6 +64,8 @@ check "evaluation directory is named YYYYmmddTHHMMSSZ" grep -Eq '/evaluations/[0
 for f in report.html checks.csv summary.json config.yaml figures/speed.png figures/speed.svg figures/speed.yaml; do
     check "clean run: $f written" test -s "$ev/$f"
 done
+check "clean run: summary.json, checks.csv and report.html agree cell by cell" \
+    python3 "${RUNLAB_SOURCE:?}/tests/tools/eval_outputs_check.py" "$ev"
 check "report is self-contained (no external script or image)" bash -c "! grep -Eq '<(script|img|link)[^>]+(src|href)=\"https?:' '$ev/report.html'"
 clean=$RUN
 
@@ -82,6 +84,9 @@ json_check "speeding: the interval is where the bag's speed exceeds 3 m/s" '
         and 3.0 <= c["intervals"][0][0] and c["intervals"][0][1] <= 9.0)(
     check("states_speed","speed",2),
     [m for m in series("rt/vehicle/2/state") if m["message"]["speed"] > 3.0])'
+
+check "speeding: summary.json, checks.csv and report.html agree cell by cell" \
+    python3 "$RUNLAB_SOURCE/tests/tools/eval_outputs_check.py" "$(tail -n 1 <<<"$out")"
 
 # ---- stall_topic: vehicle 1 sends no states from 3 s to 5 s ----
 sim --fault stall_topic:1:3:5
