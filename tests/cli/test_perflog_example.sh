@@ -57,6 +57,8 @@ check "every manifest, summary and standard CSV value of a run" python3 - "${dir
     "$(hostname)" "$("$RUNLAB" --version)" "$(uname -s) $(uname -r) $(uname -m)" <<'PY'
 import csv, datetime, os, re, sys
 import yaml
+sys.path.insert(0, os.path.join(os.environ["RUNLAB_SOURCE"], "tests", "tools"))
+from value_checks import Expectations, iso_ns
 
 d, seed, t0, t1, host, version, uname = sys.argv[1:]
 t0, t1 = int(t0), int(t1)
@@ -66,20 +68,8 @@ rows = list(csv.reader(open(os.path.join(d, "performance_log.csv"), newline=""))
 raw = open(os.path.join(d, "performance_log.csv")).read().splitlines()
 head, rows = rows[0], rows[1:]
 col = {n: i for i, n in enumerate(head)}
-bad = []
-
-
-def expect(what, ok, got=None):
-    if not ok:
-        bad.append("%s (got %r)" % (what, got))
-
-
-def ns(iso):
-    mt = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{9})Z", iso or "")
-    if not mt:
-        return None
-    y, mo, da, h, mi, s, frac = (int(x) for x in mt.groups())
-    return int(datetime.datetime(y, mo, da, h, mi, s, tzinfo=datetime.timezone.utc).timestamp()) * 10**9 + frac
+expect = Expectations("perflog")
+ns = iso_ns
 
 
 keys = {"format_version", "schema_fingerprint", "build_git_sha", "build_git_dirty", "build_components",
@@ -150,9 +140,7 @@ for line in raw[1:]:
     for n in ("planning.PlanTime", "planning.CollisionTime"):
         expect("timer %s written as exact decimal ns (at most 9 decimals)" % n, re.fullmatch(r"\d+(\.\d{1,9})?", f[col[n]]), f[col[n]])
 expect("Samples = 32 per cycle (the example's SAMPLES)", all(int(r[col["planning.Samples"]]) == 32 for r in rows), None)
-for line in bad[:20]:
-    print("  perflog:", line)
-sys.exit(1 if bad else 0)
+expect.finish()
 PY
 check "the manifest's schema_fingerprint recomputed from docs/perflog.md's definition" \
     python3 "$SRC/tests/tools/fingerprint.py" "${dirs[0]}/run_manifest.yaml"
