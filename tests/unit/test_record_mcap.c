@@ -334,6 +334,39 @@ static void test_payloads_exact_across_sizes_and_block_reuse(void **state)
     rl_test_tmpdir_free(home);
 }
 
+/* For the forked children of the disk-failure tests: a recorder of one raw topic "/big",
+ * uncompressed small chunks flushed every 20 ms, prepared, begun and started; exits 10 or
+ * 11 when that fails. */
+static rl_recorder *start_big_run(const char *home, const char *run_id, uint16_t *t)
+{
+    rl_record_options o;
+    base_options(&o, home);
+    o.compression = RL_RECORD_COMPRESSION_NONE;
+    o.chunk_size = 16 * 1024;
+    o.write_delay_ns = 0;
+    o.flush_interval_ns = 20 * 1000000ll;
+    rl_recorder *r = NULL;
+    if (rl_recorder_new(&r, &o) != RL_OK ||
+        rl_recorder_add_topic(r, "/big", "", "", NULL, 0, "raw", t) != RL_OK)
+        _exit(10);
+    rl_record_run run = {.run_id = run_id};
+    if (rl_recorder_prepare(r, &run) != RL_OK || rl_recorder_begin(r) != RL_OK)
+        _exit(11);
+    return r;
+}
+
+/* Pushes up to `count` 1 KiB messages while the run records, pausing 2 ms every 50. */
+static void push_big(rl_recorder *r, uint16_t t, int count)
+{
+    char buf[1024];
+    memset(buf, 'x', sizeof buf);
+    for (int i = 0; i < count && rl_recorder_state(r) == RL_RECORD_RECORDING; i++) {
+        rl_recorder_push(r, t, 10 + (uint64_t)i, 10 + (uint64_t)i, buf, sizeof buf);
+        if (i % 50 == 0)
+            sleep_ms(2);
+    }
+}
+
 /* A disk that fills up: the child records under a 256 KiB file size limit. */
 static void test_disk_full_fails_with_readable_bag(void **state)
 {
@@ -348,29 +381,11 @@ static void test_disk_full_fails_with_readable_bag(void **state)
         signal(SIGXFSZ, SIG_IGN); /* get EFBIG from write(2) instead of dying */
         struct rlimit lim = {256 * 1024, 256 * 1024};
         setrlimit(RLIMIT_FSIZE, &lim);
-        rl_record_options o;
-        base_options(&o, home);
-        o.compression = RL_RECORD_COMPRESSION_NONE;
-        o.chunk_size = 16 * 1024;
-        o.write_delay_ns = 0;
-        o.flush_interval_ns = 20 * 1000000ll;
-        rl_recorder *r = NULL;
         uint16_t t = 0;
-        if (rl_recorder_new(&r, &o) != RL_OK ||
-            rl_recorder_add_topic(r, "/big", "", "", NULL, 0, "raw", &t) != RL_OK)
-            _exit(10);
-        rl_record_run run = {.run_id = "full"};
-        if (rl_recorder_prepare(r, &run) != RL_OK || rl_recorder_begin(r) != RL_OK)
-            _exit(11);
+        rl_recorder *r = start_big_run(home, "full", &t);
         snprintf(shared, 2 * PATH_MAX, "%s", rl_recorder_bag_path(r));
         rl_recorder_mark_start(r, 1);
-        char buf[1024];
-        memset(buf, 'x', sizeof buf);
-        for (int i = 0; i < 5000 && rl_recorder_state(r) == RL_RECORD_RECORDING; i++) {
-            rl_recorder_push(r, t, 10 + i, 10 + i, buf, sizeof buf);
-            if (i % 50 == 0)
-                sleep_ms(2);
-        }
+        push_big(r, t, 5000);
         for (int i = 0; i < 2500 && rl_recorder_state(r) == RL_RECORD_RECORDING; i++)
             sleep_ms(2);
         int st = (int)rl_recorder_state(r);
@@ -417,31 +432,13 @@ static void test_full_disk_still_gets_final_manifest(void **state)
         if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
             mount("runlab-test", home, "tmpfs", 0, "size=1m") != 0)
             _exit(77);
-        rl_record_options o;
-        base_options(&o, home);
-        o.compression = RL_RECORD_COMPRESSION_NONE;
-        o.chunk_size = 16 * 1024;
-        o.write_delay_ns = 0;
-        o.flush_interval_ns = 20 * 1000000ll;
-        rl_recorder *r = NULL;
         uint16_t t = 0;
-        if (rl_recorder_new(&r, &o) != RL_OK ||
-            rl_recorder_add_topic(r, "/big", "", "", NULL, 0, "raw", &t) != RL_OK)
-            _exit(10);
-        rl_record_run run = {.run_id = "tmpfs-full"};
-        if (rl_recorder_prepare(r, &run) != RL_OK || rl_recorder_begin(r) != RL_OK)
-            _exit(11);
+        rl_recorder *r = start_big_run(home, "tmpfs-full", &t);
         char dir[PATH_MAX], bag[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
         snprintf(bag, sizeof bag, "%s", rl_recorder_bag_path(r));
         rl_recorder_mark_start(r, 1);
-        char buf[1024];
-        memset(buf, 'x', sizeof buf);
-        for (int i = 0; i < 20000 && rl_recorder_state(r) == RL_RECORD_RECORDING; i++) {
-            rl_recorder_push(r, t, 10 + i, 10 + i, buf, sizeof buf);
-            if (i % 50 == 0)
-                sleep_ms(2);
-        }
+        push_big(r, t, 20000);
         if (rl_recorder_state(r) != RL_RECORD_FAILED)
             _exit(12);
         rl_recorder_wait(r);
