@@ -469,7 +469,7 @@ static int run_experiment(experiment *e)
         return cli_fail("experiment", "%s", rl_error_last());
     }
     char failure[768] = "", run_dir[1024] = "", run_id[80] = "";
-    int started = 0, prepared = 0, interrupted = 0, silent = 0;
+    int started = 0, prepared = 0, interrupted = 0, silent = 0, recorder_failed = 0;
     int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
 
     /* The recorder we started: its first heartbeat carries our child's pid. */
@@ -525,6 +525,7 @@ static int run_experiment(experiment *e)
             break;
         if (rl_lab_client_wait_heartbeat(cl, 0, 0, &hb) == RL_OK) {
             if (hb.state == RL_RECORD_FAILED) {
+                recorder_failed = 1;
                 snprintf(failure, sizeof failure, "the recorder FAILED: %s", hb.reason);
                 break;
             }
@@ -551,8 +552,11 @@ done:;
     if (failure[0])
         fprintf(stderr, "runlab: experiment: failed: %s\n", failure);
     int complete = 0;
-    /* A recorder that fell silent would not answer finish either: it is only stopped. */
-    if (prepared && alive && !silent) {
+    /* A recorder that fell silent would not answer finish either: it is only stopped. One
+     * that FAILED has ended the run itself: finish would only be refused. */
+    if (recorder_failed)
+        fprintf(stderr, "runlab experiment: run %s FAILED\n", run_id);
+    if (prepared && alive && !silent && !recorder_failed) {
         const char *reason = failure[0] ? failure : interrupted ? "SIGINT" : NULL;
         if (rl_lab_client_finish(cl, run_id, started ? stop : 0, reason, 60 * s, &rep) < 0)
             fprintf(stderr, "runlab: experiment: finish: %s\n", rl_error_last());

@@ -170,6 +170,8 @@ check "writer failure: reason printed" err_has "failed: the recorder FAILED: wri
 check "writer failure: the reason names the error" err_has "File too large"
 dir=$(last_line)
 check "writer failure: run directory printed last" test -d "$dir"
+check "writer failure: the run's end is said once, no refused finish" \
+    bash -c 'grep -qF "run $1 FAILED" <<<"$2" && ! grep -q "finish refused" <<<"$2"' _ "$(basename "$dir" | sed 's/^[0-9TZ]*_//')" "$err"
 check "writer failure: note FAILED with the reason" file_has "$dir/experiment.json" "the recorder FAILED: writer:"
 check "writer failure: manifest FAILED" file_has "$dir/manifest.json" '"state": "FAILED"'
 wait "$listener"
