@@ -267,7 +267,7 @@ int rl_rec_map_describe(const char *run_dir, const char *frame, rec_map_info *mi
             continue;
         hex_of(d, hex);
         if (strcmp(hex, mi->source_sha256) == 0) {
-            snprintf(mi->original_file, sizeof mi->original_file, "%s", e->d_name);
+            memcpy(mi->original_file, e->d_name, strlen(e->d_name) + 1); /* length checked above */
             mi->source_bytes = size;
             break;
         }

@@ -49,6 +49,7 @@ planners:
   - {name: error_hang, command: ["$TMP/error_hang.sh"]}
   - {name: end_hang, command: ["$TMP/end_hang.sh"]}
   - {name: crash_in_shell, command: "true; sh -c 'kill -SEGV \$\$'"}
+  - {name: hup_in_shell, command: "true; sh -c 'kill -HUP \$\$'"}
   - {name: abort_direct, command: "sh -c 'kill -ABRT \$\$'"}
   - {name: setsid, command: ["$TMP/setsid.sh"]}
 YAML
@@ -76,6 +77,9 @@ for mode in auto proc; do
     check "$mode: ... naming the keyword" bash -c "grep '^hostile,end_hang,' '$dir/results.csv' | grep -q 'unknown keyword'"
     check "$mode: a crash inside a shell command is a Crash (7)" test "$(st crash_in_shell)" = 7
     check "$mode: ... named by its signal" bash -c "grep '^hostile,crash_in_shell,' '$dir/results.csv' | grep -q 'signal 11'"
+    # 129 = 128 + SIGHUP, the lowest exit code a shell gives a program killed by a signal
+    check "$mode: signal 1 inside a shell command (exit code 129) is a Crash (7)" test "$(st hup_in_shell)" = 7
+    check "$mode: ... named by its signal" bash -c "grep '^hostile,hup_in_shell,' '$dir/results.csv' | grep -q 'signal 1 '"
     check "$mode: a simple shell command runs without a shell: Abort (8)" test "$(st abort_direct)" = 8
     check "$mode: the setsid run itself solved" test "$(st setsid)" = 6
     check "$mode: nothing a run started outlives it" test -z "$(pgrep -f "sleep $mark")"
