@@ -109,6 +109,14 @@ PY
 log=$(ls "$dir"/runlab_*.log)
 check "the log is named for today's UTC date" \
     bash -c "[[ '$log' == *_${date_before}T* || '$log' == *_${date_after}T* ]]"
+check "the log's 'Starting at' is the benchmark's start, UTC, to the second" python3 - "$log" "$t0" "$t1" <<'PY'
+import calendar, re, sys, time
+text = open(sys.argv[1]).read()
+m = re.search(r"^Starting at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)$", text, re.M)
+assert m, "no 'Starting at' line"
+at = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))
+assert int(float(sys.argv[2])) <= at <= float(sys.argv[3]), (m.group(1), sys.argv[2], sys.argv[3])
+PY
 # the terminal's speed-up points the right way: fast is N x faster than slow, N > 1
 check "the terminal names fast as the fastest" out_has "fast ran fastest (median time)"
 factor=$(sed -nE 's/^ *([0-9.]+) x faster than slow .*/\1/p' <<<"$out")
