@@ -420,6 +420,9 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
     ro.home = home_buf;
     ro.lock_dir = lock_dir;
     ro.lab_domain = opts->domain;
+    /* Nothing live can be lost offline: the writer may fall behind a loaded machine's disk
+     * for as long as it takes; only a disk hung for minutes fails the run. */
+    ro.stall_limit_ns = 600 * 1000000000ll;
     if (rc == RL_OK)
         rc = rl_recorder_new(&o.rec, &ro);
     if (rc == RL_OK)
