@@ -35,17 +35,26 @@ enum chan_kind { CH_IGNORE = 0, CH_TRIGGER, CH_STATE, CH_OBS, CH_CMD };
 static const char *const state_paths[] = {"header.create_stamp", "pose.x", "pose.y",
                                           "pose.yaw", "speed", "imu_acceleration_forward"};
 static const char *const obs_paths[] = {"header.create_stamp", "pose.x", "pose.y", "pose.yaw"};
+/* Every trajectory point is read ("[]"); a schema lacking one of the point fields is named
+ * by its first point ("trajectory_points[0].px"), as the reasons always have. */
 static const char *const cmd_paths[] = {"header.create_stamp", "header.valid_after_stamp",
+                                        "trajectory_points[].t", "trajectory_points[].px",
+                                        "trajectory_points[].py", "trajectory_points[].vx",
+                                        "trajectory_points[].vy"};
+static const char *const cmd_names[] = {"header.create_stamp", "header.valid_after_stamp",
                                         "trajectory_points[0].t", "trajectory_points[0].px",
                                         "trajectory_points[0].py", "trajectory_points[0].vx",
                                         "trajectory_points[0].vy"};
+enum { CMD_HEADER_PATHS = 2, MAX_PATHS = 8 };
 static const char *const trigger_paths[] = {"kind", "stamp"};
 
 typedef struct chan_dec {
     int kind;
     size_t vehicle; /* index into run.vehicles */
     rl_msgdef *def;
-    rl_msg_path *path[8];
+    rl_msg_extract *ex;      /* the topic's paths, read in one pass per message */
+    bool have[MAX_PATHS];    /* path i is in the schema (else its value is NaN) */
+    rl_msg_field f[MAX_PATHS];
     size_t npaths;
 } chan_dec;
 
@@ -368,13 +377,14 @@ static int channel_setup(eval_loaded *l, chan_dec *c, const rl_mcap_schema *sc, 
         c->kind = CH_IGNORE;
         return RL_OK;
     }
+    const char *const *names = c->kind == CH_CMD ? cmd_names : paths;
+    if ((rc = rl_msg_extract_compile(&c->ex, c->def, paths, c->npaths)) < 0)
+        return rc;
+    bool points = true;
     for (size_t i = 0; i < c->npaths; i++) {
-        rc = rl_msg_path_compile(&c->path[i], c->def, paths[i]);
-        if (rc == RL_ENOMEM)
-            return rc;
-        if (rc < 0) {
-            c->path[i] = NULL;
-            const char *why = keepf(l, "%s: schema %s has no field '%s'", topic, name, paths[i]);
+        c->have[i] = rl_msg_extract_status(c->ex, i, NULL) == RL_OK;
+        if (!c->have[i]) {
+            const char *why = keepf(l, "%s: schema %s has no field '%s'", topic, name, names[i]);
             if (c->kind == CH_TRIGGER) {
                 rl_buf_printf(&l->notes, "%s\n", why);
                 c->kind = CH_IGNORE;
@@ -384,42 +394,66 @@ static int channel_setup(eval_loaded *l, chan_dec *c, const rl_mcap_schema *sc, 
                reads it, through the valid-after/points fields' absence it is not judged. */
             if (!(c->kind == CH_CMD && i == 0))
                 field_missing(l, c->vehicle, fields[i], why);
+            if (c->kind == CH_CMD && i >= CMD_HEADER_PATHS)
+                points = false;
         }
+    }
+    if (!points) { /* no points are read when one of their fields is missing */
+        rl_msg_extract_free(c->ex);
+        c->ex = NULL;
+        c->npaths = CMD_HEADER_PATHS;
+        if ((rc = rl_msg_extract_compile(&c->ex, c->def, paths, c->npaths)) < 0)
+            return rc;
     }
     return RL_OK;
 }
 
-static int get_f64(const rl_msg_path *p, const rl_mcap_message *m, double *out)
+/* A stamp field (an integer, ns) as seconds since the provisional zero; NaN when the
+ * schema lacks it, an error when this message does not hold it or it is not an integer. */
+static int get_stamp(const eval_loaded *l, const chan_dec *c, size_t i, double *out)
 {
-    if (!p) {
+    const rl_msg_field *f = &c->f[i];
+    if (!c->have[i]) {
         *out = NAN;
         return RL_OK;
     }
-    rl_msg_value v;
-    int rc = rl_msg_path_get(p, m->data.data, m->data.len, &v);
-    if (rc < 0)
-        return rc;
-    return rl_msg_value_f64(&v, out);
+    if (!f->present)
+        return RL_ENOENT;
+    rl_msg_kind k = f->value.kind;
+    if (k == RL_MSG_UINT64 || k == RL_MSG_UINT32 || k == RL_MSG_UINT16 || k == RL_MSG_UINT8)
+        *out = rel(l, (int64_t)f->value.v.u);
+    else if (k == RL_MSG_INT64 || k == RL_MSG_INT32)
+        *out = rel(l, f->value.v.i);
+    else
+        return RL_EINVAL;
+    return RL_OK;
 }
 
-static int get_stamp(const eval_loaded *l, const rl_msg_path *p, const rl_mcap_message *m,
-                     double *out)
+/* A number field; NaN when the schema lacks it, an error when this message does not hold
+ * it or it is a string. */
+static int get_f64(const chan_dec *c, size_t i, double *out)
 {
-    if (!p) {
+    const rl_msg_field *f = &c->f[i];
+    if (!c->have[i]) {
         *out = NAN;
         return RL_OK;
     }
-    rl_msg_value v;
-    int rc = rl_msg_path_get(p, m->data.data, m->data.len, &v);
-    if (rc < 0)
-        return rc;
-    if (v.kind == RL_MSG_UINT64 || v.kind == RL_MSG_UINT32 || v.kind == RL_MSG_UINT16 ||
-        v.kind == RL_MSG_UINT8)
-        *out = rel(l, (int64_t)v.v.u);
-    else if (v.kind == RL_MSG_INT64 || v.kind == RL_MSG_INT32)
-        *out = rel(l, v.v.i);
-    else
-        return rl_error_set(RL_EINVAL, "stamp is not an integer");
+    if (!f->present || f->value.kind == RL_MSG_STRING || f->value.kind == RL_MSG_WSTRING)
+        return RL_EINVAL;
+    *out = f->f;
+    return RL_OK;
+}
+
+/* Reads the channel's fields from one message into c->f and converts them into vals[]
+ * (stamps first, then numbers). RL_OK, or < 0 when the message does not decode. */
+static int get_fields(const eval_loaded *l, chan_dec *c, const rl_mcap_message *m, size_t nstamps,
+                      double *vals, size_t nvals)
+{
+    if (rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) < 0)
+        return RL_EPARSE;
+    for (size_t i = 0; i < nvals; i++)
+        if ((i < nstamps ? get_stamp(l, c, i, &vals[i]) : get_f64(c, i, &vals[i])) < 0)
+            return RL_EPARSE;
     return RL_OK;
 }
 
@@ -428,26 +462,18 @@ static int decode_state(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
     eval_vehicle *v = &l->run.vehicles[c->vehicle];
     eval_states *s = &v->state;
     double vals[6];
-    if (get_stamp(l, c->path[0], m, &vals[0]) < 0)
-        goto bad;
-    for (size_t i = 1; i < 6; i++)
-        if (get_f64(c->path[i], m, &vals[i]) < 0)
-            goto bad;
+    if (get_fields(l, c, m, 1, vals, 6) < 0) {
+        v->decode_errors[0]++;
+        return RL_OK;
+    }
     double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw, &s->speed, &s->accel};
     int rc = grow_cols(cols, 7, &l->cap_states[c->vehicle], s->n + 1);
     if (rc < 0)
         return rc;
     s->t[s->n] = rel(l, (int64_t)m->log_time);
-    s->stamp[s->n] = vals[0];
-    s->x[s->n] = vals[1];
-    s->y[s->n] = vals[2];
-    s->yaw[s->n] = vals[3];
-    s->speed[s->n] = vals[4];
-    s->accel[s->n] = vals[5];
+    for (size_t i = 0; i < 6; i++)
+        (*cols[i + 1])[s->n] = vals[i];
     s->n++;
-    return RL_OK;
-bad:
-    v->decode_errors[0]++;
     return RL_OK;
 }
 
@@ -456,72 +482,47 @@ static int decode_obs(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
     eval_vehicle *v = &l->run.vehicles[c->vehicle];
     eval_observations *s = &v->obs;
     double vals[4];
-    if (get_stamp(l, c->path[0], m, &vals[0]) < 0)
-        goto bad;
-    for (size_t i = 1; i < 4; i++)
-        if (get_f64(c->path[i], m, &vals[i]) < 0)
-            goto bad;
+    if (get_fields(l, c, m, 1, vals, 4) < 0) {
+        v->decode_errors[1]++;
+        return RL_OK;
+    }
     double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw};
     int rc = grow_cols(cols, 5, &l->cap_obs[c->vehicle], s->n + 1);
     if (rc < 0)
         return rc;
     s->t[s->n] = rel(l, (int64_t)m->log_time);
-    s->stamp[s->n] = vals[0];
-    s->x[s->n] = vals[1];
-    s->y[s->n] = vals[2];
-    s->yaw[s->n] = vals[3];
+    for (size_t i = 0; i < 4; i++)
+        (*cols[i + 1])[s->n] = vals[i];
     s->n++;
-    return RL_OK;
-bad:
-    v->decode_errors[1]++;
     return RL_OK;
 }
 
-/* Trajectory points come from the decoder's visitor: each element of trajectory_points
- * starts a point, whose members t/px/py/vx/vy are taken by name (any order, any extra
- * members ignored). */
+/* Trajectory points: the extraction calls back after each element of trajectory_points
+ * with its t/px/py/vx/vy (paths 2..6); a stamp that is not an integer, or a string where a
+ * number belongs, is NaN. */
 typedef struct points_visit {
     eval_loaded *l;
     size_t vehicle;
-    size_t added;
-    int err;
 } points_visit;
 
-static int on_point_field(void *ctx, const rl_msg_visit *e)
+static int on_point(void *ctx, size_t index, const rl_msg_field *f)
 {
+    (void)index;
     points_visit *pv = ctx;
     eval_commands *c = &pv->l->run.vehicles[pv->vehicle].cmd;
-    static const char prefix[] = "trajectory_points[";
-    if (strncmp(e->path, prefix, sizeof prefix - 1) != 0)
+    int rc = rl_grow_array((void **)&c->points, &pv->l->cap_points[pv->vehicle], c->npoints + 1,
+                           sizeof c->points[0], "trajectory points");
+    if (rc < 0)
+        return rc;
+    eval_traj_point *p = &c->points[c->npoints++];
+    *p = (eval_traj_point){NAN, f[3].f, f[4].f, f[5].f, f[6].f};
+    rl_msg_kind k = f[2].value.kind;
+    if (!f[2].present)
         return 0;
-    if (e->event == RL_MSG_BEGIN_STRUCT && !e->name) {
-        int rc = rl_grow_array((void **)&c->points, &pv->l->cap_points[pv->vehicle],
-                               c->npoints + 1, sizeof c->points[0], "trajectory points");
-        if (rc < 0)
-            return rc;
-        c->points[c->npoints++] = (eval_traj_point){NAN, NAN, NAN, NAN, NAN};
-        pv->added++;
-        return 0;
-    }
-    if (e->event != RL_MSG_VALUE || !e->name || !pv->added)
-        return 0;
-    eval_traj_point *p = &c->points[c->npoints - 1];
-    double f;
-    if (strcmp(e->name, "t") == 0) {
-        if (e->value.kind == RL_MSG_UINT64 || e->value.kind == RL_MSG_UINT32)
-            p->t = rel(pv->l, (int64_t)e->value.v.u);
-        else if (e->value.kind == RL_MSG_INT64 || e->value.kind == RL_MSG_INT32)
-            p->t = rel(pv->l, e->value.v.i);
-    } else if (rl_msg_value_f64(&e->value, &f) == RL_OK) {
-        if (strcmp(e->name, "px") == 0)
-            p->px = f;
-        else if (strcmp(e->name, "py") == 0)
-            p->py = f;
-        else if (strcmp(e->name, "vx") == 0)
-            p->vx = f;
-        else if (strcmp(e->name, "vy") == 0)
-            p->vy = f;
-    }
+    if (k == RL_MSG_UINT64 || k == RL_MSG_UINT32)
+        p->t = rel(pv->l, (int64_t)f[2].value.v.u);
+    else if (k == RL_MSG_INT64 || k == RL_MSG_INT32)
+        p->t = rel(pv->l, f[2].value.v.i);
     return 0;
 }
 
@@ -529,44 +530,38 @@ static int decode_cmd(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
 {
     eval_vehicle *v = &l->run.vehicles[c->vehicle];
     eval_commands *s = &v->cmd;
-    double stamp, valid_after;
-    if (get_stamp(l, c->path[0], m, &stamp) < 0 || get_stamp(l, c->path[1], m, &valid_after) < 0)
-        goto bad;
     size_t first = s->npoints;
-    if (!v->missing[EVAL_CMD_POINTS]) {
-        points_visit pv = {l, c->vehicle, 0, 0};
-        int rc = rl_msg_decode(c->def, m->data.data, m->data.len, on_point_field, &pv);
-        if (rc == RL_ENOMEM || rc == RL_ERANGE)
-            return rc;
-        if (rc < 0) {
-            s->npoints = first;
-            goto bad;
-        }
+    points_visit pv = {l, c->vehicle};
+    double stamps[2];
+    int rc = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, on_point, &pv);
+    if (rc == RL_ENOMEM || rc == RL_ERANGE)
+        return rc;
+    if (rc < 0 || get_stamp(l, c, 0, &stamps[0]) < 0 || get_stamp(l, c, 1, &stamps[1]) < 0) {
+        s->npoints = first;
+        v->decode_errors[2]++;
+        return RL_OK;
     }
     size_t cap = l->cap_cmd[c->vehicle];
-    int rc = rl_grow_array((void **)&s->cmd, &cap, s->n + 1, sizeof s->cmd[0], "commands");
+    rc = rl_grow_array((void **)&s->cmd, &cap, s->n + 1, sizeof s->cmd[0], "commands");
     l->cap_cmd[c->vehicle] = cap;
     if (rc < 0)
         return rc;
-    s->cmd[s->n++] = (eval_command){rel(l, (int64_t)m->log_time), stamp, valid_after, first,
+    s->cmd[s->n++] = (eval_command){rel(l, (int64_t)m->log_time), stamps[0], stamps[1], first,
                                     s->npoints - first};
-    return RL_OK;
-bad:
-    v->decode_errors[2]++;
     return RL_OK;
 }
 
 static void decode_trigger(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
 {
-    rl_msg_value kind, stamp;
-    if (rl_msg_path_get(c->path[0], m->data.data, m->data.len, &kind) < 0 ||
-        rl_msg_path_get(c->path[1], m->data.data, m->data.len, &stamp) < 0)
+    if (rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) < 0)
         return;
-    double k;
-    if (rl_msg_value_f64(&kind, &k) < 0 ||
-        (stamp.kind != RL_MSG_UINT64 && stamp.kind != RL_MSG_INT64))
+    const rl_msg_field *kind = &c->f[0], *stamp = &c->f[1];
+    if (!kind->present || !stamp->present || kind->value.kind == RL_MSG_STRING ||
+        kind->value.kind == RL_MSG_WSTRING ||
+        (stamp->value.kind != RL_MSG_UINT64 && stamp->value.kind != RL_MSG_INT64))
         return;
-    int64_t ns = stamp.kind == RL_MSG_UINT64 ? (int64_t)stamp.v.u : stamp.v.i;
+    double k = kind->f;
+    int64_t ns = stamp->value.kind == RL_MSG_UINT64 ? (int64_t)stamp->value.v.u : stamp->value.v.i;
     if (k == 1 && !l->have_start) {
         l->have_start = true;
         l->start_ns = ns;
@@ -602,8 +597,7 @@ static void chan_free(chan_dec *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < 8; i++)
-        rl_msg_path_free(c->path[i]);
+    rl_msg_extract_free(c->ex);
     rl_msgdef_free(c->def);
     free(c);
 }
