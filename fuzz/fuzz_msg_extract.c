@@ -26,7 +26,9 @@ static const struct {
      "@final struct P { double x; double y; double yaw; };\n"
      "@final struct T { uint64 t; double px; double py; };\n"
      "@final struct S { H header; uint8 id; P pose; double speed; sequence<T> pts; string s; };};\n",
-     {"header.stamp", "pose.x", "pose.y", "pose.yaw", "speed", "pts[].t", "pts[].py", "s"}},
+     {"header.stamp", "pose.x", "pose.y", "pose.yaw", "speed", "pts[].t", "pts[].py"}},
+    {"h::S", NULL, /* the same schema: fixed offsets (above), and a string to walk to here */
+     {"id", "pose.yaw", "s", "pts[1].px"}},
     {"t::M",
      "module t { enum Color { RED, GREEN, @value(7) BLUE };\n"
      "struct Pt { double x; float y; int16 k; };\n"

@@ -35,7 +35,190 @@ struct rl_msg_extract {
     char *all_prefix;      /* the path text before "[]" */
     uint32_t *all_slots;   /* the paths under "[]" (cleared before each element) */
     size_t nall_slots, cap_all_slots;
+    struct fixed_layout *fixed[2]; /* per XCDR version (1, 2): NULL when not fixed */
 };
+
+/* ---- Fixed layouts ------------------------------------------------------------------
+ * When every needed field of a final-extensibility payload (CDR, CDR2: what ROS 2 and the
+ * lab send) lies at an offset known from the schema alone (only fixed-size primitives,
+ * final structs and fixed arrays before the last of them; then at most the "[]" sequence
+ * of fixed-size elements), the fields are loaded from those offsets after one length
+ * check. A payload that does not pass the check is walked instead, which gives the error
+ * (or reads what it can), so both ways always agree. */
+typedef struct fixed_leaf {
+    uint32_t node;
+    uint32_t off; /* from the start of the payload (element leaves: of element 0 / 1) */
+} fixed_leaf;
+
+typedef struct fixed_layout {
+    size_t need;         /* bytes the fixed part takes */
+    fixed_leaf *leaves;  /* outside the sequence */
+    size_t nleaves;
+    bool seq;            /* the "[]" sequence follows */
+    bool dheader;        /* XCDR2: a DHEADER before its count */
+    uint32_t head;       /* offset of the DHEADER or else of the count */
+    uint32_t bound;      /* the sequence's bound, 0 none */
+    size_t first;        /* where element 0 starts (count > 0) */
+    size_t end0, stride; /* where element 0 ends; elements 1.. are `stride` bytes each */
+    fixed_leaf *e0, *e1; /* the element leaves in element 0 and in element 1 */
+    size_t nelem;
+} fixed_layout;
+
+typedef struct layout_sim {
+    const rl_msg_extract *ex;
+    int v2;
+    size_t found, total; /* leaves placed / to place */
+    size_t need_floor;   /* bytes the decoder's array checks want before the last leaf */
+    bool done, seq_seen;
+    fixed_leaf *leaves;  /* where leaves go now */
+    size_t *nleaves;     /* (room: one per node) */
+    fixed_layout *lay;
+} layout_sim;
+
+static size_t sim_align(const layout_sim *s, size_t pos, size_t size)
+{
+    size_t a = s->v2 && size > 4 ? 4 : size;
+    return pos + ((0 - (pos - 4)) & (a - 1));
+}
+
+static const ex_node *node_child(const rl_msg_extract *ex, const ex_node *n, uint32_t sel)
+{
+    if (!n)
+        return NULL;
+    for (uint32_t c = n->child; c != EX_NONE; c = ex->nodes[c].next)
+        if (ex->nodes[c].sel == sel && !ex->nodes[c].all)
+            return &ex->nodes[c];
+    return NULL;
+}
+
+static bool sim_value(layout_sim *s, uint32_t t, const ex_node *n, size_t *pos, bool full);
+
+/* The "[]" sequence (node n, element node c) at *pos: its header, then two elements to find
+ * the stride. Nothing needed may follow it. */
+static bool sim_sequence(layout_sim *s, const rl_msg_type *ty, const ex_node *n, size_t *pos)
+{
+    const rl_msgdef *def = s->ex->def;
+    const ex_node *c = &s->ex->nodes[n->child];
+    fixed_layout *lay = s->lay;
+    size_t esize = msgdef_prim_size(def->types[ty->elem].kind);
+    if (ty->kind != RL_MSG_SEQUENCE || s->seq_seen || (!esize && def->min_size[ty->elem] == 0))
+        return false;
+    s->seq_seen = true;
+    lay->dheader = s->v2 && !msgdef_prim_size(def->types[cdr_innermost(def, (uint32_t)(ty - def->types))].kind);
+    size_t at = sim_align(s, *pos, 4);
+    lay->head = (uint32_t)at;
+    at += lay->dheader ? 8 : 4;
+    lay->need = at;
+    lay->bound = ty->bound;
+    lay->first = esize ? sim_align(s, at, esize) : at;
+    size_t found = s->found, floor = s->need_floor, n0 = 0, n1 = 0, end1 = lay->first;
+    s->leaves = lay->e0, s->nleaves = &n0;
+    if (!sim_value(s, ty->elem, c, &end1, true))
+        return false;
+    lay->end0 = end1;
+    s->found = found;
+    s->leaves = lay->e1, s->nleaves = &n1;
+    if (!sim_value(s, ty->elem, c, &end1, true))
+        return false;
+    lay->stride = end1 - lay->end0;
+    s->need_floor = floor; /* inside whole elements: checked by the elements' room */
+    lay->nelem = n0;
+    if (n0 != n1 || lay->stride == 0 || lay->stride % (s->v2 ? 4 : 8) != 0)
+        return false;
+    s->done = s->found == s->total;
+    return s->done;
+}
+
+static bool sim_value(layout_sim *s, uint32_t t, const ex_node *n, size_t *pos, bool full)
+{
+    if (s->done && !full)
+        return true;
+    const rl_msgdef *def = s->ex->def;
+    const rl_msg_type *ty = &def->types[t];
+    size_t size = msgdef_prim_size(ty->kind);
+    if (size) {
+        *pos = sim_align(s, *pos, size);
+        if (n) {
+            s->leaves[(*s->nleaves)++] = (fixed_leaf){(uint32_t)(n - s->ex->nodes), (uint32_t)*pos};
+            s->done = ++s->found == s->total;
+        }
+        *pos += size;
+        if (*pos > UINT32_MAX / 2)
+            return false;
+        return true;
+    }
+    if (n && n->child != EX_NONE && s->ex->nodes[n->child].all)
+        return sim_sequence(s, ty, n, pos);
+    switch (ty->kind) {
+    case RL_MSG_STRUCT:
+        if (ty->ext != RL_MSG_EXT_DEFAULT && ty->ext != RL_MSG_EXT_FINAL)
+            return false;
+        for (size_t j = 0; j < ty->nmembers && (full || !s->done); j++)
+            if (ty->members[j].optional ||
+                !sim_value(s, ty->members[j].type, node_child(s->ex, n, (uint32_t)j), pos, full))
+                return false;
+        return true;
+    case RL_MSG_ARRAY: {
+        size_t esize = msgdef_prim_size(def->types[ty->elem].kind);
+        if (esize && !(n && n->child != EX_NONE)) {
+            *pos = sim_align(s, *pos, esize) + (size_t)ty->bound * esize;
+            return *pos <= UINT32_MAX / 2;
+        }
+        if ((s->v2 && !ty->inner_dim && !esize) || ty->bound > 4096)
+            return false; /* a DHEADER, or too long to lay out element by element */
+        /* the decoder checks the whole array's room (a byte per element at least) first */
+        size_t start = esize ? sim_align(s, *pos, esize) : *pos;
+        size_t lower = esize ? esize : def->min_size[ty->elem] ? 1 : 0;
+        if (start + (size_t)ty->bound * lower > s->need_floor)
+            s->need_floor = start + (size_t)ty->bound * lower;
+        for (uint32_t k = 0; k < ty->bound && (full || !s->done); k++)
+            if (!sim_value(s, ty->elem, node_child(s->ex, n, k), pos, full))
+                return false;
+        return true;
+    }
+    default: /* strings, enums, unions, sequences: their size is in the payload */
+        return false;
+    }
+}
+
+static void fixed_free(fixed_layout *lay)
+{
+    if (!lay)
+        return;
+    free(lay->leaves);
+    free(lay->e0);
+    free(lay->e1);
+    free(lay);
+}
+
+/* The fixed layout for XCDR version v2, or NULL (also on running out of memory: the walk
+ * works without it). */
+static fixed_layout *fixed_build(const rl_msg_extract *ex, int v2)
+{
+    fixed_layout *lay = calloc(1, sizeof *lay);
+    size_t room = ex->nnodes;
+    layout_sim s = {.ex = ex, .v2 = v2, .lay = lay};
+    for (size_t i = 0; i < ex->nnodes; i++)
+        s.total += ex->nodes[i].slot != EX_NONE;
+    if (!lay || !(lay->leaves = malloc(room * sizeof *lay->leaves)) ||
+        !(lay->e0 = malloc(room * sizeof *lay->e0)) || !(lay->e1 = malloc(room * sizeof *lay->e1))) {
+        fixed_free(lay);
+        return NULL;
+    }
+    s.leaves = lay->leaves;
+    s.nleaves = &lay->nleaves;
+    size_t pos = 4;
+    if (s.total == 0 || !sim_value(&s, ex->def->root, &ex->nodes[0], &pos, false) || !s.done) {
+        fixed_free(lay);
+        return NULL;
+    }
+    lay->seq = s.seq_seen;
+    if (!lay->seq)
+        lay->need = pos;
+    if (lay->need < s.need_floor)
+        lay->need = s.need_floor;
+    return lay;
+}
 
 /* ---- Compiling -------------------------------------------------------------------- */
 
@@ -51,6 +234,8 @@ void rl_msg_extract_free(rl_msg_extract *ex)
     free(ex->nodes);
     free(ex->all_prefix);
     free(ex->all_slots);
+    fixed_free(ex->fixed[0]);
+    fixed_free(ex->fixed[1]);
     free(ex);
 }
 
@@ -238,6 +423,8 @@ int rl_msg_extract_compile(rl_msg_extract **out, const rl_msgdef *def, const cha
         rl_msg_extract_free(ex);
         return rc;
     }
+    ex->fixed[0] = fixed_build(ex, 0);
+    ex->fixed[1] = fixed_build(ex, 1);
     *out = ex;
     return RL_OK;
 }
@@ -516,6 +703,60 @@ static int walk(ex_run *r, const ex_node *n, int finish)
     }
 }
 
+static void put_fixed(ex_run *r, const fixed_leaf *l, size_t n, size_t shift)
+{
+    const rl_msg_type *types = r->d.def->types;
+    for (size_t i = 0; i < n; i++) {
+        const ex_node *node = &r->ex->nodes[l[i].node];
+        rl_msg_value v;
+        cdr_load_prim(&r->d, types[node->type].kind, r->d.buf + l[i].off + shift, &v);
+        put_leaf(r, node, &v);
+    }
+}
+
+/* Reads the payload by its fixed layout. Returns 1 when it did (rc in *rc), 0 when the
+ * payload is not long enough for it (or its sequence does not fit): the walk then decides. */
+static int run_fixed(ex_run *r, const fixed_layout *lay, int *rc)
+{
+    cdr_dec *d = &r->d;
+    *rc = RL_OK;
+    if (d->end < lay->need)
+        return 0;
+    if (!lay->seq) {
+        put_fixed(r, lay->leaves, lay->nleaves, 0);
+        return 1;
+    }
+    size_t body_end = d->end, at = lay->head;
+    if (lay->dheader) {
+        uint32_t size = cdr_ld32(d, d->buf + at);
+        at += 4;
+        if (size > d->end - at)
+            return 0;
+        body_end = at + size;
+        if (at + 4 > body_end)
+            return 0;
+    }
+    size_t count = cdr_ld32(d, d->buf + at);
+    if (lay->bound && count > lay->bound)
+        return 0;
+    if (count && (lay->end0 > body_end ||
+                  (count - 1) > (body_end - lay->end0) / lay->stride))
+        return 0;
+    put_fixed(r, lay->leaves, lay->nleaves, 0);
+    const rl_msg_extract *ex = r->ex;
+    for (size_t i = 0; i < count; i++) {
+        for (size_t k = 0; k < ex->nall_slots; k++)
+            r->fields[ex->all_slots[k]].present = false;
+        if (i == 0)
+            put_fixed(r, lay->e0, lay->nelem, 0);
+        else
+            put_fixed(r, lay->e1, lay->nelem, (i - 1) * lay->stride);
+        if (r->each && (*rc = r->each(r->ctx, i, r->fields)) != 0)
+            return 1;
+    }
+    return 1;
+}
+
 int rl_msg_extract_run(const rl_msg_extract *ex, const uint8_t *data, size_t len,
                        rl_msg_field *fields, rl_msg_element_fn each, void *ctx)
 {
@@ -528,6 +769,9 @@ int rl_msg_extract_run(const rl_msg_extract *ex, const uint8_t *data, size_t len
     ex_run r = {.ex = ex, .fields = fields, .each = each, .ctx = ctx};
     int rc = cdr_open(&r.d, ex->def, data, len);
     if (rc < 0)
+        return rc;
+    const fixed_layout *lay = ex->fixed[r.d.v2];
+    if (lay && r.d.top_ext == RL_MSG_EXT_FINAL && run_fixed(&r, lay, &rc))
         return rc;
     return ex->nodes[0].child == EX_NONE ? RL_OK : walk(&r, &ex->nodes[0], 0);
 }

@@ -369,6 +369,58 @@ static void test_known_values(void **state)
     rl_msgdef_free(d);
 }
 
+/* The lab's message shapes (final structs of fixed-size fields, then a sequence of fixed-size
+ * structs): read by fixed offsets after one length check. Values, cuts and corruptions
+ * (counts and DHEADERs past the end, elements cut) must still agree with rl_msg_path_get. */
+static const char cmd_idl[] =
+    "module c { @final struct H { uint64 create; uint64 valid; };\n"
+    "@final struct T { uint64 t; double px; double py; float w; boolean b; };\n"
+    "@final struct C { H header; uint8 id; double fixed[2]; sequence<T, 5> pts; string tail; };};\n";
+
+static void test_fixed_offsets(void **state)
+{
+    (void)state;
+    rl_msgdef *d = parse_idl("c::C", cmd_idl);
+    static const char *const whole[] = {"header.create", "header.valid", "id", "fixed[1]",
+                                        "pts[].t", "pts[].px", "pts[].py", "pts[].w", "pts[].b"};
+    static const char *const state_paths[] = {"header.valid", "fixed[0]", "id"};
+    static const char *const json[] = {
+        "{\"header\":{\"create\":7,\"valid\":8},\"id\":3,\"fixed\":[0.5,-1],\"pts\":["
+        "{\"t\":100,\"px\":1,\"py\":2,\"w\":0.5,\"b\":true},"
+        "{\"t\":200,\"px\":3,\"py\":4,\"w\":1.5,\"b\":false},"
+        "{\"t\":300,\"px\":5,\"py\":6,\"w\":2.5,\"b\":true}],\"tail\":\"x\"}",
+        "{\"header\":{\"create\":1,\"valid\":2},\"id\":0,\"fixed\":[0,0],\"pts\":[],"
+        "\"tail\":\"\"}"};
+    static const int fixed_kinds[] = {RL_CDR_LE, RL_CDR_BE, RL_CDR2_LE, RL_CDR2_BE, RL_D_CDR2_LE};
+    rl_msg_extract *ex = NULL;
+    assert_int_equal(rl_msg_extract_compile(&ex, d, whole, 9), RL_OK);
+    for (size_t j = 0; j < 2; j++) {
+        for (size_t k = 0; k < sizeof fixed_kinds / sizeof fixed_kinds[0]; k++) {
+            uint8_t *p = NULL;
+            size_t n = 0;
+            assert_int_equal(rl_msg_encode_json_text(d, json[j], strlen(json[j]), fixed_kinds[k],
+                                                     &p, &n),
+                             RL_OK);
+            rl_msg_field f[9];
+            elem_check e = {ex, d, whole, 9, p, n, 0, 0, 0};
+            assert_int_equal(rl_msg_extract_run(ex, p, n, f, on_elem, &e), RL_OK);
+            assert_int_equal(e.seen, j == 0 ? 3 : 0);
+            assert_false(e.bad);
+            assert_true(f[0].value.v.u == (j == 0 ? 7u : 1u) && f[3].f == (j == 0 ? -1 : 0));
+            if (j == 0) /* the last element's */
+                assert_true(f[4].value.v.u == 300 && f[6].f == 6 && f[7].f == 2.5 &&
+                            f[8].value.v.b);
+            else
+                assert_false(f[4].present);
+            assert_true(check_payload(d, whole, 9, p, n) > 0);
+            assert_true(check_payload(d, state_paths, 3, p, n) > 0);
+            free(p);
+        }
+    }
+    rl_msg_extract_free(ex);
+    rl_msgdef_free(d);
+}
+
 /* ---- Compilation: paths a schema lacks, refused combinations, callback stops -------- */
 
 static void test_missing_paths_and_refusals(void **state)
@@ -429,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_bad_string_length),
         cmocka_unit_test(test_every_kind_agrees_with_path_get),
         cmocka_unit_test(test_known_values),
+        cmocka_unit_test(test_fixed_offsets),
         cmocka_unit_test(test_missing_paths_and_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
