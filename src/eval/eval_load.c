@@ -209,14 +209,20 @@ static void read_manifest(eval_loaded *l, const char *dir)
 
 /* ---- map ----------------------------------------------------------------------------- */
 
-/* Hex SHA-256 of a file into hex; the error names the path. */
-static int file_sha256(const char *path, char hex[RL_SHA256_HEX_LEN + 1])
+/* Checks the SHA-256 of the map file at `path` against the manifest's `expected` hex (NULL:
+ * nothing to check against); a mismatch is RL_ECRC naming both hashes. */
+static int check_map_hash(const char *path, const char *expected)
 {
     uint8_t digest[RL_SHA256_LEN];
+    char hex[RL_SHA256_HEX_LEN + 1];
     int rc = rl_sha256_file(path, digest, NULL);
     if (rc < 0)
         return rl_error_prefix(rc, "%s", path);
     rl_sha256_hex(digest, hex);
+    if (expected && strcmp(expected, hex) != 0)
+        return rl_error_set(RL_ECRC,
+                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
+                            path, expected, hex);
     return RL_OK;
 }
 
@@ -224,7 +230,7 @@ static int file_sha256(const char *path, char hex[RL_SHA256_HEX_LEN + 1])
  * CommonRoad): checked against the manifest's hash of that file, then compiled in memory. */
 static int load_source_map(eval_loaded *l, const char *dir, json_object *map, const char *file)
 {
-    char path[PATH_MAX], hex[RL_SHA256_HEX_LEN + 1];
+    char path[PATH_MAX];
     const char *expected = NULL;
     struct stat st;
     if (!file || rl_path_join_rel(path, sizeof path, dir, file) < 0 || stat(path, &st) != 0) {
@@ -235,13 +241,9 @@ static int load_source_map(eval_loaded *l, const char *dir, json_object *map, co
     if (rl_json_get_string(map, "source_sha256", &expected) != RL_OK &&
         rl_json_get_string(map, "sha256", &expected) != RL_OK)
         expected = NULL;
-    int rc = file_sha256(path, hex);
+    int rc = check_map_hash(path, expected);
     if (rc < 0)
         return rc;
-    if (expected && strcmp(expected, hex) != 0)
-        return rl_error_set(RL_ECRC,
-                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
-                            path, expected, hex);
     if ((rc = rl_map_load(path, NULL, &l->map, NULL)) < 0) {
         l->run.map_missing = keepf(l, "%s does not load: %s", file, rl_error_last());
         l->map = NULL;
@@ -275,14 +277,9 @@ static int load_map(eval_loaded *l, const char *dir)
         return load_source_map(l, dir, map, file);
     if (!expected && file && strcmp(file, "map/runtime_map.bin") == 0)
         (void)rl_json_get_string(map, "sha256", &expected);
-    char hex[RL_SHA256_HEX_LEN + 1];
-    int rc = file_sha256(path, hex);
+    int rc = check_map_hash(path, expected);
     if (rc < 0)
         return rc;
-    if (expected && strcmp(expected, hex) != 0)
-        return rl_error_set(RL_ECRC,
-                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
-                            path, expected, hex);
     if (!expected)
         rl_buf_printf(&l->notes, "The manifest gives no SHA-256 of map/runtime_map.bin: the map was not checked.\n");
     rc = rl_map_open_file(path, &l->map);
@@ -444,56 +441,35 @@ static int get_f64(const chan_dec *c, size_t i, double *out)
     return RL_OK;
 }
 
-/* Reads the channel's fields from one message into c->f and converts them into vals[]
- * (stamps first, then numbers). RL_OK, or < 0 when the message does not decode. */
-static int get_fields(const eval_loaded *l, chan_dec *c, const rl_mcap_message *m, size_t nstamps,
-                      double *vals, size_t nvals)
-{
-    if (rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) < 0)
-        return RL_EPARSE;
-    for (size_t i = 0; i < nvals; i++)
-        if ((i < nstamps ? get_stamp(l, c, i, &vals[i]) : get_f64(c, i, &vals[i])) < 0)
-            return RL_EPARSE;
-    return RL_OK;
-}
-
-static int decode_state(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
+/* A state or observation message: its fields (the header stamp first, then numbers) are
+ * appended to the topic's columns after the receive time; a message that does not decode
+ * is counted instead. */
+static int decode_samples(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
 {
     eval_vehicle *v = &l->run.vehicles[c->vehicle];
     eval_states *s = &v->state;
-    double vals[6];
-    if (get_fields(l, c, m, 1, vals, 6) < 0) {
-        v->decode_errors[0]++;
+    eval_observations *o = &v->obs;
+    bool state = c->kind == CH_STATE;
+    double **const state_cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw, &s->speed, &s->accel};
+    double **const obs_cols[] = {&o->t, &o->stamp, &o->x, &o->y, &o->yaw};
+    double **const *cols = state ? state_cols : obs_cols;
+    size_t *n = state ? &s->n : &o->n, nvals = c->npaths;
+    double vals[MAX_PATHS];
+    bool ok = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) == RL_OK;
+    for (size_t i = 0; ok && i < nvals; i++)
+        ok = (i == 0 ? get_stamp(l, c, i, &vals[i]) : get_f64(c, i, &vals[i])) == RL_OK;
+    if (!ok) {
+        v->decode_errors[state ? 0 : 1]++;
         return RL_OK;
     }
-    double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw, &s->speed, &s->accel};
-    int rc = grow_cols(cols, 7, &l->cap_states[c->vehicle], s->n + 1);
+    int rc = grow_cols(cols, nvals + 1, state ? &l->cap_states[c->vehicle] : &l->cap_obs[c->vehicle],
+                       *n + 1);
     if (rc < 0)
         return rc;
-    s->t[s->n] = rel(l, (int64_t)m->log_time);
-    for (size_t i = 0; i < 6; i++)
-        (*cols[i + 1])[s->n] = vals[i];
-    s->n++;
-    return RL_OK;
-}
-
-static int decode_obs(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
-{
-    eval_vehicle *v = &l->run.vehicles[c->vehicle];
-    eval_observations *s = &v->obs;
-    double vals[4];
-    if (get_fields(l, c, m, 1, vals, 4) < 0) {
-        v->decode_errors[1]++;
-        return RL_OK;
-    }
-    double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw};
-    int rc = grow_cols(cols, 5, &l->cap_obs[c->vehicle], s->n + 1);
-    if (rc < 0)
-        return rc;
-    s->t[s->n] = rel(l, (int64_t)m->log_time);
-    for (size_t i = 0; i < 4; i++)
-        (*cols[i + 1])[s->n] = vals[i];
-    s->n++;
+    (*cols[0])[*n] = rel(l, (int64_t)m->log_time);
+    for (size_t i = 0; i < nvals; i++)
+        (*cols[i + 1])[*n] = vals[i];
+    (*n)++;
     return RL_OK;
 }
 
@@ -717,10 +693,8 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 continue;
             switch (c->kind) {
             case CH_STATE:
-                rc = decode_state(l, c, m);
-                break;
             case CH_OBS:
-                rc = decode_obs(l, c, m);
+                rc = decode_samples(l, c, m);
                 break;
             case CH_CMD:
                 rc = decode_cmd(l, c, m);
@@ -782,43 +756,25 @@ static void shift_times(eval_loaded *l, double d)
 }
 
 /* Messages of one topic come in log-time order in a bag the recorder wrote; a bag that
-   was not (or was merged) is put in order here with an insertion sort (cheap when sorted). */
-static void sort_states(eval_states *s)
-{
-    for (size_t i = 1; i < s->n; i++) {
-        if (s->t[i] >= s->t[i - 1])
-            continue;
-        double *cols[] = {s->t, s->stamp, s->x, s->y, s->yaw, s->speed, s->accel};
-        double tmp[7];
-        for (int c = 0; c < 7; c++)
-            tmp[c] = cols[c][i];
-        size_t j = i;
-        while (j > 0 && s->t[j - 1] > tmp[0]) {
-            for (int c = 0; c < 7; c++)
-                cols[c][j] = cols[c][j - 1];
-            j--;
-        }
-        for (int c = 0; c < 7; c++)
-            cols[c][j] = tmp[c];
-    }
-}
+   was not (or was merged) is put in order here with an insertion sort (cheap when sorted)
+   of the parallel columns cols[0..ncols), ordered by cols[0] (the receive time). */
+enum { MAX_SORT_COLS = 8 };
 
-static void sort_obs(eval_observations *s)
+static void sort_by_time(double *const *cols, size_t ncols, size_t n)
 {
-    for (size_t i = 1; i < s->n; i++) {
-        if (s->t[i] >= s->t[i - 1])
+    for (size_t i = 1; i < n; i++) {
+        if (cols[0][i] >= cols[0][i - 1])
             continue;
-        double *cols[] = {s->t, s->stamp, s->x, s->y, s->yaw};
-        double tmp[5];
-        for (int c = 0; c < 5; c++)
+        double tmp[MAX_SORT_COLS];
+        for (size_t c = 0; c < ncols; c++)
             tmp[c] = cols[c][i];
         size_t j = i;
-        while (j > 0 && s->t[j - 1] > tmp[0]) {
-            for (int c = 0; c < 5; c++)
+        while (j > 0 && cols[0][j - 1] > tmp[0]) {
+            for (size_t c = 0; c < ncols; c++)
                 cols[c][j] = cols[c][j - 1];
             j--;
         }
-        for (int c = 0; c < 5; c++)
+        for (size_t c = 0; c < ncols; c++)
             cols[c][j] = tmp[c];
     }
 }
@@ -845,8 +801,12 @@ static void set_window(eval_loaded *l)
     if (l->run.window_note)
         rl_buf_printf(&l->notes, "Window: %s.\n", l->run.window_note);
     for (size_t vi = 0; vi < l->run.nvehicles; vi++) {
-        sort_states(&l->run.vehicles[vi].state);
-        sort_obs(&l->run.vehicles[vi].obs);
+        eval_states *s = &l->run.vehicles[vi].state;
+        eval_observations *o = &l->run.vehicles[vi].obs;
+        double *const states[] = {s->t, s->stamp, s->x, s->y, s->yaw, s->speed, s->accel};
+        double *const obs[] = {o->t, o->stamp, o->x, o->y, o->yaw};
+        sort_by_time(states, 7, s->n);
+        sort_by_time(obs, 5, o->n);
     }
 }
 
