@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EX_NONE = UINT32_MAX };
+#define EX_NONE UINT32_MAX
 
 /* A node of the selection tree: a value of `type` reached by step `sel` from its parent. */
 typedef struct ex_node {
