@@ -539,8 +539,9 @@ static int walk_final(ex_run *r, const ex_node *n, const rl_msg_type *ty, rl_msg
         cdr_frame f;
         int present;
         rc = cdr_member_enter(d, m, &f, &present);
+        /* what follows in a DHEADER is jumped over, not read (as the decoder skips it) */
         if (rc == RL_OK && present)
-            rc = walk(r, c, finish || next);
+            rc = walk(r, c, next || (finish && !appendable));
         cdr_member_leave(d, &f);
         cdr_pop(d, saved);
         c = next;
@@ -603,7 +604,7 @@ static int walk_union(ex_run *r, const ex_node *n, const rl_msg_type *ty, int fi
         if (&ty->members[c->sel] != active)
             continue;
         size_t saved = cdr_push_name(d, active->name);
-        rc = walk(r, c, finish);
+        rc = walk(r, c, finish && f.body_end == SIZE_MAX);
         cdr_pop(d, saved);
         if (rc != RL_OK)
             return rc;
@@ -648,7 +649,7 @@ static int walk_array(ex_run *r, const ex_node *n, const rl_msg_type *ty, int fi
             for (size_t s = 0; s < ex->nall_slots; s++)
                 r->fields[ex->all_slots[s]].present = false;
             size_t saved = cdr_push_index(d, i);
-            rc = walk(r, c, finish || i + 1 < count);
+            rc = walk(r, c, i + 1 < count || (finish && f.body_end == SIZE_MAX));
             cdr_pop(d, saved);
             if (rc == RL_OK && r->each)
                 rc = r->each(r->ctx, i, r->fields);
@@ -665,7 +666,8 @@ static int walk_array(ex_run *r, const ex_node *n, const rl_msg_type *ty, int fi
             else if ((rc = skip_elements(d, ty->elem, k, c->sel)) < 0)
                 return rc;
             size_t saved = cdr_push_index(d, c->sel);
-            rc = walk(r, c, !esize && (finish || c->next != EX_NONE));
+            bool more = c->next != EX_NONE && r->ex->nodes[c->next].sel < count;
+            rc = walk(r, c, !esize && (more || (finish && f.body_end == SIZE_MAX)));
             cdr_pop(d, saved);
             if (rc != RL_OK)
                 return rc;
