@@ -35,17 +35,26 @@ enum chan_kind { CH_IGNORE = 0, CH_TRIGGER, CH_STATE, CH_OBS, CH_CMD };
 static const char *const state_paths[] = {"header.create_stamp", "pose.x", "pose.y",
                                           "pose.yaw", "speed", "imu_acceleration_forward"};
 static const char *const obs_paths[] = {"header.create_stamp", "pose.x", "pose.y", "pose.yaw"};
+/* Every trajectory point is read ("[]"); a schema lacking one of the point fields is named
+ * by its first point ("trajectory_points[0].px"), as the reasons always have. */
 static const char *const cmd_paths[] = {"header.create_stamp", "header.valid_after_stamp",
+                                        "trajectory_points[].t", "trajectory_points[].px",
+                                        "trajectory_points[].py", "trajectory_points[].vx",
+                                        "trajectory_points[].vy"};
+static const char *const cmd_names[] = {"header.create_stamp", "header.valid_after_stamp",
                                         "trajectory_points[0].t", "trajectory_points[0].px",
                                         "trajectory_points[0].py", "trajectory_points[0].vx",
                                         "trajectory_points[0].vy"};
+enum { CMD_HEADER_PATHS = 2, MAX_PATHS = 8 };
 static const char *const trigger_paths[] = {"kind", "stamp"};
 
 typedef struct chan_dec {
     int kind;
     size_t vehicle; /* index into run.vehicles */
     rl_msgdef *def;
-    rl_msg_path *path[8];
+    rl_msg_extract *ex;      /* the topic's paths, read in one pass per message */
+    bool have[MAX_PATHS];    /* path i is in the schema (else its value is NaN) */
+    rl_msg_field f[MAX_PATHS];
     size_t npaths;
 } chan_dec;
 
@@ -200,14 +209,20 @@ static void read_manifest(eval_loaded *l, const char *dir)
 
 /* ---- map ----------------------------------------------------------------------------- */
 
-/* Hex SHA-256 of a file into hex; the error names the path. */
-static int file_sha256(const char *path, char hex[RL_SHA256_HEX_LEN + 1])
+/* Checks the SHA-256 of the map file at `path` against the manifest's `expected` hex (NULL:
+ * nothing to check against); a mismatch is RL_ECRC naming both hashes. */
+static int check_map_hash(const char *path, const char *expected)
 {
     uint8_t digest[RL_SHA256_LEN];
+    char hex[RL_SHA256_HEX_LEN + 1];
     int rc = rl_sha256_file(path, digest, NULL);
     if (rc < 0)
         return rl_error_prefix(rc, "%s", path);
     rl_sha256_hex(digest, hex);
+    if (expected && strcmp(expected, hex) != 0)
+        return rl_error_set(RL_ECRC,
+                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
+                            path, expected, hex);
     return RL_OK;
 }
 
@@ -215,7 +230,7 @@ static int file_sha256(const char *path, char hex[RL_SHA256_HEX_LEN + 1])
  * CommonRoad): checked against the manifest's hash of that file, then compiled in memory. */
 static int load_source_map(eval_loaded *l, const char *dir, json_object *map, const char *file)
 {
-    char path[PATH_MAX], hex[RL_SHA256_HEX_LEN + 1];
+    char path[PATH_MAX];
     const char *expected = NULL;
     struct stat st;
     if (!file || rl_path_join_rel(path, sizeof path, dir, file) < 0 || stat(path, &st) != 0) {
@@ -226,13 +241,9 @@ static int load_source_map(eval_loaded *l, const char *dir, json_object *map, co
     if (rl_json_get_string(map, "source_sha256", &expected) != RL_OK &&
         rl_json_get_string(map, "sha256", &expected) != RL_OK)
         expected = NULL;
-    int rc = file_sha256(path, hex);
+    int rc = check_map_hash(path, expected);
     if (rc < 0)
         return rc;
-    if (expected && strcmp(expected, hex) != 0)
-        return rl_error_set(RL_ECRC,
-                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
-                            path, expected, hex);
     if ((rc = rl_map_load(path, NULL, &l->map, NULL)) < 0) {
         l->run.map_missing = keepf(l, "%s does not load: %s", file, rl_error_last());
         l->map = NULL;
@@ -266,14 +277,9 @@ static int load_map(eval_loaded *l, const char *dir)
         return load_source_map(l, dir, map, file);
     if (!expected && file && strcmp(file, "map/runtime_map.bin") == 0)
         (void)rl_json_get_string(map, "sha256", &expected);
-    char hex[RL_SHA256_HEX_LEN + 1];
-    int rc = file_sha256(path, hex);
+    int rc = check_map_hash(path, expected);
     if (rc < 0)
         return rc;
-    if (expected && strcmp(expected, hex) != 0)
-        return rl_error_set(RL_ECRC,
-                            "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
-                            path, expected, hex);
     if (!expected)
         rl_buf_printf(&l->notes, "The manifest gives no SHA-256 of map/runtime_map.bin: the map was not checked.\n");
     rc = rl_map_open_file(path, &l->map);
@@ -368,13 +374,14 @@ static int channel_setup(eval_loaded *l, chan_dec *c, const rl_mcap_schema *sc, 
         c->kind = CH_IGNORE;
         return RL_OK;
     }
+    const char *const *names = c->kind == CH_CMD ? cmd_names : paths;
+    if ((rc = rl_msg_extract_compile(&c->ex, c->def, paths, c->npaths)) < 0)
+        return rc;
+    bool points = true;
     for (size_t i = 0; i < c->npaths; i++) {
-        rc = rl_msg_path_compile(&c->path[i], c->def, paths[i]);
-        if (rc == RL_ENOMEM)
-            return rc;
-        if (rc < 0) {
-            c->path[i] = NULL;
-            const char *why = keepf(l, "%s: schema %s has no field '%s'", topic, name, paths[i]);
+        c->have[i] = rl_msg_extract_status(c->ex, i, NULL) == RL_OK;
+        if (!c->have[i]) {
+            const char *why = keepf(l, "%s: schema %s has no field '%s'", topic, name, names[i]);
             if (c->kind == CH_TRIGGER) {
                 rl_buf_printf(&l->notes, "%s\n", why);
                 c->kind = CH_IGNORE;
@@ -384,144 +391,114 @@ static int channel_setup(eval_loaded *l, chan_dec *c, const rl_mcap_schema *sc, 
                reads it, through the valid-after/points fields' absence it is not judged. */
             if (!(c->kind == CH_CMD && i == 0))
                 field_missing(l, c->vehicle, fields[i], why);
+            if (c->kind == CH_CMD && i >= CMD_HEADER_PATHS)
+                points = false;
         }
     }
+    if (!points) { /* no points are read when one of their fields is missing */
+        rl_msg_extract_free(c->ex);
+        c->ex = NULL;
+        c->npaths = CMD_HEADER_PATHS;
+        if ((rc = rl_msg_extract_compile(&c->ex, c->def, paths, c->npaths)) < 0)
+            return rc;
+    }
     return RL_OK;
 }
 
-static int get_f64(const rl_msg_path *p, const rl_mcap_message *m, double *out)
+/* A stamp field (an integer, ns) as seconds since the provisional zero; NaN when the
+ * schema lacks it, an error when this message does not hold it or it is not an integer. */
+static int get_stamp(const eval_loaded *l, const chan_dec *c, size_t i, double *out)
 {
-    if (!p) {
+    const rl_msg_field *f = &c->f[i];
+    if (!c->have[i]) {
         *out = NAN;
         return RL_OK;
     }
-    rl_msg_value v;
-    int rc = rl_msg_path_get(p, m->data.data, m->data.len, &v);
-    if (rc < 0)
-        return rc;
-    return rl_msg_value_f64(&v, out);
-}
-
-static int get_stamp(const eval_loaded *l, const rl_msg_path *p, const rl_mcap_message *m,
-                     double *out)
-{
-    if (!p) {
-        *out = NAN;
-        return RL_OK;
-    }
-    rl_msg_value v;
-    int rc = rl_msg_path_get(p, m->data.data, m->data.len, &v);
-    if (rc < 0)
-        return rc;
-    if (v.kind == RL_MSG_UINT64 || v.kind == RL_MSG_UINT32 || v.kind == RL_MSG_UINT16 ||
-        v.kind == RL_MSG_UINT8)
-        *out = rel(l, (int64_t)v.v.u);
-    else if (v.kind == RL_MSG_INT64 || v.kind == RL_MSG_INT32)
-        *out = rel(l, v.v.i);
+    if (!f->present)
+        return RL_ENOENT;
+    rl_msg_kind k = f->value.kind;
+    if (k == RL_MSG_UINT64 || k == RL_MSG_UINT32 || k == RL_MSG_UINT16 || k == RL_MSG_UINT8)
+        *out = rel(l, (int64_t)f->value.v.u);
+    else if (k == RL_MSG_INT64 || k == RL_MSG_INT32)
+        *out = rel(l, f->value.v.i);
     else
-        return rl_error_set(RL_EINVAL, "stamp is not an integer");
+        return RL_EINVAL;
     return RL_OK;
 }
 
-static int decode_state(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
+/* A number field; NaN when the schema lacks it, an error when this message does not hold
+ * it or it is a string. */
+static int get_f64(const chan_dec *c, size_t i, double *out)
+{
+    const rl_msg_field *f = &c->f[i];
+    if (!c->have[i]) {
+        *out = NAN;
+        return RL_OK;
+    }
+    if (!f->present || f->value.kind == RL_MSG_STRING || f->value.kind == RL_MSG_WSTRING)
+        return RL_EINVAL;
+    *out = f->f;
+    return RL_OK;
+}
+
+/* A state or observation message: its fields (the header stamp first, then numbers) are
+ * appended to the topic's columns after the receive time; a message that does not decode
+ * is counted instead. */
+static int decode_samples(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
 {
     eval_vehicle *v = &l->run.vehicles[c->vehicle];
     eval_states *s = &v->state;
-    double vals[6];
-    if (get_stamp(l, c->path[0], m, &vals[0]) < 0)
-        goto bad;
-    for (size_t i = 1; i < 6; i++)
-        if (get_f64(c->path[i], m, &vals[i]) < 0)
-            goto bad;
-    double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw, &s->speed, &s->accel};
-    int rc = grow_cols(cols, 7, &l->cap_states[c->vehicle], s->n + 1);
+    eval_observations *o = &v->obs;
+    bool state = c->kind == CH_STATE;
+    double **const state_cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw, &s->speed, &s->accel};
+    double **const obs_cols[] = {&o->t, &o->stamp, &o->x, &o->y, &o->yaw};
+    double **const *cols = state ? state_cols : obs_cols;
+    size_t *n = state ? &s->n : &o->n, nvals = c->npaths;
+    double vals[MAX_PATHS];
+    bool ok = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) == RL_OK;
+    for (size_t i = 0; ok && i < nvals; i++)
+        ok = (i == 0 ? get_stamp(l, c, i, &vals[i]) : get_f64(c, i, &vals[i])) == RL_OK;
+    if (!ok) {
+        v->decode_errors[state ? 0 : 1]++;
+        return RL_OK;
+    }
+    int rc = grow_cols(cols, nvals + 1, state ? &l->cap_states[c->vehicle] : &l->cap_obs[c->vehicle],
+                       *n + 1);
     if (rc < 0)
         return rc;
-    s->t[s->n] = rel(l, (int64_t)m->log_time);
-    s->stamp[s->n] = vals[0];
-    s->x[s->n] = vals[1];
-    s->y[s->n] = vals[2];
-    s->yaw[s->n] = vals[3];
-    s->speed[s->n] = vals[4];
-    s->accel[s->n] = vals[5];
-    s->n++;
-    return RL_OK;
-bad:
-    v->decode_errors[0]++;
+    (*cols[0])[*n] = rel(l, (int64_t)m->log_time);
+    for (size_t i = 0; i < nvals; i++)
+        (*cols[i + 1])[*n] = vals[i];
+    (*n)++;
     return RL_OK;
 }
 
-static int decode_obs(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
-{
-    eval_vehicle *v = &l->run.vehicles[c->vehicle];
-    eval_observations *s = &v->obs;
-    double vals[4];
-    if (get_stamp(l, c->path[0], m, &vals[0]) < 0)
-        goto bad;
-    for (size_t i = 1; i < 4; i++)
-        if (get_f64(c->path[i], m, &vals[i]) < 0)
-            goto bad;
-    double **const cols[] = {&s->t, &s->stamp, &s->x, &s->y, &s->yaw};
-    int rc = grow_cols(cols, 5, &l->cap_obs[c->vehicle], s->n + 1);
-    if (rc < 0)
-        return rc;
-    s->t[s->n] = rel(l, (int64_t)m->log_time);
-    s->stamp[s->n] = vals[0];
-    s->x[s->n] = vals[1];
-    s->y[s->n] = vals[2];
-    s->yaw[s->n] = vals[3];
-    s->n++;
-    return RL_OK;
-bad:
-    v->decode_errors[1]++;
-    return RL_OK;
-}
-
-/* Trajectory points come from the decoder's visitor: each element of trajectory_points
- * starts a point, whose members t/px/py/vx/vy are taken by name (any order, any extra
- * members ignored). */
+/* Trajectory points: the extraction calls back after each element of trajectory_points
+ * with its t/px/py/vx/vy (paths 2..6); a stamp that is not an integer, or a string where a
+ * number belongs, is NaN. */
 typedef struct points_visit {
     eval_loaded *l;
     size_t vehicle;
-    size_t added;
-    int err;
 } points_visit;
 
-static int on_point_field(void *ctx, const rl_msg_visit *e)
+static int on_point(void *ctx, size_t index, const rl_msg_field *f)
 {
+    (void)index;
     points_visit *pv = ctx;
     eval_commands *c = &pv->l->run.vehicles[pv->vehicle].cmd;
-    static const char prefix[] = "trajectory_points[";
-    if (strncmp(e->path, prefix, sizeof prefix - 1) != 0)
+    int rc = rl_grow_array((void **)&c->points, &pv->l->cap_points[pv->vehicle], c->npoints + 1,
+                           sizeof c->points[0], "trajectory points");
+    if (rc < 0)
+        return rc;
+    eval_traj_point *p = &c->points[c->npoints++];
+    *p = (eval_traj_point){NAN, f[3].f, f[4].f, f[5].f, f[6].f};
+    rl_msg_kind k = f[2].value.kind;
+    if (!f[2].present)
         return 0;
-    if (e->event == RL_MSG_BEGIN_STRUCT && !e->name) {
-        int rc = rl_grow_array((void **)&c->points, &pv->l->cap_points[pv->vehicle],
-                               c->npoints + 1, sizeof c->points[0], "trajectory points");
-        if (rc < 0)
-            return rc;
-        c->points[c->npoints++] = (eval_traj_point){NAN, NAN, NAN, NAN, NAN};
-        pv->added++;
-        return 0;
-    }
-    if (e->event != RL_MSG_VALUE || !e->name || !pv->added)
-        return 0;
-    eval_traj_point *p = &c->points[c->npoints - 1];
-    double f;
-    if (strcmp(e->name, "t") == 0) {
-        if (e->value.kind == RL_MSG_UINT64 || e->value.kind == RL_MSG_UINT32)
-            p->t = rel(pv->l, (int64_t)e->value.v.u);
-        else if (e->value.kind == RL_MSG_INT64 || e->value.kind == RL_MSG_INT32)
-            p->t = rel(pv->l, e->value.v.i);
-    } else if (rl_msg_value_f64(&e->value, &f) == RL_OK) {
-        if (strcmp(e->name, "px") == 0)
-            p->px = f;
-        else if (strcmp(e->name, "py") == 0)
-            p->py = f;
-        else if (strcmp(e->name, "vx") == 0)
-            p->vx = f;
-        else if (strcmp(e->name, "vy") == 0)
-            p->vy = f;
-    }
+    if (k == RL_MSG_UINT64 || k == RL_MSG_UINT32)
+        p->t = rel(pv->l, (int64_t)f[2].value.v.u);
+    else if (k == RL_MSG_INT64 || k == RL_MSG_INT32)
+        p->t = rel(pv->l, f[2].value.v.i);
     return 0;
 }
 
@@ -529,44 +506,38 @@ static int decode_cmd(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
 {
     eval_vehicle *v = &l->run.vehicles[c->vehicle];
     eval_commands *s = &v->cmd;
-    double stamp, valid_after;
-    if (get_stamp(l, c->path[0], m, &stamp) < 0 || get_stamp(l, c->path[1], m, &valid_after) < 0)
-        goto bad;
     size_t first = s->npoints;
-    if (!v->missing[EVAL_CMD_POINTS]) {
-        points_visit pv = {l, c->vehicle, 0, 0};
-        int rc = rl_msg_decode(c->def, m->data.data, m->data.len, on_point_field, &pv);
-        if (rc == RL_ENOMEM || rc == RL_ERANGE)
-            return rc;
-        if (rc < 0) {
-            s->npoints = first;
-            goto bad;
-        }
+    points_visit pv = {l, c->vehicle};
+    double stamps[2];
+    int rc = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, on_point, &pv);
+    if (rc == RL_ENOMEM || rc == RL_ERANGE)
+        return rc;
+    if (rc < 0 || get_stamp(l, c, 0, &stamps[0]) < 0 || get_stamp(l, c, 1, &stamps[1]) < 0) {
+        s->npoints = first;
+        v->decode_errors[2]++;
+        return RL_OK;
     }
     size_t cap = l->cap_cmd[c->vehicle];
-    int rc = rl_grow_array((void **)&s->cmd, &cap, s->n + 1, sizeof s->cmd[0], "commands");
+    rc = rl_grow_array((void **)&s->cmd, &cap, s->n + 1, sizeof s->cmd[0], "commands");
     l->cap_cmd[c->vehicle] = cap;
     if (rc < 0)
         return rc;
-    s->cmd[s->n++] = (eval_command){rel(l, (int64_t)m->log_time), stamp, valid_after, first,
+    s->cmd[s->n++] = (eval_command){rel(l, (int64_t)m->log_time), stamps[0], stamps[1], first,
                                     s->npoints - first};
-    return RL_OK;
-bad:
-    v->decode_errors[2]++;
     return RL_OK;
 }
 
 static void decode_trigger(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
 {
-    rl_msg_value kind, stamp;
-    if (rl_msg_path_get(c->path[0], m->data.data, m->data.len, &kind) < 0 ||
-        rl_msg_path_get(c->path[1], m->data.data, m->data.len, &stamp) < 0)
+    if (rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) < 0)
         return;
-    double k;
-    if (rl_msg_value_f64(&kind, &k) < 0 ||
-        (stamp.kind != RL_MSG_UINT64 && stamp.kind != RL_MSG_INT64))
+    const rl_msg_field *kind = &c->f[0], *stamp = &c->f[1];
+    if (!kind->present || !stamp->present || kind->value.kind == RL_MSG_STRING ||
+        kind->value.kind == RL_MSG_WSTRING ||
+        (stamp->value.kind != RL_MSG_UINT64 && stamp->value.kind != RL_MSG_INT64))
         return;
-    int64_t ns = stamp.kind == RL_MSG_UINT64 ? (int64_t)stamp.v.u : stamp.v.i;
+    double k = kind->f;
+    int64_t ns = stamp->value.kind == RL_MSG_UINT64 ? (int64_t)stamp->value.v.u : stamp->value.v.i;
     if (k == 1 && !l->have_start) {
         l->have_start = true;
         l->start_ns = ns;
@@ -602,8 +573,7 @@ static void chan_free(chan_dec *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < 8; i++)
-        rl_msg_path_free(c->path[i]);
+    rl_msg_extract_free(c->ex);
     rl_msgdef_free(c->def);
     free(c);
 }
@@ -723,10 +693,8 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 continue;
             switch (c->kind) {
             case CH_STATE:
-                rc = decode_state(l, c, m);
-                break;
             case CH_OBS:
-                rc = decode_obs(l, c, m);
+                rc = decode_samples(l, c, m);
                 break;
             case CH_CMD:
                 rc = decode_cmd(l, c, m);
@@ -788,43 +756,25 @@ static void shift_times(eval_loaded *l, double d)
 }
 
 /* Messages of one topic come in log-time order in a bag the recorder wrote; a bag that
-   was not (or was merged) is put in order here with an insertion sort (cheap when sorted). */
-static void sort_states(eval_states *s)
-{
-    for (size_t i = 1; i < s->n; i++) {
-        if (s->t[i] >= s->t[i - 1])
-            continue;
-        double *cols[] = {s->t, s->stamp, s->x, s->y, s->yaw, s->speed, s->accel};
-        double tmp[7];
-        for (int c = 0; c < 7; c++)
-            tmp[c] = cols[c][i];
-        size_t j = i;
-        while (j > 0 && s->t[j - 1] > tmp[0]) {
-            for (int c = 0; c < 7; c++)
-                cols[c][j] = cols[c][j - 1];
-            j--;
-        }
-        for (int c = 0; c < 7; c++)
-            cols[c][j] = tmp[c];
-    }
-}
+   was not (or was merged) is put in order here with an insertion sort (cheap when sorted)
+   of the parallel columns cols[0..ncols), ordered by cols[0] (the receive time). */
+enum { MAX_SORT_COLS = 8 };
 
-static void sort_obs(eval_observations *s)
+static void sort_by_time(double *const *cols, size_t ncols, size_t n)
 {
-    for (size_t i = 1; i < s->n; i++) {
-        if (s->t[i] >= s->t[i - 1])
+    for (size_t i = 1; i < n; i++) {
+        if (cols[0][i] >= cols[0][i - 1])
             continue;
-        double *cols[] = {s->t, s->stamp, s->x, s->y, s->yaw};
-        double tmp[5];
-        for (int c = 0; c < 5; c++)
+        double tmp[MAX_SORT_COLS];
+        for (size_t c = 0; c < ncols; c++)
             tmp[c] = cols[c][i];
         size_t j = i;
-        while (j > 0 && s->t[j - 1] > tmp[0]) {
-            for (int c = 0; c < 5; c++)
+        while (j > 0 && cols[0][j - 1] > tmp[0]) {
+            for (size_t c = 0; c < ncols; c++)
                 cols[c][j] = cols[c][j - 1];
             j--;
         }
-        for (int c = 0; c < 5; c++)
+        for (size_t c = 0; c < ncols; c++)
             cols[c][j] = tmp[c];
     }
 }
@@ -851,8 +801,12 @@ static void set_window(eval_loaded *l)
     if (l->run.window_note)
         rl_buf_printf(&l->notes, "Window: %s.\n", l->run.window_note);
     for (size_t vi = 0; vi < l->run.nvehicles; vi++) {
-        sort_states(&l->run.vehicles[vi].state);
-        sort_obs(&l->run.vehicles[vi].obs);
+        eval_states *s = &l->run.vehicles[vi].state;
+        eval_observations *o = &l->run.vehicles[vi].obs;
+        double *const states[] = {s->t, s->stamp, s->x, s->y, s->yaw, s->speed, s->accel};
+        double *const obs[] = {o->t, o->stamp, o->x, o->y, o->yaw};
+        sort_by_time(states, 7, s->n);
+        sort_by_time(obs, 5, o->n);
     }
 }
 
