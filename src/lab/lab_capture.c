@@ -51,7 +51,7 @@ typedef struct subscription {
     atomic_uint topic_id;
     atomic_int durable;                /* transient-local: samples before prepare are held */
     _Atomic(atomic_int *) released;    /* the capture's: held samples were handed over */
-    dds_entity_t reader;
+    dds_entity_t reader, subscriber, topic; /* subscriber 0: the participant's default */
     pthread_mutex_t held_mu;
     held_sample held[HELD_MAX];
     size_t nheld;
@@ -342,6 +342,8 @@ static int subscribe(lab_capture *c, publication *p)
         return lab_dds_fail(rd, "create reader");
     }
     s->reader = rd;
+    s->subscriber = subscriber;
+    s->topic = topic;
     pthread_mutex_lock(&c->mu);
     s->next = c->subs;
     c->subs = s;
@@ -633,6 +635,26 @@ void lab_capture_stop(lab_capture *c)
     if (c->worker_started)
         pthread_join(c->worker, NULL);
     c->worker_started = 0;
+}
+
+void lab_capture_close(lab_capture *c)
+{
+    if (!c)
+        return;
+    lab_capture_stop(c);
+    if (c->discovery > 0)
+        (void)dds_delete(c->discovery);
+    c->discovery = 0;
+    /* Deleting a reader waits for its listener to return: after this loop nothing pushes
+       into the recorder any more. */
+    for (subscription *s = c->subs; s; s = s->next) {
+        (void)dds_delete(s->reader);
+        if (s->subscriber > 0)
+            (void)dds_delete(s->subscriber);
+        (void)dds_delete(s->topic);
+        s->reader = s->subscriber = s->topic = 0;
+    }
+    lab_handoff_acquire();
 }
 
 void lab_capture_free(lab_capture *c)

@@ -81,6 +81,12 @@ size_t lab_capture_held_count(lab_capture *c);
  * belong to the participant: delete the participant first. NULL is ignored. */
 void lab_capture_stop(lab_capture *c);
 
+/* Stops the worker and deletes the capture's readers, subscribers and topics (waiting for
+ * their listeners to return), so that nothing reaches the recorder through it any more; the
+ * participant stays. Free it afterwards. For a node that goes on to another run. NULL is
+ * ignored. */
+void lab_capture_close(lab_capture *c);
+
 /* Stops (if not yet) and frees. NULL is ignored. */
 void lab_capture_free(lab_capture *c);
 
