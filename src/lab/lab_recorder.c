@@ -393,21 +393,10 @@ static void *node_main(void *arg)
 static int make_service(rl_lab_recorder *n, service *s, const char *ros_name,
                         const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep)
 {
-    char rq[256], rr[256];
-    int rc = rl_lab_ros_service(ros_name, rq, rr, sizeof rq);
+    int rc = lab_service_endpoints(n->participant, ros_name, req, rep, 1, &s->request_reader,
+                                   &s->reply_writer);
     if (rc < 0)
         return rc;
-    dds_entity_t tq = dds_create_topic(n->participant, req, rq, NULL, NULL);
-    dds_entity_t tr = dds_create_topic(n->participant, rep, rr, NULL, NULL);
-    if (tq < 0 || tr < 0)
-        return lab_dds_fail(tq < 0 ? tq : tr, "service topics");
-    dds_qos_t *q = lab_qos(0, 0);
-    s->request_reader = dds_create_reader(n->participant, tq, q, NULL);
-    s->reply_writer = dds_create_writer(n->participant, tr, q, NULL);
-    dds_delete_qos(q);
-    if (s->request_reader < 0 || s->reply_writer < 0)
-        return lab_dds_fail(s->request_reader < 0 ? s->request_reader : s->reply_writer,
-                            "service endpoints");
     s->req_desc = req;
     s->last_seq = -1;
     dds_entity_t cond = dds_create_readcondition(s->request_reader, DDS_ANY_STATE);

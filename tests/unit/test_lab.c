@@ -415,22 +415,51 @@ static void check_ready_in_bag(const char *run_dir, const char *run_id, int64_t 
     assert_int_equal(seen[2], 1);
 }
 
+/* A recorder node recording `pattern` on a domain of the test's own, a client, and two
+ * vehicles' latched READY published before prepare. */
+typedef struct lab_setup {
+    int domain;
+    char *home;
+    rl_lab_recorder *node;
+    rl_lab_client *cl;
+    dds_entity_t ready_pp;
+} lab_setup;
+
+static void lab_setup_open(lab_setup *ls, const char *pattern)
+{
+    use_loopback();
+    ls->domain = rl_test_domain();
+    ls->home = rl_test_tmpdir();
+    ls->node = start_node(ls->domain, ls->home, pattern);
+    ls->cl = NULL;
+    assert_int_equal(rl_lab_client_new(&ls->cl, ls->domain), RL_OK);
+    ls->ready_pp = 0;
+}
+
+static void lab_setup_close(lab_setup *ls)
+{
+    if (ls->ready_pp > 0)
+        dds_delete(ls->ready_pp);
+    rl_lab_client_free(ls->cl);
+    rl_lab_recorder_free(ls->node);
+    rl_test_tmpdir_free(ls->home);
+}
+
 /* The whole sequence with a publisher of types the recorder was not built with. */
 static void test_record_unknown_types(void **state)
 {
     (void)state;
-    use_loopback();
-    int domain = rl_test_domain();
-    char *home = rl_test_tmpdir();
-    rl_lab_recorder *node = start_node(domain, home, "rt/test/*");
-    rl_lab_client *cl = NULL;
-    assert_int_equal(rl_lab_client_new(&cl, domain), RL_OK);
+    lab_setup ls;
+    lab_setup_open(&ls, "rt/test/*");
+    int domain = ls.domain;
+    rl_lab_recorder *node = ls.node;
+    rl_lab_client *cl = ls.cl;
 
     rl_lab_heartbeat hb;
     assert_int_equal(rl_lab_client_wait_heartbeat(cl, 0, LONG_NS, &hb), RL_OK);
     assert_int_equal(hb.state, RL_RECORD_IDLE);
     assert_int_equal(hb.domain, domain);
-    dds_entity_t ready_pp = publish_ready_before_prepare(domain, node);
+    ls.ready_pp = publish_ready_before_prepare(domain, node);
 
     const int vehicles[] = {1, 2};
     rl_record_run run = {.run_id = "lab-e2e", .vehicles = vehicles, .vehicle_count = 2,
@@ -483,10 +512,7 @@ static void test_record_unknown_types(void **state)
 
     check_bag(rep.run_dir, "lab-e2e", count, expected_final_idl, 1);
     check_ready_in_bag(rep.run_dir, "lab-e2e", prepare_asked);
-    dds_delete(ready_pp);
-    rl_lab_client_free(cl);
-    rl_lab_recorder_free(node);
-    rl_test_tmpdir_free(home);
+    lab_setup_close(&ls);
 }
 
 /* A publisher without type information (idlc -t) in partition "robot1": recorded raw, with
@@ -528,13 +554,12 @@ static void test_writer_without_type_info(void **state)
 static void test_several_runs(void **state)
 {
     (void)state;
-    use_loopback();
-    int domain = rl_test_domain();
-    char *home = rl_test_tmpdir();
-    rl_lab_recorder *node = start_node(domain, home, "rt/test/*");
-    rl_lab_client *cl = NULL;
-    assert_int_equal(rl_lab_client_new(&cl, domain), RL_OK);
-    dds_entity_t ready_pp = publish_ready_before_prepare(domain, node);
+    lab_setup ls;
+    lab_setup_open(&ls, "rt/test/*");
+    int domain = ls.domain;
+    rl_lab_recorder *node = ls.node;
+    rl_lab_client *cl = ls.cl;
+    ls.ready_pp = publish_ready_before_prepare(domain, node);
 
     /* Run 1: COMPLETE. */
     rl_record_run run = {.run_id = "run-one"};
@@ -586,10 +611,7 @@ static void test_several_runs(void **state)
     check_bag(rep1.run_dir, "run-one", count1, expected_final_idl, 1);
     check_bag(rep2.run_dir, "run-two", count2, expected_final_idl, 1);
     check_ready_in_bag(rep2.run_dir, "run-two", before);
-    dds_delete(ready_pp);
-    rl_lab_client_free(cl);
-    rl_lab_recorder_free(node);
-    rl_test_tmpdir_free(home);
+    lab_setup_close(&ls);
 }
 
 /* A second recorder on the same domain (other home, other lock) is refused through the
