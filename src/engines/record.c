@@ -583,7 +583,8 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
         return rl_error_set(RL_EINVAL, "recorder push: data missing");
     rec_topic *t = r->topics[topic_id];
     /* Large payloads are copied before taking the lock, small ones into a block under it
-     * (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free). */
+     * (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free, and the blocks
+     * are reused). */
     int small = len <= REC_SMALL;
     rec_msg *m = NULL;
     if (!small) {

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,13 +401,58 @@ static bool typemap_survives(const uint8_t *bytes, size_t len)
     return WIFEXITED(status) && (WEXITSTATUS(status) == 10 || WEXITSTATUS(status) == 11);
 }
 
+/* TypeMappings that already survived the trial in a child, kept (a copy each) so that the same
+ * bytes are not tried again: a recorder sees the same types run after run, and a fork of a
+ * large process that is receiving at full speed is costly for the receive path (page tables
+ * copied, then a copy-on-write fault and a TLB shootdown for every page it writes to next).
+ * Process-wide, at most SURVIVORS_MAX entries (then the trial runs again). */
+enum { SURVIVORS_MAX = 256 };
+static struct {
+    pthread_mutex_t mu;
+    size_t count;
+    size_t len[SURVIVORS_MAX];
+    uint8_t *bytes[SURVIVORS_MAX];
+} survivors = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool survived_before(const uint8_t *bytes, size_t len)
+{
+    bool found = false;
+    pthread_mutex_lock(&survivors.mu);
+    for (size_t i = 0; i < survivors.count && !found; i++)
+        found = survivors.len[i] == len && memcmp(survivors.bytes[i], bytes, len) == 0;
+    pthread_mutex_unlock(&survivors.mu);
+    return found;
+}
+
+static void remember_survivor(const uint8_t *bytes, size_t len)
+{
+    pthread_mutex_lock(&survivors.mu);
+    uint8_t *copy = survivors.count < SURVIVORS_MAX ? malloc(len) : NULL;
+    if (copy) {
+        memcpy(copy, bytes, len);
+        survivors.bytes[survivors.count] = copy;
+        survivors.len[survivors.count++] = len;
+    }
+    pthread_mutex_unlock(&survivors.mu);
+}
+
+static bool typemap_safe(const uint8_t *bytes, size_t len)
+{
+    if (survived_before(bytes, len))
+        return true;
+    if (!typemap_survives(bytes, len))
+        return false;
+    remember_survivor(bytes, len);
+    return true;
+}
+
 int rl_lab_schema_from_type_mapping(const void *type_mapping, size_t len, const char *type_name,
                                     char **out)
 {
     if (!type_mapping || !type_name || !out || len == 0 || len > UINT32_MAX)
         return rl_error_set(RL_EINVAL, "schema: no type mapping or type name");
     *out = NULL;
-    if (!typemap_survives(type_mapping, len))
+    if (!typemap_safe(type_mapping, len))
         return rl_error_set(RL_EPARSE,
                             "schema for %s: the %zu bytes are no TypeMapping Cyclone DDS can "
                             "read (its reader fails on them)",

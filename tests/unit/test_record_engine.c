@@ -434,7 +434,7 @@ static void test_push_many_is_pushes_in_order(void **state)
     f->opts.max_queued_messages = 6;
     rl_recorder *r = new_recorder(f);
     uint16_t a = topic(r, "/a");
-    static unsigned char big[3000]; /* beyond the engine's small-payload size */
+    static unsigned char big[70000]; /* beyond the engine's small-payload size (64 KiB) */
     big[0] = 'B';
     rl_record_msg batch[8];
     for (int i = 0; i < 8; i++)
