@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Samples taken per dds_takecdr call on the receive path (one lock of the engine's queue
- * per call, see on_samples). */
+/* Samples taken per dds_takecdr call on the receive path at the most (one lock of the
+ * engine's queue per call, see on_samples). */
 #define TAKE_BATCH 256
 /* How long type lookup may wait for the writer's type objects. */
 #define TYPE_LOOKUP_TIMEOUT DDS_SECS(3)
@@ -167,12 +167,15 @@ static void on_samples(dds_entity_t reader, void *arg)
     void *copies[TAKE_BATCH];
     rl_record_msg msgs[TAKE_BATCH];
     const dds_sample_info_t *infos[TAKE_BATCH];
-    for (;;) {
-        dds_return_t n = dds_takecdr(reader, bufs, TAKE_BATCH, si, DDS_ANY_STATE);
-        if (n <= 0) {
-            lab_handoff_publish(); /* for the free after dds_delete waited for us */
-            return;
-        }
+    /* Cyclone calls this for every sample it delivers (one at a time, in the thread that
+       delivers it, which on loopback is nearly always one sample per call), so the take
+       that comes back short has emptied the reader and there is no second take to find
+       nothing: that second call cost as much as the first. A sample delivered meanwhile
+       calls this again once this call returns. */
+    for (dds_return_t n = TAKE_BATCH; n == TAKE_BATCH;) {
+        n = dds_takecdr(reader, bufs, TAKE_BATCH, si, DDS_ANY_STATE);
+        if (n <= 0)
+            break;
         int64_t now = rl_time_now_ns();
         size_t k = 0;
         for (int i = 0; i < n; i++) {
@@ -212,6 +215,7 @@ static void on_samples(dds_entity_t reader, void *arg)
         for (int i = 0; i < n; i++)
             ddsi_serdata_unref(bufs[i]);
     }
+    lab_handoff_publish(); /* for the free after dds_delete waited for us */
 }
 
 /* ---- subscribing ------------------------------------------------------------------- */
