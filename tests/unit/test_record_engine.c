@@ -436,10 +436,11 @@ static void test_push_many_is_pushes_in_order(void **state)
     uint16_t a = topic(r, "/a");
     static unsigned char big[70000]; /* beyond the engine's small-payload size (64 KiB) */
     big[0] = 'B';
+    static const char letters[] = "abcdefgh";
     rl_record_msg batch[8];
     for (int i = 0; i < 8; i++)
         batch[i] = (rl_record_msg){.receive_ns = 100 + i, .publish_ns = 50 + i,
-                                   .data = i == 2 ? (const void *)big : "abcdefgh" + i,
+                                   .data = i == 2 ? (const void *)big : &letters[i],
                                    .len = i == 2 ? sizeof big : 1};
     size_t queued = 99;
     assert_int_equal(rl_recorder_push_many(r, a, batch, 8, &queued), RL_ESTATE); /* IDLE */
@@ -467,7 +468,7 @@ static void test_push_many_is_pushes_in_order(void **state)
         assert_int_equal(f->sink.msgs[i].log_time, 100 + i);
         assert_int_equal(f->sink.msgs[i].publish_time, 50 + i);
         assert_int_equal(f->sink.msgs[i].len, i == 2 ? sizeof big : 1);
-        assert_int_equal(f->sink.msgs[i].first, i == 2 ? 'B' : "abcdefgh"[i]);
+        assert_int_equal(f->sink.msgs[i].first, i == 2 ? 'B' : letters[i]);
     }
 }
 
