@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Deepest nesting of type references followed (a guard for hostile mappings). */
@@ -373,13 +374,14 @@ static int emit_object(emitter *e, size_t index)
 /* Cyclone 0.10's ddsi_typemap_deser aborts the process on some malformed TypeMappings
  * (found by fuzz_lab_schema), and a TypeMapping is data from another node. It is tried
  * first in a child process that does nothing else and exits; only bytes the child read
- * without dying are deserialised here. True when the bytes are safe to deserialise. */
-static bool typemap_survives(const uint8_t *bytes, size_t len)
+ * without dying are deserialised here. 1 when the bytes are safe to deserialise, 0 when not
+ * (or no child could be made), -1 when the child hung and was killed. */
+static int trial_in_child(const uint8_t *bytes, size_t len)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
-        return false; /* cannot check: refuse rather than risk the recorder */
+        return 0; /* cannot check: refuse rather than risk the recorder */
     if (pid == 0) {
         /* die quietly: no handler of the parent's (a fuzzer's, a sanitizer's) may act */
         static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
@@ -393,12 +395,35 @@ static bool typemap_survives(const uint8_t *bytes, size_t len)
         ddsi_typemap_t *tm = ddsi_typemap_deser(&ser);
         _exit(tm ? 10 : 11); /* codes of its own: a sanitizer's report exits with 1 */
     }
+    /* The child of a threaded process can hang in an allocator whose lock another thread
+       held at the fork (seen with AddressSanitizer's; glibc's malloc guards its own): it
+       gets 10 s, far more than reading a few KiB needs, then it is killed and tried again. */
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return false;
+    for (int waited_ms = 0;; waited_ms += 10) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
+            return 0;
+        if (waited_ms >= 10000) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            return -1;
+        }
+        struct timespec ts = {0, 10 * 1000000};
+        nanosleep(&ts, NULL);
     }
     return WIFEXITED(status) && (WEXITSTATUS(status) == 10 || WEXITSTATUS(status) == 11);
+}
+
+/* True when the bytes are safe to deserialise (a hung trial is tried again, twice). */
+static bool typemap_survives(const uint8_t *bytes, size_t len)
+{
+    int ok = -1;
+    for (int attempt = 0; attempt < 3 && ok < 0; attempt++)
+        ok = trial_in_child(bytes, len);
+    return ok == 1;
 }
 
 /* TypeMappings that already survived the trial in a child, kept (a copy each) so that the same
