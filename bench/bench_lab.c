@@ -1,8 +1,13 @@
-/* Benchmark of the recorder node over DDS (loopback): the same `ddsperf pub` (reliable,
- * keep-all, as fast as it can) received first by `ddsperf sub`, then by runlab's recorder,
- * at 100 B and 10 KB. Prints samples/s of each, the recorder's share of ddsperf's rate, its
- * losses (sequence gaps per key in the bag, and the engine's drop count) and its CPU time per
- * million samples. Skips when ddsperf is not installed. */
+/* Benchmark of the recorder node over DDS (loopback only, a domain of its own): one
+ * `ddsperf pub` (reliable, keep-all, as fast as it can) runs through the whole measurement of
+ * a size, and its subscriber alternates: `ddsperf sub` for a phase, then runlab's recorder for
+ * a phase (ABBA order over REPS pairs, so a drifting machine load favours neither). Both are
+ * measured the same way: samples received over the same steady window (WINDOW seconds,
+ * starting a second after the subscriber started), loss as sequence gaps (ddsperf's own
+ * count; for the recorder, gaps per key in the bag, plus the engine's drops). Prints per size
+ * the medians, the median of the per-pair ratios, and CPU per million samples (the recorder
+ * process over its window; ddsperf sub over its whole life). Skips without ddsperf.
+ * Usage: bench_lab [SIZE...] (default 100 10000). */
 #include "runlab/error.h"
 #include "runlab/lab.h"
 #include "runlab/mcap.h"
@@ -21,7 +26,8 @@
 
 extern char **environ;
 
-#define SECONDS 6
+#define WINDOW 3 /* seconds measured per phase */
+#define REPS 5   /* phase pairs per size */
 #define DOMAIN 232
 
 static const char loopback_config[] =
@@ -30,10 +36,11 @@ static const char loopback_config[] =
     "<ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers>"
     "</Discovery></Domain></CycloneDDS>";
 
-static pid_t spawn_ddsperf(const char *mode, int size, const char *out_path)
+/* ddsperf pub (for `seconds`, size `size`) or sub (WINDOW + 2 s), its stdout to out_path. */
+static pid_t spawn_ddsperf(int pub, int size, int seconds, const char *out_path)
 {
     char dur[16], dom[16], sz[16];
-    snprintf(dur, sizeof dur, "%d", SECONDS + 2);
+    snprintf(dur, sizeof dur, "%d", seconds);
     snprintf(dom, sizeof dom, "%d", DOMAIN);
     snprintf(sz, sizeof sz, "%d", size);
     char *pub_argv[] = {"ddsperf", "-D", dur, "-i", dom, "pub", "size", sz, NULL};
@@ -44,38 +51,47 @@ static pid_t spawn_ddsperf(const char *mode, int size, const char *out_path)
                                      0644);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
     pid_t pid = 0;
-    int rc = posix_spawnp(&pid, "ddsperf", &fa, NULL, strcmp(mode, "pub") == 0 ? pub_argv : sub_argv,
-                          environ);
+    int rc = posix_spawnp(&pid, "ddsperf", &fa, NULL, pub ? pub_argv : sub_argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     return rc == 0 ? pid : -1;
 }
 
-/* Mean of ddsperf sub's per-second "delta" counts, leaving out the first report. */
-static double ddsperf_rate(const char *path, unsigned long long *lost)
+static double ru_seconds(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+           (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+}
+
+/* ddsperf sub's rate over WINDOW seconds from its first report on (the reports give the
+ * time since it started and the running total); its lost count at the end. */
+static double ddsperf_rate(const char *path, unsigned long long *lost, unsigned long long *total)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
     char line[512];
-    double sum = 0, t_prev = -1;
-    int n = 0;
+    double t_first = -1, t_end = -1;
+    unsigned long long n_first = 0, n_end = 0;
     *lost = 0;
+    *total = 0;
     while (fgets(line, sizeof line, f)) {
         double t;
-        unsigned long long total, lost_total, delta;
+        unsigned long long all, lost_all;
         const char *p = strchr(line, ']');
-        if (!p || sscanf(p + 1, " %lf size %*d total %llu lost %llu delta %llu", &t, &total,
-                         &lost_total, &delta) != 4)
+        if (!p || sscanf(p + 1, " %lf size %*d total %llu lost %llu", &t, &all, &lost_all) != 3)
             continue;
-        *lost = lost_total;
-        if (t_prev >= 0 && t > t_prev) {
-            sum += (double)delta / (t - t_prev);
-            n++;
+        *lost = lost_all;
+        *total = all;
+        if (t_first < 0) {
+            t_first = t;
+            n_first = all;
+        } else if (t - t_first <= WINDOW + 0.5) {
+            t_end = t;
+            n_end = all;
         }
-        t_prev = t;
     }
     fclose(f);
-    return n > 1 ? sum / n : 0;
+    return t_end > t_first && t_first >= 0 ? (double)(n_end - n_first) / (t_end - t_first) : 0;
 }
 
 static uint32_t le32(const uint8_t *p)
@@ -110,8 +126,12 @@ static unsigned long long bag_gaps(const char *run_dir, const char *run_id, unsi
             continue;
         const uint8_t *b = rec.u.message.data.data + 4; /* KeyedSeq: seq, keyval, ... */
         uint32_t seq = le32(b), key = le32(b + 4) % 1024;
-        if (last[key] >= 0 && seq != (uint32_t)last[key] + 1)
+        if (last[key] >= 0 && seq != (uint32_t)last[key] + 1) {
             gaps++;
+            if (getenv("BENCH_LAB_DEBUG"))
+                fprintf(stderr, "gap: key %u after %lld: %u (message %llu)\n", key,
+                        (long long)last[key], seq, *msgs);
+        }
         last[key] = seq;
         (*msgs)++;
     }
@@ -123,26 +143,48 @@ static double cpu_seconds(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
+    return ru_seconds(&ru);
 }
 
-static int run_size(int size, const char *tmp)
+typedef struct phase {
+    double rate, cpu_per_million;
+    unsigned long long lost; /* ddsperf: its count; recorder: bag gaps + drops */
+    int ok;
+} phase;
+
+static void sleep_ms(long ms)
 {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static phase ddsperf_phase(const char *tmp)
+{
+    phase ph = {0};
+    if (getenv("BENCH_LAB_RECORDER_ONLY")) { /* for profiling the recorder alone */
+        ph.rate = 1;
+        ph.ok = 1;
+        return ph;
+    }
     char out[4096];
     snprintf(out, sizeof out, "%s/sub.txt", tmp);
-    pid_t sub = spawn_ddsperf("sub", size, out);
-    char pub_out[4096];
-    snprintf(pub_out, sizeof pub_out, "%s/pub.txt", tmp);
-    pid_t pub = spawn_ddsperf("pub", size, pub_out);
-    if (sub < 0 || pub < 0)
-        return -1;
-    waitpid(sub, NULL, 0);
-    waitpid(pub, NULL, 0);
-    unsigned long long sub_lost = 0;
-    double sub_rate = ddsperf_rate(out, &sub_lost);
+    pid_t sub = spawn_ddsperf(0, 0, WINDOW + 2, out);
+    if (sub < 0)
+        return ph;
+    struct rusage ru;
+    int status = 0;
+    if (wait4(sub, &status, 0, &ru) != sub)
+        return ph;
+    unsigned long long total = 0;
+    ph.rate = ddsperf_rate(out, &ph.lost, &total);
+    ph.cpu_per_million = total ? ru_seconds(&ru) * 1e6 / (double)total : 0;
+    ph.ok = ph.rate > 0;
+    return ph;
+}
 
-    /* The recorder on the same publisher. */
+static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int rep)
+{
+    phase ph = {0};
     rl_lab_recorder_options o;
     rl_lab_recorder_options_default(&o);
     o.domain = DOMAIN;
@@ -152,66 +194,151 @@ static int run_size(int size, const char *tmp)
     o.patterns = patterns;
     o.pattern_count = 1;
     rl_lab_recorder *node = NULL;
-    rl_lab_client *cl = NULL;
-    if (rl_lab_recorder_new(&node, &o) < 0 || rl_lab_client_new(&cl, DOMAIN) < 0) {
+    if (rl_lab_recorder_new(&node, &o) < 0) {
         fprintf(stderr, "bench_lab: %s\n", rl_error_last());
-        return -1;
+        return ph;
     }
     char run_id[32];
-    snprintf(run_id, sizeof run_id, "bench-%d", size);
+    snprintf(run_id, sizeof run_id, "bench-%d-%d", size, rep);
     rl_record_run run = {.run_id = run_id};
-    rl_lab_reply rep, r2;
-    if (rl_lab_client_prepare(cl, &run, 30000000000ll, &rep) < 0 || !rep.ok ||
-        rl_lab_client_begin(cl, run_id, 30000000000ll, &r2) < 0 || !r2.ok) {
-        fprintf(stderr, "bench_lab: prepare/begin: %s\n", rep.ok ? rl_error_last() : rep.message);
-        return -1;
+    rl_lab_reply rep1, rep2;
+    if (rl_lab_client_prepare(cl, &run, 30000000000ll, &rep1) < 0 || !rep1.ok ||
+        rl_lab_client_begin(cl, run_id, 30000000000ll, &rep2) < 0 || !rep2.ok) {
+        fprintf(stderr, "bench_lab: prepare/begin: %s\n", rep1.ok ? rl_error_last() : rep1.message);
+        rl_lab_recorder_free(node);
+        return ph;
     }
     rl_lab_client_trigger(cl, RL_LAB_START, rl_time_now_ns());
-    pub = spawn_ddsperf("pub", size, pub_out);
+    /* Like ddsperf sub: the window starts a second after the subscriber started. */
+    sleep_ms(1000);
     rl_record_status st;
-    /* From the first sample on, SECONDS-2 seconds of steady state. */
-    for (int i = 0; i < 1000; i++) {
-        rl_lab_recorder_status(node, &st);
-        if (st.received > 1000)
-            break;
-        struct timespec ms = {0, 10000000};
-        nanosleep(&ms, NULL);
-    }
+    rl_lab_recorder_status(node, &st);
     uint64_t r0 = st.received;
     int64_t t0 = rl_mono_ns();
     double c0 = cpu_seconds();
-    struct timespec span = {SECONDS - 2, 0};
-    nanosleep(&span, NULL);
+    sleep_ms(WINDOW * 1000);
     rl_lab_recorder_status(node, &st);
     double secs = (double)(rl_mono_ns() - t0) / 1e9, cpu = cpu_seconds() - c0;
-    double rec_rate = (double)(st.received - r0) / secs;
-    waitpid(pub, NULL, 0);
+    uint64_t got = st.received - r0;
     rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns());
-    rl_lab_client_finish(cl, run_id, rl_time_now_ns(), NULL, 60000000000ll, &r2);
+    /* The reader stays until the node goes: finish first, then free (the samples arriving
+       in between are refused, not lost: the run has ended). */
+    rl_lab_client_finish(cl, run_id, rl_time_now_ns(), NULL, 60000000000ll, &rep2);
     rl_lab_recorder_status(node, &st);
-    unsigned long long dropped = st.dropped, msgs = 0;
-    unsigned long long gaps = bag_gaps(rep.run_dir, run_id, &msgs);
-    rl_lab_client_free(cl);
+    unsigned long long msgs = 0;
+    unsigned long long gaps = bag_gaps(rep1.run_dir, run_id, &msgs);
     rl_lab_recorder_free(node);
-    printf("lab %6d B: ddsperf sub %9.0f samples/s (lost %llu) | recorder %9.0f samples/s = %5.1f %% "
-           "of ddsperf, %llu recorded, %llu sequence gaps, %llu dropped, CPU %.2f s per million "
-           "samples\n",
-           size, sub_rate, sub_lost, rec_rate, sub_rate > 0 ? 100 * rec_rate / sub_rate : 0, msgs,
-           gaps, dropped, (st.received - r0) ? cpu * 1e6 / (double)(rec_rate * secs) : 0);
-    return 0;
+    ph.rate = (double)got / secs;
+    ph.lost = gaps + st.dropped;
+    ph.cpu_per_million = got ? cpu * 1e6 / (double)got : 0;
+    ph.ok = rep2.ok && gaps != (unsigned long long)-1 && msgs > 0;
+    if (!ph.ok)
+        fprintf(stderr, "bench_lab: run %s: finish %s, %llu messages in the bag\n", run_id,
+                rep2.ok ? "ok" : rep2.message, msgs);
+    return ph;
 }
 
-int main(void)
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int run_size(int size, const char *tmp)
+{
+    rl_lab_client *cl = NULL;
+    if (rl_lab_client_new(&cl, DOMAIN) < 0) {
+        fprintf(stderr, "bench_lab: %s\n", rl_error_last());
+        return -1;
+    }
+    char pub_out[4096];
+    snprintf(pub_out, sizeof pub_out, "%s/pub.txt", tmp);
+    pid_t pub = spawn_ddsperf(1, size, 3600, pub_out);
+    if (pub < 0) {
+        rl_lab_client_free(cl);
+        return -1;
+    }
+    double sub_rate[REPS], rec_rate[REPS], ratio[REPS], sub_cpu[REPS], rec_cpu[REPS];
+    unsigned long long sub_lost = 0, rec_lost = 0;
+    int rc = 0;
+    for (int k = 0; k < REPS && rc == 0; k++) {
+        phase a, b;
+        if (k % 2 == 0) {
+            a = ddsperf_phase(tmp);
+            b = recorder_phase(cl, tmp, size, k);
+        } else {
+            b = recorder_phase(cl, tmp, size, k);
+            a = ddsperf_phase(tmp);
+        }
+        if (!a.ok || !b.ok) {
+            rc = -1;
+            break;
+        }
+        printf("lab %6d B pair %d: ddsperf sub %9.0f /s (lost %llu) | recorder %9.0f /s = %5.1f %% "
+               "(lost %llu)\n",
+               size, k + 1, a.rate, a.lost, b.rate, 100 * b.rate / a.rate, b.lost);
+        fflush(stdout);
+        sub_rate[k] = a.rate;
+        rec_rate[k] = b.rate;
+        ratio[k] = b.rate / a.rate;
+        sub_cpu[k] = a.cpu_per_million;
+        rec_cpu[k] = b.cpu_per_million;
+        sub_lost += a.lost;
+        rec_lost += b.lost;
+    }
+    kill(pub, SIGTERM);
+    waitpid(pub, NULL, 0);
+    rl_lab_client_free(cl);
+    /* A write the publisher gave up on (a reader that did not acknowledge within its blocking
+       time, on a saturated machine) is a sequence gap for every subscriber, not a loss of
+       the subscriber's: say so when ddsperf pub reported one. */
+    FILE *pf = fopen(pub_out, "r");
+    char line[512];
+    unsigned long long pub_errors = 0;
+    while (pf && fgets(line, sizeof line, pf))
+        pub_errors += strstr(line, "error") != NULL || strstr(line, "timeout") != NULL;
+    if (pf)
+        fclose(pf);
+    if (pub_errors)
+        printf("lab %6d B: ddsperf pub reported %llu write errors or timeouts (gaps for every "
+               "subscriber)\n", size, pub_errors);
+    if (rc == 0)
+        printf("lab %6d B: medians of %d pairs: ddsperf sub %9.0f samples/s (lost %llu) | "
+               "recorder %9.0f samples/s = %5.1f %% of ddsperf (lost %llu: %s); CPU s per "
+               "million samples: recorder %.2f, ddsperf sub %.2f\n",
+               size, REPS, median(sub_rate, REPS), sub_lost, median(rec_rate, REPS),
+               100 * median(ratio, REPS), rec_lost, rec_lost ? "LOSS" : "zero loss",
+               median(rec_cpu, REPS), median(sub_cpu, REPS));
+    return rc;
+}
+
+int main(int argc, char **argv)
 {
     if (system("command -v ddsperf >/dev/null 2>&1") != 0) {
         printf("lab: skipped (ddsperf not installed: cyclonedds-tools)\n");
         return 0;
     }
     setenv("CYCLONEDDS_URI", loopback_config, 1);
+    double load[3] = {0};
+    if (getloadavg(load, 3) == 3)
+        printf("lab: load average %.2f %.2f %.2f on %ld cores\n", load[0], load[1], load[2],
+               sysconf(_SC_NPROCESSORS_ONLN));
     char tmp[] = "/tmp/runlab-bench-lab-XXXXXX";
     if (!mkdtemp(tmp))
         return 1;
-    int rc = run_size(100, tmp) < 0 || run_size(10000, tmp) < 0;
+    int rc = 0;
+    if (argc > 1) {
+        for (int i = 1; i < argc && rc == 0; i++)
+            rc = run_size(atoi(argv[i]), tmp) < 0;
+    } else {
+        rc = run_size(100, tmp) < 0 || run_size(10000, tmp) < 0;
+    }
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     (void)system(cmd);

@@ -90,4 +90,22 @@ int demo_lab(const char *out_dir);
  * on success. */
 int demo_record(const char *out_dir);
 
+/* Reads a spec file (YAML or JSON, at most 1 MiB) for `cmd` into `*out` (json_object_put it;
+ * NULL on error) and checks that its top is a mapping. RL_EXIT_OK, or cli_fail's code with
+ * the error (file, line) printed. */
+struct json_object;
+int cli_read_spec(const char *cmd, const char *path, struct json_object **out);
+
+/* Parses option `opt`'s value `text` for `cmd` as a number in lo..hi (an integer when
+ * `integer`), or prints "<opt> <text>: expected a number lo..hi" (or "an integer") as a
+ * usage error and returns its code. */
+int cli_parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
+                     int integer, double *out);
+
+/* Sends SIGINT and SIGTERM to `handler`, keeping the former actions in `old` (two entries)
+ * for cli_restore_signals. */
+struct sigaction;
+void cli_catch_signals(void (*handler)(int), struct sigaction *old);
+void cli_restore_signals(const struct sigaction *old);
+
 #endif

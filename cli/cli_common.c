@@ -1,10 +1,18 @@
 /* The helpers every subcommand shares: the error line format ("runlab: <what>: <why>"),
- * usage errors with their hint, and the --help check. They sit below the subcommands and
+ * usage errors with their hint, the --help check, and what several subcommands read the
+ * same way (a spec file, numeric options, Ctrl+C). They sit below the subcommands and
  * main.c, so the dependencies among the CLI's files point one way: main.c -> cmd_*.c ->
  * cli_common.c. */
 #include "cli.h"
 
+#include "runlab/error.h"
+#include "runlab/yaml.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,4 +65,42 @@ void cli_print_escaped(FILE *f, const char *s)
         else
             fputc(*p, f);
     }
+}
+
+int cli_read_spec(const char *cmd, const char *path, struct json_object **out)
+{
+    *out = NULL;
+    if (rl_yaml_read_file(path, 1 << 20, out) < 0)
+        return cli_fail(cmd, "%s", rl_error_last());
+    if (!json_object_is_type(*out, json_type_object))
+        return cli_fail(cmd, "%s: expected a mapping at the top", path);
+    return RL_EXIT_OK;
+}
+
+int cli_parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
+                     int integer, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v >= lo && v <= hi) || (integer && v != floor(v)))
+        return cli_usage_error(cmd, "%s %s: expected %s %g..%g", opt, text,
+                               integer ? "an integer" : "a number", lo, hi);
+    *out = v;
+    return RL_EXIT_OK;
+}
+
+void cli_catch_signals(void (*handler)(int), struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void cli_restore_signals(const struct sigaction *old)
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
 }

@@ -34,15 +34,6 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
-static void catch_signals(struct sigaction *old_int, struct sigaction *old_term)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, old_int);
-    sigaction(SIGTERM, &sa, old_term);
-}
 
 static void sleep_ms(int ms)
 {
@@ -54,12 +45,10 @@ enum { MAX_PATTERNS = 64, MAX_VEHICLES = 256, MAX_SCHEMAS = 64 };
 
 static int parse_domain(const char *cmd, const char *text, int *out)
 {
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || v < 0 || v > 232)
-        return cli_usage_error(cmd, "--domain %s: expected an integer 0..232", text);
+    double v = 0;
+    int ec = cli_parse_number(cmd, "--domain", text, 0, 232, 1, &v);
     *out = (int)v;
-    return RL_EXIT_OK;
+    return ec;
 }
 
 /* ---- runlab recorder ------------------------------------------------------------------ */
@@ -109,11 +98,9 @@ static void recorder_config_free(recorder_config *c)
 /* Reads --config: every problem names the file and key. */
 static int read_recorder_config(const char *path, recorder_config *c)
 {
-    int rc = rl_yaml_read_file(path, 1 << 20, &c->doc);
-    if (rc < 0)
-        return cli_fail("recorder", "%s", rl_error_last());
-    if (!json_object_is_type(c->doc, json_type_object))
-        return cli_fail("recorder", "%s: expected a mapping at the top", path);
+    int rc = cli_read_spec("recorder", path, &c->doc);
+    if (rc != RL_EXIT_OK)
+        return rc;
     json_object *arr = NULL;
     rc = rl_json_get_array(c->doc, "topics", &arr);
     if (rc == RL_EPARSE)
@@ -223,14 +210,13 @@ int cmd_recorder(int argc, char **argv)
     o.schemas = cfg.schemas;
     o.schema_count = cfg.schema_count;
 
-    struct sigaction old_int, old_term;
-    catch_signals(&old_int, &old_term);
+    struct sigaction old[2];
+    cli_catch_signals(on_signal, old);
     rl_lab_recorder *node = NULL;
     if (rl_lab_recorder_new(&node, &o) < 0) {
         int ec = cli_fail("recorder", "%s", rl_error_last());
         recorder_config_free(&cfg);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        cli_restore_signals(old);
         return ec;
     }
     fprintf(stderr, "runlab recorder: serving DDS domain %d (pid %d); Ctrl-C stops\n", domain,
@@ -243,8 +229,7 @@ int cmd_recorder(int argc, char **argv)
     snprintf(run_dir, sizeof run_dir, "%s", st.run_dir);
     rl_lab_recorder_free(node);
     recorder_config_free(&cfg);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    cli_restore_signals(old);
     if (run_dir[0])
         printf("%s\n", run_dir);
     return RL_EXIT_OK;
@@ -300,24 +285,13 @@ static int parse_vehicles(const char *text, experiment *e)
     return RL_EXIT_OK;
 }
 
-static int parse_seconds(const char *opt, const char *text, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (!*text || *end || !(v >= 0) || v > 1e7)
-        return cli_usage_error("experiment", "%s %s: expected seconds >= 0", opt, text);
-    *out = v;
-    return RL_EXIT_OK;
-}
-
 /* The spec's keys; every error names the file and key. */
 static int read_spec(const char *path, experiment *e)
 {
-    if (rl_yaml_read_file(path, 1 << 20, &e->spec) < 0)
-        return cli_fail("experiment", "%s", rl_error_last());
+    int ec = cli_read_spec("experiment", path, &e->spec);
+    if (ec != RL_EXIT_OK)
+        return ec;
     json_object *s = e->spec;
-    if (!json_object_is_type(s, json_type_object))
-        return cli_fail("experiment", "%s: expected a mapping at the top", path);
     int64_t i64;
     double d;
     int rc;
@@ -628,7 +602,7 @@ int cmd_experiment(int argc, char **argv)
     if (ec == RL_EXIT_OK && o_vehicles)
         ec = parse_vehicles(o_vehicles, &e);
     if (ec == RL_EXIT_OK && o_duration)
-        ec = parse_seconds("--duration", o_duration, &e.duration);
+        ec = cli_parse_number("experiment", "--duration", o_duration, 0, 1e7, 0, &e.duration);
     if (o_home)
         e.home = o_home;
     if (o_map)
@@ -636,11 +610,10 @@ int cmd_experiment(int argc, char **argv)
     for (size_t i = 0; i < o_ntopics && e.topic_count < MAX_PATTERNS; i++)
         e.topics[e.topic_count++] = o_topics[i];
     if (ec == RL_EXIT_OK) {
-        struct sigaction old_int, old_term;
-        catch_signals(&old_int, &old_term);
+        struct sigaction old[2];
+        cli_catch_signals(on_signal, old);
         ec = run_experiment(&e);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        cli_restore_signals(old);
     }
     if (e.spec)
         json_object_put(e.spec);

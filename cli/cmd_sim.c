@@ -102,11 +102,10 @@ static int add_fault(sim_args *a, const char *text, int usage_error)
 
 static int read_spec(const char *path, sim_args *a)
 {
-    if (rl_yaml_read_file(path, 1 << 20, &a->spec) < 0)
-        return cli_fail("sim", "%s", rl_error_last());
+    int ec = cli_read_spec("sim", path, &a->spec);
+    if (ec != RL_EXIT_OK)
+        return ec;
     json_object *s = a->spec;
-    if (!json_object_is_type(s, json_type_object))
-        return cli_fail("sim", "%s: expected a mapping at the top", path);
     int64_t v;
     int rc;
     if ((rc = rl_json_get_int64(s, "domain", &v)) == RL_OK)
@@ -132,7 +131,7 @@ static int read_spec(const char *path, sim_args *a)
         json_object *f = json_object_array_get_idx(arr, i);
         if (!json_object_is_type(f, json_type_string))
             return cli_fail("sim", "%s: faults[%zu]: expected KIND:VEHICLE:T0[:T1]", path, i);
-        int ec = add_fault(a, json_object_get_string(f), 0);
+        ec = add_fault(a, json_object_get_string(f), 0);
         if (ec != RL_EXIT_OK)
             return ec;
     }
@@ -165,12 +164,7 @@ static int read_spec(const char *path, sim_args *a)
 
 static int parse_number(const char *opt, const char *text, double lo, double hi, double *out)
 {
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (!*text || *end || !(v >= lo && v <= hi))
-        return cli_usage_error("sim", "%s %s: expected a number %g..%g", opt, text, lo, hi);
-    *out = v;
-    return RL_EXIT_OK;
+    return cli_parse_number("sim", opt, text, lo, hi, 0, out);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -243,12 +237,8 @@ int cmd_sim(int argc, char **argv)
                                  "executable; name one with --map FILE");
     }
     if (ec == RL_EXIT_OK) {
-        struct sigaction sa, old_int, old_term;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_sim_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
+        struct sigaction old[2];
+        cli_catch_signals(on_sim_signal, old);
         if (a.offline) {
             char run_dir[4096] = "";
             if (rl_lab_sim_offline(&a.o, a.offline, run_dir, sizeof run_dir) < 0)
@@ -263,8 +253,7 @@ int cmd_sim(int argc, char **argv)
             if (rl_lab_sim_run(&a.o, sim_interrupted, NULL) < 0)
                 ec = cli_fail("sim", "%s", rl_error_last());
         }
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
+        cli_restore_signals(old);
     }
     free(a.waypoints);
     if (a.spec)

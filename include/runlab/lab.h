@@ -100,12 +100,17 @@ typedef struct rl_lab_recorder rl_lab_recorder;
  * the heartbeat and records every topic that matches: the lab's topics (everything under
  * rt/lab/, rt/clock, rt/diagnostics, rt/tf), the prepared vehicles' topics (everything under
  * rt/vehicle/<id>/) and the configured patterns. Its threads (and Cyclone's) run until rl_lab_recorder_free.
+ * A node records any number of runs, one at a time: a prepare after a run ended (COMPLETE,
+ * INTERRUPTED, FAILED) replaces the engine and subscribes afresh (new readers, so
+ * transient-local samples come again; the last run's vehicles are dropped), letting the
+ * (host, domain) lock go and taking it again in between.
  * Errors: RL_EBUSY (another recorder holds the host lock or answers on the domain; the
  * message names its host and pid), RL_EINVAL (options), RL_EIO (DDS could not start: the
  * message has Cyclone's reason), RL_ENOMEM. */
 int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *opts);
 
-/* The engine's status (see rl_record_status for string lifetimes: until free). Thread-safe. */
+/* The engine's status (strings as rl_record_status says, but valid only until the next run is
+ * prepared, which replaces the engine, or free). Thread-safe. */
 void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
 
 /* Number of DDS topics being recorded (readers made). Thread-safe. */

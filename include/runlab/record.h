@@ -207,6 +207,22 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
 int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
                      const void *data, size_t len);
 
+/* One message for rl_recorder_push_many; `data` is copied, the caller keeps it. */
+typedef struct rl_record_msg {
+    int64_t receive_ns, publish_ns;
+    const void *data;
+    size_t len;
+} rl_record_msg;
+
+/* Hands `count` messages of one topic to the recorder in order, exactly as `count` calls of
+ * rl_recorder_push would, but taking the queue's lock once for a run of small messages
+ * (a receive path that takes samples in batches pays one lock per batch, not per sample).
+ * Stops at the first message refused: `*queued` (required) says how many were queued
+ * before it, and the return value is what rl_recorder_push returned for it (counted the
+ * same way); RL_OK when all were queued. Thread-safe. */
+int rl_recorder_push_many(rl_recorder *r, uint16_t topic_id, const rl_record_msg *msgs,
+                          size_t count, size_t *queued);
+
 /* In a terminal state, waits until the writer thread has written or dropped everything
  * and closed the bag; the counters and manifest are final afterwards (a FAILED run is
  * finished by the writer on its own). RL_ESTATE before a terminal state. */

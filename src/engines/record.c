@@ -584,7 +584,8 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
         return rl_error_set(RL_EINVAL, "recorder push: data missing");
     rec_topic *t = r->topics[topic_id];
     /* Large payloads are copied before taking the lock, small ones into a block under it
-     * (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free). */
+     * (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free, and the blocks
+     * are reused). */
     int small = len <= REC_SMALL;
     rec_msg *m = NULL;
     if (!small) {
@@ -664,6 +665,74 @@ int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int6
     pthread_mutex_unlock(&r->mu);
     if (wake)
         pthread_cond_signal(&r->wake_writer);
+    return RL_OK;
+}
+
+/* Under mu: queues one small message when the queue takes it as it is (accepting, within
+ * the limits, room in the array and a block); 0 otherwise, and nothing changed: the caller
+ * unlocks and lets rl_recorder_push decide and count that message. */
+static int queue_small_locked(rl_recorder *r, rec_topic *t, uint16_t topic_id,
+                              const rl_record_msg *msg)
+{
+    if (!r->accepting || r->queued_msgs + 1 > r->opts.max_queued_messages ||
+        r->queued_bytes + msg->len > r->opts.max_queued_bytes || r->qcount == r->qcap)
+        return 0;
+    rec_msg *m = block_alloc(r, msg->len);
+    if (!m)
+        return 0;
+    if (msg->len)
+        memcpy(m->data, msg->data, msg->len);
+    m->receive_ns = msg->receive_ns;
+    m->publish_ns = msg->publish_ns;
+    m->len = msg->len;
+    m->topic = topic_id;
+    r->qv[r->qcount++] = m;
+    r->queued_msgs++;
+    r->queued_bytes += msg->len;
+    bump(&t->received, 1);
+    bump(&t->bytes, msg->len);
+    return 1;
+}
+
+int rl_recorder_push_many(rl_recorder *r, uint16_t topic_id, const rl_record_msg *msgs,
+                          size_t count, size_t *queued)
+{
+    *queued = 0;
+    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    if (topic_id >= nt)
+        return rl_error_set(RL_EINVAL, "recorder push: unknown topic id %u", topic_id);
+    rec_topic *t = r->topics[topic_id];
+    size_t i = 0;
+    while (i < count) {
+        const rl_record_msg *msg = &msgs[i];
+        int valid = msg->receive_ns >= 0 && msg->publish_ns >= 0 && (!msg->len || msg->data);
+        if (valid && msg->len <= REC_SMALL) {
+            int wake = 0;
+            pthread_mutex_lock(&r->mu);
+            for (; i < count; i++) {
+                msg = &msgs[i];
+                if (msg->receive_ns < 0 || msg->publish_ns < 0 || (msg->len && !msg->data) ||
+                    msg->len > REC_SMALL || !queue_small_locked(r, t, topic_id, msg))
+                    break;
+                wake = 1;
+            }
+            wake = wake && r->writer_sleeping && r->opts.write_delay_ns == 0;
+            pthread_mutex_unlock(&r->mu);
+            if (wake)
+                pthread_cond_signal(&r->wake_writer);
+            *queued = i;
+            if (i == count)
+                break;
+            msg = &msgs[i];
+        }
+        /* A large one, or one the fast path left to the general one (which refuses it,
+           counts it and says why, or queues it after growing the queue's array). */
+        int rc = rl_recorder_push(r, topic_id, msg->receive_ns, msg->publish_ns, msg->data,
+                                  msg->len);
+        if (rc < 0)
+            return rc;
+        *queued = ++i;
+    }
     return RL_OK;
 }
 

@@ -1,8 +1,8 @@
 /* The recorder's capture of discovered topics: watches DCPSPublication, and for each writer
- * whose topic matches a pattern makes a reader of the writer's own type (resolved from its
- * type information over XTypes type lookup, so types runlab was not built with are recorded
- * too), in the writer's partitions, and hands the raw CDR of every sample to the recorder
- * engine from Cyclone's receive thread; type lookup runs on a worker thread of its own. */
+ * whose topic matches a pattern makes a raw-bytes reader in the writer's partitions, with
+ * the schema from the writer's type information (XTypes type lookup, so types runlab was not
+ * built with are recorded too), and hands the raw CDR of every sample to the recorder engine
+ * in batches from Cyclone's receive thread; type lookup runs on a worker thread of its own. */
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Samples taken per dds_takecdr call on the receive path. */
-#define TAKE_BATCH 64
+/* Samples taken per dds_takecdr call on the receive path at the most (one lock of the
+ * engine's queue per call, see on_samples). */
+#define TAKE_BATCH 256
 /* How long type lookup may wait for the writer's type objects. */
 #define TYPE_LOOKUP_TIMEOUT DDS_SECS(3)
 
@@ -50,7 +51,7 @@ typedef struct subscription {
     atomic_uint topic_id;
     atomic_int durable;                /* transient-local: samples before prepare are held */
     _Atomic(atomic_int *) released;    /* the capture's: held samples were handed over */
-    dds_entity_t reader;
+    dds_entity_t reader, subscriber, topic; /* subscriber 0: the participant's default */
     pthread_mutex_t held_mu;
     held_sample held[HELD_MAX];
     size_t nheld;
@@ -123,16 +124,32 @@ static void hold(subscription *s, rl_recorder *rec, uint16_t topic_id,
     pthread_mutex_unlock(&s->held_mu);
 }
 
-/* Hands one sample to the engine; a transient-local one the IDLE recorder refuses is held. */
-static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
-                    const dds_sample_info_t *si, int64_t now, int64_t published, const void *data,
-                    size_t len)
+/* What the IDLE recorder refused with `rc`: a transient-local sample is held. Otherwise
+ * (queue full: the run turns FAILED and says so; ended: nothing to record any more) the
+ * refusal needs nothing more here. */
+static void refused(subscription *s, rl_recorder *rec, uint16_t topic_id, int rc,
+                    const dds_sample_info_t *si, const rl_record_msg *m)
 {
-    int rc = rl_recorder_push(rec, topic_id, now, published, data, len);
     if (rc == RL_ESTATE && atomic_load(&s->durable) && rl_recorder_state(rec) == RL_RECORD_IDLE)
-        hold(s, rec, topic_id, si, now, published, data, len);
-    /* Otherwise a refused push (queue full: the run turns FAILED and says so; ended: nothing
-       to record any more) needs nothing more here. */
+        hold(s, rec, topic_id, si, m->receive_ns, m->publish_ns, m->data, m->len);
+}
+
+/* Hands a batch of samples to the engine under one lock of its queue; from the first one
+ * refused on, each goes on its own (a refused one may have to be held). */
+static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
+                    const dds_sample_info_t *const *si, const rl_record_msg *m, size_t n)
+{
+    size_t done = 0;
+    int rc = rl_recorder_push_many(rec, topic_id, m, n, &done);
+    if (rc == RL_OK)
+        return;
+    refused(s, rec, topic_id, rc, si[done], &m[done]);
+    for (size_t i = done + 1; i < n; i++) {
+        rc = rl_recorder_push(rec, topic_id, m[i].receive_ns, m[i].publish_ns, m[i].data,
+                              m[i].len);
+        if (rc < 0)
+            refused(s, rec, topic_id, rc, si[i], &m[i]);
+    }
 }
 
 static void on_samples(dds_entity_t reader, void *arg)
@@ -143,36 +160,62 @@ static void on_samples(dds_entity_t reader, void *arg)
     uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
     struct ddsi_serdata *bufs[TAKE_BATCH];
     dds_sample_info_t si[TAKE_BATCH];
-    for (;;) {
-        dds_return_t n = dds_takecdr(reader, bufs, TAKE_BATCH, si, DDS_ANY_STATE);
-        if (n <= 0) {
-            lab_handoff_publish(); /* for the free after dds_delete waited for us */
-            return;
-        }
+    /* The bytes are handed over by reference to the serdata (no copy before the engine's
+       queue), so each stays referenced until the batch is queued. */
+    struct ddsi_serdata *held[TAKE_BATCH];
+    ddsrt_iovec_t refs[TAKE_BATCH];
+    void *copies[TAKE_BATCH];
+    rl_record_msg msgs[TAKE_BATCH];
+    const dds_sample_info_t *infos[TAKE_BATCH];
+    /* Cyclone calls this for every sample it delivers (one at a time, in the thread that
+       delivers it, which on loopback is nearly always one sample per call), so the take
+       that comes back short has emptied the reader and there is no second take to find
+       nothing: that second call cost as much as the first. A sample delivered meanwhile
+       calls this again once this call returns. */
+    for (dds_return_t n = TAKE_BATCH; n == TAKE_BATCH;) {
+        n = dds_takecdr(reader, bufs, TAKE_BATCH, si, DDS_ANY_STATE);
+        if (n <= 0)
+            break;
         int64_t now = rl_time_now_ns();
+        size_t k = 0;
         for (int i = 0; i < n; i++) {
-            if (si[i].valid_data) {
-                size_t size = ddsi_serdata_size(bufs[i]);
-                int64_t published = si[i].source_timestamp > 0 ? si[i].source_timestamp : now;
-                ddsrt_iovec_t ref;
-                struct ddsi_serdata *held = ddsi_serdata_to_ser_ref(bufs[i], 0, size, &ref);
-                if (held && ref.iov_len == size) {
-                    deliver(s, rec, topic_id, &si[i], now, published, ref.iov_base, size);
-                    ddsi_serdata_to_ser_unref(held, &ref);
-                } else {
-                    if (held)
-                        ddsi_serdata_to_ser_unref(held, &ref);
-                    void *copy = malloc(size ? size : 1);
-                    if (copy) {
-                        ddsi_serdata_to_ser(bufs[i], 0, size, copy);
-                        deliver(s, rec, topic_id, &si[i], now, published, copy, size);
-                        free(copy);
-                    }
-                }
+            if (!si[i].valid_data)
+                continue;
+            size_t size = ddsi_serdata_size(bufs[i]);
+            const void *bytes = NULL;
+            copies[k] = NULL;
+            held[k] = ddsi_serdata_to_ser_ref(bufs[i], 0, size, &refs[k]);
+            if (held[k] && refs[k].iov_len == size) {
+                bytes = refs[k].iov_base;
+            } else {
+                /* Not one piece (not so for lab_rawtype's serdata): a copy. */
+                if (held[k])
+                    ddsi_serdata_to_ser_unref(held[k], &refs[k]);
+                held[k] = NULL;
+                if (!(copies[k] = malloc(size ? size : 1)))
+                    continue;
+                ddsi_serdata_to_ser(bufs[i], 0, size, copies[k]);
+                bytes = copies[k];
             }
-            ddsi_serdata_unref(bufs[i]);
+            msgs[k] = (rl_record_msg){
+                .receive_ns = now,
+                .publish_ns = si[i].source_timestamp > 0 ? si[i].source_timestamp : now,
+                .data = bytes,
+                .len = size,
+            };
+            infos[k++] = &si[i];
         }
+        if (k)
+            deliver(s, rec, topic_id, infos, msgs, k);
+        for (size_t j = 0; j < k; j++) {
+            if (held[j])
+                ddsi_serdata_to_ser_unref(held[j], &refs[j]);
+            free(copies[j]);
+        }
+        for (int i = 0; i < n; i++)
+            ddsi_serdata_unref(bufs[i]);
     }
+    lab_handoff_publish(); /* for the free after dds_delete waited for us */
 }
 
 /* ---- subscribing ------------------------------------------------------------------- */
@@ -185,22 +228,12 @@ static const char *config_schema(lab_capture *c, const char *type)
     return NULL;
 }
 
-/* The writer sends no type information: a raw-bytes topic matched by type name, with the
- * schema from the config (or none: the bytes are kept all the same, and a warning says so). */
-static int raw_topic(lab_capture *c, publication *p, dds_entity_t *topic, uint16_t *topic_id)
+/* The topic the reader reads: raw bytes whatever the writer's type (lab_rawtype.c). A
+ * reader without type information matches any writer by type name, and Cyclone then skips
+ * what a typed reader costs per sample (key extraction and hashing, normalising the CDR),
+ * none of which a recorder that keeps the bytes as they came needs. */
+static int raw_reader_topic(lab_capture *c, publication *p, dds_entity_t *topic)
 {
-    char *own = NULL;
-    const char *idl = config_schema(c, p->type);
-    if (!idl)
-        idl = own = lab_builtin_schema(p->type);
-    if (!idl)
-        rl_log(RL_LOG_WARN, "recorder: %s: its writer sends no type information and the config "
-               "has no schema for %s; recording it without a schema", p->topic, p->type);
-    int rc = rl_recorder_add_topic(c->rec, p->topic, idl ? p->type : "", idl ? "omgidl" : "",
-                                   idl, idl ? strlen(idl) : 0, "cdr", topic_id);
-    free(own);
-    if (rc < 0)
-        return rc;
     struct ddsi_sertype *st = lab_rawtype_new(p->type, p->keyed);
     if (!st)
         return rl_error_set(RL_ENOMEM, "out of memory");
@@ -213,9 +246,26 @@ static int raw_topic(lab_capture *c, publication *p, dds_entity_t *topic, uint16
     return RL_OK;
 }
 
-/* The writer's type from its type information (XTypes type lookup, blocking). */
+/* The writer sends no type information: the schema from the config (or none: the bytes are
+ * kept all the same, and a warning says so). */
+static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
+{
+    char *own = NULL;
+    const char *idl = config_schema(c, p->type);
+    if (!idl)
+        idl = own = lab_builtin_schema(p->type);
+    if (!idl)
+        rl_log(RL_LOG_WARN, "recorder: %s: its writer sends no type information and the config "
+               "has no schema for %s; recording it without a schema", p->topic, p->type);
+    int rc = rl_recorder_add_topic(c->rec, p->topic, idl ? p->type : "", idl ? "omgidl" : "",
+                                   idl, idl ? strlen(idl) : 0, "cdr", topic_id);
+    free(own);
+    return rc;
+}
+
+/* The schema from the writer's type information (XTypes type lookup, blocking). */
 static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
-                       dds_entity_t *topic, uint16_t *topic_id)
+                       uint16_t *topic_id)
 {
     dds_topic_descriptor_t *desc = NULL;
     dds_return_t drc = dds_create_topic_descriptor(DDS_FIND_SCOPE_GLOBAL, c->participant, ti,
@@ -230,11 +280,6 @@ static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
                                    strlen(idl), "cdr", topic_id);
         free(idl);
     }
-    if (rc == RL_OK) {
-        *topic = dds_create_topic(c->participant, desc, p->topic, NULL, NULL);
-        if (*topic < 0)
-            rc = lab_dds_fail(*topic, "create topic");
-    }
     dds_delete_topic_descriptor(desc);
     return rc;
 }
@@ -248,9 +293,11 @@ static int subscribe(lab_capture *c, publication *p)
     uint16_t topic_id = 0;
     int rc;
     if (dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
-        rc = raw_topic(c, p, &topic, &topic_id);
+        rc = config_topic(c, p, &topic_id);
     else
-        rc = typed_topic(c, p, ti, &topic, &topic_id);
+        rc = typed_topic(c, p, ti, &topic_id);
+    if (rc == RL_OK)
+        rc = raw_reader_topic(c, p, &topic);
     if (rc < 0)
         return rc;
 
@@ -291,12 +338,6 @@ static int subscribe(lab_capture *c, publication *p)
     dds_lset_data_available(l, on_samples);
     dds_entity_t parent = subscriber ? subscriber : c->participant;
     dds_entity_t rd = dds_create_reader(parent, topic, q, l);
-    if (rd == DDS_RETCODE_BAD_PARAMETER) {
-        /* Appendable, mutable or optional members: Cyclone allows XCDR2 only. */
-        dds_qset_data_representation(q, 1,
-                                     (dds_data_representation_id_t[]){DDS_DATA_REPRESENTATION_XCDR2});
-        rd = dds_create_reader(parent, topic, q, l);
-    }
     dds_delete_listener(l);
     dds_delete_qos(q);
     if (rd < 0) {
@@ -305,6 +346,8 @@ static int subscribe(lab_capture *c, publication *p)
         return lab_dds_fail(rd, "create reader");
     }
     s->reader = rd;
+    s->subscriber = subscriber;
+    s->topic = topic;
     pthread_mutex_lock(&c->mu);
     s->next = c->subs;
     c->subs = s;
@@ -596,6 +639,26 @@ void lab_capture_stop(lab_capture *c)
     if (c->worker_started)
         pthread_join(c->worker, NULL);
     c->worker_started = 0;
+}
+
+void lab_capture_close(lab_capture *c)
+{
+    if (!c)
+        return;
+    lab_capture_stop(c);
+    if (c->discovery > 0)
+        (void)dds_delete(c->discovery);
+    c->discovery = 0;
+    /* Deleting a reader waits for its listener to return: after this loop nothing pushes
+       into the recorder any more. */
+    for (subscription *s = c->subs; s; s = s->next) {
+        (void)dds_delete(s->reader);
+        if (s->subscriber > 0)
+            (void)dds_delete(s->subscriber);
+        (void)dds_delete(s->topic);
+        s->reader = s->subscriber = s->topic = 0;
+    }
+    lab_handoff_acquire();
 }
 
 void lab_capture_free(lab_capture *c)

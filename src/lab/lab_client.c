@@ -97,21 +97,10 @@ static void on_ready(dds_entity_t reader, void *arg)
 static int make_client_service(rl_lab_client *c, client_service *s, const char *ros_name,
                                const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep)
 {
-    char rq[256], rr[256];
-    int rc = rl_lab_ros_service(ros_name, rq, rr, sizeof rq);
+    int rc = lab_service_endpoints(c->participant, ros_name, req, rep, 0, &s->request_writer,
+                                   &s->reply_reader);
     if (rc < 0)
         return rc;
-    dds_entity_t tq = dds_create_topic(c->participant, req, rq, NULL, NULL);
-    dds_entity_t tr = dds_create_topic(c->participant, rep, rr, NULL, NULL);
-    if (tq < 0 || tr < 0)
-        return lab_dds_fail(tq < 0 ? tq : tr, "service topics");
-    dds_qos_t *q = lab_qos(0, 0);
-    s->request_writer = dds_create_writer(c->participant, tq, q, NULL);
-    s->reply_reader = dds_create_reader(c->participant, tr, q, NULL);
-    dds_delete_qos(q);
-    if (s->request_writer < 0 || s->reply_reader < 0)
-        return lab_dds_fail(s->request_writer < 0 ? s->request_writer : s->reply_reader,
-                            "service endpoints");
     dds_instance_handle_t ih = 0;
     dds_return_t drc = dds_get_instance_handle(s->request_writer, &ih);
     if (drc < 0)

@@ -1,6 +1,7 @@
 /* Small DDS helpers of the lab module: Cyclone return codes as runlab errors, the lab's QoS
  * profiles (reliable; transient-local for state that late joiners need) and waiting until
- * an endpoint is matched before the first sample, so volatile requests are not lost. */
+ * an endpoint is matched before the first sample, so volatile requests are not lost; the
+ * endpoints of a service's two sides. */
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
@@ -97,4 +98,27 @@ void lab_handoff_publish(void)
 void lab_handoff_acquire(void)
 {
     (void)atomic_load_explicit(&handoff, memory_order_acquire);
+}
+
+int lab_service_endpoints(dds_entity_t participant, const char *ros_name,
+                          const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep,
+                          int server, dds_entity_t *request, dds_entity_t *reply)
+{
+    char rq[256], rr[256];
+    int rc = rl_lab_ros_service(ros_name, rq, rr, sizeof rq);
+    if (rc < 0)
+        return rc;
+    dds_entity_t tq = dds_create_topic(participant, req, rq, NULL, NULL);
+    dds_entity_t tr = dds_create_topic(participant, rep, rr, NULL, NULL);
+    if (tq < 0 || tr < 0)
+        return lab_dds_fail(tq < 0 ? tq : tr, "service topics");
+    dds_qos_t *q = lab_qos(0, 0);
+    *request = server ? dds_create_reader(participant, tq, q, NULL)
+                      : dds_create_writer(participant, tq, q, NULL);
+    *reply = server ? dds_create_writer(participant, tr, q, NULL)
+                    : dds_create_reader(participant, tr, q, NULL);
+    dds_delete_qos(q);
+    if (*request < 0 || *reply < 0)
+        return lab_dds_fail(*request < 0 ? *request : *reply, "service endpoints");
+    return RL_OK;
 }

@@ -28,6 +28,15 @@ int lab_participant(int domain, dds_entity_t *out);
  * Never NULL (Cyclone aborts on out of memory). dds_delete_qos it. */
 dds_qos_t *lab_qos(int transient_local, int depth);
 
+/* The two topics of ROS 2 service `ros_name` (rq/<name>Request, rr/<name>Reply, typed
+ * `req` and `rep`) on `participant`, and one side's endpoints with the service QoS (reliable,
+ * volatile, keep-all): a server (`server` 1) reads requests and writes replies, a client
+ * writes requests and reads replies. `*request`, `*reply`: the endpoint on each topic.
+ * RL_OK, RL_EINVAL (name too long) or RL_EIO (Cyclone's reason). */
+int lab_service_endpoints(dds_entity_t participant, const char *ros_name,
+                          const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep,
+                          int server, dds_entity_t *request, dds_entity_t *reply);
+
 /* Waits until `entity` (a writer or a reader) has at least one match, up to the monotonic
  * deadline `deadline_ns` (rl_mono_ns). RL_OK, RL_ETIMEOUT or RL_EIO. */
 int lab_wait_matched(dds_entity_t entity, int is_writer, int64_t deadline_ns);
@@ -80,6 +89,12 @@ size_t lab_capture_held_count(lab_capture *c);
 /* Stops the discovery worker (it no longer touches the recorder afterwards). The readers
  * belong to the participant: delete the participant first. NULL is ignored. */
 void lab_capture_stop(lab_capture *c);
+
+/* Stops the worker and deletes the capture's readers, subscribers and topics (waiting for
+ * their listeners to return), so that nothing reaches the recorder through it any more; the
+ * participant stays. Free it afterwards. For a node that goes on to another run. NULL is
+ * ignored. */
+void lab_capture_close(lab_capture *c);
 
 /* Stops (if not yet) and frees. NULL is ignored. */
 void lab_capture_free(lab_capture *c);

@@ -40,6 +40,16 @@ typedef struct service {
 
 struct rl_lab_recorder {
     rl_lab_recorder_options opts;
+    rl_record_options engine_opts; /* each run's engine is made with these */
+    /* Owned copies of what the options point to: every run's engine and capture need them,
+       long after rl_lab_recorder_new returned. */
+    char *home, *lock_dir, *bag_profile;
+    char **patterns;
+    rl_lab_schema *schemas;
+    /* The engine of the current (or last) run; a prepare after a run ended replaces it and
+       the capture (renew), in the node's thread, under engine_mu for the readers of the
+       status in other threads. NULL only when a renew failed. */
+    pthread_mutex_t engine_mu;
     rl_recorder *rec;
     dds_entity_t participant, heartbeat_writer, trigger_reader, waitset, stop_guard;
     _Atomic dds_entity_t beat_writer; /* 0 until the writer exists; read by the monitor */
@@ -130,11 +140,24 @@ static int check_no_peer(rl_lab_recorder *n, dds_entity_t topic)
 
 /* ---- services ------------------------------------------------------------------------- */
 
+/* The engine's status; a node whose renewal failed reports FAILED with no run. */
+static void node_status(rl_lab_recorder *n, rl_record_status *st)
+{
+    if (n->rec) {
+        rl_recorder_status(n->rec, st);
+    } else {
+        memset(st, 0, sizeof *st);
+        st->state = RL_RECORD_FAILED;
+        st->host = st->run_id = st->run_dir = "";
+        st->reason = "no engine (a new run could not start)";
+    }
+}
+
 static void fill_reply(rl_lab_recorder *n, service *s, int ok, const char *message)
 {
     lab_copy(s->last_message, sizeof s->last_message, message);
     rl_record_status st;
-    rl_recorder_status(n->rec, &st);
+    node_status(n, &st);
     lab_copy(s->last_run_id, sizeof s->last_run_id, st.run_id);
     lab_copy(s->last_run_dir, sizeof s->last_run_dir, st.run_dir);
     s->last_reply.ok = ok;
@@ -147,7 +170,7 @@ static void fill_reply(rl_lab_recorder *n, service *s, int ok, const char *messa
 static int run_id_mismatch(rl_lab_recorder *n, service *s, const char *asked)
 {
     rl_record_status st;
-    rl_recorder_status(n->rec, &st);
+    node_status(n, &st);
     const char *mine = st.run_id;
     if (asked && asked[0] && strcmp(asked, mine) != 0) {
         char msg[256];
@@ -159,9 +182,68 @@ static int run_id_mismatch(rl_lab_recorder *n, service *s, const char *asked)
     return 0;
 }
 
+static int add_patterns(rl_lab_recorder *n)
+{
+    int rc = RL_OK;
+    for (size_t i = 0; rc == RL_OK && i < sizeof lab_patterns / sizeof lab_patterns[0]; i++)
+        rc = lab_capture_add_pattern(n->capture, lab_patterns[i]);
+    for (size_t i = 0; rc == RL_OK && i < n->opts.pattern_count; i++)
+        rc = lab_capture_add_pattern(n->capture, n->opts.patterns[i]);
+    return rc;
+}
+
+/* After a run ended (COMPLETE, INTERRUPTED or FAILED), the next prepare gets a new engine and
+ * a new capture, like a new `ros2 bag record`: the last run's vehicles are no longer
+ * subscribed, and the new readers receive the transient-local writers' latched samples
+ * again (held until the prepare, as for the first run). The engine's host-and-domain lock is
+ * let go in between and taken again. */
+static int renew(rl_lab_recorder *n)
+{
+    lab_capture_close(n->capture); /* nothing pushes into the old engine after this */
+    pthread_mutex_lock(&n->engine_mu);
+    rl_recorder_free(n->rec); /* stops its monitor, the only other reader of capture_live */
+    n->rec = NULL;
+    atomic_store(&n->capture_live, NULL);
+    lab_capture_free(n->capture);
+    n->capture = NULL;
+    int rc = rl_recorder_new(&n->rec, &n->engine_opts);
+    if (rc < 0)
+        n->rec = NULL;
+    if (rc == RL_OK)
+        rc = lab_capture_new(&n->capture, n->participant, n->rec, n->opts.schemas,
+                             n->opts.schema_count);
+    if (rc == RL_OK)
+        rc = add_patterns(n);
+    if (rc == RL_OK) {
+        atomic_store(&n->capture_live, n->capture);
+    } else {
+        /* Neither half alone: the node answers with errors from now on. */
+        char msg[1024];
+        lab_copy(msg, sizeof msg, rl_error_last());
+        lab_capture_close(n->capture);
+        rl_recorder_free(n->rec);
+        lab_capture_free(n->capture);
+        n->rec = NULL;
+        n->capture = NULL;
+        rl_error_set(rc, "cannot start a new run: %s", msg);
+    }
+    pthread_mutex_unlock(&n->engine_mu);
+    return rc;
+}
+
 static void do_prepare(rl_lab_recorder *n, service *s,
                        const runlab_msgs_srv_dds__PrepareRecording_Request_ *req)
 {
+    if (!n->rec || rl_recorder_state(n->rec) >= RL_RECORD_COMPLETE) {
+        int rc = n->rec && n->capture ? renew(n)
+                                      : rl_error_set(RL_ESTATE, "the recorder node lost its "
+                                                     "engine in an earlier renewal");
+        if (rc < 0) {
+            fill_reply(n, s, 0, rl_error_last());
+            rl_log(RL_LOG_WARN, "recorder: prepare: %s", rl_error_last());
+            return;
+        }
+    }
     int vehicles[256];
     size_t nv = req->vehicles._length < 256 ? req->vehicles._length : 256;
     for (size_t i = 0; i < nv; i++) {
@@ -195,6 +277,10 @@ static void do_begin(rl_lab_recorder *n, service *s,
 {
     if (run_id_mismatch(n, s, req->run_id))
         return;
+    if (!n->rec) {
+        fill_reply(n, s, 0, "no run to begin");
+        return;
+    }
     int rc = rl_recorder_begin(n->rec);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
 }
@@ -204,6 +290,10 @@ static void do_finish(rl_lab_recorder *n, service *s,
 {
     if (run_id_mismatch(n, s, req->run_id))
         return;
+    if (!n->rec) {
+        fill_reply(n, s, 0, "no run to finish");
+        return;
+    }
     int rc;
     if (req->reason && req->reason[0]) {
         /* A reason means the run did not end as planned (Ctrl+C, a failure the control
@@ -221,7 +311,7 @@ static void do_finish(rl_lab_recorder *n, service *s,
         rc = rl_recorder_wait(n->rec);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
     rl_record_status st;
-    rl_recorder_status(n->rec, &st);
+    node_status(n, &st);
     publish_status(n, &st);
 }
 
@@ -271,7 +361,7 @@ static void take_triggers(rl_lab_recorder *n)
             return;
         for (int i = 0; i < got; i++) {
             const runlab_msgs_msg_dds__SystemTrigger_ *t = samples[i];
-            if (!si[i].valid_data || t->stamp > INT64_MAX)
+            if (!si[i].valid_data || t->stamp > INT64_MAX || !n->rec)
                 continue;
             int rc = RL_OK;
             if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_START)
@@ -303,21 +393,10 @@ static void *node_main(void *arg)
 static int make_service(rl_lab_recorder *n, service *s, const char *ros_name,
                         const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep)
 {
-    char rq[256], rr[256];
-    int rc = rl_lab_ros_service(ros_name, rq, rr, sizeof rq);
+    int rc = lab_service_endpoints(n->participant, ros_name, req, rep, 1, &s->request_reader,
+                                   &s->reply_writer);
     if (rc < 0)
         return rc;
-    dds_entity_t tq = dds_create_topic(n->participant, req, rq, NULL, NULL);
-    dds_entity_t tr = dds_create_topic(n->participant, rep, rr, NULL, NULL);
-    if (tq < 0 || tr < 0)
-        return lab_dds_fail(tq < 0 ? tq : tr, "service topics");
-    dds_qos_t *q = lab_qos(0, 0);
-    s->request_reader = dds_create_reader(n->participant, tq, q, NULL);
-    s->reply_writer = dds_create_writer(n->participant, tr, q, NULL);
-    dds_delete_qos(q);
-    if (s->request_reader < 0 || s->reply_writer < 0)
-        return lab_dds_fail(s->request_reader < 0 ? s->request_reader : s->reply_writer,
-                            "service endpoints");
     s->req_desc = req;
     s->last_seq = -1;
     dds_entity_t cond = dds_create_readcondition(s->request_reader, DDS_ANY_STATE);
@@ -375,16 +454,62 @@ static int start(rl_lab_recorder *n)
                               n->opts.schema_count)) < 0)
         return rc;
     atomic_store(&n->capture_live, n->capture);
-    for (size_t i = 0; rc == RL_OK && i < sizeof lab_patterns / sizeof lab_patterns[0]; i++)
-        rc = lab_capture_add_pattern(n->capture, lab_patterns[i]);
-    for (size_t i = 0; rc == RL_OK && i < n->opts.pattern_count; i++)
-        rc = lab_capture_add_pattern(n->capture, n->opts.patterns[i]);
-    if (rc < 0)
+    if ((rc = add_patterns(n)) < 0)
         return rc;
     if (pthread_create(&n->thread, NULL, node_main, n) != 0)
         return rl_error_set(RL_ERR, "cannot start the recorder node's thread");
     n->thread_started = 1;
     return RL_OK;
+}
+
+static char *dup_opt(const char *s, int *failed)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *failed = 1;
+    return d;
+}
+
+/* Points n->opts and `eo` at owned copies of their strings, patterns and schemas. */
+static int own_options(rl_lab_recorder *n, rl_record_options *eo)
+{
+    int failed = 0;
+    n->home = dup_opt(eo->home, &failed);
+    n->lock_dir = dup_opt(eo->lock_dir, &failed);
+    n->bag_profile = dup_opt(eo->bag_profile, &failed);
+    eo->home = n->home;
+    eo->lock_dir = n->lock_dir;
+    eo->bag_profile = n->bag_profile;
+    n->patterns = calloc(n->opts.pattern_count + 1, sizeof *n->patterns);
+    n->schemas = calloc(n->opts.schema_count + 1, sizeof *n->schemas);
+    failed |= !n->patterns || !n->schemas;
+    for (size_t i = 0; !failed && i < n->opts.pattern_count; i++)
+        n->patterns[i] = dup_opt(n->opts.patterns[i], &failed);
+    for (size_t i = 0; !failed && i < n->opts.schema_count; i++) {
+        n->schemas[i].type_name = dup_opt(n->opts.schemas[i].type_name, &failed);
+        n->schemas[i].idl = dup_opt(n->opts.schemas[i].idl, &failed);
+    }
+    n->opts.patterns = (const char *const *)n->patterns;
+    n->opts.schemas = n->schemas;
+    n->opts.home = n->home;
+    n->opts.lock_dir = n->lock_dir;
+    n->opts.engine = NULL;
+    return failed ? rl_error_set(RL_ENOMEM, "out of memory") : RL_OK;
+}
+
+static void free_owned_options(rl_lab_recorder *n)
+{
+    for (size_t i = 0; n->patterns && i < n->opts.pattern_count; i++)
+        free(n->patterns[i]);
+    for (size_t i = 0; n->schemas && i < n->opts.schema_count; i++) {
+        free((char *)n->schemas[i].type_name);
+        free((char *)n->schemas[i].idl);
+    }
+    free(n->patterns);
+    free(n->schemas);
+    free(n->home);
+    free(n->lock_dir);
+    free(n->bag_profile);
 }
 
 int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *opts)
@@ -400,6 +525,7 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
     if (!n)
         return rl_error_set(RL_ENOMEM, "out of memory");
     n->opts = *opts;
+    pthread_mutex_init(&n->engine_mu, NULL);
     rl_record_options eo;
     if (opts->engine)
         eo = *opts->engine;
@@ -414,7 +540,10 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
         eo.bag_profile = "";
     eo.heartbeat = on_heartbeat;
     eo.heartbeat_user = n;
-    int rc = rl_recorder_new(&n->rec, &eo);
+    int rc = own_options(n, &eo);
+    n->engine_opts = eo;
+    if (rc == RL_OK)
+        rc = rl_recorder_new(&n->rec, &eo);
     if (rc == RL_OK)
         rc = start(n);
     if (rc < 0) {
@@ -430,17 +559,25 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
 
 void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out)
 {
-    rl_recorder_status(n->rec, out);
+    pthread_mutex_lock(&n->engine_mu);
+    node_status(n, out);
+    pthread_mutex_unlock(&n->engine_mu);
 }
 
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n)
 {
-    return n->capture ? lab_capture_topic_count(n->capture) : 0;
+    pthread_mutex_lock(&n->engine_mu);
+    size_t count = n->capture ? lab_capture_topic_count(n->capture) : 0;
+    pthread_mutex_unlock(&n->engine_mu);
+    return count;
 }
 
 size_t rl_lab_recorder_held_count(rl_lab_recorder *n)
 {
-    return n->capture ? lab_capture_held_count(n->capture) : 0;
+    pthread_mutex_lock(&n->engine_mu);
+    size_t count = n->capture ? lab_capture_held_count(n->capture) : 0;
+    pthread_mutex_unlock(&n->engine_mu);
+    return count;
 }
 
 void rl_lab_recorder_free(rl_lab_recorder *n)
@@ -471,5 +608,7 @@ void rl_lab_recorder_free(rl_lab_recorder *n)
     lab_capture_stop(n->capture);
     rl_recorder_free(n->rec);
     lab_capture_free(n->capture);
+    pthread_mutex_destroy(&n->engine_mu);
+    free_owned_options(n);
     free(n);
 }

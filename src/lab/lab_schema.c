@@ -16,10 +16,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Deepest nesting of type references followed (a guard for hostile mappings). */
@@ -372,13 +374,14 @@ static int emit_object(emitter *e, size_t index)
 /* Cyclone 0.10's ddsi_typemap_deser aborts the process on some malformed TypeMappings
  * (found by fuzz_lab_schema), and a TypeMapping is data from another node. It is tried
  * first in a child process that does nothing else and exits; only bytes the child read
- * without dying are deserialised here. True when the bytes are safe to deserialise. */
-static bool typemap_survives(const uint8_t *bytes, size_t len)
+ * without dying are deserialised here. 1 when the bytes are safe to deserialise, 0 when not
+ * (or no child could be made), -1 when the child hung and was killed. */
+static int trial_in_child(const uint8_t *bytes, size_t len)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
-        return false; /* cannot check: refuse rather than risk the recorder */
+        return 0; /* cannot check: refuse rather than risk the recorder */
     if (pid == 0) {
         /* die quietly: no handler of the parent's (a fuzzer's, a sanitizer's) may act */
         static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
@@ -392,12 +395,80 @@ static bool typemap_survives(const uint8_t *bytes, size_t len)
         ddsi_typemap_t *tm = ddsi_typemap_deser(&ser);
         _exit(tm ? 10 : 11); /* codes of its own: a sanitizer's report exits with 1 */
     }
+    /* The child of a threaded process can hang in an allocator whose lock another thread
+       held at the fork (seen with AddressSanitizer's; glibc's malloc guards its own): it
+       gets 10 s, far more than reading a few KiB needs, then it is killed and tried again. */
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return false;
+    for (int waited_ms = 0;; waited_ms += 10) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            break;
+        if (got < 0 && errno != EINTR)
+            return 0;
+        if (waited_ms >= 10000) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            return -1;
+        }
+        struct timespec ts = {0, 10 * 1000000};
+        nanosleep(&ts, NULL);
     }
     return WIFEXITED(status) && (WEXITSTATUS(status) == 10 || WEXITSTATUS(status) == 11);
+}
+
+/* True when the bytes are safe to deserialise (a hung trial is tried again, twice). */
+static bool typemap_survives(const uint8_t *bytes, size_t len)
+{
+    int ok = -1;
+    for (int attempt = 0; attempt < 3 && ok < 0; attempt++)
+        ok = trial_in_child(bytes, len);
+    return ok == 1;
+}
+
+/* TypeMappings that already survived the trial in a child, kept (a copy each) so that the same
+ * bytes are not tried again: a recorder sees the same types run after run, and a fork of a
+ * large process that is receiving at full speed is costly for the receive path (page tables
+ * copied, then a copy-on-write fault and a TLB shootdown for every page it writes to next).
+ * Process-wide, at most SURVIVORS_MAX entries (then the trial runs again). */
+enum { SURVIVORS_MAX = 256 };
+static struct {
+    pthread_mutex_t mu;
+    size_t count;
+    size_t len[SURVIVORS_MAX];
+    uint8_t *bytes[SURVIVORS_MAX];
+} survivors = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool survived_before(const uint8_t *bytes, size_t len)
+{
+    bool found = false;
+    pthread_mutex_lock(&survivors.mu);
+    for (size_t i = 0; i < survivors.count && !found; i++)
+        found = survivors.len[i] == len && memcmp(survivors.bytes[i], bytes, len) == 0;
+    pthread_mutex_unlock(&survivors.mu);
+    return found;
+}
+
+static void remember_survivor(const uint8_t *bytes, size_t len)
+{
+    pthread_mutex_lock(&survivors.mu);
+    uint8_t *copy = survivors.count < SURVIVORS_MAX ? malloc(len) : NULL;
+    if (copy) {
+        memcpy(copy, bytes, len);
+        survivors.bytes[survivors.count] = copy;
+        survivors.len[survivors.count++] = len;
+    }
+    pthread_mutex_unlock(&survivors.mu);
+}
+
+static bool typemap_safe(const uint8_t *bytes, size_t len)
+{
+    if (survived_before(bytes, len))
+        return true;
+    if (!typemap_survives(bytes, len))
+        return false;
+    remember_survivor(bytes, len);
+    return true;
 }
 
 int rl_lab_schema_from_type_mapping(const void *type_mapping, size_t len, const char *type_name,
@@ -406,7 +477,7 @@ int rl_lab_schema_from_type_mapping(const void *type_mapping, size_t len, const 
     if (!type_mapping || !type_name || !out || len == 0 || len > UINT32_MAX)
         return rl_error_set(RL_EINVAL, "schema: no type mapping or type name");
     *out = NULL;
-    if (!typemap_survives(type_mapping, len))
+    if (!typemap_safe(type_mapping, len))
         return rl_error_set(RL_EPARSE,
                             "schema for %s: the %zu bytes are no TypeMapping Cyclone DDS can "
                             "read (its reader fails on them)",

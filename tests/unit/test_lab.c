@@ -415,22 +415,51 @@ static void check_ready_in_bag(const char *run_dir, const char *run_id, int64_t 
     assert_int_equal(seen[2], 1);
 }
 
+/* A recorder node recording `pattern` on a domain of the test's own, a client, and two
+ * vehicles' latched READY published before prepare. */
+typedef struct lab_setup {
+    int domain;
+    char *home;
+    rl_lab_recorder *node;
+    rl_lab_client *cl;
+    dds_entity_t ready_pp;
+} lab_setup;
+
+static void lab_setup_open(lab_setup *ls, const char *pattern)
+{
+    use_loopback();
+    ls->domain = rl_test_domain();
+    ls->home = rl_test_tmpdir();
+    ls->node = start_node(ls->domain, ls->home, pattern);
+    ls->cl = NULL;
+    assert_int_equal(rl_lab_client_new(&ls->cl, ls->domain), RL_OK);
+    ls->ready_pp = 0;
+}
+
+static void lab_setup_close(lab_setup *ls)
+{
+    if (ls->ready_pp > 0)
+        dds_delete(ls->ready_pp);
+    rl_lab_client_free(ls->cl);
+    rl_lab_recorder_free(ls->node);
+    rl_test_tmpdir_free(ls->home);
+}
+
 /* The whole sequence with a publisher of types the recorder was not built with. */
 static void test_record_unknown_types(void **state)
 {
     (void)state;
-    use_loopback();
-    int domain = rl_test_domain();
-    char *home = rl_test_tmpdir();
-    rl_lab_recorder *node = start_node(domain, home, "rt/test/*");
-    rl_lab_client *cl = NULL;
-    assert_int_equal(rl_lab_client_new(&cl, domain), RL_OK);
+    lab_setup ls;
+    lab_setup_open(&ls, "rt/test/*");
+    int domain = ls.domain;
+    rl_lab_recorder *node = ls.node;
+    rl_lab_client *cl = ls.cl;
 
     rl_lab_heartbeat hb;
     assert_int_equal(rl_lab_client_wait_heartbeat(cl, 0, LONG_NS, &hb), RL_OK);
     assert_int_equal(hb.state, RL_RECORD_IDLE);
     assert_int_equal(hb.domain, domain);
-    dds_entity_t ready_pp = publish_ready_before_prepare(domain, node);
+    ls.ready_pp = publish_ready_before_prepare(domain, node);
 
     const int vehicles[] = {1, 2};
     rl_record_run run = {.run_id = "lab-e2e", .vehicles = vehicles, .vehicle_count = 2,
@@ -483,10 +512,7 @@ static void test_record_unknown_types(void **state)
 
     check_bag(rep.run_dir, "lab-e2e", count, expected_final_idl, 1);
     check_ready_in_bag(rep.run_dir, "lab-e2e", prepare_asked);
-    dds_delete(ready_pp);
-    rl_lab_client_free(cl);
-    rl_lab_recorder_free(node);
-    rl_test_tmpdir_free(home);
+    lab_setup_close(&ls);
 }
 
 /* A publisher without type information (idlc -t) in partition "robot1": recorded raw, with
@@ -520,6 +546,72 @@ static void test_writer_without_type_info(void **state)
     rl_lab_client_free(cl);
     rl_lab_recorder_free(node);
     rl_test_tmpdir_free(home);
+}
+
+/* One node, two runs (rosbag2 style: prepare again after a run ended): each run has its own
+ * directory and bag with exactly its own samples, and the second run records the latched
+ * (transient-local) READY samples again, as a new `ros2 bag record` would. */
+static void test_several_runs(void **state)
+{
+    (void)state;
+    lab_setup ls;
+    lab_setup_open(&ls, "rt/test/*");
+    int domain = ls.domain;
+    rl_lab_recorder *node = ls.node;
+    rl_lab_client *cl = ls.cl;
+    ls.ready_pp = publish_ready_before_prepare(domain, node);
+
+    /* Run 1: COMPLETE. */
+    rl_record_run run = {.run_id = "run-one"};
+    rl_lab_reply rep1, rep2, r;
+    assert_int_equal(rl_lab_client_prepare(cl, &run, LONG_NS, &rep1), RL_OK);
+    if (!rep1.ok)
+        fail_msg("prepare refused: %s", rep1.message);
+    assert_int_equal(rl_lab_client_begin(cl, "run-one", LONG_NS, &r), RL_OK);
+    assert_true(r.ok);
+    assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_START, rl_time_now_ns()), RL_OK);
+    const int count1 = 10, count2 = 7;
+    assert_int_equal(wait_exit(spawn_publisher("lab_test_pub", domain, count1, NULL)), 0);
+    wait_received(node, 2 * (uint64_t)count1 + 2 + 1); /* + READY x2 + START */
+    int64_t stop = rl_time_now_ns();
+    assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_STOP, stop), RL_OK);
+    assert_int_equal(rl_lab_client_finish(cl, "run-one", stop, NULL, LONG_NS, &r), RL_OK);
+    if (!r.ok)
+        fail_msg("finish refused: %s", r.message);
+    assert_int_equal(r.state, RL_RECORD_COMPLETE);
+    /* begin again on the ended run: refused, with a reason. */
+    assert_int_equal(rl_lab_client_begin(cl, "run-one", LONG_NS, &r), RL_OK);
+    assert_false(r.ok);
+    assert_true(r.message[0] != '\0');
+
+    /* Run 2 on the same node: a new directory, then INTERRUPTED by a reason. */
+    run.run_id = "run-two";
+    assert_int_equal(rl_lab_client_prepare(cl, &run, LONG_NS, &rep2), RL_OK);
+    if (!rep2.ok)
+        fail_msg("second prepare refused: %s", rep2.message);
+    assert_int_equal(rep2.state, RL_RECORD_ARMED);
+    assert_string_equal(rep2.run_id, "run-two");
+    assert_string_not_equal(rep2.run_dir, rep1.run_dir);
+    rl_record_status st;
+    rl_lab_recorder_status(node, &st);
+    assert_string_equal(st.run_id, "run-two");
+    assert_int_equal(rl_lab_client_begin(cl, "run-two", LONG_NS, &r), RL_OK);
+    assert_true(r.ok);
+    assert_int_equal(wait_exit(spawn_publisher("lab_test_pub", domain, count2, NULL)), 0);
+    /* Its own samples, READY x2 again and the trigger's latched STOP. */
+    wait_received(node, 2 * (uint64_t)count2 + 2 + 1);
+    int64_t before = rl_time_now_ns();
+    assert_int_equal(rl_lab_client_finish(cl, "run-two", 0, "test ends", LONG_NS, &r), RL_OK);
+    assert_true(r.ok);
+    assert_int_equal(r.state, RL_RECORD_INTERRUPTED);
+    rl_lab_heartbeat hb;
+    assert_int_equal(rl_lab_client_wait_heartbeat(cl, 0, LONG_NS, &hb), RL_OK);
+    assert_string_equal(hb.run_id, "run-two");
+
+    check_bag(rep1.run_dir, "run-one", count1, expected_final_idl, 1);
+    check_bag(rep2.run_dir, "run-two", count2, expected_final_idl, 1);
+    check_ready_in_bag(rep2.run_dir, "run-two", before);
+    lab_setup_close(&ls);
 }
 
 /* A second recorder on the same domain (other home, other lock) is refused through the
@@ -557,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_record_unknown_types),
         cmocka_unit_test(test_writer_without_type_info),
         cmocka_unit_test(test_second_recorder_refused),
+        cmocka_unit_test(test_several_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -424,6 +424,54 @@ static void test_overflow_fails_and_counts_drops(void **state)
     json_object_put(m);
 }
 
+/* A batch is queued as the same pushes one by one would be: in order, small and large
+ * payloads mixed; refused in IDLE with nothing queued; on overflow it stops at the message
+ * that does not fit, which is dropped and counted as a single push would have done. */
+static void test_push_many_is_pushes_in_order(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000;
+    f->opts.max_queued_messages = 6;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    static unsigned char big[70000]; /* beyond the engine's small-payload size (64 KiB) */
+    big[0] = 'B';
+    static const char letters[] = "abcdefgh";
+    rl_record_msg batch[8];
+    for (int i = 0; i < 8; i++)
+        batch[i] = (rl_record_msg){.receive_ns = 100 + i, .publish_ns = 50 + i,
+                                   .data = i == 2 ? (const void *)big : &letters[i],
+                                   .len = i == 2 ? sizeof big : 1};
+    size_t queued = 99;
+    assert_int_equal(rl_recorder_push_many(r, a, batch, 8, &queued), RL_ESTATE); /* IDLE */
+    assert_int_equal(queued, 0);
+    rl_record_msg bad = {.receive_ns = -1, .data = "x", .len = 1};
+    assert_int_equal(rl_recorder_push_many(r, 9, &bad, 1, &queued), RL_EINVAL);
+    prepare(r, "batch");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_push_many(r, a, &bad, 1, &queued), RL_EINVAL);
+    assert_int_equal(queued, 0);
+    assert_int_equal(rl_recorder_push_many(r, a, batch, 0, &queued), RL_OK);
+    assert_int_equal(rl_recorder_push_many(r, a, batch, 4, &queued), RL_OK);
+    assert_int_equal(queued, 4);
+    /* Room for two more of the next four. */
+    assert_int_equal(rl_recorder_push_many(r, a, batch + 4, 4, &queued), RL_EBUSY);
+    assert_int_equal(queued, 2);
+    assert_int_equal(rl_recorder_state(r), RL_RECORD_FAILED);
+    rl_record_status st;
+    rl_recorder_status(r, &st);
+    assert_int_equal(st.received, 7);
+    assert_int_equal(st.dropped, 1);
+    rl_recorder_free(r); /* the writer writes what was queued */
+    assert_int_equal(f->sink.count, 6);
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(f->sink.msgs[i].log_time, 100 + i);
+        assert_int_equal(f->sink.msgs[i].publish_time, 50 + i);
+        assert_int_equal(f->sink.msgs[i].len, i == 2 ? sizeof big : 1);
+        assert_int_equal(f->sink.msgs[i].first, i == 2 ? 'B' : letters[i]);
+    }
+}
+
 /* A writer pass over a batch that became due at once can take long (a slow disk, a slow
  * compressor). Meanwhile it gives the room of what it wrote back to the queue, so steady
  * producers are not refused, and takes what they push, so that it waits out its write
@@ -1372,6 +1420,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outside_left_out_when_configured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_after_write_delay_is_too_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_fails_and_counts_drops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push_many_is_pushes_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topic_registered_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_by_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_pass_gives_room_back_and_takes_new_messages,
