@@ -1,5 +1,5 @@
 /* libFuzzer target for the CDR decoder (runlab/msgdef.h): the first byte chooses one of a
- * few fixed schemas (nested structs, sequences of structs, strings, arrays, services,
+ * few fixed schemas (nested structs, sequences of structs, strings, wstrings, arrays, services,
  * IDL extensibility kinds, unions, optionals), the rest is the payload, decoded to JSON,
  * to a visitor and through field paths. Nothing may crash or read out of bounds, a
  * decoded message that the encoder accepts must decode again to the same JSON, and the
@@ -34,7 +34,8 @@ static const struct {
     {"ros2msg", "t/srv/Add_Event", "int64 a\nint64 b\n---\nint64 sum\n", "response[0].sum"},
     {"omgidl", "m::A",
      "module m { @appendable struct In { long a; @optional string s; };\n"
-     "@mutable struct A { @id(3) double x; sequence<In> ins; @optional long o; In fixed[2]; };\n};\n",
+     "@mutable struct A { @id(3) double x; sequence<In> ins; @optional long o; In fixed[2];\n"
+     "  @optional wstring<4> w; };\n};\n",
      "ins[1].a"},
     {"omgidl", "U::S",
      "module U { enum E { A, @value(7) B };\n union V switch (E) { case A: long l; case B: string s; };\n"

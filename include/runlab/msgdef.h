@@ -127,9 +127,12 @@ typedef struct rl_msg_value {
         uint64_t u; /* unsigned kinds, octet, char */
         double f;   /* float32 (widened exactly) and float64 */
         struct {
-            const char *ptr; /* into the payload; not NUL-terminated; wstring: UTF-8 is not
-                                produced, the raw code units are given */
-            size_t len;
+            const char *ptr; /* into the payload; not NUL-terminated. wstring: the raw
+                                UTF-16 code units (validated), read them as UTF-8 with
+                                rl_msg_wstring_utf8 */
+            size_t len;      /* bytes */
+            unsigned char wunit; /* wstring: bytes per code unit (2, or 4 for ros2msg) */
+            bool wbig_endian;    /* wstring: the code units' byte order */
         } s;
     } v;
 } rl_msg_value;
@@ -220,6 +223,11 @@ void rl_msg_path_free(rl_msg_path *path);
  * or an optional member / union case on the way is absent. Thread-safe, no allocation. */
 int rl_msg_path_get(const rl_msg_path *path, const uint8_t *data, size_t len,
                     rl_msg_value *out);
+
+/* A wstring value (kind RL_MSG_WSTRING) as UTF-8: writes up to cap - 1 bytes and a NUL to
+ * out (when cap > 0) and returns the full UTF-8 length, so a first call with cap 0 sizes
+ * the buffer. A string value is copied as it is. Thread-safe. */
+size_t rl_msg_wstring_utf8(const rl_msg_value *v, char *out, size_t cap);
 
 /* The value as a double (integers converted, bool 0/1); RL_EINVAL for strings. */
 int rl_msg_value_f64(const rl_msg_value *v, double *out);

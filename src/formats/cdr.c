@@ -75,7 +75,7 @@ int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out)
         return rc;
     }
     if (ty->kind == RL_MSG_WSTRING)
-        return cdr_fail(d, RL_EUNSUPPORTED, "wstring payloads are not supported");
+        return cdr_read_wstring(d, ty, out);
     if (ty->kind != RL_MSG_STRING)
         return cdr_read_prim(d, ty->kind, out);
     size_t at = d->pos;
@@ -90,6 +90,8 @@ int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out)
         return cdr_fail(d, RL_EPARSE, msg);
     }
     out->kind = RL_MSG_STRING;
+    out->v.s.wunit = 0;
+    out->v.s.wbig_endian = false;
     out->v.s.ptr = (const char *)d->buf + d->pos;
     out->v.s.len = n && d->buf[d->pos + n - 1] == '\0' ? n - 1 : n;
     d->pos += n;

@@ -83,6 +83,12 @@ static inline uint64_t cdr_ld64(const cdr_dec *d, const uint8_t *p)
     return d->swap ? __builtin_bswap64(v) : v;
 }
 int cdr_read_prim(cdr_dec *d, rl_msg_kind k, rl_msg_value *out);
+/* A wstring (cdr_wstring.c): its length, bound and UTF-16 checked; the value points at
+ * the code units. */
+int cdr_read_wstring(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out);
+/* Converts whole code points of a wstring value, from code unit *i on, to UTF-8 in out (at
+ * most cap bytes, cap >= 4); returns the bytes written (0 at the end) and advances *i. */
+size_t cdr_wstring_utf8_chunk(const rl_msg_value *v, size_t *i, char *out, size_t cap);
 int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out);
 size_t cdr_push_name(cdr_dec *d, const char *name);
 size_t cdr_push_index(cdr_dec *d, size_t i);

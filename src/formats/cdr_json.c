@@ -138,11 +138,11 @@ static void put_float(json_out *j, double v, int is_f32)
     j->len += n;
 }
 
-static void put_string(json_out *j, const char *s, size_t n)
+/* The characters of a string, escaped, without the quotes. */
+static void put_string_body(json_out *j, const char *s, size_t n)
 {
-    if (cdr_json_reserve(j, n + 2) < 0)
+    if (cdr_json_reserve(j, n) < 0)
         return;
-    put(j, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
@@ -176,7 +176,28 @@ static void put_string(json_out *j, const char *s, size_t n)
         }
     }
     put(j, s + n - run, run);
+}
+
+static void put_string(json_out *j, const char *s, size_t n)
+{
+    if (cdr_json_reserve(j, n + 2) < 0)
+        return;
     put(j, "\"", 1);
+    put_string_body(j, s, n);
+    put(j, "\"", 1);
+}
+
+/* A wstring as a JSON string: its code units converted to UTF-8, then escaped. */
+static void put_wstring(json_out *j, const rl_msg_value *v)
+{
+    char chunk[256];
+    if (cdr_json_reserve(j, 2) < 0)
+        return;
+    put(j, "\"", 1);
+    for (size_t i = 0, k; (k = cdr_wstring_utf8_chunk(v, &i, chunk, sizeof chunk)) > 0;)
+        put_string_body(j, chunk, k);
+    if (cdr_json_reserve(j, 1) == 0)
+        put(j, "\"", 1);
 }
 
 void cdr_json_put_value(json_out *j, const rl_msg_value *v)
@@ -203,8 +224,10 @@ void cdr_json_put_value(json_out *j, const rl_msg_value *v)
         put_float(j, v->v.f, 0);
         return;
     case RL_MSG_STRING:
-    case RL_MSG_WSTRING:
         put_string(j, v->v.s.ptr, v->v.s.len);
+        return;
+    case RL_MSG_WSTRING:
+        put_wstring(j, v);
         return;
     default:
         put_i64(j, v->v.i);
