@@ -234,9 +234,27 @@ void cdr_json_put_value(json_out *j, const rl_msg_value *v)
     }
 }
 
+/* All the elements of an array of primitives (RL_MSG_DECODE_ARRAYS), comma-separated: one
+ * call instead of one per element. */
+static int put_values(json_out *j, const rl_msg_visit *v)
+{
+    rl_msg_value x;
+    for (size_t i = 0; i < v->count; i++) {
+        if (i)
+            put(j, ",", 1);
+        rl_msg_values_get(v, i, &x);
+        cdr_json_put_value(j, &x);
+    }
+    if (v->count)
+        j->first[j->depth] = 0;
+    return j->oom ? RL_ENOMEM : 0;
+}
+
 int cdr_json_visit(void *ctx, const rl_msg_visit *v)
 {
     json_out *j = ctx;
+    if (v->event == RL_MSG_VALUES)
+        return put_values(j, v);
     if (v->event == RL_MSG_END_STRUCT || v->event == RL_MSG_END_ARRAY) {
         j->depth--;
         put(j, v->event == RL_MSG_END_STRUCT ? "}" : "]", 1);
@@ -285,7 +303,7 @@ int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char *
         return rl_error_set(RL_EINVAL, "message JSON: NULL buffer");
     json_out j = {.buf = buf, .cap = cap};
     locale_t old = cdr_c_numeric_enter();
-    int rc = rl_msg_decode(def, data, len, cdr_json_visit, &j);
+    int rc = rl_msg_decode_flags(def, data, len, RL_MSG_DECODE_ARRAYS, cdr_json_visit, &j);
     cdr_c_numeric_leave(old);
     if (rc == RL_OK && cdr_json_reserve(&j, 0) == RL_OK)
         (*buf)[j.len] = '\0';
