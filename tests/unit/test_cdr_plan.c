@@ -38,6 +38,25 @@ static void log_add(event_log *l, const char *s, size_t n)
 
 static void log_value(event_log *l, const rl_msg_value *x);
 
+/* The log's pieces without printf (which was most of this test's time): text, and a
+ * number in base 10 or 16 followed by a separator. */
+static void log_str(event_log *l, const char *s)
+{
+    log_add(l, s, strlen(s));
+}
+
+static void log_num(event_log *l, unsigned long long v, unsigned base, char sep)
+{
+    char digits[24];
+    size_t n = sizeof digits;
+    digits[--n] = sep;
+    do {
+        digits[--n] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    log_add(l, digits + n, sizeof digits - n);
+}
+
 /* Element i of a VALUES event read from its bytes as the header documents them (packed,
  * the kind's CDR size, the payload's byte order), independently of the decoder. */
 static rl_msg_value element_of(const rl_msg_visit *v, size_t i)
@@ -89,13 +108,18 @@ static void log_expanded(event_log *l, const rl_msg_visit *v)
     assert_int_equal(v->type->kind, v->value.kind);
     assert_int_equal(rl_msg_values_get(v, v->count, &(rl_msg_value){0}), RL_ERANGE);
     for (size_t i = 0; i < v->count; i++) {
-        char path[CDR_PATH_MAX + 32], line[CDR_PATH_MAX + 128];
+        char path[CDR_PATH_MAX + 32];
         int pn = snprintf(path, sizeof path, "%s[%zu]", v->path, i);
         if ((size_t)pn >= CDR_PATH_MAX) /* the decoder leaves the index off such paths */
             pn = snprintf(path, sizeof path, "%s", v->path);
-        int n = snprintf(line, sizeof line, "%d|%s|%d|-|%zu|0|%d|", (int)RL_MSG_VALUE, path, pn,
-                         i, (int)v->type->kind);
-        log_add(l, line, (size_t)n);
+        log_num(l, RL_MSG_VALUE, 10, '|');
+        log_str(l, path);
+        log_str(l, "|");
+        log_num(l, (unsigned)pn, 10, '|');
+        log_str(l, "-|");
+        log_num(l, i, 10, '|');
+        log_str(l, "0|");
+        log_num(l, (unsigned)v->type->kind, 10, '|');
         rl_msg_value x = element_of(v, i), y;
         assert_int_equal(rl_msg_values_get(v, i, &y), RL_OK);
         assert_int_equal(y.kind, x.kind);
@@ -119,12 +143,16 @@ static int log_visit(void *ctx, const rl_msg_visit *v)
             return 0;
         }
     }
-    char line[1024];
-    int n = snprintf(line, sizeof line, "%d|%s|%zu|%s|%zu|%zu|%d|", (int)v->event, v->path,
-                     v->path_len, v->name ? v->name : "-", v->index, v->count,
-                     (int)(v->type ? v->type->kind : 0));
+    log_num(l, (unsigned)v->event, 10, '|');
+    log_str(l, v->path);
+    log_str(l, "|");
+    log_num(l, v->path_len, 10, '|');
+    log_str(l, v->name ? v->name : "-");
+    log_str(l, "|");
+    log_num(l, v->index, 10, '|');
+    log_num(l, v->count, 10, '|');
+    log_num(l, (unsigned)(v->type ? v->type->kind : 0), 10, '|');
     assert_int_equal(strlen(v->path), v->path_len);
-    log_add(l, line, (size_t)n);
     if (v->event == RL_MSG_VALUE)
         log_value(l, &v->value);
     if (v->event == RL_MSG_VALUES) /* not expanded: the raw elements and byte order */
@@ -139,7 +167,6 @@ static int log_visit(void *ctx, const rl_msg_visit *v)
 
 static void log_value(event_log *l, const rl_msg_value *x)
 {
-    char line[64];
     if (x->kind == RL_MSG_STRING || x->kind == RL_MSG_WSTRING) {
         log_add(l, x->v.s.ptr, x->v.s.len);
         return;
@@ -151,8 +178,8 @@ static void log_value(event_log *l, const rl_msg_value *x)
         memcpy(&bits, &x->v.f, sizeof bits);
     else
         bits = x->v.u; /* integers and enums fill all 64 bits */
-    int n = snprintf(line, sizeof line, "%d:%llx", (int)x->kind, bits);
-    log_add(l, line, (size_t)n);
+    log_num(l, (unsigned)x->kind, 10, ':');
+    log_num(l, bits, 16, ';');
 }
 
 /* One decoding: the plan or the tree walker, per element or with RL_MSG_DECODE_ARRAYS
@@ -218,9 +245,9 @@ static const run_kind plan_elems = {1, 0, 0, "plan"}, tree_elems = {0, 0, 0, "tr
  * against the tree walker unexpanded. */
 static void same_both_ways(const rl_msgdef *d, const uint8_t *bytes, size_t len, size_t stop_at)
 {
-    if (stop_at == 0) {
-        const run_kind *const all[] = {&plan_elems, &plan_values_expanded, &tree_values_expanded};
-        same_as(all, 3, &tree_elems, d, bytes, len, 0);
+    if (stop_at == 0) { /* (the tree walker with arrays: on the whole payload, below) */
+        const run_kind *const all[] = {&plan_elems, &plan_values_expanded};
+        same_as(all, 2, &tree_elems, d, bytes, len, 0);
         return;
     }
     const run_kind *const per_elem[] = {&plan_elems}, *const arrays[] = {&plan_values};
@@ -248,6 +275,8 @@ static void check_schema(const char *encoding, const char *name, const char *tex
         free(count.text);
         for (size_t stop = 0; stop <= events; stop++)
             same_both_ways(d, p, n, stop);
+        const run_kind *const tree_arrays[] = {&tree_values_expanded};
+        same_as(tree_arrays, 1, &tree_elems, d, p, n, 0);
         for (size_t cut = 0; cut < n; cut++)
             same_both_ways(d, p, cut, 0);
         for (size_t at = 4; at < n; at++) {
@@ -351,12 +380,11 @@ static void test_primitive_arrays(void **state)
     (void)state;
     values_seen = 0;
     check_schema("ros2msg", "t/msg/A",
-                 "int8 pad\nfloat64[36] covariance\nbool[] bs\nbyte[3] octets\nchar[] cs\n"
+                 "int8 pad\nfloat64[9] covariance\nbool[] bs\nbyte[3] octets\nchar[] cs\n"
                  "int8[2] i8\nuint8[] u8\nint16[] i16\nuint16[2] u16\nint32[] i32\nuint32[1] u32\n"
                  "int64[] i64\nuint64[2] u64\nfloat32[] f32\nfloat64[] empty\nt/R[] rows\n"
                  SEP "MSG: t/R\nint8 tag\nfloat64[<=4] v\n",
-                 "{\"pad\":1,\"covariance\":[0.1,-0.0,1e300,-2.5,4,5,6,7,8,9,10,11,12,13,14,15,16,17,"
-                 "18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,\"NaN\"],\"bs\":[true,false,true],"
+                 "{\"pad\":1,\"covariance\":[0.1,-0.0,1e300,-2.5,4,5,6,7,\"NaN\"],\"bs\":[true,false,true],"
                  "\"octets\":[0,128,255],\"cs\":[65],\"i8\":[-128,127],\"u8\":[],\"i16\":[-32768,7],"
                  "\"u16\":[65535,1],\"i32\":[-2147483648],\"u32\":[4294967295],"
                  "\"i64\":[-9223372036854775808,9223372036854775807],"
