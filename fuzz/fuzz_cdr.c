@@ -1,9 +1,11 @@
 /* libFuzzer target for the CDR decoder (runlab/msgdef.h): the first byte chooses one of a
- * few fixed schemas (nested structs, sequences of structs, strings, arrays, services,
+ * few fixed schemas (nested structs, sequences of structs, strings, wstrings, arrays, services,
  * IDL extensibility kinds, unions, optionals), the rest is the payload, decoded to JSON,
  * to a visitor and through field paths. Nothing may crash or read out of bounds, a
  * decoded message that the encoder accepts must decode again to the same JSON, and the
- * decoding plan must report what the tree walker reports (events, status, error). */
+ * decoding plan must report what the tree walker reports (events, status, error), also
+ * with arrays of primitives as one event (RL_MSG_DECODE_ARRAYS), whose elements must be
+ * those of the per-element events. */
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
 #include "formats/cdr_internal.h"
@@ -32,7 +34,8 @@ static const struct {
     {"ros2msg", "t/srv/Add_Event", "int64 a\nint64 b\n---\nint64 sum\n", "response[0].sum"},
     {"omgidl", "m::A",
      "module m { @appendable struct In { long a; @optional string s; };\n"
-     "@mutable struct A { @id(3) double x; sequence<In> ins; @optional long o; In fixed[2]; };\n};\n",
+     "@mutable struct A { @id(3) double x; sequence<In> ins; @optional long o; In fixed[2];\n"
+     "  @optional wstring<4> w; };\n};\n",
      "ins[1].a"},
     {"omgidl", "U::S",
      "module U { enum E { A, @value(7) B };\n union V switch (E) { case A: long l; case B: string s; };\n"
@@ -77,6 +80,26 @@ static int hash_visit(void *ctx, const rl_msg_visit *v)
     *h = mix(*h, v->path, v->path_len + 1);
     if (v->name)
         *h = mix(*h, v->name, strlen(v->name));
+    return 0;
+}
+
+/* With RL_MSG_DECODE_ARRAYS: a VALUES event hashed as the VALUE events of its elements,
+ * so that the hash equals the per-element one. */
+static int hash_values_visit(void *ctx, const rl_msg_visit *v)
+{
+    if (v->event != RL_MSG_VALUES)
+        return hash_visit(ctx, v);
+    for (size_t i = 0; i < v->count; i++) {
+        char path[CDR_PATH_MAX + 32];
+        int n = snprintf(path, sizeof path, "%s[%zu]", v->path, i);
+        if ((size_t)n >= CDR_PATH_MAX) /* the decoder leaves the index off such paths */
+            n = snprintf(path, sizeof path, "%s", v->path);
+        rl_msg_visit e = {.event = RL_MSG_VALUE, .path = path, .path_len = (size_t)n,
+                          .index = i, .type = v->type};
+        if (rl_msg_values_get(v, i, &e.value) != RL_OK)
+            abort();
+        hash_visit(ctx, &e);
+    }
     return 0;
 }
 
@@ -125,11 +148,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int ra = rl_msg_decode(defs[which], copy, size - 1, hash_visit, &ha);
     char ea[512];
     snprintf(ea, sizeof ea, "%s", ra < 0 ? rl_error_last() : "");
-    int rb = cdr_decode_tree(defs[which], copy, size - 1, hash_visit, &hb);
+    int rb = cdr_decode_tree(defs[which], copy, size - 1, 0, hash_visit, &hb);
     if (ra != rb || ha != hb || (rb < 0 && strcmp(ea, rl_error_last()) != 0)) {
         fprintf(stderr, "plan and tree walker differ: %d %s / %d %s\n", ra, ea, rb,
                 rb < 0 ? rl_error_last() : "");
         abort();
+    }
+    /* arrays of primitives as one event: the same elements, status and error, both ways */
+    for (int use_plan = 0; use_plan < 2; use_plan++) {
+        uint64_t hc = 1;
+        int rc = use_plan ? rl_msg_decode_flags(defs[which], copy, size - 1, RL_MSG_DECODE_ARRAYS,
+                                                hash_values_visit, &hc)
+                          : cdr_decode_tree(defs[which], copy, size - 1, RL_MSG_DECODE_ARRAYS,
+                                            hash_values_visit, &hc);
+        if (rc != rb || hc != hb || (rb < 0 && strcmp(ea, rl_error_last()) != 0)) {
+            fprintf(stderr, "arrays mode (%s) differs: %d %s / %d %s\n",
+                    use_plan ? "plan" : "tree walker", rc, rc < 0 ? rl_error_last() : "", rb, ea);
+            abort();
+        }
     }
     rl_msg_value v;
     rl_msg_path_get(paths[which], copy, size - 1, &v);

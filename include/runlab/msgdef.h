@@ -127,9 +127,12 @@ typedef struct rl_msg_value {
         uint64_t u; /* unsigned kinds, octet, char */
         double f;   /* float32 (widened exactly) and float64 */
         struct {
-            const char *ptr; /* into the payload; not NUL-terminated; wstring: UTF-8 is not
-                                produced, the raw code units are given */
-            size_t len;
+            const char *ptr; /* into the payload; not NUL-terminated. wstring: the raw
+                                UTF-16 code units (validated), read them as UTF-8 with
+                                rl_msg_wstring_utf8 */
+            size_t len;      /* bytes */
+            unsigned char wunit; /* wstring: bytes per code unit (2, or 4 for ros2msg) */
+            bool wbig_endian;    /* wstring: the code units' byte order */
         } s;
     } v;
 } rl_msg_value;
@@ -140,7 +143,10 @@ typedef enum rl_msg_event {
     RL_MSG_END_STRUCT,
     RL_MSG_BEGIN_ARRAY, /* an array or sequence starts; `count` elements follow */
     RL_MSG_END_ARRAY,
-    RL_MSG_ABSENT       /* an optional member that is not present (JSON null) */
+    RL_MSG_ABSENT,      /* an optional member that is not present (JSON null) */
+    RL_MSG_VALUES       /* only with RL_MSG_DECODE_ARRAYS: all the elements of an array or
+                           sequence of primitives at once, between its BEGIN_ARRAY and
+                           END_ARRAY (also when it is empty) */
 } rl_msg_event;
 
 typedef struct rl_msg_visit {
@@ -151,8 +157,16 @@ typedef struct rl_msg_visit {
     const char *name; /* the member's name, or NULL for an array element and the root */
     size_t index;     /* the element index when `name` is NULL */
     const rl_msg_type *type;
-    size_t count;       /* BEGIN_ARRAY: element count */
-    rl_msg_value value; /* VALUE */
+    size_t count;       /* BEGIN_ARRAY, VALUES: element count */
+    rl_msg_value value; /* VALUE; VALUES: only value.kind, the elements' kind */
+    /* VALUES: the `count` elements as they lie in the payload — packed, each of the CDR
+     * size of value.kind (bool, octet, char, int8, uint8: 1; 16-bit: 2; 32-bit and float32:
+     * 4; 64-bit and float64: 8), in the payload's byte order (`big_endian`), and not
+     * necessarily aligned in memory. Read them with rl_msg_values_get / rl_msg_values_f64
+     * (or memcpy and swap). `path`, `name` and `index` are the array's own, `type` the
+     * element type. Valid during the call only. */
+    const uint8_t *elems;
+    bool big_endian;
 } rl_msg_visit;
 
 /* Called for every event; return 0 to go on, > 0 to stop decoding (rl_msg_decode then
@@ -164,6 +178,28 @@ typedef int (*rl_msg_visit_fn)(void *ctx, const rl_msg_visit *v);
  * negative status. */
 int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
                   void *ctx);
+
+/* Options of rl_msg_decode_flags (or-ed). */
+enum {
+    /* Arrays and sequences of primitives (bool .. float64; not strings or enums) come as
+     * BEGIN_ARRAY, one RL_MSG_VALUES event pointing at all their elements, END_ARRAY,
+     * instead of one VALUE per element: a visitor reading a covariance or a point cloud
+     * handles it in one call, and one that wants none of it pays nothing per element. */
+    RL_MSG_DECODE_ARRAYS = 1u << 0
+};
+
+/* rl_msg_decode with options (flags 0: the same). Unknown flags are RL_EINVAL. */
+int rl_msg_decode_flags(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
+                        rl_msg_visit_fn fn, void *ctx);
+
+/* Element i of a VALUES event, as a VALUE event for it would carry it. RL_ERANGE when
+ * i >= v->count, RL_EINVAL when v is not a VALUES event. Thread-safe. */
+int rl_msg_values_get(const rl_msg_visit *v, size_t i, rl_msg_value *out);
+
+/* Elements [first, first + n) of a VALUES event as doubles (integers converted, bool 0/1);
+ * returns how many were written (n, fewer at the end of the array, 0 when v is not a
+ * VALUES event). Thread-safe. */
+size_t rl_msg_values_f64(const rl_msg_visit *v, size_t first, double *out, size_t n);
 
 /* Canonical JSON of the payload into *buf (capacity *cap, grown with realloc; the caller
  * keeps and frees it, so a loop allocates only while messages grow): 64-bit integers
@@ -187,6 +223,11 @@ void rl_msg_path_free(rl_msg_path *path);
  * or an optional member / union case on the way is absent. Thread-safe, no allocation. */
 int rl_msg_path_get(const rl_msg_path *path, const uint8_t *data, size_t len,
                     rl_msg_value *out);
+
+/* A wstring value (kind RL_MSG_WSTRING) as UTF-8: writes up to cap - 1 bytes and a NUL to
+ * out (when cap > 0) and returns the full UTF-8 length, so a first call with cap 0 sizes
+ * the buffer. A string value is copied as it is. Thread-safe. */
+size_t rl_msg_wstring_utf8(const rl_msg_value *v, char *out, size_t cap);
 
 /* The value as a double (integers converted, bool 0/1); RL_EINVAL for strings. */
 int rl_msg_value_f64(const rl_msg_value *v, double *out);

@@ -18,6 +18,16 @@ enum {
 
 /* ---- Reading ------------------------------------------------------------------------ */
 
+/* Whether values in the byte order `big_endian` need swapping on this host. */
+static int swap_for(int big_endian)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return !big_endian;
+#else
+    return big_endian;
+#endif
+}
+
 int cdr_fail(cdr_dec *d, int code, const char *what)
 {
     return rl_error_set(code, "field '%s': byte offset %zu: %s", d->plen ? d->path : "(root)",
@@ -65,7 +75,7 @@ int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out)
         return rc;
     }
     if (ty->kind == RL_MSG_WSTRING)
-        return cdr_fail(d, RL_EUNSUPPORTED, "wstring payloads are not supported");
+        return cdr_read_wstring(d, ty, out);
     if (ty->kind != RL_MSG_STRING)
         return cdr_read_prim(d, ty->kind, out);
     size_t at = d->pos;
@@ -80,6 +90,8 @@ int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out)
         return cdr_fail(d, RL_EPARSE, msg);
     }
     out->kind = RL_MSG_STRING;
+    out->v.s.wunit = 0;
+    out->v.s.wbig_endian = false;
     out->v.s.ptr = (const char *)d->buf + d->pos;
     out->v.s.len = n && d->buf[d->pos + n - 1] == '\0' ? n - 1 : n;
     d->pos += n;
@@ -538,7 +550,13 @@ static int dec_array(cdr_dec *d, const rl_msg_type *ty, uint32_t t, const char *
     }
     if ((rc = cdr_emit(d, RL_MSG_BEGIN_ARRAY, &d->def->types[t], name, index, count, NULL)) != 0)
         return rc;
-    if (esize) { /* primitives: checked and aligned by cdr_array_begin, read in a tight loop */
+    if (esize && d->values) { /* checked and aligned by cdr_array_begin: one event */
+        const uint8_t *elems = d->buf + d->pos;
+        d->pos += count * esize;
+        if ((rc = cdr_emit_values(d, et, name, index, count, elems)) != 0)
+            return rc;
+        count = 0;
+    } else if (esize) { /* primitives: checked and aligned by cdr_array_begin, read in a tight loop */
         for (size_t i = 0; i < count && rc == RL_OK && !d->stopped; i++) {
             rl_msg_value v;
             size_t saved = cdr_push_index(d, i);
@@ -625,11 +643,7 @@ int cdr_open(cdr_dec *d, const rl_msgdef *def, const uint8_t *data, size_t len)
     d->v2 = kinds[id].v2;
     d->top_ext = kinds[id].ext;
     d->be = (id & 1) == 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    d->swap = !d->be;
-#else
-    d->swap = d->be;
-#endif
+    d->swap = swap_for(d->be);
     size_t pad = data[3] & 3u;
     if (len - 4 < pad)
         return rl_error_set(RL_EPARSE, "byte offset 3: encapsulation padding %zu exceeds the payload", pad);
@@ -639,8 +653,8 @@ int cdr_open(cdr_dec *d, const rl_msgdef *def, const uint8_t *data, size_t len)
     return RL_OK;
 }
 
-static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
-                  void *ctx, int use_plan)
+static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
+                  rl_msg_visit_fn fn, void *ctx, int use_plan)
 {
     cdr_dec d;
     int rc = cdr_open(&d, def, data, len);
@@ -648,8 +662,11 @@ static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_
         return rc;
     if (!fn)
         return rl_error_set(RL_EINVAL, "cdr: NULL visitor");
+    if (flags & ~(unsigned)RL_MSG_DECODE_ARRAYS)
+        return rl_error_set(RL_EINVAL, "cdr: unknown decode flags 0x%x", flags);
     d.fn = fn;
     d.ctx = ctx;
+    d.values = (flags & RL_MSG_DECODE_ARRAYS) != 0;
     rc = use_plan && def->plan && d.top_ext == RL_MSG_EXT_FINAL
              ? cdr_plan_run(&d, def->plan)
              : cdr_decode_value(&d, def->root, NULL, 0);
@@ -661,13 +678,19 @@ static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_
 int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
                   void *ctx)
 {
-    return decode(def, data, len, fn, ctx, 1);
+    return decode(def, data, len, 0, fn, ctx, 1);
 }
 
-int cdr_decode_tree(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
-                    void *ctx)
+int rl_msg_decode_flags(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
+                        rl_msg_visit_fn fn, void *ctx)
 {
-    return decode(def, data, len, fn, ctx, 0);
+    return decode(def, data, len, flags, fn, ctx, 1);
+}
+
+int cdr_decode_tree(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
+                    rl_msg_visit_fn fn, void *ctx)
+{
+    return decode(def, data, len, flags, fn, ctx, 0);
 }
 
 int cdr_skip_value(cdr_dec *d, uint32_t t)
@@ -706,4 +729,43 @@ int rl_msg_value_f64(const rl_msg_value *v, double *out)
         *out = (double)v->v.i;
         return RL_OK;
     }
+}
+
+int rl_msg_values_get(const rl_msg_visit *v, size_t i, rl_msg_value *out)
+{
+    if (!v || !out || v->event != RL_MSG_VALUES)
+        return rl_error_set(RL_EINVAL, "values: not a VALUES event");
+    if (i >= v->count)
+        return rl_error_set(RL_ERANGE, "values: element %zu of %zu", i, v->count);
+    size_t size = msgdef_prim_size(v->value.kind);
+    cdr_dec d; /* only the byte order is read */
+    d.swap = swap_for(v->big_endian);
+    cdr_load_prim(&d, v->value.kind, v->elems + i * size, out);
+    return RL_OK;
+}
+
+size_t rl_msg_values_f64(const rl_msg_visit *v, size_t first, double *out, size_t n)
+{
+    if (!v || v->event != RL_MSG_VALUES || first >= v->count)
+        return 0;
+    if (n > v->count - first)
+        n = v->count - first;
+    rl_msg_value x;
+    if (v->value.kind == RL_MSG_FLOAT64) { /* the common case without a call per element */
+        const uint8_t *p = v->elems + first * 8;
+        int swap = swap_for(v->big_endian);
+        for (size_t i = 0; i < n; i++, p += 8) {
+            uint64_t bits;
+            memcpy(&bits, p, 8);
+            if (swap)
+                bits = __builtin_bswap64(bits);
+            memcpy(&out[i], &bits, 8);
+        }
+        return n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rl_msg_values_get(v, first + i, &x);
+        rl_msg_value_f64(&x, &out[i]);
+    }
+    return n;
 }

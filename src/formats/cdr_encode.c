@@ -3,6 +3,8 @@
  * order, DHEADERs, EMHEADERs (length code 4 with NEXTINT) and XCDR1 parameter lists. */
 #include "msgdef_internal.h"
 
+#include "core/text.h"
+
 #include "runlab/error.h"
 #include "runlab/json.h"
 
@@ -167,6 +169,41 @@ static int enc_float(enc *e, json_object *v, double *out)
     return efail(e, "expected a number");
 }
 
+
+/* A wstring from UTF-8 text, in the layout the schema's world uses (cdr_wstring.c):
+ * XTypes (omgidl) a byte count and 2-byte UTF-16 code units, ROS 2 (ros2msg) a count of
+ * code units each in 4 bytes; no NUL. */
+static int enc_wstring(enc *e, const rl_msg_type *t, json_object *v)
+{
+    if (!json_object_is_type(v, json_type_string))
+        return efail(e, "expected a string");
+    const unsigned char *s = (const unsigned char *)json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v), units = 0;
+    for (size_t i = 0, k; i < n; i += k) {
+        uint32_t cp;
+        if ((k = rl_utf8_decode(s + i, n - i, &cp)) == 0)
+            return efail(e, "a wstring must be valid UTF-8");
+        units += cp >= 0x10000 ? 2 : 1;
+    }
+    if (t->bound && units > t->bound)
+        return efail(e, "wstring longer than its bound");
+    size_t unit = e->def->wstring_ros ? 4 : 2;
+    if (units > UINT32_MAX / 2)
+        return efail(e, "wstring too long");
+    int rc = put(e, unit == 2 ? units * 2 : units, 4);
+    for (size_t i = 0, k; i < n && rc == RL_OK; i += k) {
+        uint32_t cp;
+        k = rl_utf8_decode(s + i, n - i, &cp);
+        if (cp >= 0x10000) {
+            rc = put(e, 0xd800 + ((cp - 0x10000) >> 10), unit);
+            cp = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+        }
+        if (rc == RL_OK)
+            rc = put(e, cp, unit);
+    }
+    return rc;
+}
+
 static int enc_leaf(enc *e, const rl_msg_type *t, json_object *v)
 {
     uint64_t u = 0;
@@ -227,7 +264,7 @@ static int enc_leaf(enc *e, const rl_msg_type *t, json_object *v)
         return RL_OK;
     }
     default:
-        return efail(e, "wstring is not supported");
+        return enc_wstring(e, t, v);
     }
 }
 

@@ -138,11 +138,11 @@ static void put_float(json_out *j, double v, int is_f32)
     j->len += n;
 }
 
-static void put_string(json_out *j, const char *s, size_t n)
+/* The characters of a string, escaped, without the quotes. */
+static void put_string_body(json_out *j, const char *s, size_t n)
 {
-    if (cdr_json_reserve(j, n + 2) < 0)
+    if (cdr_json_reserve(j, n) < 0)
         return;
-    put(j, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
@@ -176,7 +176,28 @@ static void put_string(json_out *j, const char *s, size_t n)
         }
     }
     put(j, s + n - run, run);
+}
+
+static void put_string(json_out *j, const char *s, size_t n)
+{
+    if (cdr_json_reserve(j, n + 2) < 0)
+        return;
     put(j, "\"", 1);
+    put_string_body(j, s, n);
+    put(j, "\"", 1);
+}
+
+/* A wstring as a JSON string: its code units converted to UTF-8, then escaped. */
+static void put_wstring(json_out *j, const rl_msg_value *v)
+{
+    char chunk[256];
+    if (cdr_json_reserve(j, 2) < 0)
+        return;
+    put(j, "\"", 1);
+    for (size_t i = 0, k; (k = cdr_wstring_utf8_chunk(v, &i, chunk, sizeof chunk)) > 0;)
+        put_string_body(j, chunk, k);
+    if (cdr_json_reserve(j, 1) == 0)
+        put(j, "\"", 1);
 }
 
 void cdr_json_put_value(json_out *j, const rl_msg_value *v)
@@ -203,17 +224,37 @@ void cdr_json_put_value(json_out *j, const rl_msg_value *v)
         put_float(j, v->v.f, 0);
         return;
     case RL_MSG_STRING:
-    case RL_MSG_WSTRING:
         put_string(j, v->v.s.ptr, v->v.s.len);
+        return;
+    case RL_MSG_WSTRING:
+        put_wstring(j, v);
         return;
     default:
         put_i64(j, v->v.i);
     }
 }
 
+/* All the elements of an array of primitives (RL_MSG_DECODE_ARRAYS), comma-separated: one
+ * call instead of one per element. */
+static int put_values(json_out *j, const rl_msg_visit *v)
+{
+    rl_msg_value x;
+    for (size_t i = 0; i < v->count; i++) {
+        if (i)
+            put(j, ",", 1);
+        rl_msg_values_get(v, i, &x);
+        cdr_json_put_value(j, &x);
+    }
+    if (v->count)
+        j->first[j->depth] = 0;
+    return j->oom ? RL_ENOMEM : 0;
+}
+
 int cdr_json_visit(void *ctx, const rl_msg_visit *v)
 {
     json_out *j = ctx;
+    if (v->event == RL_MSG_VALUES)
+        return put_values(j, v);
     if (v->event == RL_MSG_END_STRUCT || v->event == RL_MSG_END_ARRAY) {
         j->depth--;
         put(j, v->event == RL_MSG_END_STRUCT ? "}" : "]", 1);
@@ -262,7 +303,7 @@ int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char *
         return rl_error_set(RL_EINVAL, "message JSON: NULL buffer");
     json_out j = {.buf = buf, .cap = cap};
     locale_t old = cdr_c_numeric_enter();
-    int rc = rl_msg_decode(def, data, len, cdr_json_visit, &j);
+    int rc = rl_msg_decode_flags(def, data, len, RL_MSG_DECODE_ARRAYS, cdr_json_visit, &j);
     cdr_c_numeric_leave(old);
     if (rc == RL_OK && cdr_json_reserve(&j, 0) == RL_OK)
         (*buf)[j.len] = '\0';

@@ -276,8 +276,8 @@ static int run(cdr_dec *d, const plan_op *ops, uint32_t from, uint32_t to, size_
             size_t saved = push_name(d, op);
             if ((rc = cdr_align(d, op->size)) < 0 || (rc = cdr_need(d, op->size)) < 0)
                 return rc;
-            rl_msg_visit vis = {.event = RL_MSG_VALUE, .path = d->path, .path_len = d->plen,
-                                .name = op->name, .index = at, .type = &types[op->type]};
+            rl_msg_visit vis;
+            cdr_visit_init(&vis, d, RL_MSG_VALUE, &types[op->type], op->name, at, 0);
             cdr_load_prim(d, op->kind, d->buf + d->pos, &vis.value);
             d->pos += op->size;
             if ((rc = d->fn(d->ctx, &vis)) != 0) {
@@ -344,13 +344,19 @@ static int run_array(cdr_dec *d, const plan_op *ops, const plan_op *op, size_t a
     if (rc < 0 || (rc = cdr_emit(d, RL_MSG_BEGIN_ARRAY, ty, op->name, at, count, NULL)) != 0)
         return rc;
     size_t saved = d->plen;
-    if (count)
-        index_first(d, saved);
-    if (op->code == OP_PRIM_ARRAY) {
+    if (op->code == OP_PRIM_ARRAY && d->values) { /* checked and aligned: one event */
+        const uint8_t *elems = d->buf + d->pos;
+        d->pos += count * op->size;
+        if ((rc = cdr_emit_values(d, &d->def->types[op->elem], op->name, at, count, elems)) != 0)
+            return rc;
+        count = 0;
+    } else if (op->code == OP_PRIM_ARRAY) {
+        if (count)
+            index_first(d, saved);
         /* aligned and checked for count elements by cdr_array_begin; one visit record,
          * updated per element */
-        rl_msg_visit v = {.event = RL_MSG_VALUE, .path = d->path,
-                          .type = &d->def->types[op->elem]};
+        rl_msg_visit v;
+        cdr_visit_init(&v, d, RL_MSG_VALUE, &d->def->types[op->elem], NULL, 0, 0);
         const uint8_t *p = d->buf + d->pos;
         d->pos += count * op->size;
         v.value.kind = (rl_msg_kind)op->kind;
@@ -382,6 +388,8 @@ static int run_array(cdr_dec *d, const plan_op *ops, const plan_op *op, size_t a
         cdr_pop(d, saved);
         count = 0; /* as the tree walker reports it */
     } else {
+        if (count)
+            index_first(d, saved);
         uint32_t body = (uint32_t)(op - ops) + 1;
         for (size_t i = 0; i < count;) {
             if ((rc = run(d, ops, body, op->body_end, i)) != 0)

@@ -159,6 +159,13 @@ static int row_visit(void *ctx, const rl_msg_visit *v)
             s->j.len += v->value.v.s.len;
             return 0;
         }
+        if (v->value.kind == RL_MSG_WSTRING) { /* raw UTF-8, as strings */
+            size_t n = rl_msg_wstring_utf8(&v->value, NULL, 0);
+            if (cdr_json_reserve(&s->j, n + 1) < 0)
+                return RL_ENOMEM;
+            s->j.len += rl_msg_wstring_utf8(&v->value, *s->j.buf + s->j.len, n + 1);
+            return 0;
+        }
         size_t at = s->j.len;
         cdr_json_put_value(&s->j, &v->value);
         if (s->j.len > at + 1 && (*s->j.buf)[at] == '"') { /* "NaN" -> NaN */

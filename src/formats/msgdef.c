@@ -274,7 +274,8 @@ int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, con
     int rc = msgdef_new(&d, name);
     if (rc < 0)
         return rc;
-    if (strcmp(encoding, "ros2msg") == 0)
+    d->wstring_ros = strcmp(encoding, "ros2msg") == 0;
+    if (d->wstring_ros)
         rc = msgdef_parse_ros2(d, name, text ? text : "", len);
     else if (strcmp(encoding, "omgidl") == 0)
         rc = msgdef_parse_idl(d, name, text ? text : "", len);

@@ -7,6 +7,8 @@
 
 #include "runlab/error.h"
 
+#include <openssl/evp.h>
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -55,6 +57,9 @@ typedef struct annots {
     int64_t value;
     int64_t bit_bound; /* @bit_bound; 0 none */
     char *default_value;
+    bool autoid_hash; /* @autoid(HASH) on a struct */
+    bool has_hashid;  /* @hashid on a member: its id from `hashid`, or its name when empty */
+    char hashid[MAX_NAME];
 } annots;
 
 static int perr(idl_parser *p, const token *t, const char *what)
@@ -507,10 +512,16 @@ static int annotations(idl_parser *p, annots *a)
                 a->has_value = true;
                 a->value = v;
             }
-        } else if (strcmp(name, "autoid") == 0 && pn && memmem(pb, pn, "HASH", 4)) {
-            /* member ids from MD5 hashes of the names: decoding with positional ids would
-             * read mutable types wrongly, so refuse rather than guess */
-            return perr(p, &at, "@autoid(HASH) is not supported (give the members @id values)");
+        } else if (strcmp(name, "autoid") == 0) {
+            a->autoid_hash = pn && memmem(pb, pn, "HASH", 4); /* else SEQUENTIAL */
+        } else if (strcmp(name, "hashid") == 0) {
+            a->has_hashid = true;
+            const char *q = pn ? memchr(pb, '"', pn) : NULL;
+            const char *e = q ? memchr(q + 1, '"', pn - (size_t)(q + 1 - pb)) : NULL;
+            if (pn && (!q || !e || (size_t)(e - q - 1) >= sizeof a->hashid))
+                return perr(p, &at, "expected @hashid or @hashid(\"name\")");
+            if (q && e)
+                snprintf(a->hashid, sizeof a->hashid, "%.*s", (int)(e - q - 1), q + 1);
         } else if (strcmp(name, "bit_bound") == 0 && pn) {
             if ((rc = parse_int_text(p, pb, pn, &v)) < 0)
                 return rc;
@@ -696,6 +707,20 @@ static int declare_type(idl_parser *p, const char *name, rl_msg_kind kind, uint3
     return add_symbol(p, full, S_FORWARD, *idx, 0, 0);
 }
 
+/* The member id XTypes 1.3 (7.3.1.2.1.1) gives a name under @autoid(HASH) or @hashid: the
+ * first four bytes of the MD5 digest of the name (UTF-8, no NUL), little-endian, masked to
+ * 28 bits. */
+static int hashed_member_id(const char *name, uint32_t *id)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (EVP_Digest(name, strlen(name), digest, &n, EVP_md5(), NULL) != 1 || n < 4)
+        return rl_error_set(RL_EUNSUPPORTED, "schema: MD5 (for @autoid(HASH)) is not available");
+    *id = ((uint32_t)digest[0] | (uint32_t)digest[1] << 8 | (uint32_t)digest[2] << 16 |
+           (uint32_t)digest[3] << 24) & 0x0fffffffu;
+    return RL_OK;
+}
+
 static int struct_def(idl_parser *p, const annots *ta)
 {
     char name[MAX_NAME];
@@ -763,6 +788,11 @@ static int struct_def(idl_parser *p, const annots *ta)
                 break;
             rl_msg_member m = {.name = strdup(mname), .type = mt, .optional = a.optional, .key = a.key,
                                .id = a.has_id ? a.id : next_id};
+            if (!a.has_id && (a.has_hashid || ta->autoid_hash) &&
+                (rc = hashed_member_id(a.has_hashid && a.hashid[0] ? a.hashid : mname, &m.id)) < 0) {
+                free((void *)m.name);
+                break;
+            }
             next_id = m.id + 1;
             if (a.default_value)
                 m.default_value = strdup(a.default_value);

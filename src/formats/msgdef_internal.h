@@ -21,6 +21,7 @@ struct rl_msgdef {
     rl_msg_constant *constants; /* IDL module-level constants */
     size_t nconstants, cconstants;
     struct cdr_plan *plan; /* the root type flattened for decoding (cdr_plan.c) */
+    bool wstring_ros; /* ros2msg: wstrings as ROS 2 type supports write them (cdr_wstring.c) */
 };
 
 /* A decoding plan (cdr_plan.c), built by rl_msgdef_parse once a schema has parsed. */

@@ -227,13 +227,41 @@ static void test_idl_errors(void **state)
     parse_fails("omgidl", "T", "struct T { T t; };", "contains itself");
     parse_fails("omgidl", "T", "const long Z = 1 / 0; struct T { long a; };", "division by zero");
     parse_fails("omgidl", "T", "interface T { };", "expected module, struct, enum, union, typedef or const");
-    /* refused rather than decoded wrongly: hashed member ids, enums narrower than 32 bits */
-    parse_fails("omgidl", "T", "@mutable @autoid(HASH) struct T { long a; };",
-                "line 1, column 17: @autoid(HASH) is not supported (give the members @id values)");
+    /* refused rather than decoded wrongly: enums narrower than 32 bits */
     parse_fails("omgidl", "T", "@bit_bound(8) enum E { A, B };\nstruct T { E e; };",
                 "line 1, column 15: an enum with @bit_bound other than 32 is not supported");
     rl_msgdef *d = parse_ok("omgidl", "T", "@bit_bound(32) enum E { A };\n@autoid(SEQUENTIAL) struct T { E e; };");
     rl_msgdef_free(d);
+}
+
+/* @autoid(HASH) and @hashid: the member ids Cyclone DDS 0.10.2's idlc computes for
+ *   module m { @mutable @autoid(HASH) struct H { long alpha; double beta;
+ *     @hashid("zeta") long gamma; @hashid long delta; }; };
+ * (its generated DDS_OP_PLM operands: 54728492, 13269912, 119955682, 145472611), not ids
+ * computed by runlab; then a hand-made PL_CDR2 payload with those ids decodes. */
+static void test_idl_autoid_hash(void **state)
+{
+    (void)state;
+    rl_msgdef *d = parse_ok("omgidl", "m::H",
+                            "module m { @mutable @autoid(HASH) struct H { long alpha; double beta;\n"
+                            "  @hashid(\"zeta\") long gamma; @hashid long delta; @id(7) long eps; }; };");
+    const rl_msg_type *t = rl_msgdef_type(d, rl_msgdef_root(d));
+    assert_int_equal(t->nmembers, 5);
+    assert_int_equal(t->members[0].id, 54728492u);
+    assert_int_equal(t->members[1].id, 13269912u);
+    assert_int_equal(t->members[2].id, 119955682u);
+    assert_int_equal(t->members[3].id, 145472611u);
+    assert_int_equal(t->members[4].id, 7u); /* @id wins */
+    /* PL_CDR2 LE: DHEADER 44, then EMHEADERs (length code 2 or 3, the id) in another order */
+    const uint8_t p[] = {0x00, 0x0b, 0x00, 0x00, 44, 0, 0, 0,
+                         0x98, 0x7b, 0xca, 0x30, 0, 0, 0, 0, 0, 0, 0x04, 0x40, /* beta = 2.5 */
+                         0x2c, 0x17, 0x43, 0x23, 0xfe, 0xff, 0xff, 0xff,       /* alpha = -2 */
+                         0x63, 0xbc, 0xab, 0x28, 4, 0, 0, 0,                   /* delta = 4 */
+                         0xe2, 0x60, 0x26, 0x27, 3, 0, 0, 0,                   /* gamma = 3 */
+                         0x07, 0, 0, 0x20, 9, 0, 0, 0};                        /* eps = 9 */
+    json_is(d, p, sizeof p, "{\"alpha\":-2,\"beta\":2.5,\"gamma\":3,\"delta\":4,\"eps\":9}");
+    rl_msgdef_free(d);
+    parse_fails("omgidl", "T", "struct T { @hashid(zeta) long a; };", "expected @hashid or @hashid(\"name\")");
 }
 
 /* XCDR2 appendable with an optional member: DHEADER, presence byte. */
@@ -326,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_idl_constructs),
         cmocka_unit_test(test_idl_errors),
         cmocka_unit_test(test_idl_appendable_optional),
+        cmocka_unit_test(test_idl_autoid_hash),
         cmocka_unit_test(test_idl_union_arrays),
         cmocka_unit_test(test_idl_mutable),
         cmocka_unit_test(test_idl_xcdr1_optional),
