@@ -3,7 +3,8 @@
  * count), reads every CSV once with plain read() (what `cat` costs), loads them with
  * rl_runs_load and, in the same run, with pandas.read_csv through /usr/bin/python3, and
  * prints the time ratios and the memory held per byte of numbers. Without pandas it prints
- * the figure measured when docs/perflog.md was written. */
+ * the figure measured when docs/perflog.md was written. RUNLAB_BENCH_NO_PANDAS=1 skips
+ * pandas (minutes on a loaded machine) while iterating; `make bench` runs it. */
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/perflog.h"
@@ -235,6 +236,12 @@ int main(void)
     rl_run_set_free(set);
 
     /* pandas, same files, same process tree. */
+    if (getenv("RUNLAB_BENCH_NO_PANDAS")) {
+        printf("  pandas: skipped (RUNLAB_BENCH_NO_PANDAS)\n");
+        if (!getenv("RUNLAB_BENCH_KEEP"))
+            rl_fs_remove_tree(root);
+        return 0;
+    }
     char cmd[3 * PATH_MAX], script[PATH_MAX + 32];
     snprintf(script, sizeof script, "%s/pandas_load.py", root);
     FILE *f = fopen(script, "w");
