@@ -4,6 +4,7 @@
  * locale. */
 #include "runlab/number.h"
 
+#include "core/number_scan.h"
 #include "core/text.h"
 
 #include <locale.h>
@@ -201,49 +202,6 @@ static const char *scan_decimal_careful(const char *s, const char *end, double *
     return p;
 }
 
-static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Eight ASCII digits at p as their value, or false when one byte is not a digit: the bytes
- * are checked and combined in a register (2 digits, then 4, then 8 at a time). Needs
- * p + 8 <= end. */
-static inline bool eight_digits(const char *p, uint64_t *value)
-{
-    uint64_t x;
-    memcpy(&x, p, sizeof x);
-    if (((x & 0xF0F0F0F0F0F0F0F0ull) | (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
-        0x3333333333333333ull)
-        return false;
-    x -= 0x3030303030303030ull;
-    x = x * 10 + (x >> 8); /* byte pairs: d0*10+d1 in every other byte */
-    x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-         (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-        32;
-    *value = x;
-    return true;
-}
-#define RL_HAVE_EIGHT_DIGITS 1
-#endif
-
-/* Appends the digits at p to m; returns the first non-digit. Eight at a time where it can. */
-static inline const char *take_digits(const char *p, const char *end, uint64_t *m)
-{
-    uint64_t v = *m;
-#ifdef RL_HAVE_EIGHT_DIGITS
-    uint64_t eight;
-    while (end - p >= 8 && eight_digits(p, &eight)) {
-        v = v * 100000000u + eight;
-        p += 8;
-    }
-#endif
-    while (p < end && is_digit(*p)) {
-        v = v * 10 + (uint64_t)(*p - '0');
-        p++;
-    }
-    *m = v;
-    return p;
-}
-
 static inline char lower(char c) { return (char)(c | 0x20); }
 
 /* "nan" and "inf" (any case) as strtod reads them, or NULL for the longer forms
@@ -278,7 +236,7 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
         neg = *p == '-';
         p++;
     }
-    if (p < end && !is_digit(*p) && *p != '.')
+    if (p < end && !rl_is_digit(*p) && *p != '.')
         return scan_special(p, end, neg, out);
     /* All digits go into m (wrapping past 19 digits, when the careful reader takes over);
      * leading zeros are not significant and are skipped first. */
@@ -287,7 +245,7 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
         p++;
     const char *i0 = p;
     uint64_t m = 0;
-    p = take_digits(p, end, &m);
+    p = rl_take_digits(p, end, &m);
     long significant = p - i0;
     bool any = p > d0;
     long exp10 = 0;
@@ -298,7 +256,7 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
             while (p < end && *p == '0')
                 p++;
         const char *fs = p;
-        p = take_digits(p, end, &m);
+        p = rl_take_digits(p, end, &m);
         significant += p - fs;
         exp10 = -(long)(p - f0);
         any = any || p > f0;
@@ -318,7 +276,7 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
         }
         const char *e0 = q;
         long e = 0;
-        while (q < end && is_digit(*q)) {
+        while (q < end && rl_is_digit(*q)) {
             if (e < 100000)
                 e = e * 10 + (*q - '0');
             q++;

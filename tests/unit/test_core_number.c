@@ -6,6 +6,8 @@
 
 #include "runlab/number.h"
 
+#include "core/number_scan.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
@@ -38,6 +40,13 @@ static bool check_one(const char *s)
     double want = strtod(s, &end);
     double got = 12345.0;
     const char *stop = rl_scan_decimal(s, s + strlen(s), &got);
+    /* The inlined reader of bulk loaders takes exactly what rl_scan_decimal takes. */
+    double got_inline = 12345.0;
+    const char *stop_inline = rl_scan_decimal_inline(s, s + strlen(s), &got_inline);
+    if (stop_inline != stop || (stop && bits_of(got_inline) != bits_of(got))) {
+        print_error("'%s': rl_scan_decimal_inline differs from rl_scan_decimal\n", s);
+        fail();
+    }
     if (!stop)
         return false;
     if (stop != end || bits_of(got) != bits_of(want)) {
@@ -271,6 +280,8 @@ static void test_end_bound(void **state)
             char *want_end;
             double want = strtod(copy, &want_end), got;
             const char *stop = rl_scan_decimal(exact, exact + cut, &got);
+            double got_inline;
+            assert_ptr_equal(rl_scan_decimal_inline(exact, exact + cut, &got_inline), stop);
             if (stop) {
                 assert_int_equal(stop - exact, want_end - copy);
                 assert_true(bits_of(got) == bits_of(want));
