@@ -128,6 +128,50 @@ static bool scale_exact(uint64_t m, int e, double *out)
     return false;
 }
 
+/* The digits of an exponent after its 'e' (with an optional sign), added to *exp10 (capped
+ * far beyond any double's range); NULL when no digit follows. */
+static const char *scan_exponent(const char *q, const char *end, long *exp10)
+{
+    bool eneg = false;
+    if (q < end && (*q == '-' || *q == '+')) {
+        eneg = *q == '-';
+        q++;
+    }
+    const char *e0 = q;
+    long e = 0;
+    while (q < end && rl_is_digit(*q)) {
+        if (e < 100000)
+            e = e * 10 + (*q - '0');
+        q++;
+    }
+    if (q == e0)
+        return NULL;
+    *exp10 += eneg ? -e : e;
+    return q;
+}
+
+/* The end of a decimal whose digits gave m * 10^exp10 (at most 19 digits in m), p just past
+ * them: the exponent, then the value when it is exact here. */
+static const char *scan_finish(const char *p, const char *end, uint64_t m, long exp10, bool neg,
+                               double *out)
+{
+    if (p < end && (*p == 'x' || *p == 'X'))
+        return NULL; /* strtod reads "0x..." as hexadecimal */
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p = scan_exponent(p + 1, end, &exp10);
+        if (!p)
+            return NULL; /* "1e" or "1e+": strtod stops before the 'e'; leave it to strtod */
+    }
+    double v;
+    if (m == 0) {
+        v = 0.0; /* every digit was zero: zero whatever the exponent */
+    } else if (exp10 < -27 || exp10 > 27 || !scale_exact(m, (int)exp10, &v)) {
+        return NULL;
+    }
+    *out = neg ? -v : v;
+    return p;
+}
+
 /* The digit-by-digit reader, for texts with more than 19 significant digits (it keeps the
  * first 19 and notes whether a nonzero digit was dropped). */
 static const char *scan_decimal_careful(const char *s, const char *end, double *out)
@@ -171,35 +215,9 @@ static const char *scan_decimal_careful(const char *s, const char *end, double *
     }
     if (!any)
         return NULL;
-    if (p < end && (*p == 'x' || *p == 'X'))
-        return NULL; /* strtod reads "0x..." as hexadecimal */
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        const char *q = p + 1;
-        bool eneg = false;
-        if (q < end && (*q == '-' || *q == '+')) {
-            eneg = *q == '-';
-            q++;
-        }
-        const char *e0 = q;
-        long e = 0;
-        while (q < end && (unsigned)(*q - '0') < 10) {
-            if (e < 100000)
-                e = e * 10 + (*q - '0');
-            q++;
-        }
-        if (q == e0)
-            return NULL; /* "1e" or "1e+": strtod stops before the 'e'; leave it to strtod */
-        exp10 += eneg ? -e : e;
-        p = q;
-    }
-    double v;
-    if (m == 0) {
-        v = 0.0; /* every digit was zero: zero whatever the exponent */
-    } else if (lost || exp10 < -27 || exp10 > 27 || !scale_exact(m, (int)exp10, &v)) {
+    if (lost)
         return NULL;
-    }
-    *out = neg ? -v : v;
-    return p;
+    return scan_finish(p, end, m, exp10, neg, out);
 }
 
 static inline char lower(char c) { return (char)(c | 0x20); }
@@ -265,35 +283,7 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
         return NULL;
     if (significant > 19)
         return scan_decimal_careful(s, end, out);
-    if (p < end && (*p == 'x' || *p == 'X'))
-        return NULL; /* strtod reads "0x..." as hexadecimal */
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        const char *q = p + 1;
-        bool eneg = false;
-        if (q < end && (*q == '-' || *q == '+')) {
-            eneg = *q == '-';
-            q++;
-        }
-        const char *e0 = q;
-        long e = 0;
-        while (q < end && rl_is_digit(*q)) {
-            if (e < 100000)
-                e = e * 10 + (*q - '0');
-            q++;
-        }
-        if (q == e0)
-            return NULL; /* "1e" or "1e+": strtod stops before the 'e'; leave it to strtod */
-        exp10 += eneg ? -e : e;
-        p = q;
-    }
-    double v;
-    if (m == 0) {
-        v = 0.0; /* every digit was zero: zero whatever the exponent */
-    } else if (exp10 < -27 || exp10 > 27 || !scale_exact(m, (int)exp10, &v)) {
-        return NULL;
-    }
-    *out = neg ? -v : v;
-    return p;
+    return scan_finish(p, end, m, exp10, neg, out);
 }
 
 size_t rl_format_f64(double v, char *buf, size_t cap)
