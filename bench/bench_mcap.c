@@ -5,7 +5,8 @@
  * the writer produced, so the codec's own overhead shows as a ratio. Ends with an indexed
  * time-range query on the 1 GiB file that must load only the chunks in range, then the
  * resident memory of whole-file reads of 0.5 and 2 GiB files (RUNLAB_BENCH_NO_LARGE=1
- * skips it). Files go to $TMPDIR (default /tmp), deleted after.
+ * skips it; RUNLAB_BENCH_MEMORY_ONLY=1 runs only it). Files go to $TMPDIR (default /tmp),
+ * deleted after.
  * Small-message timings are the best of 3 runs (writer, plain write and compressor alike). */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
@@ -458,7 +459,8 @@ int main(void)
                                      {"large messages", 1000, 1 << 20}};
     printf("bench_mcap: runlab MCAP writer and readers (files in %s, deleted after)\n", tmpdir());
     double t0 = bench_now_s();
-    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0] && !getenv("RUNLAB_BENCH_MEMORY_ONLY");
+         i++)
         run(&loads[i]);
     if (!getenv("RUNLAB_BENCH_NO_LARGE"))
         memory_by_size();
