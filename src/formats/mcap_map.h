@@ -15,12 +15,10 @@ typedef struct mcap_file {
 } mcap_file;
 
 int mcap_file_open(mcap_file *f, const char *path);
-/* Lets the kernel drop the resident pages of [from, to) of a mapped file (every page the
- * range touches, the partial ones at its ends too: inward rounding left two pages per
- * chunk resident, megabytes on a large file), so reading a large file does not keep every
- * page read counted in the process's memory. The bytes stay readable (pages come back
- * from the page cache on the next access), so pointers into the range, or into a
- * neighbour sharing a page with it, remain valid. No-op for files read into
+/* Lets the kernel drop the resident pages of [from, to) of a mapped file (whole pages
+ * inside the range), so reading a large file does not keep every page read counted in
+ * the process's memory. The bytes stay readable (pages come back from the page cache on
+ * the next access), so pointers into the range remain valid. No-op for files read into
  * memory and for files under MCAP_RELEASE_MIN bytes. */
 void mcap_file_release(mcap_file *f, size_t from, size_t to);
 /* For a reader moving forward: releases everything before `pos` less a margin, in steps

@@ -96,8 +96,7 @@ void mcap_file_release(mcap_file *f, size_t from, size_t to)
         return;
     long ps = sysconf(_SC_PAGESIZE);
     size_t page = ps > 0 ? (size_t)ps : 4096;
-    size_t a = from / page * page, b = to < f->map_len - page ? (to + page - 1) / page * page
-                                                              : f->map_len;
+    size_t a = (from + page - 1) / page * page, b = to / page * page;
     if (b > a)
         (void)madvise((uint8_t *)f->map + a, b - a, MADV_DONTNEED);
 }
