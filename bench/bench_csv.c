@@ -5,6 +5,8 @@
 #include "runlab/csv.h"
 #include "runlab/error.h"
 
+#include "bench_util.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,25 +15,6 @@
 
 enum { RUNS = 5, POOL_ROWS = 4096, NFIELDS = 10, F64_VALUES = 400000 };
 #define TARGET_BYTES ((size_t)100 << 20)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 static uint64_t rng(void)
@@ -107,18 +90,18 @@ static FILE *counting_sink(size_t *counter)
 
 int main(void)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     size_t len;
     uint64_t rows;
     char *csv = generate(&len, &rows);
     printf("csv input: %.1f MB, %" PRIu64 " rows, %d fields (generated in %.2f s)\n",
-           (double)len / 1e6, rows, NFIELDS, now_s() - t0);
+           (double)len / 1e6, rows, NFIELDS, bench_now_s() - t0);
 
     /* Reading: every field is touched so the work cannot be skipped. */
     double mbs[RUNS], rps[RUNS];
     size_t checksum = 0;
     for (int run = 0; run < RUNS; run++) {
-        double t = now_s();
+        double t = bench_now_s();
         rl_csv_reader *r = NULL;
         if (rl_csv_open_mem(&r, csv, len, "bench.csv", NULL) != RL_OK)
             die("open");
@@ -133,7 +116,7 @@ int main(void)
         if (rc != 0)
             die("read");
         rl_csv_close(r);
-        double dt = now_s() - t;
+        double dt = bench_now_s() - t;
         if (n != rows) {
             fprintf(stderr, "bench_csv: read %" PRIu64 " rows, expected %" PRIu64 "\n", n, rows);
             return 1;
@@ -141,8 +124,8 @@ int main(void)
         mbs[run] = (double)len / 1e6 / dt;
         rps[run] = (double)n / dt;
     }
-    printf("csv read throughput: %.0f MB/s (median of %d)\n", median(mbs, RUNS), RUNS);
-    printf("csv read rows: %.2f M rows/s (median of %d)\n", median(rps, RUNS) / 1e6, RUNS);
+    printf("csv read throughput: %.0f MB/s (median of %d)\n", bench_median(mbs, RUNS), RUNS);
+    printf("csv read rows: %.2f M rows/s (median of %d)\n", bench_median(rps, RUNS) / 1e6, RUNS);
 
     /* Writing strings: a pool of parsed rows is written repeatedly up to the same size. */
     rl_csv_reader *pr = NULL;
@@ -167,7 +150,7 @@ int main(void)
         rl_csv_writer *w = NULL;
         if (rl_csv_writer_new(&w, f, ',', false) != RL_OK)
             die("writer");
-        double t = now_s();
+        double t = bench_now_s();
         uint64_t n = 0;
         while (out < TARGET_BYTES) {
             for (size_t k = 0; k < pool_rows; k++) {
@@ -177,16 +160,16 @@ int main(void)
             n += pool_rows;
             fflush(f);
         }
-        double dt = now_s() - t;
+        double dt = bench_now_s() - t;
         rl_csv_writer_free(w);
         fclose(f);
         wmbs[run] = (double)out / 1e6 / dt;
         wrps[run] = (double)n / dt;
     }
     printf("csv write throughput (string fields): %.0f MB/s (median of %d)\n",
-           median(wmbs, RUNS), RUNS);
+           bench_median(wmbs, RUNS), RUNS);
     printf("csv write rows (string fields): %.2f M rows/s (median of %d)\n",
-           median(wrps, RUNS) / 1e6, RUNS);
+           bench_median(wrps, RUNS) / 1e6, RUNS);
 
     /* Writing doubles: shortest round-trip formatting dominates. */
     double *vals = malloc(F64_VALUES * sizeof *vals);
@@ -201,25 +184,25 @@ int main(void)
         rl_csv_writer *w = NULL;
         if (rl_csv_writer_new(&w, f, ',', false) != RL_OK)
             die("writer");
-        double t = now_s();
+        double t = bench_now_s();
         for (size_t i = 0; i < F64_VALUES; i++) {
             if (rl_csv_write_f64(w, vals[i]) != RL_OK)
                 die("write f64");
             if (i % 8 == 7 && rl_csv_end_row(w) != RL_OK)
                 die("end row");
         }
-        double dt = now_s() - t;
+        double dt = bench_now_s() - t;
         rl_csv_writer_free(w);
         fclose(f);
         fvs[run] = F64_VALUES / dt;
     }
-    printf("csv write doubles: %.2f M values/s (median of %d)\n", median(fvs, RUNS) / 1e6, RUNS);
+    printf("csv write doubles: %.2f M values/s (median of %d)\n", bench_median(fvs, RUNS) / 1e6, RUNS);
 
     for (size_t i = 0; i < pool_rows * NFIELDS; i++)
         free(pool[i]);
     free(pool);
     free(vals);
     free(csv);
-    printf("csv checksum: %zu (total %.1f s)\n", checksum, now_s() - t0);
+    printf("csv checksum: %zu (total %.1f s)\n", checksum, bench_now_s() - t0);
     return 0;
 }

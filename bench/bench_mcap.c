@@ -5,10 +5,13 @@
  * the writer produced, so the codec's own overhead shows as a ratio. Ends with an indexed
  * time-range query on the 1 GiB file that must load only the chunks in range, then the
  * resident memory of whole-file reads of 0.5 and 2 GiB files (RUNLAB_BENCH_NO_LARGE=1
- * skips it). Files go to $TMPDIR (default /tmp), deleted after.
+ * skips it; RUNLAB_BENCH_MEMORY_ONLY=1 runs only it). Files go to $TMPDIR (default /tmp),
+ * deleted after.
  * Small-message timings are the best of 3 runs (writer, plain write and compressor alike). */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
+
+#include "bench_util.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,13 +30,6 @@ typedef struct workload {
     const char *name;
     size_t count, size;
 } workload;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what)
 {
@@ -86,7 +82,7 @@ static double plain_write(const char *path, const workload *w, const payloads *p
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (!buf || fd < 0)
         die("plain write setup");
-    double t0 = now_s();
+    double t0 = bench_now_s();
     size_t used = 0;
     size_t remaining = (size_t)total;
     for (size_t i = 0; remaining; i++) {
@@ -108,7 +104,7 @@ static double plain_write(const char *path, const workload *w, const payloads *p
     }
     if (used && write(fd, buf, used) != (ssize_t)used)
         die("plain write");
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     close(fd);
     unlink(path);
     free(buf);
@@ -136,7 +132,7 @@ static double write_mcap(const char *path, const workload *w, const payloads *p,
     /* A fresh file each time, as for the plain write: truncating an existing file makes
      * ext4 start writeback on close (auto_da_alloc), which would be timed here. */
     unlink(path);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     rl_mcap_writer *wr = NULL;
     if (rl_mcap_writer_open_path(&wr, path, &o) < 0)
         die("open writer");
@@ -170,12 +166,12 @@ static double write_mcap(const char *path, const workload *w, const payloads *p,
     }
     if (rl_mcap_writer_close(wr) < 0)
         die("close writer");
-    return now_s() - t0;
+    return bench_now_s() - t0;
 }
 
 static double read_streamed(const char *path, size_t expect)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     rl_mcap_reader *r = NULL;
     if (rl_mcap_reader_open(&r, path, NULL) < 0)
         die("open reader");
@@ -193,13 +189,13 @@ static double read_streamed(const char *path, size_t expect)
     rl_mcap_reader_close(r);
     if (sum == 1) /* keeps the payload touch from being optimised away */
         fputc(' ', stderr);
-    return now_s() - t0;
+    return bench_now_s() - t0;
 }
 
 /* All messages through the indexed reader in log-time order, chunk CRCs checked or not. */
 static double read_indexed(const char *path, size_t expect, int verify_crcs)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     rl_mcap_indexed *x = NULL;
     if (rl_mcap_indexed_open(&x, path, 0) < 0)
         die("indexed open");
@@ -221,37 +217,17 @@ static double read_indexed(const char *path, size_t expect, int verify_crcs)
     rl_mcap_indexed_close(x);
     if (sum == 1)
         fputc(' ', stderr);
-    return now_s() - t0;
-}
-
-/* VmRSS or VmHWM of this process in bytes (/proc/self/status), -1 when unknown. */
-static long long proc_status_bytes(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    char line[256];
-    long long kb = -1;
-    size_t kl = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-            kb = atoll(line + kl + 1);
-    fclose(f);
-    return kb < 0 ? -1 : kb * 1024;
+    return bench_now_s() - t0;
 }
 
 /* Peak resident memory above the current, while `read` reads the file. */
 static double peak_rss_mb(double (*read)(const char *, size_t, int), const char *path,
                           size_t expect, int arg)
 {
-    FILE *cr = fopen("/proc/self/clear_refs", "w");
-    if (cr) {
-        fputs("5", cr); /* VmHWM back to the current VmRSS */
-        fclose(cr);
-    }
-    long long before = proc_status_bytes("VmRSS");
+    bench_reset_peak_rss();
+    long long before = bench_proc_status_bytes("VmRSS");
     read(path, expect, arg);
-    return mb((double)(proc_status_bytes("VmHWM") - before));
+    return mb((double)(bench_proc_status_bytes("VmHWM") - before));
 }
 
 static double read_streamed_any(const char *path, size_t expect, int unused)
@@ -330,7 +306,7 @@ static double compressor_alone(const char *path, rl_mcap_compression c, int reps
                 if (!out)
                     die("malloc");
             }
-            double t0 = now_s();
+            double t0 = bench_now_s();
             if (c == RL_MCAP_COMPRESSION_ZSTD) {
                 if (ZSTD_isError(ZSTD_compress(out, cap, buf, n, RL_MCAP_ZSTD_DEFAULT_LEVEL)))
                     die("zstd");
@@ -341,7 +317,7 @@ static double compressor_alone(const char *path, rl_mcap_compression c, int reps
                 if (LZ4F_isError(LZ4F_compressFrame(out, cap, buf, n, &prefs)))
                     die("lz4");
             }
-            t += now_s() - t0;
+            t += bench_now_s() - t0;
             if (owned)
                 free((void *)buf);
         }
@@ -354,7 +330,7 @@ static double compressor_alone(const char *path, rl_mcap_compression c, int reps
 
 static void indexed_range(const char *path, const workload *w)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     rl_mcap_indexed *x = NULL;
     if (rl_mcap_indexed_open(&x, path, 0) < 0)
         die("indexed open");
@@ -383,7 +359,7 @@ static void indexed_range(const char *path, const workload *w)
     printf("  indexed range query on the %.2f GB file: %zu messages, %" PRIu64 " of %zu chunks "
            "loaded (%zu overlap the range) in %.3f s -> %s\n",
            mb((double)w->count * (double)w->size) / 1e3, n, loaded, nchunks, in_range,
-           now_s() - t0, loaded == in_range ? "only chunks in range" : "EXTRA CHUNKS LOADED");
+           bench_now_s() - t0, loaded == in_range ? "only chunks in range" : "EXTRA CHUNKS LOADED");
     rl_mcap_indexed_close(x);
 }
 
@@ -482,11 +458,12 @@ int main(void)
     static const workload loads[] = {{"small messages", 1000000, 100},
                                      {"large messages", 1000, 1 << 20}};
     printf("bench_mcap: runlab MCAP writer and readers (files in %s, deleted after)\n", tmpdir());
-    double t0 = now_s();
-    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
+    double t0 = bench_now_s();
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0] && !getenv("RUNLAB_BENCH_MEMORY_ONLY");
+         i++)
         run(&loads[i]);
     if (!getenv("RUNLAB_BENCH_NO_LARGE"))
         memory_by_size();
-    printf("\nbench_mcap: total %.1f s\n", now_s() - t0);
+    printf("\nbench_mcap: total %.1f s\n", bench_now_s() - t0);
     return 0;
 }

@@ -6,6 +6,8 @@
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
+#include "bench_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +18,6 @@
 #include <zstd.h>
 
 enum { REPS = 3, CHUNK = 1 << 20 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what)
 {
@@ -175,7 +170,7 @@ static double write_file(const char *path, const stream *s, rl_mcap_compression 
     o.compression = c;
     o.compression_level = level;
     unlink(path);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     rl_mcap_writer *w = NULL;
     if (rl_mcap_writer_open_path(&w, path, &o) < 0)
         die("open");
@@ -204,7 +199,7 @@ static double write_file(const char *path, const stream *s, rl_mcap_compression 
     }
     if (rl_mcap_writer_close(w) < 0)
         die("close");
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     struct stat st;
     *size = stat(path, &st) == 0 ? (long)st.st_size : 0;
     unlink(path);
@@ -218,7 +213,7 @@ static double bare_zstd(const stream *s, int level, size_t *out_bytes)
     size_t cap = ZSTD_compressBound(CHUNK);
     uint8_t *out = malloc(cap);
     ZSTD_CCtx *cx = ZSTD_createCCtx();
-    double t0 = now_s();
+    double t0 = bench_now_s();
     *out_bytes = 0;
     for (size_t off = 0; off < total; off += CHUNK) {
         size_t n = total - off < CHUNK ? total - off : CHUNK;
@@ -227,16 +222,10 @@ static double bare_zstd(const stream *s, int level, size_t *out_bytes)
             die("zstd");
         *out_bytes += r;
     }
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     ZSTD_freeCCtx(cx);
     free(out);
     return t;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(void)
@@ -274,13 +263,13 @@ int main(void)
                 if (modes[m].c == RL_MCAP_COMPRESSION_ZSTD)
                     tb[r] = bare_zstd(s, modes[m].level, &bare_bytes);
             }
-            qsort(t, REPS, sizeof t[0], cmp_double);
+            double t_med = bench_median(t, REPS);
             printf("  write %-13s %7.0f MB/s  file %6.1f MB (%.2f of the payload)", modes[m].name,
-                   mbytes / t[REPS / 2], (double)size / 1e6, (double)size / 1e6 / mbytes);
+                   mbytes / t_med, (double)size / 1e6, (double)size / 1e6 / mbytes);
             if (modes[m].c == RL_MCAP_COMPRESSION_ZSTD) {
-                qsort(tb, REPS, sizeof tb[0], cmp_double);
-                printf("; bare zstd %7.0f MB/s, %.2f -> writer/bare time %.2f", mbytes / tb[REPS / 2],
-                       (double)bare_bytes / 1e6 / mbytes, t[REPS / 2] / tb[REPS / 2]);
+                double tb_med = bench_median(tb, REPS);
+                printf("; bare zstd %7.0f MB/s, %.2f -> writer/bare time %.2f", mbytes / tb_med,
+                       (double)bare_bytes / 1e6 / mbytes, t_med / tb_med);
             }
             printf("\n");
         }

@@ -21,14 +21,14 @@ size_t rl_format_f64(double v, char *buf, size_t cap);
 double rl_parse_f64(const char *s, char **end);
 
 /* A fast exact reader of plain decimals ([+-]digits[.digits][(e|E)[+-]digits], at least one
- * digit), for bulk loading. Reads the longest such prefix of [s, end) and returns a pointer
- * just past it with the value in *out, bit-identical to what rl_parse_f64 returns for the
- * same text. Returns NULL, leaving *out alone, when the text does not start with a plain
- * decimal, when a hexadecimal prefix follows ("0x"), or when the value cannot be decided
- * exactly here (more than 19 significant digits, a decimal exponent beyond +-22, over 2^53
- * with an exponent beyond +-19, or a compiler without 128-bit integers): the caller then
- * calls rl_parse_f64. Never reads at
- * or past `end`. Thread-safe, no allocation. */
+ * digit) and of "nan" and "inf" (any case, optional sign), for bulk loading. Reads the
+ * longest such prefix of [s, end) and returns a pointer just past it with the value in
+ * *out, bit-identical to what rl_parse_f64 returns for the same text. Returns NULL, leaving
+ * *out alone, when the text does not start with a plain decimal, when a hexadecimal prefix
+ * follows ("0x"), for "nan(...)" and "infinity", or when the value cannot be decided
+ * exactly here (more than 19 significant digits, a decimal exponent beyond +-27, or beyond
+ * +-22 over 2^53 on a compiler without 128-bit integers): the caller then calls
+ * rl_parse_f64. Never reads at or past `end`. Thread-safe, no allocation. */
 const char *rl_scan_decimal(const char *s, const char *end, double *out);
 
 #ifdef __cplusplus

@@ -11,6 +11,9 @@
 #include "runlab/record.h"
 #include "runlab/yaml.h"
 
+#include "analysis/run_columns.h"
+#include "core/number_scan.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,7 +119,15 @@ enum read_result { READ_OK, READ_MISSING, READ_UNREADABLE, READ_TOO_LARGE };
 struct file_buf {
     char *data;
     size_t cap;
+    rl_column_arena arena; /* where this thread's runs get their column blocks... */
+    bool pooled;           /* ...when loading many runs; else malloc */
 };
+
+static void file_buf_release(struct file_buf *fb)
+{
+    free(fb->data);
+    rl_column_arena_release(&fb->arena);
+}
 
 /* Reads a regular file whole into `fb` (grown as needed), NUL-terminated. */
 static enum read_result read_file_into(const char *path, size_t max, struct file_buf *fb,
@@ -181,7 +191,7 @@ static enum read_result read_file_into(const char *path, size_t max, struct file
 static enum read_result read_file(const char *path, size_t max, char **out, size_t *len, char *why,
                                   size_t why_cap)
 {
-    struct file_buf fb = {NULL, 0};
+    struct file_buf fb = {0};
     enum read_result r = read_file_into(path, max, &fb, len, why, why_cap);
     *out = r == READ_OK ? fb.data : NULL;
     if (r != READ_OK)
@@ -237,17 +247,16 @@ static bool scan_num(const char *s, const char *le, double *out, const char **st
 /* ---- the CSV ------------------------------------------------------------------------------ */
 
 /* The common row in one pass: `ncol` plain decimals separated by ',' and ended by LF or
- * CRLF, stored at dst[j * stride]. Returns the start of the next line, or NULL when the
+ * CRLF, stored at dst[j]. Returns the start of the next line, or NULL when the
  * row needs the careful path (any other field, another field count, no line end). */
-static const char *plain_row(const char *p, const char *end, size_t ncol, double *dst,
-                             size_t stride)
+static const char *plain_row(const char *p, const char *end, size_t ncol, double *dst)
 {
     for (size_t j = 0;; j++) {
         double v;
-        const char *q = rl_scan_decimal(p, end, &v);
+        const char *q = rl_scan_decimal_inline(p, end, &v);
         if (!q || q == end)
             return NULL;
-        dst[j * stride] = v;
+        dst[j] = v;
         if (*q == ',') {
             if (j + 1 >= ncol)
                 return NULL;
@@ -264,20 +273,17 @@ static const char *plain_row(const char *p, const char *end, size_t ncol, double
     }
 }
 
-/* Maps in the pages of a fresh block with one system call, instead of one page fault per
- * page as the parse first writes each (costly under virtualisation). Only a hint. */
-static void prefault(void *block, size_t len)
+enum { ROW_BLOCK = 32 };
+
+/* Moves `nrows` rows of `ncol` numbers (row-major) to column arrays dst[j * stride + r]. */
+static void block_to_columns(const double *block, size_t nrows, size_t ncol, double *dst,
+                             size_t stride)
 {
-#ifdef MADV_POPULATE_WRITE
-    const uintptr_t page = 4096;
-    uintptr_t a = ((uintptr_t)block + page - 1) & ~(page - 1);
-    uintptr_t b = ((uintptr_t)block + len) & ~(page - 1);
-    if (b > a)
-        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
-#else
-    (void)block;
-    (void)len;
-#endif
+    for (size_t j = 0; j < ncol; j++) {
+        double *col = dst + j * stride;
+        for (size_t r = 0; r < nrows; r++)
+            col[r] = block[r * ncol + j];
+    }
 }
 
 static size_t count_lines(const char *p, const char *end)
@@ -384,19 +390,32 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim, stru
         note(run, RL_REASON_CSV_TOO_LARGE, "%zu lines x %zu columns", cap, ncol);
         return RL_OK;
     }
-    double *data = malloc(cap * ncol * sizeof *data);
+    double *data = rl_columns_alloc(fb->pooled ? &fb->arena : NULL, cap * ncol * sizeof *data);
     run->columns = calloc(ncol, sizeof *run->columns);
     if (!data || !run->columns) {
-        free(data);
+        rl_columns_free(data);
         return rl_error_set(RL_ENOMEM, "runs: out of memory for %zu x %zu numbers", cap, ncol);
     }
-    prefault(data, cap * ncol * sizeof *data);
+    /* Rows are parsed into a small row-major block that stays in the first-level cache and
+     * moved to the columns ROW_BLOCK at a time: one store stream per column instead of
+     * `ncol` lines touched by every row. */
+    double *block = malloc(ROW_BLOCK * ncol * sizeof *block);
+    if (!block) {
+        rl_columns_free(data);
+        return rl_error_set(RL_ENOMEM, "runs: out of memory for %zu columns", ncol);
+    }
+    size_t block_start = 0; /* the row index of block[0] */
     size_t rows = 0, bad = 0, nul = 0, longl = 0, nonnum = 0, line = 1, first_bad = 0;
     size_t first_nonnum_line = 0, first_nonnum_col = 0;
     bool truncated = false;
     while (p < end) {
         line++;
-        const char *row_end = plain_row(p, end, ncol, data + rows, cap);
+        if (rows - block_start == ROW_BLOCK) {
+            block_to_columns(block, ROW_BLOCK, ncol, data + block_start, cap);
+            block_start = rows;
+        }
+        double *row = block + (rows - block_start) * ncol;
+        const char *row_end = plain_row(p, end, ncol, row);
         if (row_end) {
             size_t n = (size_t)(row_end - p) - 1;
             n -= row_end[-2] == '\r';
@@ -448,7 +467,7 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim, stru
                 if (row_nonnum++ == 0)
                     row_first_nonnum = j + 1;
             }
-            data[j * cap + rows] = v;
+            row[j] = v;
             j++;
             if (stop == le2)
                 break;
@@ -468,6 +487,8 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim, stru
         rows++;
         p = next;
     }
+    block_to_columns(block, rows - block_start, ncol, data + block_start, cap);
+    free(block);
     if (truncated)
         note(run, RL_REASON_TRUNCATED_ROW, "line %zu: last row ends without a newline, dropped",
              line);
@@ -484,7 +505,7 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim, stru
              "%zu cell(s) not numbers, read as NaN, first at line %zu column %zu", nonnum,
              first_nonnum_line, first_nonnum_col);
     if (rows == 0) {
-        free(data);
+        rl_columns_free(data);
         free(run->columns);
         run->columns = NULL;
         note(run, RL_REASON_NO_ROWS, "performance_log.csv has no complete data row");
@@ -494,9 +515,6 @@ static int load_csv(rl_run *run, const char *dir, const rl_run_limits *lim, stru
     if (rows < cap) {
         for (size_t j = 1; j < ncol; j++)
             memmove(data + j * rows, data + j * cap, rows * sizeof *data);
-        double *shrunk = realloc(data, rows * ncol * sizeof *data);
-        if (shrunk)
-            data = shrunk;
     }
     for (size_t j = 0; j < ncol; j++)
         run->columns[j] = data + j * rows;
@@ -768,7 +786,7 @@ void rl_run_free(rl_run *run)
             free(run->column_names[j]);
     free(run->column_names);
     if (run->columns)
-        free(run->columns[0]);
+        rl_columns_free(run->columns[0]);
     free(run->columns);
     json_object_put(run->manifest);
     json_object_put(run->summary);
@@ -827,9 +845,9 @@ int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out)
         return rl_error_set(RL_EINVAL, "runs: no directory");
     rl_run_limits lim;
     limits_fill(&lim, limits);
-    struct file_buf fb = {NULL, 0};
+    struct file_buf fb = {0};
     int rc = run_load(dir, &lim, &fb, out);
-    free(fb.data);
+    file_buf_release(&fb);
     return rc;
 }
 
@@ -1132,7 +1150,7 @@ struct load_pool {
 static void *load_worker(void *arg)
 {
     struct load_pool *pool = arg;
-    struct file_buf fb = {NULL, 0};
+    struct file_buf fb = {.pooled = true};
     pthread_mutex_lock(&pool->mu);
     while (pool->next < pool->total) {
         size_t i = pool->next++;
@@ -1152,7 +1170,7 @@ static void *load_worker(void *arg)
     pool->active--;
     pthread_cond_signal(&pool->finished_cv);
     pthread_mutex_unlock(&pool->mu);
-    free(fb.data);
+    file_buf_release(&fb);
     return NULL;
 }
 
@@ -1181,14 +1199,14 @@ static int load_all(char *const *paths, size_t total, const rl_run_limits *limit
     pool.runs = runs;
     size_t nthreads = thread_count(&pool.lim, total);
     if (nthreads <= 1) {
-        struct file_buf fb = {NULL, 0};
+        struct file_buf fb = {.pooled = true};
         int rc = RL_OK;
         for (size_t i = 0; rc == RL_OK && i < total; i++) {
             rc = run_load(paths[i], &pool.lim, &fb, &runs[i]);
             if (rc == RL_OK && progress)
                 progress(i + 1, total, paths[i], user);
         }
-        free(fb.data);
+        file_buf_release(&fb);
         return rc;
     }
     pool.finished = malloc(total * sizeof *pool.finished);

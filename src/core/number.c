@@ -4,6 +4,7 @@
  * locale. */
 #include "runlab/number.h"
 
+#include "core/number_scan.h"
 #include "core/text.h"
 
 #include <locale.h>
@@ -42,38 +43,57 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 u128;
 
-/* Powers of ten that fit in 64 bits. */
-static const uint64_t pow10_u64[20] = {1ull,
-                                       10ull,
-                                       100ull,
-                                       1000ull,
-                                       10000ull,
-                                       100000ull,
-                                       1000000ull,
-                                       10000000ull,
-                                       100000000ull,
-                                       1000000000ull,
-                                       10000000000ull,
-                                       100000000000ull,
-                                       1000000000000ull,
-                                       10000000000000ull,
-                                       100000000000000ull,
-                                       1000000000000000ull,
-                                       10000000000000000ull,
-                                       100000000000000000ull,
-                                       1000000000000000000ull,
-                                       10000000000000000000ull};
+/* Powers of five that fit in 64 bits: 10^k = 5^k * 2^k, and the 2^k is exact. */
+static const uint64_t pow5_u64[28] = {
+    1ull,
+    5ull,
+    25ull,
+    125ull,
+    625ull,
+    3125ull,
+    15625ull,
+    78125ull,
+    390625ull,
+    1953125ull,
+    9765625ull,
+    48828125ull,
+    244140625ull,
+    1220703125ull,
+    6103515625ull,
+    30517578125ull,
+    152587890625ull,
+    762939453125ull,
+    3814697265625ull,
+    19073486328125ull,
+    95367431640625ull,
+    476837158203125ull,
+    2384185791015625ull,
+    11920928955078125ull,
+    59604644775390625ull,
+    298023223876953125ull,
+    1490116119384765625ull,
+    7450580596923828125ull,
+};
 #endif
+
+/* 2^k as a double, for -1022 <= k <= 1023. */
+static double pow2(int k)
+{
+    uint64_t bits = (uint64_t)(1023 + k) << 52;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
 
 /* m * 10^e (m > 0) correctly rounded, or false when that cannot be decided here. With
  * m <= 2^53 and |e| <= 22 both operands are exact doubles and one IEEE operation rounds
- * once (Clinger's fast path). Beyond, with 128-bit integers and |e| <= 19: a product
- * m * 10^e < 2^128 is exact and converts to double with one rounding; for a quotient, m is
- * shifted up to 127 bits so that q = (m << s) / 10^-e has at least 63 bits, a nonzero
- * remainder is kept as a sticky low bit (never a midpoint: those end in 10 zero bits), q
- * rounds once to double and the exact power of two 2^-s scales it. Results stay within
- * 1e-19..1e39: always normal, so the scaling is exact. No floating-point tricks that an
- * emulator or another FPU could change. */
+ * once (Clinger's fast path). Beyond, with 128-bit integers and |e| <= 27, as
+ * m * 5^e * 2^e (5^27 < 2^63): a product m * 5^e < 2^127 is exact and converts to double
+ * with one rounding; for a quotient, m is shifted up so that q = (m << s) / 5^-e has 63 or
+ * 64 bits (one machine division), a nonzero remainder is kept as a sticky low bit (never a
+ * midpoint: those end in 10 zero bits) and q rounds once to double. The power of two
+ * then scales exactly: results stay within 1e-27..1e47, always normal. No floating-point
+ * tricks that an emulator or another FPU could change. */
 static bool scale_exact(uint64_t m, int e, double *out)
 {
     if (m <= ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
@@ -82,29 +102,79 @@ static bool scale_exact(uint64_t m, int e, double *out)
         return true;
     }
 #ifdef __SIZEOF_INT128__
-    if (e >= 0 && e <= 19) {
-        *out = (double)((u128)m * pow10_u64[e]);
+    if (e >= 0 && e <= 27) {
+        *out = (double)((u128)m * pow5_u64[e]) * pow2(e);
         return true;
     }
-    if (e < 0 && e >= -19) {
-        int bits = 64 - __builtin_clzll(m);
-        int shift = 127 - bits;
+    if (e < 0 && e >= -27) {
+        /* n = m << shift with bits(n) = bits(d) + 63: the quotient has 63 or 64 bits and
+         * fits one 64-bit word, so a single 128-by-64-bit division gives it. */
+        uint64_t d = pow5_u64[-e];
+        int shift = (64 - __builtin_clzll(d)) + 63 - (64 - __builtin_clzll(m));
         u128 n = (u128)m << shift;
-        u128 d = pow10_u64[-e];
-        u128 q = n / d;
-        if (n % d)
+        uint64_t q, r;
+#if defined(__x86_64__)
+        __asm__("divq %4" : "=a"(q), "=d"(r) : "a"((uint64_t)n), "d"((uint64_t)(n >> 64)), "rm"(d));
+#else
+        q = (uint64_t)(n / d);
+        r = (uint64_t)(n % d);
+#endif
+        if (r)
             q |= 1;
-        uint64_t scale_bits = (uint64_t)(1023 - shift) << 52; /* 2^-shift, shift <= 126 */
-        double scale;
-        memcpy(&scale, &scale_bits, sizeof scale);
-        *out = (double)q * scale;
+        *out = (double)q * pow2(-shift + e); /* shift <= 126, e >= -27 */
         return true;
     }
 #endif
     return false;
 }
 
-const char *rl_scan_decimal(const char *s, const char *end, double *out)
+/* The digits of an exponent after its 'e' (with an optional sign), added to *exp10 (capped
+ * far beyond any double's range); NULL when no digit follows. */
+static const char *scan_exponent(const char *q, const char *end, long *exp10)
+{
+    bool eneg = false;
+    if (q < end && (*q == '-' || *q == '+')) {
+        eneg = *q == '-';
+        q++;
+    }
+    const char *e0 = q;
+    long e = 0;
+    while (q < end && rl_is_digit(*q)) {
+        if (e < 100000)
+            e = e * 10 + (*q - '0');
+        q++;
+    }
+    if (q == e0)
+        return NULL;
+    *exp10 += eneg ? -e : e;
+    return q;
+}
+
+/* The end of a decimal whose digits gave m * 10^exp10 (at most 19 digits in m), p just past
+ * them: the exponent, then the value when it is exact here. */
+static const char *scan_finish(const char *p, const char *end, uint64_t m, long exp10, bool neg,
+                               double *out)
+{
+    if (p < end && (*p == 'x' || *p == 'X'))
+        return NULL; /* strtod reads "0x..." as hexadecimal */
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p = scan_exponent(p + 1, end, &exp10);
+        if (!p)
+            return NULL; /* "1e" or "1e+": strtod stops before the 'e'; leave it to strtod */
+    }
+    double v;
+    if (m == 0) {
+        v = 0.0; /* every digit was zero: zero whatever the exponent */
+    } else if (exp10 < -27 || exp10 > 27 || !scale_exact(m, (int)exp10, &v)) {
+        return NULL;
+    }
+    *out = neg ? -v : v;
+    return p;
+}
+
+/* The digit-by-digit reader, for texts with more than 19 significant digits (it keeps the
+ * first 19 and notes whether a nonzero digit was dropped). */
+static const char *scan_decimal_careful(const char *s, const char *end, double *out)
 {
     const char *p = s;
     bool neg = false;
@@ -145,35 +215,75 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
     }
     if (!any)
         return NULL;
-    if (p < end && (*p == 'x' || *p == 'X'))
-        return NULL; /* strtod reads "0x..." as hexadecimal */
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        const char *q = p + 1;
-        bool eneg = false;
-        if (q < end && (*q == '-' || *q == '+')) {
-            eneg = *q == '-';
-            q++;
-        }
-        const char *e0 = q;
-        long e = 0;
-        while (q < end && (unsigned)(*q - '0') < 10) {
-            if (e < 100000)
-                e = e * 10 + (*q - '0');
-            q++;
-        }
-        if (q == e0)
-            return NULL; /* "1e" or "1e+": strtod stops before the 'e'; leave it to strtod */
-        exp10 += eneg ? -e : e;
-        p = q;
-    }
+    if (lost)
+        return NULL;
+    return scan_finish(p, end, m, exp10, neg, out);
+}
+
+static inline char lower(char c) { return (char)(c | 0x20); }
+
+/* "nan" and "inf" (any case) as strtod reads them, or NULL for the longer forms
+ * ("nan(...)", "infinity") that strtod reads further: those go to strtod. */
+static const char *scan_special(const char *p, const char *end, bool neg, double *out)
+{
+    if (end - p < 3)
+        return NULL;
+    char a = lower(p[0]), b = lower(p[1]), c = lower(p[2]);
+    const char *q = p + 3;
     double v;
-    if (m == 0) {
-        v = 0.0; /* every digit was zero: zero whatever the exponent */
-    } else if (lost || exp10 < -22 || exp10 > 22 || !scale_exact(m, (int)exp10, &v)) {
+    if (a == 'n' && b == 'a' && c == 'n') {
+        if (q < end && *q == '(')
+            return NULL;
+        v = (double)NAN;
+    } else if (a == 'i' && b == 'n' && c == 'f') {
+        if (q < end && lower(*q) == 'i')
+            return NULL;
+        v = (double)INFINITY;
+    } else {
         return NULL;
     }
     *out = neg ? -v : v;
-    return p;
+    return q;
+}
+
+const char *rl_scan_decimal(const char *s, const char *end, double *out)
+{
+    const char *p = s;
+    bool neg = false;
+    if (p < end && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    if (p < end && !rl_is_digit(*p) && *p != '.')
+        return scan_special(p, end, neg, out);
+    /* All digits go into m (wrapping past 19 digits, when the careful reader takes over);
+     * leading zeros are not significant and are skipped first. */
+    const char *d0 = p;
+    while (p < end && *p == '0')
+        p++;
+    const char *i0 = p;
+    uint64_t m = 0;
+    p = rl_take_digits(p, end, &m);
+    long significant = p - i0;
+    bool any = p > d0;
+    long exp10 = 0;
+    if (p < end && *p == '.') {
+        p++;
+        const char *f0 = p;
+        if (significant == 0)
+            while (p < end && *p == '0')
+                p++;
+        const char *fs = p;
+        p = rl_take_digits(p, end, &m);
+        significant += p - fs;
+        exp10 = -(long)(p - f0);
+        any = any || p > f0;
+    }
+    if (!any)
+        return NULL;
+    if (significant > 19)
+        return scan_decimal_careful(s, end, out);
+    return scan_finish(p, end, m, exp10, neg, out);
 }
 
 size_t rl_format_f64(double v, char *buf, size_t cap)

@@ -677,12 +677,16 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
     x->chunks_loaded++;
     /* The chunk's bytes in the mapping are needed until its messages are served when they
      * are the messages (uncompressed), else no more. */
+    /* The message indexes after the chunk are not read here: released with it. */
+    uint64_t to = at + ci->chunk_length;
+    if (to <= x->file.map_len && ci->message_index_length <= x->file.map_len - to)
+        to += ci->message_index_length;
     if (s->owned) {
-        mcap_file_release(&x->file, (size_t)at, (size_t)(at + ci->chunk_length));
+        mcap_file_release(&x->file, (size_t)at, (size_t)to);
     } else {
         s->file = &x->file;
         s->mapped_from = (size_t)at;
-        s->mapped_to = (size_t)(at + ci->chunk_length);
+        s->mapped_to = (size_t)to;
     }
     size_t cap = 0, p = 0, inner = 0;
     rl_mcap_record m;

@@ -6,6 +6,8 @@
 
 #include "runlab/number.h"
 
+#include "core/number_scan.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdbool.h>
@@ -38,6 +40,13 @@ static bool check_one(const char *s)
     double want = strtod(s, &end);
     double got = 12345.0;
     const char *stop = rl_scan_decimal(s, s + strlen(s), &got);
+    /* The inlined reader of bulk loaders takes exactly what rl_scan_decimal takes. */
+    double got_inline = 12345.0;
+    const char *stop_inline = rl_scan_decimal_inline(s, s + strlen(s), &got_inline);
+    if (stop_inline != stop || (stop && bits_of(got_inline) != bits_of(got))) {
+        print_error("'%s': rl_scan_decimal_inline differs from rl_scan_decimal\n", s);
+        fail();
+    }
     if (!stop)
         return false;
     if (stop != end || bits_of(got) != bits_of(want)) {
@@ -73,6 +82,17 @@ static void test_hard_cases(void **state)
         "0.30000000000000004", "0.3000000000000000444089209850062616169452667236328125",
         "7.0e-10", "3.4028235e38", "4.35679e-3", "2.9802322387695312e-8",
         "0.0008194830000000001", "0.4428119962103665", "145.75", "123.456e-7",
+        "nan", "-nan", "+nan", "NaN", "NAN", "nan(123)", "nan(", "na", "inf", "-inf", "+inf",
+        "INF", "Inf", "infinity", "-Infinity", "infx", "nanx", "in", "-", "+", ".", "-.",
+        "12345678", "123456789", "1234567890123456", "12345678.87654321", "0.12345678",
+        "00000000.000000001", "0000000000000000000001.5", "1.00000000", "99999999.99999999",
+        "1234567a", "1234567.a", "9999999999999999999.5", "0.00000000000000000001234",
+        "1e-19", "1.8446744073709551615", "18446744073709551.615e-3", "1000000000000000000e-19",
+        "9999999999999999999e-19", "1e-1", "3e-1", "7e-19", "1234567890123456789e-1",
+        "1.5e-100000000000", "1.5e+100000000000", "0.00039560500000000005",
+        "9.905700000000001e-05", "1e-27", "1e-28", "1e27", "1e28", "18446744073709551615e-27",
+        "1844674407370955161e27", "9007199254740993e-27", "9007199254740993e27",
+        "7450580596923828125e-27", "4.9406564584124654e-27", "1.7976931348623157e27",
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_one(cases[i]);
@@ -86,6 +106,17 @@ static void test_hard_cases(void **state)
     assert_true(check_one("0.1e-5"));
     assert_true(check_one("0.4428119962103665"));
     assert_true(check_one("0.0008194830000000001"));
+    assert_true(check_one("nan"));
+    assert_true(check_one("-nan"));
+    assert_true(check_one("-inf"));
+    assert_true(check_one("INF"));
+    assert_false(check_one("infinity")); /* strtod reads the longer form: left to it */
+    assert_false(check_one("nan(1)"));
+    assert_true(check_one("12345678.87654321"));
+    assert_true(check_one("9999999999999999999e-19"));
+    assert_true(check_one("0.00039560500000000005")); /* 17 digits, 10^-20: 5^20 < 2^64 */
+    assert_true(check_one("9007199254740993e-27"));
+    assert_true(check_one("1844674407370955161e27"));
     assert_false(check_one("1e"));
     assert_false(check_one("0x10"));
 }
@@ -228,6 +259,38 @@ static void test_printed_doubles(void **state)
     assert_true(taken > total / 3);
 }
 
+/* The reader stops at `end` even inside a run of digits: each text is copied into a
+ * buffer of exactly its length (no NUL, so ASan sees any read past it) and cut at every
+ * length; the value must be strtod's of the cut text. */
+static void test_end_bound(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"1234567890123456789", "0.12345678901234567",
+                                        "-98765432.123456789e-3", "00000000000000001.5",
+                                        "12345678,9", "nan,1", "-inf\n", "1e-7"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t len = strlen(texts[i]);
+        for (size_t cut = 1; cut <= len; cut++) {
+            char *exact = malloc(cut);
+            char copy[64];
+            assert_non_null(exact);
+            memcpy(exact, texts[i], cut);
+            memcpy(copy, texts[i], cut);
+            copy[cut] = '\0';
+            char *want_end;
+            double want = strtod(copy, &want_end), got;
+            const char *stop = rl_scan_decimal(exact, exact + cut, &got);
+            double got_inline;
+            assert_ptr_equal(rl_scan_decimal_inline(exact, exact + cut, &got_inline), stop);
+            if (stop) {
+                assert_int_equal(stop - exact, want_end - copy);
+                assert_true(bits_of(got) == bits_of(want));
+            }
+            free(exact);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_midpoints),
         cmocka_unit_test(test_random_decimals),
         cmocka_unit_test(test_printed_doubles),
+        cmocka_unit_test(test_end_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
