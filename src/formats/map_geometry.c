@@ -78,17 +78,63 @@ static double lanelet_dist(const rl_map *map, size_t idx, double x, double y)
     return rl_map_poly_dist(map->points + L->poly_off, L->poly_n, x, y);
 }
 
-/* Nearest lanelet to a point outside all of them: rings of cells around the point's
- * (clamped) cell until no unvisited cell can hold anything nearer. */
+/* Lower bound of the distance from (x, y) to a lanelet: the distance to its bounding box. */
+static double bbox_dist(const rlmap_lanelet *L, double x, double y)
+{
+    double dx = fmax(fmax(L->bbox[0] - x, x - L->bbox[2]), 0);
+    double dy = fmax(fmax(L->bbox[1] - y, y - L->bbox[3]), 0);
+    return sqrt(dx * dx + dy * dy);
+}
+
+enum { RING_MAX = 4, SEEN_WORDS = 256 };
+
+typedef struct nearest_search {
+    double x, y, best;
+    long bi;
+    uint64_t seen[SEEN_WORDS]; /* lanelets measured already (when they are few enough) */
+    bool use_seen;
+} nearest_search;
+
+/* Measures lanelet idx unless done already or its bounding box is farther than the best. */
+static void nearest_try(const rl_map *map, nearest_search *s, uint32_t idx)
+{
+    if (s->use_seen) {
+        uint64_t bit = (uint64_t)1 << (idx & 63);
+        if (s->seen[idx >> 6] & bit)
+            return;
+        s->seen[idx >> 6] |= bit;
+    }
+    /* The margin keeps a lanelet whose rounded box distance exceeds its distance. */
+    if (bbox_dist(&map->lanelets[idx], s->x, s->y) - 1e-9 > s->best)
+        return;
+    double d = lanelet_dist(map, idx, s->x, s->y);
+    if (d < s->best || (d == s->best && (long)idx < s->bi)) {
+        s->best = d;
+        s->bi = idx;
+    }
+}
+
+/* Nearest lanelet to a point outside all of them (the smallest index among equally near
+ * ones): rings of cells around the point's (clamped) cell while few, until no unvisited
+ * cell can hold anything nearer; past RING_MAX rings every lanelet whose bounding box is
+ * not farther than the best so far (a point far from the lanes would visit thousands of
+ * cells, each listing the same few lanelets). */
 static void nearest_outside(const rl_map *map, double x, double y, rl_map_where *out)
 {
     const rlmap_header *h = map->h;
     double fx = floor((x - h->grid_x0) / h->cell), fy = floor((y - h->grid_y0) / h->cell);
     long cx = fx < 0 ? 0 : fx >= h->nx ? (long)h->nx - 1 : (long)fx;
     long cy = fy < 0 ? 0 : fy >= h->ny ? (long)h->ny - 1 : (long)fy;
-    double best = INFINITY;
-    long bi = -1;
-    for (long r = 0;; r++) {
+    nearest_search s; /* not zero-initialised: only the words in use are cleared */
+    s.x = x;
+    s.y = y;
+    s.best = INFINITY;
+    s.bi = -1;
+    s.use_seen = h->num_lanelets <= 64u * SEEN_WORDS;
+    if (s.use_seen)
+        memset(s.seen, 0, ((h->num_lanelets + 63) / 64) * sizeof s.seen[0]);
+    bool done = false;
+    for (long r = 0; r <= RING_MAX && !done; r++) {
         for (long yy = cy - r; yy <= cy + r; yy++) {
             if (yy < 0 || yy >= (long)h->ny)
                 continue;
@@ -96,14 +142,8 @@ static void nearest_outside(const rl_map *map, double x, double y, rl_map_where 
             for (long xx = cx - r; xx <= cx + r; xx += edge_row ? 1 : 2 * r) {
                 if (xx >= 0 && xx < (long)h->nx) {
                     size_t cell = (size_t)yy * h->nx + (size_t)xx;
-                    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
-                        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
-                        double d = lanelet_dist(map, idx, x, y);
-                        if (d < best || (d == best && (long)idx < bi)) {
-                            best = d;
-                            bi = idx;
-                        }
-                    }
+                    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++)
+                        nearest_try(map, &s, map->entries[k] & ~RLMAP_ENTRY_FULL);
                 }
                 if (r == 0)
                     break;
@@ -111,12 +151,13 @@ static void nearest_outside(const rl_map *map, double x, double y, rl_map_where 
         }
         bool whole =
             cx - r <= 0 && cy - r <= 0 && cx + r >= (long)h->nx - 1 && cy + r >= (long)h->ny - 1;
-        if (best <= (double)r * h->cell || whole)
-            break;
+        done = s.best <= (double)r * h->cell || whole;
     }
+    for (uint32_t i = 0; !done && i < h->num_lanelets; i++)
+        nearest_try(map, &s, i);
     out->inside = false;
-    out->nearest = bi;
-    out->distance = bi < 0 ? -INFINITY : -best;
+    out->nearest = s.bi;
+    out->distance = s.bi < 0 ? -INFINITY : -s.best;
 }
 
 void rl_map_where_is(const rl_map *map, double x, double y, rl_map_where *out)
