@@ -252,21 +252,18 @@ typedef struct candidates {
     bool overflow;
 } candidates;
 
-static bool collect_candidates(const rl_map *map, size_t cell, void *ctx)
+/* The lanelets a cell lists (each once: the compiler writes one entry per lanelet and
+ * cell), in the cell's order; false (and overflow set) past MAX_CANDIDATES. */
+static bool collect_candidates(const rl_map *map, size_t cell, candidates *c)
 {
-    candidates *c = ctx;
+    c->n = 0;
+    c->overflow = false;
     for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
-        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
-        size_t i = 0;
-        while (i < c->n && c->idx[i] != idx)
-            i++;
-        if (i < c->n)
-            continue;
         if (c->n == MAX_CANDIDATES) {
             c->overflow = true;
             return false;
         }
-        c->idx[c->n++] = idx;
+        c->idx[c->n++] = map->entries[k] & ~RLMAP_ENTRY_FULL;
     }
     return true;
 }
@@ -285,12 +282,24 @@ static void sort_params(double *v, size_t n)
     }
 }
 
+/* rl_map_point_in_lanelet over the candidates: the even-odd tests of all first, the
+ * distance to a boundary (1e-9 m counts as inside) only when none holds the point. */
 static bool inside_candidates(const rl_map *map, const candidates *c, double x, double y)
 {
     if (c->overflow)
         return rl_map_point_drivable(map, x, y);
-    for (size_t i = 0; i < c->n; i++)
-        if (rl_map_point_in_lanelet(map, c->idx[i], x, y))
+    bool near[MAX_CANDIDATES];
+    size_t nn = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const rlmap_lanelet *L = &map->lanelets[c->idx[i]];
+        near[i] = x >= L->bbox[0] - BOUNDARY_EPS && x <= L->bbox[2] + BOUNDARY_EPS &&
+                  y >= L->bbox[1] - BOUNDARY_EPS && y <= L->bbox[3] + BOUNDARY_EPS;
+        if (near[i] && rl_map_pip(map->points + L->poly_off, L->poly_n, x, y))
+            return true;
+        nn += near[i];
+    }
+    for (size_t i = 0; nn > 0 && i < c->n; i++)
+        if (near[i] && lanelet_dist(map, c->idx[i], x, y) <= BOUNDARY_EPS)
             return true;
     return false;
 }
@@ -368,6 +377,8 @@ static void crossings(const rl_map *map, const candidates *c, rl_map_point a, rl
     size_t ncand = c->overflow ? map->h->num_lanelets : c->n;
     for (size_t i = 0; i < ncand; i++) {
         const rlmap_lanelet *L = &map->lanelets[c->overflow ? i : c->idx[i]];
+        if (L->bbox[2] < xlo || L->bbox[0] > xhi || L->bbox[3] < ylo || L->bbox[1] > yhi)
+            continue; /* then every edge's box misses the segment's */
         const rl_map_point *p = map->points + L->poly_off;
         for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
             if ((p[e].x < xlo && p[f].x < xlo) || (p[e].x > xhi && p[f].x > xhi) ||
@@ -402,7 +413,10 @@ static bool far_outside(const rl_map *map, const candidates *c, const double *r,
 static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
                            double tol, const double *cell_rect)
 {
-    params ts = {.v = NULL, .cap = 128};
+    params ts; /* not zeroed: the stack array is 1 KB */
+    ts.n = 0;
+    ts.cap = 128;
+    ts.failed = false;
     ts.v = ts.stack;
     params_push(&ts, 0);
     params_push(&ts, 1);
@@ -457,7 +471,7 @@ static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, 
 bool rl_map_cell_in_union(const rl_map *map, size_t cell)
 {
     const rlmap_header *h = map->h;
-    candidates c = {.n = 0};
+    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
     collect_candidates(map, cell, &c);
     if (c.n == 0 || c.overflow)
         return false;
@@ -479,7 +493,10 @@ bool rl_map_cell_in_union(const rl_map *map, size_t cell)
             double t0, t1, len = hypot(p[e].x - p[f].x, p[e].y - p[f].y);
             if (len == 0 || !clip(p[f], p[e], r, &t0, &t1))
                 continue;
-            params ts = {.v = NULL, .cap = 128};
+            params ts;
+            ts.n = 0;
+            ts.cap = 128;
+            ts.failed = false;
             ts.v = ts.stack;
             params_push(&ts, t0);
             params_push(&ts, t1);
@@ -528,7 +545,7 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     double t0, t1;
     if (!clip(w->a, w->b, r, &t0, &t1))
         return true; /* only a corner touched: the neighbouring cells hold those points */
-    candidates c = {.n = 0};
+    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
     collect_candidates(map, cell, &c);
     double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
     rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};
