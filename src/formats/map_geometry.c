@@ -561,163 +561,47 @@ static double outside_grid(const rlmap_header *h, rl_map_point p)
     return hypot(dx, dy);
 }
 
-/* The cells edge ab passes through for t in [t0, t1], in order, by grid traversal (the
- * parameters where it crosses the next column and row, advanced by additions). An exit
- * within 1 nm (the boundary tolerance) of the other is taken together with it, so a cell
- * the edge only grazes within 1 nm at a corner is not visited: its neighbours hold those
- * points. The piece of the edge in each cell not wholly drivable is tested exactly. Sets
- * *left_grid (and stops) when the edge reaches a point outside the grid. */
-static bool edge_cells_inside(const rl_map *map, const edge_walk *w, double t0, double t1,
-                              bool *left_grid)
-{
-    const rlmap_header *h = map->h;
-    double inv = 1 / h->cell;
-    double du = (w->b.x - w->a.x) * inv, dv = (w->b.y - w->a.y) * inv;
-    double u = (w->a.x - h->grid_x0) * inv + t0 * du, v = (w->a.y - h->grid_y0) * inv + t0 * dv;
-    *left_grid = !(u >= 0 && u < h->nx && v >= 0 && v < h->ny);
-    if (*left_grid)
-        return true;
-    double tiny = 1e-9 * inv / sqrt(du * du + dv * dv); /* 1 nm: the boundary tolerance */
-    long ix = (long)u, iy = (long)v, nx = h->nx, ny = h->ny;
-    long sx = du > 0 ? 1 : du < 0 ? -1 : 0, sy = dv > 0 ? 1 : dv < 0 ? -1 : 0;
-    double tx = t0 + (du > 0 ? (ix + 1 - u) / du : du < 0 ? (ix - u) / du : INFINITY);
-    double ty = t0 + (dv > 0 ? (iy + 1 - v) / dv : dv < 0 ? (iy - v) / dv : INFINITY);
-    double dtx = du != 0 ? fabs(1 / du) : INFINITY, dty = dv != 0 ? fabs(1 / dv) : INFINITY;
-    const uint8_t *flags = map->cell_flags;
-    for (;;) {
-        size_t cell = (size_t)iy * (size_t)nx + (size_t)ix;
-        if (!(flags[cell] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION)) &&
-            !edge_piece_inside(map, cell, (void *)w))
-            return false;
-        double t = (tx < ty ? tx : ty) + tiny;
-        if (!(t <= t1))
-            return true;
-        if (tx <= t) {
-            tx += dtx;
-            ix += sx;
-        }
-        if (ty <= t) {
-            ty += dty;
-            iy += sy;
-        }
-        if (ix < 0 || ix >= nx || iy < 0 || iy >= ny) {
-            *left_grid = true;
-            return true;
-        }
-    }
-}
-
-#define BLOCK_MARGIN 1e-7 /* metres: a piece this far from every block edge is decided at once */
-
-/* Piece pq of a footprint edge, inside block `block`, lies farther than BLOCK_MARGIN from
- * every edge the block lists (then it crosses no boundary of the drivable area: it is
- * wholly inside or wholly outside). False when unsure: separated only when the bounding
- * boxes are, or one segment lies wholly on one side of the other's line. */
-static bool block_piece_clear(const rl_map *map, size_t block, rl_map_point p, rl_map_point q)
-{
-    const rl_map_point *be = map->block_edges;
-    double dx = q.x - p.x, dy = q.y - p.y, m = BLOCK_MARGIN * sqrt(dx * dx + dy * dy);
-    double xlo = fmin(p.x, q.x) - BLOCK_MARGIN, xhi = fmax(p.x, q.x) + BLOCK_MARGIN;
-    double ylo = fmin(p.y, q.y) - BLOCK_MARGIN, yhi = fmax(p.y, q.y) + BLOCK_MARGIN;
-    for (uint32_t k = map->block_start[block]; k < map->block_start[block + 1]; k++) {
-        rl_map_point a = be[2 * k], b = be[2 * k + 1];
-        if ((a.x < xlo && b.x < xlo) || (a.x > xhi && b.x > xhi) || (a.y < ylo && b.y < ylo) ||
-            (a.y > yhi && b.y > yhi))
-            continue;
-        double sa = rl_map_cross(dx, dy, a.x - p.x, a.y - p.y);
-        double sb = rl_map_cross(dx, dy, b.x - p.x, b.y - p.y);
-        if ((sa > m && sb > m) || (sa < -m && sb < -m))
-            continue;
-        double ex = b.x - a.x, ey = b.y - a.y, me = BLOCK_MARGIN * sqrt(ex * ex + ey * ey);
-        double sp = rl_map_cross(ex, ey, p.x - a.x, p.y - a.y);
-        double sq = rl_map_cross(ex, ey, q.x - a.x, q.y - a.y);
-        if ((sp > me && sq > me) || (sp < -me && sq < -me))
-            continue;
-        return false;
-    }
-    return true;
-}
-
-/* One footprint edge lying in the grid, block by block (grid traversal over blocks): a
- * block whose cells are all wholly drivable passes at once; so does the piece in a block
- * when it keeps clear of every edge the block lists and its middle is drivable (all of it
- * is then inside, and the exact test would find the same); any other piece goes cell by
- * cell (edge_cells_inside). */
-static bool edge_blocks_inside(const rl_map *map, const edge_walk *w)
-{
-    const rlmap_header *h = map->h;
-    double inv = 1 / (h->cell * RLMAP_BLOCK_CELLS);
-    double u = (w->a.x - h->grid_x0) * inv, v = (w->a.y - h->grid_y0) * inv;
-    double du = (w->b.x - w->a.x) * inv, dv = (w->b.y - w->a.y) * inv;
-    long ix = (long)u, iy = (long)v, nx = map->bnx, ny = map->bny;
-    ix = ix < nx ? ix : nx - 1;
-    iy = iy < ny ? iy : ny - 1;
-    long sx = du > 0 ? 1 : du < 0 ? -1 : 0, sy = dv > 0 ? 1 : dv < 0 ? -1 : 0;
-    double tx = du > 0 ? (ix + 1 - u) / du : du < 0 ? (ix - u) / du : INFINITY;
-    double ty = dv > 0 ? (iy + 1 - v) / dv : dv < 0 ? (iy - v) / dv : INFINITY;
-    double dtx = du != 0 ? fabs(1 / du) : INFINITY, dty = dv != 0 ? fabs(1 / dv) : INFINITY;
-    double t0 = 0;
-    bool start_inside = false; /* the piece's start is drivable, away from any boundary */
-    for (;;) {
-        double t1 = tx < ty ? tx : ty;
-        size_t block = (size_t)iy * (size_t)nx + (size_t)ix;
-        if (map->block_flags[block] & RLMAP_BLOCK_CLEAR) {
-            start_inside = true;
-        } else {
-            double te = t1 < 1 ? t1 : 1;
-            rl_map_point p = {w->a.x + t0 * (w->b.x - w->a.x), w->a.y + t0 * (w->b.y - w->a.y)};
-            rl_map_point q = {w->a.x + te * (w->b.x - w->a.x), w->a.y + te * (w->b.y - w->a.y)};
-            bool left_grid;
-            /* A clear piece is all inside or all outside: its start or its middle says. */
-            start_inside = block_piece_clear(map, block, p, q) &&
-                           (start_inside ||
-                            rl_map_point_drivable(map, (p.x + q.x) / 2, (p.y + q.y) / 2));
-            if (!start_inside && !edge_cells_inside(map, w, t0, te, &left_grid))
-                return false;
-        }
-        if (!(t1 < 1))
-            return true;
-        t0 = t1;
-        if (tx <= t1) {
-            tx += dtx;
-            ix += sx;
-        }
-        if (ty <= t1) {
-            ty += dty;
-            iy += sy;
-        }
-        if (ix < 0 || ix >= nx || iy < 0 || iy >= ny)
-            return true; /* rounding at the grid's far edge: the edge ends there */
-    }
-}
-
-/* One footprint edge. An edge lying in the grid goes block by block; one that leaves it
- * goes cell by cell from its start and is decided as a whole where it leaves. */
+/* One footprint edge. Strides through cells far from anything not drivable (a cell of
+ * depth k has only wholly drivable cells within k - 1 cells around it, so the edge is
+ * drivable for (k - 1) cells from any point in it); near the edge of the drivable area it
+ * goes cell by cell, testing the piece in a cell not wholly drivable exactly. */
 static bool edge_inside(const rl_map *map, rl_map_point a, rl_map_point b, double tol)
 {
     const rlmap_header *h = map->h;
     double inv = 1 / h->cell;
+    /* In cell units: the edge from (u0, v0) along (du, dv) for t in [0, 1]. */
+    double u0 = (a.x - h->grid_x0) * inv, v0 = (a.y - h->grid_y0) * inv;
     double du = (b.x - a.x) * inv, dv = (b.y - a.y) * inv;
-    if (!(sqrt(du * du + dv * dv) > 0))
-        return rl_map_point_drivable(map, a.x, a.y);
+    double len = sqrt(du * du + dv * dv), t = 0;
     edge_walk w = {a, b, tol};
-    double ua = (a.x - h->grid_x0) * inv, va = (a.y - h->grid_y0) * inv;
-    double ub = (b.x - h->grid_x0) * inv, vb = (b.y - h->grid_y0) * inv;
-    if (ua >= 0 && ua < h->nx && va >= 0 && va < h->ny && ub >= 0 && ub < h->nx && vb >= 0 &&
-        vb < h->ny)
-        return edge_blocks_inside(map, &w);
-    bool left_grid;
-    if (!edge_cells_inside(map, &w, 0, 1, &left_grid))
-        return false;
-    if (!left_grid)
-        return true;
-    /* The grid holds every lanelet, so a point d outside it has clearance >= d, and no gap
-     * closes past tol/2 (gap_closed): the farthest point of the edge from the grid is an
-     * end. */
-    double out = fmax(outside_grid(h, a), outside_grid(h, b));
-    if (!(out <= tol / 2))
-        return false;
-    return gap_closed(map, NULL, a, b, 0, 1, tol);
+    if (!(len > 0))
+        return rl_map_point_drivable(map, a.x, a.y);
+    double inv_len = 1 / len, tiny = 1e-9 * inv * inv_len; /* 1 nm: the boundary tolerance */
+    while (t <= 1) {
+        double u = u0 + t * du, v = v0 + t * dv;
+        if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny)) { /* the edge leaves the grid */
+            /* The grid holds every lanelet, so a point d outside it has clearance >= d,
+             * and no gap closes past tol/2 (gap_closed): the farthest point of the edge
+             * from the grid is an end. */
+            double out = fmax(outside_grid(h, a), outside_grid(h, b));
+            if (!(out <= tol / 2))
+                return false;
+            return gap_closed(map, NULL, a, b, 0, 1, tol);
+        }
+        size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
+        unsigned depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
+        if (depth >= 2) {
+            t += (depth - 1) * inv_len;
+            continue;
+        }
+        if (depth == 0 && !edge_piece_inside(map, cell, &w))
+            return false;
+        /* On to where the edge leaves this cell. */
+        double tu = du > 0 ? (ix + 1 - u) / du : du < 0 ? (ix - u) / du : INFINITY;
+        double tv = dv > 0 ? (iy + 1 - v) / dv : dv < 0 ? (iy - v) / dv : INFINITY;
+        t += fmax(fmin(tu, tv), 0) + tiny;
+    }
+    return true;
 }
 
 bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance)

@@ -7,29 +7,20 @@
 #include "runlab/map.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdint.h>
 
-/* ---- Runtime map layout (version 2). Little-endian; every section 8-byte aligned, in
+/* ---- Runtime map layout (version 1). Little-endian; every section 8-byte aligned, in
  * this order, sizes derived from the header's counts:
  *   header (256 bytes) | lanelets | points | links (u32) | cell starts (u32, cells+1) |
- *   cell entries (u32) | cell flags (u8) | block flags (u8, blocks) |
- *   block starts (u32, blocks+1) | block edges (2 points each) | strings
- * Blocks are RLMAP_BLOCK_CELLS x RLMAP_BLOCK_CELLS cells (the last row and column may be
- * partial); a block's edges are the lanelet polygon edges (their two end points, copied
- * so that a block's edges lie together) touching a cell, in the block or one cell around
- * it, that the lanelets do not cover wholly: every piece of the drivable area's boundary
- * in the block is on one of them.
- * The CRC-32 covers everything after the header; the header has its own CRC.
- * Version 1 had no block sections. */
+ *   cell entries (u32) | cell flags (u8) | strings
+ * The CRC-32 covers everything after the header; the header has its own CRC. */
 #define RLMAP_MAGIC "RLMAP\r\n\x1a"
-enum { RLMAP_VERSION = 2, RLMAP_HEADER_SIZE = 256, RLMAP_BLOCK_CELLS = 8 };
+enum { RLMAP_VERSION = 1, RLMAP_HEADER_SIZE = 256 };
 #define RLMAP_ENTRY_FULL    0x80000000u /* cell entry: the cell lies wholly in this lanelet */
 #define RLMAP_CELL_COVERED  1u          /* cell flag: some lanelet covers the whole cell */
 #define RLMAP_CELL_IN_UNION 2u          /* cell flag: the lanelets together cover the cell */
 #define RLMAP_DEPTH_SHIFT   2           /* cell flags bits 2..7: the chessboard distance in cells */
 #define RLMAP_DEPTH_MAX     63 /* to the nearest cell not wholly drivable (rlmap_compile.c) */
-#define RLMAP_BLOCK_CLEAR   1u /* block flag: every cell of the block is wholly drivable */
 
 typedef struct rlmap_header {
     char magic[8];
@@ -47,8 +38,7 @@ typedef struct rlmap_header {
     uint32_t num_lanelets, num_points;
     uint32_t num_links, num_entries;
     uint32_t strings_len, num_regulatory, num_areas, num_obstacles;
-    uint32_t num_block_edges, block_cells; /* version 2: edges in the blocks section */
-    uint32_t reserved[3];
+    uint32_t reserved[5];
     uint32_t header_crc;
 } rlmap_header;
 
@@ -77,22 +67,12 @@ struct rl_map {
     const rl_map_point *points;
     const uint32_t *links, *cell_start, *entries;
     const uint8_t *cell_flags;
-    const uint8_t *block_flags;
-    const uint32_t *block_start;
-    const rl_map_point *block_edges; /* pairs */
-    uint32_t bnx, bny; /* blocks across and down */
     const char *strings;
 };
 
 static inline size_t rlmap_pad8(size_t n)
 {
     return (n + 7) & ~(size_t)7;
-}
-
-/* Blocks across (or down) for n cells. */
-static inline uint32_t rlmap_blocks(uint32_t n)
-{
-    return (n + RLMAP_BLOCK_CELLS - 1) / RLMAP_BLOCK_CELLS;
 }
 
 /* Exact (up to a 1e-6 cell offset beside lanelet edges): does the union of the lanelets

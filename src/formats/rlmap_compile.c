@@ -477,88 +477,6 @@ static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags)
     return rc;
 }
 
-/* A block edge before sorting: block, then the edge's two point indices. */
-typedef struct block_edge {
-    uint32_t block, f, e;
-} block_edge;
-
-static int cmp_block_edge(const void *a, const void *b)
-{
-    const block_edge *x = a, *y = b;
-    if (x->block != y->block)
-        return (x->block > y->block) - (x->block < y->block);
-    if (x->f != y->f)
-        return (x->f > y->f) - (x->f < y->f);
-    return (x->e > y->e) - (x->e < y->e);
-}
-
-/* The blocks' flags and edges (map_internal.h), from the finished cell flags: each polygon
- * edge touching a cell not wholly drivable goes to the blocks of that cell and its eight
- * neighbours. Sorted and unique, so the bytes depend on the map alone. */
-static int build_blocks(compile_ctx *c, const uint8_t *flags, uint8_t *block_flags,
-                        block_edge **out, size_t *n_out)
-{
-    uint32_t bnx = rlmap_blocks(c->nx), bny = rlmap_blocks(c->ny);
-    size_t blocks = (size_t)bnx * bny, n = 0, cap = 0;
-    block_edge *v = NULL;
-    for (size_t i = 0; i < blocks; i++)
-        block_flags[i] = RLMAP_BLOCK_CLEAR;
-    for (uint32_t iy = 0; iy < c->ny; iy++)
-        for (uint32_t ix = 0; ix < c->nx; ix++)
-            if (!(flags[(size_t)iy * c->nx + ix] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION)))
-                block_flags[(size_t)(iy / RLMAP_BLOCK_CELLS) * bnx + ix / RLMAP_BLOCK_CELLS] = 0;
-    int rc = RL_OK;
-    for (size_t li = 0; li < c->src->num_lanelets && rc == RL_OK; li++) {
-        const rlmap_lanelet *L = &c->lanelets[li];
-        const rl_map_point *p = c->points + L->poly_off;
-        for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n && rc == RL_OK; f = e++) {
-            uint32_t ix0 = cell_x(c, fmin(p[e].x, p[f].x)), ix1 = cell_x(c, fmax(p[e].x, p[f].x));
-            uint32_t iy0 = cell_y(c, fmin(p[e].y, p[f].y)), iy1 = cell_y(c, fmax(p[e].y, p[f].y));
-            ix0 -= ix0 > 0;
-            iy0 -= iy0 > 0;
-            ix1 += ix1 + 1 < c->nx;
-            iy1 += iy1 + 1 < c->ny;
-            for (uint32_t iy = iy0; iy <= iy1 && rc == RL_OK; iy++)
-                for (uint32_t ix = ix0; ix <= ix1 && rc == RL_OK; ix++) {
-                    if ((flags[(size_t)iy * c->nx + ix] &
-                         (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION)) ||
-                        !segment_touches_cell(c, p[f], p[e], ix, iy))
-                        continue;
-                    for (int dy = -1; dy <= 1 && rc == RL_OK; dy++)
-                        for (int dx = -1; dx <= 1 && rc == RL_OK; dx++) {
-                            long x = (long)ix + dx, y = (long)iy + dy;
-                            if (x < 0 || y < 0 || x >= (long)c->nx || y >= (long)c->ny)
-                                continue;
-                            rc = rl_grow_array((void **)&v, &cap, n + 1, sizeof *v,
-                                               "map block index");
-                            if (rc == RL_OK)
-                                v[n++] = (block_edge){
-                                    (uint32_t)((size_t)(y / RLMAP_BLOCK_CELLS) * bnx +
-                                               (size_t)(x / RLMAP_BLOCK_CELLS)),
-                                    (uint32_t)(L->poly_off + f), (uint32_t)(L->poly_off + e)};
-                        }
-                }
-        }
-    }
-    if (rc < 0) {
-        free(v);
-        return rc;
-    }
-    if (n)
-        qsort(v, n, sizeof *v, cmp_block_edge);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (m == 0 || cmp_block_edge(&v[m - 1], &v[i]) != 0)
-            v[m++] = v[i];
-    if (m > UINT32_MAX / 2) {
-        free(v);
-        return rl_error_set(RL_ERANGE, "map block index too large");
-    }
-    *out = v;
-    *n_out = m;
-    return RL_OK;
-}
-
 int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, void **bytes_out,
                    size_t *len_out)
 {
@@ -633,13 +551,7 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
     size_t off_starts = off_links + rlmap_pad8(c.num_links * 4);
     size_t off_entries = off_starts + rlmap_pad8((cells + 1) * 4);
     size_t off_flags = off_entries + rlmap_pad8(c.num_entries * 4);
-    size_t blocks = (size_t)rlmap_blocks(c.nx) * rlmap_blocks(c.ny);
-    size_t off_block_flags = off_flags + rlmap_pad8(cells);
-    size_t off_block_starts = off_block_flags + rlmap_pad8(blocks);
-    size_t off_block_edges = off_block_starts + rlmap_pad8((blocks + 1) * 4);
-    /* First laid out without block edges (the cell flags they need are computed on this
-     * map), then again with them. */
-    size_t off_strings = off_block_edges;
+    size_t off_strings = off_flags + rlmap_pad8(cells);
     size_t total = off_strings + rlmap_pad8(c.strings.len);
     if (rc == RL_OK && !(out = calloc(1, total)))
         rc = rl_error_set(RL_ENOMEM, "out of memory for a %zu-byte runtime map", total);
@@ -694,7 +606,6 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
         h.num_links = (uint32_t)c.num_links;
         h.num_entries = (uint32_t)c.num_entries;
         h.strings_len = (uint32_t)c.strings.len;
-        h.block_cells = RLMAP_BLOCK_CELLS;
         for (size_t i = 0; i < src->num_objects; i++) {
             const char *k = src->objects[i].kind;
             h.num_regulatory += strcmp(k, "regulatory_element") == 0;
@@ -703,36 +614,6 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
         }
         memcpy(out, &h, sizeof h);
         rc = mark_union_cells(out, total, flags);
-        block_edge *be = NULL;
-        size_t nbe = 0;
-        if (rc == RL_OK)
-            rc = build_blocks(&c, flags, out + off_block_flags, &be, &nbe);
-        uint8_t *grown = NULL;
-        if (rc == RL_OK) {
-            size_t total2 = total + nbe * sizeof(rl_map_point[2]);
-            grown = realloc(out, total2);
-            if (!grown)
-                rc = rl_error_set(RL_ENOMEM, "out of memory for a %zu-byte runtime map", total2);
-            else {
-                out = grown;
-                total = total2;
-                off_strings = off_block_edges + nbe * sizeof(rl_map_point[2]);
-                memset(out + off_strings, 0, rlmap_pad8(c.strings.len));
-                memcpy(out + off_strings, c.strings.data, c.strings.len);
-                uint32_t *bstart = (uint32_t *)(out + off_block_starts);
-                rl_map_point *bedges = (rl_map_point *)(out + off_block_edges);
-                for (size_t i = 0; i < nbe; i++) {
-                    bstart[be[i].block + 1]++;
-                    bedges[2 * i] = c.points[be[i].f];
-                    bedges[2 * i + 1] = c.points[be[i].e];
-                }
-                for (size_t i = 0; i < blocks; i++)
-                    bstart[i + 1] += bstart[i];
-                h.num_block_edges = (uint32_t)nbe;
-                h.file_size = total;
-            }
-        }
-        free(be);
         h.crc32 = rl_crc32(0, out + RLMAP_HEADER_SIZE, total - RLMAP_HEADER_SIZE);
         h.header_crc = rl_crc32(0, &h, offsetof(rlmap_header, header_crc));
         memcpy(out, &h, sizeof h);

@@ -63,12 +63,6 @@ static int check_grid(const rl_map *m)
     for (uint32_t i = 0; i < h->num_entries; i++)
         if ((m->entries[i] & ~RLMAP_ENTRY_FULL) >= h->num_lanelets)
             return BAD("runtime map: grid: entry %u: lanelet index out of range", i);
-    size_t blocks = (size_t)m->bnx * m->bny;
-    if (m->block_start[0] != 0 || m->block_start[blocks] != h->num_block_edges)
-        return BAD("runtime map: blocks: starts do not span the edges");
-    for (size_t i = 0; i < blocks; i++)
-        if (m->block_start[i + 1] < m->block_start[i])
-            return BAD("runtime map: blocks: block %zu: starts decrease", i);
     return RL_OK;
 }
 
@@ -108,14 +102,7 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     uint64_t off_starts = off_links + rlmap_pad8((uint64_t)h->num_links * 4);
     uint64_t off_entries = off_starts + rlmap_pad8((cells + 1) * 4);
     uint64_t off_flags = off_entries + rlmap_pad8((uint64_t)h->num_entries * 4);
-    if (h->block_cells != RLMAP_BLOCK_CELLS)
-        return BAD("runtime map: byte %zu: block size %u cells (this runlab writes %d)",
-                   offsetof(rlmap_header, block_cells), h->block_cells, RLMAP_BLOCK_CELLS);
-    uint64_t blocks = (uint64_t)rlmap_blocks(h->nx) * rlmap_blocks(h->ny);
-    uint64_t off_block_flags = off_flags + rlmap_pad8(cells);
-    uint64_t off_block_starts = off_block_flags + rlmap_pad8(blocks);
-    uint64_t off_block_edges = off_block_starts + rlmap_pad8((blocks + 1) * 4);
-    uint64_t off_strings = off_block_edges + (uint64_t)h->num_block_edges * sizeof(rl_map_point[2]);
+    uint64_t off_strings = off_flags + rlmap_pad8(cells);
     uint64_t total = off_strings + rlmap_pad8(h->strings_len);
     if (total != len)
         return BAD("runtime map: sections need %llu bytes, the map has %zu",
@@ -135,11 +122,6 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     m->cell_start = (const uint32_t *)(b + off_starts);
     m->entries = (const uint32_t *)(b + off_entries);
     m->cell_flags = b + off_flags;
-    m->block_flags = b + off_block_flags;
-    m->block_start = (const uint32_t *)(b + off_block_starts);
-    m->block_edges = (const rl_map_point *)(b + off_block_edges);
-    m->bnx = rlmap_blocks(h->nx);
-    m->bny = rlmap_blocks(h->ny);
     m->strings = (const char *)(b + off_strings);
     int rc = m->strings[h->strings_len - 1] == '\0'
                  ? RL_OK
