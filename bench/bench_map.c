@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RUNS = 5, POINTS = 1 << 20, BOXES = 1 << 18, BRUTE_POINTS = 1 << 15 };
+enum { RUNS = 5, POINTS = 1 << 20, BOXES = 1 << 18, BRUTE_POINTS = 1 << 15, WHERE_POINTS = 1 << 16 };
 
 static double now_s(void)
 {
@@ -89,6 +89,21 @@ static void bench_points(const rl_map *m)
     printf("map point-in-drivable (indexed): %.1f M queries/s (median of %d)\n", a / 1e6, RUNS);
     printf("map point-in-drivable (brute force, every polygon): %.2f M queries/s\n", b / 1e6);
     printf("map point-in-drivable indexed / brute force: %.0fx\n", a / b);
+    /* Signed distance (the evaluation may ask it per state): the same points. */
+    double where_us[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        double t0 = now_s(), sum = 0;
+        for (size_t i = 0; i < WHERE_POINTS; i++) {
+            rl_map_where w;
+            rl_map_where_is(m, xy[2 * i], xy[2 * i + 1], &w);
+            sum += w.distance;
+        }
+        where_us[r] = (now_s() - t0) / WHERE_POINTS * 1e6;
+        sink += (size_t)(sum != 0);
+    }
+    printf("map where_is (signed distance, the same uniform points): %.2f us per call (median of "
+           "%d)\n",
+           median(where_us, RUNS), RUNS);
     free(xy);
 }
 

@@ -7,7 +7,6 @@
 
 #include "../core/text.h"
 #include "runlab/error.h"
-#include "runlab/hash.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -330,22 +329,13 @@ int rl_commonroad_read_mem(const char *data, size_t len, const char *name,
                            const rl_map_read_options *opts, rl_map_source **out)
 {
     rl_map_read_options defaults;
-    if (!opts) {
-        rl_map_read_options_init(&defaults);
-        opts = &defaults;
-    }
     *out = NULL;
-    if (len > INT32_MAX)
-        return rl_error_set(RL_ERANGE, "%s: %zu bytes is too large for a map", name, len);
     cr_parse p = {.x.name = name};
-    p.src = calloc(1, sizeof *p.src);
-    if (!p.src || !(p.src->name = rl_map_strdup(name))) {
-        rl_map_source_free(p.src);
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    }
-    p.src->format = RL_MAP_FORMAT_COMMONROAD;
+    int begun = rl_map_source_begin(data, len, name, RL_MAP_FORMAT_COMMONROAD, &opts, &defaults,
+                                    &p.src);
+    if (begun < 0)
+        return begun;
     p.src->projection = RL_MAP_PROJ_NONE;
-    rl_sha256(data, len, p.src->source_sha256);
     rl_map_xml_parse(&p.x, data, len, &p, on_start, on_end, on_text);
     if (p.x.rc == RL_OK && !p.root_seen)
         p.x.rc = rl_error_set(RL_EPARSE, "%s: no <commonRoad> root element", name);

@@ -7,7 +7,6 @@
 
 #include "../core/text.h"
 #include "runlab/error.h"
-#include "runlab/hash.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -454,6 +453,46 @@ static int position_nodes(osm_parse *p, const rl_map_read_options *o, rl_map_poi
     return RL_OK;
 }
 
+/* Lanes wider than this, read as lat/lon, mean the lat/lon fields held something else. */
+#define ABSURD_WIDTH 100.0
+
+/* One warning when a file read through a lat/lon projection has most lanelets wider than
+ * ABSURD_WIDTH at an end: most likely a metric file (a JOSM work file whose lat/lon fields
+ * hold metres, whose small values pass for lat/lon). Real maps have the odd wide lanelet
+ * (mapping_example.osm: one of 371 is 102 m wide at an end), so one is not enough. */
+static int warn_absurd_widths(rl_map_source *src, bool quiet)
+{
+    if (!(src->projection == RL_MAP_PROJ_LTP || src->projection == RL_MAP_PROJ_UTM ||
+          src->projection == RL_MAP_PROJ_SMERC))
+        return RL_OK;
+    size_t wide = 0;
+    double widest = 0;
+    int64_t widest_id = 0;
+    for (size_t i = 0; i < src->num_lanelets; i++) {
+        const rl_map_source_lanelet *ll = &src->lanelets[i];
+        double ws = hypot(ll->left[0].x - ll->right[0].x, ll->left[0].y - ll->right[0].y);
+        double we = hypot(ll->left[ll->num_left - 1].x - ll->right[ll->num_right - 1].x,
+                          ll->left[ll->num_left - 1].y - ll->right[ll->num_right - 1].y);
+        double w = fmax(ws, we);
+        if (!(w > ABSURD_WIDTH))
+            continue;
+        if (wide++ == 0 || w > widest) {
+            widest = w;
+            widest_id = ll->id;
+        }
+    }
+    if (wide == 0 || wide * 2 <= src->num_lanelets)
+        return RL_OK;
+    return rl_map_source_warn(src, quiet,
+                              "%s: %zu of %zu lanelets are wider than %g m read as lat/lon "
+                              "(projection %s; widest: lanelet %lld, %.0f m): if the file's "
+                              "lat/lon fields hold metres (a JOSM work file), use "
+                              "--projection metric",
+                              src->name, wide, src->num_lanelets, ABSURD_WIDTH,
+                              rl_map_projection_name(src->projection), (long long)widest_id,
+                              widest);
+}
+
 static int cmp_point(rl_map_point a, rl_map_point b)
 {
     if (a.x != b.x)
@@ -586,6 +625,8 @@ static int resolve(osm_parse *p, const rl_map_read_options *o)
         rc = derive_successors(src);
     if (rc == RL_OK)
         rc = rl_map_source_check_degenerate(src, o->quiet);
+    if (rc == RL_OK)
+        rc = warn_absurd_widths(src, o->quiet);
     free(pos);
     rl_map_idmap_free(&nodes);
     rl_map_idmap_free(&ways);
@@ -613,21 +654,12 @@ int rl_lanelet2_read_mem(const char *data, size_t len, const char *name,
                          const rl_map_read_options *opts, rl_map_source **out)
 {
     rl_map_read_options defaults;
-    if (!opts) {
-        rl_map_read_options_init(&defaults);
-        opts = &defaults;
-    }
     *out = NULL;
-    if (len > INT32_MAX)
-        return rl_error_set(RL_ERANGE, "%s: %zu bytes is too large for a map", name, len);
     osm_parse p = {.x.name = name};
-    p.src = calloc(1, sizeof *p.src);
-    if (!p.src || !(p.src->name = rl_map_strdup(name))) {
-        rl_map_source_free(p.src);
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    }
-    p.src->format = RL_MAP_FORMAT_LANELET2;
-    rl_sha256(data, len, p.src->source_sha256);
+    int begun = rl_map_source_begin(data, len, name, RL_MAP_FORMAT_LANELET2, &opts, &defaults,
+                                    &p.src);
+    if (begun < 0)
+        return begun;
     rl_map_xml_parse(&p.x, data, len, &p, on_start, on_end, NULL);
     if (p.x.rc == RL_OK && !p.root_seen)
         p.x.rc = rl_error_set(RL_EPARSE, "%s: no <osm> root element", name);

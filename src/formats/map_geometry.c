@@ -78,17 +78,63 @@ static double lanelet_dist(const rl_map *map, size_t idx, double x, double y)
     return rl_map_poly_dist(map->points + L->poly_off, L->poly_n, x, y);
 }
 
-/* Nearest lanelet to a point outside all of them: rings of cells around the point's
- * (clamped) cell until no unvisited cell can hold anything nearer. */
+/* Lower bound of the distance from (x, y) to a lanelet: the distance to its bounding box. */
+static double bbox_dist(const rlmap_lanelet *L, double x, double y)
+{
+    double dx = fmax(fmax(L->bbox[0] - x, x - L->bbox[2]), 0);
+    double dy = fmax(fmax(L->bbox[1] - y, y - L->bbox[3]), 0);
+    return sqrt(dx * dx + dy * dy);
+}
+
+enum { RING_MAX = 4, SEEN_WORDS = 256 };
+
+typedef struct nearest_search {
+    double x, y, best;
+    long bi;
+    uint64_t seen[SEEN_WORDS]; /* lanelets measured already (when they are few enough) */
+    bool use_seen;
+} nearest_search;
+
+/* Measures lanelet idx unless done already or its bounding box is farther than the best. */
+static void nearest_try(const rl_map *map, nearest_search *s, uint32_t idx)
+{
+    if (s->use_seen) {
+        uint64_t bit = (uint64_t)1 << (idx & 63);
+        if (s->seen[idx >> 6] & bit)
+            return;
+        s->seen[idx >> 6] |= bit;
+    }
+    /* The margin keeps a lanelet whose rounded box distance exceeds its distance. */
+    if (bbox_dist(&map->lanelets[idx], s->x, s->y) - 1e-9 > s->best)
+        return;
+    double d = lanelet_dist(map, idx, s->x, s->y);
+    if (d < s->best || (d == s->best && (long)idx < s->bi)) {
+        s->best = d;
+        s->bi = idx;
+    }
+}
+
+/* Nearest lanelet to a point outside all of them (the smallest index among equally near
+ * ones): rings of cells around the point's (clamped) cell while few, until no unvisited
+ * cell can hold anything nearer; past RING_MAX rings every lanelet whose bounding box is
+ * not farther than the best so far (a point far from the lanes would visit thousands of
+ * cells, each listing the same few lanelets). */
 static void nearest_outside(const rl_map *map, double x, double y, rl_map_where *out)
 {
     const rlmap_header *h = map->h;
     double fx = floor((x - h->grid_x0) / h->cell), fy = floor((y - h->grid_y0) / h->cell);
     long cx = fx < 0 ? 0 : fx >= h->nx ? (long)h->nx - 1 : (long)fx;
     long cy = fy < 0 ? 0 : fy >= h->ny ? (long)h->ny - 1 : (long)fy;
-    double best = INFINITY;
-    long bi = -1;
-    for (long r = 0;; r++) {
+    nearest_search s; /* not zero-initialised: only the words in use are cleared */
+    s.x = x;
+    s.y = y;
+    s.best = INFINITY;
+    s.bi = -1;
+    s.use_seen = h->num_lanelets <= 64u * SEEN_WORDS;
+    if (s.use_seen)
+        memset(s.seen, 0, ((h->num_lanelets + 63) / 64) * sizeof s.seen[0]);
+    bool done = false;
+    for (long r = 0; r <= RING_MAX && !done; r++) {
         for (long yy = cy - r; yy <= cy + r; yy++) {
             if (yy < 0 || yy >= (long)h->ny)
                 continue;
@@ -96,14 +142,8 @@ static void nearest_outside(const rl_map *map, double x, double y, rl_map_where 
             for (long xx = cx - r; xx <= cx + r; xx += edge_row ? 1 : 2 * r) {
                 if (xx >= 0 && xx < (long)h->nx) {
                     size_t cell = (size_t)yy * h->nx + (size_t)xx;
-                    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
-                        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
-                        double d = lanelet_dist(map, idx, x, y);
-                        if (d < best || (d == best && (long)idx < bi)) {
-                            best = d;
-                            bi = idx;
-                        }
-                    }
+                    for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++)
+                        nearest_try(map, &s, map->entries[k] & ~RLMAP_ENTRY_FULL);
                 }
                 if (r == 0)
                     break;
@@ -111,12 +151,13 @@ static void nearest_outside(const rl_map *map, double x, double y, rl_map_where 
         }
         bool whole =
             cx - r <= 0 && cy - r <= 0 && cx + r >= (long)h->nx - 1 && cy + r >= (long)h->ny - 1;
-        if (best <= (double)r * h->cell || whole)
-            break;
+        done = s.best <= (double)r * h->cell || whole;
     }
+    for (uint32_t i = 0; !done && i < h->num_lanelets; i++)
+        nearest_try(map, &s, i);
     out->inside = false;
-    out->nearest = bi;
-    out->distance = bi < 0 ? -INFINITY : -best;
+    out->nearest = s.bi;
+    out->distance = s.bi < 0 ? -INFINITY : -s.best;
 }
 
 void rl_map_where_is(const rl_map *map, double x, double y, rl_map_where *out)
@@ -211,21 +252,18 @@ typedef struct candidates {
     bool overflow;
 } candidates;
 
-static bool collect_candidates(const rl_map *map, size_t cell, void *ctx)
+/* The lanelets a cell lists (each once: the compiler writes one entry per lanelet and
+ * cell), in the cell's order; false (and overflow set) past MAX_CANDIDATES. */
+static bool collect_candidates(const rl_map *map, size_t cell, candidates *c)
 {
-    candidates *c = ctx;
+    c->n = 0;
+    c->overflow = false;
     for (uint32_t k = map->cell_start[cell]; k < map->cell_start[cell + 1]; k++) {
-        uint32_t idx = map->entries[k] & ~RLMAP_ENTRY_FULL;
-        size_t i = 0;
-        while (i < c->n && c->idx[i] != idx)
-            i++;
-        if (i < c->n)
-            continue;
         if (c->n == MAX_CANDIDATES) {
             c->overflow = true;
             return false;
         }
-        c->idx[c->n++] = idx;
+        c->idx[c->n++] = map->entries[k] & ~RLMAP_ENTRY_FULL;
     }
     return true;
 }
@@ -244,12 +282,24 @@ static void sort_params(double *v, size_t n)
     }
 }
 
+/* rl_map_point_in_lanelet over the candidates: the even-odd tests of all first, the
+ * distance to a boundary (1e-9 m counts as inside) only when none holds the point. */
 static bool inside_candidates(const rl_map *map, const candidates *c, double x, double y)
 {
     if (c->overflow)
         return rl_map_point_drivable(map, x, y);
-    for (size_t i = 0; i < c->n; i++)
-        if (rl_map_point_in_lanelet(map, c->idx[i], x, y))
+    bool near[MAX_CANDIDATES];
+    size_t nn = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const rlmap_lanelet *L = &map->lanelets[c->idx[i]];
+        near[i] = x >= L->bbox[0] - BOUNDARY_EPS && x <= L->bbox[2] + BOUNDARY_EPS &&
+                  y >= L->bbox[1] - BOUNDARY_EPS && y <= L->bbox[3] + BOUNDARY_EPS;
+        if (near[i] && rl_map_pip(map->points + L->poly_off, L->poly_n, x, y))
+            return true;
+        nn += near[i];
+    }
+    for (size_t i = 0; nn > 0 && i < c->n; i++)
+        if (near[i] && lanelet_dist(map, c->idx[i], x, y) <= BOUNDARY_EPS)
             return true;
     return false;
 }
@@ -327,6 +377,8 @@ static void crossings(const rl_map *map, const candidates *c, rl_map_point a, rl
     size_t ncand = c->overflow ? map->h->num_lanelets : c->n;
     for (size_t i = 0; i < ncand; i++) {
         const rlmap_lanelet *L = &map->lanelets[c->overflow ? i : c->idx[i]];
+        if (L->bbox[2] < xlo || L->bbox[0] > xhi || L->bbox[3] < ylo || L->bbox[1] > yhi)
+            continue; /* then every edge's box misses the segment's */
         const rl_map_point *p = map->points + L->poly_off;
         for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
             if ((p[e].x < xlo && p[f].x < xlo) || (p[e].x > xhi && p[f].x > xhi) ||
@@ -361,7 +413,10 @@ static bool far_outside(const rl_map *map, const candidates *c, const double *r,
 static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
                            double tol, const double *cell_rect)
 {
-    params ts = {.v = NULL, .cap = 128};
+    params ts; /* not zeroed: the stack array is 1 KB */
+    ts.n = 0;
+    ts.cap = 128;
+    ts.failed = false;
     ts.v = ts.stack;
     params_push(&ts, 0);
     params_push(&ts, 1);
@@ -416,7 +471,7 @@ static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, 
 bool rl_map_cell_in_union(const rl_map *map, size_t cell)
 {
     const rlmap_header *h = map->h;
-    candidates c = {.n = 0};
+    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
     collect_candidates(map, cell, &c);
     if (c.n == 0 || c.overflow)
         return false;
@@ -438,7 +493,10 @@ bool rl_map_cell_in_union(const rl_map *map, size_t cell)
             double t0, t1, len = hypot(p[e].x - p[f].x, p[e].y - p[f].y);
             if (len == 0 || !clip(p[f], p[e], r, &t0, &t1))
                 continue;
-            params ts = {.v = NULL, .cap = 128};
+            params ts;
+            ts.n = 0;
+            ts.cap = 128;
+            ts.failed = false;
             ts.v = ts.stack;
             params_push(&ts, t0);
             params_push(&ts, t1);
@@ -487,7 +545,7 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     double t0, t1;
     if (!clip(w->a, w->b, r, &t0, &t1))
         return true; /* only a corner touched: the neighbouring cells hold those points */
-    candidates c = {.n = 0};
+    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
     collect_candidates(map, cell, &c);
     double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
     rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};

@@ -84,6 +84,12 @@ bool rl_map_cell_in_union(const rl_map *map, size_t cell);
 /* Appends a formatted warning to src (and logs it unless quiet). RL_OK or RL_ENOMEM. */
 int rl_map_source_warn(rl_map_source *src, bool quiet, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* What both readers do first: the default options when `*opts` is NULL (kept in
+ * *defaults), the size check, and a new source named `name` of format `format` holding the
+ * data's SHA-256. RL_OK, RL_ERANGE or RL_ENOMEM (nothing allocated then). */
+int rl_map_source_begin(const char *data, size_t len, const char *name, rl_map_format format,
+                        const rl_map_read_options **opts, rl_map_read_options *defaults,
+                        rl_map_source **src);
 /* strdup that sets the error on failure. */
 char *rl_map_strdup(const char *s);
 /* Lanelet2's bound alignment on one lanelet (sets *_inverted). */

@@ -121,6 +121,28 @@ char *rl_map_strdup(const char *s)
     return d;
 }
 
+int rl_map_source_begin(const char *data, size_t len, const char *name, rl_map_format format,
+                        const rl_map_read_options **opts, rl_map_read_options *defaults,
+                        rl_map_source **src)
+{
+    *src = NULL;
+    if (!*opts) {
+        rl_map_read_options_init(defaults);
+        *opts = defaults;
+    }
+    if (len > INT32_MAX)
+        return rl_error_set(RL_ERANGE, "%s: %zu bytes is too large for a map", name, len);
+    rl_map_source *s = calloc(1, sizeof *s);
+    if (!s || !(s->name = rl_map_strdup(name))) {
+        rl_map_source_free(s);
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    s->format = format;
+    rl_sha256(data, len, s->source_sha256);
+    *src = s;
+    return RL_OK;
+}
+
 int rl_map_source_warn(rl_map_source *src, bool quiet, const char *fmt, ...)
 {
     char line[512];

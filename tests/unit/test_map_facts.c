@@ -339,6 +339,8 @@ static void test_mapping_example(void **state)
         check_osm_counts(&l, f);
         check_realigned(&l, f);
         check_geometry(&l, get(f, "geometry_aligned"), projs[k].key);
+        for (size_t i = 0; i < l.src->num_warnings; i++) /* real lat/lon: lanes of metres */
+            assert_null(strstr(l.src->warnings[i], "wider than"));
         /* Union facts are LTP only (raster 0.25 m; README: 19595 +- 5). */
         if (k == 0)
             check_info(&l, get(f, "geometry_aligned"), 19595, 6);
@@ -403,6 +405,21 @@ static void test_lab_reduced(void **state)
     /* AUTO reads these metres as lat/lon near the default origin: a different frame. */
     l = load_map(shared, "lab_reduced.osm", RL_MAP_PROJ_AUTO, true);
     assert_int_equal(l.src->projection, RL_MAP_PROJ_LTP);
+    /* Its 0.15 m lanes become 0.15 degree (km) wide ones: a warning names the file and
+     * suggests the metric projection. */
+    size_t wide = 0;
+    for (size_t i = 0; i < l.src->num_warnings; i++)
+        if (strstr(l.src->warnings[i], "wider than")) {
+            wide++;
+            assert_non_null(strstr(l.src->warnings[i], "lab_reduced.osm"));
+            assert_non_null(strstr(l.src->warnings[i], "128 of 128 lanelets"));
+            assert_non_null(strstr(l.src->warnings[i], "--projection metric"));
+        }
+    assert_int_equal(wide, 1);
+    unload(&l);
+    l = load_map(shared, "lab_reduced.osm", RL_MAP_PROJ_METRIC, true);
+    for (size_t i = 0; i < l.src->num_warnings; i++)
+        assert_null(strstr(l.src->warnings[i], "wider than"));
     unload(&l);
     json_object_put(f);
 }

@@ -405,6 +405,29 @@ static const char osm_two[] =
     "<relation id='80'><member type='relation' ref='5' role='refers'/>"
     "<tag k='type' v='regulatory_element'/><tag k='subtype' v='traffic_light'/></relation>\n";
 
+/* osm_two's lanes are 1 m wide in metres; read as lat/lon, 1 degree of latitude (about
+ * 111 km) wide: one warning naming the file and suggesting the metric projection. */
+static void test_absurd_width_warning(void **state)
+{
+    (void)state;
+    rl_map_source *src = NULL;
+    assert_int_equal(read_osm(osm_two, &src, RL_MAP_PROJ_LTP), RL_OK);
+    size_t wide = 0;
+    for (size_t i = 0; i < src->num_warnings; i++)
+        if (strstr(src->warnings[i], "wider than 100 m")) {
+            wide++;
+            assert_non_null(strstr(src->warnings[i], "t.osm: 2 of 2 lanelets"));
+            assert_non_null(strstr(src->warnings[i], "--projection metric"));
+        }
+    assert_int_equal(wide, 1);
+    rl_map_source_free(src);
+    src = NULL;
+    assert_int_equal(read_osm(osm_two, &src, RL_MAP_PROJ_METRIC), RL_OK);
+    for (size_t i = 0; i < src->num_warnings; i++)
+        assert_null(strstr(src->warnings[i], "wider than"));
+    rl_map_source_free(src);
+}
+
 static void test_lanelet2_rules(void **state)
 {
     (void)state;
@@ -553,7 +576,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),     cmocka_unit_test(test_boxes),
         cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_runtime_format),
-        cmocka_unit_test(test_lanelet2_rules), cmocka_unit_test(test_reader_errors),
+        cmocka_unit_test(test_lanelet2_rules),
+        cmocka_unit_test(test_absurd_width_warning), cmocka_unit_test(test_reader_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
