@@ -12,6 +12,7 @@
 #include "runlab/lab.h"
 #include "runlab/mcap.h"
 #include "runlab/time.h"
+#include "bench_util.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -238,18 +239,6 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     return ph;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int run_size(int size, const char *tmp)
 {
     rl_lab_client *cl = NULL;
@@ -312,9 +301,9 @@ static int run_size(int size, const char *tmp)
         printf("lab %6d B: medians of %d pairs: ddsperf sub %9.0f samples/s (lost %llu) | "
                "recorder %9.0f samples/s = %5.1f %% of ddsperf (lost %llu: %s); CPU s per "
                "million samples: recorder %.2f, ddsperf sub %.2f\n",
-               size, REPS, median(sub_rate, REPS), sub_lost, median(rec_rate, REPS),
-               100 * median(ratio, REPS), rec_lost, rec_lost ? "LOSS" : "zero loss",
-               median(rec_cpu, REPS), median(sub_cpu, REPS));
+               size, REPS, bench_median(sub_rate, REPS), sub_lost, bench_median(rec_rate, REPS),
+               100 * bench_median(ratio, REPS), rec_lost, rec_lost ? "LOSS" : "zero loss",
+               bench_median(rec_cpu, REPS), bench_median(sub_cpu, REPS));
     return rc;
 }
 

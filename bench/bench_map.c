@@ -6,6 +6,7 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/map.h"
+#include "bench_util.h"
 
 #include <expat.h>
 #include <math.h>
@@ -22,18 +23,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -83,7 +72,7 @@ static void bench_points(const rl_map *m)
         inside = n;
         sink += n + nb;
     }
-    double a = median(idx_rate, RUNS), b = median(brute_rate, RUNS);
+    double a = bench_median(idx_rate, RUNS), b = bench_median(brute_rate, RUNS);
     printf("map points: %d uniform in the CPM lab map's bbox, %.0f%% on lanelets\n", POINTS,
            100.0 * (double)inside / POINTS);
     printf("map point-in-drivable (indexed): %.1f M queries/s (median of %d)\n", a / 1e6, RUNS);
@@ -103,7 +92,7 @@ static void bench_points(const rl_map *m)
     }
     printf("map where_is (signed distance, the same uniform points): %.2f us per call (median of "
            "%d)\n",
-           median(where_us, RUNS), RUNS);
+           bench_median(where_us, RUNS), RUNS);
     free(xy);
 }
 
@@ -152,7 +141,7 @@ static void bench_footprints(const rl_map *m)
             yes = n;
         }
         printf("map footprint-inside, %s (%.0f%% inside): %.2f M queries/s (median of %d)\n",
-               sets[s].name, 100.0 * yes / BOXES, median(rate, RUNS) / 1e6, RUNS);
+               sets[s].name, 100.0 * yes / BOXES, bench_median(rate, RUNS) / 1e6, RUNS);
     }
     /* Baseline: the same footprints by corners and 1 mm samples of the edges, brute force. */
     double rate[RUNS];
@@ -175,7 +164,7 @@ static void bench_footprints(const rl_map *m)
         sink += n;
     }
     printf("map footprint-inside baseline (brute-force samples every ~1 mm): %.4f M queries/s\n",
-           median(rate, RUNS) / 1e6);
+           bench_median(rate, RUNS) / 1e6);
     free(lane);
     free(centred);
     free(any);
@@ -213,7 +202,7 @@ static void bench_compile(const char *osm)
         rl_map_source_free(src);
         free(out);
     }
-    double a = median(parse, RUNS), b = median(compile, RUNS);
+    double a = bench_median(parse, RUNS), b = bench_median(compile, RUNS);
     printf("map compile mapping_example.osm (%zu KB -> %zu KB): %.1f ms (median of %d)\n",
            len >> 10, bytes >> 10, b * 1e3, RUNS);
     printf("map expat parse alone of the same file: %.1f ms; compile / parse: %.1fx\n", a * 1e3,
@@ -248,7 +237,7 @@ static void bench_open(const char *xml)
         t[r] = now_s() - t0;
     }
     printf("map open runtime map (CPM lab, %zu KB, mmap + CRC + checks): %.3f ms (median of %d)\n",
-           len >> 10, median(t, RUNS * 20) * 1e3, RUNS * 20);
+           len >> 10, bench_median(t, RUNS * 20) * 1e3, RUNS * 20);
     rl_fs_remove_tree(dir);
     rl_map_source_free(src);
     free(bytes);

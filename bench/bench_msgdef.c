@@ -12,6 +12,7 @@
 #include "runlab/fs.h"
 #include "runlab/mcap.h"
 #include "runlab/msgdef.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +45,6 @@ static double clock_s(clockid_t id)
     struct timespec ts;
     clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static void die(const char *what)
@@ -153,8 +148,8 @@ static double time_decode(const set *s, int mode, double *cpu)
     free(buf);
     if (sink == 42.0)
         printf("(unlikely)\n");
-    qsort(t, RUNS, sizeof t[0], cmp_double);
-    qsort(c, RUNS, sizeof c[0], cmp_double);
+    qsort(t, RUNS, sizeof t[0], bench_cmp_double);
+    qsort(c, RUNS, sizeof c[0], bench_cmp_double);
     *cpu = c[RUNS / 2];
     return t[RUNS / 2];
 }

@@ -1,6 +1,6 @@
-/* Helpers shared by the benchmark programs (bench_csv, bench_mcap, bench_runs, bench_zstd):
- * the monotonic clock, medians, CPU time and this process's resident memory. Header-only
- * (static inline) so each bench stays one program built from one source. */
+/* Helpers shared by the benchmark programs: the monotonic clock, medians, CPU time and
+ * this process's resident memory. Header-only (static inline) so each bench stays one
+ * program built from one source. */
 #ifndef RL_BENCH_UTIL_H
 #define RL_BENCH_UTIL_H
 
