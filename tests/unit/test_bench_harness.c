@@ -404,6 +404,30 @@ static void test_resume_keeps_every_sample(void **state)
     rl_test_tmpdir_free(tmp);
 }
 
+/* The request's limits at their boundaries: max_mem and max_time must be above 0, grace
+ * may be 0; each refusal names the field (nothing runs). */
+static void test_request_bounds(void **state)
+{
+    (void)state;
+    rl_bench *b = make_bench(false);
+    rl_bench_request req;
+    request(&req, 1, SHORT_MAX_TIME);
+    req.max_mem = 0;
+    assert_int_equal(rl_bench_execute(b, &req), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "max_mem 0: must be > 0 MB"));
+    req.max_mem = -1;
+    assert_int_equal(rl_bench_execute(b, &req), RL_EINVAL);
+    request(&req, 1, SHORT_MAX_TIME);
+    req.max_time = 0;
+    assert_int_equal(rl_bench_execute(b, &req), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "max_time 0: must be > 0 seconds"));
+    request(&req, 1, SHORT_MAX_TIME);
+    req.grace = -0.001;
+    assert_int_equal(rl_bench_execute(b, &req), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "grace"));
+    rl_bench_free(b);
+}
+
 static void test_bad_names(void **state)
 {
     (void)state;
@@ -432,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_bad_planners), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_resume),       cmocka_unit_test(test_run_count_zero),
         cmocka_unit_test(test_resume_keeps_every_sample), cmocka_unit_test(test_bad_names),
+        cmocka_unit_test(test_request_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
