@@ -230,6 +230,64 @@ static void test_late_observation_fails_obs(void **state)
     rl_test_tmpdir_free(root);
 }
 
+/* The status of `metric/check` of `vehicle` with the one setting `key: v` of `metric`'s
+ * section as the configuration override. */
+static rl_eval_status status_with(const char *root, const char *dir, const char *key, double v,
+                                  const char *metric, const char *check, int vehicle)
+{
+    char cfg[PATH_MAX], text[256];
+    snprintf(cfg, sizeof cfg, "%s/limit.yaml", root);
+    int n = snprintf(text, sizeof text, "%s:\n  %s: %.17g\n", metric, key, v);
+    rl_test_write_file(cfg, text, (size_t)n);
+    rl_eval_result r;
+    evaluate(dir, cfg, &r);
+    rl_eval_status st = find_check(&r, metric, check, vehicle)->status;
+    rl_eval_result_free(&r);
+    return st;
+}
+
+/* A maximum at its boundary: the limit set to the measured value itself passes, one ulp
+ * below fails, one ulp above passes. */
+static void max_boundary(const char *root, const char *dir, const char *key, const char *metric,
+                         const char *check, int vehicle)
+{
+    rl_eval_result r;
+    evaluate(dir, NULL, &r);
+    double v = find_check(&r, metric, check, vehicle)->value;
+    rl_eval_result_free(&r);
+    rl_eval_status at = status_with(root, dir, key, v, metric, check, vehicle);
+    rl_eval_status below = status_with(root, dir, key, nextafter(v, -INFINITY), metric, check, vehicle);
+    rl_eval_status above = status_with(root, dir, key, nextafter(v, INFINITY), metric, check, vehicle);
+    if (at != RL_EVAL_PASS || below != RL_EVAL_FAIL || above != RL_EVAL_PASS)
+        fail_msg("%s/%s of vehicle %d, value %.17g: limit at it %s, one ulp below %s, above %s",
+                 metric, check, vehicle, v, rl_eval_status_name(at), rl_eval_status_name(below),
+                 rl_eval_status_name(above));
+}
+
+static void test_limits_at_their_boundaries(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir(), *dir = make_dir(root, "limits");
+    synth_opts o = {.vehicles = 2, .ticks = 300, .lead_ticks = 25, .speed = speeding_2_to_3,
+                    .obs_delay_ticks = 10};
+    synth_ok(dir, &o);
+    max_boundary(root, dir, "max_speed", "states_speed", "speed", 2);
+    max_boundary(root, dir, "max_age", "obs", "age", 2);
+    /* min_samples: exactly as many messages as required is enough, one more required is
+     * INSUFFICIENT. */
+    rl_eval_result r;
+    evaluate(dir, NULL, &r);
+    double count = find_check(&r, "topic_sanity", "state count", 1)->value;
+    rl_eval_result_free(&r);
+    assert_true(count > 10);
+    assert_int_equal(status_with(root, dir, "min_samples", count,
+                                 "topic_sanity", "state count", 1), RL_EVAL_PASS);
+    assert_int_equal(status_with(root, dir, "min_samples", count + 1,
+                                 "topic_sanity", "state count", 1), RL_EVAL_INSUFFICIENT);
+    free(dir);
+    rl_test_tmpdir_free(root);
+}
+
 static void test_schema_without_field(void **state)
 {
     (void)state;
@@ -514,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_clean_run_passes),
         cmocka_unit_test(test_speeding_fails_states_speed),
         cmocka_unit_test(test_late_observation_fails_obs),
+        cmocka_unit_test(test_limits_at_their_boundaries),
         cmocka_unit_test(test_schema_without_field),
         cmocka_unit_test(test_missing_topic),
         cmocka_unit_test(test_stalled_topic),
