@@ -272,7 +272,9 @@ static void test_limits_at_their_boundaries(void **state)
                     .obs_delay_ticks = 10};
     synth_ok(dir, &o);
     max_boundary(root, dir, "max_speed", "states_speed", "speed", 2);
+    max_boundary(root, dir, "max_acceleration", "states_speed", "acceleration", 2);
     max_boundary(root, dir, "max_age", "obs", "age", 2);
+    max_boundary(root, dir, "max_distance", "obs", "distance", 2);
     /* min_samples: exactly as many messages as required is enough, one more required is
      * INSUFFICIENT. */
     rl_eval_result r;
