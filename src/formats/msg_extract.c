@@ -604,19 +604,21 @@ static int walk_union(ex_run *r, const ex_node *n, const rl_msg_type *ty, int fi
         if (&ty->members[c->sel] != active)
             continue;
         size_t saved = cdr_push_name(d, active->name);
-        rc = walk(r, c, finish && f.body_end == SIZE_MAX);
+        rc = walk(r, c, finish);
         cdr_pop(d, saved);
         if (rc != RL_OK)
             return rc;
         walked = 1;
     }
-    if (finish && f.body_end != SIZE_MAX) {
-        cdr_frame_close(d, &f);
-    } else if (finish && active && !walked) {
+    /* The decoder reads a union's active member whole, DHEADER or not (and so fails on a bad
+     * one): when something later is needed, so does this. */
+    if (finish && active && !walked) {
         size_t saved = cdr_push_name(d, active->name);
         rc = cdr_skip_value(d, active->type);
         cdr_pop(d, saved);
     }
+    if (rc == RL_OK && finish && f.body_end != SIZE_MAX)
+        cdr_frame_close(d, &f);
     return rc;
 }
 
