@@ -54,6 +54,7 @@ def restore_leftovers():
             if name.endswith(BACKUP_SUFFIX):
                 orig = os.path.join(dirpath, name)
                 shutil.move(orig, orig[: -len(BACKUP_SUFFIX)])
+                os.utime(orig[: -len(BACKUP_SUFFIX)])  # newer than the mutant's objects
                 print(f"mutate: restored {orig[:-len(BACKUP_SUFFIX)]} from an interrupted run")
 
 
@@ -164,6 +165,9 @@ def main():
                 verdict = "SURVIVED"
         finally:
             shutil.move(backup, path)
+            # The backup kept the original's time, older than the objects just built from
+            # the mutant: without a new time the next build would keep this mutant in.
+            os.utime(path)
         print(f"mutate: [{i}/{len(mutants)}] {m['id']}: {verdict} "
               f"({time.monotonic() - t0:.0f} s)", flush=True)
     # Leave the build tree matching the source again.
