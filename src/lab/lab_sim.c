@@ -32,6 +32,7 @@
 #define CHASE_SPEED_MAX 2.8 /* m/s: a chaser stays under the evaluation's 3.0 m/s */
 #define MIN_SPACING 0.5     /* m between vehicles sharing a route */
 #define EXTERNAL_HOLD_NS 500000000ll /* a speed/direct command drives this long */
+#define PATH_END_HOLD_NS 1000000000ll /* a path's end is held this long */
 #define LATE_OBSERVATION_S 0.5
 /* Rear axle to the centre of the rectangle. */
 #define AXLE_TO_CENTRE (RL_LAB_CAR_LENGTH / 2 - RL_LAB_CAR_REAR_OVERHANG)
@@ -423,18 +424,14 @@ void lab_sim_plan(lab_sim *s, size_t i, double t, int64_t start_ns,
     m->trajectory_points._length = m->trajectory_points._maximum = c->n;
 }
 
-void lab_sim_take_command(lab_sim *s, size_t i, const runlab_msgs_msg_dds__VehicleCommandTrajectory_ *m,
-                          int64_t now_ns)
+/* Queues `pts` (taken) as vehicle `i`'s command from outside: the built-in planner's
+ * commands give way at once, also those valid later; the vehicle follows the outside
+ * commands until the last point's stamp. */
+static void take_external_points(lab_sim *s, size_t i, int64_t valid_after,
+                                 runlab_msgs_msg_dds__TrajectoryPoint_ *pts, uint32_t n,
+                                 int64_t now_ns)
 {
     sim_vehicle *v = &s->veh[i];
-    uint32_t n = m->trajectory_points._length;
-    if (!n || n > 100000)
-        return;
-    runlab_msgs_msg_dds__TrajectoryPoint_ *pts = malloc(n * sizeof *pts);
-    if (!pts)
-        return;
-    memcpy(pts, m->trajectory_points._buffer, n * sizeof *pts);
-    /* The built-in planner's commands give way at once, also those valid later. */
     size_t kept = 0;
     for (size_t k = 0; k < v->queued; k++) {
         if (v->queue[k].external)
@@ -443,10 +440,76 @@ void lab_sim_take_command(lab_sim *s, size_t i, const runlab_msgs_msg_dds__Vehic
             free(v->queue[k].pts);
     }
     v->queued = kept;
-    queue_push(v, (int64_t)m->header.valid_after_stamp, pts, n)->external = 1;
+    queue_push(v, valid_after, pts, n)->external = 1;
     int64_t until = (int64_t)pts[n - 1].t;
     v->external = 1;
     v->external_until = until > now_ns ? until : now_ns;
+}
+
+void lab_sim_take_command(lab_sim *s, size_t i, const runlab_msgs_msg_dds__VehicleCommandTrajectory_ *m,
+                          int64_t now_ns)
+{
+    uint32_t n = m->trajectory_points._length;
+    if (!n || n > SIM_MAX_EXTERNAL_POINTS)
+        return;
+    runlab_msgs_msg_dds__TrajectoryPoint_ *pts = malloc(n * sizeof *pts);
+    if (!pts)
+        return;
+    memcpy(pts, m->trajectory_points._buffer, n * sizeof *pts);
+    take_external_points(s, i, (int64_t)m->header.valid_after_stamp, pts, n, now_ns);
+}
+
+uint32_t lab_sim_path_points(const runlab_msgs_msg_dds__VehicleCommandPathTracking_ *m,
+                             runlab_msgs_msg_dds__TrajectoryPoint_ *pts)
+{
+    const runlab_msgs_msg_dds__PathPoint_ *path = m->path._buffer;
+    uint32_t n = m->path._length, out = 0;
+    double speed = m->speed;
+    if (!n || n > SIM_MAX_EXTERNAL_POINTS || !(speed > 0) || !isfinite(speed))
+        return 0;
+    const int64_t t0 = (int64_t)m->header.valid_after_stamp;
+    double s_last = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const runlab_msgs_msg_dds__PathPoint_ *p = &path[k];
+        if (!isfinite(p->s) || !isfinite(p->pose.x) || !isfinite(p->pose.y) ||
+            !isfinite(p->pose.yaw))
+            return 0;
+        /* A point that does not advance along the path would need an infinite speed. */
+        if (out && !(p->s > s_last))
+            continue;
+        double dt = (p->s - (out ? s_last : p->s)) / speed;
+        int64_t t = out ? (int64_t)pts[out - 1].t + (int64_t)llround(dt * 1e9) : t0;
+        pts[out++] = (runlab_msgs_msg_dds__TrajectoryPoint_){
+            .t = (uint64_t)t, .px = p->pose.x, .py = p->pose.y,
+            .vx = speed * cos(p->pose.yaw), .vy = speed * sin(p->pose.yaw)};
+        s_last = p->s;
+    }
+    /* The path ends at a stand, held for a while before the built-in planner takes over
+       again (as a speed or direct command is held): a last point repeated. */
+    if (out) {
+        pts[out - 1].vx = pts[out - 1].vy = 0;
+        pts[out] = pts[out - 1];
+        pts[out].t += PATH_END_HOLD_NS;
+        out++;
+    }
+    return out;
+}
+
+void lab_sim_take_path(lab_sim *s, size_t i,
+                       const runlab_msgs_msg_dds__VehicleCommandPathTracking_ *m, int64_t now_ns)
+{
+    uint32_t n = m->path._length;
+    if (!n || n > SIM_MAX_EXTERNAL_POINTS)
+        return;
+    runlab_msgs_msg_dds__TrajectoryPoint_ *pts = malloc(((size_t)n + 1) * sizeof *pts);
+    if (!pts)
+        return;
+    n = lab_sim_path_points(m, pts);
+    if (!n) {
+        free(pts);
+        return;
+    }
+    take_external_points(s, i, (int64_t)m->header.valid_after_stamp, pts, n, now_ns);
 }
 
 void lab_sim_take_external(lab_sim *s, size_t i, int kind, int64_t valid_after, double a,

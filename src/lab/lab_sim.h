@@ -43,6 +43,8 @@ int sim_routes_from_waypoints(const double *xy, size_t n, sim_routes *out);
 void sim_routes_free(sim_routes *r);
 
 enum { SIM_CMD_POINTS = 11, SIM_CMD_QUEUE = 4 };
+/* The most points a command from outside may hold (a larger one is dropped). */
+#define SIM_MAX_EXTERNAL_POINTS 100000u
 
 /* A trajectory command as the vehicle keeps it (points owned here, not by a message). */
 typedef struct sim_command {
@@ -115,6 +117,17 @@ void lab_sim_plan(lab_sim *s, size_t i, double t, int64_t start_ns,
 /* Hands vehicle `i` a command from outside (copied). `now_ns` is when it arrived. */
 void lab_sim_take_command(lab_sim *s, size_t i, const runlab_msgs_msg_dds__VehicleCommandTrajectory_ *m,
                           int64_t now_ns);
+/* The timed trajectory a path-tracking command stands for: the first point at the command's
+ * valid-after stamp, the next ones as far apart in time as their arc lengths at the
+ * commanded speed, velocities along each pose's yaw, zero at the last point, which is then
+ * held for 1 s. Points whose `s` does not increase are skipped. `pts` holds path._length + 1
+ * points; returns how many were
+ * written, 0 for an empty or non-finite path or a speed not above zero (no command). */
+uint32_t lab_sim_path_points(const runlab_msgs_msg_dds__VehicleCommandPathTracking_ *m,
+                             runlab_msgs_msg_dds__TrajectoryPoint_ *pts);
+/* Hands vehicle `i` a path-tracking command from outside as lab_sim_path_points makes it. */
+void lab_sim_take_path(lab_sim *s, size_t i,
+                       const runlab_msgs_msg_dds__VehicleCommandPathTracking_ *m, int64_t now_ns);
 void lab_sim_take_external(lab_sim *s, size_t i, int kind, int64_t valid_after, double a,
                            double b, int64_t now_ns);
 

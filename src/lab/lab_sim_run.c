@@ -36,7 +36,7 @@ static uint64_t command_every(const rl_lab_sim_options *o)
 
 /* ---- on DDS ----------------------------------------------------------------------------- */
 
-enum { CMD_TRAJECTORY = 0, CMD_SPEED_CURVATURE, CMD_DIRECT, CMD_KINDS };
+enum { CMD_TRAJECTORY = 0, CMD_PATH_TRACKING, CMD_SPEED_CURVATURE, CMD_DIRECT, CMD_KINDS };
 
 typedef struct sim_dds {
     dds_entity_t pp, ready, trigger;
@@ -44,10 +44,11 @@ typedef struct sim_dds {
     dds_entity_t *cmd_in;                /* per vehicle and kind */
 } sim_dds;
 
-static const char *const cmd_topic[CMD_KINDS] = {"command_trajectory", "command_speed_curvature",
-                                                 "command_direct"};
+static const char *const cmd_topic[CMD_KINDS] = {"command_trajectory", "command_path_tracking",
+                                                 "command_speed_curvature", "command_direct"};
 static const dds_topic_descriptor_t *const cmd_desc[CMD_KINDS] = {
     &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc,
+    &runlab_msgs_msg_dds__VehicleCommandPathTracking__desc,
     &runlab_msgs_msg_dds__VehicleCommandSpeedCurvature__desc,
     &runlab_msgs_msg_dds__VehicleCommandDirect__desc};
 
@@ -86,7 +87,7 @@ static int sim_dds_open(sim_dds *d, int domain, int vehicles)
                                        &runlab_msgs_msg_dds__VehicleState__desc, q, 1);
         d->obs[k] = vehicle_endpoint(d->pp, k + 1, "observation",
                                      &runlab_msgs_msg_dds__VehicleObservation__desc, q, 1);
-        d->cmd_out[k] = vehicle_endpoint(d->pp, k + 1, cmd_topic[0], cmd_desc[0], q, 1);
+        d->cmd_out[k] = vehicle_endpoint(d->pp, k + 1, cmd_topic[CMD_TRAJECTORY], cmd_desc[CMD_TRAJECTORY], q, 1);
         dds_entity_t bad = d->state[k] < 0 ? d->state[k] : d->obs[k] < 0 ? d->obs[k] : d->cmd_out[k];
         for (int c = 0; c < CMD_KINDS; c++) {
             dds_entity_t r = vehicle_endpoint(d->pp, k + 1, cmd_topic[c], cmd_desc[c], rq, 0);
@@ -162,6 +163,8 @@ static void take_commands(sim_dds *d, lab_sim *s, int k, int64_t now, int drivin
                     continue;
                 if (c == CMD_TRAJECTORY) {
                     lab_sim_take_command(s, (size_t)k, samples[i], now);
+                } else if (c == CMD_PATH_TRACKING) {
+                    lab_sim_take_path(s, (size_t)k, samples[i], now);
                 } else if (c == CMD_SPEED_CURVATURE) {
                     const runlab_msgs_msg_dds__VehicleCommandSpeedCurvature_ *m = samples[i];
                     lab_sim_take_external(s, (size_t)k, 1, (int64_t)m->header.valid_after_stamp,

@@ -661,8 +661,11 @@ static void test_dds_external_commands(void **state)
     tp = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleCommandTrajectory__desc,
                           "rt/vehicle/1/command_trajectory", NULL, NULL);
     dds_entity_t cmd = dds_create_writer(pp, tp, q, NULL);
+    tp = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleCommandPathTracking__desc,
+                          "rt/vehicle/1/command_path_tracking", NULL, NULL);
+    dds_entity_t path_cmd = dds_create_writer(pp, tp, q, NULL);
     dds_delete_qos(q);
-    assert_true(states > 0 && cmd > 0);
+    assert_true(states > 0 && cmd > 0 && path_cmd > 0);
 
     rl_lab_client *cl = NULL;
     if (rl_lab_client_new(&cl, domain) < 0)
@@ -674,6 +677,13 @@ static void test_dds_external_commands(void **state)
     dds_publication_matched_status_t pm = {0};
     for (int64_t end = rl_mono_ns() + LONG_NS; rl_mono_ns() < end && pm.current_count < 1;) {
         dds_get_publication_matched_status(cmd, &pm);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(pm.current_count >= 1);
+    pm.current_count = 0;
+    for (int64_t end = rl_mono_ns() + LONG_NS; rl_mono_ns() < end && pm.current_count < 1;) {
+        dds_get_publication_matched_status(path_cmd, &pm);
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
@@ -722,6 +732,49 @@ static void test_dds_external_commands(void **state)
             fastest = fmax(fastest, seen[i].speed);
     if (!(fastest > 0.5))
         fail_msg("after the commands: fastest %.2f m/s", fastest);
+
+    /* A path tracking command: straight on along its direction of travel, 1.2 m at 0.4 m/s
+       (3 s), then a stand at the path's end for 1 s. */
+    double dx = seen[n - 1].x - seen[n - 6].x, dy = seen[n - 1].y - seen[n - 6].y;
+    double len = hypot(dx, dy);
+    assert_true(len > 0.01);
+    double yaw = atan2(dy, dx);
+    from = rl_time_now_ns();
+    runlab_msgs_msg_dds__PathPoint_ path[13];
+    for (int k = 0; k < 13; k++)
+        path[k] = (runlab_msgs_msg_dds__PathPoint_){
+            .pose = {.x = seen[n - 1].x + 0.1 * k * dx / len, .y = seen[n - 1].y + 0.1 * k * dy / len,
+                     .yaw = yaw},
+            .s = 0.1 * k};
+    double ex = path[12].pose.x, ey = path[12].pose.y;
+    runlab_msgs_msg_dds__VehicleCommandPathTracking_ pc = {
+        .header = {.create_stamp = (uint64_t)from, .valid_after_stamp = (uint64_t)from},
+        .vehicle_id = 1,
+        .path = {._maximum = 13, ._length = 13, ._buffer = path, ._release = false},
+        .speed = 0.4};
+    assert_int_equal(dds_write(path_cmd, &pc), DDS_RETCODE_OK);
+    int64_t path_end = from + 3000000000ll;
+    before = n;
+    n = take_states(states, seen, 4096, n, path_end + 1000000000ll);
+    int on_path = 0, at_end = 0;
+    for (size_t i = before; i < n; i++) {
+        double t = (double)(seen[i].stamp - from) / 1e9;
+        /* Off the line: the distance across the direction of travel. */
+        double across = fabs((seen[i].x - path[0].pose.x) * dy / len -
+                             (seen[i].y - path[0].pose.y) * dx / len);
+        if (t >= 1.5 && t <= 2.5) {
+            on_path++;
+            if (!(fabs(seen[i].speed - 0.4) < 0.15 && across < 0.3))
+                fail_msg("path tracking: at %.2f s speed %.3f, %.3f m off the path", t,
+                         seen[i].speed, across);
+        } else if (t >= 3.6 && t <= 4.0) {
+            at_end++;
+            if (!(seen[i].speed < 0.05 && hypot(seen[i].x - ex, seen[i].y - ey) < 0.5))
+                fail_msg("path end: at %.2f s speed %.3f, %.3f m from the end", t, seen[i].speed,
+                         hypot(seen[i].x - ex, seen[i].y - ey));
+        }
+    }
+    assert_true(on_path > 0 && at_end > 0);
     assert_int_equal(rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns()), RL_OK);
     pthread_join(tid, NULL);
     assert_int_equal(st.rc, RL_OK);
