@@ -232,18 +232,37 @@ static void test_late_observation_fails_obs(void **state)
 
 /* The status of `metric/check` of `vehicle` with the one setting `key: v` of `metric`'s
  * section as the configuration override. */
-static rl_eval_status status_with(const char *root, const char *dir, const char *key, double v,
-                                  const char *metric, const char *check, int vehicle)
+/* The status of a check evaluated with the configuration `yaml`. */
+static rl_eval_status status_with_yaml(const char *root, const char *dir, const char *yaml,
+                                       const char *metric, const char *check, int vehicle)
 {
-    char cfg[PATH_MAX], text[256];
+    char cfg[PATH_MAX];
     snprintf(cfg, sizeof cfg, "%s/limit.yaml", root);
-    int n = snprintf(text, sizeof text, "%s:\n  %s: %.17g\n", metric, key, v);
-    rl_test_write_file(cfg, text, (size_t)n);
+    rl_test_write_file(cfg, yaml, strlen(yaml));
     rl_eval_result r;
     evaluate(dir, cfg, &r);
     rl_eval_status st = find_check(&r, metric, check, vehicle)->status;
     rl_eval_result_free(&r);
     return st;
+}
+
+static rl_eval_status status_with(const char *root, const char *dir, const char *key, double v,
+                                  const char *metric, const char *check, int vehicle)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s:\n  %s: %.17g\n", metric, key, v);
+    return status_with_yaml(root, dir, text, metric, check, vehicle);
+}
+
+/* topic_sanity's per-topic `key` of the state topic set to `v` (rate_tolerance `tol`). */
+static rl_eval_status state_topic_with(const char *root, const char *dir, const char *key,
+                                       double v, double tol, const char *check)
+{
+    char text[256];
+    snprintf(text, sizeof text,
+             "topic_sanity:\n  rate_tolerance: %.17g\n  topics:\n    state:\n      %s: %.17g\n",
+             tol, key, v);
+    return status_with_yaml(root, dir, text, "topic_sanity", check, 1);
 }
 
 /* A maximum at its boundary: the limit set to the measured value itself passes, one ulp
@@ -286,6 +305,46 @@ static void test_limits_at_their_boundaries(void **state)
                                  "topic_sanity", "state count", 1), RL_EVAL_PASS);
     assert_int_equal(status_with(root, dir, "min_samples", count + 1,
                                  "topic_sanity", "state count", 1), RL_EVAL_INSUFFICIENT);
+    /* topic_sanity's per-topic limits (nested keys): the largest gap and the stamp offset
+     * FAIL strictly above their maximum; the rate FAILs strictly below (1 - rate_tolerance)
+     * x rate_hz. */
+    evaluate(dir, NULL, &r);
+    double gap = find_check(&r, "topic_sanity", "state largest gap", 1)->value;
+    double offset = find_check(&r, "topic_sanity", "state stamp offset", 1)->value;
+    double rate = find_check(&r, "topic_sanity", "state rate", 1)->value;
+    rl_eval_result_free(&r);
+    /* The synthetic states are stamped when received: offset 0, its limit then -1 ulp. */
+    if (!(gap > 0 && offset >= 0 && rate > 40))
+        fail_msg("gap %g offset %g rate %g", gap, offset, rate);
+    static const char *const limit_keys[2] = {"max_gap", "max_stamp_offset"};
+    static const char *const limit_checks[2] = {"state largest gap", "state stamp offset"};
+    const double limit_values[2] = {gap, offset};
+    for (int k = 0; k < 2; k++) {
+        double v = limit_values[k];
+        rl_eval_status at = state_topic_with(root, dir, limit_keys[k], v, 0.1, limit_checks[k]);
+        rl_eval_status below = state_topic_with(root, dir, limit_keys[k], nextafter(v, -INFINITY),
+                                                0.1, limit_checks[k]);
+        rl_eval_status above = state_topic_with(root, dir, limit_keys[k], nextafter(v, INFINITY),
+                                                0.1, limit_checks[k]);
+        if (at != RL_EVAL_PASS || below != RL_EVAL_FAIL || above != RL_EVAL_PASS)
+            fail_msg("topic_sanity %s at %.17g: %s, below %s, above %s", limit_keys[k], v,
+                     rl_eval_status_name(at), rl_eval_status_name(below),
+                     rl_eval_status_name(above));
+    }
+    /* The expected rate equal to the measured one passes, one ulp more fails. */
+    assert_int_equal(state_topic_with(root, dir, "rate_hz", rate, 0, "state rate"), RL_EVAL_PASS);
+    assert_int_equal(state_topic_with(root, dir, "rate_hz", nextafter(rate, INFINITY), 0,
+                                      "state rate"), RL_EVAL_FAIL);
+    assert_int_equal(state_topic_with(root, dir, "rate_hz", nextafter(rate, -INFINITY), 0,
+                                      "state rate"), RL_EVAL_PASS);
+    /* Twice the measured rate with a tolerance of one half is exactly the measured rate; a
+     * tolerance a little smaller fails, a little larger passes. */
+    assert_int_equal(state_topic_with(root, dir, "rate_hz", 2 * rate, 0.5, "state rate"),
+                     RL_EVAL_PASS);
+    assert_int_equal(state_topic_with(root, dir, "rate_hz", 2 * rate, 0.5 - 1e-9, "state rate"),
+                     RL_EVAL_FAIL);
+    assert_int_equal(state_topic_with(root, dir, "rate_hz", 2 * rate, 0.5 + 1e-9, "state rate"),
+                     RL_EVAL_PASS);
     free(dir);
     rl_test_tmpdir_free(root);
 }

@@ -248,6 +248,110 @@ static void test_vehicle_collision(void **state)
     free_run(&run);
 }
 
+/* ---- thresholds at their boundaries ---------------------------------------------------- */
+
+/* The status of the check about vehicle `a` (or pair a-b) of metric `name` run with the
+ * settings `json_fmt` whose one '@' stands for `v`. */
+static rl_eval_status status_at(eval_run *run, const char *name, int (*fn)(eval_ctx *),
+                                const char *json_fmt, double v, int a, int b)
+{
+    char json[512];
+    const char *at = strchr(json_fmt, '@');
+    assert_non_null(at);
+    snprintf(json, sizeof json, "%.*s%.17g%s", (int)(at - json_fmt), json_fmt, v, at + 1);
+    struct eval_sink s;
+    run_metric(run, name, fn, json, &s);
+    rl_eval_status st = find(&s, a, b)->status;
+    eval_sink_clear(&s);
+    return st;
+}
+
+/* Each threshold set to the measured value itself, one ulp below and one ulp above it. */
+static void expect_three(eval_run *run, const char *name, int (*fn)(eval_ctx *),
+                         const char *json_fmt, double v, int a, int b, rl_eval_status at,
+                         rl_eval_status below, rl_eval_status above)
+{
+    rl_eval_status got[3] = {status_at(run, name, fn, json_fmt, v, a, b),
+                             status_at(run, name, fn, json_fmt, nextafter(v, -INFINITY), a, b),
+                             status_at(run, name, fn, json_fmt, nextafter(v, INFINITY), a, b)};
+    if (got[0] != at || got[1] != below || got[2] != above)
+        fail_msg("%s with %s, v = %.17g: at %s (want %s), below %s (want %s), above %s (want %s)",
+                 name, json_fmt, v, rl_eval_status_name(got[0]), rl_eval_status_name(at),
+                 rl_eval_status_name(got[1]), rl_eval_status_name(below),
+                 rl_eval_status_name(got[2]), rl_eval_status_name(above));
+}
+
+static void test_thresholds_at_their_boundaries(void **state)
+{
+    (void)state;
+    /* command_follow: vehicle 2 is 0.3 m off from 4.00 s to 6.00 s. FAIL needs a deviation
+     * above max_deviation (strictly) for at least min_duration. */
+    eval_run run = new_run();
+    add_vehicle(&run, 1, 0, 10, off_4_to_6);
+    add_command(&run.vehicles[0], -1, 0, 0, 10, 0);
+    struct eval_sink s;
+    run_metric(&run, "command_follow", eval_metric_command_follow, follow_json, &s);
+    const rl_eval_check *c = find(&s, 1, -1);
+    double worst = c->value, length = c->intervals[0][1] - c->intervals[0][0];
+    eval_sink_clear(&s);
+    NEAR(worst, 0.3, 1e-9);
+    NEAR(length, 2.0, 1e-9);
+    static const char *const dev_fmt =
+        "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
+        " \"max_deviation\": @, \"min_duration\": 0}";
+    expect_three(&run, "command_follow", eval_metric_command_follow, dev_fmt, worst, 1, -1,
+                 RL_EVAL_PASS, RL_EVAL_FAIL, RL_EVAL_PASS);
+    static const char *const dur_fmt =
+        "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
+        " \"max_deviation\": 0.15, \"min_duration\": @}";
+    expect_three(&run, "command_follow", eval_metric_command_follow, dur_fmt, length, 1, -1,
+                 RL_EVAL_FAIL, RL_EVAL_FAIL, RL_EVAL_PASS);
+    free_run(&run);
+
+    /* vehicle_collision: 1 parked, 3 parked 5 m away (a constant distance), 4 with poses for
+     * 2 s of the 10 s window. FAIL at a distance at or under min_distance; INSUFFICIENT
+     * when the poses cover less of the window than min_coverage. */
+    run = new_run();
+    add_vehicle(&run, 1, 0, 10, parked);
+    add_vehicle(&run, 3, 0, 10, far_away);
+    add_vehicle(&run, 4, 0, 2, parked);
+    run_metric(&run, "vehicle_collision", eval_metric_vehicle_collision, collision_json, &s);
+    double apart = find(&s, 1, 3)->value, cover = find(&s, 4, -1)->value;
+    eval_sink_clear(&s);
+    NEAR(apart, 5 - hypot(0.22, 0.107), 1e-9);
+    NEAR(cover, 0.2, 1e-9);
+    static const char *const dist_fmt =
+        "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25, \"length\": 0.22,"
+        " \"width\": 0.107, \"min_distance\": @, \"time_step\": 0.02, \"min_duration\": 0.0}";
+    expect_three(&run, "vehicle_collision", eval_metric_vehicle_collision, dist_fmt, apart, 1, 3,
+                 RL_EVAL_FAIL, RL_EVAL_PASS, RL_EVAL_FAIL);
+    /* Coverage: vehicle 4 judged alone (INSUFFICIENT) or paired with the others. */
+    static const char *const cover_fmt =
+        "{\"min_samples\": 10, \"min_coverage\": @, \"max_gap\": 0.25, \"length\": 0.22,"
+        " \"width\": 0.107, \"min_distance\": 0, \"time_step\": 0.02, \"min_duration\": 0.0}";
+    const double limits[3] = {cover, nextafter(cover, -INFINITY), nextafter(cover, INFINITY)};
+    const bool want_alone[3] = {false, false, true};
+    for (int k = 0; k < 3; k++) {
+        char json[512];
+        const char *at = strchr(cover_fmt, '@');
+        snprintf(json, sizeof json, "%.*s%.17g%s", (int)(at - cover_fmt), cover_fmt, limits[k],
+                 at + 1);
+        run_metric(&run, "vehicle_collision", eval_metric_vehicle_collision, json, &s);
+        bool alone = false, paired = false;
+        for (size_t i = 0; i < s.nchecks; i++) {
+            const rl_eval_check *x = &s.checks[i];
+            alone |= x->nvehicles == 1 && x->vehicles[0] == 4 &&
+                     x->status == RL_EVAL_INSUFFICIENT;
+            paired |= x->nvehicles == 2 && (x->vehicles[0] == 4 || x->vehicles[1] == 4);
+        }
+        eval_sink_clear(&s);
+        if (alone != want_alone[k] || paired == want_alone[k])
+            fail_msg("min_coverage %.17g, coverage %.17g: vehicle 4 %s", limits[k], cover,
+                     alone ? "INSUFFICIENT" : paired ? "paired" : "in no check");
+    }
+    free_run(&run);
+}
+
 /* ---- boundary_violation and lanelet_collision ------------------------------------------ */
 
 static void inside_square(double t, double *x, double *y, double *yaw)
@@ -384,6 +488,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_command_follow),
         cmocka_unit_test(test_vehicle_collision),
+        cmocka_unit_test(test_thresholds_at_their_boundaries),
         cmocka_unit_test(test_boundary_violation),
         cmocka_unit_test(test_lanelet_collision),
     };
