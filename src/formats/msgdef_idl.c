@@ -46,6 +46,7 @@ typedef struct idl_parser {
     size_t nsyms, csyms;
     char scope[MAX_NAME];
     int nest;
+    bool module_autoid_hash; /* @autoid(HASH) of the innermost module that says (XTypes 7.3.1.2.1.1) */
     int in_template; /* inside <...>: ">>" closes, it is no shift */
 } idl_parser;
 
@@ -57,7 +58,8 @@ typedef struct annots {
     int64_t value;
     int64_t bit_bound; /* @bit_bound; 0 none */
     char *default_value;
-    bool autoid_hash; /* @autoid(HASH) on a struct */
+    bool has_autoid;  /* @autoid on a struct or module */
+    bool autoid_hash; /* ... with HASH (else SEQUENTIAL) */
     bool has_hashid;  /* @hashid on a member: its id from `hashid`, or its name when empty */
     char hashid[MAX_NAME];
 } annots;
@@ -513,6 +515,7 @@ static int annotations(idl_parser *p, annots *a)
                 a->value = v;
             }
         } else if (strcmp(name, "autoid") == 0) {
+            a->has_autoid = true;
             a->autoid_hash = pn && memmem(pb, pn, "HASH", 4); /* else SEQUENTIAL */
         } else if (strcmp(name, "hashid") == 0) {
             a->has_hashid = true;
@@ -788,7 +791,8 @@ static int struct_def(idl_parser *p, const annots *ta)
                 break;
             rl_msg_member m = {.name = strdup(mname), .type = mt, .optional = a.optional, .key = a.key,
                                .id = a.has_id ? a.id : next_id};
-            if (!a.has_id && (a.has_hashid || ta->autoid_hash) &&
+            bool hashed = ta->has_autoid ? ta->autoid_hash : p->module_autoid_hash;
+            if (!a.has_id && (a.has_hashid || hashed) &&
                 (rc = hashed_member_id(a.has_hashid && a.hashid[0] ? a.hashid : mname, &m.id)) < 0) {
                 free((void *)m.name);
                 break;
@@ -1028,7 +1032,7 @@ static int const_def(idl_parser *p)
     return add_symbol(p, full, S_CONST, type, has_int, v);
 }
 
-static int module_def(idl_parser *p)
+static int module_def(idl_parser *p, const annots *ma)
 {
     char name[MAX_NAME];
     int rc = next(p);
@@ -1041,7 +1045,12 @@ static int module_def(idl_parser *p)
     if (scoped(p, name, inner) < 0)
         return perr(p, &p->tok, "name too long");
     memcpy(p->scope, inner, sizeof inner);
+    /* A module's @autoid holds for the structs inside it that do not say their own. */
+    bool saved_autoid = p->module_autoid_hash;
+    if (ma->has_autoid)
+        p->module_autoid_hash = ma->autoid_hash;
     rc = definitions(p, "}");
+    p->module_autoid_hash = saved_autoid;
     memcpy(p->scope, saved, sizeof saved);
     p->nest--;
     return rc < 0 ? rc : next(p);
@@ -1060,7 +1069,7 @@ static int definitions(idl_parser *p, const char *closing)
             return rc;
         free(a.default_value);
         if (is(p, "module"))
-            rc = module_def(p);
+            rc = module_def(p, &a);
         else if (is(p, "struct"))
             rc = struct_def(p, &a);
         else if (is(p, "enum"))

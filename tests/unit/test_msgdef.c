@@ -262,6 +262,25 @@ static void test_idl_autoid_hash(void **state)
     json_is(d, p, sizeof p, "{\"alpha\":-2,\"beta\":2.5,\"gamma\":3,\"delta\":4,\"eps\":9}");
     rl_msgdef_free(d);
     parse_fails("omgidl", "T", "struct T { @hashid(zeta) long a; };", "expected @hashid or @hashid(\"name\")");
+    /* @autoid on a module holds for every struct inside it, nested modules included, that
+     * does not say its own; ids as idlc 0.10.2 generates them for
+     *   @autoid(HASH) module m { module n { @mutable struct H { long alpha; double beta; }; };
+     *     @mutable @autoid(SEQUENTIAL) struct S { long alpha; double beta; }; };
+     * (DDS_OP_PLM operands 54728492, 13269912 for H; 0, 1 for S). */
+    static const char module_autoid[] =
+        "@autoid(HASH) module m { module n { @mutable struct H { long alpha; double beta; }; };\n"
+        "  @mutable @autoid(SEQUENTIAL) struct S { long alpha; double beta; }; };\n"
+        "module o { @mutable struct U { long alpha; double beta; }; };";
+    static const char *const roots[3] = {"m::n::H", "m::S", "o::U"};
+    static const uint32_t ids[3][2] = {{54728492u, 13269912u}, {0, 1}, {0, 1}};
+    for (int k = 0; k < 3; k++) {
+        d = parse_ok("omgidl", roots[k], module_autoid);
+        t = rl_msgdef_type(d, rl_msgdef_root(d));
+        assert_int_equal(t->nmembers, 2);
+        assert_int_equal(t->members[0].id, ids[k][0]);
+        assert_int_equal(t->members[1].id, ids[k][1]);
+        rl_msgdef_free(d);
+    }
 }
 
 /* XCDR2 appendable with an optional member: DHEADER, presence byte. */
