@@ -3,6 +3,7 @@
  * worked timeline, interpolated poses across gaps and the yaw wrap, rectangle distances
  * worked from the car's dimensions, intervals with gaps and minimum durations, and
  * footprints against a square with a notch and a one-lanelet map. */
+#include "one_lane_map.h"
 #include "rl_test.h"
 
 #include "eval/eval_geometry.h"
@@ -229,22 +230,9 @@ static void test_outside_polygon(void **state)
 static void test_outside_lanelets(void **state)
 {
     (void)state;
-    /* One CommonRoad lanelet [0,10] x [0,1]. */
-    const char *xml =
-        "<?xml version=\"1.0\"?>\n<commonRoad commonRoadVersion=\"2020a\" benchmarkID=\"T-1\">"
-        "<lanelet id=\"1\"><leftBound><point><x>0</x><y>1</y></point><point><x>10</x><y>1</y>"
-        "</point></leftBound><rightBound><point><x>0</x><y>0</y></point><point><x>10</x>"
-        "<y>0</y></point></rightBound></lanelet></commonRoad>\n";
-    rl_map_source *src;
-    rl_map_read_options o;
-    rl_map_read_options_init(&o);
-    o.quiet = true;
-    assert_int_equal(rl_commonroad_read_mem(xml, strlen(xml), "t.xml", &o, &src), RL_OK);
-    void *bytes;
-    size_t len;
-    rl_map *map;
-    assert_int_equal(rl_map_compile(src, NULL, &bytes, &len), RL_OK);
-    assert_int_equal(rl_map_open_mem(bytes, len, 0, &map), RL_OK);
+    one_lane_map m; /* one lanelet, [0,10] x [0,1] */
+    one_lane_map_open(&m);
+    rl_map *map = m.map;
     const double L = RL_EG_CAR_LENGTH, W = RL_EG_CAR_WIDTH;
     rl_map_box b = {5, 0.5, 0.3, L, W};
     NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 0);
@@ -254,9 +242,7 @@ static void test_outside_lanelets(void **state)
     NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 0.16);
     b = (rl_map_box){5, -1, M_PI / 2, L, W}; /* wholly outside: rear at y = -1.11 */
     NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 1.11);
-    rl_map_close(map);
-    free(bytes);
-    rl_map_source_free(src);
+    one_lane_map_close(&m);
 }
 
 int main(void)

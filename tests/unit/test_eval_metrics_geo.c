@@ -2,6 +2,7 @@
  * lanelet_collision) on synthetic decoded runs whose answers are worked by hand: which
  * vehicle fails, over which interval, with which value against which threshold, and when
  * a check is UNAVAILABLE, INSUFFICIENT or N/A. */
+#include "one_lane_map.h"
 #include "rl_test.h"
 
 #include "eval/eval_sink.h"
@@ -423,21 +424,9 @@ static void edge_5_to_6(double t, double *x, double *y, double *yaw)
 static void test_lanelet_collision(void **state)
 {
     (void)state;
-    const char *xml =
-        "<?xml version=\"1.0\"?>\n<commonRoad commonRoadVersion=\"2020a\" benchmarkID=\"T-1\">"
-        "<lanelet id=\"1\"><leftBound><point><x>0</x><y>1</y></point><point><x>10</x><y>1</y>"
-        "</point></leftBound><rightBound><point><x>0</x><y>0</y></point><point><x>10</x>"
-        "<y>0</y></point></rightBound></lanelet></commonRoad>\n";
-    rl_map_source *src;
-    rl_map_read_options o;
-    rl_map_read_options_init(&o);
-    o.quiet = true;
-    assert_int_equal(rl_commonroad_read_mem(xml, strlen(xml), "t.xml", &o, &src), RL_OK);
-    void *bytes;
-    size_t len;
-    rl_map *map;
-    assert_int_equal(rl_map_compile(src, NULL, &bytes, &len), RL_OK);
-    assert_int_equal(rl_map_open_mem(bytes, len, 0, &map), RL_OK);
+    one_lane_map m; /* one lanelet, [0,10] x [0,1] */
+    one_lane_map_open(&m);
+    rl_map *map = m.map;
 
     eval_run run = new_run();
     add_vehicle(&run, 1, 0, 10, mid_lane);
@@ -478,9 +467,7 @@ static void test_lanelet_collision(void **state)
     eval_sink_clear(&s);
 
     free_run(&run);
-    rl_map_close(map);
-    free(bytes);
-    rl_map_source_free(src);
+    one_lane_map_close(&m);
 }
 
 int main(void)
