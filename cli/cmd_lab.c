@@ -73,7 +73,8 @@ static void recorder_usage(FILE *out)
             "                   or idl_file: PATH}], lock_dir: DIR\n"
             "  --topic PATTERN  a further DDS topic pattern to record (repeatable)\n"
             "  -h, --help       this help\n\n"
-            "Prints the run directory as its last line when a run was prepared.\n"
+            "Prints each run's directory on a line of its own as that run ends (a run still\n"
+            "going at Ctrl-C ends INTERRUPTED and is printed last).\n"
             "Exit codes: 0 stopped cleanly, 1 could not start (e.g. another recorder), 2 usage.\n");
 }
 
@@ -221,16 +222,26 @@ int cmd_recorder(int argc, char **argv)
     }
     fprintf(stderr, "runlab recorder: serving DDS domain %d (pid %d); Ctrl-C stops\n", domain,
             (int)getpid());
-    while (!g_signal)
+    /* Each run's directory is printed once the run has ended, so that a script reading
+       the output line by line learns of every run while the node goes on serving. */
+    char run_dir[4096], printed[4096] = "";
+    while (!g_signal) {
         sleep_ms(50);
-    rl_record_status st;
-    rl_lab_recorder_status(node, &st);
-    char run_dir[4096];
-    snprintf(run_dir, sizeof run_dir, "%s", st.run_dir);
+        rl_record_state state = rl_lab_recorder_run(node, run_dir, sizeof run_dir);
+        if (run_dir[0] && strcmp(run_dir, printed) != 0 &&
+            (state == RL_RECORD_COMPLETE || state == RL_RECORD_INTERRUPTED ||
+             state == RL_RECORD_FAILED)) {
+            printf("%s\n", run_dir);
+            fflush(stdout);
+            snprintf(printed, sizeof printed, "%s", run_dir);
+        }
+    }
+    /* A run still going ends INTERRUPTED as the node stops. */
+    rl_lab_recorder_run(node, run_dir, sizeof run_dir);
     rl_lab_recorder_free(node);
     recorder_config_free(&cfg);
     cli_restore_signals(old);
-    if (run_dir[0])
+    if (run_dir[0] && strcmp(run_dir, printed) != 0)
         printf("%s\n", run_dir);
     return RL_EXIT_OK;
 }

@@ -113,6 +113,11 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
  * prepared, which replaces the engine, or free). Thread-safe. */
 void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
 
+/* The state of the current (or last) run, and its run directory copied into `run_dir`
+ * (cap bytes, NUL-terminated, truncated to fit; "" before the first prepare). Unlike
+ * rl_lab_recorder_status, nothing returned depends on the node afterwards. Thread-safe. */
+rl_record_state rl_lab_recorder_run(rl_lab_recorder *n, char *run_dir, size_t cap);
+
 /* Number of DDS topics being recorded (readers made). Thread-safe. */
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n);
 

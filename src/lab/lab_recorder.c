@@ -564,6 +564,17 @@ void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out)
     pthread_mutex_unlock(&n->engine_mu);
 }
 
+rl_record_state rl_lab_recorder_run(rl_lab_recorder *n, char *run_dir, size_t cap)
+{
+    pthread_mutex_lock(&n->engine_mu);
+    rl_record_status st;
+    node_status(n, &st);
+    if (cap)
+        snprintf(run_dir, cap, "%s", st.run_dir ? st.run_dir : "");
+    pthread_mutex_unlock(&n->engine_mu);
+    return st.state;
+}
+
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n)
 {
     pthread_mutex_lock(&n->engine_mu);

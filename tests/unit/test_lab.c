@@ -579,6 +579,9 @@ static void test_several_runs(void **state)
     if (!r.ok)
         fail_msg("finish refused: %s", r.message);
     assert_int_equal(r.state, RL_RECORD_COMPLETE);
+    char dir[4096];
+    assert_int_equal(rl_lab_recorder_run(node, dir, sizeof dir), RL_RECORD_COMPLETE);
+    assert_string_equal(dir, rep1.run_dir);
     /* begin again on the ended run: refused, with a reason. */
     assert_int_equal(rl_lab_client_begin(cl, "run-one", LONG_NS, &r), RL_OK);
     assert_false(r.ok);
@@ -595,6 +598,8 @@ static void test_several_runs(void **state)
     rl_record_status st;
     rl_lab_recorder_status(node, &st);
     assert_string_equal(st.run_id, "run-two");
+    assert_int_equal(rl_lab_recorder_run(node, dir, sizeof dir), RL_RECORD_ARMED);
+    assert_string_equal(dir, rep2.run_dir);
     assert_int_equal(rl_lab_client_begin(cl, "run-two", LONG_NS, &r), RL_OK);
     assert_true(r.ok);
     assert_int_equal(wait_exit(spawn_publisher("lab_test_pub", domain, count2, NULL)), 0);
