@@ -305,6 +305,21 @@ static void test_limits_at_their_boundaries(void **state)
                                  "topic_sanity", "state count", 1), RL_EVAL_PASS);
     assert_int_equal(status_with(root, dir, "min_samples", count + 1,
                                  "topic_sanity", "state count", 1), RL_EVAL_INSUFFICIENT);
+    /* states_speed's min_duration: vehicle 2's excursion over the speed limit lasts exactly
+     * as long as its interval; a FAIL needs at least min_duration. */
+    evaluate(dir, NULL, &r);
+    const rl_eval_check *fast = find_check(&r, "states_speed", "speed", 2);
+    assert_int_equal(fast->status, RL_EVAL_FAIL);
+    assert_int_equal(fast->nintervals, 1);
+    double lasting = fast->intervals[0][1] - fast->intervals[0][0];
+    rl_eval_result_free(&r);
+    assert_true(lasting > 0.5);
+    assert_int_equal(status_with(root, dir, "min_duration", lasting, "states_speed", "speed", 2),
+                     RL_EVAL_FAIL);
+    assert_int_equal(status_with(root, dir, "min_duration", nextafter(lasting, -INFINITY),
+                                 "states_speed", "speed", 2), RL_EVAL_FAIL);
+    assert_int_equal(status_with(root, dir, "min_duration", nextafter(lasting, INFINITY),
+                                 "states_speed", "speed", 2), RL_EVAL_PASS);
     /* topic_sanity's per-topic limits (nested keys): the largest gap and the stamp offset
      * FAIL strictly above their maximum; the rate FAILs strictly below (1 - rate_tolerance)
      * x rate_hz. */
