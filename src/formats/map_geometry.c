@@ -660,6 +660,50 @@ bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_
     return true;
 }
 
+bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b)
+{
+    if (!isfinite(b->x) || !isfinite(b->y) || !isfinite(b->yaw) || !isfinite(b->length) ||
+        !isfinite(b->width))
+        return false;
+    rl_map_point c[4];
+    rl_map_box_corners(b, c);
+    bool ok = true;
+    for (int k = 0; k < 4 && ok; k++) {
+        rl_map_point a = c[k], z = c[(k + 1) % 4];
+        double dx = z.x - a.x, dy = z.y - a.y;
+        params ts; /* not zeroed: the stack array is 1 KB */
+        ts.n = 0;
+        ts.cap = 128;
+        ts.failed = false;
+        ts.v = ts.stack;
+        params_push(&ts, 0);
+        params_push(&ts, 1);
+        for (size_t i = 0; i < map->h->num_lanelets; i++) {
+            const rlmap_lanelet *L = &map->lanelets[i];
+            const rl_map_point *p = map->points + L->poly_off;
+            for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+                double ex = p[e].x - p[f].x, ey = p[e].y - p[f].y;
+                double den = rl_map_cross(dx, dy, ex, ey);
+                if (den == 0)
+                    continue;
+                double t = rl_map_cross(p[f].x - a.x, p[f].y - a.y, ex, ey) / den;
+                double u = rl_map_cross(p[f].x - a.x, p[f].y - a.y, dx, dy) / den;
+                if (t > 0 && t < 1 && u >= 0 && u <= 1)
+                    params_push(&ts, t);
+            }
+        }
+        sort_params(ts.v, ts.n);
+        ok = !ts.failed;
+        for (size_t i = 0; i + 1 < ts.n && ok; i++) {
+            double t = (ts.v[i] + ts.v[i + 1]) / 2;
+            if (ts.v[i + 1] > ts.v[i])
+                ok = rl_map_point_drivable_brute(map, a.x + t * dx, a.y + t * dy);
+        }
+        params_free(&ts);
+    }
+    return ok;
+}
+
 /* Projections of both boxes' corners on the axis; true when they are separated. */
 static bool separated_on(const rl_map_point *pa, const rl_map_point *pb, double ax, double ay)
 {
