@@ -1,5 +1,6 @@
 /* Benchmark of the map module: point-in-drivable-area and footprint-inside queries on the
- * CPM lab map (indexed, against testing every polygon in the same run), compiling
+ * CPM lab map (indexed, against testing every polygon in the same run, whose answers must
+ * be the same: a mismatch is reported and makes the benchmark fail), compiling
  * Lanelet2's mapping_example.osm (against parsing its XML with expat alone), and opening
  * a runtime map (mmap + checks). One core; each figure the median of five runs, timed in
  * the thread's CPU time so that other processes on a shared machine do not count. */
@@ -16,7 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RUNS = 5, POINTS = 1 << 20, BOXES = 1 << 18, BRUTE_POINTS = 1 << 15, WHERE_POINTS = 1 << 16 };
+enum {
+    RUNS = 5,
+    POINTS = 1 << 20,
+    BOXES = 1 << 18,
+    BRUTE_POINTS = 1 << 15,
+    BRUTE_BOXES = 2000,
+    WHERE_POINTS = 1 << 16
+};
 
 static double now_s(void)
 {
@@ -45,6 +53,14 @@ static const char *find(const char *const *candidates, size_t n)
 }
 
 static volatile size_t sink;
+static size_t mismatches; /* indexed answers differing from brute force's */
+
+static void mismatch(const char *what, size_t i, bool indexed, bool brute)
+{
+    if (mismatches++ < 10)
+        printf("bench_map: MISMATCH: %s %zu: indexed %d, brute force %d\n", what, i, indexed,
+               brute);
+}
 
 static void bench_points(const rl_map *m)
 {
@@ -67,6 +83,12 @@ static void bench_points(const rl_map *m)
         for (size_t i = 0; i < BRUTE_POINTS; i++)
             nb += rl_map_point_drivable_brute(m, xy[2 * i], xy[2 * i + 1]);
         double t2 = now_s();
+        for (size_t i = 0; r == 0 && i < BRUTE_POINTS; i++) {
+            bool a = rl_map_point_drivable(m, xy[2 * i], xy[2 * i + 1]);
+            bool b = rl_map_point_drivable_brute(m, xy[2 * i], xy[2 * i + 1]);
+            if (a != b)
+                mismatch("point", i, a, b);
+        }
         idx_rate[r] = POINTS / (t1 - t0);
         brute_rate[r] = BRUTE_POINTS / (t2 - t1);
         inside = n;
@@ -143,28 +165,35 @@ static void bench_footprints(const rl_map *m)
         printf("map footprint-inside, %s (%.0f%% inside): %.2f M queries/s (median of %d)\n",
                sets[s].name, 100.0 * yes / BOXES, bench_median(rate, RUNS) / 1e6, RUNS);
     }
-    /* Baseline: the same footprints by corners and 1 mm samples of the edges, brute force. */
-    double rate[RUNS];
+    /* Baseline: the first footprints along lanes and uniform ones, tolerance 0, by brute
+     * force (each edge split where it crosses any lanelet edge, every piece tested against
+     * every polygon); each answer must be the indexed one. */
+    double rate[RUNS], fast_rate[RUNS];
+    size_t agree = 0;
     for (int r = 0; r < RUNS; r++) {
         double t0 = now_s();
         size_t n = 0;
-        for (size_t i = 0; i < 2000; i++) {
-            rl_map_point c[4];
-            rl_map_box_corners(&lane[i], c);
-            bool ok = true;
-            for (int e = 0; e < 4 && ok; e++)
-                for (int k = 0; k <= 220 && ok; k++) {
-                    double u = k / 220.0;
-                    ok = rl_map_point_drivable_brute(m, c[e].x + u * (c[(e + 1) % 4].x - c[e].x),
-                                                     c[e].y + u * (c[(e + 1) % 4].y - c[e].y));
-                }
-            n += ok;
-        }
-        rate[r] = 2000 / (now_s() - t0);
+        for (size_t i = 0; i < BRUTE_BOXES; i++)
+            n += rl_map_footprint_inside_brute(m, i % 2 ? &any[i] : &lane[i]);
+        double t1 = now_s();
+        for (size_t i = 0; i < BRUTE_BOXES; i++)
+            n += rl_map_footprint_inside(m, i % 2 ? &any[i] : &lane[i], 0);
+        rate[r] = BRUTE_BOXES / (t1 - t0);
+        fast_rate[r] = BRUTE_BOXES / (now_s() - t1);
         sink += n;
     }
-    printf("map footprint-inside baseline (brute-force samples every ~1 mm): %.4f M queries/s\n",
-           bench_median(rate, RUNS) / 1e6);
+    for (size_t i = 0; i < BRUTE_BOXES; i++) {
+        const rl_map_box *b = i % 2 ? &any[i] : &lane[i];
+        bool x = rl_map_footprint_inside(m, b, 0), y = rl_map_footprint_inside_brute(m, b);
+        agree += x == y;
+        if (x != y)
+            mismatch("footprint", i, x, y);
+    }
+    double a = bench_median(fast_rate, RUNS), bb = bench_median(rate, RUNS);
+    printf("map footprint-inside brute force (every lanelet edge; %d poses, half along lanes, "
+           "half uniform, tolerance 0): %.4f M queries/s; indexed on the same: %.2f M/s (%.0fx); "
+           "answers equal: %zu of %d\n",
+           BRUTE_BOXES, bb / 1e6, a / 1e6, a / bb, agree, BRUTE_BOXES);
     free(lane);
     free(centred);
     free(any);
@@ -269,5 +298,9 @@ int main(void)
         bench_compile(osm);
     else
         printf("map compile benchmark: skipped (no ../shared/maps/mapping_example.osm)\n");
+    if (mismatches) {
+        printf("bench_map: FAILED: %zu indexed answers differ from brute force's\n", mismatches);
+        return 1;
+    }
     return 0;
 }

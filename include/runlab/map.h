@@ -288,6 +288,11 @@ void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4]);
  * tolerance always close, gaps over it never). A hole of the drivable area lying wholly
  * inside the rectangle, touching no edge, is not seen. */
 bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance);
+/* rl_map_footprint_inside's answer with no gap closing (gap_tolerance 0), without the
+ * index: each edge split where it crosses any lanelet edge, the middle of every piece
+ * tested against every polygon (the baseline of the benchmark and the tests; about 1e4
+ * times slower). Thread-safe on an open map. */
+bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b);
 
 /* Oriented rectangles (separating axes): overlap (touching counts) and distance (0 when
  * they overlap). Thread-safe, no map needed. */

@@ -561,47 +561,71 @@ static double outside_grid(const rlmap_header *h, rl_map_point p)
     return hypot(dx, dy);
 }
 
-/* One footprint edge. Strides through cells far from anything not drivable (a cell of
- * depth k has only wholly drivable cells within k - 1 cells around it, so the edge is
- * drivable for (k - 1) cells from any point in it); near the edge of the drivable area it
- * goes cell by cell, testing the piece in a cell not wholly drivable exactly. */
-static bool edge_inside(const rl_map *map, rl_map_point a, rl_map_point b, double tol)
+/* One footprint edge being walked, in cell units: from (u0, v0) along (du, dv) for t in
+ * [0, 1]; t > 1 when done. */
+typedef struct edge_cursor {
+    edge_walk w;
+    double u0, v0, du, dv, inv_len, tiny, t;
+} edge_cursor;
+
+/* Sets up the walk of edge ab; false when the edge is a point (then *point_ok holds its
+ * answer). */
+static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double tol,
+                       edge_cursor *e, bool *point_ok)
 {
     const rlmap_header *h = map->h;
     double inv = 1 / h->cell;
-    /* In cell units: the edge from (u0, v0) along (du, dv) for t in [0, 1]. */
-    double u0 = (a.x - h->grid_x0) * inv, v0 = (a.y - h->grid_y0) * inv;
-    double du = (b.x - a.x) * inv, dv = (b.y - a.y) * inv;
-    double len = sqrt(du * du + dv * dv), t = 0;
-    edge_walk w = {a, b, tol};
-    if (!(len > 0))
-        return rl_map_point_drivable(map, a.x, a.y);
-    double inv_len = 1 / len, tiny = 1e-9 * inv * inv_len; /* 1 nm: the boundary tolerance */
-    while (t <= 1) {
-        double u = u0 + t * du, v = v0 + t * dv;
-        if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny)) { /* the edge leaves the grid */
-            /* The grid holds every lanelet, so a point d outside it has clearance >= d,
-             * and no gap closes past tol/2 (gap_closed): the farthest point of the edge
-             * from the grid is an end. */
-            double out = fmax(outside_grid(h, a), outside_grid(h, b));
-            if (!(out <= tol / 2))
-                return false;
-            return gap_closed(map, NULL, a, b, 0, 1, tol);
-        }
-        size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
-        unsigned depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
-        if (depth >= 2) {
-            t += (depth - 1) * inv_len;
-            continue;
-        }
-        if (depth == 0 && !edge_piece_inside(map, cell, &w))
-            return false;
-        /* On to where the edge leaves this cell. */
-        double tu = du > 0 ? (ix + 1 - u) / du : du < 0 ? (ix - u) / du : INFINITY;
-        double tv = dv > 0 ? (iy + 1 - v) / dv : dv < 0 ? (iy - v) / dv : INFINITY;
-        t += fmax(fmin(tu, tv), 0) + tiny;
+    e->w = (edge_walk){a, b, tol};
+    e->u0 = (a.x - h->grid_x0) * inv;
+    e->v0 = (a.y - h->grid_y0) * inv;
+    e->du = (b.x - a.x) * inv;
+    e->dv = (b.y - a.y) * inv;
+    e->t = 0;
+    double len = sqrt(e->du * e->du + e->dv * e->dv);
+    if (!(len > 0)) {
+        *point_ok = rl_map_point_drivable(map, a.x, a.y);
+        return false;
     }
+    e->inv_len = 1 / len;
+    e->tiny = 1e-9 * inv * e->inv_len; /* 1 nm: the boundary tolerance */
     return true;
+}
+
+/* One step of an edge's walk: strides through cells far from anything not drivable (a
+ * cell of depth k >= 1 has only wholly drivable cells within k - 1 cells around it: a
+ * square of 2k - 1 cells, inside the grid since border cells have depth 1), so the edge is
+ * drivable until it leaves that square; in a cell not wholly drivable (depth 0) the piece
+ * of the edge inside it is tested exactly. 1: go on, 0: the edge is inside, -1: it is not. */
+static int edge_step(const rl_map *map, edge_cursor *e)
+{
+    const rlmap_header *h = map->h;
+    double u = e->u0 + e->t * e->du, v = e->v0 + e->t * e->dv;
+    if (!(u >= 0 && u < h->nx && v >= 0 && v < h->ny)) { /* the edge leaves the grid */
+        /* The grid holds every lanelet, so a point d outside it has clearance >= d, and
+         * no gap closes past tol/2 (gap_closed): the farthest point of the edge from the
+         * grid is an end. */
+        double out = fmax(outside_grid(h, e->w.a), outside_grid(h, e->w.b));
+        if (!(out <= e->w.tol / 2))
+            return -1;
+        return gap_closed(map, NULL, e->w.a, e->w.b, 0, 1, e->w.tol) ? 0 : -1;
+    }
+    size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
+    double reach = (double)(map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT) - 1;
+    if (reach < 0) {
+        if (!edge_piece_inside(map, cell, &e->w))
+            return -1;
+        reach = 0;
+    }
+    /* On to where the edge leaves the square of `reach` cells around this one. */
+    double tu = e->du > 0   ? (ix + 1 + reach - u) / e->du
+                : e->du < 0 ? (ix - reach - u) / e->du
+                            : INFINITY;
+    double tv = e->dv > 0   ? (iy + 1 + reach - v) / e->dv
+                : e->dv < 0 ? (iy - reach - v) / e->dv
+                            : INFINITY;
+    double step = tu < tv ? tu : tv;
+    e->t += (step > 0 ? step : 0) + e->tiny;
+    return e->t <= 1;
 }
 
 bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance)
@@ -611,10 +635,73 @@ bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_
         return false;
     rl_map_point c[4];
     rl_map_box_corners(b, c);
-    for (int i = 0; i < 4; i++)
-        if (!edge_inside(map, c[i], c[(i + 1) % 4], gap_tolerance))
+    /* The four edges walked in turn, a cell each: their cells' flags are fetched from
+     * memory in parallel (each edge's next cell depends on its last one's depth). */
+    edge_cursor e[4];
+    size_t n = 0;
+    for (int i = 0; i < 4; i++) {
+        bool point_ok = true;
+        if (edge_start(map, c[i], c[(i + 1) % 4], gap_tolerance, &e[n], &point_ok))
+            n++;
+        else if (!point_ok)
             return false;
+    }
+    while (n > 0) {
+        for (size_t i = 0; i < n;) {
+            int r = edge_step(map, &e[i]);
+            if (r < 0)
+                return false;
+            if (r == 0)
+                e[i] = e[--n];
+            else
+                i++;
+        }
+    }
     return true;
+}
+
+bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b)
+{
+    if (!isfinite(b->x) || !isfinite(b->y) || !isfinite(b->yaw) || !isfinite(b->length) ||
+        !isfinite(b->width))
+        return false;
+    rl_map_point c[4];
+    rl_map_box_corners(b, c);
+    bool ok = true;
+    for (int k = 0; k < 4 && ok; k++) {
+        rl_map_point a = c[k], z = c[(k + 1) % 4];
+        double dx = z.x - a.x, dy = z.y - a.y;
+        params ts; /* not zeroed: the stack array is 1 KB */
+        ts.n = 0;
+        ts.cap = 128;
+        ts.failed = false;
+        ts.v = ts.stack;
+        params_push(&ts, 0);
+        params_push(&ts, 1);
+        for (size_t i = 0; i < map->h->num_lanelets; i++) {
+            const rlmap_lanelet *L = &map->lanelets[i];
+            const rl_map_point *p = map->points + L->poly_off;
+            for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+                double ex = p[e].x - p[f].x, ey = p[e].y - p[f].y;
+                double den = rl_map_cross(dx, dy, ex, ey);
+                if (den == 0)
+                    continue;
+                double t = rl_map_cross(p[f].x - a.x, p[f].y - a.y, ex, ey) / den;
+                double u = rl_map_cross(p[f].x - a.x, p[f].y - a.y, dx, dy) / den;
+                if (t > 0 && t < 1 && u >= 0 && u <= 1)
+                    params_push(&ts, t);
+            }
+        }
+        sort_params(ts.v, ts.n);
+        ok = !ts.failed;
+        for (size_t i = 0; i + 1 < ts.n && ok; i++) {
+            double t = (ts.v[i] + ts.v[i + 1]) / 2;
+            if (ts.v[i + 1] > ts.v[i])
+                ok = rl_map_point_drivable_brute(map, a.x + t * dx, a.y + t * dy);
+        }
+        params_free(&ts);
+    }
+    return ok;
 }
 
 /* Projections of both boxes' corners on the axis; true when they are separated. */

@@ -143,13 +143,16 @@ static void test_hand_cases(void **state)
     /* Footprints. Across A and B's shared edge: inside. */
     rl_map_box box = {10, 0.5, 0, 4, 0.6};
     assert_true(rl_map_footprint_inside(m, &box, 0));
+    assert_true(rl_map_footprint_inside_brute(m, &box));
     /* Sticking out of A's right side by 0.1: outside. */
     box = (rl_map_box){5, 0.5, 0, 2, 1.2};
     assert_false(rl_map_footprint_inside(m, &box, 0));
+    assert_false(rl_map_footprint_inside_brute(m, &box));
     assert_false(rl_map_footprint_inside(m, &box, 0.001));
     /* Across the 0.5 mm gap between A and C: outside, unless gaps under 1 mm close. */
     box = (rl_map_box){5, 1.0, 0, 2, 1.0};
     assert_false(rl_map_footprint_inside(m, &box, 0));
+    assert_false(rl_map_footprint_inside_brute(m, &box));
     assert_true(rl_map_footprint_inside(m, &box, 0.001));
     assert_false(rl_map_footprint_inside(m, &box, 0.0004));
     /* Corners in both arms of the L, the middle over the concave corner: all four corners
@@ -160,11 +163,14 @@ static void test_hand_cases(void **state)
     for (int k = 0; k < 4; k++)
         assert_true(rl_map_point_drivable(m, cs[k].x, cs[k].y));
     assert_false(rl_map_footprint_inside(m, &box, 0));
+    assert_false(rl_map_footprint_inside_brute(m, &box));
     /* Rotated in A's interior: inside; off the map: outside. */
     box = (rl_map_box){5, 0.5, 0.3, 0.5, 0.3};
     assert_true(rl_map_footprint_inside(m, &box, 0));
+    assert_true(rl_map_footprint_inside_brute(m, &box));
     box = (rl_map_box){50, 50, 0, 1, 1};
     assert_false(rl_map_footprint_inside(m, &box, 0));
+    assert_false(rl_map_footprint_inside_brute(m, &box));
     unbuild(&b);
 }
 
@@ -315,6 +321,56 @@ static void test_index_vs_brute(void **state)
         yes += ours;
     }
     assert_true(yes > 20);
+    rl_map_close(m);
+}
+
+/* The indexed footprint test gives brute force's answer (tolerance 0) box by box, on the
+ * CPM lab map: the lab's cars at poses along the lanes (a random point of a lanelet's
+ * centre line, up to 4 cm sideways, up to 0.3 rad turned; many near the lane edges, where
+ * cells are tested exactly) and at uniform random poses; a yes of brute force stays a yes
+ * when gaps may close. */
+static void test_footprint_vs_brute(void **state)
+{
+    (void)state;
+    RL_TEST_REQUIRE_SHARED(shared, "footprints indexed vs brute force (LabMapCommonRoad.xml)");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/maps/LabMapCommonRoad.xml", shared);
+    rl_map *m;
+    assert_int_equal(rl_map_load(path, NULL, &m, NULL), RL_OK);
+    size_t nl = rl_map_lanelet_count(m);
+    uint64_t s = 7;
+    size_t yes = 0, no = 0;
+    for (int t = 0; t < 3000; t++) {
+        double r[5];
+        for (int k = 0; k < 5; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            r[k] = (double)(s >> 11) * 0x1.0p-53;
+        }
+        rl_map_box box;
+        if (t % 3 == 2) {
+            box = (rl_map_box){r[0] * 4.6 - 0.05, r[1] * 4.1 - 0.05, r[2] * 6.283, 0.22, 0.107};
+        } else {
+            const rl_map_point *c;
+            size_t k = rl_map_lanelet_line(m, (size_t)(r[0] * (double)nl) % nl, RL_MAP_CENTRE, &c);
+            assert_true(k >= 2);
+            size_t i = (size_t)(r[1] * (double)(k - 1)) % (k - 1);
+            double yaw = atan2(c[i + 1].y - c[i].y, c[i + 1].x - c[i].x), off = (r[3] - 0.5) * 0.08;
+            box = (rl_map_box){c[i].x + r[2] * (c[i + 1].x - c[i].x) - off * sin(yaw),
+                               c[i].y + r[2] * (c[i + 1].y - c[i].y) + off * cos(yaw),
+                               yaw + (r[4] - 0.5) * 0.6, 0.22, 0.107};
+        }
+        bool brute = rl_map_footprint_inside_brute(m, &box);
+        if (rl_map_footprint_inside(m, &box, 0) != brute)
+            fail_msg("box %d (%.17g, %.17g, yaw %.17g): indexed %d, brute force %d", t, box.x,
+                     box.y, box.yaw, !brute, brute);
+        if (brute) {
+            assert_true(rl_map_footprint_inside(m, &box, 1e-6));
+            assert_true(rl_map_footprint_inside(m, &box, 0.001));
+        }
+        yes += brute;
+        no += !brute;
+    }
+    assert_true(yes > 500 && no > 500); /* both answers are exercised */
     rl_map_close(m);
 }
 
@@ -575,7 +631,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),     cmocka_unit_test(test_boxes),
-        cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_runtime_format),
+        cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_footprint_vs_brute),
+        cmocka_unit_test(test_runtime_format),
         cmocka_unit_test(test_lanelet2_rules),
         cmocka_unit_test(test_absurd_width_warning), cmocka_unit_test(test_reader_errors),
     };
