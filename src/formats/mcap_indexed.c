@@ -530,6 +530,8 @@ typedef struct source {
     size_t n, i;
     mcap_file *file;              /* with the mapped range below, released when done */
     size_t mapped_from, mapped_to; /* an uncompressed chunk's bytes in the mapping */
+    uint8_t *copy;                 /* the chunk record read with pread, when `buf` is in it */
+    size_t copy_cap;
 } source;
 
 struct rl_mcap_message_iter {
@@ -542,6 +544,8 @@ struct rl_mcap_message_iter {
     source **heap;
     size_t nheap;
     source *retired; /* exhausted; freed at the next call (its data is still lent out) */
+    uint8_t *spare;  /* a read buffer kept for the next chunk (allocation costs page faults) */
+    size_t spare_cap;
 };
 
 static int entry_before(const entry *a, const entry *b, int reverse)
@@ -571,7 +575,19 @@ static int cmp_entry_rev(const void *a, const void *b)
     return cmp_entry_fwd(b, a);
 }
 
-static void source_free(source *s)
+/* Hands back a read buffer: kept as the spare when it is larger than the spare. */
+static void give_buffer(rl_mcap_message_iter *it, uint8_t *buf, size_t cap)
+{
+    if (cap > it->spare_cap) {
+        free(it->spare);
+        it->spare = buf;
+        it->spare_cap = cap;
+    } else {
+        free(buf);
+    }
+}
+
+static void source_free(rl_mcap_message_iter *it, source *s)
 {
     if (!s)
         return;
@@ -579,6 +595,8 @@ static void source_free(source *s)
         free((void *)s->buf);
     else if (s->file)
         mcap_file_release(s->file, s->mapped_from, s->mapped_to);
+    if (s->copy)
+        give_buffer(it, s->copy, s->copy_cap);
     free(s->ents);
     free(s);
 }
@@ -636,7 +654,7 @@ static void sift_up(rl_mcap_message_iter *it, size_t i)
 static int push_source(rl_mcap_message_iter *it, source *s, int in_file_order)
 {
     if (s->n == 0) {
-        source_free(s);
+        source_free(it, s);
         return RL_OK;
     }
     if (!in_file_order) {
@@ -695,45 +713,97 @@ static int next_in_chunk(const uint8_t *buf, size_t len, size_t *pos, uint16_t *
     return 1;
 }
 
+/* Reads the Chunk record of `ci` into a buffer with pread (`*copy`, `*copy_cap`): reading
+ * a chunk through the mapping costs page faults and, to keep resident memory bounded, a
+ * madvise per chunk, and leaves its bytes cold in the cache for the scan that follows.
+ * Returns 1 with `rec` parsed from the copy; 0 when the copy cannot serve (a file read
+ * into memory, a chunk larger than the limit, a read error, or a record that does not
+ * parse: the mapping path then reports it with its file offset). */
+static int read_chunk_copy(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci,
+                           rl_mcap_record *rec, uint8_t **copy, size_t *copy_cap)
+{
+    rl_mcap_indexed *x = it->x;
+    *copy = NULL;
+    if (!x->file.map || ci->chunk_length > x->max_chunk || ci->chunk_length < RL_MCAP_RECORD_PREFIX)
+        return 0;
+    size_t len = (size_t)ci->chunk_length;
+    uint8_t *buf = it->spare;
+    size_t cap = it->spare_cap;
+    it->spare = NULL;
+    it->spare_cap = 0;
+    if (cap < len) {
+        free(buf);
+        cap = len;
+        if (!(buf = malloc(cap)))
+            return 0;
+    }
+    size_t p = 0;
+    if (mcap_file_pread(&x->file, buf, len, (size_t)ci->chunk_start_offset) == RL_OK &&
+        rl_mcap_records_next(buf, len, &p, rec) == 1 && rec->opcode == RL_MCAP_OP_CHUNK) {
+        *copy = buf;
+        *copy_cap = cap;
+        return 1;
+    }
+    give_buffer(it, buf, cap);
+    return 0;
+}
+
 /* Decompresses chunk `ci` and collects its matching messages. */
 static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
 {
     rl_mcap_indexed *x = it->x;
     uint64_t at = ci->chunk_start_offset;
-    size_t pos = (size_t)at;
     rl_mcap_record rec;
-    int rc = rl_mcap_records_next(x->data, (size_t)(at + ci->chunk_length), &pos, &rec);
-    if (rc == 0)
-        rc = rl_error_set(RL_EPARSE, "byte %llu: chunk index points past the end",
-                          (unsigned long long)at);
-    if (rc < 0)
-        return rc;
-    if (rec.opcode != RL_MCAP_OP_CHUNK)
-        return rl_error_set(RL_EPARSE, "byte %llu: chunk index points at a %s record, not a Chunk",
-                            (unsigned long long)at, rl_mcap_opcode_name(rec.opcode));
+    uint8_t *copy;
+    size_t copy_cap = 0;
+    int rc = read_chunk_copy(it, ci, &rec, &copy, &copy_cap);
+    if (rc == 0) {
+        size_t pos = (size_t)at;
+        rc = rl_mcap_records_next(x->data, (size_t)(at + ci->chunk_length), &pos, &rec);
+        if (rc == 0)
+            rc = rl_error_set(RL_EPARSE, "byte %llu: chunk index points past the end",
+                              (unsigned long long)at);
+        if (rc < 0)
+            return rc;
+        if (rec.opcode != RL_MCAP_OP_CHUNK)
+            return rl_error_set(RL_EPARSE,
+                                "byte %llu: chunk index points at a %s record, not a Chunk",
+                                (unsigned long long)at, rl_mcap_opcode_name(rec.opcode));
+    }
     source *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        if (copy)
+            give_buffer(it, copy, copy_cap);
         return rl_error_set(RL_ENOMEM, "mcap indexed reader: out of memory");
+    }
     s->chunk_offset = at;
     rc = rl_mcap_chunk_decompress(&rec.u.chunk, x->max_chunk, x->verify_crcs, &s->buf, &s->len,
                                   &s->owned);
+    if (copy && !s->owned) {
+        s->copy = copy; /* the messages are in it */
+        s->copy_cap = copy_cap;
+    } else if (copy) {
+        give_buffer(it, copy, copy_cap);
+    }
     if (rc < 0) {
-        free(s);
+        source_free(it, s);
         return rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)at);
     }
     x->chunks_loaded++;
-    /* The chunk's bytes in the mapping are needed until its messages are served when they
-     * are the messages (uncompressed), else no more. */
-    /* The message indexes after the chunk are not read here: released with it. */
-    uint64_t to = at + ci->chunk_length;
-    if (to <= x->file.map_len && ci->message_index_length <= x->file.map_len - to)
-        to += ci->message_index_length;
-    if (s->owned) {
-        mcap_file_release(&x->file, (size_t)at, (size_t)to);
-    } else {
-        s->file = &x->file;
-        s->mapped_from = (size_t)at;
-        s->mapped_to = (size_t)to;
+    if (!copy) {
+        /* The chunk's bytes in the mapping are needed until its messages are served when
+         * they are the messages (uncompressed), else no more. The message indexes after
+         * the chunk are not read here: released with it. */
+        uint64_t to = at + ci->chunk_length;
+        if (to <= x->file.map_len && ci->message_index_length <= x->file.map_len - to)
+            to += ci->message_index_length;
+        if (s->owned) {
+            mcap_file_release(&x->file, (size_t)at, (size_t)to);
+        } else {
+            s->file = &x->file;
+            s->mapped_from = (size_t)at;
+            s->mapped_to = (size_t)to;
+        }
     }
     size_t cap = 0, p = 0, inner = 0;
     uint16_t ch;
@@ -765,7 +835,7 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
         s->n++;
     }
     if (rc < 0) {
-        source_free(s);
+        source_free(it, s);
         return rl_error_set(rc, "byte %llu: inside Chunk record at records offset %zu: %s",
                             (unsigned long long)at, inner, mcap_skip_byte_prefix(rl_error_last()));
     }
@@ -879,7 +949,7 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *x, const rl_mcap_query *q, rl_mcap
 int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel)
 {
-    source_free(it->retired);
+    source_free(it, it->retired);
     it->retired = NULL;
     /* Load every chunk that may hold a message ordered before the current front. */
     while (it->next < it->npending) {
@@ -925,10 +995,11 @@ void rl_mcap_message_iter_free(rl_mcap_message_iter *it)
 {
     if (!it)
         return;
-    source_free(it->retired);
+    source_free(it, it->retired);
     for (size_t i = 0; i < it->nheap; i++)
-        source_free(it->heap[i]);
+        source_free(it, it->heap[i]);
     free(it->heap);
     free(it->pending);
+    free(it->spare);
     free(it);
 }
