@@ -468,8 +468,10 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
 
 /* Next message: 1 with `msg` (and `*channel`, when not NULL, its Channel record), 0 at the
  * end, negative on a damaged chunk (offset named; calling again skips that chunk and goes
- * on). `msg->data` points into the mapped file or a decompressed chunk and stays valid
- * until the next call or rl_mcap_message_iter_free. */
+ * on). `msg->data` points into the iterator's copy of the chunk (read with pread from a
+ * file; decompressed when compressed), or into the bytes given to open_mem, or, for a
+ * message outside any chunk, into the mapped file, and stays valid until the next call or
+ * rl_mcap_message_iter_free. */
 int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel);
 void rl_mcap_message_iter_free(rl_mcap_message_iter *it);

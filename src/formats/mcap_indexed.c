@@ -530,6 +530,8 @@ typedef struct source {
     size_t n, i;
     mcap_file *file;              /* with the mapped range below, released when done */
     size_t mapped_from, mapped_to; /* an uncompressed chunk's bytes in the mapping */
+    uint8_t *copy;                 /* the chunk record read with pread, when `buf` is in it */
+    size_t copy_cap;
 } source;
 
 struct rl_mcap_message_iter {
@@ -542,6 +544,8 @@ struct rl_mcap_message_iter {
     source **heap;
     size_t nheap;
     source *retired; /* exhausted; freed at the next call (its data is still lent out) */
+    uint8_t *spare;  /* a read buffer kept for the next chunk (allocation costs page faults) */
+    size_t spare_cap;
 };
 
 static int entry_before(const entry *a, const entry *b, int reverse)
@@ -571,7 +575,19 @@ static int cmp_entry_rev(const void *a, const void *b)
     return cmp_entry_fwd(b, a);
 }
 
-static void source_free(source *s)
+/* Hands back a read buffer: kept as the spare when it is larger than the spare. */
+static void give_buffer(rl_mcap_message_iter *it, uint8_t *buf, size_t cap)
+{
+    if (cap > it->spare_cap) {
+        free(it->spare);
+        it->spare = buf;
+        it->spare_cap = cap;
+    } else {
+        free(buf);
+    }
+}
+
+static void source_free(rl_mcap_message_iter *it, source *s)
 {
     if (!s)
         return;
@@ -579,6 +595,8 @@ static void source_free(source *s)
         free((void *)s->buf);
     else if (s->file)
         mcap_file_release(s->file, s->mapped_from, s->mapped_to);
+    if (s->copy)
+        give_buffer(it, s->copy, s->copy_cap);
     free(s->ents);
     free(s);
 }
@@ -629,23 +647,105 @@ static void sift_up(rl_mcap_message_iter *it, size_t i)
     }
 }
 
-static int push_source(rl_mcap_message_iter *it, source *s)
+/* Adds a source to the merge. `in_file_order` says its entries are in file order with
+ * log times that never decrease (as writers log), so they need no sort: forward they
+ * are already in merge order and reverse merely reversed (equal times then come last in
+ * file first, as the reverse order wants). */
+static int push_source(rl_mcap_message_iter *it, source *s, int in_file_order)
 {
     if (s->n == 0) {
-        source_free(s);
+        source_free(it, s);
         return RL_OK;
     }
-    /* Writers log in time order, so a chunk's messages usually are already: one pass
-     * checks, and only a chunk out of order pays for the sort. */
-    int (*cmp)(const void *, const void *) = it->q.reverse ? cmp_entry_rev : cmp_entry_fwd;
-    size_t k = 1;
-    while (k < s->n && cmp(&s->ents[k - 1], &s->ents[k]) <= 0)
-        k++;
-    if (k < s->n)
-        qsort(s->ents, s->n, sizeof *s->ents, cmp);
+    if (!in_file_order) {
+        qsort(s->ents, s->n, sizeof *s->ents, it->q.reverse ? cmp_entry_rev : cmp_entry_fwd);
+    } else if (it->q.reverse) {
+        for (size_t a = 0, b = s->n - 1; a < b; a++, b--) {
+            entry e = s->ents[a];
+            s->ents[a] = s->ents[b];
+            s->ents[b] = e;
+        }
+    }
     it->heap[it->nheap++] = s;
     sift_up(it, it->nheap - 1);
     return RL_OK;
+}
+
+/* Bytes of a Message body before its data: channel_id, sequence, log_time, publish_time. */
+enum { MESSAGE_FIXED = 2 + 4 + 8 + 8 };
+
+/* Decodes a Message body of `len` >= MESSAGE_FIXED bytes. */
+static void decode_message(const uint8_t *body, size_t len, rl_mcap_message *m)
+{
+    m->channel_id = mcap_rd16(body);
+    m->sequence = mcap_rd32(body + 2);
+    m->log_time = mcap_rd64(body + 6);
+    m->publish_time = mcap_rd64(body + 14);
+    m->data.data = body + MESSAGE_FIXED;
+    m->data.len = len - MESSAGE_FIXED;
+}
+
+/* Steps over the record at `*pos` inside a chunk: 1 for a Message (its channel and log
+ * time set), 2 for any other record, 0 at the end, < 0 when damaged. Messages, nearly
+ * every record of a chunk, are read in place; other records (and any damaged record, for
+ * its error message) go through the full parser, which checks them. */
+static int next_in_chunk(const uint8_t *buf, size_t len, size_t *pos, uint16_t *ch, uint64_t *t)
+{
+    size_t at = *pos;
+    if (at < len && len - at >= RL_MCAP_RECORD_PREFIX && buf[at] == RL_MCAP_OP_MESSAGE) {
+        uint64_t blen = mcap_rd64(buf + at + 1);
+        if (blen >= MESSAGE_FIXED && blen <= len - at - RL_MCAP_RECORD_PREFIX) {
+            const uint8_t *body = buf + at + RL_MCAP_RECORD_PREFIX;
+            *ch = mcap_rd16(body);
+            *t = mcap_rd64(body + 6);
+            *pos = at + RL_MCAP_RECORD_PREFIX + (size_t)blen;
+            return 1;
+        }
+    }
+    rl_mcap_record rec;
+    int rc = rl_mcap_records_next(buf, len, pos, &rec);
+    if (rc <= 0)
+        return rc;
+    if (rec.opcode != RL_MCAP_OP_MESSAGE)
+        return 2;
+    *ch = rec.u.message.channel_id;
+    *t = rec.u.message.log_time;
+    return 1;
+}
+
+/* Reads the Chunk record of `ci` into a buffer with pread (`*copy`, `*copy_cap`): reading
+ * a chunk through the mapping costs page faults and, to keep resident memory bounded, a
+ * madvise per chunk, and leaves its bytes cold in the cache for the scan that follows.
+ * Returns 1 with `rec` parsed from the copy; 0 when the copy cannot serve (a file read
+ * into memory, a chunk larger than the limit, a read error, or a record that does not
+ * parse: the mapping path then reports it with its file offset). */
+static int read_chunk_copy(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci,
+                           rl_mcap_record *rec, uint8_t **copy, size_t *copy_cap)
+{
+    rl_mcap_indexed *x = it->x;
+    *copy = NULL;
+    if (!x->file.map || ci->chunk_length > x->max_chunk || ci->chunk_length < RL_MCAP_RECORD_PREFIX)
+        return 0;
+    size_t len = (size_t)ci->chunk_length;
+    uint8_t *buf = it->spare;
+    size_t cap = it->spare_cap;
+    it->spare = NULL;
+    it->spare_cap = 0;
+    if (cap < len) {
+        free(buf);
+        cap = len;
+        if (!(buf = malloc(cap)))
+            return 0;
+    }
+    size_t p = 0;
+    if (mcap_file_pread(&x->file, buf, len, (size_t)ci->chunk_start_offset) == RL_OK &&
+        rl_mcap_records_next(buf, len, &p, rec) == 1 && rec->opcode == RL_MCAP_OP_CHUNK) {
+        *copy = buf;
+        *copy_cap = cap;
+        return 1;
+    }
+    give_buffer(it, buf, cap);
+    return 0;
 }
 
 /* Decompresses chunk `ci` and collects its matching messages. */
@@ -653,50 +753,68 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
 {
     rl_mcap_indexed *x = it->x;
     uint64_t at = ci->chunk_start_offset;
-    size_t pos = (size_t)at;
     rl_mcap_record rec;
-    int rc = rl_mcap_records_next(x->data, (size_t)(at + ci->chunk_length), &pos, &rec);
-    if (rc == 0)
-        rc = rl_error_set(RL_EPARSE, "byte %llu: chunk index points past the end",
-                          (unsigned long long)at);
-    if (rc < 0)
-        return rc;
-    if (rec.opcode != RL_MCAP_OP_CHUNK)
-        return rl_error_set(RL_EPARSE, "byte %llu: chunk index points at a %s record, not a Chunk",
-                            (unsigned long long)at, rl_mcap_opcode_name(rec.opcode));
+    uint8_t *copy;
+    size_t copy_cap = 0;
+    int rc = read_chunk_copy(it, ci, &rec, &copy, &copy_cap);
+    if (rc == 0) {
+        size_t pos = (size_t)at;
+        rc = rl_mcap_records_next(x->data, (size_t)(at + ci->chunk_length), &pos, &rec);
+        if (rc == 0)
+            rc = rl_error_set(RL_EPARSE, "byte %llu: chunk index points past the end",
+                              (unsigned long long)at);
+        if (rc < 0)
+            return rc;
+        if (rec.opcode != RL_MCAP_OP_CHUNK)
+            return rl_error_set(RL_EPARSE,
+                                "byte %llu: chunk index points at a %s record, not a Chunk",
+                                (unsigned long long)at, rl_mcap_opcode_name(rec.opcode));
+    }
     source *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        if (copy)
+            give_buffer(it, copy, copy_cap);
         return rl_error_set(RL_ENOMEM, "mcap indexed reader: out of memory");
+    }
     s->chunk_offset = at;
     rc = rl_mcap_chunk_decompress(&rec.u.chunk, x->max_chunk, x->verify_crcs, &s->buf, &s->len,
                                   &s->owned);
+    if (copy && !s->owned) {
+        s->copy = copy; /* the messages are in it */
+        s->copy_cap = copy_cap;
+    } else if (copy) {
+        give_buffer(it, copy, copy_cap);
+    }
     if (rc < 0) {
-        free(s);
+        source_free(it, s);
         return rl_error_prefix(rc, "byte %llu: Chunk record", (unsigned long long)at);
     }
     x->chunks_loaded++;
-    /* The chunk's bytes in the mapping are needed until its messages are served when they
-     * are the messages (uncompressed), else no more. */
-    /* The message indexes after the chunk are not read here: released with it. */
-    uint64_t to = at + ci->chunk_length;
-    if (to <= x->file.map_len && ci->message_index_length <= x->file.map_len - to)
-        to += ci->message_index_length;
-    if (s->owned) {
-        mcap_file_release(&x->file, (size_t)at, (size_t)to);
-    } else {
-        s->file = &x->file;
-        s->mapped_from = (size_t)at;
-        s->mapped_to = (size_t)to;
+    if (!copy) {
+        /* The chunk's bytes in the mapping are needed until its messages are served when
+         * they are the messages (uncompressed), else no more. The message indexes after
+         * the chunk are not read here: released with it. */
+        uint64_t to = at + ci->chunk_length;
+        if (to <= x->file.map_len && ci->message_index_length <= x->file.map_len - to)
+            to += ci->message_index_length;
+        if (s->owned) {
+            mcap_file_release(&x->file, (size_t)at, (size_t)to);
+        } else {
+            s->file = &x->file;
+            s->mapped_from = (size_t)at;
+            s->mapped_to = (size_t)to;
+        }
     }
     size_t cap = 0, p = 0, inner = 0;
-    rl_mcap_record m;
-    while ((inner = p, rc = rl_mcap_records_next(s->buf, s->len, &p, &m)) == 1) {
-        if (m.opcode != RL_MCAP_OP_MESSAGE)
+    uint16_t ch;
+    uint64_t t;
+    int in_order = 1; /* log times never decrease in file order */
+    while ((inner = p, rc = next_in_chunk(s->buf, s->len, &p, &ch, &t)) > 0) {
+        if (rc != 1)
             continue;
         /* The merge opens a chunk when it reaches the chunk's declared start time, so a
          * message outside the declared range would come out of order: such a chunk is
          * damaged (its index or header lies), and reported like any damaged chunk. */
-        uint64_t t = m.u.message.log_time;
         if (t < ci->message_start_time || t > ci->message_end_time) {
             rc = rl_error_set(RL_EPARSE,
                               "Message record: log time %llu outside the chunk's declared "
@@ -705,21 +823,23 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
                               (unsigned long long)ci->message_end_time);
             break;
         }
-        if (!wants(it, m.u.message.channel_id, t))
+        if (!wants(it, ch, t))
             continue;
-        if ((rc = grow((void **)&s->ents, &cap, s->n, sizeof *s->ents)) < 0)
+        if (s->n == cap && (rc = grow((void **)&s->ents, &cap, s->n, sizeof *s->ents)) < 0)
             break;
-        s->ents[s->n].t = m.u.message.log_time;
+        if (s->n && t < s->ents[s->n - 1].t)
+            in_order = 0;
+        s->ents[s->n].t = t;
         s->ents[s->n].prim = at;
-        s->ents[s->n].off = m.offset;
+        s->ents[s->n].off = inner;
         s->n++;
     }
     if (rc < 0) {
-        source_free(s);
+        source_free(it, s);
         return rl_error_set(rc, "byte %llu: inside Chunk record at records offset %zu: %s",
                             (unsigned long long)at, inner, mcap_skip_byte_prefix(rl_error_last()));
     }
-    return push_source(it, s);
+    return push_source(it, s, in_order);
 }
 
 static int chunk_may_match(const rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
@@ -805,13 +925,16 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *x, const rl_mcap_query *q, rl_mcap
                 free(s);
                 rc = rl_error_set(RL_ENOMEM, "mcap indexed reader: out of memory");
             } else {
+                int in_order = 1; /* the scan found them in file order */
                 for (size_t i = 0; i < x->nloose; i++)
                     if (wants(it, x->loose[i].channel_id, x->loose[i].log_time)) {
+                        if (s->n && x->loose[i].log_time < s->ents[s->n - 1].t)
+                            in_order = 0;
                         s->ents[s->n].t = x->loose[i].log_time;
                         s->ents[s->n].prim = s->ents[s->n].off = x->loose[i].offset;
                         s->n++;
                     }
-                rc = push_source(it, s);
+                rc = push_source(it, s, in_order);
             }
         }
     }
@@ -826,7 +949,7 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *x, const rl_mcap_query *q, rl_mcap
 int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel)
 {
-    source_free(it->retired);
+    source_free(it, it->retired);
     it->retired = NULL;
     /* Load every chunk that may hold a message ordered before the current front. */
     while (it->next < it->npending) {
@@ -848,12 +971,15 @@ int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
         return 0;
     source *s = it->heap[0];
     const entry *e = &s->ents[s->i];
-    size_t pos = (size_t)e->off;
-    rl_mcap_record rec;
-    int rc = rl_mcap_records_next(s->buf, s->len, &pos, &rec);
-    if (rc <= 0)
-        return rc < 0 ? rc : rl_error_set(RL_EPARSE, "mcap indexed reader: message vanished");
-    *msg = rec.u.message;
+    /* Checked when the source was loaded; checked again cheaply in case the mapped file
+     * changed since. */
+    size_t at = (size_t)e->off;
+    const uint8_t *r = s->buf + at;
+    uint64_t blen;
+    if (at > s->len || s->len - at < RL_MCAP_RECORD_PREFIX || r[0] != RL_MCAP_OP_MESSAGE ||
+        (blen = mcap_rd64(r + 1)) < MESSAGE_FIXED || blen > s->len - at - RL_MCAP_RECORD_PREFIX)
+        return rl_error_set(RL_EPARSE, "byte %zu: mcap indexed reader: message vanished", at);
+    decode_message(r + RL_MCAP_RECORD_PREFIX, (size_t)blen, msg);
     if (channel)
         *channel = rl_mcap_indexed_channel(it->x, msg->channel_id);
     if (++s->i == s->n) {
@@ -869,10 +995,11 @@ void rl_mcap_message_iter_free(rl_mcap_message_iter *it)
 {
     if (!it)
         return;
-    source_free(it->retired);
+    source_free(it, it->retired);
     for (size_t i = 0; i < it->nheap; i++)
-        source_free(it->heap[i]);
+        source_free(it, it->heap[i]);
     free(it->heap);
     free(it->pending);
+    free(it->spare);
     free(it);
 }

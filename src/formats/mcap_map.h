@@ -11,10 +11,15 @@ typedef struct mcap_file {
     size_t len;
     void *map;
     size_t map_len;
+    int fd; /* the mapped file's descriptor, open while `map` is set (for pread) */
     uint8_t *owned;
 } mcap_file;
 
 int mcap_file_open(mcap_file *f, const char *path);
+/* Copies `len` bytes at `at` of a mapped file into `buf` with pread(2), without touching
+ * the mapping (no page faults, nothing left resident). RL_OK; RL_EIO or RL_ETRUNCATED
+ * (file shorter than when mapped), with a message, otherwise; RL_EINVAL when not mapped. */
+int mcap_file_pread(const mcap_file *f, void *buf, size_t len, size_t at);
 /* Lets the kernel drop the resident pages of [from, to) of a mapped file (whole pages
  * inside the range), so reading a large file does not keep every page read counted in
  * the process's memory. The bytes stay readable (pages come back from the page cache on

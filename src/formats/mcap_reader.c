@@ -65,7 +65,7 @@ int mcap_file_open(mcap_file *f, const char *path)
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
-            close(fd);
+            f->fd = fd;
             f->map = m;
             f->map_len = (size_t)st.st_size;
             f->data = m;
@@ -110,10 +110,32 @@ void mcap_file_passed(mcap_file *f, size_t pos, size_t *released)
     *released = upto;
 }
 
+int mcap_file_pread(const mcap_file *f, void *buf, size_t len, size_t at)
+{
+    if (!f->map)
+        return rl_error_set(RL_EINVAL, "mcap file: pread on a file that is not mapped");
+    uint8_t *out = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(f->fd, out + done, len - done, (off_t)(at + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return rl_error_set_errno(RL_EIO, errno, "byte %zu: read", at + done);
+        if (n == 0)
+            return rl_error_set(RL_ETRUNCATED, "byte %zu: file ends (shorter than when opened)",
+                                at + done);
+        done += (size_t)n;
+    }
+    return RL_OK;
+}
+
 void mcap_file_close(mcap_file *f)
 {
-    if (f->map)
+    if (f->map) {
         munmap(f->map, f->map_len);
+        close(f->fd);
+    }
     free(f->owned);
     memset(f, 0, sizeof *f);
 }
