@@ -904,6 +904,9 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     memset(s->shm, 0, sizeof *s->shm);
     atomic_flag_clear(&s->shm->wlock);
     fflush(NULL); /* buffered output must not be written twice */
+    /* Stamped before the fork: the child may run (and stamp its own start) before the
+       parent gets the CPU back, and wall time must cover everything the child measures. */
+    const int64_t fork_ns = rl_mono_ns();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -953,7 +956,7 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     s->planner = pi;
     s->run = ri;
     s->limit = limit;
-    s->fork_ns = rl_mono_ns();
+    s->fork_ns = fork_ns;
     s->killed_for = RL_RUN_UNKNOWN;
 #ifdef SYS_pidfd_open
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
