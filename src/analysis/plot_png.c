@@ -31,7 +31,8 @@ static void put_chunk(rl_buf *out, const char type[4], const uint8_t *data, size
         crc = libdeflate_crc32(crc, data, len);
     put_u32(tail, crc);
     rl_buf_put(out, (const char *)head, 8);
-    rl_buf_put(out, (const char *)data, len);
+    if (len > 0)
+        rl_buf_put(out, (const char *)data, len);
     rl_buf_put(out, (const char *)tail, 4);
 }
 
