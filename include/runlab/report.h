@@ -72,6 +72,14 @@ int rl_report_table_end(rl_report *r);
  * in the figure but its count of values skipped on log axes; it may be freed right after. */
 int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
 
+/* Inlines a figure already drawn as SVG, with an optional caption: `svg` is the
+ * NUL-terminated document rl_figure_to_svg gives with the NULL id prefix (the bytes
+ * rl_figure_save writes to a .svg file), so a figure saved as SVG is not drawn again. Its
+ * clip-path ids get the report's figure prefix: the page is the same as with
+ * rl_report_figure. Other SVG is inlined as it is (its ids must not collide). Borrowed;
+ * errors as rl_report_figure (RL_EINVAL for NULL). */
+int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption);
+
 /* A link to a file beside the report. `href` must be relative and stay inside the report's
  * directory: no scheme ("http:"), no leading '/', no ".." component (RL_EINVAL).
  * Consecutive links share one line. `text` NULL shows the href. */

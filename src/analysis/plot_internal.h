@@ -18,6 +18,10 @@ void rl_buf_put_escaped(rl_buf *b, const char *s);
 /* Appends a coordinate with at most 2 decimals, trailing zeros trimmed. */
 void rl_buf_put_num(rl_buf *b, double v);
 
+/* Appends a PNG of a cairo ARGB32 image (w x h pixels, rows `stride` bytes apart), the
+ * pixels cairo's own writer stores (plot_png.c). */
+int rl_png_encode_argb32(const unsigned char *data, int w, int h, int stride, rl_buf *out);
+
 /* ---- Renderer ------------------------------------------------------------------------
  * Coordinates are points (1/72 in) from the top-left corner, y down. */
 typedef struct rl_rgba {

@@ -1,5 +1,5 @@
-/* Output of figures: PNG through a cairo image surface, PDF through a cairo PDF surface,
- * SVG through the direct SVG writer. All three run the same rl_plot_draw; files are
+/* Output of figures: PNG through a cairo image surface (encoded by plot_png.c), PDF
+ * through a cairo PDF surface, SVG through the direct SVG writer. All three run the same rl_plot_draw; files are
  * written atomically from memory so a failed render never leaves a half figure. */
 #include "analysis/plot_internal.h"
 
@@ -53,9 +53,8 @@ static int render_png(rl_figure *fig, rl_buf *out)
     cairo_destroy(cr);
     if (rc == RL_OK) {
         cairo_surface_flush(s);
-        cairo_status_t st = cairo_surface_write_to_png_stream(s, to_buf, out);
-        if (st != CAIRO_STATUS_SUCCESS)
-            rc = rl_error_set(RL_ERR, "plot: PNG encoding: %s", cairo_status_to_string(st));
+        rc = rl_png_encode_argb32(cairo_image_surface_get_data(s), w, h,
+                                  cairo_image_surface_get_stride(s), out);
     }
     cairo_surface_destroy(s);
     return rc;

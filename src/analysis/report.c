@@ -382,6 +382,52 @@ int rl_report_table_end(rl_report *r)
     return status(r);
 }
 
+/* Appends an SVG document drawn with the default id prefix ("rl") with its clip-path ids
+ * renamed to `prefix`, as if drawn with it. Only the two forms the SVG writer emits are
+ * renamed; both hold a '"' or '<', which text in the document has escaped. */
+static void put_svg_renamed(rl_buf *b, const char *s, const char *prefix)
+{
+    static const char *const forms[] = {"<clipPath id=\"", "clip-path=\"url(#"};
+    const char *from = s, *hit;
+    while ((hit = strstr(s, "rl-c")) != NULL) {
+        bool ours = false;
+        for (size_t k = 0; k < 2 && !ours; k++) {
+            size_t n = strlen(forms[k]);
+            ours = (size_t)(hit - from) >= n && memcmp(hit - n, forms[k], n) == 0;
+        }
+        s = hit + 4;
+        if (!ours)
+            continue;
+        rl_buf_put(b, from, (size_t)(hit - from));
+        rl_buf_puts(b, prefix);
+        rl_buf_puts(b, "-c");
+        from = s;
+    }
+    rl_buf_puts(b, from);
+}
+
+int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption)
+{
+    int rc = check_block(r);
+    if (rc < 0)
+        return rc;
+    if (!svg)
+        return rl_error_set(RL_EINVAL, "report: NULL SVG");
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "fig%d", ++r->nfig);
+    /* An XML declaration is not allowed inside HTML. */
+    const char *start = strstr(svg, "<svg");
+    rl_buf_puts(&r->body, "<figure>\n");
+    put_svg_renamed(&r->body, start ? start : svg, prefix);
+    if (caption) {
+        rl_buf_puts(&r->body, "<figcaption>");
+        rl_buf_put_escaped(&r->body, caption);
+        rl_buf_puts(&r->body, "</figcaption>\n");
+    }
+    rl_buf_puts(&r->body, "</figure>\n");
+    return status(r);
+}
+
 int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption)
 {
     int rc = check_block(r);
@@ -389,24 +435,12 @@ int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption)
         return rc;
     if (!fig)
         return rl_error_set(RL_EINVAL, "report: NULL figure");
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "fig%d", ++r->nfig);
     char *svg = NULL;
-    size_t len = 0;
-    if ((rc = rl_figure_to_svg(fig, prefix, &svg, &len)) < 0)
+    if ((rc = rl_figure_to_svg(fig, NULL, &svg, NULL)) < 0)
         return rc;
-    /* An XML declaration is not allowed inside HTML. */
-    const char *start = strstr(svg, "<svg");
-    rl_buf_puts(&r->body, "<figure>\n");
-    rl_buf_puts(&r->body, start ? start : svg);
-    if (caption) {
-        rl_buf_puts(&r->body, "<figcaption>");
-        rl_buf_put_escaped(&r->body, caption);
-        rl_buf_puts(&r->body, "</figcaption>\n");
-    }
-    rl_buf_puts(&r->body, "</figure>\n");
+    rc = rl_report_figure_svg(r, svg, caption);
     free(svg);
-    return status(r);
+    return rc;
 }
 
 int rl_report_link(rl_report *r, const char *href, const char *text)

@@ -56,6 +56,7 @@ typedef struct chan_dec {
     bool have[MAX_PATHS];    /* path i is in the schema (else its value is NaN) */
     rl_msg_field f[MAX_PATHS];
     size_t npaths;
+    size_t expected; /* messages the bag's statistics announce (0: unknown) */
 } chan_dec;
 
 struct eval_loaded {
@@ -68,6 +69,7 @@ struct eval_loaded {
     char *notes_text;
     size_t cap_states[MAX_VEHICLES], cap_obs[MAX_VEHICLES], cap_cmd[MAX_VEHICLES],
         cap_points[MAX_VEHICLES];
+    size_t presize_budget; /* values still to size ahead: one per 16 bytes of bag */
     int64_t base_ns; /* the provisional time zero while reading: the first log time */
     bool have_base, have_first;
     bool have_start, have_stop;
@@ -132,6 +134,14 @@ static int find_vehicle(eval_loaded *l, int id, size_t *idx)
     v->id = id;
     *idx = l->run.nvehicles++;
     return RL_OK;
+}
+
+/* At most `want` of the values still to size ahead. */
+static size_t take_budget(eval_loaded *l, size_t want)
+{
+    size_t n = want < l->presize_budget ? want : l->presize_budget;
+    l->presize_budget -= n;
+    return n;
 }
 
 /* Grows the parallel double arrays cols[0..ncols) to hold `need` values. */
@@ -524,6 +534,14 @@ static int decode_cmd(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
         return rc;
     s->cmd[s->n++] = (eval_command){rel(l, (int64_t)m->log_time), stamps[0], stamps[1], first,
                                     s->npoints - first};
+    /* The first command tells how many points the announced ones will take. */
+    size_t per = s->npoints - first;
+    if (s->n == 1 && c->expected > 1 && per > 0 && per <= SIZE_MAX / c->expected) {
+        size_t more = take_budget(l, per * (c->expected - 1));
+        if (rl_grow_array((void **)&s->points, &l->cap_points[c->vehicle], s->npoints + more,
+                          sizeof s->points[0], "trajectory points") < 0)
+            rl_error_clear();
+    }
     return RL_OK;
 }
 
@@ -586,6 +604,78 @@ static rl_mcap_schema *schema_find(rl_mcap_schema *schemas, size_t n, uint16_t i
     return NULL;
 }
 
+/* Message counts per channel from the bag's Statistics record, found through the footer:
+ * a hint that sizes each vehicle's columns at once instead of growing them (0 with no
+ * summary; a wrong count costs only growth or slack, never a result). */
+typedef struct chan_count {
+    uint16_t id;
+    uint64_t n;
+} chan_count;
+
+static size_t summary_counts(rl_mcap_reader *bag, chan_count **out)
+{
+    enum { FOOTER_RECORD = 1 + 8 + 8 + 8 + 4 }; /* opcode, length, two offsets, CRC */
+    size_t len, n = 0;
+    const uint8_t *data = rl_mcap_reader_data(bag, &len);
+    rl_mcap_reader_options ro;
+    rl_mcap_reader_options_default(&ro);
+    ro.max_chunk_size = MAX_CHUNK_BYTES;
+    rl_mcap_reader *r;
+    *out = NULL;
+    if (!data || len < 2 * RL_MCAP_MAGIC_LEN + FOOTER_RECORD ||
+        rl_mcap_reader_open_mem(&r, data, len, &ro) < 0)
+        return 0;
+    rl_mcap_record rec;
+    if (rl_mcap_reader_seek(r, len - RL_MCAP_MAGIC_LEN - FOOTER_RECORD) == RL_OK &&
+        rl_mcap_reader_next(r, &rec) == 1 && rec.opcode == RL_MCAP_OP_FOOTER &&
+        rec.u.footer.summary_start != 0 &&
+        rl_mcap_reader_seek(r, rec.u.footer.summary_start) == RL_OK) {
+        while (rl_mcap_reader_next(r, &rec) == 1 && rec.opcode != RL_MCAP_OP_FOOTER) {
+            if (rec.opcode != RL_MCAP_OP_STATISTICS)
+                continue;
+            rl_mcap_bytes m = rec.u.statistics.channel_message_counts;
+            chan_count *c = malloc((m.len / 10 + 1) * sizeof *c);
+            size_t pos = 0;
+            while (c && rl_mcap_map_u16u64_next(m, &pos, &c[n].id, &c[n].n) == 1)
+                n++;
+            *out = c;
+            break;
+        }
+    }
+    rl_mcap_reader_close(r);
+    rl_error_clear();
+    return n;
+}
+
+/* Sizes the columns a channel fills for the count its statistics announce, within the
+ * budget (one value per 16 bytes of bag, where a message takes more), so a false count
+ * allocates little. */
+static int presize(eval_loaded *l, chan_dec *c, const chan_count *counts, size_t ncounts,
+                   uint16_t id)
+{
+    for (size_t i = 0; i < ncounts && !c->expected; i++)
+        if (counts[i].id == id)
+            c->expected = take_budget(l, counts[i].n < SIZE_MAX ? (size_t)counts[i].n : SIZE_MAX);
+    if (!c->expected)
+        return RL_OK;
+    eval_vehicle *v = &l->run.vehicles[c->vehicle];
+    if (c->kind == CH_STATE || c->kind == CH_OBS) {
+        eval_states *s = &v->state;
+        eval_observations *o = &v->obs;
+        double **const state_cols[] = {&s->t,   &s->stamp, &s->x,    &s->y,
+                                       &s->yaw, &s->speed, &s->accel};
+        double **const obs_cols[] = {&o->t, &o->stamp, &o->x, &o->y, &o->yaw};
+        bool state = c->kind == CH_STATE;
+        return grow_cols(state ? state_cols : obs_cols, c->npaths + 1,
+                         state ? &l->cap_states[c->vehicle] : &l->cap_obs[c->vehicle],
+                         (state ? s->n : o->n) + c->expected);
+    }
+    if (c->kind == CH_CMD)
+        return rl_grow_array((void **)&v->cmd.cmd, &l->cap_cmd[c->vehicle],
+                             v->cmd.n + c->expected, sizeof v->cmd.cmd[0], "commands");
+    return RL_OK;
+}
+
 /* Reads every message the bag holds up to its end or first damage (`path` NULL: the
  * `len` bytes at `mem`). */
 static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t len)
@@ -603,6 +693,11 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
     rl_mcap_schema *schemas = NULL;
     size_t nchans = 0, cap_chans = 0, nschemas = 0, cap_schemas = 0;
     bool seen[3][MAX_VEHICLES] = {{0}};
+    size_t bag_len;
+    rl_mcap_reader_data(r, &bag_len);
+    l->presize_budget = bag_len / 16;
+    chan_count *counts;
+    size_t ncounts = summary_counts(r, &counts);
     if (!slot) {
         rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
         goto out;
@@ -675,6 +770,8 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
             }
             if ((rc = channel_setup(l, c, sc, topic)) < 0)
                 goto out;
+            if (presize(l, c, counts, ncounts, rec.u.channel.id) < 0)
+                rl_error_clear(); /* only a hint: the columns grow instead */
         } else if (rec.opcode == RL_MCAP_OP_MESSAGE) {
             const rl_mcap_message *m = &rec.u.message;
             chan_dec *c = slot[m->channel_id] ? chans[slot[m->channel_id] - 1] : NULL;
@@ -732,6 +829,7 @@ out:
         chan_free(chans[i]);
     free(chans);
     free(slot);
+    free(counts);
     for (size_t i = 0; i < nschemas; i++)
         free((void *)schemas[i].data.data);
     free(schemas);

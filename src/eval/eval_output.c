@@ -212,7 +212,9 @@ static int write_config(const eval_output *o)
     return rc == RL_OK ? rl_yaml_write_file(path, o->config) : rc;
 }
 
-static int write_figures(const eval_output *o)
+/* Each figure as PNG and as SVG with its record; the SVG documents stay in `svgs` for the
+ * report, which inlines them instead of drawing every figure again. */
+static int write_figures(const eval_output *o, char **svgs)
 {
     char figdir[PATH_MAX];
     int rc = rl_path_join(figdir, sizeof figdir, o->dir, "figures");
@@ -223,23 +225,19 @@ static int write_figures(const eval_output *o)
     const char *inputs[] = {o->run->bag_path, o->run->dir};
     for (size_t i = 0; i < o->sink->nfigures; i++) {
         const eval_figure_entry *e = &o->sink->figures[i];
-        static const struct {
-            const char *ext;
-            rl_plot_format fmt;
-        } formats[] = {{"png", RL_PLOT_PNG}, {"svg", RL_PLOT_SVG}};
-        for (size_t k = 0; k < 2; k++) {
-            char path[PATH_MAX];
-            if ((size_t)snprintf(path, sizeof path, "%s/%s.%s", figdir, e->name, formats[k].ext) >=
-                sizeof path)
-                return rl_error_set(RL_ERANGE, "%s: path too long", figdir);
-            if ((rc = rl_figure_save(e->fig, path, formats[k].fmt)) < 0)
-                return rl_error_prefix(rc, "figure %s", e->name);
-            if (k == 1) {
-                rl_figure_record rec = {o->argc, o->argv, inputs, 2, e->caption};
-                if ((rc = rl_figure_record_write(path, &rec)) < 0)
-                    return rc;
-            }
-        }
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s.png", figdir, e->name) >= sizeof path)
+            return rl_error_set(RL_ERANGE, "%s: path too long", figdir);
+        if ((rc = rl_figure_save(e->fig, path, RL_PLOT_PNG)) < 0)
+            return rl_error_prefix(rc, "figure %s", e->name);
+        memcpy(path + strlen(path) - 3, "svg", 3);
+        size_t len;
+        if ((rc = rl_figure_to_svg(e->fig, NULL, &svgs[i], &len)) < 0 ||
+            (rc = rl_fs_write_atomic(path, svgs[i], len, 0644)) < 0)
+            return rl_error_prefix(rc, "figure %s: %s", e->name, path);
+        rl_figure_record rec = {o->argc, o->argv, inputs, 2, e->caption};
+        if ((rc = rl_figure_record_write(path, &rec)) < 0)
+            return rc;
     }
     return RL_OK;
 }
@@ -273,7 +271,7 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
     return rc == RL_OK ? rl_report_table_end(r) : rc;
 }
 
-static int write_report(const eval_output *o)
+static int write_report(const eval_output *o, char *const *svgs)
 {
     const eval_run *run = o->run;
     char title[512];
@@ -322,7 +320,7 @@ static int write_report(const eval_output *o)
     free(ids_text);
     rl_report_kv_end(r);
     for (size_t i = 0; i < o->sink->nfigures; i++)
-        if ((rc = rl_report_figure(r, o->sink->figures[i].fig, o->sink->figures[i].caption)) < 0)
+        if ((rc = rl_report_figure_svg(r, svgs[i], o->sink->figures[i].caption)) < 0)
             goto out;
     rl_report_heading(r, 2, "Files");
     rl_report_link(r, "summary.json", NULL);
@@ -338,9 +336,15 @@ out:
 
 int eval_output_write(const eval_output *o)
 {
+    char **svgs = calloc(o->sink->nfigures + 1, sizeof *svgs);
+    if (!svgs)
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", o->dir);
     int rc;
     if ((rc = write_config(o)) < 0 || (rc = write_csv(o)) < 0 || (rc = write_summary(o)) < 0 ||
-        (rc = write_figures(o)) < 0 || (rc = write_report(o)) < 0)
-        return rl_error_prefix(rc, "%s", o->dir);
-    return RL_OK;
+        (rc = write_figures(o, svgs)) < 0 || (rc = write_report(o, svgs)) < 0)
+        rl_error_prefix(rc, "%s", o->dir);
+    for (size_t i = 0; i < o->sink->nfigures; i++)
+        free(svgs[i]);
+    free(svgs);
+    return rc < 0 ? rc : RL_OK;
 }

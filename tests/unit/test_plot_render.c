@@ -4,6 +4,8 @@
  * one-sample spike, legend placement and SVG escaping. */
 #include "rl_test.h"
 
+#include "analysis/plot_internal.h"
+
 #include "runlab/error.h"
 #include "runlab/plot.h"
 #include "runlab/yaml.h"
@@ -258,6 +260,70 @@ static void test_every_kind_png_svg_pdf(void **state)
         free(data);
         rl_figure_free(f);
     }
+    rl_test_tmpdir_free(dir);
+}
+
+/* Decoded by cairo: a PNG from rl_png_encode_argb32 holds the pixels of the one cairo's own
+ * writer makes of the same image, for an opaque image and one with every kind of alpha. */
+static void decoded_equal(const char *a_path, const char *b_path)
+{
+    cairo_surface_t *a = cairo_image_surface_create_from_png(a_path);
+    cairo_surface_t *b = cairo_image_surface_create_from_png(b_path);
+    assert_int_equal(cairo_surface_status(a), CAIRO_STATUS_SUCCESS);
+    assert_int_equal(cairo_surface_status(b), CAIRO_STATUS_SUCCESS);
+    assert_int_equal(cairo_image_surface_get_format(a), cairo_image_surface_get_format(b));
+    int w = cairo_image_surface_get_width(a), h = cairo_image_surface_get_height(a);
+    assert_int_equal(w, cairo_image_surface_get_width(b));
+    assert_int_equal(h, cairo_image_surface_get_height(b));
+    for (int y = 0; y < h; y++)
+        assert_memory_equal(cairo_image_surface_get_data(a) +
+                                (size_t)y * (size_t)cairo_image_surface_get_stride(a),
+                            cairo_image_surface_get_data(b) +
+                                (size_t)y * (size_t)cairo_image_surface_get_stride(b),
+                            4 * (size_t)w);
+    cairo_surface_destroy(a);
+    cairo_surface_destroy(b);
+}
+
+static void test_png_encoder_matches_cairo(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    char ours[4096], theirs[4096];
+    snprintf(ours, sizeof ours, "%s/ours.png", dir);
+    snprintf(theirs, sizeof theirs, "%s/theirs.png", dir);
+    uint32_t seed = 12345;
+    for (int opaque = 0; opaque < 2; opaque++) {
+        int w = 37, h = 23;
+        cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+        unsigned char *d = cairo_image_surface_get_data(s);
+        int stride = cairo_image_surface_get_stride(s);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                seed = seed * 1103515245u + 12345u;
+                uint32_t a = opaque ? 255 : (x % 3 == 0 ? 0 : x % 3 == 1 ? 255 : (seed >> 24));
+                uint32_t px = a << 24;
+                for (int k = 0; k < 3; k++) {
+                    seed = seed * 1103515245u + 12345u;
+                    px |= (a ? (seed >> 16) % (a + 1) : 0) << (8 * k); /* premultiplied */
+                }
+                ((uint32_t *)(void *)(d + (size_t)y * (size_t)stride))[x] = px;
+            }
+        cairo_surface_mark_dirty(s);
+        assert_int_equal(cairo_surface_write_to_png(s, theirs), CAIRO_STATUS_SUCCESS);
+        rl_buf b = {0};
+        assert_int_equal(rl_png_encode_argb32(d, w, h, stride, &b), RL_OK);
+        FILE *f = fopen(ours, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(b.data, 1, b.len, f), b.len);
+        fclose(f);
+        rl_buf_free(&b);
+        decoded_equal(ours, theirs);
+        cairo_surface_destroy(s);
+    }
+    rl_buf b = {0};
+    assert_int_equal(rl_png_encode_argb32(NULL, 0, 5, 0, &b), RL_EINVAL);
+    rl_buf_free(&b);
     rl_test_tmpdir_free(dir);
 }
 
@@ -859,6 +925,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind_png_svg_pdf),
+        cmocka_unit_test(test_png_encoder_matches_cairo),
         cmocka_unit_test(test_multi_panel_and_log),
         cmocka_unit_test(test_nan_counted_in_note),
         cmocka_unit_test(test_empty_and_single_point),

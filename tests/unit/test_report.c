@@ -142,6 +142,37 @@ static void test_full_report(void **state)
     rl_report_free(r);
 }
 
+/* A figure drawn once as SVG and inlined: the page holds what the renderer draws with the
+ * report's id prefix, and text that looks like a clip id stays as it is. */
+static void test_figure_from_svg(void **state)
+{
+    (void)state;
+    rl_figure *f = small_figure();
+    rl_axes_set_xlabel(rl_figure_axes(f, 0, 0), "url(#rl-c1) rl-c1", NULL);
+    char *plain = NULL, *fig2 = NULL;
+    assert_int_equal(rl_figure_to_svg(f, NULL, &plain, NULL), RL_OK);
+    assert_int_equal(rl_figure_to_svg(f, "fig2", &fig2, NULL), RL_OK);
+    rl_report *r = NULL;
+    assert_int_equal(rl_report_new(&r, "svg"), RL_OK);
+    assert_int_equal(rl_report_figure(r, f, NULL), RL_OK);
+    assert_int_equal(rl_report_figure_svg(r, plain, "drawn once"), RL_OK);
+    assert_int_equal(rl_report_figure_svg(r, NULL, NULL), RL_EINVAL);
+    char *html = NULL;
+    assert_int_equal(rl_report_to_string(r, &html, NULL), RL_OK);
+    char expect[65536];
+    snprintf(expect, sizeof expect, "<figure>\n%s<figcaption>drawn once</figcaption>\n</figure>",
+             strstr(fig2, "<svg"));
+    assert_non_null(strstr(html, expect));
+    assert_int_equal(count(html, "url(#rl-c1) rl-c1</text>"), 2);
+    assert_null(strstr(html, "id=\"rl-c"));
+    assert_int_equal(count(html, "clip-path=\"url(#fig2-c1)\""), 1);
+    free(html);
+    free(plain);
+    free(fig2);
+    rl_report_free(r);
+    rl_figure_free(f);
+}
+
 static void test_no_script_without_sortable(void **state)
 {
     (void)state;
@@ -217,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_full_report),
+        cmocka_unit_test(test_figure_from_svg),
         cmocka_unit_test(test_no_script_without_sortable),
         cmocka_unit_test(test_links_stay_local),
         cmocka_unit_test(test_state_errors),
