@@ -106,7 +106,7 @@ check "missing map exits 1" rc_is 1
 # refused while the first runs).
 "$RUNLAB" record --synthetic "${COMMON[@]}" --duration 60 --run-id sig >"$TMP/sig.out" 2>"$TMP/sig.err" &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 1200); do # up to 60 s: a loaded machine under ASan starts slowly
     [ -n "$(ls "$RUNLAB_HOME/experiments" | grep _sig)" ] && break
     sleep 0.05
 done
@@ -197,7 +197,7 @@ check "heartbeat names the state" err_has " RECORDING host="
 "$RUNLAB" record --synthetic "${COMMON[@]}" --duration 60 --run-id killed >/dev/null 2>&1 &
 pid=$!
 bag=
-for _ in $(seq 400); do # until the first flush (<= 1 s) has put a chunk in the bag
+for _ in $(seq 1200); do # until the first flush (<= 1 s) has put a chunk in the bag
     bag=$(ls "$RUNLAB_HOME"/experiments/*_killed/bag/killed.mcap 2>/dev/null)
     [ -n "$bag" ] && [ "$(stat -c %s "$bag")" -gt 4096 ] && break
     sleep 0.05
@@ -226,7 +226,7 @@ check "a recorder starts after kill -9 (no stale lock)" rc_is 0
 "$RUNLAB" record --synthetic "${COMMON[@]}" --duration 60 --run-id torepair >/dev/null 2>&1 &
 pid=$!
 rdir=
-for _ in $(seq 400); do
+for _ in $(seq 1200); do
     rdir=$(ls -d "$RUNLAB_HOME"/experiments/*_torepair 2>/dev/null)
     [ -n "$rdir" ] && [ -f "$rdir/bag/torepair.mcap" ] && [ "$(stat -c %s "$rdir/bag/torepair.mcap")" -gt 4096 ] && break
     sleep 0.05
