@@ -401,6 +401,25 @@ static void test_resume_keeps_every_sample(void **state)
     assert_int_equal(rl_bench_execute(b, &req), RL_EPARSE);
     assert_non_null(strstr(rl_error_last(), "journal:2: malformed journal line"));
     rl_bench_free(b);
+    /* An INTEGER progress value that is not whole (a planner may print 2.6) is rounded
+     * to the nearest in the OMPL log, not truncated: 2.6 -> 3, 4.4 -> 4, -2.6 -> -3. */
+    f = fopen(journal, "w");
+    fprintf(f, "runlab-bench-journal 1\tsamples\tprogress\n");
+    fprintf(f, "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t3\t1\t7\t2.6\t2\t7\t4.4\t3\t7\t-2.6\n");
+    fclose(f);
+    b = rl_bench_new("samples", NULL, NULL);
+    rl_bench_add_planner(b, mk("progress", solve_progress));
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    char log[1024];
+    snprintf(log, sizeof log, "%s/rounded.log", tmp);
+    assert_int_equal(rl_bench_write_log(rl_bench_results(b), log), RL_OK);
+    size_t len;
+    char *text = rl_test_read_file(log, &len);
+    const char *line = strstr(text, "7,3,1,;7,4,2,;7,-3,3,;"); /* cost, iterations, time */
+    if (!line)
+        fail_msg("no rounded progress line in the log:\n%s", text);
+    free(text);
+    rl_bench_free(b);
     rl_test_tmpdir_free(tmp);
 }
 

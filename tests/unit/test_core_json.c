@@ -87,6 +87,10 @@ static void test_parse_errors_positions(void **state)
     PARSE_ERR("\n-9223372036854775809",
               "t.json:2:1: byte 1: integer out of range (-2^63 .. 2^64-1)");
     PARSE_ERR("[1.5e400]", "t.json:1:2: byte 1: number out of range for a double");
+    /* Raw control characters inside a string (U+0000 .. U+001F must be escaped): the
+     * second and the last of them. */
+    PARSE_ERR("[\"a\x01\"]", "t.json:1:4: byte 3: control character in string");
+    PARSE_ERR("[\"a\x1f\"]", "t.json:1:4: byte 3: control character in string");
 
     /* Nesting is bounded rather than exhausting the stack. */
     char deep[600];

@@ -1404,6 +1404,25 @@ static void test_options_checked(void **state)
     f->opts.compression_level = 1;
     assert_int_equal(rl_recorder_new(&r, &f->opts), RL_EINVAL);
     assert_null(r);
+    /* The heartbeat interval: 10 ms .. 10 s, both ends included. */
+    const int64_t beats[4] = {10 * 1000000ll - 1, 10 * 1000000ll, 10000000000ll, 10000000001ll};
+    for (int k = 0; k < 4; k++) {
+        rl_record_options_default(&f->opts);
+        f->opts.home = f->home;
+        f->opts.lab_domain = rl_test_domain();
+        f->opts.heartbeat_interval_ns = beats[k];
+        int rc = rl_recorder_new(&r, &f->opts);
+        if (k == 0 || k == 3) {
+            assert_int_equal(rc, RL_EINVAL);
+            assert_non_null(strstr(rl_error_last(), "heartbeat_interval: must be 10 ms..10 s"));
+            assert_null(r);
+        } else {
+            if (rc != RL_OK)
+                fail_msg("heartbeat_interval %lld ns: %s", (long long)beats[k], rl_error_last());
+            rl_recorder_free(r);
+            r = NULL;
+        }
+    }
     char home[PATH_MAX];
     assert_int_equal(rl_record_home("/x", home, sizeof home), RL_OK);
     assert_string_equal(home, "/x");
