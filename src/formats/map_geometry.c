@@ -362,6 +362,18 @@ static void params_push(params *p, double t)
     p->v[p->n++] = t;
 }
 
+/* An empty list holding the segment's two ends, 0 and 1 (not zeroed: the stack array is
+ * 1 KB). */
+static void params_start(params *ts)
+{
+    ts->n = 0;
+    ts->cap = 128;
+    ts->failed = false;
+    ts->v = ts->stack;
+    params_push(ts, 0);
+    params_push(ts, 1);
+}
+
 static void params_free(params *p)
 {
     if (p->v != p->stack)
@@ -413,13 +425,8 @@ static bool far_outside(const rl_map *map, const candidates *c, const double *r,
 static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
                            double tol, const double *cell_rect)
 {
-    params ts; /* not zeroed: the stack array is 1 KB */
-    ts.n = 0;
-    ts.cap = 128;
-    ts.failed = false;
-    ts.v = ts.stack;
-    params_push(&ts, 0);
-    params_push(&ts, 1);
+    params ts;
+    params_start(&ts);
     crossings(map, c, a, b, 0, 1, &ts);
     if (ts.failed) {
         params_free(&ts);
@@ -671,13 +678,8 @@ bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b)
     for (int k = 0; k < 4 && ok; k++) {
         rl_map_point a = c[k], z = c[(k + 1) % 4];
         double dx = z.x - a.x, dy = z.y - a.y;
-        params ts; /* not zeroed: the stack array is 1 KB */
-        ts.n = 0;
-        ts.cap = 128;
-        ts.failed = false;
-        ts.v = ts.stack;
-        params_push(&ts, 0);
-        params_push(&ts, 1);
+        params ts;
+        params_start(&ts);
         for (size_t i = 0; i < map->h->num_lanelets; i++) {
             const rlmap_lanelet *L = &map->lanelets[i];
             const rl_map_point *p = map->points + L->poly_off;
