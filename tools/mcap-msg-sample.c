@@ -86,7 +86,7 @@ static void message_json(const char *topic, unsigned i, char *out, size_t cap)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
+    if (argc < 2 || argv[1][0] == '-') /* also --help: OUT comes first, never an option */
         return usage();
     int kind = RL_CDR_LE;
     unsigned nmsg = 5;

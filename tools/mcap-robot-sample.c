@@ -73,7 +73,7 @@ out:
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 6) {
+    if (argc < 2 || argc > 6 || argv[1][0] == '-') { /* --help is not a file name */
         fprintf(stderr, "usage: mcap-robot-sample OUT [MESSAGES [none|zstd|lz4 "
                         "[CHUNK_SIZE|unchunked [PROFILE]]]]\n");
         return 2;

@@ -24,7 +24,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
+    if (argc < 2 || argv[1][0] == '-') /* also --help: OUT comes first, never an option */
         return usage();
     rl_mcap_writer_options o;
     rl_mcap_writer_options_default(&o);
