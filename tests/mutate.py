@@ -81,7 +81,7 @@ def run_until_failure(cmd, cwd, timeout, log):
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, errors="replace", start_new_session=True)
     deadline = time.monotonic() + timeout
-    failed = False
+    failed = timed_out = False
     try:
         for line in p.stdout:
             log.write(line)
@@ -90,6 +90,7 @@ def run_until_failure(cmd, cwd, timeout, log):
                 break
             if time.monotonic() > deadline:
                 log.write(f"(timed out after {timeout} s)\n")
+                timed_out = True
                 break
     finally:
         if p.poll() is None:
@@ -103,7 +104,7 @@ def run_until_failure(cmd, cwd, timeout, log):
     if failed:
         log.write("(stopped at the first failure)\n")
         return 1
-    return rc if rc is not None and time.monotonic() <= deadline else 124
+    return 124 if timed_out else rc
 
 
 def build_targets(build, tests_regex, log):

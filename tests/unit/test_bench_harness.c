@@ -362,6 +362,20 @@ static void test_run_count_zero(void **state)
     rl_bench_free(b);
 }
 
+/* Resumes a one-planner "progress" benchmark from a journal holding `run_line` after the
+ * header; its rl_bench_execute must return `want`. The caller frees the benchmark. */
+static rl_bench *resume_one_run(const char *journal, const char *run_line,
+                                const rl_bench_request *req, int want)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof text, "runlab-bench-journal 1\tsamples\tprogress\n%s", run_line);
+    rl_test_write_file(journal, text, (size_t)n);
+    rl_bench *b = rl_bench_new("samples", NULL, NULL);
+    rl_bench_add_planner(b, mk("progress", solve_progress));
+    assert_int_equal(rl_bench_execute(b, req), want);
+    return b;
+}
+
 /* Issue 16, item 8: a journaled run with thousands of progress samples (a line of more
  * than 4096 fields) reads back whole on --resume, and a line whose sample count does not
  * match its fields is refused instead of being shortened. */
@@ -392,24 +406,15 @@ static void test_resume_keeps_every_sample(void **state)
     assert_true(r->samples[3 * (SAMPLES - 1) + 2] == SAMPLES - 1);
     rl_bench_free(b);
     /* one sample short of what the line announces: refused, with the line number */
-    f = fopen(journal, "w");
-    fprintf(f, "runlab-bench-journal 1\tsamples\tprogress\n");
-    fprintf(f, "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t3\t1\t2\t3\t4\t5\t6\n");
-    fclose(f);
-    b = rl_bench_new("samples", NULL, NULL);
-    rl_bench_add_planner(b, mk("progress", solve_progress));
-    assert_int_equal(rl_bench_execute(b, &req), RL_EPARSE);
+    b = resume_one_run(journal, "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t3\t1\t2\t3\t4\t5\t6\n", &req,
+                       RL_EPARSE);
     assert_non_null(strstr(rl_error_last(), "journal:2: malformed journal line"));
     rl_bench_free(b);
     /* An INTEGER progress value that is not whole (a planner may print 2.6) is rounded
      * to the nearest in the OMPL log, not truncated: 2.6 -> 3, 4.4 -> 4, -2.6 -> -3. */
-    f = fopen(journal, "w");
-    fprintf(f, "runlab-bench-journal 1\tsamples\tprogress\n");
-    fprintf(f, "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t3\t1\t7\t2.6\t2\t7\t4.4\t3\t7\t-2.6\n");
-    fclose(f);
-    b = rl_bench_new("samples", NULL, NULL);
-    rl_bench_add_planner(b, mk("progress", solve_progress));
-    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    b = resume_one_run(journal,
+                       "run\t0\t0\t6\t\t1\ttime\tREAL\t5\t3\t1\t7\t2.6\t2\t7\t4.4\t3\t7\t-2.6\n",
+                       &req, RL_OK);
     char log[1024];
     snprintf(log, sizeof log, "%s/rounded.log", tmp);
     assert_int_equal(rl_bench_write_log(rl_bench_results(b), log), RL_OK);

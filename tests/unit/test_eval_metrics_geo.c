@@ -251,15 +251,21 @@ static void test_vehicle_collision(void **state)
 
 /* ---- thresholds at their boundaries ---------------------------------------------------- */
 
+/* Settings `json_fmt` with its one '@' replaced by `v` (all 17 digits) into json[512]. */
+static void settings_with(char *json, const char *json_fmt, double v)
+{
+    const char *at = strchr(json_fmt, '@');
+    assert_non_null(at);
+    snprintf(json, 512, "%.*s%.17g%s", (int)(at - json_fmt), json_fmt, v, at + 1);
+}
+
 /* The status of the check about vehicle `a` (or pair a-b) of metric `name` run with the
  * settings `json_fmt` whose one '@' stands for `v`. */
 static rl_eval_status status_at(eval_run *run, const char *name, int (*fn)(eval_ctx *),
                                 const char *json_fmt, double v, int a, int b)
 {
     char json[512];
-    const char *at = strchr(json_fmt, '@');
-    assert_non_null(at);
-    snprintf(json, sizeof json, "%.*s%.17g%s", (int)(at - json_fmt), json_fmt, v, at + 1);
+    settings_with(json, json_fmt, v);
     struct eval_sink s;
     run_metric(run, name, fn, json, &s);
     rl_eval_status st = find(&s, a, b)->status;
@@ -334,9 +340,7 @@ static void test_thresholds_at_their_boundaries(void **state)
     const bool want_alone[3] = {false, false, true};
     for (int k = 0; k < 3; k++) {
         char json[512];
-        const char *at = strchr(cover_fmt, '@');
-        snprintf(json, sizeof json, "%.*s%.17g%s", (int)(at - cover_fmt), cover_fmt, limits[k],
-                 at + 1);
+        settings_with(json, cover_fmt, limits[k]);
         run_metric(&run, "vehicle_collision", eval_metric_vehicle_collision, json, &s);
         bool alone = false, paired = false;
         for (size_t i = 0; i < s.nchecks; i++) {
