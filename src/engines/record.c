@@ -836,6 +836,7 @@ static void free_blocks(rec_block *b)
  * writer asks before closing the bag, whose close syncs it anyway. */
 static void *sync_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "rl-sync"); /* for top -H, perf, gdb */
     rl_recorder *r = arg;
     void *ctx = r->sink_ctx; /* set before the writer started; cleared after we are joined */
     pthread_mutex_lock(&r->sync_mu);
@@ -1097,6 +1098,7 @@ static void recount_from_bag(rl_recorder *r)
  * failure) the manifest. */
 static void *writer_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "rl-writer"); /* for top -H, perf, gdb */
     rl_recorder *r = arg;
     writer_ctx w = {0};
     w.r = r;
@@ -1290,6 +1292,7 @@ int rl_recorder_topic_stats(rl_recorder *r, uint16_t id, rl_record_topic_stats *
  * (SIGSTOP, a suspended machine), the writer with it, and that time is no stall. */
 static void *monitor_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "rl-monitor"); /* for top -H, perf, gdb */
     rl_recorder *r = arg;
     int64_t next_beat = rl_mono_ns();
     int last_state = -1;
@@ -1355,6 +1358,7 @@ static void *monitor_main(void *arg)
  * every second (statvfs can hang on a dead network filesystem). */
 static void *disk_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "rl-disk"); /* for top -H, perf, gdb */
     rl_recorder *r = arg;
     int64_t next_free_check = rl_mono_ns() + FREE_CHECK_INTERVAL_MS * 1000000ll;
     pthread_mutex_lock(&r->disk_mu);

@@ -359,6 +359,7 @@ static int subscribe(lab_capture *c, publication *p)
 
 static void *worker_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "rl-subscribe"); /* for top -H, perf, gdb */
     lab_capture *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {

@@ -378,6 +378,7 @@ static void take_triggers(rl_lab_recorder *n)
 
 static void *node_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "rl-node"); /* for top -H, perf, gdb */
     rl_lab_recorder *n = arg;
     while (!atomic_load(&n->stop)) {
         (void)dds_waitset_wait(n->waitset, NULL, 0, DDS_MSECS(500));
