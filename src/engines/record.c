@@ -1506,14 +1506,23 @@ int rl_recorder_begin(rl_recorder *r)
     return rc;
 }
 
+/* Under mu: START and STOP are marked only while RECORDING and not closing. */
+static int mark_refused_locked(rl_recorder *r, const char *mark)
+{
+    int st = atomic_load(&r->state);
+    if (st == RL_RECORD_RECORDING && !r->closing)
+        return 0;
+    rl_error_set(RL_ESTATE, "recorder %s: refused in state %s (only in RECORDING)", mark,
+                 rl_record_state_name((rl_record_state)st));
+    return 1;
+}
+
 int rl_recorder_mark_start(rl_recorder *r, int64_t stamp)
 {
     pthread_mutex_lock(&r->mu);
-    int st = atomic_load(&r->state);
     int rc = RL_OK;
-    if (st != RL_RECORD_RECORDING || r->closing)
-        rc = rl_error_set(RL_ESTATE, "recorder START: refused in state %s (only in RECORDING)",
-                          rl_record_state_name((rl_record_state)st));
+    if (mark_refused_locked(r, "START"))
+        rc = RL_ESTATE;
     else if (r->start_ns != RL_REC_UNSET)
         rc = rl_error_set(RL_ESTATE, "recorder START: already marked");
     else if (stamp < 0)
@@ -1529,11 +1538,9 @@ int rl_recorder_mark_start(rl_recorder *r, int64_t stamp)
 int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp)
 {
     pthread_mutex_lock(&r->mu);
-    int st = atomic_load(&r->state);
     int rc = RL_OK;
-    if (st != RL_RECORD_RECORDING || r->closing)
-        rc = rl_error_set(RL_ESTATE, "recorder STOP: refused in state %s (only in RECORDING)",
-                          rl_record_state_name((rl_record_state)st));
+    if (mark_refused_locked(r, "STOP"))
+        rc = RL_ESTATE;
     else if (r->start_ns == RL_REC_UNSET)
         rc = rl_error_set(RL_ESTATE, "recorder STOP: refused before START");
     else if (r->stop_ns != RL_REC_UNSET)
