@@ -207,16 +207,27 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
 int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
                      const void *data, size_t len);
 
-/* One message for rl_recorder_push_many; `data` is copied, the caller keeps it. */
+/* Gives a payload handed over with rl_record_msg.release back to its producer. */
+typedef void (*rl_record_release_fn)(void *ctx);
+
+/* One message for rl_recorder_push_many. Without `release` (NULL), `data` is copied and
+ * the caller keeps it. With `release`, a message the recorder queues is handed over
+ * without a copy: `data` must stay valid and unchanged until the recorder calls
+ * release(release_ctx), which it does exactly once, from any of its threads, when it has
+ * written or dropped the message, and at the latest before rl_recorder_free returns. A
+ * message it refuses (or does not reach) stays the caller's: release is not called. */
 typedef struct rl_record_msg {
     int64_t receive_ns, publish_ns;
     const void *data;
     size_t len;
+    rl_record_release_fn release; /* optional */
+    void *release_ctx;
 } rl_record_msg;
 
 /* Hands `count` messages of one topic to the recorder in order, exactly as `count` calls of
- * rl_recorder_push would, but taking the queue's lock once for a run of small messages
- * (a receive path that takes samples in batches pays one lock per batch, not per sample).
+ * rl_recorder_push would (but for handed-over payloads, above), taking the queue's lock once
+ * for a run of small or handed-over messages (a receive path that takes samples in batches
+ * pays one lock per batch, not per sample).
  * Stops at the first message refused: `*queued` (required) says how many were queued
  * before it, and the return value is what rl_recorder_push returned for it (counted the
  * same way); RL_OK when all were queued. Thread-safe. */

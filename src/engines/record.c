@@ -287,8 +287,7 @@ int rl_recorder_set_sink(rl_recorder *r, const rl_record_sink_ops *ops, void *us
 
 /* Moves ARMED/RECORDING to FAILED with `reason`; returns 1 if this call did it. The
  * writer notices and finishes the bag and the manifest. */
-static int fail_run(rl_recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail_run(rl_recorder *r, const char *fmt, ...)
+int rec_fail_run(rl_recorder *r, const char *fmt, ...)
 {
     int did = 0;
     pthread_mutex_lock(&r->mu);
@@ -365,6 +364,7 @@ void rl_recorder_free(rl_recorder *r)
     rec_block *prev = NULL;
     for (size_t i = 0; i < r->qcount; i++) {
         rec_msg *m = r->qv[i];
+        rec_msg_release(m);
         if (!m->block)
             free(m);
         else if (m->block != prev) {
@@ -530,212 +530,6 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
     return RL_OK;
 }
 
-/* Adds to a counter that only one party changes at a time: `received` and `bytes` only
- * under `mu`, `inside`, `outside` and `written` only in the writer thread. A load and a
- * store instead of a locked read-modify-write, which is measurably cheaper per message;
- * readers still see whole values. */
-static inline void bump(_Atomic uint64_t *c, uint64_t v)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
-                          memory_order_relaxed);
-}
-
-/* A message that was handed over and cannot be queued: received and dropped. */
-static void count_refused_under_lock(rec_topic *t, size_t len)
-{
-    bump(&t->received, 1);
-    bump(&t->bytes, len);
-    atomic_fetch_add(&t->dropped, 1);
-}
-
-/* Room for a small message in the fill block, starting a block (from the pool if it has
- * one) when it is full; caller holds mu. The block given up stays with the queue: the
- * writer returns it once it has passed its last message. NULL when out of memory. */
-static rec_msg *block_alloc(rl_recorder *r, size_t len)
-{
-    size_t need = (offsetof(rec_msg, data) + len + 15) & ~(size_t)15;
-    rec_block *b = r->fill_block;
-    if (!b || REC_BLOCK_SIZE - offsetof(rec_block, data) - b->used < need) {
-        if (r->block_pool) {
-            b = r->block_pool;
-            r->block_pool = b->next;
-            r->block_pool_count--;
-        } else if (!(b = malloc(REC_BLOCK_SIZE))) {
-            return NULL;
-        }
-        b->used = 0;
-        r->fill_block = b;
-    }
-    rec_msg *m = (rec_msg *)(void *)(b->data + b->used);
-    b->used += need;
-    m->block = b;
-    return m;
-}
-
-int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
-                     const void *data, size_t len)
-{
-    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
-    if (topic_id >= nt)
-        return rl_error_set(RL_EINVAL, "recorder push: unknown topic id %u", topic_id);
-    if (receive_ns < 0 || publish_ns < 0)
-        return rl_error_set(RL_EINVAL, "recorder push: negative stamp");
-    if (len && !data)
-        return rl_error_set(RL_EINVAL, "recorder push: data missing");
-    rec_topic *t = r->topics[topic_id];
-    /* Large payloads are copied before taking the lock, small ones into a block under it
-     * (a copy of at most REC_SMALL bytes is cheaper than a malloc and a free, and the blocks
-     * are reused). */
-    int small = len <= REC_SMALL;
-    rec_msg *m = NULL;
-    if (!small) {
-        m = malloc(sizeof *m + len);
-        if (!m) {
-            pthread_mutex_lock(&r->mu);
-            count_refused_under_lock(t, len);
-            pthread_mutex_unlock(&r->mu);
-            fail_run(r, "out of memory queueing a message on %s", t->name);
-            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
-        }
-        memcpy(m->data, data, len);
-        m->block = NULL;
-    }
-
-    pthread_mutex_lock(&r->mu);
-    if (!r->accepting) {
-        int st = atomic_load(&r->state);
-        pthread_mutex_unlock(&r->mu);
-        free(m);
-        return rl_error_set(RL_ESTATE, "recorder push: not accepting messages (%s%s%s)",
-                            rl_record_state_name((rl_record_state)st),
-                            st == RL_RECORD_FAILED ? ": " : "",
-                            st == RL_RECORD_FAILED ? r->reason : "");
-    }
-    if (r->queued_msgs + 1 > r->opts.max_queued_messages ||
-        r->queued_bytes + len > r->opts.max_queued_bytes) {
-        int by_count = r->queued_msgs + 1 > r->opts.max_queued_messages;
-        count_refused_under_lock(t, len);
-        pthread_mutex_unlock(&r->mu);
-        free(m);
-        fail_run(r, "queue overflow on %s: %s reached", t->name,
-                 by_count ? "max_queued_messages" : "max_queued_bytes");
-        return rl_error_set(RL_EBUSY, "recorder push: queue full (%s), message on %s dropped",
-                            by_count ? "max_queued_messages" : "max_queued_bytes", t->name);
-    }
-    if (r->qcount == r->qcap) {
-        /* Rare: the writer hands back its array, so both settle at the size needed. */
-        size_t ncap = r->qcap ? 2 * r->qcap : 1024;
-        rec_msg **nv = realloc(r->qv, ncap * sizeof *nv);
-        if (!nv) {
-            count_refused_under_lock(t, len);
-            pthread_mutex_unlock(&r->mu);
-            free(m);
-            fail_run(r, "out of memory queueing a message on %s", t->name);
-            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
-        }
-        r->qv = nv;
-        r->qcap = ncap;
-    }
-    if (small) {
-        m = block_alloc(r, len);
-        if (!m) {
-            count_refused_under_lock(t, len);
-            pthread_mutex_unlock(&r->mu);
-            fail_run(r, "out of memory queueing a message on %s", t->name);
-            return rl_error_set(RL_ENOMEM, "recorder push: out of memory");
-        }
-        if (len)
-            memcpy(m->data, data, len);
-    }
-    m->receive_ns = receive_ns;
-    m->publish_ns = publish_ns;
-    m->len = len;
-    m->topic = topic_id;
-    r->qv[r->qcount++] = m;
-    r->queued_msgs++;
-    r->queued_bytes += len;
-    /* With a write delay nothing queued now can be written before the writer's next
-     * timed wake-up (at most WRITER_MAX_SLEEP_MS away), so waking it per push would only
-     * make both threads trade context switches. */
-    int wake = r->writer_sleeping && r->opts.write_delay_ns == 0;
-    /* Counted under the lock so that the writer can never account for a message (inside,
-     * outside, written) before it is counted as received. */
-    bump(&t->received, 1);
-    bump(&t->bytes, len);
-    pthread_mutex_unlock(&r->mu);
-    if (wake)
-        pthread_cond_signal(&r->wake_writer);
-    return RL_OK;
-}
-
-/* Under mu: queues one small message when the queue takes it as it is (accepting, within
- * the limits, room in the array and a block); 0 otherwise, and nothing changed: the caller
- * unlocks and lets rl_recorder_push decide and count that message. */
-static int queue_small_locked(rl_recorder *r, rec_topic *t, uint16_t topic_id,
-                              const rl_record_msg *msg)
-{
-    if (!r->accepting || r->queued_msgs + 1 > r->opts.max_queued_messages ||
-        r->queued_bytes + msg->len > r->opts.max_queued_bytes || r->qcount == r->qcap)
-        return 0;
-    rec_msg *m = block_alloc(r, msg->len);
-    if (!m)
-        return 0;
-    if (msg->len)
-        memcpy(m->data, msg->data, msg->len);
-    m->receive_ns = msg->receive_ns;
-    m->publish_ns = msg->publish_ns;
-    m->len = msg->len;
-    m->topic = topic_id;
-    r->qv[r->qcount++] = m;
-    r->queued_msgs++;
-    r->queued_bytes += msg->len;
-    bump(&t->received, 1);
-    bump(&t->bytes, msg->len);
-    return 1;
-}
-
-int rl_recorder_push_many(rl_recorder *r, uint16_t topic_id, const rl_record_msg *msgs,
-                          size_t count, size_t *queued)
-{
-    *queued = 0;
-    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
-    if (topic_id >= nt)
-        return rl_error_set(RL_EINVAL, "recorder push: unknown topic id %u", topic_id);
-    rec_topic *t = r->topics[topic_id];
-    size_t i = 0;
-    while (i < count) {
-        const rl_record_msg *msg = &msgs[i];
-        int valid = msg->receive_ns >= 0 && msg->publish_ns >= 0 && (!msg->len || msg->data);
-        if (valid && msg->len <= REC_SMALL) {
-            int wake = 0;
-            pthread_mutex_lock(&r->mu);
-            for (; i < count; i++) {
-                msg = &msgs[i];
-                if (msg->receive_ns < 0 || msg->publish_ns < 0 || (msg->len && !msg->data) ||
-                    msg->len > REC_SMALL || !queue_small_locked(r, t, topic_id, msg))
-                    break;
-                wake = 1;
-            }
-            wake = wake && r->writer_sleeping && r->opts.write_delay_ns == 0;
-            pthread_mutex_unlock(&r->mu);
-            if (wake)
-                pthread_cond_signal(&r->wake_writer);
-            *queued = i;
-            if (i == count)
-                break;
-            msg = &msgs[i];
-        }
-        /* A large one, or one the fast path left to the general one (which refuses it,
-           counts it and says why, or queues it after growing the queue's array). */
-        int rc = rl_recorder_push(r, topic_id, msg->receive_ns, msg->publish_ns, msg->data,
-                                  msg->len);
-        if (rc < 0)
-            return rc;
-        *queued = ++i;
-    }
-    return RL_OK;
-}
-
 /* ---- the writer thread ------------------------------------------------------------------ */
 
 static void abs_deadline(struct timespec *ts, int64_t mono_ns)
@@ -852,7 +646,7 @@ static void *sync_main(void *arg)
         atomic_store(&r->sync_since_mono, 0);
         if (rc < 0) {
             atomic_store(&r->sync_failed, 1);
-            fail_run(r, "writer: %s", rl_error_last());
+            rec_fail_run(r, "writer: %s", rl_error_last());
             return NULL;
         }
         pthread_mutex_lock(&r->sync_mu);
@@ -906,21 +700,22 @@ static void finish_msg(writer_ctx *w, rec_msg *m)
         int rc = ensure_channel(r, t, m->topic);
         if (rc == RL_OK)
             rc = r->sink->write(r->sink_ctx, m->topic, ++t->sequence, (uint64_t)m->receive_ns,
-                                (uint64_t)m->publish_ns, m->data, m->len);
+                                (uint64_t)m->publish_ns, rec_msg_bytes(m), m->len);
         if (rc < 0) {
             w->sink_failed = 1;
-            fail_run(r, "writer: %s", rl_error_last());
+            rec_fail_run(r, "writer: %s", rl_error_last());
             atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         } else {
-            bump(inside ? &t->inside : &t->outside, 1);
-            bump(&t->written, 1);
+            rec_bump(inside ? &t->inside : &t->outside, 1);
+            rec_bump(&t->written, 1);
             w->unflushed = 1;
         }
     } else {
-        bump(&t->outside, 1);
+        rec_bump(&t->outside, 1);
     }
     w->done_msgs++;
     w->done_bytes += m->len;
+    rec_msg_release(m);
     if (!m->block) {
         free(m);
     } else if (m->block != w->cur_block) {
@@ -977,7 +772,7 @@ static void hold_batch(writer_ctx *w)
             /* Out of memory for the ring: the rest cannot be held, the run cannot keep its
              * promises. FAILED means drain: finish everything now, in queue order (blocks
              * are released in that order). */
-            fail_run(w->r, "writer: out of memory holding messages for the write delay");
+            rec_fail_run(w->r, "writer: out of memory holding messages for the write delay");
             for (; w->pend.count; ring_pop(&w->pend))
                 finish_msg(w, ring_front(&w->pend)->m);
             for (; i < w->batch_count; i++)
@@ -1015,7 +810,7 @@ static void flush_if_due(writer_ctx *w, int64_t *last_flush, int64_t now, int sy
         return;
     if (r->sink->flush(r->sink_ctx) < 0 || request_sync(r, sync_threaded) < 0) {
         w->sink_failed = 1;
-        fail_run(r, "writer: flush: %s", rl_error_last());
+        rec_fail_run(r, "writer: flush: %s", rl_error_last());
     }
     *last_flush = rl_mono_ns();
     atomic_store(&r->progress_mono, *last_flush);
@@ -1223,7 +1018,7 @@ static void *writer_main(void *arg)
         int rc = r->sink->close(ctx);
         close_failed = rc < 0;
         if (rc < 0 && !w.sink_failed)
-            fail_run(r, "writer: closing the bag: %s", rl_error_last());
+            rec_fail_run(r, "writer: closing the bag: %s", rl_error_last());
     }
     if (w.sink_failed || close_failed)
         recount_from_bag(r);
@@ -1321,12 +1116,12 @@ static void *monitor_main(void *arg)
         }
         if (running) {
             if (w.stalled &&
-                fail_run(r, "writer stalled for %lld ms (stall limit %lld ms)",
+                rec_fail_run(r, "writer stalled for %lld ms (stall limit %lld ms)",
                          (long long)(w.quiet_ns / 1000000),
                          (long long)(r->opts.stall_limit_ns / 1000000)))
                 request_manifest(r); /* the writer may never come back to do it */
             if (w.sync_stalled &&
-                fail_run(r, "fsync stalled for %lld ms (stall limit %lld ms)",
+                rec_fail_run(r, "fsync stalled for %lld ms (stall limit %lld ms)",
                          (long long)(w.sync_quiet_ns / 1000000),
                          (long long)(r->opts.stall_limit_ns / 1000000)))
                 request_manifest(r); /* the writer waits for the fsync to close */
@@ -1390,7 +1185,7 @@ static void *disk_main(void *arg)
             uint64_t minimum = __atomic_load_n(&r->opts.minimum_free_bytes, __ATOMIC_RELAXED);
             if (rl_fs_free_bytes(r->info.run_dir, &free_bytes) == RL_OK &&
                 rec_free_space_low(free_bytes, minimum))
-                fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
+                rec_fail_run(r, "free space %llu bytes below minimum_free_bytes %llu",
                          (unsigned long long)free_bytes, (unsigned long long)minimum);
         }
         pthread_mutex_lock(&r->disk_mu);
@@ -1471,7 +1266,7 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
                 r->sink->abandon(r->sink_ctx);
                 r->sink_ctx = NULL;
             }
-            fail_run(r, "prepare: %s", msg);
+            rec_fail_run(r, "prepare: %s", msg);
             if (!writer)
                 (void)write_manifest(r); /* else the writer does, after closing the bag */
             rl_error_set(rc, "%s", msg);

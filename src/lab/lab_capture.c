@@ -134,22 +134,31 @@ static void refused(subscription *s, rl_recorder *rec, uint16_t topic_id, int rc
         hold(s, rec, topic_id, si, m->receive_ns, m->publish_ns, m->data, m->len);
 }
 
-/* Hands a batch of samples to the engine under one lock of its queue; from the first one
- * refused on, each goes on its own (a refused one may have to be held). */
-static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
-                    const dds_sample_info_t *const *si, const rl_record_msg *m, size_t n)
+/* Hands a batch of samples to the engine under one lock of its queue; a refused one is
+ * held when it has to be (refused above) and the rest go on, again in batches. Returns how
+ * many were refused; `refused_at` lists them (a handed-over payload the engine refused is
+ * still the caller's). */
+static size_t deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
+                      const dds_sample_info_t *const *si, const rl_record_msg *m, size_t n,
+                      size_t *refused_at)
 {
-    size_t done = 0;
-    int rc = rl_recorder_push_many(rec, topic_id, m, n, &done);
-    if (rc == RL_OK)
-        return;
-    refused(s, rec, topic_id, rc, si[done], &m[done]);
-    for (size_t i = done + 1; i < n; i++) {
-        rc = rl_recorder_push(rec, topic_id, m[i].receive_ns, m[i].publish_ns, m[i].data,
-                              m[i].len);
-        if (rc < 0)
-            refused(s, rec, topic_id, rc, si[i], &m[i]);
+    size_t i = 0, nrefused = 0;
+    while (i < n) {
+        size_t done = 0;
+        int rc = rl_recorder_push_many(rec, topic_id, &m[i], n - i, &done);
+        i += done;
+        if (rc == RL_OK)
+            break;
+        refused(s, rec, topic_id, rc, si[i], &m[i]);
+        refused_at[nrefused++] = i++;
     }
+    return nrefused;
+}
+
+/* The engine is done with a sample handed over without a copy. */
+static void release_sample(void *serdata)
+{
+    ddsi_serdata_unref(serdata);
 }
 
 static void on_samples(dds_entity_t reader, void *arg)
@@ -160,13 +169,14 @@ static void on_samples(dds_entity_t reader, void *arg)
     uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
     struct ddsi_serdata *bufs[TAKE_BATCH];
     dds_sample_info_t si[TAKE_BATCH];
-    /* The bytes are handed over by reference to the serdata (no copy before the engine's
-       queue), so each stays referenced until the batch is queued. */
-    struct ddsi_serdata *held[TAKE_BATCH];
-    ddsrt_iovec_t refs[TAKE_BATCH];
+    /* lab_rawtype's samples are handed to the engine as they are (one piece, freed by a
+       plain free whenever the last reference goes, whatever became of the reader): the
+       engine keeps a reference until it has written the bytes, so the receive thread
+       copies nothing. Samples of other kinds are copied. */
     void *copies[TAKE_BATCH];
     rl_record_msg msgs[TAKE_BATCH];
     const dds_sample_info_t *infos[TAKE_BATCH];
+    size_t refused_at[TAKE_BATCH];
     /* Cyclone calls this for every sample it delivers (one at a time, in the thread that
        delivers it, which on loopback is nearly always one sample per call), so the take
        that comes back short has emptied the reader and there is no second take to find
@@ -182,38 +192,37 @@ static void on_samples(dds_entity_t reader, void *arg)
             if (!si[i].valid_data)
                 continue;
             size_t size = ddsi_serdata_size(bufs[i]);
-            const void *bytes = NULL;
-            copies[k] = NULL;
-            held[k] = ddsi_serdata_to_ser_ref(bufs[i], 0, size, &refs[k]);
-            if (held[k] && refs[k].iov_len == size) {
-                bytes = refs[k].iov_base;
-            } else {
-                /* Not one piece (not so for lab_rawtype's serdata): a copy. */
-                if (held[k])
-                    ddsi_serdata_to_ser_unref(held[k], &refs[k]);
-                held[k] = NULL;
-                if (!(copies[k] = malloc(size ? size : 1)))
-                    continue;
-                ddsi_serdata_to_ser(bufs[i], 0, size, copies[k]);
-                bytes = copies[k];
-            }
             msgs[k] = (rl_record_msg){
                 .receive_ns = now,
                 .publish_ns = si[i].source_timestamp > 0 ? si[i].source_timestamp : now,
-                .data = bytes,
                 .len = size,
             };
+            copies[k] = NULL;
+            const void *bytes = lab_rawtype_bytes(bufs[i]);
+            if (bytes) {
+                msgs[k].data = bytes;
+                msgs[k].release = release_sample;
+                msgs[k].release_ctx = bufs[i];
+                bufs[i] = NULL; /* the reference goes with the message */
+            } else {
+                if (!(copies[k] = malloc(size ? size : 1)))
+                    continue;
+                ddsi_serdata_to_ser(bufs[i], 0, size, copies[k]);
+                msgs[k].data = copies[k];
+            }
             infos[k++] = &si[i];
         }
-        if (k)
-            deliver(s, rec, topic_id, infos, msgs, k);
-        for (size_t j = 0; j < k; j++) {
-            if (held[j])
-                ddsi_serdata_to_ser_unref(held[j], &refs[j]);
-            free(copies[j]);
+        size_t nrefused = k ? deliver(s, rec, topic_id, infos, msgs, k, refused_at) : 0;
+        for (size_t j = 0; j < nrefused; j++) {
+            rl_record_msg *m = &msgs[refused_at[j]];
+            if (m->release)
+                m->release(m->release_ctx);
         }
+        for (size_t j = 0; j < k; j++)
+            free(copies[j]);
         for (int i = 0; i < n; i++)
-            ddsi_serdata_unref(bufs[i]);
+            if (bufs[i])
+                ddsi_serdata_unref(bufs[i]);
     }
     lab_handoff_publish(); /* for the free after dds_delete waited for us */
 }

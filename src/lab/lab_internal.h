@@ -58,6 +58,12 @@ void lab_copy(char *dst, size_t cap, const char *src);
 struct ddsi_sertype;
 struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed);
 
+/* A raw sample's bytes (size ddsi_serdata_size, encapsulation header included), or NULL
+ * when `d` is not one of lab_rawtype's. They live as long as a reference to `d` does, and
+ * a raw sample's last reference may go from any thread, after its reader and domain are
+ * gone. */
+const void *lab_rawtype_bytes(const struct ddsi_serdata *d);
+
 /* The omgidl schema of one of runlab's own types (lab_msgs.c), malloc'd, or NULL when
  * `type_name` is not one of them. */
 char *lab_builtin_schema(const char *type_name);

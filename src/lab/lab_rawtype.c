@@ -250,6 +250,11 @@ static const struct ddsi_sertype_ops raw_sertype_ops = {
     .hash = raw_hash,
 };
 
+const void *lab_rawtype_bytes(const struct ddsi_serdata *d)
+{
+    return d->ops == &raw_serdata_ops ? ((const raw_serdata *)d)->data : NULL;
+}
+
 struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed)
 {
     struct ddsi_sertype *tp = calloc(1, sizeof *tp);
