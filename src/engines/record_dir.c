@@ -368,6 +368,7 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
                        const rl_record_run *run)
 {
     int64_t now = rl_time_now_ns();
+    info->named_ns = now;
     char compact[RL_TIME_COMPACT_LEN];
     int rc = rl_time_format_compact(now, compact, sizeof compact);
     if (rc < 0)

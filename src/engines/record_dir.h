@@ -87,6 +87,7 @@ typedef struct rec_run_info {
     char sink_name[16];
     char bag_profile[64];  /* the MCAP header profile, decided at prepare */
     char run_id[RL_RECORD_RUN_ID_MAX + 1];
+    int64_t named_ns;      /* the UTC time the directory's name gives (prepare's stamp) */
     char run_dir[PATH_MAX];
     char run_name[PATH_MAX];
     char bag_path[PATH_MAX];
