@@ -55,10 +55,14 @@ typedef struct rl_record_status {
     uint64_t inside;           /* classified inside START..STOP */
     uint64_t outside;          /* classified outside (written or not, see keep_outside) */
     uint64_t written;          /* messages written to the bag; after a write error, only
-                                  those that reached the file (the rest are dropped) */
+                                  those that reached the file (the rest are dropped). With
+                                  keep_outside, messages are written before the write
+                                  delay classifies them: while running, written may exceed
+                                  inside + outside; at the end they agree */
     uint64_t dropped;          /* accepted messages that will never be in the bag */
     uint64_t bytes;            /* payload bytes received */
-    uint64_t queued_messages;  /* accepted and not yet written (queue + write delay) */
+    uint64_t queued_messages;  /* accepted and not yet written (queue, and the write
+                                  delay when keep_outside is 0) */
     uint64_t queued_bytes;
     uint64_t pauses;           /* pauses of the whole process seen (SIGSTOP, a suspended
                                   machine): not writer stalls, and never a failure */

@@ -551,12 +551,20 @@ static int ensure_channel(rl_recorder *r, rec_topic *t, uint16_t id)
     return rc;
 }
 
-/* The messages the writer holds for the write delay, oldest first. An array of pointers,
- * not the queue's linked list: after the delay the messages are no longer in cache, and
- * an array lets the writer prefetch the next ones instead of chasing one miss at a time. */
+/* The messages the writer holds for the write delay, oldest first. When messages outside
+ * the window are written too (keep_outside, the default), the writer writes each one as it
+ * takes it and holds only what classifying it needs: its payload is then copied into the
+ * chunk while it is still in cache, and its memory goes back to the queue at once (at
+ * 10 KB over DDS, 100 ms of payloads in flight were 80 MB, read back long out of cache).
+ * Otherwise the whole message waits, since the decision says whether it is written. An
+ * array, not the queue's linked list: it lets the writer prefetch the next held messages
+ * instead of chasing one miss at a time. */
 typedef struct pending {
-    rec_msg *m;
+    rec_msg *m;         /* held whole, or NULL: written when taken */
     int64_t taken_mono; /* when the writer took it from the queue */
+    int64_t receive_ns;
+    uint16_t topic;
+    uint8_t written;    /* taken and written (not dropped): counted inside or outside */
 } pending;
 
 typedef struct pending_ring {
@@ -564,7 +572,7 @@ typedef struct pending_ring {
     size_t cap, head, count; /* cap is a power of two */
 } pending_ring;
 
-static int ring_push(pending_ring *pr, rec_msg *m, int64_t taken)
+static int ring_push(pending_ring *pr, const pending *item)
 {
     if (pr->count == pr->cap) {
         size_t ncap = pr->cap ? 2 * pr->cap : 4096;
@@ -578,9 +586,7 @@ static int ring_push(pending_ring *pr, rec_msg *m, int64_t taken)
         pr->cap = ncap;
         pr->head = 0;
     }
-    pending *p = &pr->v[(pr->head + pr->count) & (pr->cap - 1)];
-    p->m = m;
-    p->taken_mono = taken;
+    pr->v[(pr->head + pr->count) & (pr->cap - 1)] = *item;
     pr->count++;
     return 0;
 }
@@ -681,38 +687,45 @@ typedef struct writer_ctx {
     rec_block *cur_block;           /* block of the last message finished */
     rec_block *done_blocks;         /* blocks passed, for the pool at the next lock */
     pending_ring pend;              /* taken off the queue, waiting out the write delay */
+    size_t ahead;                   /* the first `ahead` of them are written (keep_outside) */
     rec_msg **batch;                /* swapped with the queue's array */
     size_t batch_cap, batch_count;
 } writer_ctx;
 
-/* Classifies and writes (or counts) one message, then releases its memory: a message of
- * its own is freed, a block is released once a message of a later block comes, since
- * messages are finished in queue order. */
-static void finish_msg(writer_ctx *w, rec_msg *m)
+static int is_inside(const writer_ctx *w, int64_t stamp)
+{
+    return w->have_start && stamp >= w->start && (!w->have_stop || stamp <= w->stop);
+}
+
+/* Writes one message; 1 when written, 0 when dropped (the bag failed, before or now). */
+static int write_msg(writer_ctx *w, const rec_msg *m)
 {
     rl_recorder *r = w->r;
     rec_topic *t = r->topics[m->topic];
-    int inside = w->have_start && m->receive_ns >= w->start &&
-                 (!w->have_stop || m->receive_ns <= w->stop);
     if (w->sink_failed) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-    } else if (inside || r->opts.keep_outside) {
-        int rc = ensure_channel(r, t, m->topic);
-        if (rc == RL_OK)
-            rc = r->sink->write(r->sink_ctx, m->topic, ++t->sequence, (uint64_t)m->receive_ns,
-                                (uint64_t)m->publish_ns, rec_msg_bytes(m), m->len);
-        if (rc < 0) {
-            w->sink_failed = 1;
-            rec_fail_run(r, "writer: %s", rl_error_last());
-            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-        } else {
-            rec_bump(inside ? &t->inside : &t->outside, 1);
-            rec_bump(&t->written, 1);
-            w->unflushed = 1;
-        }
-    } else {
-        rec_bump(&t->outside, 1);
+        return 0;
     }
+    int rc = ensure_channel(r, t, m->topic);
+    if (rc == RL_OK)
+        rc = r->sink->write(r->sink_ctx, m->topic, ++t->sequence, (uint64_t)m->receive_ns,
+                            (uint64_t)m->publish_ns, rec_msg_bytes(m), m->len);
+    if (rc < 0) {
+        w->sink_failed = 1;
+        rec_fail_run(r, "writer: %s", rl_error_last());
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    rec_bump(&t->written, 1);
+    w->unflushed = 1;
+    return 1;
+}
+
+/* Releases a message's memory once the writer is done with it: a handed-over payload goes
+ * back, a message of its own is freed, a block is released once a message of a later
+ * block comes, since messages are finished in queue order. */
+static void release_msg(writer_ctx *w, rec_msg *m)
+{
     w->done_msgs++;
     w->done_bytes += m->len;
     rec_msg_release(m);
@@ -725,6 +738,35 @@ static void finish_msg(writer_ctx *w, rec_msg *m)
         }
         w->cur_block = m->block;
     }
+}
+
+/* Decides a held message: inside or outside the window, then (a whole message) written
+ * or only counted, and released. */
+static void finish_held(writer_ctx *w, const pending *p)
+{
+    rec_topic *t = w->r->topics[p->topic];
+    int inside = is_inside(w, p->receive_ns);
+    if (!p->m) {
+        if (p->written)
+            rec_bump(inside ? &t->inside : &t->outside, 1);
+        return;
+    }
+    if (inside || w->r->opts.keep_outside) {
+        if (write_msg(w, p->m))
+            rec_bump(inside ? &t->inside : &t->outside, 1);
+    } else if (!w->sink_failed) {
+        rec_bump(&t->outside, 1);
+    } else {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    }
+    release_msg(w, p->m);
+}
+
+static void pop_held(writer_ctx *w)
+{
+    ring_pop(&w->pend);
+    if (w->ahead)
+        w->ahead--;
 }
 
 /* Under mu: hands the room of finished messages back to the queue and the blocks they
@@ -768,15 +810,20 @@ static void hold_batch(writer_ctx *w)
         return;
     int64_t taken = rl_mono_ns();
     for (size_t i = 0; i < w->batch_count; i++) {
-        if (ring_push(&w->pend, w->batch[i], taken) < 0) {
+        rec_msg *m = w->batch[i];
+        pending p = {.m = m, .taken_mono = taken, .receive_ns = m->receive_ns, .topic = m->topic};
+        if (ring_push(&w->pend, &p) < 0) {
             /* Out of memory for the ring: the rest cannot be held, the run cannot keep its
              * promises. FAILED means drain: finish everything now, in queue order (blocks
              * are released in that order). */
             rec_fail_run(w->r, "writer: out of memory holding messages for the write delay");
-            for (; w->pend.count; ring_pop(&w->pend))
-                finish_msg(w, ring_front(&w->pend)->m);
-            for (; i < w->batch_count; i++)
-                finish_msg(w, w->batch[i]);
+            for (; w->pend.count; pop_held(w))
+                finish_held(w, ring_front(&w->pend));
+            for (; i < w->batch_count; i++) {
+                m = w->batch[i];
+                p = (pending){.m = m, .receive_ns = m->receive_ns, .topic = m->topic};
+                finish_held(w, &p);
+            }
             break;
         }
     }
@@ -815,6 +862,48 @@ static void flush_if_due(writer_ctx *w, int64_t *last_flush, int64_t now, int sy
     *last_flush = rl_mono_ns();
     atomic_store(&r->progress_mono, *last_flush);
     w->unflushed = 0;
+}
+
+/* Where a writer pass stands, for pass_tick. */
+typedef struct pass_clock {
+    unsigned n;
+    int64_t now, last_settle;
+    int64_t *last_flush;
+    int sync_threaded;
+} pass_clock;
+
+/* After each message of a pass: every 64 a sign of life, and every SETTLE_INTERVAL_NS room
+ * and blocks back to the queue, what was queued meanwhile taken, a flush when due. A pass
+ * can go on as long as the producers keep up with it; the flush interval still holds. */
+static void pass_tick(writer_ctx *w, pass_clock *c)
+{
+    if ((++c->n & 63) != 0)
+        return;
+    c->now = rl_mono_ns();
+    atomic_store(&w->r->progress_mono, c->now);
+    if (c->now - c->last_settle >= SETTLE_INTERVAL_NS) {
+        settle_and_take(w);
+        flush_if_due(w, c->last_flush, c->now, c->sync_threaded);
+        c->last_settle = c->now;
+    }
+}
+
+/* With keep_outside, writes every held message not written yet, in queue order, while
+ * its payload is in cache; only its classification waits out the write delay. */
+static void write_ahead(writer_ctx *w, pass_clock *c)
+{
+    pending_ring *pend = &w->pend;
+    if (!w->r->opts.keep_outside)
+        return;
+    while (w->ahead < pend->count) {
+        /* Looked up each time: a tick may grow the ring. */
+        pending *p = &pend->v[(pend->head + w->ahead) & (pend->cap - 1)];
+        p->written = (uint8_t)write_msg(w, p->m);
+        release_msg(w, p->m);
+        p->m = NULL;
+        w->ahead++;
+        pass_tick(w, c);
+    }
 }
 
 /* What a scan of the closed bag found readable, per topic. */
@@ -953,34 +1042,26 @@ static void *writer_main(void *arg)
         hold_batch(&w);
         int64_t now = rl_mono_ns();
         atomic_store(&r->progress_mono, now);
-        unsigned n = 0;
-        int64_t last_settle = now;
+        pass_clock c = {.now = now, .last_settle = now, .last_flush = &last_flush,
+                        .sync_threaded = sync_threaded};
+        write_ahead(&w, &c);
         while (pend->count) {
-            const pending *p = ring_front(pend);
-            rec_msg *m = p->m;
+            const pending held = *ring_front(pend);
             if (!drain) {
-                int decided = w.have_stop || (w.have_start && m->receive_ns < w.start);
-                if (!decided && p->taken_mono + delay > now)
+                int decided = w.have_stop || (w.have_start && held.receive_ns < w.start);
+                if (!decided && held.taken_mono + delay > c.now)
                     break;
             }
-            ring_pop(pend);
+            pop_held(&w);
             if (pend->count > 8) {
                 rec_msg *ahead = pend->v[(pend->head + 8) & (pend->cap - 1)].m;
-                __builtin_prefetch(ahead);
-                __builtin_prefetch(ahead->data);
-            }
-            finish_msg(&w, m);
-            if ((++n & 63) == 0) {
-                now = rl_mono_ns();
-                atomic_store(&r->progress_mono, now);
-                if (now - last_settle >= SETTLE_INTERVAL_NS) {
-                    settle_and_take(&w);
-                    /* A pass can go on as long as the producers keep up with it; the
-                     * flush interval still holds. */
-                    flush_if_due(&w, &last_flush, now, sync_threaded);
-                    last_settle = now;
+                if (ahead) {
+                    __builtin_prefetch(ahead);
+                    __builtin_prefetch(ahead->data);
                 }
             }
+            finish_held(&w, &held);
+            pass_tick(&w, &c);
         }
         now = rl_mono_ns();
         atomic_store(&r->progress_mono, now);
@@ -1235,7 +1316,9 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
     }
     if (rc == RL_OK) {
         pthread_mutex_lock(&r->mu);
-        r->prepare_ns = rl_time_now_ns();
+        /* The stamp the directory is named after: a second boundary between making the
+           directory and arming must not make the two disagree. */
+        r->prepare_ns = r->info.named_ns;
         atomic_store(&r->state, RL_RECORD_ARMED);
         r->accepting = 1;
         pthread_mutex_unlock(&r->mu);
