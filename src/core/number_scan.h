@@ -101,7 +101,10 @@ static inline const char *rl_scan_decimal_inline(const char *s, const char *end,
     long digits = p - d0, frac = 0;
     if (p < end && *p == '.') {
         const char *f0 = ++p;
-        if (m == 0) { /* 0.000ddd: the zeros are not significant */
+        /* 0.000ddd: the zeros are not significant. Only with at most 19 digits before the
+         * point does m == 0 mean they were all zeros: past that m wraps, and can wrap to 0
+         * (18047 followed by 68 zeros is 0 mod 2^64). */
+        if (m == 0 && digits <= 19) {
             p = rl_skip_zeros(p, end);
             digits = 0;
         }
