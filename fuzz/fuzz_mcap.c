@@ -2,7 +2,9 @@
  * expanded, and raw with resynchronisation past errors), the indexed reader (forward,
  * reverse, a time and topic query, its warnings), the doctor, and recover (keeping or
  * dropping suspect messages) — whose output must be a file the doctor finds clean and that
- * holds exactly the messages recovery says it kept. */
+ * holds exactly the messages recovery says it kept. Both readers also read the input as a
+ * file (a memfd opened by path: mapped, chunks read with pread), and must yield exactly
+ * what they yield from memory. */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
@@ -26,22 +28,45 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { MAX_CHUNK = 16 << 20 };
 
-static void streamed(const uint8_t *data, size_t size, rl_mcap_chunk_mode mode)
+/* A running digest of what a reader yields, to compare the memory and the file paths. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 0x100000001B3ull + (v >> 7);
+}
+
+static uint64_t mix_bytes(uint64_t h, rl_mcap_bytes b)
+{
+    h = mix(h, b.len);
+    for (size_t i = 0; i < b.len; i++)
+        h = mix(h, b.data[i]);
+    return h;
+}
+
+/* Reads the input streamed from memory (`path` NULL) or from the file `path`; returns the
+ * digest of every record and status. */
+static uint64_t streamed(const uint8_t *data, size_t size, rl_mcap_chunk_mode mode,
+                         const char *path)
 {
     rl_mcap_reader_options o;
     rl_mcap_reader_options_default(&o);
     o.chunks = mode;
     o.max_chunk_size = MAX_CHUNK;
     rl_mcap_reader *r = NULL;
-    CHECK(rl_mcap_reader_open_mem(&r, data, size, &o) == RL_OK);
+    if (path)
+        CHECK(rl_mcap_reader_open(&r, path, &o) == RL_OK);
+    else
+        CHECK(rl_mcap_reader_open_mem(&r, data, size, &o) == RL_OK);
+    uint64_t h = 0;
     rl_mcap_record rec;
     for (int steps = 0; steps < 100000; steps++) {
         int rc = rl_mcap_reader_next(r, &rec);
+        h = mix(h, (uint64_t)(int64_t)rc);
         if (rc == 0)
             break;
         if (rc < 0) {
             CHECK(rl_error_last()[0] != '\0');
             uint64_t at = rl_mcap_reader_offset(r);
+            h = mix(h, at);
             if (mode != RL_MCAP_CHUNKS_RAW || at + 1 >= size || at < 8)
                 break;
             CHECK(rl_mcap_reader_seek(r, at + 1) == RL_OK); /* crawl past the damage */
@@ -50,23 +75,31 @@ static void streamed(const uint8_t *data, size_t size, rl_mcap_chunk_mode mode)
         CHECK(rec.body.len <= size);
         if (rec.chunk_offset == RL_MCAP_NO_CHUNK)
             CHECK(rec.offset < size);
+        h = mix(mix(mix(h, rec.opcode), rec.offset), rec.chunk_offset);
+        h = mix_bytes(h, rec.body);
     }
+    h = mix(h, rl_mcap_reader_warning_count(r));
     rl_mcap_reader_close(r);
+    return h;
 }
 
-static void drain(rl_mcap_indexed *x, const rl_mcap_query *q)
+static uint64_t drain(rl_mcap_indexed *x, const rl_mcap_query *q)
 {
     rl_mcap_message_iter *it = NULL;
     if (rl_mcap_indexed_messages(x, q, &it) != RL_OK)
-        return;
+        return 1;
+    uint64_t h = 0;
     rl_mcap_message m;
     const rl_mcap_channel *ch = NULL;
     uint64_t last = 0;
     int have = 0, rc;
     for (int steps = 0; steps < 100000 && (rc = rl_mcap_message_iter_next(it, &m, &ch)) != 0;
          steps++) {
+        h = mix(h, (uint64_t)(int64_t)rc);
         if (rc < 0)
             continue; /* a damaged chunk; iteration goes on past it */
+        h = mix(mix(mix(h, m.log_time), m.channel_id), m.sequence);
+        h = mix_bytes(h, m.data);
         CHECK(ch == NULL || ch->id == m.channel_id); /* NULL: channel never defined */
         if (q && (m.log_time < q->start_time || m.log_time > q->end_time))
             CHECK(0);
@@ -78,22 +111,27 @@ static void drain(rl_mcap_indexed *x, const rl_mcap_query *q)
         have = 1;
     }
     rl_mcap_message_iter_free(it);
+    return h;
 }
 
-static void indexed(const uint8_t *data, size_t size)
+/* Reads the input indexed, from memory (`path` NULL) or the file; returns the digest. */
+static uint64_t indexed(const uint8_t *data, size_t size, const char *path)
 {
     rl_mcap_indexed *x = NULL;
-    if (rl_mcap_indexed_open_mem(&x, data, size, MAX_CHUNK) != RL_OK)
-        return;
+    int rc = path ? rl_mcap_indexed_open(&x, path, MAX_CHUNK)
+                  : rl_mcap_indexed_open_mem(&x, data, size, MAX_CHUNK);
+    if (rc != RL_OK)
+        return (uint64_t)(int64_t)rc;
     const char *const *warnings = NULL;
     size_t nw = rl_mcap_indexed_warnings(x, &warnings);
     for (size_t i = 0; i < nw; i++)
         CHECK(strncmp(warnings[i], "byte ", 5) == 0);
+    uint64_t h = mix(0, nw);
     rl_mcap_query q;
     rl_mcap_query_default(&q);
-    drain(x, &q);
+    h = mix(h, drain(x, &q));
     q.reverse = 1;
-    drain(x, &q);
+    h = mix(h, drain(x, &q));
     const rl_mcap_channel *chans = NULL;
     size_t n = rl_mcap_indexed_channels(x, &chans);
     char topic[64] = "";
@@ -105,8 +143,25 @@ static void indexed(const uint8_t *data, size_t size)
     q.end_time = UINT64_MAX / 2;
     q.topics = topics;
     q.topic_count = 1;
-    drain(x, &q);
+    h = mix(h, drain(x, &q));
     rl_mcap_indexed_close(x);
+    return h;
+}
+
+/* The input as a file: a memfd, opened by its /proc path (mapped; chunks read with pread).
+ * Both readers must yield from it exactly what they yield from memory. */
+static void as_file(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("fuzz-mcap-input", MFD_CLOEXEC);
+    CHECK(fd >= 0);
+    CHECK(size == 0 || write(fd, data, size) == (ssize_t)size);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    static const rl_mcap_chunk_mode modes[] = {RL_MCAP_CHUNKS_EXPAND, RL_MCAP_CHUNKS_BOTH};
+    for (size_t i = 0; i < 2; i++)
+        CHECK(streamed(data, size, modes[i], path) == streamed(data, size, modes[i], NULL));
+    CHECK(indexed(data, size, path) == indexed(data, size, NULL));
+    close(fd);
 }
 
 static void recover_and_check(const uint8_t *data, size_t size)
@@ -145,9 +200,9 @@ static void recover_and_check(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    streamed(data, size, RL_MCAP_CHUNKS_EXPAND);
-    streamed(data, size, RL_MCAP_CHUNKS_RAW);
-    indexed(data, size);
+    streamed(data, size, RL_MCAP_CHUNKS_EXPAND, NULL);
+    streamed(data, size, RL_MCAP_CHUNKS_RAW, NULL);
+    as_file(data, size);
     rl_mcap_doctor_report dr;
     if (rl_mcap_doctor_mem(data, size, &dr) == RL_OK)
         rl_mcap_doctor_report_free(&dr);

@@ -356,7 +356,10 @@ void rl_mcap_reader_options_default(rl_mcap_reader_options *opts);
 /* Reads a file from start to end, one record per call. Not thread-safe per reader. */
 typedef struct rl_mcap_reader rl_mcap_reader;
 
-/* Opens `path` (mapped read-only; read into memory when it cannot be mapped). */
+/* Opens `path` (mapped read-only; read into memory when it cannot be mapped). Chunk
+ * records are read with pread(2) into a buffer kept between chunks (except in
+ * RL_MCAP_CHUNKS_RAW), other records through the mapping, whose pages are handed back
+ * behind the reader in files over 64 MiB. */
 int rl_mcap_reader_open(rl_mcap_reader **out, const char *path, const rl_mcap_reader_options *opts);
 
 /* Reads `len` bytes at `data`, borrowed: they must outlive the reader. */
@@ -369,8 +372,11 @@ int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
  * mismatch is only a warning, see rl_mcap_reader_warning), RL_EUNSUPPORTED (unknown chunk
  * compression), RL_ERANGE (chunk larger than max_chunk_size), RL_ENOMEM. The message names the byte offset and
  * record type ("byte 1234: Chunk record: ..."). After an error every call returns the
- * same error until rl_mcap_reader_seek. Pointers in `rec` stay valid until the next call
- * (records of a mapped file until the reader is closed). The streamed reader checks the
+ * same error until rl_mcap_reader_seek. Pointers in `rec` stay valid until the next call;
+ * those of a Chunk record and of the records inside a chunk until the reader leaves the
+ * chunk (it reuses one buffer for every chunk: a mapped file's chunks are read with pread,
+ * so resident memory does not grow with the file), those of the other top-level records
+ * of a mapped file until the reader is closed. The streamed reader checks the
  * leading magic, that a record's length fits in the bytes left, and the CRCs, but not the
  * placement rules (that is a checker's job), so damaged files can be scanned. */
 int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec);

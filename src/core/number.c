@@ -128,6 +128,11 @@ static bool scale_exact(uint64_t m, int e, double *out)
     return false;
 }
 
+bool rl_scale_decimal(uint64_t m, int e, double *out)
+{
+    return scale_exact(m, e, out);
+}
+
 /* The digits of an exponent after its 'e' (with an optional sign), added to *exp10 (capped
  * far beyond any double's range); NULL when no digit follows. */
 static const char *scan_exponent(const char *q, const char *end, long *exp10)

@@ -524,7 +524,7 @@ typedef struct entry {
 typedef struct source {
     const uint8_t *buf;
     size_t len;
-    int owned;
+    int owned; /* `buf` is in `expanded` */
     uint64_t chunk_offset; /* for messages: RL_MCAP_NO_CHUNK when loose */
     entry *ents;
     size_t n, i;
@@ -532,7 +532,11 @@ typedef struct source {
     size_t mapped_from, mapped_to; /* an uncompressed chunk's bytes in the mapping */
     uint8_t *copy;                 /* the chunk record read with pread, when `buf` is in it */
     size_t copy_cap;
+    uint8_t *expanded; /* the decompressed records, when `buf` is in it */
+    size_t expanded_cap;
 } source;
+
+enum { SPARE_BUFFERS = 4 }; /* a chunk's copy and its records, of the chunk loaded and the next */
 
 struct rl_mcap_message_iter {
     rl_mcap_indexed *x;
@@ -544,8 +548,11 @@ struct rl_mcap_message_iter {
     source **heap;
     size_t nheap;
     source *retired; /* exhausted; freed at the next call (its data is still lent out) */
-    uint8_t *spare;  /* a read buffer kept for the next chunk (allocation costs page faults) */
-    size_t spare_cap;
+    /* buffers kept for the next chunks (allocation costs page faults), and the
+     * decompression contexts, created once per iteration */
+    uint8_t *spare[SPARE_BUFFERS];
+    size_t spare_cap[SPARE_BUFFERS];
+    mcap_decoder dec;
 };
 
 static int entry_before(const entry *a, const entry *b, int reverse)
@@ -575,28 +582,59 @@ static int cmp_entry_rev(const void *a, const void *b)
     return cmp_entry_fwd(b, a);
 }
 
-/* Hands back a read buffer: kept as the spare when it is larger than the spare. */
+/* Hands back a buffer: kept among the spares in place of an empty or a smaller one. */
 static void give_buffer(rl_mcap_message_iter *it, uint8_t *buf, size_t cap)
 {
-    if (cap > it->spare_cap) {
-        free(it->spare);
-        it->spare = buf;
-        it->spare_cap = cap;
+    size_t smallest = 0;
+    for (size_t i = 1; i < SPARE_BUFFERS; i++)
+        if (it->spare_cap[i] < it->spare_cap[smallest])
+            smallest = i;
+    if (cap > it->spare_cap[smallest]) {
+        free(it->spare[smallest]);
+        it->spare[smallest] = buf;
+        it->spare_cap[smallest] = cap;
     } else {
         free(buf);
     }
+}
+
+/* Takes a spare buffer for `len` bytes: the smallest that holds them, else the largest
+ * (to be replaced by the caller); NULL/0 when none is kept. */
+static uint8_t *take_buffer(rl_mcap_message_iter *it, size_t len, size_t *cap)
+{
+    size_t pick = SPARE_BUFFERS;
+    for (size_t i = 0; i < SPARE_BUFFERS; i++) {
+        if (!it->spare[i])
+            continue;
+        int fits = it->spare_cap[i] >= len;
+        if (pick == SPARE_BUFFERS)
+            pick = i;
+        else if (fits && (it->spare_cap[pick] < len || it->spare_cap[i] < it->spare_cap[pick]))
+            pick = i;
+        else if (!fits && it->spare_cap[pick] < len && it->spare_cap[i] > it->spare_cap[pick])
+            pick = i;
+    }
+    if (pick == SPARE_BUFFERS) {
+        *cap = 0;
+        return NULL;
+    }
+    uint8_t *buf = it->spare[pick];
+    *cap = it->spare_cap[pick];
+    it->spare[pick] = NULL;
+    it->spare_cap[pick] = 0;
+    return buf;
 }
 
 static void source_free(rl_mcap_message_iter *it, source *s)
 {
     if (!s)
         return;
-    if (s->owned)
-        free((void *)s->buf);
-    else if (s->file)
+    if (!s->owned && s->file)
         mcap_file_release(s->file, s->mapped_from, s->mapped_to);
     if (s->copy)
         give_buffer(it, s->copy, s->copy_cap);
+    if (s->expanded)
+        give_buffer(it, s->expanded, s->expanded_cap);
     free(s->ents);
     free(s);
 }
@@ -727,10 +765,8 @@ static int read_chunk_copy(rl_mcap_message_iter *it, const rl_mcap_chunk_index *
     if (!x->file.map || ci->chunk_length > x->max_chunk || ci->chunk_length < RL_MCAP_RECORD_PREFIX)
         return 0;
     size_t len = (size_t)ci->chunk_length;
-    uint8_t *buf = it->spare;
-    size_t cap = it->spare_cap;
-    it->spare = NULL;
-    it->spare_cap = 0;
+    size_t cap;
+    uint8_t *buf = take_buffer(it, len, &cap);
     if (cap < len) {
         free(buf);
         cap = len;
@@ -777,8 +813,17 @@ static int load_chunk(rl_mcap_message_iter *it, const rl_mcap_chunk_index *ci)
         return rl_error_set(RL_ENOMEM, "mcap indexed reader: out of memory");
     }
     s->chunk_offset = at;
-    rc = rl_mcap_chunk_decompress(&rec.u.chunk, x->max_chunk, x->verify_crcs, &s->buf, &s->len,
-                                  &s->owned);
+    size_t want = rec.u.chunk.compression.len && rec.u.chunk.uncompressed_size <= x->max_chunk
+                      ? (size_t)rec.u.chunk.uncompressed_size
+                      : 0;
+    uint8_t *expanded = want ? take_buffer(it, want, &s->expanded_cap) : NULL;
+    rc = mcap_chunk_decompress_into(&rec.u.chunk, x->max_chunk, x->verify_crcs, &it->dec,
+                                    &expanded, &s->expanded_cap, &s->buf, &s->len);
+    if (expanded && s->buf == expanded)
+        s->expanded = expanded; /* the messages are in it */
+    else if (expanded)
+        give_buffer(it, expanded, s->expanded_cap);
+    s->owned = s->expanded != NULL;
     if (copy && !s->owned) {
         s->copy = copy; /* the messages are in it */
         s->copy_cap = copy_cap;
@@ -1000,6 +1045,8 @@ void rl_mcap_message_iter_free(rl_mcap_message_iter *it)
         source_free(it, it->heap[i]);
     free(it->heap);
     free(it->pending);
-    free(it->spare);
+    for (size_t i = 0; i < SPARE_BUFFERS; i++)
+        free(it->spare[i]);
+    mcap_decoder_free(&it->dec);
     free(it);
 }

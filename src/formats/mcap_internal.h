@@ -63,6 +63,24 @@ int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t l
                   void **zstd_ctx);
 void mcap_compress_ctx_free(void *zstd_ctx);
 
+/* Chunk decompression contexts kept by one reader between chunks (creating a zstd context
+ * per chunk costs about as much as decompressing a small chunk). Zero-initialise; contexts
+ * are created on first use; free with mcap_decoder_free. One thread at a time. */
+typedef struct mcap_decoder {
+    void *zstd; /* ZSTD_DCtx */
+    void *lz4;  /* LZ4F_dctx */
+} mcap_decoder;
+
+void mcap_decoder_free(mcap_decoder *dec);
+
+/* As rl_mcap_chunk_decompress, with the contexts of `dec` and into the caller's buffer
+ * `*buf` of `*cap` bytes (NULL/0 at first; replaced by a larger one when the chunk does not
+ * fit, and kept by the caller, who frees it). `*out` points into `*buf` for a compressed
+ * chunk and at chunk->records for a stored one. Same checks and errors. */
+int mcap_chunk_decompress_into(const rl_mcap_chunk *chunk, uint64_t max_size, int verify_crc,
+                               mcap_decoder *dec, uint8_t **buf, size_t *cap,
+                               const uint8_t **out, size_t *out_len);
+
 /* Compression name as written in Chunk records. */
 const char *mcap_compression_name(rl_mcap_compression c);
 

@@ -1,5 +1,6 @@
 /* The streamed MCAP reader: walks a mapped file (or caller bytes) record by record,
- * descending into chunks, checking every length against the bytes left and every CRC.
+ * descending into chunks (read with pread into a reused buffer, so resident memory stays
+ * at the chunk in use), checking every length against the bytes left and every CRC.
  * Errors are sticky and name the byte offset and record type, so a damaged file can be
  * scanned up to the damage (and past it with rl_mcap_reader_seek). Also file mapping. */
 #include "mcap_internal.h"
@@ -31,10 +32,19 @@ struct rl_mcap_reader {
     uint64_t err_offset;
     char errmsg[1024];
     /* the chunk being expanded */
-    int in_chunk, chunk_owned;
+    int in_chunk;
     const uint8_t *cbuf;
     size_t clen, cpos;
     uint64_t chunk_offset;
+    /* kept between chunks: a Chunk record read with pread, the decompressed records and the
+     * decompression contexts (allocating and creating them per chunk cost page faults) */
+    uint8_t *copy, *expanded;
+    size_t copy_cap, expanded_cap;
+    mcap_decoder dec;
+    /* CRC of the data section's bytes [0, crc_upto), summed as records pass (verify_crcs),
+     * so DataEnd's check needs no second read of the file */
+    uint32_t crc;
+    size_t crc_upto;
     /* conditions that did not stop reading: how many, and the first one's text */
     size_t warnings;
     char warning[512];
@@ -185,10 +195,7 @@ int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
 
 static void leave_chunk(rl_mcap_reader *r)
 {
-    if (r->chunk_owned)
-        free((void *)r->cbuf);
     r->cbuf = NULL;
-    r->chunk_owned = 0;
     r->in_chunk = 0;
     r->clen = r->cpos = 0;
 }
@@ -198,6 +205,9 @@ void rl_mcap_reader_close(rl_mcap_reader *r)
     if (!r)
         return;
     leave_chunk(r);
+    free(r->copy);
+    free(r->expanded);
+    mcap_decoder_free(&r->dec);
     mcap_file_close(&r->file);
     free(r);
 }
@@ -273,9 +283,15 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
         /* Every record before it was read and checked (chunk and attachment CRCs
          * included), so a mismatch here costs the reader nothing: a warning, not an error
          * (a chunk written twice, bytes changed in an index, padding). */
-        /* In steps, each handed back once summed: the sum reads the whole file again. */
+        /* Summed as the records passed; what was not (after a seek) is summed here in
+         * steps, each handed back once summed. */
         uint32_t crc = 0;
-        for (size_t off = 0; off < at; off += MCAP_RELEASE_STEP) {
+        size_t off = 0;
+        if (r->crc_upto && r->crc_upto <= at) {
+            crc = r->crc;
+            off = r->crc_upto;
+        }
+        for (; off < at; off += MCAP_RELEASE_STEP) {
             size_t n = at - off < MCAP_RELEASE_STEP ? at - off : MCAP_RELEASE_STEP;
             crc = rl_crc32(crc, r->data + off, n);
             mcap_file_release(&r->file, off, off + n);
@@ -306,6 +322,26 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
     return RL_OK;
 }
 
+/* A Chunk record this much larger than max_chunk_size (compressed data can outgrow its
+ * input slightly) is left to the mapping, where decompression refuses it. */
+#define CHUNK_RECORD_SLACK ((uint64_t)1 << 20)
+
+/* Copies the `len`-byte Chunk record at `at` into the reader's reused buffer with pread:
+ * read through the mapping, its pages would count as the process's memory until handed
+ * back (up to the release window, tens of MB) and cost a page fault each. */
+static int read_chunk_record(rl_mcap_reader *r, size_t at, size_t len)
+{
+    if (r->copy_cap < len) {
+        free(r->copy);
+        r->copy_cap = 0;
+        if (!(r->copy = malloc(len)))
+            return rl_error_set(RL_ENOMEM, "byte %zu: Chunk record: out of memory for %zu bytes",
+                                at, len);
+        r->copy_cap = len;
+    }
+    return mcap_file_pread(&r->file, r->copy, len, at);
+}
+
 int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
 {
     if (r->err)
@@ -321,6 +357,10 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         }
         r->started = 1;
         r->pos = RL_MCAP_MAGIC_LEN;
+        if (r->o.verify_crcs) {
+            r->crc = rl_crc32(0, r->data, RL_MCAP_MAGIC_LEN);
+            r->crc_upto = RL_MCAP_MAGIC_LEN;
+        }
     }
     for (;;) {
         if (r->in_chunk) {
@@ -375,13 +415,25 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
                                       "byte %zu: %s record: length %llu exceeds the %zu bytes left",
                                       at, rl_mcap_opcode_name(op), (unsigned long long)blen, left),
                          at);
-        int rc = rl_mcap_record_parse(op, r->data + at + RL_MCAP_RECORD_PREFIX, (size_t)blen, rec);
+        const uint8_t *bytes = r->data + at; /* the record, prefix included */
+        if (op == RL_MCAP_OP_CHUNK && r->o.chunks != RL_MCAP_CHUNKS_RAW && r->file.map &&
+            blen <= r->o.max_chunk_size + CHUNK_RECORD_SLACK) {
+            int rc = read_chunk_record(r, at, RL_MCAP_RECORD_PREFIX + (size_t)blen);
+            if (rc < 0)
+                return stick(r, rc, at);
+            bytes = r->copy;
+        }
+        int rc = rl_mcap_record_parse(op, bytes + RL_MCAP_RECORD_PREFIX, (size_t)blen, rec);
         if (rc < 0)
             return stick(r, rl_error_prefix(rc, "byte %zu", at), at);
         rec->offset = at;
         rc = verify_record(r, rec, at);
         if (rc < 0)
             return stick(r, rc, at);
+        if (r->o.verify_crcs && r->crc_upto == at) {
+            r->crc = rl_crc32(r->crc, bytes, RL_MCAP_RECORD_PREFIX + (size_t)blen);
+            r->crc_upto = at + RL_MCAP_RECORD_PREFIX + (size_t)blen;
+        }
         r->pos = at + RL_MCAP_RECORD_PREFIX + (size_t)blen;
         mcap_file_passed(&r->file, at, &r->released);
         if (op == RL_MCAP_OP_FOOTER)
@@ -390,15 +442,13 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
             return 1;
         const uint8_t *buf = NULL;
         size_t n = 0;
-        int owned = 0;
-        rc = rl_mcap_chunk_decompress(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs, &buf,
-                                      &n, &owned);
+        rc = mcap_chunk_decompress_into(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs,
+                                        &r->dec, &r->expanded, &r->expanded_cap, &buf, &n);
         if (rc < 0) {
             r->pos = at;
             return stick(r, rl_error_prefix(rc, "byte %zu: Chunk record", at), at);
         }
         r->in_chunk = 1;
-        r->chunk_owned = owned;
         r->cbuf = buf;
         r->clen = n;
         r->cpos = 0;

@@ -680,22 +680,17 @@ int mcap_compress(rl_mcap_compression c, int level, const uint8_t *src, size_t l
     return mcap_buf_append(out, src, len);
 }
 
-static int decompress_lz4(const rl_mcap_chunk *chunk, uint8_t *dst, size_t dst_len)
+static int decompress_lz4(const rl_mcap_chunk *chunk, LZ4F_dctx *dctx, uint8_t *dst,
+                          size_t dst_len)
 {
-    LZ4F_dctx *dctx = NULL;
-    size_t e = LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION);
-    if (LZ4F_isError(e))
-        return rl_error_set(RL_ENOMEM, "lz4: cannot create a decompression context");
     const uint8_t *src = chunk->records.data;
     size_t src_left = chunk->records.len, produced = 0;
-    int rc = RL_OK;
+    LZ4F_resetDecompressionContext(dctx); /* a previous chunk may have left it mid-frame */
     for (;;) {
         size_t in = src_left, outn = dst_len - produced;
         size_t hint = LZ4F_decompress(dctx, dst + produced, &outn, src, &in, NULL);
-        if (LZ4F_isError(hint)) {
-            rc = rl_error_set(RL_EPARSE, "lz4 data corrupt: %s", LZ4F_getErrorName(hint));
-            break;
-        }
+        if (LZ4F_isError(hint))
+            return rl_error_set(RL_EPARSE, "lz4 data corrupt: %s", LZ4F_getErrorName(hint));
         src += in;
         src_left -= in;
         produced += outn;
@@ -708,20 +703,139 @@ static int decompress_lz4(const rl_mcap_chunk *chunk, uint8_t *dst, size_t dst_l
         }
         if (in == 0 && outn == 0) {
             if (produced == dst_len)
-                rc = rl_error_set(RL_EPARSE,
-                                  "lz4 data decompresses to more than the declared %zu bytes",
-                                  dst_len);
-            else
-                rc = rl_error_set(RL_EPARSE, "lz4 data ends early: %zu of %zu bytes", produced,
-                                  dst_len);
-            break;
+                return rl_error_set(RL_EPARSE,
+                                    "lz4 data decompresses to more than the declared %zu bytes",
+                                    dst_len);
+            return rl_error_set(RL_EPARSE, "lz4 data ends early: %zu of %zu bytes", produced,
+                                dst_len);
         }
     }
-    LZ4F_freeDecompressionContext(dctx);
-    if (rc == RL_OK && produced != dst_len)
-        rc = rl_error_set(RL_EPARSE, "lz4 data decompresses to %zu bytes, the chunk declares %zu",
-                          produced, dst_len);
-    return rc;
+    if (produced != dst_len)
+        return rl_error_set(RL_EPARSE, "lz4 data decompresses to %zu bytes, the chunk declares %zu",
+                            produced, dst_len);
+    return RL_OK;
+}
+
+void mcap_decoder_free(mcap_decoder *dec)
+{
+    ZSTD_freeDCtx(dec->zstd);
+    if (dec->lz4)
+        LZ4F_freeDecompressionContext(dec->lz4);
+    memset(dec, 0, sizeof *dec);
+}
+
+/* Checks what a chunk declares before anything is allocated for it. `*kind`: 0 stored,
+ * 1 zstd, 2 lz4. */
+static int chunk_check(const rl_mcap_chunk *chunk, uint64_t max_size, int *kind)
+{
+    const rl_mcap_bytes *comp = &chunk->compression;
+    uint64_t usize = chunk->uncompressed_size;
+    *kind = 0;
+    if (comp->len == 0) {
+        if (usize != chunk->records.len)
+            return rl_error_set(RL_EPARSE, "uncompressed chunk declares %llu bytes but holds %zu",
+                                (unsigned long long)usize, chunk->records.len);
+        return RL_OK;
+    }
+    int is_zstd = comp->len == 4 && memcmp(comp->data, "zstd", 4) == 0;
+    int is_lz4 = comp->len == 3 && memcmp(comp->data, "lz4", 3) == 0;
+    if (!is_zstd && !is_lz4)
+        return rl_error_set(RL_EUNSUPPORTED, "unsupported chunk compression '%.*s'",
+                            (int)(comp->len > 32 ? 32 : comp->len), (const char *)comp->data);
+    if (usize > max_size || usize > SIZE_MAX / 2)
+        return rl_error_set(RL_ERANGE,
+                            "chunk declares %llu uncompressed bytes, more than the limit %llu",
+                            (unsigned long long)usize, (unsigned long long)max_size);
+    /* Neither format can expand a byte beyond a fixed ratio (zstd: an RLE block of
+     * 128 KiB from 4 bytes; lz4: about 255), so a size beyond it is a lie, refused
+     * before allocating. */
+    uint64_t ratio = is_zstd ? 32768 : 256;
+    if (usize / ratio > chunk->records.len + 64)
+        return rl_error_set(
+            RL_EPARSE, "chunk declares %llu uncompressed bytes, impossible from %zu %s bytes",
+            (unsigned long long)usize, chunk->records.len, is_zstd ? "zstd" : "lz4");
+    if (is_zstd) {
+        unsigned long long fsz = ZSTD_getFrameContentSize(chunk->records.data, chunk->records.len);
+        if (fsz == ZSTD_CONTENTSIZE_ERROR)
+            return rl_error_set(RL_EPARSE, "zstd data corrupt: bad frame header");
+        /* A single frame that states its size must agree with the chunk. */
+        if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != usize &&
+            ZSTD_findFrameCompressedSize(chunk->records.data, chunk->records.len) ==
+                chunk->records.len)
+            return rl_error_set(RL_EPARSE, "zstd frame holds %llu bytes, the chunk declares %llu",
+                                fsz, (unsigned long long)usize);
+    }
+    *kind = is_zstd ? 1 : 2;
+    return RL_OK;
+}
+
+/* Decompresses a checked chunk of `kind` into `dst` (uncompressed_size bytes). */
+static int chunk_expand(const rl_mcap_chunk *chunk, int kind, mcap_decoder *dec, uint8_t *dst)
+{
+    size_t usize = (size_t)chunk->uncompressed_size;
+    if (kind == 1) {
+        if (!dec->zstd && !(dec->zstd = ZSTD_createDCtx()))
+            return rl_error_set(RL_ENOMEM, "zstd: cannot create a decompression context");
+        size_t n = ZSTD_decompressDCtx(dec->zstd, dst, usize, chunk->records.data,
+                                       chunk->records.len);
+        if (ZSTD_isError(n))
+            return rl_error_set(RL_EPARSE, "zstd data corrupt: %s", ZSTD_getErrorName(n));
+        if (n != usize)
+            return rl_error_set(RL_EPARSE,
+                                "zstd data decompresses to %zu bytes, the chunk declares %zu", n,
+                                usize);
+        return RL_OK;
+    }
+    if (!dec->lz4) {
+        LZ4F_dctx *d = NULL;
+        if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
+            return rl_error_set(RL_ENOMEM, "lz4: cannot create a decompression context");
+        dec->lz4 = d;
+    }
+    return decompress_lz4(chunk, dec->lz4, dst, usize);
+}
+
+static int chunk_crc_check(const rl_mcap_chunk *chunk, int verify_crc, const uint8_t *data)
+{
+    if (!verify_crc || chunk->uncompressed_crc == 0)
+        return RL_OK;
+    uint32_t crc = rl_crc32(0, data, (size_t)chunk->uncompressed_size);
+    if (crc != chunk->uncompressed_crc)
+        return rl_error_set(RL_ECRC, "chunk CRC mismatch: stored %u, computed %u",
+                            chunk->uncompressed_crc, crc);
+    return RL_OK;
+}
+
+int mcap_chunk_decompress_into(const rl_mcap_chunk *chunk, uint64_t max_size, int verify_crc,
+                               mcap_decoder *dec, uint8_t **buf, size_t *cap,
+                               const uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    int kind;
+    int rc = chunk_check(chunk, max_size, &kind);
+    if (rc < 0)
+        return rc;
+    const uint8_t *data = chunk->records.data;
+    size_t usize = (size_t)chunk->uncompressed_size;
+    if (kind) {
+        if (*cap < usize || !*buf) {
+            /* Not realloc: the old bytes are not needed, so they are not copied. */
+            free(*buf);
+            *cap = 0;
+            if (!(*buf = malloc(usize ? usize : 1)))
+                return rl_error_set(RL_ENOMEM, "out of memory for a %zu-byte chunk", usize);
+            *cap = usize ? usize : 1;
+        }
+        if ((rc = chunk_expand(chunk, kind, dec, *buf)) < 0)
+            return rc;
+        data = *buf;
+    }
+    if ((rc = chunk_crc_check(chunk, verify_crc, data)) < 0)
+        return rc;
+    *out = data;
+    *out_len = usize;
+    return RL_OK;
 }
 
 int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int verify_crc,
@@ -730,82 +844,29 @@ int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int 
     *out = NULL;
     *out_len = 0;
     *owned = 0;
-    const rl_mcap_bytes *comp = &chunk->compression;
-    uint64_t usize = chunk->uncompressed_size;
-    const uint8_t *data = NULL;
-    if (comp->len == 0) {
-        if (usize != chunk->records.len)
-            return rl_error_set(RL_EPARSE, "uncompressed chunk declares %llu bytes but holds %zu",
-                                (unsigned long long)usize, chunk->records.len);
-        data = chunk->records.data;
-    } else {
-        int is_zstd = comp->len == 4 && memcmp(comp->data, "zstd", 4) == 0;
-        int is_lz4 = comp->len == 3 && memcmp(comp->data, "lz4", 3) == 0;
-        if (!is_zstd && !is_lz4)
-            return rl_error_set(RL_EUNSUPPORTED, "unsupported chunk compression '%.*s'",
-                                (int)(comp->len > 32 ? 32 : comp->len), (const char *)comp->data);
-        if (usize > max_size || usize > SIZE_MAX / 2)
-            return rl_error_set(RL_ERANGE,
-                                "chunk declares %llu uncompressed bytes, more than the limit %llu",
-                                (unsigned long long)usize, (unsigned long long)max_size);
-        /* Neither format can expand a byte beyond a fixed ratio (zstd: an RLE block of
-         * 128 KiB from 4 bytes; lz4: about 255), so a size beyond it is a lie, refused
-         * before allocating. */
-        uint64_t ratio = is_zstd ? 32768 : 256;
-        if (usize / ratio > chunk->records.len + 64)
-            return rl_error_set(
-                RL_EPARSE, "chunk declares %llu uncompressed bytes, impossible from %zu %s bytes",
-                (unsigned long long)usize, chunk->records.len, is_zstd ? "zstd" : "lz4");
-        if (is_zstd) {
-            unsigned long long fsz =
-                ZSTD_getFrameContentSize(chunk->records.data, chunk->records.len);
-            if (fsz == ZSTD_CONTENTSIZE_ERROR)
-                return rl_error_set(RL_EPARSE, "zstd data corrupt: bad frame header");
-            /* A single frame that states its size must agree with the chunk. */
-            if (fsz != ZSTD_CONTENTSIZE_UNKNOWN && fsz != usize &&
-                ZSTD_findFrameCompressedSize(chunk->records.data, chunk->records.len) ==
-                    chunk->records.len)
-                return rl_error_set(RL_EPARSE,
-                                    "zstd frame holds %llu bytes, the chunk declares %llu", fsz,
-                                    (unsigned long long)usize);
-        }
-        uint8_t *buf = malloc(usize ? (size_t)usize : 1);
-        if (!buf)
-            return rl_error_set(RL_ENOMEM, "out of memory for a %llu-byte chunk",
-                                (unsigned long long)usize);
-        if (is_zstd) {
-            size_t n = ZSTD_decompress(buf, (size_t)usize, chunk->records.data, chunk->records.len);
-            if (ZSTD_isError(n)) {
-                free(buf);
-                return rl_error_set(RL_EPARSE, "zstd data corrupt: %s", ZSTD_getErrorName(n));
-            }
-            if (n != usize) {
-                free(buf);
-                return rl_error_set(RL_EPARSE,
-                                    "zstd data decompresses to %zu bytes, the chunk declares %llu",
-                                    n, (unsigned long long)usize);
-            }
-        } else {
-            int rc = decompress_lz4(chunk, buf, (size_t)usize);
-            if (rc < 0) {
-                free(buf);
-                return rc;
-            }
-        }
+    int kind;
+    int rc = chunk_check(chunk, max_size, &kind);
+    if (rc < 0)
+        return rc;
+    const uint8_t *data = chunk->records.data;
+    uint8_t *buf = NULL;
+    if (kind) {
+        size_t usize = (size_t)chunk->uncompressed_size;
+        mcap_decoder dec = {0};
+        if (!(buf = malloc(usize ? usize : 1)))
+            return rl_error_set(RL_ENOMEM, "out of memory for a %zu-byte chunk", usize);
+        rc = chunk_expand(chunk, kind, &dec, buf);
+        mcap_decoder_free(&dec);
         data = buf;
-        *owned = 1;
     }
-    if (verify_crc && chunk->uncompressed_crc != 0) {
-        uint32_t crc = rl_crc32(0, data, (size_t)usize);
-        if (crc != chunk->uncompressed_crc) {
-            if (*owned)
-                free((void *)data);
-            *owned = 0;
-            return rl_error_set(RL_ECRC, "chunk CRC mismatch: stored %u, computed %u",
-                                chunk->uncompressed_crc, crc);
-        }
+    if (rc == RL_OK)
+        rc = chunk_crc_check(chunk, verify_crc, data);
+    if (rc < 0) {
+        free(buf);
+        return rc;
     }
     *out = data;
-    *out_len = (size_t)usize;
+    *out_len = (size_t)chunk->uncompressed_size;
+    *owned = buf != NULL;
     return RL_OK;
 }
