@@ -112,12 +112,43 @@ static void fill_stroke(cairo_t *cr, const rl_rgba *fill, const rl_pen *pen)
     cairo_new_path(cr);
 }
 
+/* Segments per stroke when a long polyline is rasterised in pieces (c_path). */
+enum { STROKE_PIECE = 8 };
+
+/* Whether the open polyline can be stroked in pieces with the same picture: on a raster
+ * surface, with round caps and joins (the stroke of a polyline is then the union of the
+ * strokes of its pieces: a round cap where two pieces meet covers what the join did),
+ * solid (a dash pattern would restart) and opaque (overlapping translucent pieces would
+ * darken where they meet). Only the anti-aliased rims of the joints differ, by the
+ * coverage painted twice. */
+static bool stroke_in_pieces(cairo_t *cr, size_t n, bool closed, const rl_rgba *fill,
+                             const rl_pen *pen)
+{
+    return n > 2 * STROKE_PIECE && !closed && !fill && pen && pen->width > 0 && pen->round &&
+           !pen->dash && pen->color.a >= 1 &&
+           cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_IMAGE;
+}
+
 static void c_path(rl_rend *r, const double *xy, size_t n, bool closed, const rl_rgba *fill,
                    const rl_pen *pen)
 {
     cairo_t *cr = ctx(r);
     if (n == 0)
         return;
+    if (stroke_in_pieces(cr, n, closed, fill, pen)) {
+        /* cairo's scan converter keeps every edge of a path that crosses a row in its
+         * active list: a long line over a dense data series (thousands of edges on each
+         * row) or a track lapping a circuit rasterises several times slower whole than in
+         * short pieces. */
+        for (size_t j = 0; j + 1 < n; j += STROKE_PIECE) {
+            size_t last = j + STROKE_PIECE < n - 1 ? j + STROKE_PIECE : n - 1;
+            cairo_move_to(cr, xy[2 * j], xy[2 * j + 1]);
+            for (size_t i = j + 1; i <= last; i++)
+                cairo_line_to(cr, xy[2 * i], xy[2 * i + 1]);
+            fill_stroke(cr, NULL, pen);
+        }
+        return;
+    }
     cairo_move_to(cr, xy[0], xy[1]);
     for (size_t i = 1; i < n; i++)
         cairo_line_to(cr, xy[2 * i], xy[2 * i + 1]);
