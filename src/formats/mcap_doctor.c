@@ -742,7 +742,7 @@ static void final_checks(dctx *d)
     for (size_t i = 0; i < d->so_count; i++) {
         const rl_mcap_summary_offset *so = &d->sos[i].so;
         uint64_t lo = d->summary_first, hi = d->offsets_first;
-        if (!lo || so->group_start < lo || so->group_length > hi - lo ||
+        if (!lo || hi < lo || so->group_start < lo || so->group_length > hi - lo ||
             so->group_start - lo > hi - lo - so->group_length) {
             vio(d, d->sos[i].offset,
                 "SummaryOffset record: group %s at %llu+%llu lies outside the summary section",
