@@ -8,6 +8,7 @@
 #include <cairo.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,13 @@ struct rl_measure {
     cairo_surface_t *surface;
     cairo_t *cr;
 };
+
+/* Every use of fonts (selecting one, measuring, drawing text) holds this lock: different
+ * figures may be drawn on different threads, and the toy font API's faces, with their
+ * FreeType faces, are shared by all cairo contexts of the process (TSan saw two threads
+ * inside one FreeType face). Text is a small part of drawing a figure, so figures still
+ * draw in parallel. */
+static pthread_mutex_t font_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void set_font(cairo_t *cr, double size, bool bold)
 {
@@ -52,23 +60,28 @@ void rl_measure_free(rl_measure *m)
 {
     if (!m)
         return;
+    pthread_mutex_lock(&font_lock); /* drops the context's font references */
     if (m->cr)
         cairo_destroy(m->cr);
     if (m->surface)
         cairo_surface_destroy(m->surface);
+    pthread_mutex_unlock(&font_lock);
     free(m);
 }
 
 double rl_measure_text(rl_measure *m, const char *utf8, double size, bool bold)
 {
+    pthread_mutex_lock(&font_lock);
     set_font(m->cr, size, bold);
     cairo_text_extents_t te;
     cairo_text_extents(m->cr, utf8, &te);
+    pthread_mutex_unlock(&font_lock);
     return te.x_advance;
 }
 
 void rl_measure_font(rl_measure *m, double size, double *ascent, double *descent)
 {
+    pthread_mutex_lock(&font_lock);
     set_font(m->cr, size, false);
     cairo_font_extents_t fe;
     cairo_font_extents(m->cr, &fe);
@@ -76,6 +89,7 @@ void rl_measure_font(rl_measure *m, double size, double *ascent, double *descent
      * accents): centring labels on it looks right. */
     cairo_text_extents_t te;
     cairo_text_extents(m->cr, "0H", &te);
+    pthread_mutex_unlock(&font_lock);
     if (ascent)
         *ascent = -te.y_bearing;
     if (descent)
@@ -170,6 +184,7 @@ static void c_text(rl_rend *r, double x, double y, const char *utf8, double size
                    const rl_rgba *color, double ha, double angle_deg)
 {
     cairo_t *cr = ctx(r);
+    pthread_mutex_lock(&font_lock);
     set_font(cr, size, bold);
     cairo_text_extents_t te;
     cairo_text_extents(cr, utf8, &te);
@@ -181,6 +196,7 @@ static void c_text(rl_rend *r, double x, double y, const char *utf8, double size
     cairo_set_source_rgba(cr, color->r, color->g, color->b, color->a);
     cairo_show_text(cr, utf8);
     cairo_restore(cr);
+    pthread_mutex_unlock(&font_lock);
     cairo_new_path(cr);
 }
 
