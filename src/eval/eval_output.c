@@ -240,7 +240,8 @@ static int write_figure(const eval_output *o, const char *figdir, size_t i, char
 
 /* Figures are drawn by several threads at once (rl_figure: different figures may be used
  * from different threads): drawing is most of an evaluation's time after reading. Each
- * thread takes the next figure not yet taken; every figure's status and message are kept
+ * thread takes the next figure not yet taken, from the last (the maps of the footprint
+ * metrics, last in the registry, take longest); every figure's status and message are kept
  * so that the first failing one in order is reported, whatever the timing. */
 enum { MAX_FIGURE_THREADS = 4 };
 
@@ -256,8 +257,9 @@ typedef struct figure_pool {
 static void *figure_worker(void *arg)
 {
     figure_pool *p = arg;
-    size_t i;
-    while ((i = atomic_fetch_add(&p->next, 1)) < p->o->sink->nfigures) {
+    size_t k, n = p->o->sink->nfigures;
+    while ((k = atomic_fetch_add(&p->next, 1)) < n) {
+        size_t i = n - 1 - k; /* last first: the footprint metrics' maps, the costliest */
         p->rc[i] = write_figure(p->o, p->figdir, i, &p->svgs[i]);
         if (p->rc[i] < 0)
             snprintf(p->err[i], sizeof p->err[i], "%s", rl_error_last());
