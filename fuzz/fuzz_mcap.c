@@ -1,10 +1,10 @@
 /* libFuzzer target for the MCAP readers, doctor and recovery: the streamed reader (chunks
  * expanded, and raw with resynchronisation past errors), the indexed reader (forward,
- * reverse, a time and topic query, its warnings), the doctor, and recover (keeping or
- * dropping suspect messages) — whose output must be a file the doctor finds clean and that
- * holds exactly the messages recovery says it kept. Both readers also read the input as a
- * file (a memfd opened by path: mapped, chunks read with pread), and must yield exactly
- * what they yield from memory. */
+ * reverse, a time and topic query, its warnings), the summary read alone through the
+ * footer, the doctor, and recover (keeping or dropping suspect messages) — whose output
+ * must be a file the doctor finds clean and that holds exactly the messages recovery says
+ * it kept. Both readers also read the input as a file (a memfd opened by path: mapped,
+ * chunks read with pread), and must yield exactly what they yield from memory. */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
@@ -164,6 +164,49 @@ static void as_file(const uint8_t *data, size_t size)
     close(fd);
 }
 
+/* The summary read alone: with and without the CRC, the bounds it gives lie within the
+ * file and its records walk to their end or to an error naming a byte; when the indexed
+ * reader used the summary and found Statistics there, so does the summary alone. */
+static void summary_alone(const uint8_t *data, size_t size)
+{
+    for (int crc = 0; crc < 2; crc++) {
+        size_t start = 1, end = 1;
+        int rc = rl_mcap_summary_find(data, size, crc, &start, &end);
+        if (rc < 0)
+            CHECK(strncmp(rl_error_last(), "byte ", 5) == 0);
+        if (rc != 1) {
+            CHECK(start == 0 && end == 0);
+            continue;
+        }
+        CHECK(start >= 8 && start <= end && end < size);
+        rl_mcap_record rec;
+        size_t pos = start;
+        for (int steps = 0; steps < 100000 && (rc = rl_mcap_records_next(data, end, &pos, &rec)) == 1;
+             steps++)
+            CHECK(rec.offset >= start && pos <= end);
+        if (rc < 0)
+            CHECK(strncmp(rl_error_last(), "byte ", 5) == 0);
+        rl_mcap_statistics st;
+        rc = rl_mcap_summary_statistics(data, size, crc, &st);
+        if (rc == 1) {
+            CHECK(st.channel_message_counts.len <= size);
+            size_t p = 0;
+            uint16_t id;
+            uint64_t n;
+            while (rl_mcap_map_u16u64_next(st.channel_message_counts, &p, &id, &n) == 1)
+                ;
+        }
+    }
+    rl_mcap_indexed *x = NULL;
+    rl_mcap_statistics st;
+    if (rl_mcap_indexed_open_mem(&x, data, size, MAX_CHUNK) == RL_OK) {
+        const rl_mcap_statistics *is = rl_mcap_indexed_statistics(x);
+        if (rl_mcap_indexed_used_summary(x) && is)
+            CHECK(rl_mcap_summary_statistics(data, size, 1, &st) == 1);
+        rl_mcap_indexed_close(x);
+    }
+}
+
 static void recover_and_check(const uint8_t *data, size_t size)
 {
     int fd = memfd_create("fuzz-mcap", MFD_CLOEXEC);
@@ -202,7 +245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     streamed(data, size, RL_MCAP_CHUNKS_EXPAND, NULL);
     streamed(data, size, RL_MCAP_CHUNKS_RAW, NULL);
-    as_file(data, size);
+    as_file(data, size); /* the indexed reader, from the file and from memory */
+    summary_alone(data, size);
     rl_mcap_doctor_report dr;
     if (rl_mcap_doctor_mem(data, size, &dr) == RL_OK)
         rl_mcap_doctor_report_free(&dr);

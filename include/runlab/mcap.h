@@ -403,6 +403,32 @@ const uint8_t *rl_mcap_reader_data(const rl_mcap_reader *r, size_t *len);
 /* Frees the reader; NULL is ignored. */
 void rl_mcap_reader_close(rl_mcap_reader *r);
 
+/* ---- Summary alone ------------------------------------------------------------------
+ * The summary section of a complete file, reached through its footer: nothing before it
+ * is read or scanned, so these cost a few kilobytes on any file. A file without an intact
+ * summary gets an error or 0, never a linear scan (the indexed reader does that). */
+
+/* Locates the summary of the MCAP file in `len` bytes at `data` (a mapped file,
+ * rl_mcap_reader_data): checks the leading magic, the Footer record before the closing
+ * magic, that summary_start lies within the records, and, when `verify_crc` and the footer
+ * stores one, the summary CRC. Returns 1 with [*start, *end) the summary's records (walk
+ * them with rl_mcap_records_next on `data` and `*end`, offsets stay file offsets; the
+ * Footer is not among them), 0 when the footer says there is no summary (summary_start 0),
+ * or RL_ETRUNCATED (no footer and closing magic at the end: not written to the end),
+ * RL_EPARSE (no leading magic, a malformed footer, summary_start out of range) or RL_ECRC,
+ * naming the byte offset. `*start` and `*end` are 0 unless 1 is returned. The summary's
+ * records themselves are not parsed. Thread-safe; allocates nothing. */
+int rl_mcap_summary_find(const uint8_t *data, size_t len, int verify_crc, size_t *start,
+                         size_t *end);
+
+/* The summary's Statistics record (message counts per channel, time range), as
+ * rl_mcap_summary_find locates the summary: 1 with `*out` filled (its bytes point into
+ * `data`), 0 when there is no summary or it holds no Statistics record (`*out` zeroed),
+ * or rl_mcap_summary_find's errors and those of rl_mcap_records_next for a malformed
+ * record before the Statistics. Thread-safe; allocates nothing. */
+int rl_mcap_summary_statistics(const uint8_t *data, size_t len, int verify_crc,
+                               rl_mcap_statistics *out);
+
 /* ---- Indexed reader --------------------------------------------------------------- */
 
 /* Opens a file through its footer and summary (schemas, channels, statistics, chunk,

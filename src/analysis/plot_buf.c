@@ -68,13 +68,13 @@ void rl_buf_put_escaped(rl_buf *b, const char *s)
     }
 }
 
-void rl_buf_put_num(rl_buf *b, double v)
+/* "%.2f" of v with trailing zeros (and a bare point) trimmed, "-0" as "0": the slow way,
+ * for the cases the fast one cannot decide. */
+static void put_num_printf(rl_buf *b, double v)
 {
-    if (!isfinite(v))
-        v = 0;
-    char tmp[48];
+    char tmp[330]; /* "-", DBL_MAX's 309 digits, ".00" */
     int n = snprintf(tmp, sizeof tmp, "%.2f", v);
-    if (n <= 0)
+    if (n <= 0 || (size_t)n >= sizeof tmp)
         return;
     while (n > 0 && tmp[n - 1] == '0')
         n--;
@@ -85,3 +85,39 @@ void rl_buf_put_num(rl_buf *b, double v)
     rl_buf_put(b, tmp, (size_t)n);
 }
 
+void rl_buf_put_num(rl_buf *b, double v)
+{
+    if (!isfinite(v))
+        v = 0;
+    /* An SVG holds hundreds of thousands of coordinates, and snprintf's exact decimal
+     * conversion is most of the cost of writing them. Below 2^31 hundredths, v * 100 is
+     * within 2.5e-7 of its exact value, so unless that lies within 1e-6 of a half, rounding
+     * it to the nearest integer is what "%.2f" does; near a half (and for larger values)
+     * snprintf decides. */
+    double x = fabs(v) * 100;
+    if (!(x < 2147483648.0)) {
+        put_num_printf(b, v);
+        return;
+    }
+    double whole = floor(x), frac = x - whole;
+    if (fabs(frac - 0.5) < 1e-6) {
+        put_num_printf(b, v);
+        return;
+    }
+    unsigned long h = (unsigned long)whole + (frac > 0.5); /* hundredths */
+    char tmp[24], *p = tmp + sizeof tmp;
+    unsigned long ip = h / 100, fp = h % 100;
+    if (fp) {
+        if (fp % 10)
+            *--p = (char)('0' + fp % 10);
+        *--p = (char)('0' + fp / 10);
+        *--p = '.';
+    }
+    do {
+        *--p = (char)('0' + ip % 10);
+        ip /= 10;
+    } while (ip);
+    if (v < 0 && h)
+        *--p = '-';
+    rl_buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
+}

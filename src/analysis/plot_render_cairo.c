@@ -8,6 +8,7 @@
 #include <cairo.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,13 @@ struct rl_measure {
     cairo_surface_t *surface;
     cairo_t *cr;
 };
+
+/* Every use of fonts (selecting one, measuring, drawing text) holds this lock: different
+ * figures may be drawn on different threads, and the toy font API's faces, with their
+ * FreeType faces, are shared by all cairo contexts of the process (TSan saw two threads
+ * inside one FreeType face). Text is a small part of drawing a figure, so figures still
+ * draw in parallel. */
+static pthread_mutex_t font_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void set_font(cairo_t *cr, double size, bool bold)
 {
@@ -52,23 +60,28 @@ void rl_measure_free(rl_measure *m)
 {
     if (!m)
         return;
+    pthread_mutex_lock(&font_lock); /* drops the context's font references */
     if (m->cr)
         cairo_destroy(m->cr);
     if (m->surface)
         cairo_surface_destroy(m->surface);
+    pthread_mutex_unlock(&font_lock);
     free(m);
 }
 
 double rl_measure_text(rl_measure *m, const char *utf8, double size, bool bold)
 {
+    pthread_mutex_lock(&font_lock);
     set_font(m->cr, size, bold);
     cairo_text_extents_t te;
     cairo_text_extents(m->cr, utf8, &te);
+    pthread_mutex_unlock(&font_lock);
     return te.x_advance;
 }
 
 void rl_measure_font(rl_measure *m, double size, double *ascent, double *descent)
 {
+    pthread_mutex_lock(&font_lock);
     set_font(m->cr, size, false);
     cairo_font_extents_t fe;
     cairo_font_extents(m->cr, &fe);
@@ -76,6 +89,7 @@ void rl_measure_font(rl_measure *m, double size, double *ascent, double *descent
      * accents): centring labels on it looks right. */
     cairo_text_extents_t te;
     cairo_text_extents(m->cr, "0H", &te);
+    pthread_mutex_unlock(&font_lock);
     if (ascent)
         *ascent = -te.y_bearing;
     if (descent)
@@ -112,12 +126,43 @@ static void fill_stroke(cairo_t *cr, const rl_rgba *fill, const rl_pen *pen)
     cairo_new_path(cr);
 }
 
+/* Segments per stroke when a long polyline is rasterised in pieces (c_path). */
+enum { STROKE_PIECE = 8 };
+
+/* Whether the open polyline can be stroked in pieces with the same picture: on a raster
+ * surface, with round caps and joins (the stroke of a polyline is then the union of the
+ * strokes of its pieces: a round cap where two pieces meet covers what the join did),
+ * solid (a dash pattern would restart) and opaque (overlapping translucent pieces would
+ * darken where they meet). Only the anti-aliased rims of the joints differ, by the
+ * coverage painted twice. */
+static bool stroke_in_pieces(cairo_t *cr, size_t n, bool closed, const rl_rgba *fill,
+                             const rl_pen *pen)
+{
+    return n > 2 * STROKE_PIECE && !closed && !fill && pen && pen->width > 0 && pen->round &&
+           !pen->dash && pen->color.a >= 1 &&
+           cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_IMAGE;
+}
+
 static void c_path(rl_rend *r, const double *xy, size_t n, bool closed, const rl_rgba *fill,
                    const rl_pen *pen)
 {
     cairo_t *cr = ctx(r);
     if (n == 0)
         return;
+    if (stroke_in_pieces(cr, n, closed, fill, pen)) {
+        /* cairo's scan converter keeps every edge of a path that crosses a row in its
+         * active list: a long line over a dense data series (thousands of edges on each
+         * row) or a track lapping a circuit rasterises several times slower whole than in
+         * short pieces. */
+        for (size_t j = 0; j + 1 < n; j += STROKE_PIECE) {
+            size_t last = j + STROKE_PIECE < n - 1 ? j + STROKE_PIECE : n - 1;
+            cairo_move_to(cr, xy[2 * j], xy[2 * j + 1]);
+            for (size_t i = j + 1; i <= last; i++)
+                cairo_line_to(cr, xy[2 * i], xy[2 * i + 1]);
+            fill_stroke(cr, NULL, pen);
+        }
+        return;
+    }
     cairo_move_to(cr, xy[0], xy[1]);
     for (size_t i = 1; i < n; i++)
         cairo_line_to(cr, xy[2 * i], xy[2 * i + 1]);
@@ -139,6 +184,7 @@ static void c_text(rl_rend *r, double x, double y, const char *utf8, double size
                    const rl_rgba *color, double ha, double angle_deg)
 {
     cairo_t *cr = ctx(r);
+    pthread_mutex_lock(&font_lock);
     set_font(cr, size, bold);
     cairo_text_extents_t te;
     cairo_text_extents(cr, utf8, &te);
@@ -150,6 +196,7 @@ static void c_text(rl_rend *r, double x, double y, const char *utf8, double size
     cairo_set_source_rgba(cr, color->r, color->g, color->b, color->a);
     cairo_show_text(cr, utf8);
     cairo_restore(cr);
+    pthread_mutex_unlock(&font_lock);
     cairo_new_path(cr);
 }
 

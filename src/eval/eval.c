@@ -1,11 +1,13 @@
 /* rl_eval_run: one offline evaluation. Builds the effective configuration, loads the run,
- * runs the chosen metrics from the registry and writes RUN/evaluations/<UTC>[-N]/ (checks,
- * summary, configuration, figures and the report, eval_output.c), then hands the checks
- * to the caller. */
+ * runs the chosen metrics from the registry (several at once) and writes
+ * RUN/evaluations/<UTC>[-N]/ (checks, summary, configuration, figures and the report,
+ * eval_output.c), then hands the checks to the caller. */
 #include "eval/eval_config.h"
 #include "eval/eval_load.h"
 #include "eval/eval_output.h"
 #include "eval/eval_sink.h"
+
+#include "core/text.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -15,10 +17,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The evaluation directory: the UTC time, then "-2", "-3", ... when it exists (mkdir(2)
  * decides, so two evaluations at once never share one). */
@@ -46,19 +51,108 @@ int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
     return rl_error_set(RL_EEXIST, "%s: no free evaluation directory name for %s", parent, stamp);
 }
 
+/* The chosen metrics run on up to MAX_METRIC_THREADS threads at once (one per core): they
+ * only read the run, the map (whose queries are thread-safe) and their settings, and each
+ * fills a sink of its own. The sinks are then joined in registry order, so the checks and
+ * figures are the same, in the same order, as one after the other; the first metric in
+ * that order that failed is reported. Threads take metrics from the end of the registry,
+ * where the footprint metrics, the longest, are. */
+enum { MAX_METRIC_THREADS = 4 };
+
+typedef struct metric_pool {
+    const eval_run *run;
+    json_object *config;
+    size_t *order; /* registry indexes of the chosen metrics, last first */
+    size_t count;
+    atomic_size_t next;
+    struct eval_sink *sinks; /* per registry index */
+    int *rc;
+    char (*err)[1024]; /* the error slot's size */
+} metric_pool;
+
+static void *metric_worker(void *arg)
+{
+    metric_pool *p = arg;
+    size_t k;
+    while ((k = atomic_fetch_add(&p->next, 1)) < p->count) {
+        size_t i = p->order[k];
+        eval_ctx ctx = {p->run, &eval_metrics[i], NULL, &p->sinks[i]};
+        json_object_object_get_ex(p->config, eval_metrics[i].name, &ctx.settings);
+        p->rc[i] = eval_metrics[i].run(&ctx);
+        if (p->rc[i] < 0)
+            snprintf(p->err[i], sizeof p->err[i], "%s", rl_error_last());
+    }
+    return NULL;
+}
+
+/* Moves every check and figure of `from` to the end of `to`. */
+static int sink_append(struct eval_sink *to, struct eval_sink *from)
+{
+    int rc = rl_grow_array((void **)&to->checks, &to->cap_checks, to->nchecks + from->nchecks,
+                           sizeof to->checks[0], "checks");
+    if (rc == RL_OK)
+        rc = rl_grow_array((void **)&to->figures, &to->cap_figures,
+                           to->nfigures + from->nfigures, sizeof to->figures[0], "figures");
+    if (rc < 0)
+        return rc;
+    if (from->nchecks)
+        memcpy(to->checks + to->nchecks, from->checks, from->nchecks * sizeof to->checks[0]);
+    if (from->nfigures)
+        memcpy(to->figures + to->nfigures, from->figures,
+               from->nfigures * sizeof to->figures[0]);
+    to->nchecks += from->nchecks;
+    to->nfigures += from->nfigures;
+    free(from->checks);
+    free(from->figures);
+    memset(from, 0, sizeof *from);
+    return RL_OK;
+}
+
 int eval_run_metrics(const eval_run *run, json_object *config, const bool *chosen,
                        struct eval_sink *sink)
 {
-    for (size_t i = 0; i < eval_metric_total; i++) {
+    size_t n = eval_metric_total;
+    metric_pool pool = {run, config, calloc(n, sizeof *pool.order), 0, 0,
+                        calloc(n, sizeof *pool.sinks), calloc(n, sizeof *pool.rc),
+                        calloc(n, sizeof *pool.err)};
+    atomic_init(&pool.next, 0);
+    int rc = RL_OK;
+    if (!pool.order || !pool.sinks || !pool.rc || !pool.err) {
+        rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
+        goto out;
+    }
+    for (size_t i = n; i-- > 0;)
+        if (chosen[i])
+            pool.order[pool.count++] = i;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = cores > 1 ? (size_t)cores : 1;
+    want = want < pool.count ? want : pool.count;
+    want = want < MAX_METRIC_THREADS ? want : MAX_METRIC_THREADS;
+    pthread_t tids[MAX_METRIC_THREADS];
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&tids[started], NULL, metric_worker, &pool) == 0)
+        started++;
+    metric_worker(&pool); /* this thread runs metrics too (alone when no thread started) */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    for (size_t i = 0; i < n && rc == RL_OK; i++) {
         if (!chosen[i])
             continue;
-        eval_ctx ctx = {run, &eval_metrics[i], NULL, sink};
-        json_object_object_get_ex(config, eval_metrics[i].name, &ctx.settings);
-        int rc = eval_metrics[i].run(&ctx);
-        if (rc < 0)
-            return rl_error_prefix(rc, "metric %s", eval_metrics[i].name);
+        if (pool.rc[i] < 0) {
+            rl_error_set(pool.rc[i], "%s", pool.err[i]);
+            rc = rl_error_prefix(pool.rc[i], "metric %s", eval_metrics[i].name);
+        } else {
+            rc = sink_append(sink, &pool.sinks[i]);
+        }
     }
-    return RL_OK;
+out:
+    for (size_t i = 0; pool.sinks && i < n; i++)
+        eval_sink_clear(&pool.sinks[i]);
+    free(pool.order);
+    free(pool.sinks);
+    free(pool.rc);
+    free(pool.err);
+    return rc;
 }
 
 static int fill_result(rl_eval_result *res, const char *dir, const eval_run *run,

@@ -614,36 +614,20 @@ typedef struct chan_count {
 
 static size_t summary_counts(rl_mcap_reader *bag, chan_count **out)
 {
-    enum { FOOTER_RECORD = 1 + 8 + 8 + 8 + 4 }; /* opcode, length, two offsets, CRC */
     size_t len, n = 0;
     const uint8_t *data = rl_mcap_reader_data(bag, &len);
-    rl_mcap_reader_options ro;
-    rl_mcap_reader_options_default(&ro);
-    ro.max_chunk_size = MAX_CHUNK_BYTES;
-    rl_mcap_reader *r;
+    rl_mcap_statistics st;
     *out = NULL;
-    if (!data || len < 2 * RL_MCAP_MAGIC_LEN + FOOTER_RECORD ||
-        rl_mcap_reader_open_mem(&r, data, len, &ro) < 0)
+    if (rl_mcap_summary_statistics(data, len, 1, &st) != 1) {
+        rl_error_clear(); /* no usable summary: the columns grow as they fill */
         return 0;
-    rl_mcap_record rec;
-    if (rl_mcap_reader_seek(r, len - RL_MCAP_MAGIC_LEN - FOOTER_RECORD) == RL_OK &&
-        rl_mcap_reader_next(r, &rec) == 1 && rec.opcode == RL_MCAP_OP_FOOTER &&
-        rec.u.footer.summary_start != 0 &&
-        rl_mcap_reader_seek(r, rec.u.footer.summary_start) == RL_OK) {
-        while (rl_mcap_reader_next(r, &rec) == 1 && rec.opcode != RL_MCAP_OP_FOOTER) {
-            if (rec.opcode != RL_MCAP_OP_STATISTICS)
-                continue;
-            rl_mcap_bytes m = rec.u.statistics.channel_message_counts;
-            chan_count *c = malloc((m.len / 10 + 1) * sizeof *c);
-            size_t pos = 0;
-            while (c && rl_mcap_map_u16u64_next(m, &pos, &c[n].id, &c[n].n) == 1)
-                n++;
-            *out = c;
-            break;
-        }
     }
-    rl_mcap_reader_close(r);
-    rl_error_clear();
+    rl_mcap_bytes m = st.channel_message_counts;
+    chan_count *c = malloc((m.len / 10 + 1) * sizeof *c); /* 10 bytes an entry */
+    size_t pos = 0;
+    while (c && rl_mcap_map_u16u64_next(m, &pos, &c[n].id, &c[n].n) == 1)
+        n++;
+    *out = c;
     return n;
 }
 

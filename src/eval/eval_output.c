@@ -6,6 +6,7 @@
 #include "core/text.h"
 #include "runlab/csv.h"
 #include "runlab/error.h"
+#include "runlab/time.h"
 #include "runlab/fs.h"
 #include "runlab/json.h"
 #include "runlab/number.h"
@@ -14,9 +15,12 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int write_text(const char *dir, const char *name, const char *text, size_t len)
 {
@@ -214,32 +218,87 @@ static int write_config(const eval_output *o)
 
 /* Each figure as PNG and as SVG with its record; the SVG documents stay in `svgs` for the
  * report, which inlines them instead of drawing every figure again. */
+/* One figure's files: PNG, SVG (kept in svgs[i] for the report) and the record. */
+static int write_figure(const eval_output *o, const char *figdir, size_t i, char **svg)
+{
+    const eval_figure_entry *e = &o->sink->figures[i];
+    const char *inputs[] = {o->run->bag_path, o->run->dir};
+    char path[PATH_MAX];
+    int rc;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.png", figdir, e->name) >= sizeof path)
+        return rl_error_set(RL_ERANGE, "%s: path too long", figdir);
+    if ((rc = rl_figure_save(e->fig, path, RL_PLOT_PNG)) < 0)
+        return rl_error_prefix(rc, "figure %s", e->name);
+    memcpy(path + strlen(path) - 3, "svg", 3);
+    size_t len;
+    if ((rc = rl_figure_to_svg(e->fig, NULL, svg, &len)) < 0 ||
+        (rc = rl_fs_write_atomic(path, *svg, len, 0644)) < 0)
+        return rl_error_prefix(rc, "figure %s: %s", e->name, path);
+    rl_figure_record rec = {o->argc, o->argv, inputs, 2, e->caption};
+    return rl_figure_record_write(path, &rec);
+}
+
+/* Figures are drawn by several threads at once (rl_figure: different figures may be used
+ * from different threads): drawing is most of an evaluation's time after reading. Each
+ * thread takes the next figure not yet taken, from the last (the maps of the footprint
+ * metrics, last in the registry, take longest); every figure's status and message are kept
+ * so that the first failing one in order is reported, whatever the timing. */
+enum { MAX_FIGURE_THREADS = 4 };
+
+typedef struct figure_pool {
+    const eval_output *o;
+    const char *figdir;
+    char **svgs;
+    atomic_size_t next;
+    int *rc;
+    char (*err)[1024]; /* the error slot's size */
+} figure_pool;
+
+static void *figure_worker(void *arg)
+{
+    figure_pool *p = arg;
+    size_t k, n = p->o->sink->nfigures;
+    while ((k = atomic_fetch_add(&p->next, 1)) < n) {
+        size_t i = n - 1 - k; /* last first: the footprint metrics' maps, the costliest */
+        p->rc[i] = write_figure(p->o, p->figdir, i, &p->svgs[i]);
+        if (p->rc[i] < 0)
+            snprintf(p->err[i], sizeof p->err[i], "%s", rl_error_last());
+    }
+    return NULL;
+}
+
 static int write_figures(const eval_output *o, char **svgs)
 {
     char figdir[PATH_MAX];
+    size_t n = o->sink->nfigures;
     int rc = rl_path_join(figdir, sizeof figdir, o->dir, "figures");
-    if (rc < 0 || o->sink->nfigures == 0)
+    if (rc < 0 || n == 0)
         return rc;
     if ((rc = rl_fs_mkdirs(figdir)) < 0)
         return rc;
-    const char *inputs[] = {o->run->bag_path, o->run->dir};
-    for (size_t i = 0; i < o->sink->nfigures; i++) {
-        const eval_figure_entry *e = &o->sink->figures[i];
-        char path[PATH_MAX];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s.png", figdir, e->name) >= sizeof path)
-            return rl_error_set(RL_ERANGE, "%s: path too long", figdir);
-        if ((rc = rl_figure_save(e->fig, path, RL_PLOT_PNG)) < 0)
-            return rl_error_prefix(rc, "figure %s", e->name);
-        memcpy(path + strlen(path) - 3, "svg", 3);
-        size_t len;
-        if ((rc = rl_figure_to_svg(e->fig, NULL, &svgs[i], &len)) < 0 ||
-            (rc = rl_fs_write_atomic(path, svgs[i], len, 0644)) < 0)
-            return rl_error_prefix(rc, "figure %s: %s", e->name, path);
-        rl_figure_record rec = {o->argc, o->argv, inputs, 2, e->caption};
-        if ((rc = rl_figure_record_write(path, &rec)) < 0)
-            return rc;
+    figure_pool pool = {o, figdir, svgs, 0, calloc(n, sizeof *pool.rc), calloc(n, sizeof *pool.err)};
+    atomic_init(&pool.next, 0);
+    if (!pool.rc || !pool.err) {
+        free(pool.rc), free(pool.err);
+        return rl_error_set(RL_ENOMEM, "%s: out of memory", figdir);
     }
-    return RL_OK;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = cores > 1 ? (size_t)cores : 1;
+    want = want < n ? want : n;
+    want = want < MAX_FIGURE_THREADS ? want : MAX_FIGURE_THREADS;
+    pthread_t tids[MAX_FIGURE_THREADS];
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&tids[started], NULL, figure_worker, &pool) == 0)
+        started++;
+    figure_worker(&pool); /* this thread draws too (alone when no thread started) */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    for (size_t i = 0; i < n && rc == RL_OK; i++)
+        if (pool.rc[i] < 0)
+            rc = rl_error_set(pool.rc[i], "%s", pool.err[i]);
+    free(pool.rc);
+    free(pool.err);
+    return rc;
 }
 
 static int report_checks(rl_report *r, const struct eval_sink *s)

@@ -146,26 +146,12 @@ static void reset_tables(rl_mcap_indexed *x)
  * (its statistics stay valid). In both latter cases the data section is scanned. */
 static int load_summary(rl_mcap_indexed *x)
 {
-    const size_t tail = RL_MCAP_RECORD_PREFIX + RL_MCAP_FOOTER_BODY + RL_MCAP_MAGIC_LEN;
     x->has_stats = 0;
-    if (x->len < RL_MCAP_MAGIC_LEN + tail)
+    size_t pos, fpos;
+    if (rl_mcap_summary_find(x->data, x->len, 1, &pos, &fpos) != 1) {
+        rl_error_clear(); /* not an error here: the data section is scanned instead */
         return 1;
-    size_t fpos = x->len - tail;
-    const uint8_t *f = x->data + fpos;
-    if (memcmp(x->data + x->len - RL_MCAP_MAGIC_LEN, rl_mcap_magic, RL_MCAP_MAGIC_LEN) != 0 ||
-        f[0] != RL_MCAP_OP_FOOTER || mcap_rd64(f + 1) != RL_MCAP_FOOTER_BODY)
-        return 1;
-    rl_mcap_record fr;
-    if (rl_mcap_record_parse(RL_MCAP_OP_FOOTER, f + RL_MCAP_RECORD_PREFIX, RL_MCAP_FOOTER_BODY,
-                             &fr) < 0)
-        return 1;
-    uint64_t start = fr.u.footer.summary_start;
-    if (start == 0 || start < RL_MCAP_MAGIC_LEN || start > fpos)
-        return 1;
-    if (fr.u.footer.summary_crc != 0 &&
-        rl_crc32(0, x->data + start, fpos + 25 - (size_t)start) != fr.u.footer.summary_crc)
-        return 1;
-    size_t pos = (size_t)start;
+    }
     rl_mcap_record rec;
     int rc;
     while ((rc = rl_mcap_records_next(x->data, fpos, &pos, &rec)) == 1) {

@@ -149,6 +149,52 @@ static void test_clean_run_passes(void **state)
     rl_test_tmpdir_free(root);
 }
 
+/* Every metric at once (they run on several threads, figures too) gives the checks of each
+ * metric run alone, in registry order, and the figures of the time series. */
+static void test_all_metrics_as_one_by_one(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir(), *dir = make_dir(root, "all");
+    synth_opts o = {.vehicles = 3, .ticks = 400, .lead_ticks = 25};
+    synth_ok(dir, &o);
+    rl_eval_result all;
+    rl_eval_options every = {NULL, NULL, 0, NULL};
+    assert_int_equal(rl_eval_run(dir, &every, &all), RL_OK);
+    size_t k = 0, metrics = 0;
+    for (size_t m = 0; m < rl_eval_metric_count(); m++) {
+        rl_eval_result one;
+        rl_eval_options only = {NULL, rl_eval_metric_name(m), 0, NULL};
+        assert_int_equal(rl_eval_run(dir, &only, &one), RL_OK);
+        metrics += one.nchecks > 0;
+        for (size_t i = 0; i < one.nchecks; i++, k++) {
+            assert_true(k < all.nchecks);
+            const rl_eval_check *a = &all.checks[k], *b = &one.checks[i];
+            assert_string_equal(a->metric, b->metric);
+            assert_string_equal(a->check, b->check);
+            assert_string_equal(a->reason, b->reason);
+            assert_int_equal(a->status, b->status);
+            assert_int_equal(a->nvehicles, b->nvehicles);
+            assert_true(a->value == b->value || (isnan(a->value) && isnan(b->value)));
+        }
+        rl_eval_result_free(&one);
+    }
+    assert_int_equal(k, all.nchecks);
+    assert_true(metrics >= 5);
+    static const char *const figures[] = {"speed", "command_follow_deviation",
+                                          "vehicle_collision_distance"};
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        for (int svg = 0; svg < 2; svg++) {
+            char p[PATH_MAX];
+            struct stat st;
+            snprintf(p, sizeof p, "%s/figures/%s.%s", all.dir, figures[i], svg ? "svg" : "png");
+            if (stat(p, &st) != 0 || st.st_size == 0)
+                fail_msg("%s missing or empty", p);
+        }
+    rl_eval_result_free(&all);
+    free(dir);
+    rl_test_tmpdir_free(root);
+}
+
 static double speeding_2_to_3(int id, long tick)
 {
     return id == 2 && tick >= 100 && tick <= 150 ? 4.0 : 1.0;
@@ -646,6 +692,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean_run_passes),
+        cmocka_unit_test(test_all_metrics_as_one_by_one),
         cmocka_unit_test(test_speeding_fails_states_speed),
         cmocka_unit_test(test_late_observation_fails_obs),
         cmocka_unit_test(test_limits_at_their_boundaries),

@@ -1,7 +1,8 @@
 /* Malformed MCAP input: files cut at every byte and with every byte flipped (never a
  * crash, always a clear error naming a byte offset), huge length fields (refused before
  * any allocation), CRC mismatches, trailing data, unknown opcodes and padded records,
- * and record encode/parse round trips of every record type. */
+ * record encode/parse round trips of every record type, and the summary read alone
+ * through the footer. */
 #include "rl_test.h"
 
 #include "runlab/error.h"
@@ -582,6 +583,142 @@ static void test_chunk_index_time_range_lies(void **state)
     free(f);
 }
 
+/* The summary read alone through the footer (rl_mcap_summary_find / _statistics): found
+ * and right on a complete file, found even when the data section is wiped (nothing before
+ * the summary is read), 0 without a summary or Statistics record, and a clear error naming
+ * a byte for a cut file, a flipped summary byte (CRC) or a footer pointing outside. */
+static uint8_t *summary_file(int summary, int statistics, size_t *len)
+{
+    char *dir = rl_test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/s.mcap", dir);
+    rl_mcap_writer_options o;
+    rl_mcap_writer_options_default(&o);
+    o.chunk_size = 200;
+    o.statistics = statistics;
+    if (!summary)
+        o.chunk_index = o.repeated_schemas = o.repeated_channels = o.attachment_index =
+            o.metadata_index = o.summary_offsets = 0;
+    rl_mcap_writer *w = NULL;
+    assert_int_equal(rl_mcap_writer_open_path(&w, path, &o), RL_OK);
+    rl_mcap_schema sc = {1, B("S"), B("jsonschema"), B("{}")};
+    assert_int_equal(rl_mcap_writer_add_schema(w, &sc), RL_OK);
+    for (uint16_t c = 1; c <= 2; c++) {
+        rl_mcap_channel ch;
+        memset(&ch, 0, sizeof ch);
+        ch.id = (uint16_t)(c * 7);
+        ch.schema_id = 1;
+        ch.topic = B(c == 1 ? "/a" : "/b");
+        ch.message_encoding = B("json");
+        assert_int_equal(rl_mcap_writer_add_channel(w, &ch), RL_OK);
+    }
+    for (uint32_t i = 0; i < 30; i++) { /* 20 on /a (id 7), 10 on /b (id 14) */
+        rl_mcap_message m = {(uint16_t)(i % 3 == 2 ? 14 : 7), i, 1000 + i, 0, B("{\"v\": 1}")};
+        assert_int_equal(rl_mcap_writer_add_message(w, &m), RL_OK);
+    }
+    assert_int_equal(rl_mcap_writer_close(w), RL_OK);
+    uint8_t *buf = (uint8_t *)rl_test_read_file(path, len);
+    rl_test_tmpdir_free(dir);
+    return buf;
+}
+
+static void check_counts(const rl_mcap_statistics *st)
+{
+    assert_int_equal(st->message_count, 30);
+    assert_int_equal(st->channel_count, 2);
+    assert_int_equal(st->message_start_time, 1000);
+    assert_int_equal(st->message_end_time, 1029);
+    size_t pos = 0, n = 0;
+    uint16_t id;
+    uint64_t count;
+    while (rl_mcap_map_u16u64_next(st->channel_message_counts, &pos, &id, &count) == 1) {
+        assert_int_equal(count, id == 7 ? 20 : id == 14 ? 10 : 0);
+        n++;
+    }
+    assert_int_equal(n, 2);
+}
+
+static void test_summary_alone(void **state)
+{
+    (void)state;
+    size_t len, start, end;
+    uint8_t *f = summary_file(1, 1, &len);
+    const size_t tail = RL_MCAP_RECORD_PREFIX + RL_MCAP_FOOTER_BODY + RL_MCAP_MAGIC_LEN;
+    assert_int_equal(rl_mcap_summary_find(f, len, 1, &start, &end), 1);
+    assert_int_equal(end, len - tail);
+    assert_true(start > RL_MCAP_MAGIC_LEN && start < end);
+    /* The summary's records, in file offsets; the footer is not among them. */
+    rl_mcap_record rec;
+    size_t pos = start, stats = 0, channels = 0;
+    int rc;
+    while ((rc = rl_mcap_records_next(f, end, &pos, &rec)) == 1) {
+        assert_true(rec.offset >= start && rec.offset < end);
+        assert_int_not_equal(rec.opcode, RL_MCAP_OP_FOOTER);
+        stats += rec.opcode == RL_MCAP_OP_STATISTICS;
+        channels += rec.opcode == RL_MCAP_OP_CHANNEL;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(stats, 1);
+    assert_int_equal(channels, 2);
+    rl_mcap_statistics st;
+    assert_int_equal(rl_mcap_summary_statistics(f, len, 1, &st), 1);
+    check_counts(&st);
+
+    /* Nothing before the summary is read: a wiped data section changes nothing. */
+    uint8_t *wiped = malloc(len);
+    memcpy(wiped, f, len);
+    memset(wiped + RL_MCAP_MAGIC_LEN, 0xEE, start - RL_MCAP_MAGIC_LEN);
+    assert_int_equal(rl_mcap_summary_statistics(wiped, len, 1, &st), 1);
+    check_counts(&st);
+
+    /* Cut anywhere: an error naming a byte (never a scan, never a crash). */
+    for (size_t cut = 0; cut < len; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1); /* exact size: ASan sees any overread */
+        memcpy(copy, f, cut);
+        int r = rl_mcap_summary_statistics(copy, cut, 1, &st);
+        assert_true(r < 0);
+        assert_non_null(strstr(rl_error_last(), "byte "));
+        assert_int_equal(rl_mcap_summary_find(copy, cut, 1, &start, &end), r);
+        assert_true(start == 0 && end == 0);
+        free(copy);
+    }
+    assert_int_equal(rl_mcap_summary_find(f, len - 1, 1, &start, &end), RL_ETRUNCATED);
+    assert_int_equal(rl_mcap_summary_find(f + 1, len - 1, 1, &start, &end), RL_EPARSE);
+
+    /* A flipped summary byte fails the summary CRC; unchecked, any answer but no crash. */
+    assert_int_equal(rl_mcap_summary_find(f, len, 1, &start, &end), 1);
+    for (size_t i = start; i < end; i++) {
+        memcpy(wiped, f, len);
+        wiped[i] ^= 0x80;
+        assert_int_equal(rl_mcap_summary_statistics(wiped, len, 1, &st), RL_ECRC);
+        assert_non_null(strstr(rl_error_last(), "summary CRC mismatch"));
+        int r = rl_mcap_summary_statistics(wiped, len, 0, &st);
+        assert_true(r == 1 || r == 0 || rl_error_last()[0] != '\0');
+    }
+
+    /* A footer whose summary_start points past itself or into the magic. */
+    uint8_t *footer = wiped + len - tail + RL_MCAP_RECORD_PREFIX;
+    memcpy(wiped, f, len);
+    put_le64(footer, len);
+    assert_int_equal(rl_mcap_summary_find(wiped, len, 0, &start, &end), RL_EPARSE);
+    assert_non_null(strstr(rl_error_last(), "summary_start"));
+    put_le64(footer, 3);
+    assert_int_equal(rl_mcap_summary_find(wiped, len, 0, &start, &end), RL_EPARSE);
+    free(wiped);
+    free(f);
+
+    /* No summary at all; a summary without Statistics. */
+    f = summary_file(0, 0, &len);
+    assert_int_equal(rl_mcap_summary_find(f, len, 1, &start, &end), 0);
+    assert_int_equal(rl_mcap_summary_statistics(f, len, 1, &st), 0);
+    assert_int_equal(st.message_count, 0);
+    free(f);
+    f = summary_file(1, 0, &len);
+    assert_int_equal(rl_mcap_summary_find(f, len, 1, &start, &end), 1);
+    assert_int_equal(rl_mcap_summary_statistics(f, len, 1, &st), 0);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_chunk_index_time_range_lies),
         cmocka_unit_test(test_trailing_data_and_unknown_records),
         cmocka_unit_test(test_encode_parse_every_record),
+        cmocka_unit_test(test_summary_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -921,6 +921,62 @@ static void test_tick_labels_do_not_overlap(void **state)
     cairo_surface_destroy(cs);
 }
 
+/* SVG coordinates: rl_buf_put_num writes what "%.2f" does (trimmed, "-0" as "0") for
+ * every value, ties and near-ties of the rounding included (its fast path decides only
+ * where the product by 100 cannot cross a half). */
+static void num_reference(double v, char *out, size_t cap)
+{
+    if (!isfinite(v))
+        v = 0;
+    int n = snprintf(out, cap, "%.2f", v);
+    while (n > 0 && out[n - 1] == '0')
+        n--;
+    if (n > 0 && out[n - 1] == '.')
+        n--;
+    if (n == 2 && out[0] == '-' && out[1] == '0')
+        out[0] = '0', n = 1;
+    out[n] = 0;
+}
+
+static void check_num(double v)
+{
+    char want[400];
+    num_reference(v, want, sizeof want);
+    rl_buf b = {0};
+    rl_buf_put_num(&b, v);
+    rl_buf_put(&b, "", 1);
+    if (strcmp(b.data, want) != 0) {
+        print_message("%.17g: %s, printf says %s\n", v, b.data, want);
+        fail();
+    }
+    rl_buf_free(&b);
+}
+
+static void test_svg_numbers_match_printf(void **state)
+{
+    (void)state;
+    static const double special[] = {0, -0.0, 0.005, -0.005, 0.125, -0.125, 0.135, 1.005,
+                                     2.675, 0.995, 99.995, 0.5, 0.25, 1e-9, -1e-9, 12.3,
+                                     21474836.47, 21474836.48, 21474836.485, 1e10, -1e300,
+                                     NAN, INFINITY, -INFINITY, 4503599627370497.0};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        check_num(special[i]);
+    /* Every half-hundredth (ties and the doubles either side of them). */
+    for (long k = -400000; k <= 400000; k += 7) {
+        double t = (double)k / 200;
+        check_num(t);
+        check_num(nextafter(t, INFINITY));
+        check_num(nextafter(t, -INFINITY));
+    }
+    uint64_t seed = 42;
+    for (int i = 0; i < 300000; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(seed >> 11) / 9007199254740992.0;
+        double mag = pow(10, (double)(i % 14) - 4); /* 1e-4 .. 1e9 */
+        check_num((i & 1 ? -1 : 1) * u * mag);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -939,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_random_figures),
         cmocka_unit_test(test_long_text_shortened),
         cmocka_unit_test(test_tick_labels_do_not_overlap),
+        cmocka_unit_test(test_svg_numbers_match_printf),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();
