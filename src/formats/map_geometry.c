@@ -450,6 +450,152 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
     return ok;
 }
 
+/* ---- The same exact tests in a boundary cell, from its local records (map_internal.h)
+ * instead of whole polygons. For points of the cell they give the same answers: every
+ * edge that a piece inside the cell can cross, or that lies within the boundary tolerance
+ * of a point of the cell, is listed; the even-odd count of the others is the record's
+ * parity; and an edge not listed lies farther from a point of the cell than the cell's
+ * border does, so it never is the nearest where far_outside looks. */
+typedef struct local_cell {
+    const uint32_t *entries; /* the cell's entries, one record each */
+    const rlmap_local *rec;
+    size_t n;
+} local_cell;
+
+/* The polygon point an edge (given by its end point) starts from. */
+static inline uint32_t edge_from(const rlmap_lanelet *L, uint32_t e)
+{
+    return e == L->poly_off ? L->poly_off + L->poly_n - 1 : e - 1;
+}
+
+static inline const rlmap_lanelet *local_lanelet(const rl_map *map, const local_cell *lc,
+                                                 size_t k)
+{
+    return &map->lanelets[lc->entries[k] & ~RLMAP_ENTRY_FULL];
+}
+
+/* rl_map_pip of record k's lanelet (the same arithmetic per edge). */
+static bool local_pip(const rl_map *map, const local_cell *lc, size_t k, double x, double y)
+{
+    const rlmap_lanelet *L = local_lanelet(map, lc, k);
+    const rlmap_local *r = &lc->rec[k];
+    bool in = r->parity;
+    for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++) {
+        uint32_t e = map->local_edges[i];
+        rl_map_point pi = map->points[e], pj = map->points[edge_from(L, e)];
+        if ((pi.y > y) != (pj.y > y)) {
+            double xi = pj.x + (y - pj.y) * (pi.x - pj.x) / (pi.y - pj.y);
+            if (x < xi)
+                in = !in;
+        }
+    }
+    return in;
+}
+
+/* Distance to record k's listed edges (lanelet_dist where it is below the distance to the
+ * cell's border). */
+static double local_dist(const rl_map *map, const local_cell *lc, size_t k, double x, double y)
+{
+    const rlmap_lanelet *L = local_lanelet(map, lc, k);
+    const rlmap_local *r = &lc->rec[k];
+    double best = INFINITY;
+    for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++) {
+        uint32_t e = map->local_edges[i];
+        double d = rl_map_seg_dist2(x, y, map->points[edge_from(L, e)], map->points[e], NULL);
+        if (d < best)
+            best = d;
+    }
+    return sqrt(best);
+}
+
+/* crossings over the listed edges, for the whole piece (t in (0, 1)). */
+static void local_crossings(const rl_map *map, const local_cell *lc, rl_map_point a,
+                            rl_map_point b, params *out)
+{
+    double dx = b.x - a.x, dy = b.y - a.y;
+    double xlo = fmin(a.x, b.x), xhi = fmax(a.x, b.x), ylo = fmin(a.y, b.y), yhi = fmax(a.y, b.y);
+    for (size_t k = 0; k < lc->n; k++) {
+        const rlmap_lanelet *L = local_lanelet(map, lc, k);
+        const rlmap_local *r = &lc->rec[k];
+        for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++) {
+            uint32_t e = map->local_edges[i];
+            rl_map_point pe = map->points[e], pf = map->points[edge_from(L, e)];
+            if ((pe.x < xlo && pf.x < xlo) || (pe.x > xhi && pf.x > xhi) ||
+                (pe.y < ylo && pf.y < ylo) || (pe.y > yhi && pf.y > yhi))
+                continue;
+            double ex = pe.x - pf.x, ey = pe.y - pf.y;
+            double den = rl_map_cross(dx, dy, ex, ey);
+            if (den == 0)
+                continue;
+            double t = rl_map_cross(pf.x - a.x, pf.y - a.y, ex, ey) / den;
+            double u = rl_map_cross(pf.x - a.x, pf.y - a.y, dx, dy) / den;
+            if (t > 0 && t < 1 && u >= 0 && u <= 1)
+                params_push(out, t);
+        }
+    }
+}
+
+/* inside_candidates from the records. */
+static bool local_inside(const rl_map *map, const local_cell *lc, double x, double y)
+{
+    bool near[MAX_CANDIDATES];
+    size_t nn = 0;
+    for (size_t k = 0; k < lc->n; k++) {
+        const rlmap_lanelet *L = local_lanelet(map, lc, k);
+        near[k] = x >= L->bbox[0] - BOUNDARY_EPS && x <= L->bbox[2] + BOUNDARY_EPS &&
+                  y >= L->bbox[1] - BOUNDARY_EPS && y <= L->bbox[3] + BOUNDARY_EPS;
+        if (near[k] && local_pip(map, lc, k, x, y))
+            return true;
+        nn += near[k];
+    }
+    for (size_t k = 0; nn > 0 && k < lc->n; k++)
+        if (near[k] && local_dist(map, lc, k, x, y) <= BOUNDARY_EPS)
+            return true;
+    return false;
+}
+
+/* far_outside from the records. */
+static bool local_far_outside(const rl_map *map, const local_cell *lc, const double *r, double x,
+                              double y, double tol)
+{
+    double d = fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y));
+    for (size_t k = 0; k < lc->n && d > tol * 7 / 16; k++)
+        d = fmin(d, local_dist(map, lc, k, x, y));
+    return d > tol * 7 / 16;
+}
+
+/* segment_inside for a piece inside boundary cell `cell` (rectangle r). */
+static bool local_segment_inside(const rl_map *map, const local_cell *lc, size_t cell,
+                                 rl_map_point a, rl_map_point b, double tol, const double *r)
+{
+    params ts;
+    params_start(&ts);
+    local_crossings(map, lc, a, b, &ts);
+    if (ts.failed) {
+        params_free(&ts);
+        return false;
+    }
+    sort_params(ts.v, ts.n);
+    bool ok = true;
+    for (size_t i = 0; i + 1 < ts.n && ok; i++) {
+        if (ts.v[i + 1] <= ts.v[i])
+            continue;
+        double t = (ts.v[i] + ts.v[i + 1]) / 2;
+        double x = a.x + t * (b.x - a.x), y = a.y + t * (b.y - a.y);
+        if (local_inside(map, lc, x, y))
+            continue;
+        if (!(tol > 0) || local_far_outside(map, lc, r, x, y, tol)) {
+            ok = false;
+        } else {
+            candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
+            collect_candidates(map, cell, &c);
+            ok = gap_closed(map, &c, a, b, ts.v[i], ts.v[i + 1], tol);
+        }
+    }
+    params_free(&ts);
+    return ok;
+}
+
 /* Clips segment ab to the rectangle (Liang-Barsky): the parameter range inside it. */
 static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, double *t1)
 {
@@ -552,10 +698,16 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     double t0, t1;
     if (!clip(w->a, w->b, r, &t0, &t1))
         return true; /* only a corner touched: the neighbouring cells hold those points */
-    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
-    collect_candidates(map, cell, &c);
     double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
     rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};
+    long bi = rlmap_boundary_index(map, cell);
+    size_t first = map->cell_start[cell], n = map->cell_start[cell + 1] - first;
+    if (bi >= 0 && n <= MAX_CANDIDATES) {
+        local_cell lc = {map->entries + first, map->locals + map->boundary_start[bi], n};
+        return local_segment_inside(map, &lc, cell, p, q, w->tol, r);
+    }
+    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
+    collect_candidates(map, cell, &c);
     return segment_inside(map, &c, p, q, w->tol, r);
 }
 
@@ -573,6 +725,9 @@ static double outside_grid(const rlmap_header *h, rl_map_point p)
 typedef struct edge_cursor {
     edge_walk w;
     double u0, v0, du, dv, inv_len, tiny, t;
+    /* Per axis, the exit of a square of `reach` cells around cell i lies at
+     * (i + side + sign * reach - u) * inv_d along the edge: the division done once. */
+    double side_u, side_v, sign_u, sign_v, inv_du, inv_dv;
 } edge_cursor;
 
 /* Sets up the walk of edge ab; false when the edge is a point (then *point_ok holds its
@@ -595,6 +750,14 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
     }
     e->inv_len = 1 / len;
     e->tiny = 1e-9 * inv * e->inv_len; /* 1 nm: the boundary tolerance */
+    /* Along an axis the edge does not move, the exit is never reached: a positive
+     * distance times infinity. */
+    e->side_u = e->du < 0 ? 0 : 1;
+    e->sign_u = e->du < 0 ? -1 : 1;
+    e->inv_du = e->du == 0 ? INFINITY : 1 / e->du;
+    e->side_v = e->dv < 0 ? 0 : 1;
+    e->sign_v = e->dv < 0 ? -1 : 1;
+    e->inv_dv = e->dv == 0 ? INFINITY : 1 / e->dv;
     return true;
 }
 
@@ -616,20 +779,15 @@ static int edge_step(const rl_map *map, edge_cursor *e)
             return -1;
         return gap_closed(map, NULL, e->w.a, e->w.b, 0, 1, e->w.tol) ? 0 : -1;
     }
-    size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
-    double reach = (double)(map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT) - 1;
-    if (reach < 0) {
-        if (!edge_piece_inside(map, cell, &e->w))
-            return -1;
-        reach = 0;
-    }
+    uint32_t ix = (uint32_t)u, iy = (uint32_t)v;
+    size_t cell = (size_t)iy * h->nx + ix;
+    int depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
+    if (depth == 0 && !edge_piece_inside(map, cell, &e->w))
+        return -1;
+    double reach = depth > 0 ? depth - 1 : 0;
     /* On to where the edge leaves the square of `reach` cells around this one. */
-    double tu = e->du > 0   ? (ix + 1 + reach - u) / e->du
-                : e->du < 0 ? (ix - reach - u) / e->du
-                            : INFINITY;
-    double tv = e->dv > 0   ? (iy + 1 + reach - v) / e->dv
-                : e->dv < 0 ? (iy - reach - v) / e->dv
-                            : INFINITY;
+    double tu = ((double)ix + e->side_u + e->sign_u * reach - u) * e->inv_du;
+    double tv = ((double)iy + e->side_v + e->sign_v * reach - v) * e->inv_dv;
     double step = tu < tv ? tu : tv;
     e->t += (step > 0 ? step : 0) + e->tiny;
     return e->t <= 1;

@@ -9,6 +9,8 @@
 #include "runlab/hash.h"
 #include "runlab/map.h"
 
+#include "formats/map_internal.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -425,6 +427,50 @@ static void test_runtime_format(void **state)
     unbuild(&b);
 }
 
+/* Version 2's boundary sections: present, and every damaged count, rank or index in
+ * them refused when the map is opened (the CRC off, as a crafted file would pass it). */
+static void test_boundary_sections(void **state)
+{
+    (void)state;
+    built b = lab_map();
+    rlmap_header h;
+    memcpy(&h, b.bytes, sizeof h);
+    assert_int_equal(h.version, 2);
+    assert_true(h.num_boundary_cells > 0 && h.num_local_records >= h.num_boundary_cells);
+    assert_true(h.num_local_edges > 0);
+    rlmap_layout at;
+    rlmap_layout_of(&h, &at);
+    assert_int_equal(at.total, b.len);
+    uint8_t *copy = malloc(b.len);
+    rl_map *m;
+    struct {
+        size_t at;
+        uint32_t value;
+        const char *says;
+    } damage[] = {
+        {at.local_edges, UINT32_MAX, "local edge 0"},              /* a point past the polygon */
+        {at.locals, h.num_local_edges, "local record 0"},          /* first edge past the list */
+        {at.locals + 4, 2u << 16, "local record 0"},               /* parity 2 */
+        {at.blocks + 8, 1, "boundary block 0"},                    /* the first rank */
+        {at.boundary_starts, 1, "boundary starts"},                /* not starting at 0 */
+        {offsetof(rlmap_header, num_boundary_cells), h.num_boundary_cells + 1, "sections need"},
+    };
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+        memcpy(copy, b.bytes, b.len);
+        memcpy(copy + damage[i].at, &damage[i].value, 4);
+        assert_int_not_equal(rl_map_open_mem(copy, b.len, RL_MAP_OPEN_NO_CRC, &m), RL_OK);
+        if (!strstr(rl_error_last(), damage[i].says))
+            fail_msg("damage %zu: %s", i, rl_error_last());
+    }
+    /* A version 1 map (before the boundary sections) is refused by its version. */
+    memcpy(copy, b.bytes, b.len);
+    copy[8] = 1;
+    assert_int_equal(rl_map_open_mem(copy, b.len, RL_MAP_OPEN_NO_CRC, &m), RL_EUNSUPPORTED);
+    assert_non_null(strstr(rl_error_last(), "version 1 (this runlab reads 2)"));
+    free(copy);
+    unbuild(&b);
+}
+
 static const char osm_head[] = "<?xml version='1.0' encoding='UTF-8'?>\n"
                                "<osm version='0.6' generator='JOSM'>\n"
                                "<bounds minlat='0' minlon='0' maxlat='1' maxlon='1'/>\n";
@@ -632,7 +678,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),     cmocka_unit_test(test_boxes),
         cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_footprint_vs_brute),
-        cmocka_unit_test(test_runtime_format),
+        cmocka_unit_test(test_runtime_format), cmocka_unit_test(test_boundary_sections),
         cmocka_unit_test(test_lanelet2_rules),
         cmocka_unit_test(test_absurd_width_warning), cmocka_unit_test(test_reader_errors),
     };
