@@ -308,20 +308,35 @@ static bool inside_candidates(const rl_map *map, const candidates *c, double x, 
  * drivable area. Walked in steps: from a point at clearance d <= 7/16 tol the next
  * tol/2 - d (at least tol/16) is within tol/2 for sure. So gaps narrower than 7/8 of the
  * tolerance always close and gaps wider than the tolerance never do. */
-static bool gap_closed(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
-                       double t0, double t1, double tol)
+/* The lanelets are the candidates c, or those of boundary cell lc (rectangle r, holding
+ * ab), whose listed edges give each lanelet's distance when it is below the distance to
+ * the cell's border (the nearest edge is listed then: the same value). */
+typedef struct local_cell local_cell;
+static double local_dist(const rl_map *map, const local_cell *lc, size_t k, double x, double y);
+static size_t local_count(const local_cell *lc);
+static uint32_t local_index(const local_cell *lc, size_t k);
+
+static bool gap_closed(const rl_map *map, const candidates *c, const local_cell *lc,
+                       const double *r, rl_map_point a, rl_map_point b, double t0, double t1,
+                       double tol)
 {
     if (!(tol > 0))
         return false;
     double len = hypot(b.x - a.x, b.y - a.y), t = t0;
     if (!(len > 0))
         t1 = t0;
+    size_t n = lc ? local_count(lc) : c && !c->overflow ? c->n : 0;
     for (int k = 0; k < 100000; k++) {
         double tt = fmin(t, t1);
         double x = a.x + tt * (b.x - a.x), y = a.y + tt * (b.y - a.y), d = INFINITY;
+        double border = lc ? fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y)) : 0;
         /* The distance to any one lanelet bounds the clearance; exact only when needed. */
-        for (size_t i = 0; c && !c->overflow && i < c->n && !(d <= tol * 7 / 16); i++)
-            d = fmin(d, lanelet_dist(map, c->idx[i], x, y));
+        for (size_t i = 0; i < n && !(d <= tol * 7 / 16); i++) {
+            double di = lc ? local_dist(map, lc, i, x, y) : INFINITY;
+            if (!(di < border))
+                di = lanelet_dist(map, lc ? local_index(lc, i) : c->idx[i], x, y);
+            d = fmin(d, di);
+        }
         if (!(d <= tol * 7 / 16)) {
             rl_map_where w = {.inside = rl_map_point_drivable(map, x, y), .distance = 0};
             if (!w.inside)
@@ -444,7 +459,7 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
         if (!(tol > 0) || (cell_rect && !c->overflow && far_outside(map, c, cell_rect, x, y, tol)))
             ok = false;
         else
-            ok = gap_closed(map, c, a, b, ts.v[i], ts.v[i + 1], tol);
+            ok = gap_closed(map, c, NULL, NULL, a, b, ts.v[i], ts.v[i + 1], tol);
     }
     params_free(&ts);
     return ok;
@@ -456,11 +471,21 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
  * of a point of the cell, is listed; the even-odd count of the others is the record's
  * parity; and an edge not listed lies farther from a point of the cell than the cell's
  * border does, so it never is the nearest where far_outside looks. */
-typedef struct local_cell {
+struct local_cell {
     const uint32_t *entries; /* the cell's entries, one record each */
     const rlmap_local *rec;
     size_t n;
-} local_cell;
+};
+
+static size_t local_count(const local_cell *lc)
+{
+    return lc->n;
+}
+
+static uint32_t local_index(const local_cell *lc, size_t k)
+{
+    return lc->entries[k] & ~RLMAP_ENTRY_FULL;
+}
 
 /* The polygon point an edge (given by its end point) starts from. */
 static inline uint32_t edge_from(const rlmap_lanelet *L, uint32_t e)
@@ -471,7 +496,7 @@ static inline uint32_t edge_from(const rlmap_lanelet *L, uint32_t e)
 static inline const rlmap_lanelet *local_lanelet(const rl_map *map, const local_cell *lc,
                                                  size_t k)
 {
-    return &map->lanelets[lc->entries[k] & ~RLMAP_ENTRY_FULL];
+    return &map->lanelets[local_index(lc, k)];
 }
 
 /* rl_map_pip of record k's lanelet (the same arithmetic per edge). */
@@ -564,9 +589,9 @@ static bool local_far_outside(const rl_map *map, const local_cell *lc, const dou
     return d > tol * 7 / 16;
 }
 
-/* segment_inside for a piece inside boundary cell `cell` (rectangle r). */
-static bool local_segment_inside(const rl_map *map, const local_cell *lc, size_t cell,
-                                 rl_map_point a, rl_map_point b, double tol, const double *r)
+/* segment_inside for a piece inside a boundary cell (rectangle r). */
+static bool local_segment_inside(const rl_map *map, const local_cell *lc, rl_map_point a,
+                                 rl_map_point b, double tol, const double *r)
 {
     params ts;
     params_start(&ts);
@@ -587,9 +612,7 @@ static bool local_segment_inside(const rl_map *map, const local_cell *lc, size_t
         if (!(tol > 0) || local_far_outside(map, lc, r, x, y, tol)) {
             ok = false;
         } else {
-            candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
-            collect_candidates(map, cell, &c);
-            ok = gap_closed(map, &c, a, b, ts.v[i], ts.v[i + 1], tol);
+            ok = gap_closed(map, NULL, lc, r, a, b, ts.v[i], ts.v[i + 1], tol);
         }
     }
     params_free(&ts);
@@ -704,7 +727,7 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     size_t first = map->cell_start[cell], n = map->cell_start[cell + 1] - first;
     if (bi >= 0 && n <= MAX_CANDIDATES) {
         local_cell lc = {map->entries + first, map->locals + map->boundary_start[bi], n};
-        return local_segment_inside(map, &lc, cell, p, q, w->tol, r);
+        return local_segment_inside(map, &lc, p, q, w->tol, r);
     }
     candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
     collect_candidates(map, cell, &c);
@@ -777,7 +800,7 @@ static int edge_step(const rl_map *map, edge_cursor *e)
         double out = fmax(outside_grid(h, e->w.a), outside_grid(h, e->w.b));
         if (!(out <= e->w.tol / 2))
             return -1;
-        return gap_closed(map, NULL, e->w.a, e->w.b, 0, 1, e->w.tol) ? 0 : -1;
+        return gap_closed(map, NULL, NULL, NULL, e->w.a, e->w.b, 0, 1, e->w.tol) ? 0 : -1;
     }
     uint32_t ix = (uint32_t)u, iy = (uint32_t)v;
     size_t cell = (size_t)iy * h->nx + ix;
