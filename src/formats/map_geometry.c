@@ -759,7 +759,7 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
                        edge_cursor *e, bool *point_ok)
 {
     const rlmap_header *h = map->h;
-    double inv = 1 / h->cell;
+    double inv = map->inv_cell;
     e->w = (edge_walk){a, b, tol};
     e->u0 = (a.x - h->grid_x0) * inv;
     e->v0 = (a.y - h->grid_y0) * inv;
@@ -777,10 +777,18 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
      * distance times infinity. */
     e->side_u = e->du < 0 ? 0 : 1;
     e->sign_u = e->du < 0 ? -1 : 1;
-    e->inv_du = e->du == 0 ? INFINITY : 1 / e->du;
     e->side_v = e->dv < 0 ? 0 : 1;
     e->sign_v = e->dv < 0 ? -1 : 1;
-    e->inv_dv = e->dv == 0 ? INFINITY : 1 / e->dv;
+    /* Both reciprocals from one division while the product is a normal number. */
+    double uv = e->du * e->dv;
+    if (fabs(uv) >= 1e-280 && fabs(uv) <= 1e280) {
+        double r = 1 / uv;
+        e->inv_du = e->dv * r;
+        e->inv_dv = e->du * r;
+    } else {
+        e->inv_du = e->du == 0 ? INFINITY : 1 / e->du;
+        e->inv_dv = e->dv == 0 ? INFINITY : 1 / e->dv;
+    }
     return true;
 }
 
@@ -826,21 +834,22 @@ bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_
     /* The four edges walked in turn, a cell each: their cells' flags are fetched from
      * memory in parallel (each edge's next cell depends on its last one's depth). */
     edge_cursor e[4];
+    edge_cursor *walking[4];
     size_t n = 0;
     for (int i = 0; i < 4; i++) {
         bool point_ok = true;
-        if (edge_start(map, c[i], c[(i + 1) % 4], gap_tolerance, &e[n], &point_ok))
-            n++;
+        if (edge_start(map, c[i], c[(i + 1) % 4], gap_tolerance, &e[i], &point_ok))
+            walking[n++] = &e[i];
         else if (!point_ok)
             return false;
     }
     while (n > 0) {
         for (size_t i = 0; i < n;) {
-            int r = edge_step(map, &e[i]);
+            int r = edge_step(map, walking[i]);
             if (r < 0)
                 return false;
             if (r == 0)
-                e[i] = e[--n];
+                walking[i] = walking[--n];
             else
                 i++;
         }

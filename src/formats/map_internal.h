@@ -100,6 +100,7 @@ struct rl_map {
     const rlmap_cell_block *boundary_blocks;
     const uint32_t *boundary_start, *local_edges;
     const rlmap_local *locals;
+    double inv_cell; /* 1 / cell size */
 };
 
 /* Section offsets of a runtime map with these counts (rlmap_load.c), from the header on. */

@@ -183,6 +183,7 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     m->boundary_start = (const uint32_t *)(b + at.boundary_starts);
     m->locals = (const rlmap_local *)(b + at.locals);
     m->local_edges = (const uint32_t *)(b + at.local_edges);
+    m->inv_cell = 1 / h->cell;
     int rc = m->strings[h->strings_len - 1] == '\0'
                  ? RL_OK
                  : BAD("runtime map: string table not terminated");
