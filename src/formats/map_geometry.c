@@ -493,8 +493,7 @@ static inline uint32_t edge_from(const rlmap_lanelet *L, uint32_t e)
     return e == L->poly_off ? L->poly_off + L->poly_n - 1 : e - 1;
 }
 
-static inline const rlmap_lanelet *local_lanelet(const rl_map *map, const local_cell *lc,
-                                                 size_t k)
+static inline const rlmap_lanelet *local_lanelet(const rl_map *map, const local_cell *lc, size_t k)
 {
     return &map->lanelets[local_index(lc, k)];
 }
@@ -534,8 +533,8 @@ static double local_dist(const rl_map *map, const local_cell *lc, size_t k, doub
 }
 
 /* crossings over the listed edges, for the whole piece (t in (0, 1)). */
-static void local_crossings(const rl_map *map, const local_cell *lc, rl_map_point a,
-                            rl_map_point b, params *out)
+static void local_crossings(const rl_map *map, const local_cell *lc, rl_map_point a, rl_map_point b,
+                            params *out)
 {
     double dx = b.x - a.x, dy = b.y - a.y;
     double xlo = fmin(a.x, b.x), xhi = fmax(a.x, b.x), ylo = fmin(a.y, b.y), yhi = fmax(a.y, b.y);
@@ -751,6 +750,7 @@ typedef struct edge_cursor {
     /* Per axis, the exit of a square of `reach` cells around cell i lies at
      * (i + side + sign * reach - u) * inv_d along the edge: the division done once. */
     double side_u, side_v, sign_u, sign_v, inv_du, inv_dv;
+    unsigned extent_shift_u, extent_shift_v; /* the cell extents' codes along the edge */
 } edge_cursor;
 
 /* Sets up the walk of edge ab; false when the edge is a point (then *point_ok holds its
@@ -779,6 +779,8 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
     e->sign_u = e->du < 0 ? -1 : 1;
     e->side_v = e->dv < 0 ? 0 : 1;
     e->sign_v = e->dv < 0 ? -1 : 1;
+    e->extent_shift_u = e->du < 0 ? 4 : 0;
+    e->extent_shift_v = e->dv < 0 ? 12 : 8;
     /* Both reciprocals from one division while the product is a normal number. */
     double uv = e->du * e->dv;
     if (fabs(uv) >= 1e-280 && fabs(uv) <= 1e280) {
@@ -815,11 +817,21 @@ static int edge_step(const rl_map *map, edge_cursor *e)
     int depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
     if (depth == 0 && !edge_piece_inside(map, cell, &e->w))
         return -1;
-    double reach = depth > 0 ? depth - 1 : 0;
-    /* On to where the edge leaves the square of `reach` cells around this one. */
-    double tu = ((double)ix + e->side_u + e->sign_u * reach - u) * e->inv_du;
-    double tv = ((double)iy + e->side_v + e->sign_v * reach - v) * e->inv_dv;
-    double step = tu < tv ? tu : tv;
+    int reach = depth > 0 ? depth - 1 : 0, ex = reach, ey = reach;
+    if (depth > 0) {
+        unsigned x = map->cell_extents[cell];
+        int cx = rlmap_extent_cells(x >> e->extent_shift_u);
+        int cy = rlmap_extent_cells(x >> e->extent_shift_v);
+        ex = cx > reach ? cx : reach;
+        ey = cy > reach ? cy : reach;
+    }
+    /* On to where the edge leaves the square of `reach` cells around this one, or the
+     * longer of the rectangles the extents promise along each axis. */
+    double bu = (double)ix + e->side_u - u, bv = (double)iy + e->side_v - v;
+    double tu = (bu + e->sign_u * reach) * e->inv_du, tv = (bv + e->sign_v * reach) * e->inv_dv;
+    double tue = (bu + e->sign_u * ex) * e->inv_du, tve = (bv + e->sign_v * ey) * e->inv_dv;
+    double th = tue < tv ? tue : tv, tvv = tu < tve ? tu : tve;
+    double step = th > tvv ? th : tvv;
     e->t += (step > 0 ? step : 0) + e->tiny;
     return e->t <= 1;
 }

@@ -12,12 +12,14 @@
 /* ---- Runtime map layout (version 2). Little-endian; every section 8-byte aligned, in
  * this order, sizes derived from the header's counts:
  *   header (256 bytes) | lanelets | points | links (u32) | cell starts (u32, cells+1) |
- *   cell entries (u32) | cell flags (u8) | strings | boundary blocks (one per 64 cells) |
- *   boundary starts (u32, boundary cells+1) | local records | local edges (u32)
+ *   cell entries (u32) | cell flags (u8) | cell extents (u16) | strings |
+ *   boundary blocks (one per 64 cells) | boundary starts (u32, boundary cells+1) |
+ *   local records | local edges (u32)
  * The CRC-32 covers everything after the header; the header has its own CRC.
- * Version 2 added the last four sections: for each boundary cell (not wholly drivable,
- * listing lanelets), per lanelet it lists, the polygon edges near the cell, so that the
- * footprint test's exact work there reads a few edges instead of whole polygons. */
+ * Version 2 added the cell extents (the footprint walk's strides along the axes) and the
+ * last four sections: for each boundary cell (not wholly drivable, listing lanelets), per
+ * lanelet it lists, the polygon edges near the cell, so that the footprint test's exact
+ * work there reads a few edges instead of whole polygons. */
 #define RLMAP_MAGIC "RLMAP\r\n\x1a"
 enum { RLMAP_VERSION = 2, RLMAP_HEADER_SIZE = 256 };
 #define RLMAP_ENTRY_FULL    0x80000000u /* cell entry: the cell lies wholly in this lanelet */
@@ -25,6 +27,15 @@ enum { RLMAP_VERSION = 2, RLMAP_HEADER_SIZE = 256 };
 #define RLMAP_CELL_IN_UNION 2u          /* cell flag: the lanelets together cover the cell */
 #define RLMAP_DEPTH_SHIFT   2           /* cell flags bits 2..7: the chessboard distance in cells */
 #define RLMAP_DEPTH_MAX     63 /* to the nearest cell not wholly drivable (rlmap_compile.c) */
+/* Cell extents: for a cell of depth k >= 1 (s = k - 1), four 4-bit codes, bits 0-3: +x,
+ * 4-7: -x, 8-11: +y, 12-15: -y. Code c along +x says the rectangle from s cells left of
+ * the cell to rlmap_extent_cells[c] cells right of it, s rows above and below, is wholly
+ * drivable (the others alike); the extent is rounded down to the table, 0 when not above s. */
+static inline int rlmap_extent_cells(unsigned code)
+{
+    static const uint8_t cells[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32};
+    return cells[code & 15];
+}
 
 typedef struct rlmap_header {
     char magic[8];
@@ -96,6 +107,7 @@ struct rl_map {
     const rl_map_point *points;
     const uint32_t *links, *cell_start, *entries;
     const uint8_t *cell_flags;
+    const uint16_t *cell_extents;
     const char *strings;
     const rlmap_cell_block *boundary_blocks;
     const uint32_t *boundary_start, *local_edges;
@@ -105,8 +117,8 @@ struct rl_map {
 
 /* Section offsets of a runtime map with these counts (rlmap_load.c), from the header on. */
 typedef struct rlmap_layout {
-    uint64_t points, links, starts, entries, flags, strings, blocks, boundary_starts, locals,
-        local_edges, total;
+    uint64_t points, links, starts, entries, flags, extents, strings, blocks, boundary_starts,
+        locals, local_edges, total;
 } rlmap_layout;
 void rlmap_layout_of(const rlmap_header *h, rlmap_layout *o);
 

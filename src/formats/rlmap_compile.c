@@ -459,9 +459,81 @@ static int mark_depth(uint8_t *flags, uint32_t nx, uint32_t ny)
     return RL_OK;
 }
 
+/* The cell extents (map_internal.h) from the final flags: from each wholly drivable cell,
+ * how far the rectangle of its depth's rows (columns) stays wholly drivable along each
+ * axis direction, up to 32 cells. Lanes along an axis give the footprint walk long strides
+ * there, where the depth's square would allow only a cell or two beside a boundary. */
+static int mark_extents(const uint8_t *flags, uint32_t nx, uint32_t ny, uint16_t *ext)
+{
+    size_t cells = (size_t)nx * ny;
+    uint8_t *run = malloc(4 * cells); /* drivable cells from here up, down, right, left */
+    if (!run)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    uint8_t *up = run, *down = run + cells, *right = run + 2 * cells, *left = run + 3 * cells;
+#define DRIVABLE(i) ((flags[i] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION)) != 0)
+#define MORE(r)     ((uint8_t)((r) < 255 ? (r) + 1 : 255))
+    for (size_t y = ny; y-- > 0;)
+        for (size_t x = 0; x < nx; x++) {
+            size_t i = y * nx + x;
+            up[i] = DRIVABLE(i) ? MORE(y + 1 < ny ? up[i + nx] : 0) : 0;
+        }
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < nx; x++) {
+            size_t i = y * nx + x;
+            down[i] = DRIVABLE(i) ? MORE(y > 0 ? down[i - nx] : 0) : 0;
+            left[i] = DRIVABLE(i) ? MORE(x > 0 ? left[i - 1] : 0) : 0;
+        }
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = nx; x-- > 0;) {
+            size_t i = y * nx + x;
+            right[i] = DRIVABLE(i) ? MORE(x + 1 < nx ? right[i + 1] : 0) : 0;
+        }
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < nx; x++) {
+            size_t i = y * nx + x;
+            unsigned k = flags[i] >> RLMAP_DEPTH_SHIFT;
+            ext[i] = 0;
+            if (k == 0)
+                continue;
+            long s = (long)k - 1, need = s + 1, r[4];
+            /* Along x: the next column's s rows either side drivable; along y alike. */
+            for (r[0] = s; r[0] < 32 && x + r[0] + 1 < nx; r[0]++) {
+                size_t j = i + (size_t)r[0] + 1;
+                if (up[j] < need || down[j] < need)
+                    break;
+            }
+            for (r[1] = s; r[1] < 32 && (long)x - r[1] - 1 >= 0; r[1]++) {
+                size_t j = i - (size_t)r[1] - 1;
+                if (up[j] < need || down[j] < need)
+                    break;
+            }
+            for (r[2] = s; r[2] < 32 && y + r[2] + 1 < ny; r[2]++) {
+                size_t j = i + ((size_t)r[2] + 1) * nx;
+                if (right[j] < need || left[j] < need)
+                    break;
+            }
+            for (r[3] = s; r[3] < 32 && (long)y - r[3] - 1 >= 0; r[3]++) {
+                size_t j = i - ((size_t)r[3] + 1) * nx;
+                if (right[j] < need || left[j] < need)
+                    break;
+            }
+            for (int d = 0; d < 4; d++) {
+                unsigned code = 0;
+                while (r[d] > s && code < 15 && rlmap_extent_cells(code + 1) <= r[d])
+                    code++;
+                ext[i] |= (uint16_t)(code << (4 * d));
+            }
+        }
+#undef DRIVABLE
+#undef MORE
+    free(run);
+    return RL_OK;
+}
+
 /* Marks the cells the lanelets cover together (not one alone), on the map just laid out:
- * the footprint test's fast path and the point test's use them. */
-static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags)
+ * the footprint test's fast path and the point test's use them; then each cell's depth
+ * and extents. */
+static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags, uint16_t *ext)
 {
     rl_map *m;
     int rc = rl_map_open_mem(out, total, RL_MAP_OPEN_NO_CRC, &m);
@@ -473,6 +545,8 @@ static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags)
             rl_map_cell_in_union(m, i))
             flags[i] |= RLMAP_CELL_IN_UNION;
     rc = mark_depth(flags, m->h->nx, m->h->ny);
+    if (rc == RL_OK)
+        rc = mark_extents(flags, m->h->nx, m->h->ny, ext);
     rl_map_close(m);
     return rc;
 }
@@ -679,7 +753,8 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
     size_t off_starts = off_links + rlmap_pad8(c.num_links * 4);
     size_t off_entries = off_starts + rlmap_pad8((cells + 1) * 4);
     size_t off_flags = off_entries + rlmap_pad8(c.num_entries * 4);
-    size_t off_strings = off_flags + rlmap_pad8(cells);
+    size_t off_extents = off_flags + rlmap_pad8(cells);
+    size_t off_strings = off_extents + rlmap_pad8(cells * 2);
     /* Laid out first with no boundary cells (all-zero blocks, one zero start), so that
      * the union flags can be worked out on the map; the boundary sections come after. */
     size_t off_blocks = off_strings + rlmap_pad8(c.strings.len);
@@ -745,7 +820,7 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
             h.num_obstacles += strstr(k, "bstacle") != NULL;
         }
         memcpy(out, &h, sizeof h);
-        rc = mark_union_cells(out, total, flags);
+        rc = mark_union_cells(out, total, flags, (uint16_t *)(out + off_extents));
         if (rc == RL_OK)
             rc = build_boundary(out, total, &bd);
         rlmap_layout at;

@@ -88,27 +88,30 @@ static int check_boundary(const rl_map *m)
     if (m->boundary_start[0] != 0 || m->boundary_start[rank] != h->num_local_records)
         return BAD("runtime map: boundary starts do not span the local records");
     size_t o = 0;
-    for (size_t cell = 0; cell < cells; cell++) {
-        if (!(m->boundary_blocks[cell >> 6].bits & ((uint64_t)1 << (cell & 63))))
-            continue;
-        uint32_t first = m->boundary_start[o], end = m->boundary_start[o + 1];
-        uint32_t e0 = m->cell_start[cell];
-        if (end < first || end - first != m->cell_start[cell + 1] - e0)
-            return BAD("runtime map: boundary cell %zu: %u local records for %u entries", cell,
-                       end < first ? 0 : end - first, m->cell_start[cell + 1] - e0);
-        for (uint32_t k = first; k < end; k++) {
-            const rlmap_local *r = &m->locals[k];
-            const rlmap_lanelet *L = &m->lanelets[m->entries[e0 + (k - first)] & ~RLMAP_ENTRY_FULL];
-            if ((uint64_t)r->first_edge + r->num_edges > h->num_local_edges || r->parity > 1 ||
-                r->reserved != 0)
-                return BAD("runtime map: local record %u: edge range or parity", k);
-            for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++)
-                if (m->local_edges[i] < L->poly_off || m->local_edges[i] - L->poly_off >= L->poly_n)
-                    return BAD("runtime map: local edge %u: point %u not in its lanelet's polygon",
-                               i, m->local_edges[i]);
+    for (size_t b = 0; b < nblocks; b++)
+        for (uint64_t bits = m->boundary_blocks[b].bits; bits; bits &= bits - 1) {
+            size_t cell = b * 64 + (size_t)__builtin_ctzll(bits);
+            uint32_t first = m->boundary_start[o], end = m->boundary_start[o + 1];
+            uint32_t e0 = m->cell_start[cell];
+            if (end < first || end - first != m->cell_start[cell + 1] - e0)
+                return BAD("runtime map: boundary cell %zu: %u local records for %u entries", cell,
+                           end < first ? 0 : end - first, m->cell_start[cell + 1] - e0);
+            for (uint32_t k = first; k < end; k++) {
+                const rlmap_local *r = &m->locals[k];
+                const rlmap_lanelet *L =
+                    &m->lanelets[m->entries[e0 + (k - first)] & ~RLMAP_ENTRY_FULL];
+                if ((uint64_t)r->first_edge + r->num_edges > h->num_local_edges || r->parity > 1 ||
+                    r->reserved != 0)
+                    return BAD("runtime map: local record %u: edge range or parity", k);
+                for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++)
+                    if (m->local_edges[i] < L->poly_off ||
+                        m->local_edges[i] - L->poly_off >= L->poly_n)
+                        return BAD(
+                            "runtime map: local edge %u: point %u not in its lanelet's polygon", i,
+                            m->local_edges[i]);
+            }
+            o++;
         }
-        o++;
-    }
     return RL_OK;
 }
 
@@ -120,7 +123,8 @@ void rlmap_layout_of(const rlmap_header *h, rlmap_layout *o)
     o->starts = o->links + rlmap_pad8((uint64_t)h->num_links * 4);
     o->entries = o->starts + rlmap_pad8((cells + 1) * 4);
     o->flags = o->entries + rlmap_pad8((uint64_t)h->num_entries * 4);
-    o->strings = o->flags + rlmap_pad8(cells);
+    o->extents = o->flags + rlmap_pad8(cells);
+    o->strings = o->extents + rlmap_pad8(cells * 2);
     o->blocks = o->strings + rlmap_pad8(h->strings_len);
     o->boundary_starts = o->blocks + (cells + 63) / 64 * sizeof(rlmap_cell_block);
     o->locals = o->boundary_starts + rlmap_pad8(((uint64_t)h->num_boundary_cells + 1) * 4);
@@ -178,6 +182,7 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     m->cell_start = (const uint32_t *)(b + at.starts);
     m->entries = (const uint32_t *)(b + at.entries);
     m->cell_flags = b + at.flags;
+    m->cell_extents = (const uint16_t *)(b + at.extents);
     m->strings = (const char *)(b + at.strings);
     m->boundary_blocks = (const rlmap_cell_block *)(b + at.blocks);
     m->boundary_start = (const uint32_t *)(b + at.boundary_starts);
