@@ -308,9 +308,10 @@ static bool inside_candidates(const rl_map *map, const candidates *c, double x, 
  * drivable area. Walked in steps: from a point at clearance d <= 7/16 tol the next
  * tol/2 - d (at least tol/16) is within tol/2 for sure. So gaps narrower than 7/8 of the
  * tolerance always close and gaps wider than the tolerance never do. */
-/* The lanelets are the candidates c, or those of boundary cell lc (rectangle r, holding
- * ab), whose listed edges give each lanelet's distance when it is below the distance to
- * the cell's border (the nearest edge is listed then: the same value). */
+/* The lanelets are the candidates c, or those of boundary cell lc, whose listed edges give
+ * each lanelet's distance when it is below the distance to the cell's border (the nearest
+ * edge is listed then: the same value). r: the rectangle of the cell holding ab whose
+ * lanelets c or lc are (all of them), or NULL. */
 typedef struct local_cell local_cell;
 static double local_dist(const rl_map *map, const local_cell *lc, size_t k, double x, double y);
 static size_t local_count(const local_cell *lc);
@@ -329,7 +330,7 @@ static bool gap_closed(const rl_map *map, const candidates *c, const local_cell 
     for (int k = 0; k < 100000; k++) {
         double tt = fmin(t, t1);
         double x = a.x + tt * (b.x - a.x), y = a.y + tt * (b.y - a.y), d = INFINITY;
-        double border = lc ? fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y)) : 0;
+        double border = r ? fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y)) : 0;
         /* The distance to any one lanelet bounds the clearance; exact only when needed. */
         for (size_t i = 0; i < n && !(d <= tol * 7 / 16); i++) {
             double di = lc ? local_dist(map, lc, i, x, y) : INFINITY;
@@ -337,6 +338,11 @@ static bool gap_closed(const rl_map *map, const candidates *c, const local_cell 
                 di = lanelet_dist(map, lc ? local_index(lc, i) : c->idx[i], x, y);
             d = fmin(d, di);
         }
+        /* In a cell (r), every lanelet it does not list lies beyond the cell's border: when
+         * the border and the cell's lanelets are all farther than 7/16 tol (and than the
+         * boundary tolerance, so the point is in none), so is the exact clearance below. */
+        if (!(d <= tol * 7 / 16) && r && fmin(d, border) > fmax(tol * 7 / 16, 2 * BOUNDARY_EPS))
+            return false;
         if (!(d <= tol * 7 / 16)) {
             rl_map_where w = {.inside = rl_map_point_drivable(map, x, y), .distance = 0};
             if (!w.inside)
@@ -459,7 +465,8 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
         if (!(tol > 0) || (cell_rect && !c->overflow && far_outside(map, c, cell_rect, x, y, tol)))
             ok = false;
         else
-            ok = gap_closed(map, c, NULL, NULL, a, b, ts.v[i], ts.v[i + 1], tol);
+            ok = gap_closed(map, c, NULL, c->overflow ? NULL : cell_rect, a, b, ts.v[i],
+                            ts.v[i + 1], tol);
     }
     params_free(&ts);
     return ok;
