@@ -803,9 +803,12 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
 
 /* One step of an edge's walk: strides through cells far from anything not drivable (a
  * cell of depth k >= 1 has only wholly drivable cells within k - 1 cells around it: a
- * square of 2k - 1 cells, inside the grid since border cells have depth 1), so the edge is
- * drivable until it leaves that square; in a cell not wholly drivable (depth 0) the piece
- * of the edge inside it is tested exactly. 1: go on, 0: the edge is inside, -1: it is not. */
+ * square of 2k - 1 cells, inside the grid since border cells have depth 1; its extents
+ * stretch that square along each axis direction into a rectangle, wholly drivable too), so
+ * the edge is drivable until it leaves the longer of the two rectangles in its directions
+ * (both contain the cell, so the piece up to there lies in one); in a cell not wholly
+ * drivable (depth 0) the piece of the edge inside it is tested exactly. 1: go on, 0: the
+ * edge is inside, -1: it is not. */
 static int edge_step(const rl_map *map, edge_cursor *e)
 {
     const rlmap_header *h = map->h;

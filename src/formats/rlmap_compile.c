@@ -1,7 +1,8 @@
 /* Compiles a map source into the runtime map's bytes (layout in map_internal.h):
  * lanelets sorted by id with their bounds, centre line and polygon, routing links, a
  * uniform grid whose cells list the lanelets touching them (and mark cells lying wholly
- * inside one), the area sum and the union area. Deterministic: same source, same bytes. */
+ * inside one, their depth and extents), the boundary cells' edge records, the area sum and
+ * the union area. Deterministic: same source, same bytes. */
 #include "map_internal.h"
 
 #include "../core/text.h"
