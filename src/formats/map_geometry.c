@@ -9,6 +9,18 @@
 
 #define BOUNDARY_EPS 1e-9 /* metres: a point this close to an edge is on it */
 
+/* fmin and fmax for numbers that are never NaN, inline (the library's are calls): the same
+ * results as glibc's on x86-64, which also give y when x == y. */
+static inline double min_of(double x, double y)
+{
+    return x < y ? x : y;
+}
+
+static inline double max_of(double x, double y)
+{
+    return x > y ? x : y;
+}
+
 /* The cell holding (x, y); false outside the grid. A point within the boundary tolerance
  * outside the grid belongs to the border cell (it may lie on a lanelet's edge there). */
 static bool grid_cell(const rl_map *m, double x, double y, uint32_t *ix, uint32_t *iy)
@@ -544,7 +556,8 @@ static void local_crossings(const rl_map *map, const local_cell *lc, rl_map_poin
                             params *out)
 {
     double dx = b.x - a.x, dy = b.y - a.y;
-    double xlo = fmin(a.x, b.x), xhi = fmax(a.x, b.x), ylo = fmin(a.y, b.y), yhi = fmax(a.y, b.y);
+    double xlo = min_of(a.x, b.x), xhi = max_of(a.x, b.x);
+    double ylo = min_of(a.y, b.y), yhi = max_of(a.y, b.y);
     for (size_t k = 0; k < lc->n; k++) {
         const rlmap_lanelet *L = local_lanelet(map, lc, k);
         const rlmap_local *r = &lc->rec[k];
@@ -644,8 +657,8 @@ static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, 
             u = v;
             v = w;
         }
-        *t0 = fmax(*t0, u);
-        *t1 = fmin(*t1, v);
+        *t0 = max_of(*t0, u);
+        *t1 = min_of(*t1, v);
     }
     return *t0 < *t1;
 }
