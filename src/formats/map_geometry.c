@@ -9,6 +9,18 @@
 
 #define BOUNDARY_EPS 1e-9 /* metres: a point this close to an edge is on it */
 
+/* fmin and fmax for numbers that are never NaN, inline (the library's are calls): the same
+ * results as glibc's on x86-64, which also give y when x == y. */
+static inline double min_of(double x, double y)
+{
+    return x < y ? x : y;
+}
+
+static inline double max_of(double x, double y)
+{
+    return x > y ? x : y;
+}
+
 /* The cell holding (x, y); false outside the grid. A point within the boundary tolerance
  * outside the grid belongs to the border cell (it may lie on a lanelet's edge there). */
 static bool grid_cell(const rl_map *m, double x, double y, uint32_t *ix, uint32_t *iy)
@@ -308,20 +320,41 @@ static bool inside_candidates(const rl_map *map, const candidates *c, double x, 
  * drivable area. Walked in steps: from a point at clearance d <= 7/16 tol the next
  * tol/2 - d (at least tol/16) is within tol/2 for sure. So gaps narrower than 7/8 of the
  * tolerance always close and gaps wider than the tolerance never do. */
-static bool gap_closed(const rl_map *map, const candidates *c, rl_map_point a, rl_map_point b,
-                       double t0, double t1, double tol)
+/* The lanelets are the candidates c, or those of boundary cell lc, whose listed edges give
+ * each lanelet's distance when it is below the distance to the cell's border (the nearest
+ * edge is listed then: the same value). r: the rectangle of the cell holding ab whose
+ * lanelets c or lc are (all of them), or NULL. */
+typedef struct local_cell local_cell;
+static double local_dist(const rl_map *map, const local_cell *lc, size_t k, double x, double y);
+static size_t local_count(const local_cell *lc);
+static uint32_t local_index(const local_cell *lc, size_t k);
+
+static bool gap_closed(const rl_map *map, const candidates *c, const local_cell *lc,
+                       const double *r, rl_map_point a, rl_map_point b, double t0, double t1,
+                       double tol)
 {
     if (!(tol > 0))
         return false;
     double len = hypot(b.x - a.x, b.y - a.y), t = t0;
     if (!(len > 0))
         t1 = t0;
+    size_t n = lc ? local_count(lc) : c && !c->overflow ? c->n : 0;
     for (int k = 0; k < 100000; k++) {
         double tt = fmin(t, t1);
         double x = a.x + tt * (b.x - a.x), y = a.y + tt * (b.y - a.y), d = INFINITY;
+        double border = r ? fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y)) : 0;
         /* The distance to any one lanelet bounds the clearance; exact only when needed. */
-        for (size_t i = 0; c && !c->overflow && i < c->n && !(d <= tol * 7 / 16); i++)
-            d = fmin(d, lanelet_dist(map, c->idx[i], x, y));
+        for (size_t i = 0; i < n && !(d <= tol * 7 / 16); i++) {
+            double di = lc ? local_dist(map, lc, i, x, y) : INFINITY;
+            if (!(di < border))
+                di = lanelet_dist(map, lc ? local_index(lc, i) : c->idx[i], x, y);
+            d = fmin(d, di);
+        }
+        /* In a cell (r), every lanelet it does not list lies beyond the cell's border: when
+         * the border and the cell's lanelets are all farther than 7/16 tol (and than the
+         * boundary tolerance, so the point is in none), so is the exact clearance below. */
+        if (!(d <= tol * 7 / 16) && r && fmin(d, border) > fmax(tol * 7 / 16, 2 * BOUNDARY_EPS))
+            return false;
         if (!(d <= tol * 7 / 16)) {
             rl_map_where w = {.inside = rl_map_point_drivable(map, x, y), .distance = 0};
             if (!w.inside)
@@ -444,7 +477,162 @@ static bool segment_inside(const rl_map *map, const candidates *c, rl_map_point 
         if (!(tol > 0) || (cell_rect && !c->overflow && far_outside(map, c, cell_rect, x, y, tol)))
             ok = false;
         else
-            ok = gap_closed(map, c, a, b, ts.v[i], ts.v[i + 1], tol);
+            ok = gap_closed(map, c, NULL, c->overflow ? NULL : cell_rect, a, b, ts.v[i],
+                            ts.v[i + 1], tol);
+    }
+    params_free(&ts);
+    return ok;
+}
+
+/* ---- The same exact tests in a boundary cell, from its local records (map_internal.h)
+ * instead of whole polygons. For points of the cell they give the same answers: every
+ * edge that a piece inside the cell can cross, or that lies within the boundary tolerance
+ * of a point of the cell, is listed; the even-odd count of the others is the record's
+ * parity; and an edge not listed lies farther from a point of the cell than the cell's
+ * border does, so it never is the nearest where far_outside looks. */
+struct local_cell {
+    const uint32_t *entries; /* the cell's entries, one record each */
+    const rlmap_local *rec;
+    size_t n;
+};
+
+static size_t local_count(const local_cell *lc)
+{
+    return lc->n;
+}
+
+static uint32_t local_index(const local_cell *lc, size_t k)
+{
+    return lc->entries[k] & ~RLMAP_ENTRY_FULL;
+}
+
+/* The polygon point an edge (given by its end point) starts from. */
+static inline uint32_t edge_from(const rlmap_lanelet *L, uint32_t e)
+{
+    return e == L->poly_off ? L->poly_off + L->poly_n - 1 : e - 1;
+}
+
+static inline const rlmap_lanelet *local_lanelet(const rl_map *map, const local_cell *lc, size_t k)
+{
+    return &map->lanelets[local_index(lc, k)];
+}
+
+/* rl_map_pip of record k's lanelet (the same arithmetic per edge). */
+static bool local_pip(const rl_map *map, const local_cell *lc, size_t k, double x, double y)
+{
+    const rlmap_lanelet *L = local_lanelet(map, lc, k);
+    const rlmap_local *r = &lc->rec[k];
+    bool in = r->parity;
+    for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++) {
+        uint32_t e = map->local_edges[i];
+        rl_map_point pi = map->points[e], pj = map->points[edge_from(L, e)];
+        if ((pi.y > y) != (pj.y > y)) {
+            double xi = pj.x + (y - pj.y) * (pi.x - pj.x) / (pi.y - pj.y);
+            if (x < xi)
+                in = !in;
+        }
+    }
+    return in;
+}
+
+/* Distance to record k's listed edges (lanelet_dist where it is below the distance to the
+ * cell's border). */
+static double local_dist(const rl_map *map, const local_cell *lc, size_t k, double x, double y)
+{
+    const rlmap_lanelet *L = local_lanelet(map, lc, k);
+    const rlmap_local *r = &lc->rec[k];
+    double best = INFINITY;
+    for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++) {
+        uint32_t e = map->local_edges[i];
+        double d = rl_map_seg_dist2(x, y, map->points[edge_from(L, e)], map->points[e], NULL);
+        if (d < best)
+            best = d;
+    }
+    return sqrt(best);
+}
+
+/* crossings over the listed edges, for the whole piece (t in (0, 1)). */
+static void local_crossings(const rl_map *map, const local_cell *lc, rl_map_point a, rl_map_point b,
+                            params *out)
+{
+    double dx = b.x - a.x, dy = b.y - a.y;
+    double xlo = min_of(a.x, b.x), xhi = max_of(a.x, b.x);
+    double ylo = min_of(a.y, b.y), yhi = max_of(a.y, b.y);
+    for (size_t k = 0; k < lc->n; k++) {
+        const rlmap_lanelet *L = local_lanelet(map, lc, k);
+        const rlmap_local *r = &lc->rec[k];
+        for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++) {
+            uint32_t e = map->local_edges[i];
+            rl_map_point pe = map->points[e], pf = map->points[edge_from(L, e)];
+            if ((pe.x < xlo && pf.x < xlo) || (pe.x > xhi && pf.x > xhi) ||
+                (pe.y < ylo && pf.y < ylo) || (pe.y > yhi && pf.y > yhi))
+                continue;
+            double ex = pe.x - pf.x, ey = pe.y - pf.y;
+            double den = rl_map_cross(dx, dy, ex, ey);
+            if (den == 0)
+                continue;
+            double t = rl_map_cross(pf.x - a.x, pf.y - a.y, ex, ey) / den;
+            double u = rl_map_cross(pf.x - a.x, pf.y - a.y, dx, dy) / den;
+            if (t > 0 && t < 1 && u >= 0 && u <= 1)
+                params_push(out, t);
+        }
+    }
+}
+
+/* inside_candidates from the records. */
+static bool local_inside(const rl_map *map, const local_cell *lc, double x, double y)
+{
+    bool near[MAX_CANDIDATES];
+    size_t nn = 0;
+    for (size_t k = 0; k < lc->n; k++) {
+        const rlmap_lanelet *L = local_lanelet(map, lc, k);
+        near[k] = x >= L->bbox[0] - BOUNDARY_EPS && x <= L->bbox[2] + BOUNDARY_EPS &&
+                  y >= L->bbox[1] - BOUNDARY_EPS && y <= L->bbox[3] + BOUNDARY_EPS;
+        if (near[k] && local_pip(map, lc, k, x, y))
+            return true;
+        nn += near[k];
+    }
+    for (size_t k = 0; nn > 0 && k < lc->n; k++)
+        if (near[k] && local_dist(map, lc, k, x, y) <= BOUNDARY_EPS)
+            return true;
+    return false;
+}
+
+/* far_outside from the records. */
+static bool local_far_outside(const rl_map *map, const local_cell *lc, const double *r, double x,
+                              double y, double tol)
+{
+    double d = fmin(fmin(x - r[0], r[2] - x), fmin(y - r[1], r[3] - y));
+    for (size_t k = 0; k < lc->n && d > tol * 7 / 16; k++)
+        d = fmin(d, local_dist(map, lc, k, x, y));
+    return d > tol * 7 / 16;
+}
+
+/* segment_inside for a piece inside a boundary cell (rectangle r). */
+static bool local_segment_inside(const rl_map *map, const local_cell *lc, rl_map_point a,
+                                 rl_map_point b, double tol, const double *r)
+{
+    params ts;
+    params_start(&ts);
+    local_crossings(map, lc, a, b, &ts);
+    if (ts.failed) {
+        params_free(&ts);
+        return false;
+    }
+    sort_params(ts.v, ts.n);
+    bool ok = true;
+    for (size_t i = 0; i + 1 < ts.n && ok; i++) {
+        if (ts.v[i + 1] <= ts.v[i])
+            continue;
+        double t = (ts.v[i] + ts.v[i + 1]) / 2;
+        double x = a.x + t * (b.x - a.x), y = a.y + t * (b.y - a.y);
+        if (local_inside(map, lc, x, y))
+            continue;
+        if (!(tol > 0) || local_far_outside(map, lc, r, x, y, tol)) {
+            ok = false;
+        } else {
+            ok = gap_closed(map, NULL, lc, r, a, b, ts.v[i], ts.v[i + 1], tol);
+        }
     }
     params_free(&ts);
     return ok;
@@ -469,8 +657,8 @@ static bool clip(rl_map_point a, rl_map_point b, const double r[4], double *t0, 
             u = v;
             v = w;
         }
-        *t0 = fmax(*t0, u);
-        *t1 = fmin(*t1, v);
+        *t0 = max_of(*t0, u);
+        *t1 = min_of(*t1, v);
     }
     return *t0 < *t1;
 }
@@ -552,10 +740,16 @@ static bool edge_piece_inside(const rl_map *map, size_t cell, void *ctx)
     double t0, t1;
     if (!clip(w->a, w->b, r, &t0, &t1))
         return true; /* only a corner touched: the neighbouring cells hold those points */
-    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
-    collect_candidates(map, cell, &c);
     double dx = w->b.x - w->a.x, dy = w->b.y - w->a.y;
     rl_map_point p = {w->a.x + t0 * dx, w->a.y + t0 * dy}, q = {w->a.x + t1 * dx, w->a.y + t1 * dy};
+    long bi = rlmap_boundary_index(map, cell);
+    size_t first = map->cell_start[cell], n = map->cell_start[cell + 1] - first;
+    if (bi >= 0 && n <= MAX_CANDIDATES) {
+        local_cell lc = {map->entries + first, map->locals + map->boundary_start[bi], n};
+        return local_segment_inside(map, &lc, p, q, w->tol, r);
+    }
+    candidates c; /* filled by collect_candidates (not zeroed: it is 1 KB) */
+    collect_candidates(map, cell, &c);
     return segment_inside(map, &c, p, q, w->tol, r);
 }
 
@@ -573,6 +767,10 @@ static double outside_grid(const rlmap_header *h, rl_map_point p)
 typedef struct edge_cursor {
     edge_walk w;
     double u0, v0, du, dv, inv_len, tiny, t;
+    /* Per axis, the exit of a square of `reach` cells around cell i lies at
+     * (i + side + sign * reach - u) * inv_d along the edge: the division done once. */
+    double side_u, side_v, sign_u, sign_v, inv_du, inv_dv;
+    unsigned extent_shift_u, extent_shift_v; /* the cell extents' codes along the edge */
 } edge_cursor;
 
 /* Sets up the walk of edge ab; false when the edge is a point (then *point_ok holds its
@@ -581,7 +779,7 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
                        edge_cursor *e, bool *point_ok)
 {
     const rlmap_header *h = map->h;
-    double inv = 1 / h->cell;
+    double inv = map->inv_cell;
     e->w = (edge_walk){a, b, tol};
     e->u0 = (a.x - h->grid_x0) * inv;
     e->v0 = (a.y - h->grid_y0) * inv;
@@ -595,14 +793,35 @@ static bool edge_start(const rl_map *map, rl_map_point a, rl_map_point b, double
     }
     e->inv_len = 1 / len;
     e->tiny = 1e-9 * inv * e->inv_len; /* 1 nm: the boundary tolerance */
+    /* Along an axis the edge does not move, the exit is never reached: a positive
+     * distance times infinity. */
+    e->side_u = e->du < 0 ? 0 : 1;
+    e->sign_u = e->du < 0 ? -1 : 1;
+    e->side_v = e->dv < 0 ? 0 : 1;
+    e->sign_v = e->dv < 0 ? -1 : 1;
+    e->extent_shift_u = e->du < 0 ? 4 : 0;
+    e->extent_shift_v = e->dv < 0 ? 12 : 8;
+    /* Both reciprocals from one division while the product is a normal number. */
+    double uv = e->du * e->dv;
+    if (fabs(uv) >= 1e-280 && fabs(uv) <= 1e280) {
+        double r = 1 / uv;
+        e->inv_du = e->dv * r;
+        e->inv_dv = e->du * r;
+    } else {
+        e->inv_du = e->du == 0 ? INFINITY : 1 / e->du;
+        e->inv_dv = e->dv == 0 ? INFINITY : 1 / e->dv;
+    }
     return true;
 }
 
 /* One step of an edge's walk: strides through cells far from anything not drivable (a
  * cell of depth k >= 1 has only wholly drivable cells within k - 1 cells around it: a
- * square of 2k - 1 cells, inside the grid since border cells have depth 1), so the edge is
- * drivable until it leaves that square; in a cell not wholly drivable (depth 0) the piece
- * of the edge inside it is tested exactly. 1: go on, 0: the edge is inside, -1: it is not. */
+ * square of 2k - 1 cells, inside the grid since border cells have depth 1; its extents
+ * stretch that square along each axis direction into a rectangle, wholly drivable too), so
+ * the edge is drivable until it leaves the longer of the two rectangles in its directions
+ * (both contain the cell, so the piece up to there lies in one); in a cell not wholly
+ * drivable (depth 0) the piece of the edge inside it is tested exactly. 1: go on, 0: the
+ * edge is inside, -1: it is not. */
 static int edge_step(const rl_map *map, edge_cursor *e)
 {
     const rlmap_header *h = map->h;
@@ -614,23 +833,28 @@ static int edge_step(const rl_map *map, edge_cursor *e)
         double out = fmax(outside_grid(h, e->w.a), outside_grid(h, e->w.b));
         if (!(out <= e->w.tol / 2))
             return -1;
-        return gap_closed(map, NULL, e->w.a, e->w.b, 0, 1, e->w.tol) ? 0 : -1;
+        return gap_closed(map, NULL, NULL, NULL, e->w.a, e->w.b, 0, 1, e->w.tol) ? 0 : -1;
     }
-    size_t ix = (size_t)u, iy = (size_t)v, cell = iy * h->nx + ix;
-    double reach = (double)(map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT) - 1;
-    if (reach < 0) {
-        if (!edge_piece_inside(map, cell, &e->w))
-            return -1;
-        reach = 0;
+    uint32_t ix = (uint32_t)u, iy = (uint32_t)v;
+    size_t cell = (size_t)iy * h->nx + ix;
+    int depth = map->cell_flags[cell] >> RLMAP_DEPTH_SHIFT;
+    if (depth == 0 && !edge_piece_inside(map, cell, &e->w))
+        return -1;
+    int reach = depth > 0 ? depth - 1 : 0, ex = reach, ey = reach;
+    if (depth > 0) {
+        unsigned x = map->cell_extents[cell];
+        int cx = rlmap_extent_cells(x >> e->extent_shift_u);
+        int cy = rlmap_extent_cells(x >> e->extent_shift_v);
+        ex = cx > reach ? cx : reach;
+        ey = cy > reach ? cy : reach;
     }
-    /* On to where the edge leaves the square of `reach` cells around this one. */
-    double tu = e->du > 0   ? (ix + 1 + reach - u) / e->du
-                : e->du < 0 ? (ix - reach - u) / e->du
-                            : INFINITY;
-    double tv = e->dv > 0   ? (iy + 1 + reach - v) / e->dv
-                : e->dv < 0 ? (iy - reach - v) / e->dv
-                            : INFINITY;
-    double step = tu < tv ? tu : tv;
+    /* On to where the edge leaves the square of `reach` cells around this one, or the
+     * longer of the rectangles the extents promise along each axis. */
+    double bu = (double)ix + e->side_u - u, bv = (double)iy + e->side_v - v;
+    double tu = (bu + e->sign_u * reach) * e->inv_du, tv = (bv + e->sign_v * reach) * e->inv_dv;
+    double tue = (bu + e->sign_u * ex) * e->inv_du, tve = (bv + e->sign_v * ey) * e->inv_dv;
+    double th = tue < tv ? tue : tv, tvv = tu < tve ? tu : tve;
+    double step = th > tvv ? th : tvv;
     e->t += (step > 0 ? step : 0) + e->tiny;
     return e->t <= 1;
 }
@@ -645,21 +869,22 @@ bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_
     /* The four edges walked in turn, a cell each: their cells' flags are fetched from
      * memory in parallel (each edge's next cell depends on its last one's depth). */
     edge_cursor e[4];
+    edge_cursor *walking[4];
     size_t n = 0;
     for (int i = 0; i < 4; i++) {
         bool point_ok = true;
-        if (edge_start(map, c[i], c[(i + 1) % 4], gap_tolerance, &e[n], &point_ok))
-            n++;
+        if (edge_start(map, c[i], c[(i + 1) % 4], gap_tolerance, &e[i], &point_ok))
+            walking[n++] = &e[i];
         else if (!point_ok)
             return false;
     }
     while (n > 0) {
         for (size_t i = 0; i < n;) {
-            int r = edge_step(map, &e[i]);
+            int r = edge_step(map, walking[i]);
             if (r < 0)
                 return false;
             if (r == 0)
-                e[i] = e[--n];
+                walking[i] = walking[--n];
             else
                 i++;
         }

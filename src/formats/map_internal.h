@@ -9,18 +9,33 @@
 #include <math.h>
 #include <stdint.h>
 
-/* ---- Runtime map layout (version 1). Little-endian; every section 8-byte aligned, in
+/* ---- Runtime map layout (version 2). Little-endian; every section 8-byte aligned, in
  * this order, sizes derived from the header's counts:
  *   header (256 bytes) | lanelets | points | links (u32) | cell starts (u32, cells+1) |
- *   cell entries (u32) | cell flags (u8) | strings
- * The CRC-32 covers everything after the header; the header has its own CRC. */
+ *   cell entries (u32) | cell flags (u8) | cell extents (u16) | strings |
+ *   boundary blocks (one per 64 cells) | boundary starts (u32, boundary cells+1) |
+ *   local records | local edges (u32)
+ * The CRC-32 covers everything after the header; the header has its own CRC.
+ * Version 2 added the cell extents (the footprint walk's strides along the axes) and the
+ * last four sections: for each boundary cell (not wholly drivable, listing lanelets), per
+ * lanelet it lists, the polygon edges near the cell, so that the footprint test's exact
+ * work there reads a few edges instead of whole polygons. */
 #define RLMAP_MAGIC "RLMAP\r\n\x1a"
-enum { RLMAP_VERSION = 1, RLMAP_HEADER_SIZE = 256 };
+enum { RLMAP_VERSION = 2, RLMAP_HEADER_SIZE = 256 };
 #define RLMAP_ENTRY_FULL    0x80000000u /* cell entry: the cell lies wholly in this lanelet */
 #define RLMAP_CELL_COVERED  1u          /* cell flag: some lanelet covers the whole cell */
 #define RLMAP_CELL_IN_UNION 2u          /* cell flag: the lanelets together cover the cell */
 #define RLMAP_DEPTH_SHIFT   2           /* cell flags bits 2..7: the chessboard distance in cells */
 #define RLMAP_DEPTH_MAX     63 /* to the nearest cell not wholly drivable (rlmap_compile.c) */
+/* Cell extents: for a cell of depth k >= 1 (s = k - 1), four 4-bit codes, bits 0-3: +x,
+ * 4-7: -x, 8-11: +y, 12-15: -y. Code c along +x says the rectangle from s cells left of
+ * the cell to rlmap_extent_cells[c] cells right of it, s rows above and below, is wholly
+ * drivable (the others alike); the extent is rounded down to the table, 0 when not above s. */
+static inline int rlmap_extent_cells(unsigned code)
+{
+    static const uint8_t cells[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32};
+    return cells[code & 15];
+}
 
 typedef struct rlmap_header {
     char magic[8];
@@ -38,7 +53,8 @@ typedef struct rlmap_header {
     uint32_t num_lanelets, num_points;
     uint32_t num_links, num_entries;
     uint32_t strings_len, num_regulatory, num_areas, num_obstacles;
-    uint32_t reserved[5];
+    uint32_t num_boundary_cells, num_local_records, num_local_edges;
+    uint32_t reserved[2];
     uint32_t header_crc;
 } rlmap_header;
 
@@ -53,7 +69,31 @@ typedef struct rlmap_lanelet {
     double area, start_width, end_width, length, speed_limit;
 } rlmap_lanelet;
 
+/* Which cells are boundary cells: bit k of block b is cell 64 b + k; `rank` counts the
+ * boundary cells before the block, so a cell's number among them is rank + the bits below. */
+typedef struct rlmap_cell_block {
+    uint64_t bits;
+    uint32_t rank, reserved;
+} rlmap_cell_block;
+
+/* One lanelet of a boundary cell (records follow the cell's entries' order): its polygon
+ * edges near the cell (within RLMAP_LOCAL_MARGIN of it) plus those that may cross the
+ * cell's rows to its right, each by the index of its end point (the edge runs from the
+ * polygon point before it); `parity`: the even-odd count of the lanelet's other edges,
+ * which is the same for every point of the cell. */
+typedef struct rlmap_local {
+    uint32_t first_edge;
+    uint16_t num_edges;
+    uint8_t parity, reserved;
+} rlmap_local;
+
+/* Metres: an edge this near a boundary cell is listed; more than the boundary tolerance
+ * (1e-9 m), so every edge that could hold a point of the cell on it is there. */
+#define RLMAP_LOCAL_MARGIN 1e-8
+
 _Static_assert(sizeof(rlmap_header) == RLMAP_HEADER_SIZE, "runtime map header is 256 bytes");
+_Static_assert(sizeof(rlmap_cell_block) == 16 && sizeof(rlmap_local) == 8,
+               "boundary records keep 8-byte alignment");
 _Static_assert(sizeof(rlmap_lanelet) % 8 == 0, "lanelet records keep 8-byte alignment");
 
 struct rl_map {
@@ -67,8 +107,30 @@ struct rl_map {
     const rl_map_point *points;
     const uint32_t *links, *cell_start, *entries;
     const uint8_t *cell_flags;
+    const uint16_t *cell_extents;
     const char *strings;
+    const rlmap_cell_block *boundary_blocks;
+    const uint32_t *boundary_start, *local_edges;
+    const rlmap_local *locals;
+    double inv_cell; /* 1 / cell size */
 };
+
+/* Section offsets of a runtime map with these counts (rlmap_load.c), from the header on. */
+typedef struct rlmap_layout {
+    uint64_t points, links, starts, entries, flags, extents, strings, blocks, boundary_starts,
+        locals, local_edges, total;
+} rlmap_layout;
+void rlmap_layout_of(const rlmap_header *h, rlmap_layout *o);
+
+/* The boundary-cell number of `cell`, or -1 when it is no boundary cell. */
+static inline long rlmap_boundary_index(const rl_map *m, size_t cell)
+{
+    const rlmap_cell_block *b = &m->boundary_blocks[cell >> 6];
+    uint64_t bit = (uint64_t)1 << (cell & 63);
+    if (!(b->bits & bit))
+        return -1;
+    return (long)b->rank + __builtin_popcountll(b->bits & (bit - 1));
+}
 
 static inline size_t rlmap_pad8(size_t n)
 {

@@ -1,7 +1,8 @@
 /* Compiles a map source into the runtime map's bytes (layout in map_internal.h):
  * lanelets sorted by id with their bounds, centre line and polygon, routing links, a
  * uniform grid whose cells list the lanelets touching them (and mark cells lying wholly
- * inside one), the area sum and the union area. Deterministic: same source, same bytes. */
+ * inside one, their depth and extents), the boundary cells' edge records, the area sum and
+ * the union area. Deterministic: same source, same bytes. */
 #include "map_internal.h"
 
 #include "../core/text.h"
@@ -459,9 +460,81 @@ static int mark_depth(uint8_t *flags, uint32_t nx, uint32_t ny)
     return RL_OK;
 }
 
+/* The cell extents (map_internal.h) from the final flags: from each wholly drivable cell,
+ * how far the rectangle of its depth's rows (columns) stays wholly drivable along each
+ * axis direction, up to 32 cells. Lanes along an axis give the footprint walk long strides
+ * there, where the depth's square would allow only a cell or two beside a boundary. */
+static int mark_extents(const uint8_t *flags, uint32_t nx, uint32_t ny, uint16_t *ext)
+{
+    size_t cells = (size_t)nx * ny;
+    uint8_t *run = malloc(4 * cells); /* drivable cells from here up, down, right, left */
+    if (!run)
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    uint8_t *up = run, *down = run + cells, *right = run + 2 * cells, *left = run + 3 * cells;
+#define DRIVABLE(i) ((flags[i] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION)) != 0)
+#define MORE(r)     ((uint8_t)((r) < 255 ? (r) + 1 : 255))
+    for (size_t y = ny; y-- > 0;)
+        for (size_t x = 0; x < nx; x++) {
+            size_t i = y * nx + x;
+            up[i] = DRIVABLE(i) ? MORE(y + 1 < ny ? up[i + nx] : 0) : 0;
+        }
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < nx; x++) {
+            size_t i = y * nx + x;
+            down[i] = DRIVABLE(i) ? MORE(y > 0 ? down[i - nx] : 0) : 0;
+            left[i] = DRIVABLE(i) ? MORE(x > 0 ? left[i - 1] : 0) : 0;
+        }
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = nx; x-- > 0;) {
+            size_t i = y * nx + x;
+            right[i] = DRIVABLE(i) ? MORE(x + 1 < nx ? right[i + 1] : 0) : 0;
+        }
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < nx; x++) {
+            size_t i = y * nx + x;
+            unsigned k = flags[i] >> RLMAP_DEPTH_SHIFT;
+            ext[i] = 0;
+            if (k == 0)
+                continue;
+            long s = (long)k - 1, need = s + 1, r[4];
+            /* Along x: the next column's s rows either side drivable; along y alike. */
+            for (r[0] = s; r[0] < 32 && x + r[0] + 1 < nx; r[0]++) {
+                size_t j = i + (size_t)r[0] + 1;
+                if (up[j] < need || down[j] < need)
+                    break;
+            }
+            for (r[1] = s; r[1] < 32 && (long)x - r[1] - 1 >= 0; r[1]++) {
+                size_t j = i - (size_t)r[1] - 1;
+                if (up[j] < need || down[j] < need)
+                    break;
+            }
+            for (r[2] = s; r[2] < 32 && y + r[2] + 1 < ny; r[2]++) {
+                size_t j = i + ((size_t)r[2] + 1) * nx;
+                if (right[j] < need || left[j] < need)
+                    break;
+            }
+            for (r[3] = s; r[3] < 32 && (long)y - r[3] - 1 >= 0; r[3]++) {
+                size_t j = i - ((size_t)r[3] + 1) * nx;
+                if (right[j] < need || left[j] < need)
+                    break;
+            }
+            for (int d = 0; d < 4; d++) {
+                unsigned code = 0;
+                while (r[d] > s && code < 15 && rlmap_extent_cells(code + 1) <= r[d])
+                    code++;
+                ext[i] |= (uint16_t)(code << (4 * d));
+            }
+        }
+#undef DRIVABLE
+#undef MORE
+    free(run);
+    return RL_OK;
+}
+
 /* Marks the cells the lanelets cover together (not one alone), on the map just laid out:
- * the footprint test's fast path and the point test's use them. */
-static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags)
+ * the footprint test's fast path and the point test's use them; then each cell's depth
+ * and extents. */
+static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags, uint16_t *ext)
 {
     rl_map *m;
     int rc = rl_map_open_mem(out, total, RL_MAP_OPEN_NO_CRC, &m);
@@ -473,6 +546,136 @@ static int mark_union_cells(uint8_t *out, size_t total, uint8_t *flags)
             rl_map_cell_in_union(m, i))
             flags[i] |= RLMAP_CELL_IN_UNION;
     rc = mark_depth(flags, m->h->nx, m->h->ny);
+    if (rc == RL_OK)
+        rc = mark_extents(flags, m->h->nx, m->h->ny, ext);
+    rl_map_close(m);
+    return rc;
+}
+
+/* The boundary sections (map_internal.h): for each cell not wholly drivable that lists
+ * lanelets, per lanelet, the polygon edges the footprint test must read there. */
+typedef struct boundary_data {
+    rlmap_cell_block *blocks;
+    size_t num_blocks;
+    uint32_t *starts; /* num_cells + 1 */
+    size_t num_cells, cap_starts;
+    rlmap_local *locals;
+    size_t num_locals, cap_locals;
+    uint32_t *edges;
+    size_t num_edges, cap_edges;
+} boundary_data;
+
+static void boundary_free(boundary_data *d)
+{
+    free(d->blocks);
+    free(d->starts);
+    free(d->locals);
+    free(d->edges);
+}
+
+/* Does segment ab touch the rectangle r (x0, y0, x1, y1)? Separating axes. */
+static bool segment_touches_rect(rl_map_point a, rl_map_point b, const double r[4])
+{
+    if (fmax(a.x, b.x) < r[0] || fmin(a.x, b.x) > r[2] || fmax(a.y, b.y) < r[1] ||
+        fmin(a.y, b.y) > r[3])
+        return false;
+    double dx = b.x - a.x, dy = b.y - a.y;
+    double s0 = rl_map_cross(dx, dy, r[0] - a.x, r[1] - a.y);
+    double s1 = rl_map_cross(dx, dy, r[2] - a.x, r[1] - a.y);
+    double s2 = rl_map_cross(dx, dy, r[0] - a.x, r[3] - a.y);
+    double s3 = rl_map_cross(dx, dy, r[2] - a.x, r[3] - a.y);
+    return !((s0 > 0 && s1 > 0 && s2 > 0 && s3 > 0) || (s0 < 0 && s1 < 0 && s2 < 0 && s3 < 0));
+}
+
+/* Lanelet L's record for the cell r (x0, y0, x1, y1): listed are the edges touching the
+ * cell grown by RLMAP_LOCAL_MARGIN, and those with an end point in its rows (grown alike)
+ * unless wholly left of it. Every other edge adds the same to the even-odd count (a ray
+ * to +x, as rl_map_pip) of every point of the cell: it spans the rows wholly left or
+ * right of the cell, or misses them. So its count at the cell's middle is the parity.
+ * False when the lanelet lists more edges than a record holds. */
+static int local_record(const rl_map *m, const rlmap_lanelet *L, const double r[4],
+                        boundary_data *d, bool *fits)
+{
+    const double M = RLMAP_LOCAL_MARGIN;
+    const double g[4] = {r[0] - M, r[1] - M, r[2] + M, r[3] + M};
+    double xc = (r[0] + r[2]) / 2, yc = (r[1] + r[3]) / 2;
+    const rl_map_point *p = m->points + L->poly_off;
+    rlmap_local rec = {.first_edge = (uint32_t)d->num_edges};
+    size_t listed = 0;
+    for (size_t e = 0, f = L->poly_n - 1; e < L->poly_n; f = e++) {
+        bool in_rows = (p[e].y >= g[1] && p[e].y <= g[3]) || (p[f].y >= g[1] && p[f].y <= g[3]);
+        bool left = p[e].x < g[0] && p[f].x < g[0];
+        if (segment_touches_rect(p[f], p[e], g) || (in_rows && !left)) {
+            int rc = rl_grow_array((void **)&d->edges, &d->cap_edges, d->num_edges + 1,
+                                   sizeof *d->edges, "map boundary edges");
+            if (rc < 0)
+                return rc;
+            d->edges[d->num_edges++] = L->poly_off + (uint32_t)e;
+            listed++;
+        } else if ((p[e].y > yc) != (p[f].y > yc) &&
+                   xc < p[f].x + (yc - p[f].y) * (p[e].x - p[f].x) / (p[e].y - p[f].y)) {
+            rec.parity ^= 1;
+        }
+    }
+    *fits = listed <= UINT16_MAX && d->num_edges <= UINT32_MAX;
+    rec.num_edges = (uint16_t)listed;
+    int rc = rl_grow_array((void **)&d->locals, &d->cap_locals, d->num_locals + 1,
+                           sizeof *d->locals, "map boundary records");
+    if (rc == RL_OK)
+        d->locals[d->num_locals++] = rec;
+    return rc;
+}
+
+/* Builds the boundary sections of the map laid out in `out` (its flags final). A cell
+ * listing more lanelets than the footprint test takes from a cell, or a record too
+ * large, is left unmarked: the test reads whole polygons there. */
+static int build_boundary(const uint8_t *out, size_t total, boundary_data *d)
+{
+    rl_map *m;
+    int rc = rl_map_open_mem(out, total, RL_MAP_OPEN_NO_CRC, &m);
+    if (rc < 0)
+        return rc;
+    const rlmap_header *h = m->h;
+    size_t cells = (size_t)h->nx * h->ny;
+    d->num_blocks = (cells + 63) / 64;
+    d->blocks = calloc(d->num_blocks, sizeof *d->blocks);
+    rc = d->blocks ? rl_grow_array((void **)&d->starts, &d->cap_starts, 1, sizeof *d->starts,
+                                   "map boundary cells")
+                   : rl_error_set(RL_ENOMEM, "out of memory");
+    if (rc == RL_OK)
+        d->starts[0] = 0;
+    for (size_t cell = 0; cell < cells && rc == RL_OK; cell++) {
+        uint32_t n = m->cell_start[cell + 1] - m->cell_start[cell];
+        if (n == 0 || n > 256 || (m->cell_flags[cell] & (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION)))
+            continue;
+        size_t ix = cell % h->nx, iy = cell / h->nx;
+        const double r[4] = {h->grid_x0 + ix * h->cell, h->grid_y0 + iy * h->cell,
+                             h->grid_x0 + (ix + 1) * h->cell, h->grid_y0 + (iy + 1) * h->cell};
+        size_t locals0 = d->num_locals, edges0 = d->num_edges;
+        bool fits = true;
+        for (uint32_t k = m->cell_start[cell]; k < m->cell_start[cell + 1] && rc == RL_OK && fits;
+             k++)
+            rc = local_record(m, &m->lanelets[m->entries[k] & ~RLMAP_ENTRY_FULL], r, d, &fits);
+        if (rc == RL_OK && !fits) {
+            d->num_locals = locals0;
+            d->num_edges = edges0;
+            continue;
+        }
+        if (rc == RL_OK)
+            rc = rl_grow_array((void **)&d->starts, &d->cap_starts, d->num_cells + 2,
+                               sizeof *d->starts, "map boundary cells");
+        if (rc == RL_OK) {
+            d->blocks[cell >> 6].bits |= (uint64_t)1 << (cell & 63);
+            d->starts[++d->num_cells] = (uint32_t)d->num_locals;
+        }
+    }
+    uint32_t rank = 0;
+    for (size_t b = 0; rc == RL_OK && b < d->num_blocks; b++) {
+        d->blocks[b].rank = rank;
+        rank += (uint32_t)__builtin_popcountll(d->blocks[b].bits);
+    }
+    if (rc == RL_OK && (d->num_locals > UINT32_MAX || d->num_edges > UINT32_MAX))
+        rc = rl_error_set(RL_ERANGE, "map boundary index too large");
     rl_map_close(m);
     return rc;
 }
@@ -551,8 +754,13 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
     size_t off_starts = off_links + rlmap_pad8(c.num_links * 4);
     size_t off_entries = off_starts + rlmap_pad8((cells + 1) * 4);
     size_t off_flags = off_entries + rlmap_pad8(c.num_entries * 4);
-    size_t off_strings = off_flags + rlmap_pad8(cells);
-    size_t total = off_strings + rlmap_pad8(c.strings.len);
+    size_t off_extents = off_flags + rlmap_pad8(cells);
+    size_t off_strings = off_extents + rlmap_pad8(cells * 2);
+    /* Laid out first with no boundary cells (all-zero blocks, one zero start), so that
+     * the union flags can be worked out on the map; the boundary sections come after. */
+    size_t off_blocks = off_strings + rlmap_pad8(c.strings.len);
+    size_t total = off_blocks + (cells + 63) / 64 * sizeof(rlmap_cell_block) + 8;
+    boundary_data bd = {0};
     if (rc == RL_OK && !(out = calloc(1, total)))
         rc = rl_error_set(RL_ENOMEM, "out of memory for a %zu-byte runtime map", total);
     if (rc == RL_OK) {
@@ -613,11 +821,36 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
             h.num_obstacles += strstr(k, "bstacle") != NULL;
         }
         memcpy(out, &h, sizeof h);
-        rc = mark_union_cells(out, total, flags);
-        h.crc32 = rl_crc32(0, out + RLMAP_HEADER_SIZE, total - RLMAP_HEADER_SIZE);
-        h.header_crc = rl_crc32(0, &h, offsetof(rlmap_header, header_crc));
-        memcpy(out, &h, sizeof h);
+        rc = mark_union_cells(out, total, flags, (uint16_t *)(out + off_extents));
+        if (rc == RL_OK)
+            rc = build_boundary(out, total, &bd);
+        rlmap_layout at;
+        h.num_boundary_cells = (uint32_t)bd.num_cells;
+        h.num_local_records = (uint32_t)bd.num_locals;
+        h.num_local_edges = (uint32_t)bd.num_edges;
+        rlmap_layout_of(&h, &at);
+        uint8_t *grown = rc == RL_OK ? calloc(1, at.total) : NULL;
+        if (rc == RL_OK && !grown)
+            rc = rl_error_set(RL_ENOMEM, "out of memory for a %llu-byte runtime map",
+                              (unsigned long long)at.total);
+        if (rc == RL_OK) {
+            memcpy(grown, out, off_blocks);
+            free(out);
+            out = grown;
+            total = at.total;
+            memcpy(out + at.blocks, bd.blocks, bd.num_blocks * sizeof *bd.blocks);
+            memcpy(out + at.boundary_starts, bd.starts, (bd.num_cells + 1) * sizeof *bd.starts);
+            if (bd.num_locals)
+                memcpy(out + at.locals, bd.locals, bd.num_locals * sizeof *bd.locals);
+            if (bd.num_edges)
+                memcpy(out + at.local_edges, bd.edges, bd.num_edges * sizeof *bd.edges);
+            h.file_size = total;
+            h.crc32 = rl_crc32(0, out + RLMAP_HEADER_SIZE, total - RLMAP_HEADER_SIZE);
+            h.header_crc = rl_crc32(0, &h, offsetof(rlmap_header, header_crc));
+            memcpy(out, &h, sizeof h);
+        }
     }
+    boundary_free(&bd);
     rl_map_idmap_free(&ids);
     free(c.order);
     free(c.lanelets);

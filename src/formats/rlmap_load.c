@@ -66,6 +66,72 @@ static int check_grid(const rl_map *m)
     return RL_OK;
 }
 
+/* The boundary cells: blocks whose ranks count their bits, each boundary cell a lanelet
+ * entry whose records list edges of that lanelet's own polygon. */
+static int check_boundary(const rl_map *m)
+{
+    const rlmap_header *h = m->h;
+    size_t cells = (size_t)h->nx * h->ny, nblocks = (cells + 63) / 64;
+    uint64_t rank = 0;
+    for (size_t b = 0; b < nblocks; b++) {
+        const rlmap_cell_block *B = &m->boundary_blocks[b];
+        if (B->rank != rank || B->reserved != 0)
+            return BAD("runtime map: boundary block %zu: rank %u, expected %llu", b, B->rank,
+                       (unsigned long long)rank);
+        if (b == nblocks - 1 && cells % 64 && (B->bits >> (cells % 64)) != 0)
+            return BAD("runtime map: boundary block %zu: bits past the last cell", b);
+        rank += (uint64_t)__builtin_popcountll(B->bits);
+    }
+    if (rank != h->num_boundary_cells)
+        return BAD("runtime map: %llu boundary cells marked, the header says %u",
+                   (unsigned long long)rank, h->num_boundary_cells);
+    if (m->boundary_start[0] != 0 || m->boundary_start[rank] != h->num_local_records)
+        return BAD("runtime map: boundary starts do not span the local records");
+    size_t o = 0;
+    for (size_t b = 0; b < nblocks; b++)
+        for (uint64_t bits = m->boundary_blocks[b].bits; bits; bits &= bits - 1) {
+            size_t cell = b * 64 + (size_t)__builtin_ctzll(bits);
+            uint32_t first = m->boundary_start[o], end = m->boundary_start[o + 1];
+            uint32_t e0 = m->cell_start[cell];
+            if (end < first || end - first != m->cell_start[cell + 1] - e0)
+                return BAD("runtime map: boundary cell %zu: %u local records for %u entries", cell,
+                           end < first ? 0 : end - first, m->cell_start[cell + 1] - e0);
+            for (uint32_t k = first; k < end; k++) {
+                const rlmap_local *r = &m->locals[k];
+                const rlmap_lanelet *L =
+                    &m->lanelets[m->entries[e0 + (k - first)] & ~RLMAP_ENTRY_FULL];
+                if ((uint64_t)r->first_edge + r->num_edges > h->num_local_edges || r->parity > 1 ||
+                    r->reserved != 0)
+                    return BAD("runtime map: local record %u: edge range or parity", k);
+                for (uint32_t i = r->first_edge; i < r->first_edge + r->num_edges; i++)
+                    if (m->local_edges[i] < L->poly_off ||
+                        m->local_edges[i] - L->poly_off >= L->poly_n)
+                        return BAD(
+                            "runtime map: local edge %u: point %u not in its lanelet's polygon", i,
+                            m->local_edges[i]);
+            }
+            o++;
+        }
+    return RL_OK;
+}
+
+void rlmap_layout_of(const rlmap_header *h, rlmap_layout *o)
+{
+    uint64_t cells = (uint64_t)h->nx * h->ny;
+    o->points = RLMAP_HEADER_SIZE + (uint64_t)h->num_lanelets * sizeof(rlmap_lanelet);
+    o->links = o->points + (uint64_t)h->num_points * sizeof(rl_map_point);
+    o->starts = o->links + rlmap_pad8((uint64_t)h->num_links * 4);
+    o->entries = o->starts + rlmap_pad8((cells + 1) * 4);
+    o->flags = o->entries + rlmap_pad8((uint64_t)h->num_entries * 4);
+    o->extents = o->flags + rlmap_pad8(cells);
+    o->strings = o->extents + rlmap_pad8(cells * 2);
+    o->blocks = o->strings + rlmap_pad8(h->strings_len);
+    o->boundary_starts = o->blocks + (cells + 63) / 64 * sizeof(rlmap_cell_block);
+    o->locals = o->boundary_starts + rlmap_pad8(((uint64_t)h->num_boundary_cells + 1) * 4);
+    o->local_edges = o->locals + (uint64_t)h->num_local_records * sizeof(rlmap_local);
+    o->total = o->local_edges + rlmap_pad8((uint64_t)h->num_local_edges * 4);
+}
+
 int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
 {
     *out = NULL;
@@ -96,17 +162,11 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     if (h->nx == 0 || h->ny == 0 || (uint64_t)h->nx * h->ny > (1u << 22) || !(h->cell > 0) ||
         !isfinite(h->cell) || !isfinite(h->grid_x0) || !isfinite(h->grid_y0) || h->strings_len == 0)
         return BAD("runtime map: byte 168: bad grid or string table");
-    uint64_t cells = (uint64_t)h->nx * h->ny;
-    uint64_t off_points = RLMAP_HEADER_SIZE + (uint64_t)h->num_lanelets * sizeof(rlmap_lanelet);
-    uint64_t off_links = off_points + (uint64_t)h->num_points * sizeof(rl_map_point);
-    uint64_t off_starts = off_links + rlmap_pad8((uint64_t)h->num_links * 4);
-    uint64_t off_entries = off_starts + rlmap_pad8((cells + 1) * 4);
-    uint64_t off_flags = off_entries + rlmap_pad8((uint64_t)h->num_entries * 4);
-    uint64_t off_strings = off_flags + rlmap_pad8(cells);
-    uint64_t total = off_strings + rlmap_pad8(h->strings_len);
-    if (total != len)
+    rlmap_layout at;
+    rlmap_layout_of(h, &at);
+    if (at.total != len)
         return BAD("runtime map: sections need %llu bytes, the map has %zu",
-                   (unsigned long long)total, len);
+                   (unsigned long long)at.total, len);
     if (!(flags & RL_MAP_OPEN_NO_CRC) &&
         rl_crc32(0, b + RLMAP_HEADER_SIZE, len - RLMAP_HEADER_SIZE) != h->crc32)
         return rl_error_set(RL_ECRC, "runtime map: byte 24: CRC-32 mismatch (the map is damaged)");
@@ -117,12 +177,18 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     m->len = len;
     m->h = h;
     m->lanelets = (const rlmap_lanelet *)(b + RLMAP_HEADER_SIZE);
-    m->points = (const rl_map_point *)(b + off_points);
-    m->links = (const uint32_t *)(b + off_links);
-    m->cell_start = (const uint32_t *)(b + off_starts);
-    m->entries = (const uint32_t *)(b + off_entries);
-    m->cell_flags = b + off_flags;
-    m->strings = (const char *)(b + off_strings);
+    m->points = (const rl_map_point *)(b + at.points);
+    m->links = (const uint32_t *)(b + at.links);
+    m->cell_start = (const uint32_t *)(b + at.starts);
+    m->entries = (const uint32_t *)(b + at.entries);
+    m->cell_flags = b + at.flags;
+    m->cell_extents = (const uint16_t *)(b + at.extents);
+    m->strings = (const char *)(b + at.strings);
+    m->boundary_blocks = (const rlmap_cell_block *)(b + at.blocks);
+    m->boundary_start = (const uint32_t *)(b + at.boundary_starts);
+    m->locals = (const rlmap_local *)(b + at.locals);
+    m->local_edges = (const uint32_t *)(b + at.local_edges);
+    m->inv_cell = 1 / h->cell;
     int rc = m->strings[h->strings_len - 1] == '\0'
                  ? RL_OK
                  : BAD("runtime map: string table not terminated");
@@ -130,6 +196,8 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
         rc = check_lanelets(m);
     if (rc == RL_OK)
         rc = check_grid(m);
+    if (rc == RL_OK)
+        rc = check_boundary(m);
     if (rc < 0) {
         free(m);
         return rc;

@@ -9,6 +9,8 @@
 #include "runlab/hash.h"
 #include "runlab/map.h"
 
+#include "formats/map_internal.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -425,6 +427,76 @@ static void test_runtime_format(void **state)
     unbuild(&b);
 }
 
+/* Version 2's sections: the cell extents promise only wholly drivable cells; the boundary
+ * sections are present, and every damaged count, rank or index in them is refused when the
+ * map is opened (the CRC off, as a crafted file would pass it). */
+static void test_boundary_sections(void **state)
+{
+    (void)state;
+    built b = lab_map();
+    rlmap_header h;
+    memcpy(&h, b.bytes, sizeof h);
+    assert_int_equal(h.version, 2);
+    assert_true(h.num_boundary_cells > 0 && h.num_local_records >= h.num_boundary_cells);
+    assert_true(h.num_local_edges > 0);
+    rlmap_layout at;
+    rlmap_layout_of(&h, &at);
+    assert_int_equal(at.total, b.len);
+    /* Every rectangle the cell extents promise is wholly drivable, inside the grid. */
+    const uint8_t *flags = (const uint8_t *)b.bytes + at.flags;
+    const uint16_t *ext = (const uint16_t *)((const uint8_t *)b.bytes + at.extents);
+    size_t longer = 0;
+    for (long y = 0; y < (long)h.ny; y++)
+        for (long x = 0; x < (long)h.nx; x++) {
+            int k = flags[y * (long)h.nx + x] >> RLMAP_DEPTH_SHIFT, s = k - 1;
+            if (k == 0) {
+                assert_int_equal(ext[y * (long)h.nx + x], 0);
+                continue;
+            }
+            for (int d = 0; d < 4; d++) {
+                int e = rlmap_extent_cells(ext[y * (long)h.nx + x] >> (4 * d));
+                e = e > s ? e : s;
+                longer += e > s;
+                long x0 = d == 1 ? x - e : x - s, x1 = d == 0 ? x + e : x + s;
+                long y0 = d == 3 ? y - e : y - s, y1 = d == 2 ? y + e : y + s;
+                assert_true(x0 >= 0 && y0 >= 0 && x1 < (long)h.nx && y1 < (long)h.ny);
+                for (long yy = y0; yy <= y1; yy++)
+                    for (long xx = x0; xx <= x1; xx++)
+                        assert_true(flags[yy * (long)h.nx + xx] &
+                                    (RLMAP_CELL_COVERED | RLMAP_CELL_IN_UNION));
+            }
+        }
+    assert_true(longer > 0);
+    uint8_t *copy = malloc(b.len);
+    rl_map *m;
+    struct {
+        size_t at;
+        uint32_t value;
+        const char *says;
+    } damage[] = {
+        {at.local_edges, UINT32_MAX, "local edge 0"},     /* a point past the polygon */
+        {at.locals, h.num_local_edges, "local record 0"}, /* first edge past the list */
+        {at.locals + 4, 2u << 16, "local record 0"},      /* parity 2 */
+        {at.blocks + 8, 1, "boundary block 0"},           /* the first rank */
+        {at.boundary_starts, 1, "boundary starts"},       /* not starting at 0 */
+        {offsetof(rlmap_header, num_boundary_cells), h.num_boundary_cells + 1, "sections need"},
+    };
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+        memcpy(copy, b.bytes, b.len);
+        memcpy(copy + damage[i].at, &damage[i].value, 4);
+        assert_int_not_equal(rl_map_open_mem(copy, b.len, RL_MAP_OPEN_NO_CRC, &m), RL_OK);
+        if (!strstr(rl_error_last(), damage[i].says))
+            fail_msg("damage %zu: %s", i, rl_error_last());
+    }
+    /* A version 1 map (before the boundary sections) is refused by its version. */
+    memcpy(copy, b.bytes, b.len);
+    copy[8] = 1;
+    assert_int_equal(rl_map_open_mem(copy, b.len, RL_MAP_OPEN_NO_CRC, &m), RL_EUNSUPPORTED);
+    assert_non_null(strstr(rl_error_last(), "version 1 (this runlab reads 2)"));
+    free(copy);
+    unbuild(&b);
+}
+
 static const char osm_head[] = "<?xml version='1.0' encoding='UTF-8'?>\n"
                                "<osm version='0.6' generator='JOSM'>\n"
                                "<bounds minlat='0' minlon='0' maxlat='1' maxlon='1'/>\n";
@@ -632,9 +704,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),     cmocka_unit_test(test_boxes),
         cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_footprint_vs_brute),
-        cmocka_unit_test(test_runtime_format),
-        cmocka_unit_test(test_lanelet2_rules),
-        cmocka_unit_test(test_absurd_width_warning), cmocka_unit_test(test_reader_errors),
+        cmocka_unit_test(test_runtime_format), cmocka_unit_test(test_boundary_sections),
+        cmocka_unit_test(test_lanelet2_rules), cmocka_unit_test(test_absurd_width_warning),
+        cmocka_unit_test(test_reader_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
