@@ -236,9 +236,31 @@ static int check_map_hash(const char *path, const char *expected)
     return RL_OK;
 }
 
+/* The projection and origin the recorder compiled the map with (manifest keys
+ * "projection" and "origin"), so that a recompiled map has the recorded frame. */
+static void recorded_frame(json_object *map, rl_map_read_options *o)
+{
+    const char *name = NULL;
+    rl_map_projection p;
+    if (rl_json_get_string(map, "projection", &name) == RL_OK && name &&
+        rl_map_projection_parse(name, &p) == RL_OK)
+        o->projection = p;
+    json_object *origin = NULL, *v = NULL;
+    if (json_object_object_get_ex(map, "origin", &origin) && origin &&
+        json_object_is_type(origin, json_type_object)) {
+        if (json_object_object_get_ex(origin, "lat", &v) && json_object_is_type(v, json_type_double))
+            o->origin_lat = json_object_get_double(v);
+        if (json_object_object_get_ex(origin, "lon", &v) && json_object_is_type(v, json_type_double))
+            o->origin_lon = json_object_get_double(v);
+    }
+}
+
 /* A run recorded before runtime maps were copied keeps only its source map (Lanelet2 or
- * CommonRoad): checked against the manifest's hash of that file, then compiled in memory. */
-static int load_source_map(eval_loaded *l, const char *dir, json_object *map, const char *file)
+ * CommonRoad), and one whose runtime map is of an older layout than this build reads keeps
+ * both: the source is checked against the manifest's hash of that file, then compiled in
+ * memory with the recorded projection and origin. `why` says which case, for the report. */
+static int load_source_map(eval_loaded *l, const char *dir, json_object *map, const char *file,
+                           const char *why)
 {
     char path[PATH_MAX];
     const char *expected = NULL;
@@ -254,13 +276,16 @@ static int load_source_map(eval_loaded *l, const char *dir, json_object *map, co
     int rc = check_map_hash(path, expected);
     if (rc < 0)
         return rc;
-    if ((rc = rl_map_load(path, NULL, &l->map, NULL)) < 0) {
+    rl_map_read_options ro;
+    rl_map_read_options_init(&ro);
+    recorded_frame(map, &ro);
+    ro.quiet = true;
+    if ((rc = rl_map_load(path, &ro, &l->map, NULL)) < 0) {
         l->run.map_missing = keepf(l, "%s does not load: %s", file, rl_error_last());
         l->map = NULL;
         return RL_OK;
     }
-    rl_buf_printf(&l->notes, "No map/runtime_map.bin: the map was compiled from the recorded %s.\n",
-                  file);
+    rl_buf_printf(&l->notes, "%s: the map was compiled from the recorded %s.\n", why, file);
     l->run.map = l->map;
     return RL_OK;
 }
@@ -284,7 +309,7 @@ static int load_map(eval_loaded *l, const char *dir)
         return rl_error_last_code();
     struct stat st;
     if (stat(path, &st) != 0)
-        return load_source_map(l, dir, map, file);
+        return load_source_map(l, dir, map, file, "No map/runtime_map.bin");
     if (!expected && file && strcmp(file, "map/runtime_map.bin") == 0)
         (void)rl_json_get_string(map, "sha256", &expected);
     int rc = check_map_hash(path, expected);
@@ -293,6 +318,15 @@ static int load_map(eval_loaded *l, const char *dir)
     if (!expected)
         rl_buf_printf(&l->notes, "The manifest gives no SHA-256 of map/runtime_map.bin: the map was not checked.\n");
     rc = rl_map_open_file(path, &l->map);
+    const char *original = NULL;
+    if (rc == RL_EUNSUPPORTED &&
+        rl_json_get_string(map, "original_file", &original) == RL_OK && original) {
+        /* Checked above against the manifest: whole, but of an older layout. */
+        char why[1200];
+        snprintf(why, sizeof why, "map/runtime_map.bin is not read by this build (%s)",
+                 rl_error_last());
+        return load_source_map(l, dir, map, original, why);
+    }
     if (rc < 0) {
         l->run.map_missing = keepf(l, "map/runtime_map.bin does not open: %s", rl_error_last());
         l->map = NULL;
