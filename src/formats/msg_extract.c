@@ -457,10 +457,34 @@ typedef struct ex_run {
 
 static int walk(ex_run *r, const ex_node *n, int finish);
 
+/* rl_msg_value_f64 inline (NaN for a string): a leaf is put for every field of every
+ * element, and the call was a tenth of decoding trajectory commands. */
+static inline double leaf_f64(const rl_msg_value *v)
+{
+    switch (v->kind) {
+    case RL_MSG_FLOAT32:
+    case RL_MSG_FLOAT64:
+        return v->v.f;
+    case RL_MSG_STRING:
+    case RL_MSG_WSTRING:
+        return NAN;
+    case RL_MSG_BOOL:
+        return v->v.b;
+    case RL_MSG_OCTET:
+    case RL_MSG_CHAR:
+    case RL_MSG_UINT8:
+    case RL_MSG_UINT16:
+    case RL_MSG_UINT32:
+    case RL_MSG_UINT64:
+        return (double)v->v.u;
+    default:
+        return (double)v->v.i;
+    }
+}
+
 static void put_leaf(ex_run *r, const ex_node *n, const rl_msg_value *v)
 {
-    double f = NAN;
-    (void)rl_msg_value_f64(v, &f);
+    double f = leaf_f64(v);
     for (uint32_t s = n->slot; s != EX_NONE; s = r->ex->slot_next[s]) {
         r->fields[s].present = true;
         r->fields[s].value = *v;
