@@ -738,12 +738,24 @@ static int walk(ex_run *r, const ex_node *n, int finish)
     }
 }
 
+/* The value is loaded straight into its first slot and copied from there to any other:
+ * loaded into a local first, its kind and number (written apart) were read back as one
+ * wider copy, which the processor cannot forward from the two stores and waits for. */
 static void put_fixed(ex_run *r, const fixed_leaf *l, size_t n, size_t shift)
 {
     for (size_t i = 0; i < n; i++) {
-        rl_msg_value v;
-        cdr_load_prim(&r->d, l[i].kind, r->d.buf + l[i].off + shift, &v);
-        put_slots(r, l[i].slot, &v);
+        uint32_t s = l[i].slot;
+        if (s == EX_NONE)
+            continue;
+        rl_msg_field *first = &r->fields[s];
+        cdr_load_prim(&r->d, l[i].kind, r->d.buf + l[i].off + shift, &first->value);
+        first->present = true;
+        first->f = leaf_f64(&first->value);
+        for (s = r->ex->slot_next[s]; s != EX_NONE; s = r->ex->slot_next[s]) {
+            r->fields[s].present = true;
+            r->fields[s].value = first->value;
+            r->fields[s].f = first->f;
+        }
     }
 }
 
