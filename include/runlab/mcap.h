@@ -349,6 +349,12 @@ typedef struct rl_mcap_reader_options {
     int verify_crcs;         /* chunk, attachment, data-section and summary CRCs; default 1 */
     uint64_t max_chunk_size; /* largest uncompressed chunk accepted; default 4 GiB */
     int allow_trailing_data; /* bytes after the closing magic: 0 = error (default) */
+    /* 1: while the caller walks a chunk of a mapped file, the next Chunk record is read and
+     * decompressed on a thread the reader starts (and joins before it goes on, seeks or is
+     * closed), so decompression overlaps the caller's work. The records, their order and
+     * every error are the same as without it; two chunks' buffers are kept instead of one.
+     * Default 0. */
+    int decompress_ahead;
 } rl_mcap_reader_options;
 
 void rl_mcap_reader_options_default(rl_mcap_reader_options *opts);

@@ -148,10 +148,10 @@ static double point_rect_distance(double dx, double dy, double c, double s, doub
     return sqrt(lx * lx + ly * ly);
 }
 
-double rl_eg_rect_distance(const rl_eg_pose *a, const rl_eg_pose *b, double length, double width)
+static double rect_distance(const rl_eg_pose *a, double ca, double sa, const rl_eg_pose *b,
+                            double cb, double sb, double length, double width)
 {
     double hl = length / 2, hw = width / 2;
-    double ca = cos(a->yaw), sa = sin(a->yaw), cb = cos(b->yaw), sb = sin(b->yaw);
     double dx = b->x - a->x, dy = b->y - a->y;
     /* Separating axes: the two rectangles' length and width directions. */
     const double axes[4][2] = {{ca, sa}, {-sa, ca}, {cb, sb}, {-sb, cb}};
@@ -176,6 +176,11 @@ double rl_eg_rect_distance(const rl_eg_pose *a, const rl_eg_pose *b, double leng
     return best;
 }
 
+double rl_eg_rect_distance(const rl_eg_pose *a, const rl_eg_pose *b, double length, double width)
+{
+    return rect_distance(a, cos(a->yaw), sin(a->yaw), b, cos(b->yaw), sin(b->yaw), length, width);
+}
+
 void rl_eg_pair_distance(const rl_eg_pose *a, const uint8_t *va, const rl_eg_pose *b,
                          const uint8_t *vb, size_t n, double length, double width,
                          double exact_within, double *dist)
@@ -193,6 +198,34 @@ void rl_eg_pair_distance(const rl_eg_pose *a, const uint8_t *va, const rl_eg_pos
             continue;
         }
         dist[i] = rl_eg_rect_distance(&a[i], &b[i], length, width);
+    }
+}
+
+void rl_eg_yaw_trig(const rl_eg_pose *p, size_t n, double (*cs)[2])
+{
+    for (size_t i = 0; i < n; i++)
+        cs[i][0] = cos(p[i].yaw), cs[i][1] = sin(p[i].yaw);
+}
+
+void rl_eg_pair_distance_trig(const rl_eg_pose *a, const uint8_t *va, const double (*csa)[2],
+                              const rl_eg_pose *b, const uint8_t *vb, const double (*csb)[2],
+                              size_t n, double length, double width, double exact_within,
+                              double *dist)
+{
+    double diameter = hypot(length, width);
+    for (size_t i = 0; i < n; i++) {
+        if (!va[i] || !vb[i]) {
+            dist[i] = NAN;
+            continue;
+        }
+        double dx = a[i].x - b[i].x, dy = a[i].y - b[i].y;
+        double clear = sqrt(dx * dx + dy * dy) - diameter;
+        if (clear > exact_within) {
+            dist[i] = clear;
+            continue;
+        }
+        dist[i] = rect_distance(&a[i], csa[i][0], csa[i][1], &b[i], csb[i][0], csb[i][1], length,
+                                width);
     }
 }
 

@@ -80,6 +80,16 @@ void rl_eg_pair_distance(const rl_eg_pose *a, const uint8_t *va, const rl_eg_pos
                          const uint8_t *vb, size_t n, double length, double width,
                          double exact_within, double *dist);
 
+/* cos and sin of each pose's yaw, for rl_eg_pair_distance_trig: a vehicle is in many
+ * pairs, and the exact distance needs both for every time. */
+void rl_eg_yaw_trig(const rl_eg_pose *p, size_t n, double (*cs)[2]);
+
+/* rl_eg_pair_distance with the poses' rl_eg_yaw_trig: the same numbers, bit for bit. */
+void rl_eg_pair_distance_trig(const rl_eg_pose *a, const uint8_t *va, const double (*csa)[2],
+                              const rl_eg_pose *b, const uint8_t *vb, const double (*csb)[2],
+                              size_t n, double length, double width, double exact_within,
+                              double *dist);
+
 /* A stretch of time over which a condition held. */
 typedef struct rl_eg_interval {
     double t0, t1;      /* first and last sample where it held */

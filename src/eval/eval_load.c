@@ -701,6 +701,7 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
     rl_mcap_reader_options ro;
     rl_mcap_reader_options_default(&ro);
     ro.max_chunk_size = MAX_CHUNK_BYTES;
+    ro.decompress_ahead = 1; /* decompression on another core while this one decodes */
     rl_mcap_reader *r;
     int rc = path ? rl_mcap_reader_open(&r, path, &ro) : rl_mcap_reader_open_mem(&r, mem, len, &ro);
     if (rc < 0)

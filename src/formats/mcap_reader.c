@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,32 @@
 
 #include "mcap_map.h"
 
+/* A Chunk record this much larger than max_chunk_size (compressed data can outgrow its
+ * input slightly) is left to the mapping, where decompression refuses it. */
+#define CHUNK_RECORD_SLACK ((uint64_t)1 << 20)
+
+/* The next Chunk record, read and decompressed on a thread of its own while the caller
+ * walks the current chunk (rl_mcap_reader_options.decompress_ahead). It has buffers and
+ * contexts of its own, swapped with the reader's when the reader gets there; `ok` is 0
+ * when anything failed, and the reader then does the work itself, so any error is the one
+ * it would have reported without the thread. */
+typedef struct chunk_ahead {
+    const mcap_file *file;
+    uint64_t max_size;
+    int verify_crc;
+    size_t at, len; /* the record, prefix included */
+    pthread_t tid;
+    int running, ok;
+    uint8_t *copy, *expanded;
+    size_t copy_cap, expanded_cap;
+    mcap_decoder dec;
+    const uint8_t *out; /* the chunk's records, in copy or expanded */
+    size_t out_len;
+} chunk_ahead;
+
 struct rl_mcap_reader {
     rl_mcap_reader_options o;
+    chunk_ahead ahead;
     mcap_file file;
     const uint8_t *data;
     size_t len;
@@ -200,10 +226,107 @@ static void leave_chunk(rl_mcap_reader *r)
     r->clen = r->cpos = 0;
 }
 
+static void *ahead_work(void *arg)
+{
+    chunk_ahead *a = arg;
+    a->ok = 0;
+    if (a->copy_cap < a->len) {
+        free(a->copy);
+        a->copy_cap = 0;
+        if (!(a->copy = malloc(a->len)))
+            return NULL;
+        a->copy_cap = a->len;
+    }
+    rl_mcap_record rec;
+    if (mcap_file_pread(a->file, a->copy, a->len, a->at) < 0 ||
+        rl_mcap_record_parse(RL_MCAP_OP_CHUNK, a->copy + RL_MCAP_RECORD_PREFIX,
+                             a->len - RL_MCAP_RECORD_PREFIX, &rec) < 0 ||
+        mcap_chunk_decompress_into(&rec.u.chunk, a->max_size, a->verify_crc, &a->dec,
+                                   &a->expanded, &a->expanded_cap, &a->out, &a->out_len) < 0)
+        return NULL;
+    a->ok = 1;
+    return NULL;
+}
+
+static void ahead_join(chunk_ahead *a)
+{
+    if (a->running)
+        pthread_join(a->tid, NULL);
+    a->running = 0;
+}
+
+/* Whether the top-level record at `at` is a Chunk the reader would copy with pread
+ * (read_chunk_record); its length, prefix included, in *len. */
+static bool chunk_to_copy(const rl_mcap_reader *r, size_t at, size_t *len)
+{
+    if (r->o.chunks == RL_MCAP_CHUNKS_RAW || !r->file.map || at > r->len ||
+        r->len - at < RL_MCAP_RECORD_PREFIX || r->data[at] != RL_MCAP_OP_CHUNK)
+        return false;
+    uint64_t blen = mcap_rd64(r->data + at + 1);
+    if (blen > r->len - at - RL_MCAP_RECORD_PREFIX || blen > r->o.max_chunk_size + CHUNK_RECORD_SLACK)
+        return false;
+    *len = RL_MCAP_RECORD_PREFIX + (size_t)blen;
+    return true;
+}
+
+/* Starts reading and decompressing the next Chunk record, if it follows at `at` after
+ * nothing but MessageIndex records (as in files written with message indexes). */
+static void ahead_start(rl_mcap_reader *r, size_t at)
+{
+    chunk_ahead *a = &r->ahead;
+    size_t len;
+    if (!r->o.decompress_ahead || a->running)
+        return;
+    while (at <= r->len && r->len - at >= RL_MCAP_RECORD_PREFIX &&
+           r->data[at] == RL_MCAP_OP_MESSAGE_INDEX) {
+        uint64_t blen = mcap_rd64(r->data + at + 1);
+        if (blen > r->len - at - RL_MCAP_RECORD_PREFIX)
+            return;
+        at += RL_MCAP_RECORD_PREFIX + (size_t)blen;
+    }
+    if (!chunk_to_copy(r, at, &len))
+        return;
+    a->file = &r->file;
+    a->max_size = r->o.max_chunk_size;
+    a->verify_crc = r->o.verify_crcs;
+    a->at = at;
+    a->len = len;
+    a->ok = 0;
+    a->running = pthread_create(&a->tid, NULL, ahead_work, a) == 0;
+}
+
+/* Takes the chunk read ahead, if it is the one at `at` (`len` bytes) and it succeeded:
+ * its buffers become the reader's (the reader's go to the next one) and *out, *out_len
+ * are its records. */
+static bool ahead_take(rl_mcap_reader *r, size_t at, size_t len, const uint8_t **out,
+                       size_t *out_len)
+{
+    chunk_ahead *a = &r->ahead;
+    if (!a->running)
+        return false;
+    ahead_join(a);
+    if (!a->ok || a->at != at || a->len != len)
+        return false;
+    uint8_t *copy = r->copy, *expanded = r->expanded;
+    size_t copy_cap = r->copy_cap, expanded_cap = r->expanded_cap;
+    r->copy = a->copy, r->copy_cap = a->copy_cap;
+    r->expanded = a->expanded, r->expanded_cap = a->expanded_cap;
+    a->copy = copy, a->copy_cap = copy_cap;
+    a->expanded = expanded, a->expanded_cap = expanded_cap;
+    *out = a->out;
+    *out_len = a->out_len;
+    a->ok = 0;
+    return true;
+}
+
 void rl_mcap_reader_close(rl_mcap_reader *r)
 {
     if (!r)
         return;
+    ahead_join(&r->ahead);
+    free(r->ahead.copy);
+    free(r->ahead.expanded);
+    mcap_decoder_free(&r->ahead.dec);
     leave_chunk(r);
     free(r->copy);
     free(r->expanded);
@@ -228,6 +351,7 @@ int rl_mcap_reader_seek(rl_mcap_reader *r, uint64_t offset)
     if (offset < RL_MCAP_MAGIC_LEN || offset > r->len)
         return rl_error_set(RL_ERANGE, "mcap reader: seek to byte %llu outside 8..%zu",
                             (unsigned long long)offset, r->len);
+    ahead_join(&r->ahead);
     leave_chunk(r);
     r->pos = (size_t)offset;
     r->started = 1;
@@ -322,10 +446,6 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
     return RL_OK;
 }
 
-/* A Chunk record this much larger than max_chunk_size (compressed data can outgrow its
- * input slightly) is left to the mapping, where decompression refuses it. */
-#define CHUNK_RECORD_SLACK ((uint64_t)1 << 20)
-
 /* Copies the `len`-byte Chunk record at `at` into the reader's reused buffer with pread:
  * read through the mapping, its pages would count as the process's memory until handed
  * back (up to the release window, tens of MB) and cost a page fault each. */
@@ -416,9 +536,12 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
                                       at, rl_mcap_opcode_name(op), (unsigned long long)blen, left),
                          at);
         const uint8_t *bytes = r->data + at; /* the record, prefix included */
-        if (op == RL_MCAP_OP_CHUNK && r->o.chunks != RL_MCAP_CHUNKS_RAW && r->file.map &&
-            blen <= r->o.max_chunk_size + CHUNK_RECORD_SLACK) {
-            int rc = read_chunk_record(r, at, RL_MCAP_RECORD_PREFIX + (size_t)blen);
+        const uint8_t *buf = NULL; /* the chunk's records when read ahead */
+        size_t n = 0, copy_len;
+        bool taken = false;
+        if (op == RL_MCAP_OP_CHUNK && chunk_to_copy(r, at, &copy_len)) {
+            taken = ahead_take(r, at, copy_len, &buf, &n);
+            int rc = taken ? RL_OK : read_chunk_record(r, at, copy_len);
             if (rc < 0)
                 return stick(r, rc, at);
             bytes = r->copy;
@@ -440,10 +563,9 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
             r->after_footer = 1;
         if (op != RL_MCAP_OP_CHUNK || r->o.chunks == RL_MCAP_CHUNKS_RAW)
             return 1;
-        const uint8_t *buf = NULL;
-        size_t n = 0;
-        rc = mcap_chunk_decompress_into(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs,
-                                        &r->dec, &r->expanded, &r->expanded_cap, &buf, &n);
+        if (!taken)
+            rc = mcap_chunk_decompress_into(&rec->u.chunk, r->o.max_chunk_size, r->o.verify_crcs,
+                                            &r->dec, &r->expanded, &r->expanded_cap, &buf, &n);
         if (rc < 0) {
             r->pos = at;
             return stick(r, rl_error_prefix(rc, "byte %zu: Chunk record", at), at);
@@ -453,6 +575,7 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         r->clen = n;
         r->cpos = 0;
         r->chunk_offset = at;
+        ahead_start(r, r->pos);
         if (r->o.chunks == RL_MCAP_CHUNKS_BOTH)
             return 1;
     }

@@ -46,8 +46,9 @@ struct rl_msg_extract {
  * check. A payload that does not pass the check is walked instead, which gives the error
  * (or reads what it can), so both ways always agree. */
 typedef struct fixed_leaf {
-    uint32_t node;
-    uint32_t off; /* from the start of the payload (element leaves: of element 0 / 1) */
+    uint32_t off;  /* from the start of the payload (element leaves: of element 0 / 1) */
+    uint32_t slot; /* the node's first output slot and its primitive kind, kept here so */
+    uint32_t kind; /* that each element's leaves are put without a walk to node and type */
 } fixed_leaf;
 
 typedef struct fixed_layout {
@@ -139,7 +140,8 @@ static bool sim_value(layout_sim *s, uint32_t t, const ex_node *n, size_t *pos, 
     if (size) {
         *pos = sim_align(s, *pos, size);
         if (n) {
-            s->leaves[(*s->nleaves)++] = (fixed_leaf){(uint32_t)(n - s->ex->nodes), (uint32_t)*pos};
+            s->leaves[(*s->nleaves)++] =
+                (fixed_leaf){(uint32_t)*pos, n->slot, ty->kind};
             s->done = ++s->found == s->total;
         }
         *pos += size;
@@ -457,15 +459,44 @@ typedef struct ex_run {
 
 static int walk(ex_run *r, const ex_node *n, int finish);
 
-static void put_leaf(ex_run *r, const ex_node *n, const rl_msg_value *v)
+/* rl_msg_value_f64 inline (NaN for a string): a leaf is put for every field of every
+ * element, and the call was a tenth of decoding trajectory commands. */
+static inline double leaf_f64(const rl_msg_value *v)
 {
-    double f = NAN;
-    (void)rl_msg_value_f64(v, &f);
-    for (uint32_t s = n->slot; s != EX_NONE; s = r->ex->slot_next[s]) {
+    switch (v->kind) {
+    case RL_MSG_FLOAT32:
+    case RL_MSG_FLOAT64:
+        return v->v.f;
+    case RL_MSG_STRING:
+    case RL_MSG_WSTRING:
+        return NAN;
+    case RL_MSG_BOOL:
+        return v->v.b;
+    case RL_MSG_OCTET:
+    case RL_MSG_CHAR:
+    case RL_MSG_UINT8:
+    case RL_MSG_UINT16:
+    case RL_MSG_UINT32:
+    case RL_MSG_UINT64:
+        return (double)v->v.u;
+    default:
+        return (double)v->v.i;
+    }
+}
+
+static void put_slots(ex_run *r, uint32_t slot, const rl_msg_value *v)
+{
+    double f = leaf_f64(v);
+    for (uint32_t s = slot; s != EX_NONE; s = r->ex->slot_next[s]) {
         r->fields[s].present = true;
         r->fields[s].value = *v;
         r->fields[s].f = f;
     }
+}
+
+static void put_leaf(ex_run *r, const ex_node *n, const rl_msg_value *v)
+{
+    put_slots(r, n->slot, v);
 }
 
 /* A primitive of `size` bytes at the current position: room checked, aligned; *p set.
@@ -707,14 +738,24 @@ static int walk(ex_run *r, const ex_node *n, int finish)
     }
 }
 
+/* The value is loaded straight into its first slot and copied from there to any other:
+ * loaded into a local first, its kind and number (written apart) were read back as one
+ * wider copy, which the processor cannot forward from the two stores and waits for. */
 static void put_fixed(ex_run *r, const fixed_leaf *l, size_t n, size_t shift)
 {
-    const rl_msg_type *types = r->d.def->types;
     for (size_t i = 0; i < n; i++) {
-        const ex_node *node = &r->ex->nodes[l[i].node];
-        rl_msg_value v;
-        cdr_load_prim(&r->d, types[node->type].kind, r->d.buf + l[i].off + shift, &v);
-        put_leaf(r, node, &v);
+        uint32_t s = l[i].slot;
+        if (s == EX_NONE)
+            continue;
+        rl_msg_field *first = &r->fields[s];
+        cdr_load_prim(&r->d, l[i].kind, r->d.buf + l[i].off + shift, &first->value);
+        first->present = true;
+        first->f = leaf_f64(&first->value);
+        for (s = r->ex->slot_next[s]; s != EX_NONE; s = r->ex->slot_next[s]) {
+            r->fields[s].present = true;
+            r->fields[s].value = first->value;
+            r->fields[s].f = first->f;
+        }
     }
 }
 

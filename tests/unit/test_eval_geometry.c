@@ -158,6 +158,35 @@ static void test_pair_distance(void **state)
     /* With no exact band, the first pair gets the circle clearance too. */
     rl_eg_pair_distance(a, va, b, vb, 1, L, W, 0.0, d);
     NEAR(d[0], 0.5 - hypot(L, W));
+    /* With the yaws' cos and sin computed once per pose: the same numbers, bit for bit. */
+    enum { N = 4000 };
+    rl_eg_pose *pa = malloc(N * sizeof *pa), *pb = malloc(N * sizeof *pb);
+    uint8_t *ka = malloc(N), *kb = malloc(N);
+    double(*ta)[2] = malloc(N * sizeof *ta), (*tb)[2] = malloc(N * sizeof *tb);
+    double *d1 = malloc(N * sizeof *d1), *d2 = malloc(N * sizeof *d2);
+    for (int k = 0; k < N; k++) {
+        double r[6];
+        for (int j = 0; j < 6; j++) {
+            seed = seed * 1103515245u + 12345u;
+            r[j] = (double)((seed >> 8) & 0xffff) / 65536.0;
+        }
+        pa[k] = (rl_eg_pose){k, 1.6 * r[0] - 0.8, 1.6 * r[1] - 0.8, 7 * r[2] - 3.5};
+        pb[k] = (rl_eg_pose){k, 1.6 * r[3] - 0.8, 1.6 * r[4] - 0.8, 7 * r[5] - 3.5};
+        ka[k] = k % 17 != 0;
+        kb[k] = k % 23 != 0;
+    }
+    rl_eg_yaw_trig(pa, N, ta);
+    rl_eg_yaw_trig(pb, N, tb);
+    rl_eg_pair_distance(pa, ka, pb, kb, N, L, W, 1.0, d1);
+    rl_eg_pair_distance_trig(pa, ka, (const double(*)[2])ta, pb, kb, (const double(*)[2])tb, N,
+                             L, W, 1.0, d2);
+    size_t exact = 0;
+    for (int k = 0; k < N; k++) {
+        assert_memory_equal(&d1[k], &d2[k], sizeof d1[k]);
+        exact += ka[k] && kb[k] && d1[k] < 1.0;
+    }
+    assert_true(exact > N / 2);
+    free(pa), free(pb), free(ka), free(kb), free(ta), free(tb), free(d1), free(d2);
 }
 
 static void test_intervals(void **state)

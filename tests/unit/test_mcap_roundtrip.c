@@ -112,11 +112,16 @@ static void check_payload(const rl_mcap_message *m, const exp_msg *e)
         assert_int_equal(m->data.data[k], payload_byte(e->seq, k));
 }
 
-/* Streamed: every message in write order, the other records present, CRCs checked. */
-static void check_streamed(const char *path, const exp_msg *exp, size_t n, int with_crc)
+/* Streamed: every message in write order, the other records present, CRCs checked; with
+ * `ahead`, the next chunk decompressed on the reader's thread. */
+static void check_streamed(const char *path, const exp_msg *exp, size_t n, int with_crc,
+                           int ahead)
 {
     rl_mcap_reader *r = NULL;
-    assert_int_equal(rl_mcap_reader_open(&r, path, NULL), RL_OK);
+    rl_mcap_reader_options ro;
+    rl_mcap_reader_options_default(&ro);
+    ro.decompress_ahead = ahead;
+    assert_int_equal(rl_mcap_reader_open(&r, path, &ro), RL_OK);
     rl_mcap_record rec;
     size_t got = 0, att = 0, meta = 0, channels = 0;
     int rc;
@@ -294,7 +299,8 @@ static void test_roundtrip_all_options(void **state)
                     o.chunk_crc = o.data_section_crc = o.summary_crc = o.attachment_crc =
                         flags != 3;
                     write_sample(path, &o, N, 0, exp);
-                    check_streamed(path, exp, N, o.attachment_crc);
+                    check_streamed(path, exp, N, o.attachment_crc, 0);
+                    check_streamed(path, exp, N, o.attachment_crc, 1);
                     check_indexed(path, &o, exp, N);
                     files++;
                 }
@@ -619,6 +625,94 @@ static void test_api_misuse(void **state)
     rl_test_tmpdir_free(dir);
 }
 
+/* Every record of a streamed file, as text: opcode, offset, and the message's channel,
+ * sequence and payload sum; then the end (0 or the error and its message). */
+static char *stream_text(const char *path, int ahead, size_t seek_after)
+{
+    rl_mcap_reader *r = NULL;
+    rl_mcap_reader_options ro;
+    rl_mcap_reader_options_default(&ro);
+    ro.decompress_ahead = ahead;
+    assert_int_equal(rl_mcap_reader_open(&r, path, &ro), RL_OK);
+    size_t cap = 1 << 20, len = 0, count = 0;
+    char *text = malloc(cap);
+    rl_mcap_record rec;
+    int rc;
+    while ((rc = rl_mcap_reader_next(r, &rec)) == 1) {
+        unsigned sum = 0;
+        if (rec.opcode == RL_MCAP_OP_MESSAGE)
+            for (size_t k = 0; k < rec.u.message.data.len; k++)
+                sum += rec.u.message.data.data[k];
+        assert_true(cap - len > 100);
+        len += (size_t)snprintf(text + len, cap - len, "%d %llu %u %u\n", rec.opcode,
+                                (unsigned long long)rec.offset,
+                                rec.opcode == RL_MCAP_OP_MESSAGE ? rec.u.message.sequence : 0u,
+                                sum);
+        if (++count == seek_after) /* back to the start while a chunk is read ahead */
+            assert_int_equal(rl_mcap_reader_seek(r, 8), RL_OK);
+    }
+    len += (size_t)snprintf(text + len, cap - len, "end %d %s\n", rc, rc < 0 ? rl_error_last() : "");
+    rl_mcap_reader_close(r);
+    return text;
+}
+
+/* Decompressing ahead changes nothing a caller sees: the same records at the same offsets,
+ * on a file of many chunks (zstd and lz4), after a seek, and the same error, after the same
+ * records, when a chunk in the middle is damaged. */
+static void test_decompress_ahead_is_invisible(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ahead.mcap", dir);
+    enum { N = 600 };
+    exp_msg exp[N];
+    static const rl_mcap_compression comps[] = {RL_MCAP_COMPRESSION_ZSTD, RL_MCAP_COMPRESSION_LZ4,
+                                                RL_MCAP_COMPRESSION_NONE};
+    for (size_t c = 0; c < 3; c++)
+        for (int damaged = 0; damaged < 2; damaged++) {
+            rl_mcap_writer_options o;
+            rl_mcap_writer_options_default(&o);
+            o.compression = comps[c];
+            o.chunk_size = 2000;
+            write_sample(path, &o, N, 1, exp);
+            if (damaged) { /* the last byte of the records of the chunk in the middle */
+                rl_mcap_reader_options ro;
+                rl_mcap_reader_options_default(&ro);
+                ro.chunks = RL_MCAP_CHUNKS_RAW;
+                rl_mcap_reader *r = NULL;
+                assert_int_equal(rl_mcap_reader_open(&r, path, &ro), RL_OK);
+                long ends[256];
+                size_t nchunks = 0;
+                rl_mcap_record rec;
+                while (rl_mcap_reader_next(r, &rec) == 1)
+                    if (rec.opcode == RL_MCAP_OP_CHUNK && nchunks < 256)
+                        ends[nchunks++] = (long)rl_mcap_reader_offset(r);
+                rl_mcap_reader_close(r);
+                assert_true(nchunks > 10);
+                FILE *f = fopen(path, "r+b");
+                assert_non_null(f);
+                long at = ends[nchunks / 2] - 1;
+                fseek(f, at, SEEK_SET);
+                int ch = fgetc(f);
+                fseek(f, at, SEEK_SET);
+                fputc(ch ^ 0x5a, f);
+                fclose(f);
+            }
+            char *plain = stream_text(path, 0, 0), *ahead = stream_text(path, 1, 0);
+            assert_string_equal(plain, ahead);
+            assert_true(strlen(plain) > N * 8);
+            if ((strstr(plain, "end 0 ") == NULL) != damaged)
+                fail_msg("compression %zu, damaged %d:\n%s", c, damaged, strstr(plain, "end "));
+            free(plain), free(ahead);
+            plain = stream_text(path, 0, N / 3);
+            ahead = stream_text(path, 1, N / 3);
+            assert_string_equal(plain, ahead);
+            free(plain), free(ahead);
+        }
+    rl_test_tmpdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_worker_chunks_keep_order_and_errors),
         cmocka_unit_test(test_api_misuse),
+        cmocka_unit_test(test_decompress_ahead_is_invisible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

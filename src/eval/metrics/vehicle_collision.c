@@ -33,6 +33,7 @@ typedef struct grid {
     double *t;
     rl_eg_pose **pose; /* per usable vehicle */
     uint8_t **valid;
+    double (**trig)[2]; /* cos and sin of each pose's yaw (rl_eg_yaw_trig) */
 } grid;
 
 static void grid_free(grid *g, size_t nv)
@@ -40,9 +41,11 @@ static void grid_free(grid *g, size_t nv)
     for (size_t i = 0; i < nv && g->pose; i++) {
         free(g->pose[i]);
         free(g->valid[i]);
+        free(g->trig[i]);
     }
     free(g->pose);
     free(g->valid);
+    free(g->trig);
     free(g->t);
 }
 
@@ -67,17 +70,20 @@ static int grid_make(const collision_settings *cs, eval_geo_track *const *tracks
     g->t = malloc(g->n * sizeof *g->t);
     g->pose = calloc(nv, sizeof *g->pose);
     g->valid = calloc(nv, sizeof *g->valid);
-    if (!g->t || !g->pose || !g->valid)
+    g->trig = calloc(nv, sizeof *g->trig);
+    if (!g->t || !g->pose || !g->valid || !g->trig)
         return rl_error_set(RL_ENOMEM, "evaluation: out of memory for vehicle_collision");
     for (size_t k = 0; k < g->n; k++)
         g->t[k] = lo + (double)k * g->step;
     for (size_t i = 0; i < nv; i++) {
         g->pose[i] = malloc(g->n * sizeof *g->pose[i]);
         g->valid[i] = malloc(g->n);
-        if (!g->pose[i] || !g->valid[i])
+        g->trig[i] = malloc(g->n * sizeof *g->trig[i]);
+        if (!g->pose[i] || !g->valid[i] || !g->trig[i])
             return rl_error_set(RL_ENOMEM, "evaluation: out of memory for vehicle_collision");
         rl_eg_resample(tracks[i]->p, tracks[i]->n, lo, g->step, g->n, cs->common.max_gap,
                        g->pose[i], g->valid[i]);
+        rl_eg_yaw_trig(g->pose[i], g->n, g->trig[i]);
     }
     return RL_OK;
 }
@@ -87,8 +93,9 @@ static int judge_pair(eval_ctx *ctx, const collision_settings *cs, const grid *g
                       size_t b, int ida, int idb, double *dist, uint8_t *bad, double *neg,
                       eval_geo_marks *marks, double *min_out)
 {
-    rl_eg_pair_distance(g->pose[a], g->valid[a], g->pose[b], g->valid[b], g->n, cs->length,
-                        cs->width, EXACT_WITHIN, dist);
+    rl_eg_pair_distance_trig(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a], g->pose[b],
+                             g->valid[b], (const double(*)[2])g->trig[b], g->n, cs->length,
+                             cs->width, EXACT_WITHIN, dist);
     size_t both = 0;
     double min_dist = INFINITY, min_t = NAN;
     for (size_t k = 0; k < g->n; k++) {
@@ -174,8 +181,9 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
     rl_series_opts o;
     for (size_t p = 0; p < np && p < FIGURE_PAIRS && rc == RL_OK; p++) {
         size_t a = pairs[p].a, b = pairs[p].b;
-        rl_eg_pair_distance(g->pose[a], g->valid[a], g->pose[b], g->valid[b], g->n, cs->length,
-                            cs->width, EXACT_WITHIN, dist);
+        rl_eg_pair_distance_trig(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a],
+                                 g->pose[b], g->valid[b], (const double(*)[2])g->trig[b], g->n,
+                                 cs->length, cs->width, EXACT_WITHIN, dist);
         char label[48];
         snprintf(label, sizeof label, "vehicles %d-%d", tracks[a]->id, tracks[b]->id);
         rl_series_opts_init(&o);
