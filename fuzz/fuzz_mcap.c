@@ -4,7 +4,8 @@
  * footer, the doctor, and recover (keeping or dropping suspect messages) — whose output
  * must be a file the doctor finds clean and that holds exactly the messages recovery says
  * it kept. Both readers also read the input as a file (a memfd opened by path: mapped,
- * chunks read with pread), and must yield exactly what they yield from memory. */
+ * chunks read with pread; the streamed one also decompressing the next chunk on its
+ * thread), and must yield exactly what they yield from memory. */
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
@@ -45,11 +46,12 @@ static uint64_t mix_bytes(uint64_t h, rl_mcap_bytes b)
 /* Reads the input streamed from memory (`path` NULL) or from the file `path`; returns the
  * digest of every record and status. */
 static uint64_t streamed(const uint8_t *data, size_t size, rl_mcap_chunk_mode mode,
-                         const char *path)
+                         const char *path, int ahead)
 {
     rl_mcap_reader_options o;
     rl_mcap_reader_options_default(&o);
     o.chunks = mode;
+    o.decompress_ahead = ahead;
     o.max_chunk_size = MAX_CHUNK;
     rl_mcap_reader *r = NULL;
     if (path)
@@ -158,8 +160,12 @@ static void as_file(const uint8_t *data, size_t size)
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     static const rl_mcap_chunk_mode modes[] = {RL_MCAP_CHUNKS_EXPAND, RL_MCAP_CHUNKS_BOTH};
-    for (size_t i = 0; i < 2; i++)
-        CHECK(streamed(data, size, modes[i], path) == streamed(data, size, modes[i], NULL));
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t from_memory = streamed(data, size, modes[i], NULL, 0);
+        CHECK(streamed(data, size, modes[i], path, 0) == from_memory);
+        /* The next chunk decompressed on the reader's thread: the same records and errors. */
+        CHECK(streamed(data, size, modes[i], path, 1) == from_memory);
+    }
     CHECK(indexed(data, size, path) == indexed(data, size, NULL));
     close(fd);
 }
@@ -243,8 +249,8 @@ static void recover_and_check(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    streamed(data, size, RL_MCAP_CHUNKS_EXPAND, NULL);
-    streamed(data, size, RL_MCAP_CHUNKS_RAW, NULL);
+    streamed(data, size, RL_MCAP_CHUNKS_EXPAND, NULL, 0);
+    streamed(data, size, RL_MCAP_CHUNKS_RAW, NULL, 0);
     as_file(data, size); /* the indexed reader, from the file and from memory */
     summary_alone(data, size);
     rl_mcap_doctor_report dr;

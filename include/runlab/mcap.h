@@ -539,7 +539,9 @@ typedef struct rl_mcap_recover_report {
     rl_mcap_lost_range *lost;
     size_t lost_count;
     /* Chunks that are exact copies of an earlier chunk (written twice): their messages
-     * are kept once; each copy is listed in `notices`. */
+     * are kept once; each copy is listed in `notices`. Messages that repeat, byte for
+     * byte (channel, sequence, times, payload), one already kept are kept once too and
+     * count in messages_duplicate; the first of each run of such copies is listed. */
     uint64_t chunks_duplicate, messages_duplicate;
     /* Messages read from a region known to be damaged: inside a chunk whose CRC failed
      * when the damage could not be located, or overlapping the located damage (a block of

@@ -6,6 +6,7 @@
 #include "mcap_internal.h"
 
 #include "runlab/error.h"
+#include "runlab/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,68 @@ void mcap_chunk_set_free(mcap_chunk_set *s)
     memset(s, 0, sizeof *s);
 }
 
+/* ---- Exact copies of messages -------------------------------------------------------- */
+
+/* The messages written so far, by the first 16 bytes of the SHA-256 of their record body
+ * (channel, sequence, both times, payload): a stretch of the data section written twice
+ * holds the same Message records twice, and kept twice they can fill output chunks that
+ * are exact copies of each other. 32 bytes per message kept; a false match needs a
+ * 128-bit collision. */
+typedef struct msg_key {
+    uint64_t a, b; /* a == b == 0: empty */
+} msg_key;
+
+typedef struct msg_set {
+    msg_key *slots;
+    size_t cap, count;
+} msg_set;
+
+static int msg_set_grow(msg_set *s)
+{
+    size_t ncap = s->cap ? s->cap * 2 : 1024;
+    msg_key *n = calloc(ncap, sizeof *n);
+    if (!n)
+        return rl_error_set(RL_ENOMEM, "mcap recover: out of memory (message set)");
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slots[i].a && !s->slots[i].b)
+            continue;
+        size_t j = (size_t)(s->slots[i].a & (ncap - 1));
+        while (n[j].a || n[j].b)
+            j = (j + 1) & (ncap - 1);
+        n[j] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = n;
+    s->cap = ncap;
+    return RL_OK;
+}
+
+/* 1 when a message with this record body was added before, 0 when not (it is now). */
+static int msg_set_find_or_add(msg_set *s, rl_mcap_bytes body)
+{
+    if (2 * (s->count + 1) > s->cap) {
+        int rc = msg_set_grow(s);
+        if (rc < 0)
+            return rc;
+    }
+    uint8_t d[RL_SHA256_LEN];
+    int rc = rl_sha256(body.data, body.len, d);
+    if (rc < 0)
+        return rc;
+    msg_key k;
+    memcpy(&k.a, d, 8);
+    memcpy(&k.b, d + 8, 8);
+    if (!k.a && !k.b)
+        k.b = 1;
+    size_t j = (size_t)(k.a & (s->cap - 1));
+    for (; s->slots[j].a || s->slots[j].b; j = (j + 1) & (s->cap - 1))
+        if (s->slots[j].a == k.a && s->slots[j].b == k.b)
+            return 1;
+    s->slots[j] = k;
+    s->count++;
+    return 0;
+}
+
 /* ---- Recovery ----------------------------------------------------------------------- */
 
 /* An entry of a message index: where a message sits in its chunk's records. */
@@ -189,6 +252,8 @@ typedef struct rctx {
     enum { AFTER_NONE, AFTER_INTACT, AFTER_LOST, AFTER_DAMAGE, AFTER_HANDLED } after;
     uint64_t records;
     mcap_chunk_set seen; /* chunks of this pass, for exact copies */
+    msg_set written;     /* messages written (pass 2), for exact copies */
+    int copying;         /* the last message was a copy of one written before */
     /* The message indexes after the chunk being read, sorted by offset, and the channels
      * they cover (a bitmap). */
     idx_ent *ents;
@@ -347,6 +412,22 @@ static int handle_data(rctx *c, const rl_mcap_record *rec, uint64_t offset)
                      (unsigned long long)offset, id);
         return note_loss(c, offset, 0, why);
     }
+    int copy = msg_set_find_or_add(&c->written, rec->body);
+    if (copy < 0)
+        return copy;
+    if (copy) { /* kept once; the first of a run of copies is listed */
+        c->rep->messages_duplicate++;
+        if (c->copying)
+            return RL_OK;
+        c->copying = 1;
+        char why[200];
+        snprintf(why, sizeof why,
+                 "byte %llu: Message record: a copy, byte for byte, of a message kept before "
+                 "(channel %u, sequence %u); it and the copies right after it are kept once",
+                 (unsigned long long)offset, id, rec->u.message.sequence);
+        return notice(c, offset, 0, why);
+    }
+    c->copying = 0;
     rc = rl_mcap_writer_add_message(c->w, &rec->u.message);
     if (rc == RL_OK)
         c->rep->messages_kept++;
@@ -877,6 +958,7 @@ static void free_ctx(rctx *c)
     free(c->recs);
     free(c->spans);
     mcap_chunk_set_free(&c->seen);
+    free(c->written.slots);
     free(c->profile);
     free(c->library);
 }

@@ -354,6 +354,70 @@ static void test_damage_in_the_middle(void **state)
     rl_test_tmpdir_free(dir);
 }
 
+/* A stretch of the data section written twice (here: the Message records of sequences 5
+ * to 9 of an unchunked file, repeated right after themselves) holds each message twice:
+ * recovery keeps each once, counts the copies, lists where the copying starts, and its
+ * output passes the doctor (kept twice, the copies could fill output chunks that are
+ * exact copies of each other; fuzz_mcap found such files). */
+static void test_copied_stretch_kept_once(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/flat.mcap", dir);
+    snprintf(out, sizeof out, "%s/out.mcap", dir);
+    rl_mcap_writer_options o;
+    rl_mcap_writer_options_default(&o);
+    o.use_chunks = 0;
+    rl_mcap_writer *w = NULL;
+    assert_int_equal(rl_mcap_writer_open_path(&w, in, &o), RL_OK);
+    add_defs(w);
+    for (uint32_t seq = 0; seq < 20; seq++)
+        assert_int_equal(add_msg(w, seq), RL_OK);
+    assert_int_equal(rl_mcap_writer_close(w), RL_OK);
+    size_t len = 0;
+    uint8_t *data = (uint8_t *)rl_test_read_file(in, &len);
+    rl_mcap_reader *r = NULL;
+    assert_int_equal(rl_mcap_reader_open_mem(&r, data, len, NULL), RL_OK);
+    rl_mcap_record rec;
+    uint64_t from = 0, to = 0;
+    while (rl_mcap_reader_next(r, &rec) == 1)
+        if (rec.opcode == RL_MCAP_OP_MESSAGE && rec.u.message.sequence == 5)
+            from = rec.offset;
+        else if (rec.opcode == RL_MCAP_OP_MESSAGE && rec.u.message.sequence == 10)
+            to = rec.offset;
+    rl_mcap_reader_close(r);
+    assert_true(from > 0 && to > from);
+    size_t copied_len = len + (size_t)(to - from);
+    uint8_t *copied = malloc(copied_len);
+    assert_non_null(copied);
+    memcpy(copied, data, (size_t)to);
+    memcpy(copied + to, data + from, (size_t)(to - from));
+    memcpy(copied + to + (to - from), data + to, len - (size_t)to);
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    rl_mcap_recover_report rep;
+    assert_int_equal(rl_mcap_recover_mem(copied, copied_len, fd, NULL, &rep), RL_OK);
+    close(fd);
+    assert_int_equal(rep.messages_kept, 20);
+    assert_int_equal(rep.messages_duplicate, 5);
+    assert_int_equal(rep.chunks_duplicate, 0);
+    size_t copy_notes = 0;
+    for (size_t i = 0; i < rep.notice_count; i++)
+        if (strstr(rep.notices[i].what, "a copy, byte for byte")) {
+            copy_notes++;
+            assert_int_equal(rep.notices[i].offset, to);
+            assert_non_null(strstr(rep.notices[i].what, "sequence 5"));
+        }
+    assert_int_equal(copy_notes, 1);
+    uint8_t *seen = calloc(NMSG, 1);
+    assert_int_equal(check_output(out, seen), 20); /* doctor-clean, each message once */
+    free(seen);
+    rl_mcap_recover_report_free(&rep);
+    free(copied);
+    free(data);
+    rl_test_tmpdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_cut_every_4k_none),
         cmocka_unit_test(test_writer_killed),
         cmocka_unit_test(test_damage_in_the_middle),
+        cmocka_unit_test(test_copied_stretch_kept_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
