@@ -185,19 +185,11 @@ void rl_eg_pair_distance(const rl_eg_pose *a, const uint8_t *va, const rl_eg_pos
                          const uint8_t *vb, size_t n, double length, double width,
                          double exact_within, double *dist)
 {
-    double diameter = hypot(length, width);
     for (size_t i = 0; i < n; i++) {
-        if (!va[i] || !vb[i]) {
-            dist[i] = NAN;
-            continue;
-        }
-        double dx = a[i].x - b[i].x, dy = a[i].y - b[i].y;
-        double clear = sqrt(dx * dx + dy * dy) - diameter;
-        if (clear > exact_within) {
-            dist[i] = clear;
-            continue;
-        }
-        dist[i] = rl_eg_rect_distance(&a[i], &b[i], length, width);
+        const double csa[1][2] = {{cos(a[i].yaw), sin(a[i].yaw)}};
+        const double csb[1][2] = {{cos(b[i].yaw), sin(b[i].yaw)}};
+        rl_eg_pair_distance_trig(&a[i], &va[i], csa, &b[i], &vb[i], csb, 1, length, width,
+                                 exact_within, &dist[i]);
     }
 }
 
