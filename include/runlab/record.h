@@ -56,9 +56,9 @@ typedef struct rl_record_status {
     uint64_t outside;          /* classified outside (written or not, see keep_outside) */
     uint64_t written;          /* messages written to the bag; after a write error, only
                                   those that reached the file (the rest are dropped). With
-                                  keep_outside, messages are written before the write
-                                  delay classifies them: while running, written may exceed
-                                  inside + outside; at the end they agree */
+                                  keep_outside, large messages are written before the
+                                  write delay classifies them: while running, written may
+                                  exceed inside + outside; at the end they agree */
     uint64_t dropped;          /* accepted messages that will never be in the bag */
     uint64_t bytes;            /* payload bytes received */
     uint64_t queued_messages;  /* accepted and not yet written (queue, and the write

@@ -20,6 +20,10 @@
 #include <unistd.h>
 
 enum { WRITER_MAX_SLEEP_MS = 5, FREE_CHECK_INTERVAL_MS = 1000 };
+/* Batches whose payloads average this many bytes or more are written ahead of the write
+ * delay (write_ahead). bench_record, engine sustained / bare writer, alternating builds:
+ * 10 KB zstd 98 % held -> 124 % written ahead; 100 B zstd 90 % held -> 78-84 %. */
+enum { WRITE_AHEAD_MIN_PAYLOAD = 1024 };
 /* How often a long writer pass gives room back to the queue and takes new messages.
  * Measured with bench_record, 100 B: every 4096 messages (about 0.6 ms) held the
  * uncompressed case near 80 % of the bare writer, every 65536 (about 10 ms) the zstd case
@@ -688,6 +692,7 @@ typedef struct writer_ctx {
     rec_block *done_blocks;         /* blocks passed, for the pool at the next lock */
     pending_ring pend;              /* taken off the queue, waiting out the write delay */
     size_t ahead;                   /* the first `ahead` of them are written (keep_outside) */
+    int large_batch;                /* a batch of large payloads was taken: write ahead */
     rec_msg **batch;                /* swapped with the queue's array */
     size_t batch_cap, batch_count;
 } writer_ctx;
@@ -809,8 +814,10 @@ static void hold_batch(writer_ctx *w)
     if (!w->batch_count)
         return;
     int64_t taken = rl_mono_ns();
+    uint64_t bytes = 0;
     for (size_t i = 0; i < w->batch_count; i++) {
         rec_msg *m = w->batch[i];
+        bytes += m->len;
         pending p = {.m = m, .taken_mono = taken, .receive_ns = m->receive_ns, .topic = m->topic};
         if (ring_push(&w->pend, &p) < 0) {
             /* Out of memory for the ring: the rest cannot be held, the run cannot keep its
@@ -827,6 +834,8 @@ static void hold_batch(writer_ctx *w)
             break;
         }
     }
+    if (bytes >= (uint64_t)WRITE_AHEAD_MIN_PAYLOAD * w->batch_count)
+        w->large_batch = 1;
     w->batch_count = 0;
 }
 
@@ -888,13 +897,16 @@ static void pass_tick(writer_ctx *w, pass_clock *c)
     }
 }
 
-/* With keep_outside, writes every held message not written yet, in queue order, while
- * its payload is in cache; only its classification waits out the write delay. */
+/* With keep_outside, once a batch of large payloads was taken: writes every held message
+ * not written yet, in queue order, while its payload is in cache; only its classification
+ * waits out the write delay. Small payloads are written when decided, as before: for
+ * them the second pass over the held messages cost more than the cache saved. */
 static void write_ahead(writer_ctx *w, pass_clock *c)
 {
     pending_ring *pend = &w->pend;
-    if (!w->r->opts.keep_outside)
+    if (!w->r->opts.keep_outside || !w->large_batch)
         return;
+    w->large_batch = 0;
     while (w->ahead < pend->count) {
         /* Looked up each time: a tick may grow the ring. */
         pending *p = &pend->v[(pend->head + w->ahead) & (pend->cap - 1)];

@@ -10,6 +10,7 @@
 #include "runlab/fs.h"
 #include "runlab/hash.h"
 #include "runlab/record.h"
+#include "runlab/time.h"
 
 #include <dirent.h>
 #include <json-c/json.h>
@@ -314,21 +315,35 @@ static void test_cancel_armed_and_recording(void **state)
 
 /* ---- the START..STOP window ----------------------------------------------------------------- */
 
-static void test_late_start_and_stop_stamps(void **state)
+/* START and STOP arrive after every message, with stamps inside their range: the write
+ * delay still classifies each message by its stamp. With payloads of 2 KiB the writer
+ * writes every message ahead of the delay (it reaches the bag before the marks) and only
+ * their classification waits; with 1-byte payloads they wait whole. */
+static void late_start_and_stop_stamps(fixture *f, size_t len)
 {
-    fixture *f = *state;
-    f->opts.write_delay_ns = 10ll * 1000000000; /* nothing is written before finish */
+    f->opts.write_delay_ns = 10ll * 1000000000; /* nothing is decided before the marks */
     rl_recorder *r = new_recorder(f);
     uint16_t a = topic(r, "/a"), b = topic(r, "/b");
     prepare(r, "late-stamps");
     assert_int_equal(rl_recorder_begin(r), RL_OK);
+    static char payload[2048];
+    memset(payload, 'm', sizeof payload);
     for (int i = 0; i < 100; i++)
-        assert_int_equal(rl_recorder_push(r, i % 2 ? b : a, 1000 + i, 1000 + i, "m", 1), RL_OK);
-    /* START and STOP arrive after every message, with stamps inside their range. */
+        assert_int_equal(rl_recorder_push(r, i % 2 ? b : a, 1000 + i, 1000 + i, payload, len),
+                         RL_OK);
+    rl_record_status s;
+    if (len >= 1024) { /* written ahead: in the bag long before the 10 s delay is over */
+        int64_t until = rl_mono_ns() + 60ll * 1000000000;
+        do {
+            sleep_ms(1);
+            rl_recorder_status(r, &s);
+        } while (s.written < 100 && rl_mono_ns() < until);
+        assert_int_equal(s.written, 100);
+        assert_int_equal(s.inside + s.outside, 0); /* not yet classified */
+    }
     assert_int_equal(rl_recorder_mark_start(r, 1050), RL_OK);
     assert_int_equal(rl_recorder_mark_stop(r, 1079), RL_OK);
     assert_int_equal(rl_recorder_finish(r, NULL), RL_OK);
-    rl_record_status s;
     rl_recorder_status(r, &s);
     assert_int_equal(s.inside, 30);
     assert_int_equal(s.outside, 70);
@@ -338,8 +353,22 @@ static void test_late_start_and_stop_stamps(void **state)
     assert_int_equal(rl_recorder_topic_stats(r, b, &tb), RL_OK);
     assert_int_equal(ta.inside, 15);
     assert_int_equal(tb.inside, 15);
+    assert_int_equal(tb.outside, 35);
     assert_int_equal(rl_recorder_topic_stats(r, 9, &ta), RL_ENOENT);
     rl_recorder_free(r);
+    assert_int_equal(f->sink.count, 100);
+    for (size_t i = 0; i < 100; i++) /* in queue order, whole */
+        assert_int_equal(f->sink.msgs[i].log_time, 1000 + i);
+}
+
+static void test_late_start_and_stop_stamps(void **state)
+{
+    late_start_and_stop_stamps(*state, 1);
+}
+
+static void test_late_stamps_classify_messages_written_ahead(void **state)
+{
+    late_start_and_stop_stamps(*state, 2048);
 }
 
 static void test_outside_left_out_when_configured(void **state)
@@ -1497,6 +1526,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusals_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_armed_and_recording, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_start_and_stop_stamps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_stamps_classify_messages_written_ahead, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_outside_left_out_when_configured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_after_write_delay_is_too_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_fails_and_counts_drops, setup, teardown),
