@@ -5,6 +5,7 @@
 #include "eval/eval_config.h"
 #include "eval/eval_load.h"
 #include "eval/eval_output.h"
+#include "eval/eval_parallel.h"
 #include "eval/eval_sink.h"
 
 #include "core/text.h"
@@ -17,13 +18,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* The evaluation directory: the UTC time, then "-2", "-3", ... when it exists (mkdir(2)
  * decides, so two evaluations at once never share one). */
@@ -51,38 +49,27 @@ int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
     return rl_error_set(RL_EEXIST, "%s: no free evaluation directory name for %s", parent, stamp);
 }
 
-/* The chosen metrics run on up to MAX_METRIC_THREADS threads at once (one per core): they
- * only read the run, the map (whose queries are thread-safe) and their settings, and each
- * fills a sink of its own. The sinks are then joined in registry order, so the checks and
- * figures are the same, in the same order, as one after the other; the first metric in
- * that order that failed is reported. Threads take metrics from the end of the registry,
- * where the footprint metrics, the longest, are. */
-enum { MAX_METRIC_THREADS = 4 };
-
-typedef struct metric_pool {
+/* The chosen metrics run on several threads at once (eval_parallel): they only read the
+ * run, the map (whose queries are thread-safe) and their settings, and each fills a sink
+ * of its own. The sinks are then joined in registry order, so the checks and figures are
+ * the same, in the same order, as one after the other; the first metric in that order
+ * that failed is reported. The footprint metrics, the longest, are last in the registry,
+ * and eval_parallel starts from the last. */
+typedef struct metric_tasks {
     const eval_run *run;
     json_object *config;
-    size_t *order; /* registry indexes of the chosen metrics, last first */
-    size_t count;
-    atomic_size_t next;
-    struct eval_sink *sinks; /* per registry index */
-    int *rc;
-    char (*err)[1024]; /* the error slot's size */
-} metric_pool;
+    const size_t *chosen; /* registry indexes of the chosen metrics, in registry order */
+    struct eval_sink *sinks; /* one per chosen metric */
+} metric_tasks;
 
-static void *metric_worker(void *arg)
+static int run_metric(void *arg, size_t k)
 {
-    metric_pool *p = arg;
-    size_t k;
-    while ((k = atomic_fetch_add(&p->next, 1)) < p->count) {
-        size_t i = p->order[k];
-        eval_ctx ctx = {p->run, &eval_metrics[i], NULL, &p->sinks[i]};
-        json_object_object_get_ex(p->config, eval_metrics[i].name, &ctx.settings);
-        p->rc[i] = eval_metrics[i].run(&ctx);
-        if (p->rc[i] < 0)
-            snprintf(p->err[i], sizeof p->err[i], "%s", rl_error_last());
-    }
-    return NULL;
+    metric_tasks *m = arg;
+    const eval_metric *metric = &eval_metrics[m->chosen[k]];
+    eval_ctx ctx = {m->run, metric, NULL, &m->sinks[k]};
+    json_object_object_get_ex(m->config, metric->name, &ctx.settings);
+    int rc = metric->run(&ctx);
+    return rc < 0 ? rl_error_prefix(rc, "metric %s", metric->name) : rc;
 }
 
 /* Moves every check and figure of `from` to the end of `to`. */
@@ -111,47 +98,33 @@ static int sink_append(struct eval_sink *to, struct eval_sink *from)
 int eval_run_metrics(const eval_run *run, json_object *config, const bool *chosen,
                        struct eval_sink *sink)
 {
-    size_t n = eval_metric_total;
-    metric_pool pool = {run, config, calloc(n, sizeof *pool.order), 0, 0,
-                        calloc(n, sizeof *pool.sinks), calloc(n, sizeof *pool.rc),
-                        calloc(n, sizeof *pool.err)};
-    atomic_init(&pool.next, 0);
+    size_t n = 0, *order = calloc(eval_metric_total ? eval_metric_total : 1, sizeof *order);
+    struct eval_sink *sinks = calloc(eval_metric_total ? eval_metric_total : 1, sizeof *sinks);
     int rc = RL_OK;
-    if (!pool.order || !pool.sinks || !pool.rc || !pool.err) {
+    if (!order || !sinks) {
         rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory");
         goto out;
     }
-    for (size_t i = n; i-- > 0;)
+    for (size_t i = 0; i < eval_metric_total; i++)
         if (chosen[i])
-            pool.order[pool.count++] = i;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = cores > 1 ? (size_t)cores : 1;
-    want = want < pool.count ? want : pool.count;
-    want = want < MAX_METRIC_THREADS ? want : MAX_METRIC_THREADS;
-    pthread_t tids[MAX_METRIC_THREADS];
-    size_t started = 0;
-    while (started + 1 < want && pthread_create(&tids[started], NULL, metric_worker, &pool) == 0)
-        started++;
-    metric_worker(&pool); /* this thread runs metrics too (alone when no thread started) */
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tids[t], NULL);
-    for (size_t i = 0; i < n && rc == RL_OK; i++) {
-        if (!chosen[i])
-            continue;
-        if (pool.rc[i] < 0) {
-            rl_error_set(pool.rc[i], "%s", pool.err[i]);
-            rc = rl_error_prefix(pool.rc[i], "metric %s", eval_metrics[i].name);
-        } else {
-            rc = sink_append(sink, &pool.sinks[i]);
+            order[n++] = i;
+    metric_tasks m = {run, config, order, sinks};
+    size_t failed_at;
+    rc = eval_parallel(n, run_metric, &m, &failed_at);
+    /* What the metrics before the first failing one found is kept, as when they ran one
+       after the other. */
+    for (size_t k = 0; k < failed_at && k < n; k++) {
+        int arc = sink_append(sink, &sinks[k]);
+        if (arc < 0) {
+            rc = arc;
+            break;
         }
     }
 out:
-    for (size_t i = 0; pool.sinks && i < n; i++)
-        eval_sink_clear(&pool.sinks[i]);
-    free(pool.order);
-    free(pool.sinks);
-    free(pool.rc);
-    free(pool.err);
+    for (size_t k = 0; sinks && k < eval_metric_total; k++)
+        eval_sink_clear(&sinks[k]);
+    free(order);
+    free(sinks);
     return rc;
 }
 

@@ -4,9 +4,9 @@
 #include "eval/eval_output.h"
 
 #include "core/text.h"
+#include "eval/eval_parallel.h"
 #include "runlab/csv.h"
 #include "runlab/error.h"
-#include "runlab/time.h"
 #include "runlab/fs.h"
 #include "runlab/json.h"
 #include "runlab/number.h"
@@ -15,12 +15,9 @@
 
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static int write_text(const char *dir, const char *name, const char *text, size_t len)
 {
@@ -216,8 +213,6 @@ static int write_config(const eval_output *o)
     return rc == RL_OK ? rl_yaml_write_file(path, o->config) : rc;
 }
 
-/* Each figure as PNG and as SVG with its record; the SVG documents stay in `svgs` for the
- * report, which inlines them instead of drawing every figure again. */
 /* One figure's files: PNG, SVG (kept in svgs[i] for the report) and the record. */
 static int write_figure(const eval_output *o, const char *figdir, size_t i, char **svg)
 {
@@ -238,35 +233,24 @@ static int write_figure(const eval_output *o, const char *figdir, size_t i, char
     return rl_figure_record_write(path, &rec);
 }
 
-/* Figures are drawn by several threads at once (rl_figure: different figures may be used
- * from different threads): drawing is most of an evaluation's time after reading. Each
- * thread takes the next figure not yet taken, from the last (the maps of the footprint
- * metrics, last in the registry, take longest); every figure's status and message are kept
- * so that the first failing one in order is reported, whatever the timing. */
-enum { MAX_FIGURE_THREADS = 4 };
-
-typedef struct figure_pool {
+/* Figures are drawn by several threads at once (eval_parallel; rl_figure: different
+ * figures may be used from different threads): drawing is most of an evaluation's time
+ * after reading. The maps of the footprint metrics, the costliest, come last, and
+ * eval_parallel starts from the last. */
+typedef struct figure_tasks {
     const eval_output *o;
     const char *figdir;
     char **svgs;
-    atomic_size_t next;
-    int *rc;
-    char (*err)[1024]; /* the error slot's size */
-} figure_pool;
+} figure_tasks;
 
-static void *figure_worker(void *arg)
+static int draw_figure(void *arg, size_t i)
 {
-    figure_pool *p = arg;
-    size_t k, n = p->o->sink->nfigures;
-    while ((k = atomic_fetch_add(&p->next, 1)) < n) {
-        size_t i = n - 1 - k; /* last first: the footprint metrics' maps, the costliest */
-        p->rc[i] = write_figure(p->o, p->figdir, i, &p->svgs[i]);
-        if (p->rc[i] < 0)
-            snprintf(p->err[i], sizeof p->err[i], "%s", rl_error_last());
-    }
-    return NULL;
+    figure_tasks *f = arg;
+    return write_figure(f->o, f->figdir, i, &f->svgs[i]);
 }
 
+/* Each figure as PNG and as SVG with its record; the SVG documents stay in `svgs` for the
+ * report, which inlines them instead of drawing every figure again. */
 static int write_figures(const eval_output *o, char **svgs)
 {
     char figdir[PATH_MAX];
@@ -276,29 +260,8 @@ static int write_figures(const eval_output *o, char **svgs)
         return rc;
     if ((rc = rl_fs_mkdirs(figdir)) < 0)
         return rc;
-    figure_pool pool = {o, figdir, svgs, 0, calloc(n, sizeof *pool.rc), calloc(n, sizeof *pool.err)};
-    atomic_init(&pool.next, 0);
-    if (!pool.rc || !pool.err) {
-        free(pool.rc), free(pool.err);
-        return rl_error_set(RL_ENOMEM, "%s: out of memory", figdir);
-    }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = cores > 1 ? (size_t)cores : 1;
-    want = want < n ? want : n;
-    want = want < MAX_FIGURE_THREADS ? want : MAX_FIGURE_THREADS;
-    pthread_t tids[MAX_FIGURE_THREADS];
-    size_t started = 0;
-    while (started + 1 < want && pthread_create(&tids[started], NULL, figure_worker, &pool) == 0)
-        started++;
-    figure_worker(&pool); /* this thread draws too (alone when no thread started) */
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tids[t], NULL);
-    for (size_t i = 0; i < n && rc == RL_OK; i++)
-        if (pool.rc[i] < 0)
-            rc = rl_error_set(pool.rc[i], "%s", pool.err[i]);
-    free(pool.rc);
-    free(pool.err);
-    return rc;
+    figure_tasks f = {o, figdir, svgs};
+    return eval_parallel(n, draw_figure, &f, NULL);
 }
 
 static int report_checks(rl_report *r, const struct eval_sink *s)

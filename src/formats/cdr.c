@@ -706,29 +706,10 @@ int rl_msg_value_f64(const rl_msg_value *v, double *out)
 {
     if (!v || !out)
         return rl_error_set(RL_EINVAL, "value: NULL argument");
-    switch (v->kind) {
-    case RL_MSG_FLOAT32:
-    case RL_MSG_FLOAT64:
-        *out = v->v.f;
-        return RL_OK;
-    case RL_MSG_STRING:
-    case RL_MSG_WSTRING:
+    if (v->kind == RL_MSG_STRING || v->kind == RL_MSG_WSTRING)
         return rl_error_set(RL_EINVAL, "value: a string is not a number");
-    case RL_MSG_BOOL:
-        *out = v->v.b;
-        return RL_OK;
-    case RL_MSG_OCTET:
-    case RL_MSG_CHAR:
-    case RL_MSG_UINT8:
-    case RL_MSG_UINT16:
-    case RL_MSG_UINT32:
-    case RL_MSG_UINT64:
-        *out = (double)v->v.u;
-        return RL_OK;
-    default:
-        *out = (double)v->v.i;
-        return RL_OK;
-    }
+    *out = cdr_value_f64(v);
+    return RL_OK;
 }
 
 int rl_msg_values_get(const rl_msg_visit *v, size_t i, rl_msg_value *out)

@@ -9,6 +9,7 @@
 #include "runlab/error.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -155,6 +156,31 @@ static inline void cdr_load_prim(const cdr_dec *d, unsigned kind, const uint8_t 
     }
     default: /* octet, char, uint8 */
         v->v.u = p[0];
+    }
+}
+
+/* A value as a double: rl_msg_value_f64's conversion (NaN for a string, where it reports
+ * an error), inline for the extractor, which converts every field of every element. */
+static inline double cdr_value_f64(const rl_msg_value *v)
+{
+    switch (v->kind) {
+    case RL_MSG_FLOAT32:
+    case RL_MSG_FLOAT64:
+        return v->v.f;
+    case RL_MSG_STRING:
+    case RL_MSG_WSTRING:
+        return NAN;
+    case RL_MSG_BOOL:
+        return v->v.b;
+    case RL_MSG_OCTET:
+    case RL_MSG_CHAR:
+    case RL_MSG_UINT8:
+    case RL_MSG_UINT16:
+    case RL_MSG_UINT32:
+    case RL_MSG_UINT64:
+        return (double)v->v.u;
+    default:
+        return (double)v->v.i;
     }
 }
 

@@ -753,14 +753,9 @@ static int read_chunk_copy(rl_mcap_message_iter *it, const rl_mcap_chunk_index *
     size_t len = (size_t)ci->chunk_length;
     size_t cap;
     uint8_t *buf = take_buffer(it, len, &cap);
-    if (cap < len) {
-        free(buf);
-        cap = len;
-        if (!(buf = malloc(cap)))
-            return 0;
-    }
     size_t p = 0;
-    if (mcap_file_pread(&x->file, buf, len, (size_t)ci->chunk_start_offset) == RL_OK &&
+    if (mcap_file_pread_into(&x->file, &buf, &cap, len, (size_t)ci->chunk_start_offset) ==
+            RL_OK &&
         rl_mcap_records_next(buf, len, &p, rec) == 1 && rec->opcode == RL_MCAP_OP_CHUNK) {
         *copy = buf;
         *copy_cap = cap;

@@ -20,6 +20,11 @@ int mcap_file_open(mcap_file *f, const char *path);
  * the mapping (no page faults, nothing left resident). RL_OK; RL_EIO or RL_ETRUNCATED
  * (file shorter than when mapped), with a message, otherwise; RL_EINVAL when not mapped. */
 int mcap_file_pread(const mcap_file *f, void *buf, size_t len, size_t at);
+/* mcap_file_pread into a buffer kept between calls (`*buf`, `*cap` bytes), replaced by a
+ * larger one first when it is too small (its old bytes are not kept). Errors as
+ * mcap_file_pread, plus RL_ENOMEM naming the record at `at`. */
+int mcap_file_pread_into(const mcap_file *f, uint8_t **buf, size_t *cap, size_t len,
+                         size_t at);
 /* Lets the kernel drop the resident pages of [from, to) of a mapped file (whole pages
  * inside the range), so reading a large file does not keep every page read counted in
  * the process's memory. The bytes stay readable (pages come back from the page cache on

@@ -166,6 +166,20 @@ int mcap_file_pread(const mcap_file *f, void *buf, size_t len, size_t at)
     return RL_OK;
 }
 
+int mcap_file_pread_into(const mcap_file *f, uint8_t **buf, size_t *cap, size_t len,
+                         size_t at)
+{
+    if (*cap < len) {
+        free(*buf);
+        *cap = 0;
+        if (!(*buf = malloc(len)))
+            return rl_error_set(RL_ENOMEM, "byte %zu: out of memory for a %zu-byte record",
+                                at, len);
+        *cap = len;
+    }
+    return mcap_file_pread(f, *buf, len, at);
+}
+
 void mcap_file_close(mcap_file *f)
 {
     if (f->map) {
@@ -230,15 +244,8 @@ static void *ahead_work(void *arg)
 {
     chunk_ahead *a = arg;
     a->ok = 0;
-    if (a->copy_cap < a->len) {
-        free(a->copy);
-        a->copy_cap = 0;
-        if (!(a->copy = malloc(a->len)))
-            return NULL;
-        a->copy_cap = a->len;
-    }
     rl_mcap_record rec;
-    if (mcap_file_pread(a->file, a->copy, a->len, a->at) < 0 ||
+    if (mcap_file_pread_into(a->file, &a->copy, &a->copy_cap, a->len, a->at) < 0 ||
         rl_mcap_record_parse(RL_MCAP_OP_CHUNK, a->copy + RL_MCAP_RECORD_PREFIX,
                              a->len - RL_MCAP_RECORD_PREFIX, &rec) < 0 ||
         mcap_chunk_decompress_into(&rec.u.chunk, a->max_size, a->verify_crc, &a->dec,
@@ -256,7 +263,7 @@ static void ahead_join(chunk_ahead *a)
 }
 
 /* Whether the top-level record at `at` is a Chunk the reader would copy with pread
- * (read_chunk_record); its length, prefix included, in *len. */
+ * (rl_mcap_reader_next); its length, prefix included, in *len. */
 static bool chunk_to_copy(const rl_mcap_reader *r, size_t at, size_t *len)
 {
     if (r->o.chunks == RL_MCAP_CHUNKS_RAW || !r->file.map || at > r->len ||
@@ -446,22 +453,6 @@ static int verify_record(rl_mcap_reader *r, const rl_mcap_record *rec, size_t at
     return RL_OK;
 }
 
-/* Copies the `len`-byte Chunk record at `at` into the reader's reused buffer with pread:
- * read through the mapping, its pages would count as the process's memory until handed
- * back (up to the release window, tens of MB) and cost a page fault each. */
-static int read_chunk_record(rl_mcap_reader *r, size_t at, size_t len)
-{
-    if (r->copy_cap < len) {
-        free(r->copy);
-        r->copy_cap = 0;
-        if (!(r->copy = malloc(len)))
-            return rl_error_set(RL_ENOMEM, "byte %zu: Chunk record: out of memory for %zu bytes",
-                                at, len);
-        r->copy_cap = len;
-    }
-    return mcap_file_pread(&r->file, r->copy, len, at);
-}
-
 int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
 {
     if (r->err)
@@ -541,7 +532,11 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
         bool taken = false;
         if (op == RL_MCAP_OP_CHUNK && chunk_to_copy(r, at, &copy_len)) {
             taken = ahead_take(r, at, copy_len, &buf, &n);
-            int rc = taken ? RL_OK : read_chunk_record(r, at, copy_len);
+            /* Copied into the reader's reused buffer with pread: read through the mapping,
+               its pages would count as the process's memory until handed back (up to the
+               release window, tens of MB) and cost a page fault each. */
+            int rc = taken ? RL_OK
+                           : mcap_file_pread_into(&r->file, &r->copy, &r->copy_cap, copy_len, at);
             if (rc < 0)
                 return stick(r, rc, at);
             bytes = r->copy;

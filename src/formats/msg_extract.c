@@ -459,44 +459,14 @@ typedef struct ex_run {
 
 static int walk(ex_run *r, const ex_node *n, int finish);
 
-/* rl_msg_value_f64 inline (NaN for a string): a leaf is put for every field of every
- * element, and the call was a tenth of decoding trajectory commands. */
-static inline double leaf_f64(const rl_msg_value *v)
+static void put_leaf(ex_run *r, const ex_node *n, const rl_msg_value *v)
 {
-    switch (v->kind) {
-    case RL_MSG_FLOAT32:
-    case RL_MSG_FLOAT64:
-        return v->v.f;
-    case RL_MSG_STRING:
-    case RL_MSG_WSTRING:
-        return NAN;
-    case RL_MSG_BOOL:
-        return v->v.b;
-    case RL_MSG_OCTET:
-    case RL_MSG_CHAR:
-    case RL_MSG_UINT8:
-    case RL_MSG_UINT16:
-    case RL_MSG_UINT32:
-    case RL_MSG_UINT64:
-        return (double)v->v.u;
-    default:
-        return (double)v->v.i;
-    }
-}
-
-static void put_slots(ex_run *r, uint32_t slot, const rl_msg_value *v)
-{
-    double f = leaf_f64(v);
-    for (uint32_t s = slot; s != EX_NONE; s = r->ex->slot_next[s]) {
+    double f = cdr_value_f64(v);
+    for (uint32_t s = n->slot; s != EX_NONE; s = r->ex->slot_next[s]) {
         r->fields[s].present = true;
         r->fields[s].value = *v;
         r->fields[s].f = f;
     }
-}
-
-static void put_leaf(ex_run *r, const ex_node *n, const rl_msg_value *v)
-{
-    put_slots(r, n->slot, v);
 }
 
 /* A primitive of `size` bytes at the current position: room checked, aligned; *p set.
@@ -750,7 +720,7 @@ static void put_fixed(ex_run *r, const fixed_leaf *l, size_t n, size_t shift)
         rl_msg_field *first = &r->fields[s];
         cdr_load_prim(&r->d, l[i].kind, r->d.buf + l[i].off + shift, &first->value);
         first->present = true;
-        first->f = leaf_f64(&first->value);
+        first->f = cdr_value_f64(&first->value);
         for (s = r->ex->slot_next[s]; s != EX_NONE; s = r->ex->slot_next[s]) {
             r->fields[s].present = true;
             r->fields[s].value = first->value;

@@ -135,14 +135,12 @@ static void refused(subscription *s, rl_recorder *rec, uint16_t topic_id, int rc
 }
 
 /* Hands a batch of samples to the engine under one lock of its queue; a refused one is
- * held when it has to be (refused above) and the rest go on, again in batches. Returns how
- * many were refused; `refused_at` lists them (a handed-over payload the engine refused is
- * still the caller's). */
-static size_t deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
-                      const dds_sample_info_t *const *si, const rl_record_msg *m, size_t n,
-                      size_t *refused_at)
+ * held when it has to be (refused above), its handed-over payload given back (the engine
+ * refused it, so it is still ours), and the rest go on, again in batches. */
+static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
+                    const dds_sample_info_t *const *si, const rl_record_msg *m, size_t n)
 {
-    size_t i = 0, nrefused = 0;
+    size_t i = 0;
     while (i < n) {
         size_t done = 0;
         int rc = rl_recorder_push_many(rec, topic_id, &m[i], n - i, &done);
@@ -150,9 +148,10 @@ static size_t deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
         if (rc == RL_OK)
             break;
         refused(s, rec, topic_id, rc, si[i], &m[i]);
-        refused_at[nrefused++] = i++;
+        if (m[i].release)
+            m[i].release(m[i].release_ctx);
+        i++;
     }
-    return nrefused;
 }
 
 /* The engine is done with a sample handed over without a copy. */
@@ -176,7 +175,6 @@ static void on_samples(dds_entity_t reader, void *arg)
     void *copies[TAKE_BATCH];
     rl_record_msg msgs[TAKE_BATCH];
     const dds_sample_info_t *infos[TAKE_BATCH];
-    size_t refused_at[TAKE_BATCH];
     /* Cyclone calls this for every sample it delivers (one at a time, in the thread that
        delivers it, which on loopback is nearly always one sample per call), so the take
        that comes back short has emptied the reader and there is no second take to find
@@ -212,12 +210,8 @@ static void on_samples(dds_entity_t reader, void *arg)
             }
             infos[k++] = &si[i];
         }
-        size_t nrefused = k ? deliver(s, rec, topic_id, infos, msgs, k, refused_at) : 0;
-        for (size_t j = 0; j < nrefused; j++) {
-            rl_record_msg *m = &msgs[refused_at[j]];
-            if (m->release)
-                m->release(m->release_ctx);
-        }
+        if (k)
+            deliver(s, rec, topic_id, infos, msgs, k);
         for (size_t j = 0; j < k; j++)
             free(copies[j]);
         for (int i = 0; i < n; i++)
