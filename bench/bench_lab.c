@@ -8,7 +8,8 @@
  * the medians, the median of the per-pair ratios, and CPU per million samples (the recorder
  * process over its window; ddsperf sub over its whole life). Skips without ddsperf.
  * BENCH_LAB_THREADS=1 also prints, per phase, each thread's CPU per sample over the window
- * (from /proc), for both subscribers: where the recorder spends more than ddsperf sub.
+ * (from /proc), for both subscribers and the publisher: where the recorder spends more than
+ * ddsperf sub.
  * Usage: bench_lab [SIZE...] (default 100 10000). */
 #include "runlab/error.h"
 #include "runlab/lab.h"
@@ -159,6 +160,8 @@ typedef struct thread_cpu {
     unsigned long long ticks[MAX_NAMES];
 } thread_cpu;
 
+static pid_t publisher; /* ddsperf pub of the size being measured, for BENCH_LAB_THREADS */
+
 static void read_thread_cpu(pid_t pid, thread_cpu *tc)
 {
     memset(tc, 0, sizeof *tc);
@@ -252,14 +255,16 @@ static phase ddsperf_phase(const char *tmp)
     if (sub < 0)
         return ph;
     int threads = getenv("BENCH_LAB_THREADS") != NULL;
-    thread_cpu ta, tb;
+    thread_cpu ta, tb, pa, pb;
     double t_threads = 0;
     if (threads) { /* ddsperf's window: from its first report (after a second) on */
         sleep_ms(1000);
         read_thread_cpu(sub, &ta);
+        read_thread_cpu(publisher, &pa);
         double t0 = bench_now_s();
         sleep_ms(WINDOW * 1000);
         read_thread_cpu(sub, &tb);
+        read_thread_cpu(publisher, &pb);
         t_threads = bench_now_s() - t0;
     }
     struct rusage ru;
@@ -270,8 +275,10 @@ static phase ddsperf_phase(const char *tmp)
     ph.rate = ddsperf_rate(out, &ph.lost, &total);
     ph.cpu_per_million = total ? ru_seconds(&ru) * 1e6 / (double)total : 0;
     ph.ok = ph.rate > 0;
-    if (threads)
+    if (threads) {
         print_thread_cpu("ddsperf sub", &ta, &tb, ph.rate * t_threads);
+        print_thread_cpu("its pub", &pa, &pb, ph.rate * t_threads);
+    }
     return ph;
 }
 
@@ -308,15 +315,19 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     rl_lab_recorder_status(node, &st);
     uint64_t r0 = st.received;
     int threads = getenv("BENCH_LAB_THREADS") != NULL;
-    thread_cpu ta, tb;
-    if (threads)
+    thread_cpu ta, tb, pa, pb;
+    if (threads) {
         read_thread_cpu(getpid(), &ta);
+        read_thread_cpu(publisher, &pa);
+    }
     int64_t t0 = rl_mono_ns();
     double c0 = cpu_seconds();
     sleep_ms(WINDOW * 1000);
     rl_lab_recorder_status(node, &st);
-    if (threads)
+    if (threads) {
         read_thread_cpu(getpid(), &tb);
+        read_thread_cpu(publisher, &pb);
+    }
     double secs = (double)(rl_mono_ns() - t0) / 1e9, cpu = cpu_seconds() - c0;
     uint64_t got = st.received - r0;
     rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns());
@@ -330,8 +341,10 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     ph.rate = (double)got / secs;
     ph.lost = gaps + st.dropped;
     ph.cpu_per_million = got ? cpu * 1e6 / (double)got : 0;
-    if (threads)
+    if (threads) {
         print_thread_cpu("recorder", &ta, &tb, (double)got);
+        print_thread_cpu("its pub", &pa, &pb, (double)got);
+    }
     ph.ok = rep2.ok && gaps != (unsigned long long)-1 && msgs > 0;
     if (!ph.ok)
         fprintf(stderr, "bench_lab: run %s: finish %s, %llu messages in the bag\n", run_id,
@@ -349,6 +362,7 @@ static int run_size(int size, const char *tmp)
     char pub_out[4096];
     snprintf(pub_out, sizeof pub_out, "%s/pub.txt", tmp);
     pid_t pub = spawn_ddsperf(1, size, 3600, pub_out);
+    publisher = pub;
     if (pub < 0) {
         rl_lab_client_free(cl);
         return -1;
