@@ -37,8 +37,8 @@ typedef struct raw_serdata {
  * unused); the pool keeps at most POOL_MAX_BYTES and hands back the most recently freed
  * buffer first (still in a cache). Process-wide, because a raw sample may be freed after
  * its sertype and reader are gone (lab_rawtype_pool_trim empties it). */
+#define POOL_NONE UINT32_MAX
 enum {
-    POOL_NONE = UINT32_MAX,
     POOL_MIN_LOG2 = 10,                     /* samples of up to 1 KiB: malloc */
     POOL_MAX_LOG2 = 22,                     /* and above 4 MiB */
     POOL_CLASSES = 4 * (POOL_MAX_LOG2 - POOL_MIN_LOG2),
