@@ -7,6 +7,9 @@
  * count; for the recorder, gaps per key in the bag, plus the engine's drops). Prints per size
  * the medians, the median of the per-pair ratios, and CPU per million samples (the recorder
  * process over its window; ddsperf sub over its whole life). Skips without ddsperf.
+ * BENCH_LAB_THREADS=1 also prints, per phase, each thread's CPU per sample over the window
+ * (from /proc), for both subscribers and the publisher: where the recorder spends more than
+ * ddsperf sub.
  * Usage: bench_lab [SIZE...] (default 100 10000). */
 #include "runlab/error.h"
 #include "runlab/lab.h"
@@ -14,6 +17,7 @@
 #include "runlab/time.h"
 #include "bench_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -147,6 +151,84 @@ static double cpu_seconds(void)
     return ru_seconds(&ru);
 }
 
+/* CPU ticks (user + system) of each thread of process `pid` by thread name, summed over
+ * threads of one name; for BENCH_LAB_THREADS. */
+#define MAX_NAMES 32
+typedef struct thread_cpu {
+    size_t n;
+    char name[MAX_NAMES][20];
+    unsigned long long ticks[MAX_NAMES];
+} thread_cpu;
+
+static pid_t publisher; /* ddsperf pub of the size being measured, for BENCH_LAB_THREADS */
+
+static void read_thread_cpu(pid_t pid, thread_cpu *tc)
+{
+    memset(tc, 0, sizeof *tc);
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[600], line[1024];
+        snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t got = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[got] = 0;
+        char *open = strchr(line, '('), *close = strrchr(line, ')');
+        if (!open || !close || close < open)
+            continue;
+        char name[20];
+        size_t len = (size_t)(close - open - 1) < sizeof name - 1 ? (size_t)(close - open - 1)
+                                                                  : sizeof name - 1;
+        memcpy(name, open + 1, len);
+        name[len] = 0;
+        unsigned long long ut = 0, st = 0; /* fields 14 and 15 */
+        if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                   &st) != 2)
+            continue;
+        size_t k = 0;
+        while (k < tc->n && strcmp(tc->name[k], name) != 0)
+            k++;
+        if (k == tc->n) {
+            if (tc->n == MAX_NAMES)
+                continue;
+            snprintf(tc->name[tc->n++], sizeof tc->name[0], "%s", name);
+        }
+        tc->ticks[k] += ut + st;
+    }
+    closedir(d);
+}
+
+/* Prints each thread name's CPU µs per sample between a and b (threads that started after
+ * a count from zero), for BENCH_LAB_THREADS. */
+static void print_thread_cpu(const char *who, const thread_cpu *a, const thread_cpu *b,
+                             double samples)
+{
+    if (samples <= 0)
+        return;
+    double tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK), total = 0;
+    printf("  %-11s us/sample:", who);
+    for (size_t i = 0; i < b->n; i++) {
+        unsigned long long before = 0;
+        for (size_t j = 0; j < a->n; j++)
+            if (strcmp(a->name[j], b->name[i]) == 0)
+                before = a->ticks[j];
+        double us = (double)(b->ticks[i] - before) * tick_us / samples;
+        total += us;
+        if (us >= 0.05)
+            printf(" %s %.2f", b->name[i], us);
+    }
+    printf(" | total %.2f\n", total);
+}
+
 typedef struct phase {
     double rate, cpu_per_million;
     unsigned long long lost; /* ddsperf: its count; recorder: bag gaps + drops */
@@ -172,6 +254,19 @@ static phase ddsperf_phase(const char *tmp)
     pid_t sub = spawn_ddsperf(0, 0, WINDOW + 2, out);
     if (sub < 0)
         return ph;
+    int threads = getenv("BENCH_LAB_THREADS") != NULL;
+    thread_cpu ta, tb, pa, pb;
+    double t_threads = 0;
+    if (threads) { /* ddsperf's window: from its first report (after a second) on */
+        sleep_ms(1000);
+        read_thread_cpu(sub, &ta);
+        read_thread_cpu(publisher, &pa);
+        double t0 = bench_now_s();
+        sleep_ms(WINDOW * 1000);
+        read_thread_cpu(sub, &tb);
+        read_thread_cpu(publisher, &pb);
+        t_threads = bench_now_s() - t0;
+    }
     struct rusage ru;
     int status = 0;
     if (wait4(sub, &status, 0, &ru) != sub)
@@ -180,6 +275,10 @@ static phase ddsperf_phase(const char *tmp)
     ph.rate = ddsperf_rate(out, &ph.lost, &total);
     ph.cpu_per_million = total ? ru_seconds(&ru) * 1e6 / (double)total : 0;
     ph.ok = ph.rate > 0;
+    if (threads) {
+        print_thread_cpu("ddsperf sub", &ta, &tb, ph.rate * t_threads);
+        print_thread_cpu("its pub", &pa, &pb, ph.rate * t_threads);
+    }
     return ph;
 }
 
@@ -215,10 +314,20 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     rl_record_status st;
     rl_lab_recorder_status(node, &st);
     uint64_t r0 = st.received;
+    int threads = getenv("BENCH_LAB_THREADS") != NULL;
+    thread_cpu ta, tb, pa, pb;
+    if (threads) {
+        read_thread_cpu(getpid(), &ta);
+        read_thread_cpu(publisher, &pa);
+    }
     int64_t t0 = rl_mono_ns();
     double c0 = cpu_seconds();
     sleep_ms(WINDOW * 1000);
     rl_lab_recorder_status(node, &st);
+    if (threads) {
+        read_thread_cpu(getpid(), &tb);
+        read_thread_cpu(publisher, &pb);
+    }
     double secs = (double)(rl_mono_ns() - t0) / 1e9, cpu = cpu_seconds() - c0;
     uint64_t got = st.received - r0;
     rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns());
@@ -232,6 +341,10 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     ph.rate = (double)got / secs;
     ph.lost = gaps + st.dropped;
     ph.cpu_per_million = got ? cpu * 1e6 / (double)got : 0;
+    if (threads) {
+        print_thread_cpu("recorder", &ta, &tb, (double)got);
+        print_thread_cpu("its pub", &pa, &pb, (double)got);
+    }
     ph.ok = rep2.ok && gaps != (unsigned long long)-1 && msgs > 0;
     if (!ph.ok)
         fprintf(stderr, "bench_lab: run %s: finish %s, %llu messages in the bag\n", run_id,
@@ -249,6 +362,7 @@ static int run_size(int size, const char *tmp)
     char pub_out[4096];
     snprintf(pub_out, sizeof pub_out, "%s/pub.txt", tmp);
     pid_t pub = spawn_ddsperf(1, size, 3600, pub_out);
+    publisher = pub;
     if (pub < 0) {
         rl_lab_client_free(cl);
         return -1;

@@ -271,7 +271,8 @@ typedef struct rl_mcap_writer_options {
 void rl_mcap_writer_options_default(rl_mcap_writer_options *opts);
 
 /* A writer. Not thread-safe: one thread at a time per writer (different writers are
- * independent). With compressed chunks the writer starts one worker thread of its own,
+ * independent). With compressed chunks the writer starts one worker thread of its own
+ * (named rl-compress; joined by close and free),
  * which compresses a full chunk while the caller fills the next. Memory is bounded: two
  * chunks (uncompressed and compressed) with their message indexes, and the summary tables (schemas, channels, one entry per chunk,
  * attachment and metadata). After any write error the writer is failed: every later call

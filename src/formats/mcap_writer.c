@@ -515,6 +515,7 @@ static int close_chunk(rl_mcap_writer *w)
 static void *worker_main(void *arg)
 {
     rl_mcap_writer *w = arg;
+    pthread_setname_np(pthread_self(), "rl-compress"); /* else the creator's name */
     pthread_mutex_lock(&w->lock);
     for (;;) {
         while (!w->job && !w->quit)

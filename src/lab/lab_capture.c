@@ -691,4 +691,6 @@ void lab_capture_free(lab_capture *c)
     pthread_cond_destroy(&c->wake);
     pthread_mutex_destroy(&c->mu);
     free(c);
+    /* Samples the engine still holds go back to the pool when it is done with them. */
+    lab_rawtype_pool_trim();
 }

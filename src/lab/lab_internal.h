@@ -64,6 +64,13 @@ struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed);
  * gone. */
 const void *lab_rawtype_bytes(const struct ddsi_serdata *d);
 
+/* Raw samples of more than 1 KiB are allocated from a process-wide pool of freed ones
+ * (lab_rawtype.c; up to 32 MiB kept). lab_rawtype_pool_trim frees what the pool keeps (the
+ * capture calls it when it goes); lab_rawtype_pool_bytes says how much that is. Both are
+ * thread-safe. */
+void lab_rawtype_pool_trim(void);
+size_t lab_rawtype_pool_bytes(void);
+
 /* The omgidl schema of one of runlab's own types (lab_msgs.c), malloc'd, or NULL when
  * `type_name` is not one of them. */
 char *lab_builtin_schema(const char *type_name);

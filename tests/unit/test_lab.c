@@ -15,6 +15,9 @@
 
 #include "runlab_msgs.h"
 
+#include <dds/ddsi/ddsi_serdata.h>
+#include <dds/ddsi/ddsi_sertype.h>
+
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -647,10 +650,76 @@ static void test_second_recorder_refused(void **state)
     rl_test_tmpdir_free(home2);
 }
 
+/* A raw sample of `size` bytes (all `fill`) of type `tp`, as Cyclone makes one from received
+ * bytes. */
+static struct ddsi_serdata *raw_sample(const struct ddsi_sertype *tp, size_t size, int fill)
+{
+    unsigned char *bytes = malloc(size ? size : 1);
+    assert_non_null(bytes);
+    memset(bytes, fill, size);
+    ddsrt_iovec_t iov = {.iov_base = bytes, .iov_len = (ddsrt_iov_len_t)size};
+    struct ddsi_serdata *d = ddsi_serdata_from_ser_iov(tp, SDK_DATA, 1, &iov, size);
+    free(bytes);
+    assert_non_null(d);
+    assert_int_equal(ddsi_serdata_size(d), size);
+    const unsigned char *got = lab_rawtype_bytes(d);
+    assert_non_null(got);
+    for (size_t i = 0; i < size; i++)
+        assert_int_equal(got[i], fill);
+    return d;
+}
+
+/* Raw samples above 1 KiB come from a pool of freed ones, the most recently freed first, of
+ * the right size class and holding their own bytes; small and very large ones do not; the
+ * pool keeps at most 32 MiB, and trimming empties it. */
+static void test_rawtype_pool(void **state)
+{
+    (void)state;
+    struct ddsi_sertype *tp = lab_rawtype_new("Raw", 0);
+    assert_non_null(tp);
+    lab_rawtype_pool_trim();
+    assert_int_equal(lab_rawtype_pool_bytes(), 0);
+
+    struct ddsi_serdata *a = raw_sample(tp, 10000, 1);
+    const void *a_bytes = lab_rawtype_bytes(a);
+    ddsi_serdata_unref(a);
+    size_t kept = lab_rawtype_pool_bytes();
+    assert_true(kept >= 10000 && kept <= 10000 * 5 / 4 + 256);
+    struct ddsi_serdata *b = raw_sample(tp, 9000, 2); /* the same class: a's buffer again */
+    assert_ptr_equal(lab_rawtype_bytes(b), a_bytes);
+    assert_int_equal(lab_rawtype_pool_bytes(), 0);
+    struct ddsi_serdata *c = raw_sample(tp, 30000, 3); /* another class: a new buffer */
+    assert_ptr_not_equal(lab_rawtype_bytes(c), a_bytes);
+    ddsi_serdata_unref(c);
+    ddsi_serdata_unref(b);
+    assert_true(lab_rawtype_pool_bytes() >= 39000);
+    lab_rawtype_pool_trim();
+    assert_int_equal(lab_rawtype_pool_bytes(), 0);
+
+    ddsi_serdata_unref(raw_sample(tp, 100, 4)); /* small: malloc and free */
+    ddsi_serdata_unref(raw_sample(tp, (size_t)5 << 20, 5)); /* above 4 MiB: the same */
+    assert_int_equal(lab_rawtype_pool_bytes(), 0);
+
+    enum { MANY = 4000 }; /* 40 MB of 10 KB samples: the pool keeps at most 32 MiB */
+    struct ddsi_serdata **many = malloc(MANY * sizeof *many);
+    assert_non_null(many);
+    for (size_t i = 0; i < MANY; i++)
+        many[i] = raw_sample(tp, 10000, (int)(i & 0xff));
+    for (size_t i = 0; i < MANY; i++)
+        ddsi_serdata_unref(many[i]);
+    free(many);
+    assert_true(lab_rawtype_pool_bytes() > ((size_t)30 << 20));
+    assert_true(lab_rawtype_pool_bytes() <= ((size_t)32 << 20));
+    lab_rawtype_pool_trim();
+    assert_int_equal(lab_rawtype_pool_bytes(), 0);
+    ddsi_sertype_unref(tp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_rawtype_pool),
         cmocka_unit_test(test_record_unknown_types),
         cmocka_unit_test(test_writer_without_type_info),
         cmocka_unit_test(test_second_recorder_refused),

@@ -7,6 +7,7 @@
 #include "runlab/error.h"
 #include "runlab/mcap.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -520,6 +521,29 @@ static void test_write_error_is_reported(void **state)
 /* Full chunks are compressed by the writer's worker thread and written later: records
  * added afterwards (attachments) still follow them in the file, the position counts
  * them, and a failed write is reported with its own message. */
+/* Threads of this process named `name` (their /proc comm). */
+static int threads_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[600], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = 0;
+        fclose(f);
+        n += strcmp(comm, name) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
 static void test_worker_chunks_keep_order_and_errors(void **state)
 {
     (void)state;
@@ -556,7 +580,10 @@ static void test_worker_chunks_keep_order_and_errors(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(rl_mcap_writer_position(w), (uint64_t)st.st_size);
+    /* The worker names itself (for top -H and perf) before its first chunk. */
+    assert_int_equal(threads_named("rl-compress"), 1);
     assert_int_equal(rl_mcap_writer_close(w), RL_OK);
+    assert_int_equal(threads_named("rl-compress"), 0);
 
     rl_mcap_reader *r = NULL;
     assert_int_equal(rl_mcap_reader_open(&r, path, NULL), RL_OK);
