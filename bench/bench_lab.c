@@ -293,6 +293,16 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     const char *patterns[] = {"DDSPerfRDataKS"}; /* ddsperf pub size N: KeyedSeq */
     o.patterns = patterns;
     o.pattern_count = 1;
+    /* BENCH_LAB_COMPRESSION=none|lz4|zstd: the bag's compression (default: the engine's). */
+    rl_record_options eng;
+    rl_record_options_default(&eng);
+    const char *comp = getenv("BENCH_LAB_COMPRESSION");
+    if (comp) {
+        eng.compression = strcmp(comp, "none") == 0  ? RL_RECORD_COMPRESSION_NONE
+                          : strcmp(comp, "lz4") == 0 ? RL_RECORD_COMPRESSION_LZ4
+                                                     : RL_RECORD_COMPRESSION_ZSTD;
+        o.engine = &eng;
+    }
     rl_lab_recorder *node = NULL;
     if (rl_lab_recorder_new(&node, &o) < 0) {
         fprintf(stderr, "bench_lab: %s\n", rl_error_last());

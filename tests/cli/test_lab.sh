@@ -44,6 +44,14 @@ printf 'schemas:\n  - type: a::B\n    idl_file: %s/none.idl\n' "$TMP" >"$TMP/bad
 run recorder --domain "$DOMAIN" --config "$TMP/bad2.yaml"
 check "missing schema file exits 1" rc_is 1
 check "missing schema file is named" err_has "schemas[0].idl_file"
+printf 'compression: brotli\n' >"$TMP/bad3.yaml"
+run recorder --domain "$DOMAIN" --config "$TMP/bad3.yaml"
+check "unknown bag compression exits 1" rc_is 1
+check "unknown bag compression is named" err_has "bad3.yaml: compression: 'brotli' is not none, zstd or lz4"
+printf 'compression: lz4\ncompression_level: 20\n' >"$TMP/bad4.yaml"
+run recorder --domain "$DOMAIN" --config "$TMP/bad4.yaml"
+check "compression level out of range exits 1" rc_is 1
+check "compression level error names key and range" err_has "bad4.yaml: compression_level: 20 is not 0..12 for lz4"
 
 # The whole sequence, with a spec file and options overriding it.
 cat >"$TMP/spec.yaml" <<YAML
@@ -73,6 +81,7 @@ check "STOP seen by a subscriber" grep -q '^STOP ' "$TMP/triggers1"
 "$RUNLAB" recorder --domain "$DOMAIN" --home "$TMP/h2" >"$TMP/rec.out" 2>"$TMP/rec.err" &
 holder=$!
 wait_for "$TMP/rec.err" "serving DDS domain"
+check "the recorder says its bag compression (default zstd)" file_has "$TMP/rec.err" "bag compression zstd;"
 run recorder --domain "$DOMAIN" --home "$TMP/h3"
 check "second recorder exits 1" rc_is 1
 check "second recorder names the holder" err_has "pid $holder"
@@ -83,6 +92,15 @@ kill -TERM "$holder"
 wait "$holder"
 rc=$?
 check "recorder stops cleanly on SIGTERM" rc_is 0
+printf 'compression: lz4\ncompression_level: 3\n' >"$TMP/lz4.yaml"
+"$RUNLAB" recorder --domain "$DOMAIN" --home "$TMP/h4" --config "$TMP/lz4.yaml" >"$TMP/rec4.out" 2>"$TMP/rec4.err" &
+holder=$!
+wait_for "$TMP/rec4.err" "serving DDS domain"
+check "the recorder takes its bag compression from --config" file_has "$TMP/rec4.err" "bag compression lz4 level 3;"
+kill -TERM "$holder"
+wait "$holder"
+rc=$?
+check "recorder with lz4 stops cleanly" rc_is 0
 
 # kill -9 of the recorder mid-run: STOP is still published and the experiment fails.
 "$HELPER" --triggers "$DOMAIN" 120 >"$TMP/triggers2" 2>&1 &
