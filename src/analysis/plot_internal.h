@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- Byte buffer (core/text.h) plus the XML side of it ------------------------- */
 /* Appends `s` escaped for XML/HTML text and attributes (&<>"' and control characters;
@@ -73,6 +74,17 @@ int rl_svg_rend_begin(rl_svg_rend **out, rl_buf *buf, double w_pt, double h_pt, 
                       double h_px, const char *id_prefix);
 rl_rend *rl_svg_rend_base(rl_svg_rend *s);
 void rl_svg_rend_end(rl_svg_rend *s);
+
+/* Strokes open polylines with round caps and joins in one opaque colour onto an ARGB32
+ * image of w x h pixels (plot_stroke.c): `xy` and `width` in device pixels, `argb` the
+ * premultiplied pixel of the colour, `clip` = {x0, y0, x1, y1} in pixels (fractional edges
+ * are anti-aliased). The union of the segments is painted once. One stroker per image;
+ * not thread-safe per instance. */
+typedef struct rl_stroker rl_stroker;
+int rl_stroker_new(rl_stroker **out, int w, int h);
+void rl_stroker_free(rl_stroker *s);
+void rl_stroker_polyline(rl_stroker *s, unsigned char *data, int stride, const double *xy,
+                         size_t n, double width, uint32_t argb, const double clip[4]);
 
 /* Cairo backend over an existing cairo context (PNG image or PDF surface). */
 typedef struct rl_cairo_rend rl_cairo_rend;
