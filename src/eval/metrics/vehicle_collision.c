@@ -93,9 +93,11 @@ static int judge_pair(eval_ctx *ctx, const collision_settings *cs, const grid *g
                       size_t b, int ida, int idb, double *dist, uint8_t *bad, double *neg,
                       eval_geo_marks *marks, double *min_out)
 {
-    rl_eg_pair_distance_trig(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a], g->pose[b],
+    /* Only the minimum and the times within min_distance count here (the figure computes
+     * its pairs' whole series again). */
+    rl_eg_pair_distance_near(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a], g->pose[b],
                              g->valid[b], (const double(*)[2])g->trig[b], g->n, cs->length,
-                             cs->width, EXACT_WITHIN, dist);
+                             cs->width, EXACT_WITHIN, cs->min_distance, dist);
     size_t both = 0;
     double min_dist = INFINITY, min_t = NAN;
     for (size_t k = 0; k < g->n; k++) {
