@@ -794,6 +794,11 @@ typedef struct occ {
     unsigned char *g;
     int w, h;
     double x0, y0;
+    /* The candidate legend boxes (x0, y0, x1, y1) and which hold data already: once all
+     * do, the legend goes outside whatever else is drawn, and drawing stops. */
+    double boxes[8][4];
+    int nboxes;
+    bool hit[8];
 } occ;
 
 static void occ_mark(occ *o, double x, double y)
@@ -869,6 +874,21 @@ static int occ_count(const occ *o, double x0, double y0, double x1, double y1)
         for (int i = i0; i <= i1; i++)
             n += o->g[j * o->w + i];
     return n;
+}
+
+/* Whether every candidate box holds data: marks only add, so more series cannot free one. */
+static bool occ_settled(occ *o)
+{
+    if (!o || o->nboxes == 0)
+        return false;
+    bool all = true;
+    for (int k = 0; k < o->nboxes; k++) {
+        if (!o->hit[k])
+            o->hit[k] = occ_count(o, o->boxes[k][0], o->boxes[k][1], o->boxes[k][2],
+                                  o->boxes[k][3]) > 0;
+        all = all && o->hit[k];
+    }
+    return all;
 }
 
 /* ---- Series geometry ------------------------------------------------------------------
@@ -1286,12 +1306,14 @@ static void draw_series(ctx *C, panel *P, occ *o)
     for (size_t i = 0; i < ax->nseries && !o; i++)
         if (ax->series[i]->kind == RL_K_HIST)
             draw_hist(C, P, ax->series[i], NULL, true);
-    for (size_t i = 0; i < ax->nseries; i++) {
+    /* Into the occupancy grid, the lines and markers (a figure's bulk) only until every
+     * candidate legend box holds data. */
+    for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++) {
         const rl_series *s = ax->series[i];
         if (s->kind == RL_K_LINE || s->kind == RL_K_STEP || s->kind == RL_K_ECDF)
             draw_lines(C, P, s, o);
     }
-    for (size_t i = 0; i < ax->nseries; i++)
+    for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++)
         if (ax->series[i]->kind == RL_K_SCATTER)
             draw_scatter(C, P, ax->series[i], o);
 }
@@ -1333,11 +1355,17 @@ static void place_legend(ctx *C, panel *P)
         C->oom = true;
         return;
     }
+    o.nboxes = 8;
+    for (int k = 0; k < 8; k++) {
+        o.boxes[k][0] = corners[k][0] - 2;
+        o.boxes[k][1] = corners[k][1] - 2;
+        o.boxes[k][2] = corners[k][0] + P->leg_w + 2;
+        o.boxes[k][3] = corners[k][1] + P->leg_h + 2;
+    }
     draw_series(C, P, &o);
     int best = -1, best_n = 0;
     for (int k = 0; k < 8; k++) {
-        int n = occ_count(&o, corners[k][0] - 2, corners[k][1] - 2, corners[k][0] + P->leg_w + 2,
-                          corners[k][1] + P->leg_h + 2);
+        int n = occ_count(&o, o.boxes[k][0], o.boxes[k][1], o.boxes[k][2], o.boxes[k][3]);
         if (best < 0 || n < best_n) {
             best = k;
             best_n = n;
