@@ -404,7 +404,10 @@ double rl_eg_outside_polygon(const rl_map_box *b, const rl_map_point *poly, size
     /* Most footprints lie well inside: their circumscribed circle does. */
     bool centre_inside;
     double clearance = polygon_where((rl_map_point){b->x, b->y}, poly, n, &centre_inside);
-    if (centre_inside && clearance >= 0.5 * hypot(b->length, b->width))
+    /* max(l, w) <= hypot(l, w) <= l + w decide most without the call. */
+    double lo = fmax(fabs(b->length), fabs(b->width)), hi = fabs(b->length) + fabs(b->width);
+    if (centre_inside && (clearance >= 0.5 * hi ||
+                          (clearance >= 0.5 * lo && clearance >= 0.5 * hypot(b->length, b->width))))
         return 0;
     polygon_ctx ctx = {poly, n};
     double worst = sample_footprint(b, step, polygon_outside, &ctx);
