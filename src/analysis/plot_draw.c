@@ -308,7 +308,34 @@ static void bar_value_range(const rl_axes *ax, range *r, bool log)
     }
 }
 
-static range data_range(const rl_axes *ax, bool is_x)
+/* rg_add of every point of a line, step or scatter series on one axis (with its band on
+ * y), in their order; kept in the series. */
+static void points_range(range *r, rl_series *s, bool is_x, bool log)
+{
+    int a = is_x ? 0 : 1, l = log ? 1 : 0;
+    if (!s->ext_known[a][l]) {
+        range e = {0, 0, false, false, false};
+        for (size_t k = 0; k < s->n; k++) {
+            rg_add(&e, is_x ? s->x[k] : s->y[k], log);
+            if (!is_x && s->lo) {
+                rg_add(&e, s->lo[k], log);
+                rg_add(&e, s->hi[k], log);
+            }
+        }
+        s->ext_lo[a][l] = e.lo;
+        s->ext_hi[a][l] = e.hi;
+        s->ext_any[a][l] = e.any;
+        s->ext_known[a][l] = true;
+    }
+    /* The first lowest and first highest, added in turn, leave `r` as every point would
+     * (rg_add keeps the first of equal values). */
+    if (s->ext_any[a][l]) {
+        rg_add(r, s->ext_lo[a][l], log);
+        rg_add(r, s->ext_hi[a][l], log);
+    }
+}
+
+static range data_range(rl_axes *ax, bool is_x)
 {
     range r = {0, 0, false, false, false};
     bool log = (is_x ? ax->xa.scale : ax->ya.scale) == RL_SCALE_LOG;
@@ -316,18 +343,12 @@ static range data_range(const rl_axes *ax, bool is_x)
     if (bar_value_axis)
         bar_value_range(ax, &r, log);
     for (size_t i = 0; i < ax->nseries; i++) {
-        const rl_series *s = ax->series[i];
+        rl_series *s = ax->series[i];
         switch (s->kind) {
         case RL_K_LINE:
         case RL_K_STEP:
         case RL_K_SCATTER:
-            for (size_t k = 0; k < s->n; k++) {
-                rg_add(&r, is_x ? s->x[k] : s->y[k], log);
-                if (!is_x && s->lo) {
-                    rg_add(&r, s->lo[k], log);
-                    rg_add(&r, s->hi[k], log);
-                }
-            }
+            points_range(&r, s, is_x, log);
             break;
         case RL_K_ECDF:
             if (is_x) {

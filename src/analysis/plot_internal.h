@@ -120,6 +120,11 @@ typedef struct rl_series {
     double *x, *y, *lo, *hi;
     size_t n;
     bool x_sorted;
+    /* The points' finite extent per axis (0 x, 1 y, with the band) and scale (0 linear,
+     * 1 log: positive only), kept at the first layout (a series never changes): a figure
+     * is laid out once per format, and a long series took a scan each time. */
+    double ext_lo[2][2], ext_hi[2][2];
+    bool ext_any[2][2], ext_known[2][2];
     /* Histogram: nbins bars from edges[i] to edges[i+1] with heights y[i]. */
     double *edges;
     size_t nbins;
