@@ -954,8 +954,78 @@ static void runs_free(runs *R)
     memset(R, 0, sizeof *R);
 }
 
+static void series_runs_make(ctx *C, const panel *P, const rl_series *s, int which, runs *R);
+
+/* What the runs of a series' points depend on besides the points. */
+static void runs_key(const ctx *C, const panel *P, double key[13])
+{
+    const double k[13] = {P->tx.d0, P->tx.d1, P->tx.p0, P->tx.p1, P->tx.log, P->ty.d0, P->ty.d1,
+                          P->ty.p0, P->ty.p1, P->ty.log, P->px, P->pw, C->colw};
+    memcpy(key, k, sizeof k);
+}
+
+/* The runs kept in the series for this layout, copied into R; false when there are none. */
+static bool runs_cached(const ctx *C, const panel *P, const rl_series *s, runs *R)
+{
+    double key[13];
+    runs_key(C, P, key);
+    if (!s->runs_start || memcmp(key, s->runs_key, sizeof key) != 0)
+        return false;
+    size_t cap = s->runs_n + 2;
+    R->pts.v = malloc((s->runs_npts ? s->runs_npts : 1) * 2 * sizeof(double));
+    R->start = malloc(cap * sizeof *R->start);
+    if (!R->pts.v || !R->start) {
+        free(R->pts.v);
+        free(R->start);
+        memset(R, 0, sizeof *R);
+        return false;
+    }
+    memcpy(R->pts.v, s->runs_pts, s->runs_npts * 2 * sizeof(double));
+    memcpy(R->start, s->runs_start, (s->runs_n + 1) * sizeof *R->start);
+    R->pts.n = R->pts.cap = s->runs_npts;
+    R->nruns = s->runs_n;
+    R->cap = cap;
+    return true;
+}
+
+/* Keeps a copy of R in the series (a cache: the series' data do not change, and a figure
+ * is drawn once per format). */
+static void runs_keep(const ctx *C, const panel *P, const rl_series *cs, const runs *R)
+{
+    rl_series *s = (rl_series *)cs; /* only the cache changes */
+    free(s->runs_pts);
+    free(s->runs_start);
+    s->runs_pts = NULL;
+    s->runs_start = NULL;
+    if (R->oom || !R->start)
+        return;
+    double *pts = malloc((R->pts.n ? R->pts.n : 1) * 2 * sizeof(double));
+    size_t *start = malloc((R->nruns + 1) * sizeof *start);
+    if (!pts || !start) {
+        free(pts);
+        free(start);
+        return;
+    }
+    memcpy(pts, R->pts.v, R->pts.n * 2 * sizeof(double));
+    memcpy(start, R->start, (R->nruns + 1) * sizeof *start);
+    runs_key(C, P, s->runs_key);
+    s->runs_pts = pts;
+    s->runs_npts = R->pts.n;
+    s->runs_start = start;
+    s->runs_n = R->nruns;
+}
+
 /* `which`: 0 = (x, y), 1 = (x, lo), 2 = (x, hi). Steps are expanded to their corners. */
 static void series_runs(ctx *C, const panel *P, const rl_series *s, int which, runs *R)
+{
+    if (which == 0 && runs_cached(C, P, s, R))
+        return;
+    series_runs_make(C, P, s, which, R);
+    if (which == 0)
+        runs_keep(C, P, s, R);
+}
+
+static void series_runs_make(ctx *C, const panel *P, const rl_series *s, int which, runs *R)
 {
     const double *ys = which == 1 ? s->lo : which == 2 ? s->hi : s->y;
     decim d = {0};

@@ -125,6 +125,11 @@ typedef struct rl_series {
      * is laid out once per format, and a long series took a scan each time. */
     double ext_lo[2][2], ext_hi[2][2];
     bool ext_any[2][2], ext_known[2][2];
+    /* The line's decimated runs in page coordinates (plot_draw.c) for the layout in
+     * runs_key: the PNG and the SVG of a figure share one layout. */
+    double runs_key[13];
+    double *runs_pts; /* runs_npts points, x y interleaved */
+    size_t runs_npts, *runs_start, runs_n; /* run k: points runs_start[k] .. [k + 1] */
     /* Histogram: nbins bars from edges[i] to edges[i+1] with heights y[i]. */
     double *edges;
     size_t nbins;

@@ -1075,12 +1075,63 @@ static void test_stroker_matches_cairo(void **state)
     }
 }
 
+/* A figure drawn again (its SVG, a PNG, its SVG once more) gives the same SVG as a fresh
+ * figure of the same data drawn once: what a series keeps from its first layout (its
+ * extent, its decimated runs) changes nothing. */
+static void dense_figure(rl_figure **out)
+{
+    enum { N = 200000 };
+    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_int_equal(rl_figure_new(out, 1, 1), RL_OK);
+    rl_axes *ax = rl_figure_axes(*out, 0, 0);
+    rl_axes_set_legend(ax, RL_LEGEND_BEST);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < N; i++) {
+            x[i] = i * 0.01;
+            y[i] = sin(i * 0.001 * (k + 1)) + ((i * 7919 + k) % 101) * 0.002;
+        }
+        rl_series_opts o;
+        rl_series_opts_init(&o);
+        o.label = k == 0 ? "a" : k == 1 ? "b" : "c";
+        assert_int_equal(rl_axes_line(ax, x, y, N, &o), RL_OK);
+    }
+    free(x);
+    free(y);
+}
+
+static void test_redraw_same_svg(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir(), png[4096];
+    snprintf(png, sizeof png, "%s/dense.png", dir);
+    rl_figure *f, *g;
+    dense_figure(&f);
+    dense_figure(&g);
+    char *s1, *s2, *s3;
+    size_t l1, l2, l3;
+    assert_int_equal(rl_figure_to_svg(f, NULL, &s1, &l1), RL_OK);
+    assert_int_equal(rl_figure_save(f, png, RL_PLOT_PNG), RL_OK);
+    assert_int_equal(rl_figure_to_svg(f, NULL, &s2, &l2), RL_OK);
+    assert_int_equal(rl_figure_to_svg(g, NULL, &s3, &l3), RL_OK);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(s1, s2, l1);
+    assert_int_equal(l1, l3);
+    assert_memory_equal(s1, s3, l1);
+    free(s1), free(s2), free(s3);
+    rl_figure_free(f);
+    rl_figure_free(g);
+    rl_test_tmpdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind_png_svg_pdf),
         cmocka_unit_test(test_png_encoder_matches_cairo),
         cmocka_unit_test(test_stroker_matches_cairo),
+        cmocka_unit_test(test_redraw_same_svg),
         cmocka_unit_test(test_multi_panel_and_log),
         cmocka_unit_test(test_nan_counted_in_note),
         cmocka_unit_test(test_empty_and_single_point),
