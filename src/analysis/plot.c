@@ -90,6 +90,8 @@ static void series_free(rl_series *s)
     free(s->edges);
     free(s->box.outliers);
     free(s->values);
+    free(s->runs_pts);
+    free(s->runs_start);
     free(s);
 }
 

@@ -308,7 +308,34 @@ static void bar_value_range(const rl_axes *ax, range *r, bool log)
     }
 }
 
-static range data_range(const rl_axes *ax, bool is_x)
+/* rg_add of every point of a line, step or scatter series on one axis (with its band on
+ * y), in their order; kept in the series. */
+static void points_range(range *r, rl_series *s, bool is_x, bool log)
+{
+    int a = is_x ? 0 : 1, l = log ? 1 : 0;
+    if (!s->ext_known[a][l]) {
+        range e = {0, 0, false, false, false};
+        for (size_t k = 0; k < s->n; k++) {
+            rg_add(&e, is_x ? s->x[k] : s->y[k], log);
+            if (!is_x && s->lo) {
+                rg_add(&e, s->lo[k], log);
+                rg_add(&e, s->hi[k], log);
+            }
+        }
+        s->ext_lo[a][l] = e.lo;
+        s->ext_hi[a][l] = e.hi;
+        s->ext_any[a][l] = e.any;
+        s->ext_known[a][l] = true;
+    }
+    /* The first lowest and first highest, added in turn, leave `r` as every point would
+     * (rg_add keeps the first of equal values). */
+    if (s->ext_any[a][l]) {
+        rg_add(r, s->ext_lo[a][l], log);
+        rg_add(r, s->ext_hi[a][l], log);
+    }
+}
+
+static range data_range(rl_axes *ax, bool is_x)
 {
     range r = {0, 0, false, false, false};
     bool log = (is_x ? ax->xa.scale : ax->ya.scale) == RL_SCALE_LOG;
@@ -316,18 +343,12 @@ static range data_range(const rl_axes *ax, bool is_x)
     if (bar_value_axis)
         bar_value_range(ax, &r, log);
     for (size_t i = 0; i < ax->nseries; i++) {
-        const rl_series *s = ax->series[i];
+        rl_series *s = ax->series[i];
         switch (s->kind) {
         case RL_K_LINE:
         case RL_K_STEP:
         case RL_K_SCATTER:
-            for (size_t k = 0; k < s->n; k++) {
-                rg_add(&r, is_x ? s->x[k] : s->y[k], log);
-                if (!is_x && s->lo) {
-                    rg_add(&r, s->lo[k], log);
-                    rg_add(&r, s->hi[k], log);
-                }
-            }
+            points_range(&r, s, is_x, log);
             break;
         case RL_K_ECDF:
             if (is_x) {
@@ -794,6 +815,11 @@ typedef struct occ {
     unsigned char *g;
     int w, h;
     double x0, y0;
+    /* The candidate legend boxes (x0, y0, x1, y1) and which hold data already: once all
+     * do, the legend goes outside whatever else is drawn, and drawing stops. */
+    double boxes[8][4];
+    int nboxes;
+    bool hit[8];
 } occ;
 
 static void occ_mark(occ *o, double x, double y)
@@ -871,6 +897,21 @@ static int occ_count(const occ *o, double x0, double y0, double x1, double y1)
     return n;
 }
 
+/* Whether every candidate box holds data: marks only add, so more series cannot free one. */
+static bool occ_settled(occ *o)
+{
+    if (!o || o->nboxes == 0)
+        return false;
+    bool all = true;
+    for (int k = 0; k < o->nboxes; k++) {
+        if (!o->hit[k])
+            o->hit[k] = occ_count(o, o->boxes[k][0], o->boxes[k][1], o->boxes[k][2],
+                                  o->boxes[k][3]) > 0;
+        all = all && o->hit[k];
+    }
+    return all;
+}
+
 /* ---- Series geometry ------------------------------------------------------------------
  * Each line-like series becomes runs of page coordinates (split at gaps), decimated.
  * The same geometry feeds drawing and the legend's occupancy grid. */
@@ -913,8 +954,78 @@ static void runs_free(runs *R)
     memset(R, 0, sizeof *R);
 }
 
+static void series_runs_make(ctx *C, const panel *P, const rl_series *s, int which, runs *R);
+
+/* What the runs of a series' points depend on besides the points. */
+static void runs_key(const ctx *C, const panel *P, double key[13])
+{
+    const double k[13] = {P->tx.d0, P->tx.d1, P->tx.p0, P->tx.p1, P->tx.log, P->ty.d0, P->ty.d1,
+                          P->ty.p0, P->ty.p1, P->ty.log, P->px, P->pw, C->colw};
+    memcpy(key, k, sizeof k);
+}
+
+/* The runs kept in the series for this layout, copied into R; false when there are none. */
+static bool runs_cached(const ctx *C, const panel *P, const rl_series *s, runs *R)
+{
+    double key[13];
+    runs_key(C, P, key);
+    if (!s->runs_start || memcmp(key, s->runs_key, sizeof key) != 0)
+        return false;
+    size_t cap = s->runs_n + 2;
+    R->pts.v = malloc((s->runs_npts ? s->runs_npts : 1) * 2 * sizeof(double));
+    R->start = malloc(cap * sizeof *R->start);
+    if (!R->pts.v || !R->start) {
+        free(R->pts.v);
+        free(R->start);
+        memset(R, 0, sizeof *R);
+        return false;
+    }
+    memcpy(R->pts.v, s->runs_pts, s->runs_npts * 2 * sizeof(double));
+    memcpy(R->start, s->runs_start, (s->runs_n + 1) * sizeof *R->start);
+    R->pts.n = R->pts.cap = s->runs_npts;
+    R->nruns = s->runs_n;
+    R->cap = cap;
+    return true;
+}
+
+/* Keeps a copy of R in the series (a cache: the series' data do not change, and a figure
+ * is drawn once per format). */
+static void runs_keep(const ctx *C, const panel *P, const rl_series *cs, const runs *R)
+{
+    rl_series *s = (rl_series *)cs; /* only the cache changes */
+    free(s->runs_pts);
+    free(s->runs_start);
+    s->runs_pts = NULL;
+    s->runs_start = NULL;
+    if (R->oom || !R->start)
+        return;
+    double *pts = malloc((R->pts.n ? R->pts.n : 1) * 2 * sizeof(double));
+    size_t *start = malloc((R->nruns + 1) * sizeof *start);
+    if (!pts || !start) {
+        free(pts);
+        free(start);
+        return;
+    }
+    memcpy(pts, R->pts.v, R->pts.n * 2 * sizeof(double));
+    memcpy(start, R->start, (R->nruns + 1) * sizeof *start);
+    runs_key(C, P, s->runs_key);
+    s->runs_pts = pts;
+    s->runs_npts = R->pts.n;
+    s->runs_start = start;
+    s->runs_n = R->nruns;
+}
+
 /* `which`: 0 = (x, y), 1 = (x, lo), 2 = (x, hi). Steps are expanded to their corners. */
 static void series_runs(ctx *C, const panel *P, const rl_series *s, int which, runs *R)
+{
+    if (which == 0 && runs_cached(C, P, s, R))
+        return;
+    series_runs_make(C, P, s, which, R);
+    if (which == 0)
+        runs_keep(C, P, s, R);
+}
+
+static void series_runs_make(ctx *C, const panel *P, const rl_series *s, int which, runs *R)
 {
     const double *ys = which == 1 ? s->lo : which == 2 ? s->hi : s->y;
     decim d = {0};
@@ -1286,12 +1397,14 @@ static void draw_series(ctx *C, panel *P, occ *o)
     for (size_t i = 0; i < ax->nseries && !o; i++)
         if (ax->series[i]->kind == RL_K_HIST)
             draw_hist(C, P, ax->series[i], NULL, true);
-    for (size_t i = 0; i < ax->nseries; i++) {
+    /* Into the occupancy grid, the lines and markers (a figure's bulk) only until every
+     * candidate legend box holds data. */
+    for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++) {
         const rl_series *s = ax->series[i];
         if (s->kind == RL_K_LINE || s->kind == RL_K_STEP || s->kind == RL_K_ECDF)
             draw_lines(C, P, s, o);
     }
-    for (size_t i = 0; i < ax->nseries; i++)
+    for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++)
         if (ax->series[i]->kind == RL_K_SCATTER)
             draw_scatter(C, P, ax->series[i], o);
 }
@@ -1333,11 +1446,17 @@ static void place_legend(ctx *C, panel *P)
         C->oom = true;
         return;
     }
+    o.nboxes = 8;
+    for (int k = 0; k < 8; k++) {
+        o.boxes[k][0] = corners[k][0] - 2;
+        o.boxes[k][1] = corners[k][1] - 2;
+        o.boxes[k][2] = corners[k][0] + P->leg_w + 2;
+        o.boxes[k][3] = corners[k][1] + P->leg_h + 2;
+    }
     draw_series(C, P, &o);
     int best = -1, best_n = 0;
     for (int k = 0; k < 8; k++) {
-        int n = occ_count(&o, corners[k][0] - 2, corners[k][1] - 2, corners[k][0] + P->leg_w + 2,
-                          corners[k][1] + P->leg_h + 2);
+        int n = occ_count(&o, o.boxes[k][0], o.boxes[k][1], o.boxes[k][2], o.boxes[k][3]);
         if (best < 0 || n < best_n) {
             best = k;
             best_n = n;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- Byte buffer (core/text.h) plus the XML side of it ------------------------- */
 /* Appends `s` escaped for XML/HTML text and attributes (&<>"' and control characters;
@@ -74,6 +75,17 @@ int rl_svg_rend_begin(rl_svg_rend **out, rl_buf *buf, double w_pt, double h_pt, 
 rl_rend *rl_svg_rend_base(rl_svg_rend *s);
 void rl_svg_rend_end(rl_svg_rend *s);
 
+/* Strokes open polylines with round caps and joins in one opaque colour onto an ARGB32
+ * image of w x h pixels (plot_stroke.c): `xy` and `width` in device pixels, `argb` the
+ * premultiplied pixel of the colour, `clip` = {x0, y0, x1, y1} in pixels (fractional edges
+ * are anti-aliased). The union of the segments is painted once. One stroker per image;
+ * not thread-safe per instance. */
+typedef struct rl_stroker rl_stroker;
+int rl_stroker_new(rl_stroker **out, int w, int h);
+void rl_stroker_free(rl_stroker *s);
+void rl_stroker_polyline(rl_stroker *s, unsigned char *data, int stride, const double *xy,
+                         size_t n, double width, uint32_t argb, const double clip[4]);
+
 /* Cairo backend over an existing cairo context (PNG image or PDF surface). */
 typedef struct rl_cairo_rend rl_cairo_rend;
 int rl_cairo_rend_new(rl_cairo_rend **out, void *cairo_context);
@@ -108,6 +120,16 @@ typedef struct rl_series {
     double *x, *y, *lo, *hi;
     size_t n;
     bool x_sorted;
+    /* The points' finite extent per axis (0 x, 1 y, with the band) and scale (0 linear,
+     * 1 log: positive only), kept at the first layout (a series never changes): a figure
+     * is laid out once per format, and a long series took a scan each time. */
+    double ext_lo[2][2], ext_hi[2][2];
+    bool ext_any[2][2], ext_known[2][2];
+    /* The line's decimated runs in page coordinates (plot_draw.c) for the layout in
+     * runs_key: the PNG and the SVG of a figure share one layout. */
+    double runs_key[13];
+    double *runs_pts; /* runs_npts points, x y interleaved */
+    size_t runs_npts, *runs_start, runs_n; /* run k: points runs_start[k] .. [k + 1] */
     /* Histogram: nbins bars from edges[i] to edges[i+1] with heights y[i]. */
     double *edges;
     size_t nbins;

@@ -221,6 +221,64 @@ void rl_eg_pair_distance_trig(const rl_eg_pose *a, const uint8_t *va, const doub
     }
 }
 
+size_t rl_eg_pair_distance_near(const rl_eg_pose *a, const uint8_t *va, const double (*csa)[2],
+                                const rl_eg_pose *b, const uint8_t *vb, const double (*csb)[2],
+                                size_t n, double length, double width, double exact_within,
+                                double min_distance, double *dist)
+{
+    /* Each rectangle lies in its circumscribed circle, so the distance is at least the
+     * circles' clearance, which is also what rl_eg_pair_distance_trig gives beyond
+     * exact_within. The minimum over all times is at most any distance found, first at the
+     * time the centres come closest: a time whose clearance lies above both that and
+     * min_distance (by far more than rounding) can neither be the first minimum nor a
+     * collision. */
+    double diameter = hypot(length, width);
+    double closest2 = INFINITY;
+    size_t at = n;
+    for (size_t i = 0; i < n; i++) {
+        double dx = a[i].x - b[i].x, dy = a[i].y - b[i].y, d2 = dx * dx + dy * dy;
+        if (va[i] && vb[i] && d2 < closest2)
+            closest2 = d2, at = i;
+    }
+    if (at == n || !(sqrt(closest2) - diameter <= exact_within)) {
+        /* Never within exact_within: the clearances themselves are the answer. */
+        rl_eg_pair_distance_trig(a, va, csa, b, vb, csb, n, length, width, exact_within, dist);
+        return 0;
+    }
+    double upper = rect_distance(&a[at], csa[at][0], csa[at][1], &b[at], csb[at][0], csb[at][1],
+                                 length, width);
+    /* Beyond centre distance `reach` the clearance, a lower bound of the value there,
+     * exceeds max(upper, min_distance): compared squared, with a margin far above
+     * rounding. */
+    double margin = 1e-9 * (1 + diameter), reach2 = 0;
+    size_t exact = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || dist[i - 1] < upper) {
+            upper = i == 0 ? upper : dist[i - 1];
+            double reach = fmax(upper, min_distance) + diameter + margin;
+            reach2 = reach * reach;
+        }
+        if (!va[i] || !vb[i]) {
+            dist[i] = NAN;
+            continue;
+        }
+        double dx = a[i].x - b[i].x, dy = a[i].y - b[i].y, d2 = dx * dx + dy * dy;
+        if (d2 > reach2) {
+            dist[i] = INFINITY;
+            continue;
+        }
+        double clear = sqrt(d2) - diameter;
+        if (clear > exact_within) {
+            dist[i] = clear;
+            continue;
+        }
+        dist[i] = rect_distance(&a[i], csa[i][0], csa[i][1], &b[i], csb[i][0], csb[i][1], length,
+                                width);
+        exact++;
+    }
+    return exact;
+}
+
 int rl_eg_intervals(const double *t, const uint8_t *bad, const double *value, size_t n,
                     double max_gap, double min_duration, rl_eg_interval **out, size_t *count)
 {
@@ -346,7 +404,10 @@ double rl_eg_outside_polygon(const rl_map_box *b, const rl_map_point *poly, size
     /* Most footprints lie well inside: their circumscribed circle does. */
     bool centre_inside;
     double clearance = polygon_where((rl_map_point){b->x, b->y}, poly, n, &centre_inside);
-    if (centre_inside && clearance >= 0.5 * hypot(b->length, b->width))
+    /* max(l, w) <= hypot(l, w) <= l + w decide most without the call. */
+    double lo = fmax(fabs(b->length), fabs(b->width)), hi = fabs(b->length) + fabs(b->width);
+    if (centre_inside && (clearance >= 0.5 * hi ||
+                          (clearance >= 0.5 * lo && clearance >= 0.5 * hypot(b->length, b->width))))
         return 0;
     polygon_ctx ctx = {poly, n};
     double worst = sample_footprint(b, step, polygon_outside, &ctx);

@@ -90,6 +90,17 @@ void rl_eg_pair_distance_trig(const rl_eg_pose *a, const uint8_t *va, const doub
                               size_t n, double length, double width, double exact_within,
                               double *dist);
 
+/* rl_eg_pair_distance_trig where it can matter to a pair's first minimum and its
+ * collisions: the same number, bit for bit, wherever the circumscribed circles' clearance
+ * is at most min_distance or the smallest distance found (at the time the centres come
+ * closest, then as it goes); elsewhere +infinity (the distance is above both there). A
+ * pair never within exact_within gets rl_eg_pair_distance_trig's clearances. Returns how
+ * many times were computed exactly. */
+size_t rl_eg_pair_distance_near(const rl_eg_pose *a, const uint8_t *va, const double (*csa)[2],
+                                const rl_eg_pose *b, const uint8_t *vb, const double (*csb)[2],
+                                size_t n, double length, double width, double exact_within,
+                                double min_distance, double *dist);
+
 /* A stretch of time over which a condition held. */
 typedef struct rl_eg_interval {
     double t0, t1;      /* first and last sample where it held */

@@ -233,35 +233,44 @@ static int write_figure(const eval_output *o, const char *figdir, size_t i, char
     return rl_figure_record_write(path, &rec);
 }
 
-/* Figures are drawn by several threads at once (eval_parallel; rl_figure: different
- * figures may be used from different threads): drawing is most of an evaluation's time
- * after reading. The maps of the footprint metrics, the costliest, come last, and
- * eval_parallel starts from the last. */
-typedef struct figure_tasks {
+/* The files before the report are written by several threads at once (eval_parallel;
+ * rl_figure: different figures may be used from different threads): drawing the figures
+ * is most of an evaluation's time after reading, and config.yaml, checks.csv and
+ * summary.json are written beside them. Tasks 0..2 are those three files, in the order a
+ * failure among them is reported, then one per figure; the maps of the footprint metrics,
+ * the costliest, come last, and eval_parallel starts from the last. */
+enum { SMALL_FILES = 3 };
+
+typedef struct output_tasks {
     const eval_output *o;
     const char *figdir;
     char **svgs;
-} figure_tasks;
+} output_tasks;
 
-static int draw_figure(void *arg, size_t i)
+static int output_task(void *arg, size_t i)
 {
-    figure_tasks *f = arg;
-    return write_figure(f->o, f->figdir, i, &f->svgs[i]);
+    output_tasks *f = arg;
+    switch (i) {
+    case 0: return write_config(f->o);
+    case 1: return write_csv(f->o);
+    case 2: return write_summary(f->o);
+    default: return write_figure(f->o, f->figdir, i - SMALL_FILES, &f->svgs[i - SMALL_FILES]);
+    }
 }
 
-/* Each figure as PNG and as SVG with its record; the SVG documents stay in `svgs` for the
- * report, which inlines them instead of drawing every figure again. */
-static int write_figures(const eval_output *o, char **svgs)
+/* The three files and each figure as PNG and as SVG with its record; the SVG documents stay
+ * in `svgs` for the report, which inlines them instead of drawing every figure again. */
+static int write_files(const eval_output *o, char **svgs)
 {
     char figdir[PATH_MAX];
     size_t n = o->sink->nfigures;
     int rc = rl_path_join(figdir, sizeof figdir, o->dir, "figures");
-    if (rc < 0 || n == 0)
+    if (rc == RL_OK && n > 0)
+        rc = rl_fs_mkdirs(figdir);
+    if (rc < 0)
         return rc;
-    if ((rc = rl_fs_mkdirs(figdir)) < 0)
-        return rc;
-    figure_tasks f = {o, figdir, svgs};
-    return eval_parallel(n, draw_figure, &f, NULL);
+    output_tasks f = {o, figdir, svgs};
+    return eval_parallel(SMALL_FILES + n, output_task, &f, NULL);
 }
 
 static int report_checks(rl_report *r, const struct eval_sink *s)
@@ -362,8 +371,7 @@ int eval_output_write(const eval_output *o)
     if (!svgs)
         return rl_error_set(RL_ENOMEM, "%s: out of memory", o->dir);
     int rc;
-    if ((rc = write_config(o)) < 0 || (rc = write_csv(o)) < 0 || (rc = write_summary(o)) < 0 ||
-        (rc = write_figures(o, svgs)) < 0 || (rc = write_report(o, svgs)) < 0)
+    if ((rc = write_files(o, svgs)) < 0 || (rc = write_report(o, svgs)) < 0)
         rl_error_prefix(rc, "%s", o->dir);
     for (size_t i = 0; i < o->sink->nfigures; i++)
         free(svgs[i]);

@@ -161,11 +161,28 @@ static void test_all_metrics_as_one_by_one(void **state)
     rl_eval_options every = {NULL, NULL, 0, NULL};
     assert_int_equal(rl_eval_run(dir, &every, &all), RL_OK);
     size_t k = 0, metrics = 0;
+    /* The time series' figures, drawn among the others and beside the small files, are
+     * those of their metric alone. */
+    static const char *const owners[][2] = {{"states_speed", "speed"},
+                                            {"command_follow", "command_follow_deviation"}};
     for (size_t m = 0; m < rl_eval_metric_count(); m++) {
         rl_eval_result one;
         rl_eval_options only = {NULL, rl_eval_metric_name(m), 0, NULL};
         assert_int_equal(rl_eval_run(dir, &only, &one), RL_OK);
         metrics += one.nchecks > 0;
+        for (size_t f = 0; f < sizeof owners / sizeof owners[0]; f++) {
+            if (strcmp(owners[f][0], rl_eval_metric_name(m)) != 0)
+                continue;
+            char pa[PATH_MAX], pb[PATH_MAX];
+            snprintf(pa, sizeof pa, "%s/figures/%s.svg", all.dir, owners[f][1]);
+            snprintf(pb, sizeof pb, "%s/figures/%s.svg", one.dir, owners[f][1]);
+            size_t la, lb;
+            char *a = rl_test_read_file(pa, &la), *b = rl_test_read_file(pb, &lb);
+            assert_int_equal(la, lb);
+            assert_memory_equal(a, b, la);
+            free(a);
+            free(b);
+        }
         for (size_t i = 0; i < one.nchecks; i++, k++) {
             assert_true(k < all.nchecks);
             const rl_eval_check *a = &all.checks[k], *b = &one.checks[i];
@@ -190,6 +207,13 @@ static void test_all_metrics_as_one_by_one(void **state)
             if (stat(p, &st) != 0 || st.st_size == 0)
                 fail_msg("%s missing or empty", p);
         }
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/summary.json", all.dir);
+    json_object *sum, *checks;
+    assert_int_equal(rl_json_read_file(p, 1 << 24, &sum), RL_OK);
+    assert_int_equal(rl_json_get_array(sum, "checks", &checks), RL_OK);
+    assert_int_equal(json_object_array_length(checks), all.nchecks);
+    json_object_put(sum);
     rl_eval_result_free(&all);
     free(dir);
     rl_test_tmpdir_free(root);

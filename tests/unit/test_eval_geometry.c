@@ -189,6 +189,103 @@ static void test_pair_distance(void **state)
     free(pa), free(pb), free(ka), free(kb), free(ta), free(tb), free(d1), free(d2);
 }
 
+/* What judging a pair reads of its distances: the first minimum (value and time), whether
+ * any time is known, and the times within min_distance. */
+typedef struct pair_view {
+    double min;
+    int min_at;
+    size_t known;
+    size_t within;
+} pair_view;
+
+static pair_view view_pair(const double *d, int n, double min_distance, uint8_t *within)
+{
+    pair_view v = {INFINITY, -1, 0, 0};
+    for (int k = 0; k < n; k++) {
+        bool known = !isnan(d[k]);
+        v.known += known;
+        within[k] = known && d[k] <= min_distance;
+        v.within += within[k];
+        if (known && d[k] < v.min)
+            v.min = d[k], v.min_at = k;
+    }
+    return v;
+}
+
+/* rl_eg_pair_distance_near against the whole series: the same first minimum (bit for bit)
+ * at the same time, the same times within min_distance, the same known times, and every
+ * value it computes exactly the same; on pairs following each other round a circuit (the
+ * lab's case: most times skipped), crossing, far apart, and at random. */
+static void test_pair_distance_near(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    const double L = 0.22, W = 0.1;
+    rl_eg_pose *pa = malloc(N * sizeof *pa), *pb = malloc(N * sizeof *pb);
+    uint8_t *ka = malloc(N), *kb = malloc(N), *w1 = malloc(N), *w2 = malloc(N);
+    double(*ta)[2] = malloc(N * sizeof *ta), (*tb)[2] = malloc(N * sizeof *tb);
+    double *d1 = malloc(N * sizeof *d1), *d2 = malloc(N * sizeof *d2);
+    uint32_t seed = 99;
+    size_t skipped = 0, total = 0;
+    for (int kind = 0; kind < 4; kind++)
+        for (int rep = 0; rep < 6; rep++) {
+            for (int k = 0; k < N; k++) {
+                double r[6];
+                for (int j = 0; j < 6; j++) {
+                    seed = seed * 1103515245u + 12345u;
+                    r[j] = (double)((seed >> 8) & 0xffff) / 65536.0;
+                }
+                double t = 0.02 * k, gap = 0.25 + 0.1 * rep + 0.05 * sin(0.3 * t);
+                if (kind == 0) { /* b follows a round a circle of 1 m */
+                    double ua = t * 0.8, ub = ua - gap;
+                    pa[k] = (rl_eg_pose){t, cos(ua), sin(ua), ua + M_PI / 2};
+                    pb[k] = (rl_eg_pose){t, cos(ub), sin(ub), ub + M_PI / 2};
+                } else if (kind == 1) { /* crossing paths: they touch now and then */
+                    pa[k] = (rl_eg_pose){t, 0.8 * sin(0.5 * t), 0, 0};
+                    pb[k] = (rl_eg_pose){t, 0.05 * rep, 0.8 * cos(0.37 * t), M_PI / 2};
+                } else if (kind == 2) { /* far apart */
+                    pa[k] = (rl_eg_pose){t, 0, 0, r[0]};
+                    pb[k] = (rl_eg_pose){t, 1.5 + r[1], 0, r[2]};
+                } else {
+                    pa[k] = (rl_eg_pose){t, 1.6 * r[0] - 0.8, 1.6 * r[1] - 0.8, 7 * r[2] - 3.5};
+                    pb[k] = (rl_eg_pose){t, 1.6 * r[3] - 0.8, 1.6 * r[4] - 0.8, 7 * r[5] - 3.5};
+                }
+                ka[k] = k % 17 != 0;
+                kb[k] = k % 23 != 0;
+            }
+            rl_eg_yaw_trig(pa, N, ta);
+            rl_eg_yaw_trig(pb, N, tb);
+            const double min_distances[] = {0, 0.02, -1};
+            for (int m = 0; m < 3; m++) {
+                double md = min_distances[m];
+                rl_eg_pair_distance_trig(pa, ka, (const double(*)[2])ta, pb, kb,
+                                         (const double(*)[2])tb, N, L, W, 1.0, d1);
+                size_t exact = rl_eg_pair_distance_near(pa, ka, (const double(*)[2])ta, pb, kb,
+                                                        (const double(*)[2])tb, N, L, W, 1.0, md,
+                                                        d2);
+                pair_view v1 = view_pair(d1, N, md, w1), v2 = view_pair(d2, N, md, w2);
+                assert_memory_equal(&v1.min, &v2.min, sizeof v1.min);
+                assert_int_equal(v1.min_at, v2.min_at);
+                assert_int_equal(v1.known, v2.known);
+                assert_int_equal(v1.within, v2.within);
+                assert_memory_equal(w1, w2, N);
+                size_t computed = 0;
+                for (int k = 0; k < N; k++)
+                    if (isfinite(d2[k])) {
+                        assert_memory_equal(&d1[k], &d2[k], sizeof d1[k]);
+                        computed++;
+                    }
+                assert_true(exact <= computed);
+                total += v1.known;
+                skipped += v1.known - computed;
+            }
+        }
+    /* Following each other, almost every time is decided without the exact distance. */
+    assert_true(skipped > total / 4);
+    free(pa), free(pb), free(ka), free(kb), free(w1), free(w2), free(ta), free(tb);
+    free(d1), free(d2);
+}
+
 static void test_intervals(void **state)
 {
     (void)state;
@@ -279,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hermite),          cmocka_unit_test(test_active_command),
         cmocka_unit_test(test_pose_interpolation), cmocka_unit_test(test_pair_distance),
+        cmocka_unit_test(test_pair_distance_near),
         cmocka_unit_test(test_intervals),        cmocka_unit_test(test_outside_polygon),
         cmocka_unit_test(test_outside_lanelets),
     };

@@ -93,16 +93,19 @@ static int judge_pair(eval_ctx *ctx, const collision_settings *cs, const grid *g
                       size_t b, int ida, int idb, double *dist, uint8_t *bad, double *neg,
                       eval_geo_marks *marks, double *min_out)
 {
-    rl_eg_pair_distance_trig(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a], g->pose[b],
+    /* Only the minimum and the times within min_distance count here (the figure computes
+     * its pairs' whole series again). */
+    rl_eg_pair_distance_near(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a], g->pose[b],
                              g->valid[b], (const double(*)[2])g->trig[b], g->n, cs->length,
-                             cs->width, EXACT_WITHIN, dist);
-    size_t both = 0;
+                             cs->width, EXACT_WITHIN, cs->min_distance, dist);
+    size_t both = 0, nbad = 0;
     double min_dist = INFINITY, min_t = NAN;
     for (size_t k = 0; k < g->n; k++) {
         bool known = !isnan(dist[k]);
         both += known;
         bad[k] = known && dist[k] <= cs->min_distance;
-        neg[k] = known ? -dist[k] : NAN;
+        nbad += bad[k];
+        neg[k] = bad[k] ? -dist[k] : NAN; /* only the times too close are read */
         if (known && dist[k] < min_dist)
             min_dist = dist[k], min_t = g->t[k];
     }
@@ -119,7 +122,9 @@ static int judge_pair(eval_ctx *ctx, const collision_settings *cs, const grid *g
     size_t niv = 0;
     eval_intervals out = {0};
     /* Consecutive common times are one step apart; an unknown time ends a stretch. */
-    int rc = rl_eg_intervals(g->t, bad, neg, g->n, 1.5 * g->step, cs->min_duration, &iv, &niv);
+    int rc = nbad ? rl_eg_intervals(g->t, bad, neg, g->n, 1.5 * g->step, cs->min_duration, &iv,
+                                    &niv)
+                  : RL_OK; /* no time too close: no interval */
     if (rc == RL_OK)
         rc = eval_geo_intervals(&out, iv, niv);
     for (size_t k = 0; rc == RL_OK && k < niv; k++)
