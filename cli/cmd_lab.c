@@ -151,8 +151,8 @@ static int read_recorder_config(const char *path, recorder_config *c)
     rc = rl_json_get_string(c->doc, "lock_dir", &c->lock_dir);
     if (rc == RL_EPARSE)
         return cli_fail("recorder", "%s: %s", path, rl_error_last());
-    /* The bag's compression: at 10 KB samples and ~1 GB/s, lz4 costs the recorder less CPU
-     * than zstd (docs/lab.md); `none` needs a disk that takes the raw rate. */
+    /* The bag's compression, as `runlab record --compression` sets it: a lab trades CPU
+     * against disk bytes here (docs/lab.md); `none` needs a disk that takes the raw rate. */
     const char *comp = NULL;
     rc = rl_json_get_string(c->doc, "compression", &comp);
     if (rc == RL_EPARSE)
