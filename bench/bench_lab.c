@@ -298,9 +298,8 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     rl_record_options_default(&eng);
     const char *comp = getenv("BENCH_LAB_COMPRESSION");
     if (comp) {
-        eng.compression = strcmp(comp, "none") == 0  ? RL_RECORD_COMPRESSION_NONE
-                          : strcmp(comp, "lz4") == 0 ? RL_RECORD_COMPRESSION_LZ4
-                                                     : RL_RECORD_COMPRESSION_ZSTD;
+        if (rl_record_compression_from_name(comp, &eng.compression) != RL_OK)
+            fprintf(stderr, "bench_lab: BENCH_LAB_COMPRESSION: %s; using zstd\n", rl_error_last());
         o.engine = &eng;
     }
     rl_lab_recorder *node = NULL;

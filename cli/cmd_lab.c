@@ -158,15 +158,8 @@ static int read_recorder_config(const char *path, recorder_config *c)
     if (rc == RL_EPARSE)
         return cli_fail("recorder", "%s: %s", path, rl_error_last());
     if (comp) {
-        if (strcmp(comp, "none") == 0)
-            c->engine.compression = RL_RECORD_COMPRESSION_NONE;
-        else if (strcmp(comp, "zstd") == 0)
-            c->engine.compression = RL_RECORD_COMPRESSION_ZSTD;
-        else if (strcmp(comp, "lz4") == 0)
-            c->engine.compression = RL_RECORD_COMPRESSION_LZ4;
-        else
-            return cli_fail("recorder", "%s: compression: '%s' is not none, zstd or lz4", path,
-                            comp);
+        if (rl_record_compression_from_name(comp, &c->engine.compression) != RL_OK)
+            return cli_fail("recorder", "%s: compression: %s", path, rl_error_last());
         c->engine_set = true;
     }
     int64_t level = 0;

@@ -619,15 +619,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
                 (int64_t)u * 1000000;
             break;
         case O_COMP:
-            if (strcmp(optarg, "none") == 0)
-                a->opts.compression = RL_RECORD_COMPRESSION_NONE;
-            else if (strcmp(optarg, "zstd") == 0)
-                a->opts.compression = RL_RECORD_COMPRESSION_ZSTD;
-            else if (strcmp(optarg, "lz4") == 0)
-                a->opts.compression = RL_RECORD_COMPRESSION_LZ4;
-            else
-                return cli_usage_error("record", "--compression: '%s' is not none, zstd or lz4",
-                                       optarg);
+            if (rl_record_compression_from_name(optarg, &a->opts.compression) != RL_OK)
+                return cli_usage_error("record", "--compression: %s", rl_error_last());
             break;
         case O_CLEVEL: {
             char *end;

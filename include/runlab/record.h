@@ -40,6 +40,11 @@ typedef enum rl_record_compression {
 /* "none", "zstd", "lz4". Never NULL. */
 const char *rl_record_compression_name(rl_record_compression c);
 
+/* The compression named `name` ("none", "zstd" or "lz4", as rl_record_compression_name
+ * spells them) into *out. RL_EINVAL for any other text (or NULL), with a message that
+ * quotes it; *out is then unchanged. Thread-safe. */
+int rl_record_compression_from_name(const char *name, rl_record_compression *out);
+
 /* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
  * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" until a prepare has
  * succeeded, also while one is under way in another thread, and never change after,

@@ -44,6 +44,18 @@ const char *rl_record_compression_name(rl_record_compression c)
     return "unknown";
 }
 
+int rl_record_compression_from_name(const char *name, rl_record_compression *out)
+{
+    static const rl_record_compression all[] = {
+        RL_RECORD_COMPRESSION_NONE, RL_RECORD_COMPRESSION_ZSTD, RL_RECORD_COMPRESSION_LZ4};
+    for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(name, rl_record_compression_name(all[i])) == 0) {
+            *out = all[i];
+            return RL_OK;
+        }
+    return rl_error_set(RL_EINVAL, "'%s' is not none, zstd or lz4", name ? name : "(null)");
+}
+
 int rl_record_home(const char *home, char *out, size_t cap)
 {
     const char *h = home;

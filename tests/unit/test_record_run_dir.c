@@ -1,7 +1,8 @@
 /* Tests of a run's names in the recorder engine: generated run ids that meet one already
  * used (two runs in one second of one process) take the next suffix instead of failing
  * or touching the other run; the run's names are "" while a prepare fills them in another
- * thread and fixed afterwards (the heartbeat and status readers race with prepare). */
+ * thread and fixed afterwards (the heartbeat and status readers race with prepare); the
+ * compression names read back as the values they name. */
 #include "rl_test.h"
 
 #include "runlab/error.h"
@@ -171,12 +172,33 @@ static void test_names_read_while_prepare_fills_them(void **state)
     rl_test_tmpdir_free(home);
 }
 
+static void test_compression_names_round_trip(void **state)
+{
+    (void)state;
+    const rl_record_compression all[] = {RL_RECORD_COMPRESSION_NONE, RL_RECORD_COMPRESSION_ZSTD,
+                                         RL_RECORD_COMPRESSION_LZ4};
+    for (size_t i = 0; i < 3; i++) {
+        rl_record_compression c = (rl_record_compression)99;
+        assert_int_equal(rl_record_compression_from_name(rl_record_compression_name(all[i]), &c),
+                         RL_OK);
+        assert_int_equal(c, all[i]);
+    }
+    const char *bad[] = {"ZSTD", "", "zstd ", "xz", NULL};
+    for (size_t i = 0; i < 5; i++) {
+        rl_record_compression c = RL_RECORD_COMPRESSION_LZ4;
+        assert_int_equal(rl_record_compression_from_name(bad[i], &c), RL_EINVAL);
+        assert_int_equal(c, RL_RECORD_COMPRESSION_LZ4); /* unchanged */
+        assert_non_null(strstr(rl_error_last(), "is not none, zstd or lz4"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated_ids_in_one_second_do_not_collide),
         cmocka_unit_test(test_given_id_is_still_refused),
         cmocka_unit_test(test_names_read_while_prepare_fills_them),
+        cmocka_unit_test(test_compression_names_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
