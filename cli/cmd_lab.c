@@ -254,12 +254,18 @@ int cmd_recorder(int argc, char **argv)
         cli_restore_signals(old);
         return ec;
     }
+    /* The compression the node was given, not the config's text: what the bags will hold. */
+    rl_record_options given;
+    if (o.engine)
+        given = *o.engine;
+    else
+        rl_record_options_default(&given);
     char level[32] = "";
-    if (cfg.engine.compression_level)
-        snprintf(level, sizeof level, " level %d", cfg.engine.compression_level);
+    if (given.compression_level)
+        snprintf(level, sizeof level, " level %d", given.compression_level);
     fprintf(stderr, "runlab recorder: serving DDS domain %d (pid %d), bag compression %s%s; "
             "Ctrl-C stops\n",
-            domain, (int)getpid(), rl_record_compression_name(cfg.engine.compression), level);
+            domain, (int)getpid(), rl_record_compression_name(given.compression), level);
     /* Each run's directory is printed once the run has ended, so that a script reading
        the output line by line learns of every run while the node goes on serving. */
     char run_dir[4096], printed[4096] = "";
