@@ -31,6 +31,9 @@ const char *rl_badge_name(rl_badge b)
     return (unsigned)b < 5 ? BADGE_NAMES[b] : "?";
 }
 
+/* Text cells longer than this are prose (a check's reason, a note): they wrap anywhere. */
+enum { PROSE_CHARS = 40 };
+
 static const char CSS[] =
     ":root{color-scheme:light}"
     "body{font-family:'DejaVu Sans',Verdana,'Segoe UI',Helvetica,Arial,sans-serif;"
@@ -40,7 +43,7 @@ static const char CSS[] =
     "h2{font-size:1.25em;margin-top:1.8em}h3{font-size:1.08em}h4{font-size:1em}"
     "table{border-collapse:collapse;margin:.8em 0;font-size:.92em}"
     "caption{text-align:left;font-weight:bold;padding:.3em 0}"
-    "th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:left;vertical-align:top}"
+    "th,td{border-bottom:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:top}"
     "th{background:#f3f5f7;border-bottom:2px solid #bbb}"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
     "table.kv th{background:none;border-bottom:1px solid #ddd;font-weight:600;color:#444}"
@@ -49,6 +52,9 @@ static const char CSS[] =
     "table.sortable th.asc::after{content:' \\2191';color:#333}"
     "table.sortable th.desc::after{content:' \\2193';color:#333}"
     ".scroll{overflow-x:auto}"
+    /* A sentence may break inside a long token (a topic path) so that a wide table still
+       fits the page; names and numbers in the other cells never break. */
+    "td.prose{overflow-wrap:anywhere;min-width:12em}"
     ".badge{display:inline-block;padding:.05em .55em;border-radius:.3em;font-weight:bold;"
     "font-size:.85em;letter-spacing:.03em;border:1px solid}"
     ".badge.pass{background:#e6f4ea;color:#11632a;border-color:#11632a}"
@@ -335,6 +341,8 @@ static void put_cell(rl_report *r, const rl_report_cell *c)
     default:
         if (parse_number(c->text, &v))
             rl_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">", v);
+        else if (c->text && strlen(c->text) > PROSE_CHARS)
+            rl_buf_puts(b, "<td class=\"prose\">");
         else
             rl_buf_puts(b, "<td>");
         rl_buf_put_escaped(b, c->text ? c->text : "");

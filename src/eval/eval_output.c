@@ -47,13 +47,15 @@ static char *vehicles_text(const rl_eval_check *c)
 }
 
 /* "t0..t1;t0..t1" for the CSV and the report. */
-static char *intervals_text(const rl_eval_check *c)
+/* "t0..t1;t0..t1" (checks.csv), or with "; " between intervals (the report: a line may
+ * break there). */
+static char *intervals_text(const rl_eval_check *c, const char *sep)
 {
     rl_buf b = {0};
     rl_buf_puts(&b, "");
     for (size_t i = 0; i < c->nintervals; i++) {
         if (i)
-            rl_buf_putc(&b, ';');
+            rl_buf_puts(&b, sep);
         put_num(&b, c->intervals[i][0]);
         rl_buf_puts(&b, "..");
         put_num(&b, c->intervals[i][1]);
@@ -84,7 +86,7 @@ static int write_csv(const eval_output *o)
         rc = rl_csv_write_row(w, head, 9);
         for (size_t i = 0; rc == RL_OK && i < o->sink->nchecks; i++) {
             const rl_eval_check *c = &o->sink->checks[i];
-            char *veh = vehicles_text(c), *iv = intervals_text(c);
+            char *veh = vehicles_text(c), *iv = intervals_text(c, ";");
             char *val = num_text(c->value), *thr = num_text(c->threshold);
             if (!veh || !iv || !val || !thr)
                 rc = rl_error_set(RL_ENOMEM, "checks.csv: out of memory");
@@ -280,7 +282,7 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
     int rc = rl_report_table_begin(r, "Checks", head, 9, RL_TABLE_SORTABLE);
     for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++) {
         const rl_eval_check *c = &s->checks[i];
-        char *veh = vehicles_text(c), *iv = intervals_text(c);
+        char *veh = vehicles_text(c), *iv = intervals_text(c, "; ");
         char val[32] = "", thr[32] = ""; /* for people: 6 digits (the JSON has them all) */
         if (isfinite(c->value))
             snprintf(val, sizeof val, "%.6g", c->value);

@@ -68,6 +68,7 @@ check "clean run: summary.json, checks.csv and report.html agree cell by cell" \
     python3 "${RUNLAB_SOURCE:?}/tests/tools/eval_outputs_check.py" "$ev"
 check "report is self-contained (no external script or image)" bash -c "! grep -Eq '<(script|img|link)[^>]+(src|href)=\"https?:' '$ev/report.html'"
 clean=$RUN
+clean_ev=$ev
 
 # ---- speeding on vehicle 2 from 3 s to 7 s (1.2 m/s x 3 over the 3 m/s limit) ----
 sim --fault speeding:2:3:7
@@ -87,6 +88,25 @@ json_check "speeding: the interval is where the bag's speed exceeds 3 m/s" '
 
 check "speeding: summary.json, checks.csv and report.html agree cell by cell" \
     python3 "$RUNLAB_SOURCE/tests/tools/eval_outputs_check.py" "$(tail -n 1 <<<"$out")"
+
+# What a reader sees: in a 1200 px wide browser the checks table fits the page (no column
+# cut off behind a scroll bar), laid out by headless Chromium itself.
+report_fits() {
+    local page="$TMP/fits.html"
+    sed 's|</body>|<script>window.onload=function(){var o=[];document.querySelectorAll(".scroll").forEach(function(d){o.push(d.scrollWidth+"/"+d.clientWidth)});var p=document.createElement("pre");p.id="fit";p.textContent=o.join(" ");document.body.appendChild(p)}</script></body>|' "$1/report.html" >"$page"
+    local widths
+    widths=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --window-size=1200,900 \
+        --dump-dom "file://$page" 2>/dev/null | sed -n 's|.*<pre id="fit">\([^<]*\)</pre>.*|\1|p')
+    echo "info: table scroll/client widths at 1200 px: $widths"
+    [ -n "$widths" ] && awk '{for (i = 1; i <= NF; i++) {split($i, w, "/"); if (w[1] + 0 > w[2] + 0) exit 1}}' <<<"$widths"
+}
+CHROMIUM=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -n "$CHROMIUM" ]; then
+    check "clean run: the checks table fits a 1200 px page in Chromium" report_fits "$clean_ev"
+    check "speeding: the checks table fits a 1200 px page in Chromium" report_fits "$(tail -n 1 <<<"$out")"
+else
+    echo "skip: no chromium, the report's layout is not checked"
+fi
 
 # ---- stall_topic: vehicle 1 sends no states from 3 s to 5 s ----
 sim --fault stall_topic:1:3:5
