@@ -46,7 +46,6 @@ static char *vehicles_text(const rl_eval_check *c)
     return rl_buf_take(&b, NULL);
 }
 
-/* "t0..t1;t0..t1" for the CSV and the report. */
 /* "t0..t1;t0..t1" (checks.csv), or with "; " between intervals (the report: a line may
  * break there). */
 static char *intervals_text(const rl_eval_check *c, const char *sep)
