@@ -88,8 +88,7 @@ typedef struct recorder_config {
     char *idl_texts[MAX_SCHEMAS];
     size_t schema_count;
     const char *lock_dir;
-    bool engine_set; /* compression or its level given */
-    rl_record_options engine;
+    rl_record_options engine; /* the defaults, with compression and its level from the file */
 } recorder_config;
 
 static void recorder_config_free(recorder_config *c)
@@ -160,7 +159,6 @@ static int read_recorder_config(const char *path, recorder_config *c)
     if (comp) {
         if (rl_record_compression_from_name(comp, &c->engine.compression) != RL_OK)
             return cli_fail("recorder", "%s: compression: %s", path, rl_error_last());
-        c->engine_set = true;
     }
     int64_t level = 0;
     rc = rl_json_get_int64(c->doc, "compression_level", &level);
@@ -176,7 +174,6 @@ static int read_recorder_config(const char *path, recorder_config *c)
                                 ? "allowed without compression"
                                 : lz4 ? "0..12 for lz4" : "-7..22 for zstd");
         c->engine.compression_level = (int)level;
-        c->engine_set = true;
     }
     return RL_EXIT_OK;
 }
@@ -242,8 +239,7 @@ int cmd_recorder(int argc, char **argv)
     o.pattern_count = cfg.pattern_count;
     o.schemas = cfg.schemas;
     o.schema_count = cfg.schema_count;
-    if (cfg.engine_set)
-        o.engine = &cfg.engine;
+    o.engine = &cfg.engine;
 
     struct sigaction old[2];
     cli_catch_signals(on_signal, old);
@@ -254,18 +250,13 @@ int cmd_recorder(int argc, char **argv)
         cli_restore_signals(old);
         return ec;
     }
-    /* The compression the node was given, not the config's text: what the bags will hold. */
-    rl_record_options given;
-    if (o.engine)
-        given = *o.engine;
-    else
-        rl_record_options_default(&given);
+    /* The compression the node was given (o.engine), not the config's text. */
     char level[32] = "";
-    if (given.compression_level)
-        snprintf(level, sizeof level, " level %d", given.compression_level);
+    if (o.engine->compression_level)
+        snprintf(level, sizeof level, " level %d", o.engine->compression_level);
     fprintf(stderr, "runlab recorder: serving DDS domain %d (pid %d), bag compression %s%s; "
             "Ctrl-C stops\n",
-            domain, (int)getpid(), rl_record_compression_name(given.compression), level);
+            domain, (int)getpid(), rl_record_compression_name(o.engine->compression), level);
     /* Each run's directory is printed once the run has ended, so that a script reading
        the output line by line learns of every run while the node goes on serving. */
     char run_dir[4096], printed[4096] = "";
