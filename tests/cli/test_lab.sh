@@ -53,6 +53,12 @@ run recorder --domain "$DOMAIN" --config "$TMP/bad4.yaml"
 check "compression level out of range exits 1" rc_is 1
 check "compression level error names key and range" err_has "bad4.yaml: compression_level: 20 is not 0..12 for lz4"
 
+# A vehicle for the experiments below (an experiment without one refuses to start):
+# READY and states from a program written from Cyclone alone, until the simulator's turn.
+"$HELPER" --vehicle "$DOMAIN" 1 900 >"$TMP/vehicle.out" 2>&1 &
+vehicle=$!
+wait_for "$TMP/vehicle.out" READY
+
 # The whole sequence, with a spec file and options overriding it.
 cat >"$TMP/spec.yaml" <<YAML
 domain: 0
@@ -148,6 +154,9 @@ check "silent recorder: note FAILED" file_has "$dir/experiment.json" "no recorde
 check "silent recorder: the run ended INTERRUPTED" file_has "$dir/manifest.json" '"state": "INTERRUPTED"'
 wait "$listener"
 check "silent recorder: STOP published" grep -q '^STOP ' "$TMP/triggers3"
+
+kill "$vehicle"
+wait "$vehicle" 2>/dev/null
 
 # The simulator on DDS: the experiment waits for both vehicles' READY, and their states and
 # observations are recorded; the simulator stops after STOP.
