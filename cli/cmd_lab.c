@@ -306,7 +306,7 @@ static void experiment_usage(FILE *out)
 {
     fprintf(out,
             "Usage: runlab experiment [SPEC.yaml] [--domain D] [--home DIR] [--vehicles 1,2,...]\n"
-            "                         [--duration SEC] [--map FILE] [--topic PATTERN]...\n"
+            "                         [--duration SEC] [--map FILE | --no-map] [--topic PATTERN]...\n"
             "                         [--recorder-config FILE] [--ready-timeout SEC]\n"
             "                         [--vehicle-timeout SEC] [--on-vehicle-loss stop|continue]\n\n"
             "Runs one recorded experiment on DDS domain D: refuses when another recorder answers\n"
@@ -322,6 +322,7 @@ static void experiment_usage(FILE *out)
             "  --map FILE              the run's map. Without it: the map announced on rt/lab/map\n"
             "                          (runlab sim announces its own), else $RUNLAB_LAB_MAP, else\n"
             "                          none (warned at start)\n"
+            "  --no-map                record the run without a map, whatever is announced\n"
             "  --recorder-config FILE  handed to the recorder as its --config (schemas for\n"
             "                          writers without type information, compression, lock_dir,\n"
             "                          topics); checked before anything starts\n"
@@ -352,6 +353,7 @@ typedef struct experiment {
     size_t topic_count;
     double duration, ready_timeout, heartbeat_timeout, vehicle_timeout;
     int continue_on_vehicle_loss;  /* --on-vehicle-loss continue */
+    int no_map;                    /* --no-map: none, whatever is announced */
     const char *recorder_config;   /* handed to the recorder as --config */
 } experiment;
 
@@ -631,8 +633,10 @@ static int run_experiment(experiment *e)
     fprintf(stderr, "runlab experiment: vehicle%s %s READY%s\n", nveh == 1 ? "" : "s", ids,
             e->vehicle_count ? "" : " (no --vehicles: taking these)");
     /* A simulator announces its map before READY, so by now it has come if it will. */
-    map_from = exp_choose_map(cl, e->map, s, map, sizeof map);
-    if (map_from)
+    map_from = e->no_map ? NULL : exp_choose_map(cl, e->map, s, map, sizeof map);
+    if (e->no_map)
+        fprintf(stderr, "runlab experiment: no map (--no-map)\n");
+    else if (map_from)
         fprintf(stderr, "runlab experiment: map %s (%s)\n", map, map_from);
     else
         fprintf(stderr, "runlab experiment: warning: the run will have no map (no --map, none "
@@ -776,10 +780,12 @@ int cmd_experiment(int argc, char **argv)
                                          {"ready-timeout", required_argument, NULL, 'r'},
                                          {"vehicle-timeout", required_argument, NULL, 'V'},
                                          {"on-vehicle-loss", required_argument, NULL, 'L'},
+                                         {"no-map", no_argument, NULL, 'N'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     /* Options are read after the spec so that they override it: collect them first (GNU
        getopt moves SPEC.yaml behind the options, wherever it was given). */
+    int e_no_map = 0;
     const char *o_domain = NULL, *o_home = NULL, *o_vehicles = NULL, *o_duration = NULL,
                *o_map = NULL, *o_topics[MAX_PATTERNS], *o_config = NULL, *o_ready = NULL,
                *o_vtimeout = NULL, *o_loss = NULL;
@@ -798,6 +804,7 @@ int cmd_experiment(int argc, char **argv)
         case 'r': o_ready = optarg; break;
         case 'V': o_vtimeout = optarg; break;
         case 'L': o_loss = optarg; break;
+        case 'N': e_no_map = 1; break;
         case 't':
             if (o_ntopics == MAX_PATTERNS)
                 return cli_usage_error("experiment", "more than %d --topic patterns", MAX_PATTERNS);
@@ -832,6 +839,11 @@ int cmd_experiment(int argc, char **argv)
         e.home = o_home;
     if (o_map)
         e.map = o_map;
+    if (ec == RL_EXIT_OK && e_no_map && o_map)
+        ec = cli_usage_error("experiment", "--map and --no-map: choose one");
+    e.no_map = e_no_map;
+    if (e_no_map)
+        e.map = NULL;
     if (o_config)
         e.recorder_config = o_config;
     /* The recorder's config is checked here, with the recorder's own messages, so that a bad

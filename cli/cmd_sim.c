@@ -79,8 +79,8 @@ static void usage(FILE *out)
             "speeding (commanded 3.5 times the speed), stall_topic (no states),\n"
             "late_observation (observations 0.5 s old), drift (0.25 m right of the command).\n\n"
             "SPEC.yaml keys (options override them): domain, count (alias vehicles), duration,\n"
-            "seed, speed,\n"
-            "faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m), map, run_id.\n\n"
+            "seed, speed, faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m),\n"
+            "map, run_id.\n\n"
             "Exit codes: 0 done, 1 failure, 2 usage.\n");
 }
 

@@ -178,7 +178,8 @@ check "simulator exits 0 after STOP" rc_is 0
 # 256 KiB (RLIMIT_FSIZE, SIGXFSZ ignored, both inherited), so the bag's write fails once it
 # grows past that: the recorder turns FAILED, and the experiment publishes STOP at once and
 # fails with the reason, printed and in experiment.json. Room for the manifest is kept in
-# advance (64 KiB and more), so the run's manifest still says FAILED.
+# advance (64 KiB and more), so the run's manifest still says FAILED. --no-map: the
+# simulator's map (2.8 MB compiled) would not fit either, and prepare would fail instead.
 "$HELPER" --triggers "$DOMAIN" 300 >"$TMP/triggers4" 2>&1 &
 listener=$!
 wait_for "$TMP/triggers4" LISTENING
@@ -187,7 +188,7 @@ sim=$!
 (
     ulimit -f 256
     trap '' XFSZ
-    exec "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/fsize" --vehicles 1,2,3,4 --duration 250
+    exec "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/fsize" --vehicles 1,2,3,4 --no-map --duration 250
 ) >"$TMP/exp4.out" 2>"$TMP/exp4.err"
 rc=$?
 out=$(cat "$TMP/exp4.out")
