@@ -103,46 +103,52 @@ const char *exp_choose_map(rl_lab_client *cl, const char *given, int64_t announc
     return NULL;
 }
 
+/* Vehicles whose last states lie this close together fell silent together (a simulator
+ * killed: its vehicles publish in one tick) and share one clause. */
+#define TOGETHER_NS 100000000ll
+
 void exp_loss_sentence(const rl_lab_vehicle_loss *lost, size_t n, int64_t start_mono_ns,
                        int64_t now_mono_ns, char *out, size_t cap)
 {
-    /* Vehicles whose details read the same (a simulator killed: all at once) share one
-     * clause: "vehicles 1, 2, 3 lost ...". */
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < n;) {
-        char detail[160], next[160], last[64] = "none since START";
-        if (lost[i].last_state_mono_ns)
-            snprintf(last, sizeof last, "last state %.2f s after START",
-                     (double)(lost[i].last_state_mono_ns - start_mono_ns) / 1e9);
-        snprintf(detail, sizeof detail, "lost %.2f s after START: no state for %.2f s (%s)",
-                 (double)(now_mono_ns - start_mono_ns) / 1e9, (double)lost[i].silent_ns / 1e9,
-                 last);
+    char *done = calloc(n ? n : 1, 1);
+    if (!done)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        /* This vehicle and every later one silent together with it: the clause says the
+         * latest last state among them and the shortest silence, true of each. */
         int ids[256];
         size_t k = 0;
-        ids[k++] = lost[i].vehicle;
-        size_t j = i + 1;
-        for (; j < n && k < 256; j++) {
-            char nlast[64] = "none since START";
-            if (lost[j].last_state_mono_ns)
-                snprintf(nlast, sizeof nlast, "last state %.2f s after START",
-                         (double)(lost[j].last_state_mono_ns - start_mono_ns) / 1e9);
-            snprintf(next, sizeof next, "lost %.2f s after START: no state for %.2f s (%s)",
-                     (double)(now_mono_ns - start_mono_ns) / 1e9,
-                     (double)lost[j].silent_ns / 1e9, nlast);
-            if (strcmp(next, detail) != 0)
-                break;
+        int64_t last = lost[i].last_state_mono_ns, silent = lost[i].silent_ns;
+        for (size_t j = i; j < n && k < 256; j++) {
+            int64_t d = lost[j].last_state_mono_ns - lost[i].last_state_mono_ns;
+            if (done[j] || (j > i && (d > TOGETHER_NS || d < -TOGETHER_NS ||
+                                      !lost[j].last_state_mono_ns != !lost[i].last_state_mono_ns)))
+                continue;
+            done[j] = 1;
             ids[k++] = lost[j].vehicle;
+            if (lost[j].last_state_mono_ns > last)
+                last = lost[j].last_state_mono_ns;
+            if (lost[j].silent_ns < silent)
+                silent = lost[j].silent_ns;
         }
-        char list[512];
+        char list[512], when[64] = "none since START";
         exp_format_ids(ids, k, list, sizeof list);
-        int w = snprintf(out + used, cap - used, "%svehicle%s %s %s", i ? "; " : "",
-                         k == 1 ? "" : "s", list, detail);
+        if (last)
+            snprintf(when, sizeof when, "last state %.2f s after START",
+                     (double)(last - start_mono_ns) / 1e9);
+        int w = snprintf(out + used, cap - used,
+                         "%svehicle%s %s lost %.2f s after START: no state for %.2f s (%s)",
+                         used ? "; " : "", k == 1 ? "" : "s", list,
+                         (double)(now_mono_ns - start_mono_ns) / 1e9, (double)silent / 1e9, when);
         if (w < 0 || (size_t)w >= cap - used)
             break;
         used += (size_t)w;
-        i = j;
     }
+    free(done);
 }
 
 void exp_loss_records(json_object *arr, const rl_lab_vehicle_loss *lost, size_t n,

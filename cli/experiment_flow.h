@@ -45,7 +45,8 @@ const char *exp_choose_map(rl_lab_client *cl, const char *given, int64_t announc
 
 /* One sentence naming lost vehicles and when, for the reason and the manifest:
  * "vehicle 2 lost 5.71 s after START: no state for 1.52 s (last state 4.19 s after START)";
- * vehicles whose details read the same share one clause ("vehicles 1, 2 lost ..."), others
+ * vehicles whose last states lie within 100 ms of each other share one clause ("vehicles
+ * 1, 2 lost ...", with the latest last state and the shortest silence among them), others
  * are joined by "; ". `start_mono_ns`, `now_mono_ns` on rl_mono_ns's clock. */
 void exp_loss_sentence(const rl_lab_vehicle_loss *lost, size_t n, int64_t start_mono_ns,
                        int64_t now_mono_ns, char *out, size_t cap);
