@@ -1,8 +1,9 @@
 /* `runlab recorder`: the recorder node on a DDS domain until SIGINT/SIGTERM (runlab/lab.h).
- * `runlab experiment`: the lab's control flow: starts its own recorder, prepare, waits for
- * ARMED and the vehicles' READY, begin, START, runs, STOP, finish; a recorder that fails,
- * exits or falls silent stops the experiment at once (STOP first, always). Both print the
- * run directory as their last line. */
+ * `runlab experiment`: the lab's control flow: starts its own recorder, waits for the
+ * vehicles' READY, prepare (ARMED), begin, START, runs, STOP, finish; a recorder that fails,
+ * exits or falls silent, or a vehicle that falls silent, stops the experiment at once (STOP
+ * first, always). Its choices and records are in experiment_flow.c. Both print the run
+ * directory as their last line. */
 #include "cli.h"
 #include "experiment_flow.h"
 
