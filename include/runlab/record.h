@@ -295,6 +295,23 @@ typedef struct rl_record_repair_report {
  * itself on one directory (the lock refuses the second). */
 int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
 
+/* rl_record_repair for a caller that knows why the recorder died (the control flow that
+ * drove it): an unfinished run is rewritten as `final_state` (RL_RECORD_INTERRUPTED or
+ * RL_RECORD_FAILED) with `reason` as the result's reason, word for word (NULL or "": the
+ * repair's own sentence, as rl_record_repair). A finished run is left alone as there.
+ * Errors as rl_record_repair, and RL_EINVAL for another `final_state`. */
+int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const char *reason,
+                        rl_record_repair_report *out);
+
+/* Adds (or replaces) the top-level key `key` of a finished run's manifest.json with the JSON
+ * value `json_text` (at most 64 KiB), written atomically: for what the control flow knew and
+ * the recorder did not (the vehicles lost during the run). Only keys the manifest's schema
+ * allows the control flow to set are accepted: "vehicle_losses". Errors: RL_EBUSY (the
+ * run's recorder still holds the directory), RL_EINVAL (another key, text that is no JSON,
+ * a run that has not finished), RL_ENOENT, RL_EIO. Not concurrently with a repair of the
+ * same directory (the lock refuses the second). */
+int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text);
+
 /* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
  * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or
  * recorder gone and how to repair); 0 for finished runs and other directories. Never

@@ -49,6 +49,11 @@ int lab_wait_matched(dds_entity_t entity, int is_writer, int64_t deadline_ns);
 void lab_handoff_publish(void);
 void lab_handoff_acquire(void);
 
+/* Announces `map_path` on rt/lab/map (lab_map_announce.c): its absolute path and SHA-256,
+ * from a transient-local writer of `participant` that lives as long as it. RL_ENOENT (no
+ * such file), RL_EIO (reading it, DDS). */
+int lab_map_announce(dds_entity_t participant, const char *map_path);
+
 /* Copies `src` into `dst` (cap bytes), truncating; NULL becomes "". */
 void lab_copy(char *dst, size_t cap, const char *src);
 

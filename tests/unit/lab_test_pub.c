@@ -5,7 +5,11 @@
  * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
  * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
  * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
- * tests/cli/test_lab.sh). */
+ * tests/cli/test_lab.sh). `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort]` is a
+ * vehicle written from Cyclone alone: READY (reliable, transient-local) on
+ * rt/lab/ready_status, then runlab_msgs VehicleState on rt/vehicle/<ID>/state every 20 ms
+ * (reliable, or best effort as ROS 2 sensor topics are) for SECONDS; prints READY once
+ * written (for tests/cli/test_lab_flow.sh). */
 #include "lab_test.h"
 #include "runlab_msgs.h"
 
@@ -66,8 +70,58 @@ static int print_triggers(int domain, int seconds)
     return 0;
 }
 
+static int be_vehicle(int domain, int id, int seconds, int best_effort)
+{
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0)
+        return 1;
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t tr = dds_create_topic(pp, &runlab_msgs_msg_dds__ReadyStatus__desc,
+                                       "rt/lab/ready_status", NULL, NULL);
+    dds_entity_t wr = dds_create_writer(pp, tr, q, NULL);
+    dds_delete_qos(q);
+    char name[64];
+    snprintf(name, sizeof name, "rt/vehicle/%d/state", id);
+    q = dds_create_qos();
+    if (best_effort)
+        dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+    else
+        dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 8);
+    dds_entity_t ts = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleState__desc, name, NULL, NULL);
+    dds_entity_t ws = dds_create_writer(pp, ts, q, NULL);
+    dds_delete_qos(q);
+    if (wr < 0 || ws < 0) {
+        fprintf(stderr, "lab_test_pub: vehicle writers: %s\n", dds_strretcode(wr < 0 ? wr : ws));
+        return 1;
+    }
+    char source[32];
+    snprintf(source, sizeof source, "test_vehicle_%d", id);
+    runlab_msgs_msg_dds__ReadyStatus_ r = {.source_id = source, .vehicle_id = (uint8_t)id,
+                                           .stamp = (uint64_t)dds_time()};
+    if (dds_write(wr, &r) < 0)
+        return 1;
+    printf("READY\n");
+    fflush(stdout);
+    for (int i = 0; i < seconds * 50; i++) {
+        runlab_msgs_msg_dds__VehicleState_ m = {.vehicle_id = (uint8_t)id, .speed = 0.5};
+        m.header.create_stamp = m.header.valid_after_stamp = (uint64_t)dds_time();
+        m.pose.x = 0.01 * i;
+        (void)dds_write(ws, &m);
+        dds_sleepfor(DDS_MSECS(20));
+    }
+    dds_delete(pp);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "--vehicle") == 0)
+        return be_vehicle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+                          argc == 6 && strcmp(argv[5], "best-effort") == 0);
     if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
         return print_triggers(atoi(argv[2]), atoi(argv[3]));
     if (argc < 3) {
