@@ -5,7 +5,9 @@
  * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
  * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
  * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
- * tests/cli/test_lab.sh). */
+ * tests/cli/test_lab.sh). `lab_test_pub --int8 DOMAIN` writes lab_test::Int8Sample on
+ * rt/test/int8 with v = -128, -1, 0, 127 and pair = {v, -v - 1}, waits for the
+ * acknowledgements and exits 0 (for tests/unit/test_lab_int8.c). */
 #include "lab_test.h"
 #include "runlab_msgs.h"
 
@@ -66,8 +68,39 @@ static int print_triggers(int domain, int seconds)
     return 0;
 }
 
+static int publish_int8(int domain)
+{
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0)
+        return 1;
+    dds_entity_t t = dds_create_topic(pp, &lab_test_Int8Sample_desc, "rt/test/int8", NULL, NULL);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t w = t < 0 ? t : dds_create_writer(pp, t, q, NULL);
+    dds_delete_qos(q);
+    if (w < 0 || wait_matched(w) < 0) {
+        fprintf(stderr, "lab_test_pub: int8 writer: %s\n", w < 0 ? dds_strretcode(w) : "no reader matched");
+        return 1;
+    }
+    static const int8_t values[] = {-128, -1, 0, 127};
+    for (size_t i = 0; i < sizeof values; i++) {
+        lab_test_Int8Sample s = {.v = values[i], .pair = {values[i], (int8_t)(-values[i] - 1)}};
+        if (dds_write(w, &s) < 0)
+            return 1;
+    }
+    if (dds_wait_for_acks(w, DDS_SECS(120)) < 0) {
+        fprintf(stderr, "lab_test_pub: samples not acknowledged\n");
+        return 1;
+    }
+    dds_delete(pp);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--int8") == 0)
+        return publish_int8(atoi(argv[2]));
     if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
         return print_triggers(atoi(argv[2]), atoi(argv[3]));
     if (argc < 3) {
