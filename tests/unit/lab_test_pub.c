@@ -7,7 +7,7 @@
  * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
  * tests/cli/test_lab.sh). `lab_test_pub --int8 DOMAIN` writes lab_test::Int8Sample on
  * rt/test/int8 with v = -128, -1, 0, 127 and pair = {v, -v - 1}, waits for the
- * acknowledgements and exits 0 (for tests/unit/test_lab_int8.c). */
+ * acknowledgements and exits 0 (for tests/unit/test_lab_ros.c). */
 #include "lab_test.h"
 #include "runlab_msgs.h"
 

@@ -1,11 +1,15 @@
-/* The work-around for Cyclone 0.10.2's idlc describing int8 as char in the type information a
- * writer sends (docs/msgdef.md): a publisher process (lab_test_pub --int8, idlc-generated
+/* The recorder and ROS 2's types. /clock is rosgraph_msgs/Clock, whose schema the recorder
+ * knows for ROS 2 writers (they send no type information). The work-around for Cyclone
+ * 0.10.2's idlc describing int8 as char in the type information a writer sends
+ * (docs/msgdef.md): a publisher process (lab_test_pub --int8, idlc-generated
  * code of tests/idl/lab_test.idl) writes int8 values -128, -1, 0, 127; the recorder node
  * records them. Without a schema in its config the bag's schema (from the type information)
  * says char and -128 reads as 128 -- the documented limitation, checked so that the docs
  * go stale visibly if Cyclone changes; with the type's schema in the config, that schema is
  * the bag's and the values read back as written. On loopback, in a domain of the test's own. */
 #include "rl_test.h"
+
+#include "lab/lab_internal.h"
 
 #include "runlab/error.h"
 #include "runlab/lab.h"
@@ -166,6 +170,32 @@ static void test_int8_schema_from_config(void **state)
     free(json);
 }
 
+/* /clock as ROS 2 types it: the recorder's schema for rosgraph_msgs::msg::dds_::Clock_ (with
+ * builtin_interfaces' Time) decodes what a ROS 2 clock publisher writes; runlab has no Clock
+ * of its own any more. */
+static void test_clock_is_rosgraph_msgs(void **state)
+{
+    (void)state;
+    assert_null(lab_builtin_schema("runlab_msgs::msg::dds_::Clock_"));
+    char *idl = lab_builtin_schema("rosgraph_msgs::msg::dds_::Clock_");
+    assert_non_null(idl);
+    assert_string_equal(idl, "module builtin_interfaces { module msg { module dds_ { @final struct Time_ "
+                             "{ long sec; unsigned long nanosec; }; }; }; };\n"
+                             "module rosgraph_msgs { module msg { module dds_ { @final struct Clock_ "
+                             "{ builtin_interfaces::msg::dds_::Time_ clock; }; }; }; };\n");
+    rl_msgdef *d = NULL;
+    assert_int_equal(rl_msgdef_parse(&d, "omgidl", "rosgraph_msgs::msg::dds_::Clock_", idl, strlen(idl)), RL_OK);
+    /* rmw_cyclonedds: CDR_LE, sec = -2, nanosec = 500000000 */
+    const uint8_t cdr[] = {0, 1, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0x00, 0x65, 0xcd, 0x1d};
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    assert_int_equal(rl_msg_to_json(d, cdr, sizeof cdr, &buf, &cap, &n), RL_OK);
+    assert_string_equal(buf, "{\"clock\":{\"sec\":-2,\"nanosec\":500000000}}");
+    free(buf);
+    rl_msgdef_free(d);
+    free(idl);
+}
+
 int main(void)
 {
     if (!getenv("CYCLONEDDS_URI")) {
@@ -175,6 +205,7 @@ int main(void)
         setenv("CYCLONEDDS_URI", uri, 1);
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clock_is_rosgraph_msgs),
         cmocka_unit_test(test_int8_from_type_information),
         cmocka_unit_test(test_int8_schema_from_config),
     };
