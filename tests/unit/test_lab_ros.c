@@ -106,7 +106,8 @@ static void record_int8(const rl_lab_schema *schemas, size_t nschemas, char **sc
     rl_mcap_record rec;
     int rc;
     while ((rc = rl_mcap_reader_next(r, &rec)) == 1) {
-        if (rec.opcode == RL_MCAP_OP_SCHEMA && bytes_eq(rec.u.schema.name, "lab_test::Int8Sample")) {
+        if (rec.opcode == RL_MCAP_OP_SCHEMA && bytes_eq(rec.u.schema.name, "lab_test::Int8Sample") &&
+            !*schema) { /* the summary repeats it */
             const rl_mcap_schema *s = &rec.u.schema;
             *schema = strndup((const char *)s->data.data, s->data.len);
             schema_id = s->id;
