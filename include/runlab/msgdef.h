@@ -328,7 +328,9 @@ struct json_object;
  * frees), *len its size. Errors (RL_EINVAL) name the field path and what is wrong: a
  * missing member, a value out of the field's range, a string or sequence over its bound,
  * an array of the wrong length. The kind sets byte order, XCDR version and the
- * extensibility of types without an annotation. Thread-safe. */
+ * extensibility of ros2msg types (an omgidl type has its own; the caller picks a kind that
+ * fits the root's: CDR/CDR2 for final, D_CDR2 appendable, PL_CDR/PL_CDR2 mutable).
+ * Thread-safe. */
 int rl_msg_encode_json(const rl_msgdef *def, struct json_object *value, int kind, uint8_t **out,
                        size_t *len);
 /* The same from JSON text. */
