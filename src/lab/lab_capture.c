@@ -6,6 +6,7 @@
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
+#include "runlab/msgdef.h"
 #include "runlab/log.h"
 #include "runlab/time.h"
 
@@ -249,8 +250,8 @@ static int raw_reader_topic(lab_capture *c, publication *p, dds_entity_t *topic)
     return RL_OK;
 }
 
-/* The writer sends no type information: the schema from the config (or none: the bytes are
- * kept all the same, and a warning says so). */
+/* The schema from the config; else, when the writer sends no type information, runlab's own
+ * (or none: the bytes are kept all the same, and a warning says so). */
 static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
 {
     char *own = NULL;
@@ -266,6 +267,23 @@ static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
     return rc;
 }
 
+/* Whether the schema has a char member (or an array or sequence of chars). */
+static int has_char(const char *idl, const char *type)
+{
+    rl_msgdef *d = NULL;
+    if (rl_msgdef_parse(&d, "omgidl", type, idl, strlen(idl)) < 0)
+        return 0;
+    int found = 0;
+    for (uint32_t i = 0; i < rl_msgdef_type_count(d) && !found; i++) {
+        const rl_msg_type *t = rl_msgdef_type(d, i);
+        while (t && (t->kind == RL_MSG_ARRAY || t->kind == RL_MSG_SEQUENCE))
+            t = rl_msgdef_type(d, t->elem);
+        found = t && t->kind == RL_MSG_CHAR;
+    }
+    rl_msgdef_free(d);
+    return found;
+}
+
 /* The schema from the writer's type information (XTypes type lookup, blocking). */
 static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
                        uint16_t *topic_id)
@@ -278,6 +296,11 @@ static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
     char *idl = NULL;
     int rc = rl_lab_schema_from_type_mapping(desc->type_mapping.data, desc->type_mapping.sz,
                                              desc->m_typename, &idl);
+    if (rc == RL_OK && has_char(idl, desc->m_typename))
+        rl_log(RL_LOG_WARN, "recorder: %s: %s has char members by its type information; Cyclone "
+               "0.10.2's idlc says char for int8 too, so if they are int8, negative values read "
+               "as 128..255: give the type's schema in the recorder's config (docs/msgdef.md)",
+               p->topic, desc->m_typename);
     if (rc == RL_OK) {
         rc = rl_recorder_add_topic(c->rec, p->topic, desc->m_typename, "omgidl", idl,
                                    strlen(idl), "cdr", topic_id);
@@ -295,7 +318,9 @@ static int subscribe(lab_capture *c, publication *p)
     dds_entity_t topic = 0;
     uint16_t topic_id = 0;
     int rc;
-    if (dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
+    /* A schema in the config wins over the writer's type information, which can be wrong:
+       Cyclone 0.10.2's idlc describes int8 as char (docs/msgdef.md). */
+    if (config_schema(c, p->type) || dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
         rc = config_topic(c, p, &topic_id);
     else
         rc = typed_topic(c, p, ti, &topic_id);

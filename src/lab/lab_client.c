@@ -190,7 +190,7 @@ static int client_start(rl_lab_client *c, int domain)
         return lab_dds_fail(c->heartbeat_reader, "heartbeat reader");
     if (c->ready_reader < 0)
         return lab_dds_fail(c->ready_reader, "ready reader");
-    return RL_OK;
+    return lab_ros_graph_announce(c->participant, "runlab_experiment");
 }
 
 int rl_lab_client_new(rl_lab_client **out, int domain)

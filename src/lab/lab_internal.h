@@ -80,6 +80,22 @@ size_t lab_rawtype_pool_bytes(void);
  * `type_name` is not one of them. */
 char *lab_builtin_schema(const char *type_name);
 
+/* ---- ROS 2's view of runlab's nodes (lab_ros_graph.c) ---- */
+
+/* The DDS topic on which rmw_cyclonedds announces a participant's nodes (no rt/ prefix). */
+#define RL_LAB_TOPIC_ROS_GRAPH "ros_discovery_info"
+
+/* Writes the participant's ROS 2 nodes on ros_discovery_info (rmw_dds_common's
+ * ParticipantEntitiesInfo of ROS 2 Humble: the participant's gid and, per node, its namespace,
+ * name and the gids of its readers and writers; a gid is the entity's 16-byte DDS GUID padded
+ * with zeros to 24), reliable, transient-local, keep-last 1 as rmw_cyclonedds does, so
+ * `ros2 node list` shows them. The participant's readers and writers on rt/vehicle/<id>/...
+ * belong to node `vehicle_<id>`, the others to `node_name`; all in namespace "/". Call it
+ * once the participant's endpoints are made, and again when they change: the first call
+ * makes the writer (a child of the participant, gone with it), later ones reuse it. RL_OK,
+ * RL_ENOMEM or RL_EIO. Thread-safe as Cyclone's calls are. */
+int lab_ros_graph_announce(dds_entity_t participant, const char *node_name);
+
 /* ---- the capture of discovered topics into the recorder engine (lab_capture.c) ---- */
 
 typedef struct lab_capture lab_capture;

@@ -455,7 +455,7 @@ static int start(rl_lab_recorder *n)
                               n->opts.schema_count)) < 0)
         return rc;
     atomic_store(&n->capture_live, n->capture);
-    if ((rc = add_patterns(n)) < 0)
+    if ((rc = add_patterns(n)) < 0 || (rc = lab_ros_graph_announce(n->participant, "runlab_recorder")) < 0)
         return rc;
     if (pthread_create(&n->thread, NULL, node_main, n) != 0)
         return rl_error_set(RL_ERR, "cannot start the recorder node's thread");

@@ -115,7 +115,7 @@ static int sim_dds_open(sim_dds *d, int domain, int vehicles)
     dds_delete_qos(q);
     if (d->ready < 0 || d->trigger < 0)
         return lab_dds_fail(d->ready < 0 ? d->ready : d->trigger, "ready writer / trigger reader");
-    return RL_OK;
+    return lab_ros_graph_announce(d->pp, "runlab_sim");
 }
 
 static void sim_dds_close(sim_dds *d)

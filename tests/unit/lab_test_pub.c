@@ -9,7 +9,9 @@
  * vehicle written from Cyclone alone: READY (reliable, transient-local) on
  * rt/lab/ready_status, then runlab_msgs VehicleState on rt/vehicle/<ID>/state every 20 ms
  * (reliable, or best effort as ROS 2 sensor topics are) for SECONDS; prints READY once
- * written (for tests/cli/test_lab_flow.sh). */
+ * written (for tests/cli/test_lab_flow.sh). `lab_test_pub --int8 DOMAIN` writes
+ * lab_test::Int8Sample on rt/test/int8 with v = -128, -1, 0, 127 and pair = {v, -v - 1},
+ * waits for the acknowledgements and exits 0 (for tests/unit/test_lab_ros.c). */
 #include "lab_test.h"
 #include "runlab_msgs.h"
 
@@ -117,8 +119,39 @@ static int be_vehicle(int domain, int id, int seconds, int best_effort)
     return 0;
 }
 
+static int publish_int8(int domain)
+{
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0)
+        return 1;
+    dds_entity_t t = dds_create_topic(pp, &lab_test_Int8Sample_desc, "rt/test/int8", NULL, NULL);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t w = t < 0 ? t : dds_create_writer(pp, t, q, NULL);
+    dds_delete_qos(q);
+    if (w < 0 || wait_matched(w) < 0) {
+        fprintf(stderr, "lab_test_pub: int8 writer: %s\n", w < 0 ? dds_strretcode(w) : "no reader matched");
+        return 1;
+    }
+    static const int8_t values[] = {-128, -1, 0, 127};
+    for (size_t i = 0; i < sizeof values; i++) {
+        lab_test_Int8Sample s = {.v = values[i], .pair = {values[i], (int8_t)(-values[i] - 1)}};
+        if (dds_write(w, &s) < 0)
+            return 1;
+    }
+    if (dds_wait_for_acks(w, DDS_SECS(120)) < 0) {
+        fprintf(stderr, "lab_test_pub: samples not acknowledged\n");
+        return 1;
+    }
+    dds_delete(pp);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--int8") == 0)
+        return publish_int8(atoi(argv[2]));
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "--vehicle") == 0)
         return be_vehicle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
                           argc == 6 && strcmp(argv[5], "best-effort") == 0);
