@@ -5,12 +5,17 @@
  * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
  * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
  * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
- * tests/cli/test_lab.sh). */
+ * tests/cli/test_lab.sh).
+ * `lab_test_pub --best-effort DOMAIN SECONDS` writes lab_test::FinalSample with id 8 and seq
+ * 0, 1, ... on rt/test/final from a best-effort, volatile writer (as ROS 2 sensor topics and
+ * /clock are published), one every 5 ms once a reader matched, until SIGTERM or SECONDS
+ * pass (for tests/unit/test_lab_qos.c). */
 #include "lab_test.h"
 #include "runlab_msgs.h"
 
 #include <dds/dds.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,10 +71,66 @@ static int print_triggers(int domain, int seconds)
     return 0;
 }
 
+static volatile sig_atomic_t g_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static int publish_best_effort(int domain, int seconds)
+{
+    signal(SIGTERM, on_term);
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0) {
+        fprintf(stderr, "lab_test_pub: participant: %s\n", dds_strretcode(pp));
+        return 1;
+    }
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+    dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1);
+    dds_entity_t t = dds_create_topic(pp, &lab_test_FinalSample_desc, "rt/test/final", NULL, NULL);
+    dds_entity_t w = dds_create_writer(pp, t, q, NULL);
+    dds_delete_qos(q);
+    if (w < 0) {
+        fprintf(stderr, "lab_test_pub: writer: %s\n", dds_strretcode(w));
+        return 1;
+    }
+    if (wait_matched(w) < 0) {
+        fprintf(stderr, "lab_test_pub: no reader matched\n");
+        return 1;
+    }
+    dds_time_t end = dds_time() + DDS_SECS(seconds);
+    for (uint64_t i = 0; !g_stop && dds_time() < end; i++) {
+        char label[32];
+        float values[2] = {(float)i + 0.5f, (float)i * 2.0f};
+        snprintf(label, sizeof label, "sample-%llu", (unsigned long long)i);
+        lab_test_FinalSample f = {
+            .id = 8,
+            .seq = i,
+            .label = label,
+            .values = {._maximum = 2, ._length = (uint32_t)(i % 3), ._buffer = values},
+            .pos = {.x = (double)i, .y = -(double)i, .z = 0.25},
+            .mode = (lab_test_Mode)(i % 3),
+        };
+        if (dds_write(w, &f) < 0) {
+            fprintf(stderr, "lab_test_pub: write failed\n");
+            return 1;
+        }
+        dds_sleepfor(DDS_MSECS(5));
+    }
+    dds_delete(pp);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
         return print_triggers(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "--best-effort") == 0)
+        return publish_best_effort(atoi(argv[2]), atoi(argv[3]));
     if (argc < 3) {
         fprintf(stderr, "usage: lab_test_pub DOMAIN COUNT [PARTITION]\n");
         return 2;
