@@ -13,7 +13,6 @@
 #include <dds/ddsi/ddsi_serdata.h>
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,26 +374,18 @@ static void on_incompatible(dds_entity_t reader, const dds_requested_incompatibl
     lab_handoff_publish();
 }
 
-/* Tells the engine how the topic of `topic_id` is read: its readers' classes, in the order
- * they were made, each once (the manifest's "qos"). Worker only. */
+/* Tells the engine how the topic of `topic_id` is read (the manifest's "qos"). Worker only. */
 static void describe_topic(lab_capture *c, uint16_t topic_id)
 {
-    unsigned all[64], classes[LAB_CLASS_COUNT];
-    size_t n = 0, k = 0;
+    unsigned classes[64];
+    size_t n = 0;
     pthread_mutex_lock(&c->mu);
     for (subscription *s = c->subs; s && n < 64; s = s->next) /* newest first */
         if ((uint16_t)atomic_load(&s->topic_id) == topic_id)
-            all[n++] = s->reader_class;
+            classes[n++] = s->reader_class;
     pthread_mutex_unlock(&c->mu);
-    for (size_t i = n; i-- > 0;) {
-        int seen = 0;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = classes[j] == all[i];
-        if (!seen && k < LAB_CLASS_COUNT)
-            classes[k++] = all[i];
-    }
     char text[1024];
-    if (k && lab_qos_describe(classes, k, text, sizeof text) == 0 &&
+    if (n && lab_qos_describe(classes, n, text, sizeof text) == 0 &&
         rl_recorder_set_topic_qos(c->rec, topic_id, text) < 0)
         rl_log(RL_LOG_WARN, "recorder: %s", rl_error_last());
 }
@@ -831,61 +822,10 @@ typedef struct reader_view {
     int matched; /* ever matched a writer */
 } reader_view;
 
-typedef struct unmatched_list {
-    rl_record_unmatched *v;
-    size_t n, cap;
-    int failed; /* out of memory: the list is incomplete */
-} unmatched_list;
-
-/* Adds an entry unless one of that name is there; strings are copied. */
-static void unmatched_add(unmatched_list *l, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void unmatched_add(unmatched_list *l, const char *name, const char *fmt, ...)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].name, name) == 0)
-            return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        rl_record_unmatched *nv = cap <= 1024 ? realloc(l->v, cap * sizeof *nv) : NULL;
-        if (!nv) {
-            l->failed = 1;
-            return;
-        }
-        l->v = nv;
-        l->cap = cap;
-    }
-    char reason[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    char name_copy[1024];
-    lab_copy(name_copy, sizeof name_copy, name);
-    l->v[l->n].name = strdup(name_copy);
-    l->v[l->n].reason = strdup(reason);
-    if (!l->v[l->n].name || !l->v[l->n].reason) {
-        free((char *)l->v[l->n].name);
-        free((char *)l->v[l->n].reason);
-        l->failed = 1;
-        return;
-    }
-    l->n++;
-}
-
-static void unmatched_free(unmatched_list *l)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        free((char *)l->v[i].name);
-        free((char *)l->v[i].reason);
-    }
-    free(l->v);
-}
-
 /* Under the lock: the entries (asked patterns that no reader matched a writer for, topics
  * with writers no reader could match or with a reader that could not be made). */
 static void collect_unmatched(lab_capture *c, const reader_view *rv, size_t nrv,
-                              unmatched_list *l)
+                              lab_unmatched *l)
 {
     for (size_t i = 0; i < c->pattern_count; i++) {
         if (!c->asked[i])
@@ -910,24 +850,24 @@ static void collect_unmatched(lab_capture *c, const reader_view *rv, size_t nrv,
                 failed = failed ? failed : (p->failure ? p : NULL);
             }
         if (!found)
-            unmatched_add(l, pat, "no writer discovered during the run");
+            lab_unmatched_add(l, pat, "no writer discovered during the run");
         else if (failed)
-            unmatched_add(l, pat, "%s: not recorded: %s", failed->topic, failed->failure);
+            lab_unmatched_add(l, pat, "%s: not recorded: %s", failed->topic, failed->failure);
         else if (incompatible)
-            unmatched_add(l, pat, "writers were discovered, but their QoS does not fit the "
+            lab_unmatched_add(l, pat, "writers were discovered, but their QoS does not fit the "
                           "recorder's readers (%s)", lab_qos_policy_name(policy));
         else
-            unmatched_add(l, pat, "writers were discovered (%s), but none matched the "
+            lab_unmatched_add(l, pat, "writers were discovered (%s), but none matched the "
                           "recorder's readers", found->topic);
     }
     for (size_t k = 0; k < nrv; k++)
         if (rv[k].incompatible)
-            unmatched_add(l, rv[k].topic, "%u writer(s) offered QoS the recorder's reader cannot "
+            lab_unmatched_add(l, rv[k].topic, "%u writer(s) offered QoS the recorder's reader cannot "
                           "match (%s); their samples were not recorded", rv[k].incompatible,
                           lab_qos_policy_name(rv[k].policy));
     for (const publication *p = c->pubs; p; p = p->next)
         if (p->failure && matches(c, p->topic))
-            unmatched_add(l, p->topic, "not recorded: %s", p->failure);
+            lab_unmatched_add(l, p->topic, "not recorded: %s", p->failure);
 }
 
 void lab_capture_settle(lab_capture *c, int final)
@@ -959,7 +899,7 @@ void lab_capture_settle(lab_capture *c, int final)
         rv[k].matched = dds_get_subscription_matched_status(rv[k].reader, &st) == DDS_RETCODE_OK &&
                         st.total_count > 0;
     }
-    unmatched_list l = {0};
+    lab_unmatched l = {0};
     pthread_mutex_lock(&c->mu);
     collect_unmatched(c, rv, nrv, &l);
     int say = final && !c->settled;
@@ -977,7 +917,7 @@ void lab_capture_settle(lab_capture *c, int final)
             rl_log(RL_LOG_WARN, "recorder: run %s: %s matched no writer: %s", st.run_id,
                    l.v[i].name, l.v[i].reason);
     }
-    unmatched_free(&l);
+    lab_unmatched_free(&l);
 }
 
 static void free_pubs(publication *p)

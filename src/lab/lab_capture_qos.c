@@ -1,10 +1,13 @@
 /* The capture's QoS rules (lab_capture.c uses these; they know nothing of it): which class
  * of reader (reliable or best effort, transient-local or volatile) a discovered writer
  * needs, which readers a topic's writers need so that each writer is received with the
- * guarantees it offers, the reader QoS of a class, and the manifest's words for them. */
+ * guarantees it offers, the reader QoS of a class, the manifest's words for them, and the
+ * list of what a run did not record. */
 #include "lab/lab_internal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 unsigned lab_qos_writer_class(const dds_qos_t *qos)
@@ -93,8 +96,18 @@ const char *lab_qos_policy_name(dds_qos_policy_id_t id)
     }
 }
 
-int lab_qos_describe(const unsigned *classes, size_t n, char *out, size_t cap)
+int lab_qos_describe(const unsigned *newest_first, size_t count, char *out, size_t cap)
 {
+    /* Oldest first, each class once. */
+    unsigned classes[LAB_CLASS_COUNT];
+    size_t n = 0;
+    for (size_t i = count; i-- > 0;) {
+        int seen = 0;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = classes[j] == newest_first[i];
+        if (!seen && n < LAB_CLASS_COUNT)
+            classes[n++] = newest_first[i];
+    }
     size_t used = 0;
     int w = 0;
     for (size_t i = 0; i < n && w >= 0 && used < cap; i++) {
@@ -110,4 +123,45 @@ int lab_qos_describe(const unsigned *classes, size_t n, char *out, size_t cap)
         w = snprintf(out + used, cap - used, "%s}", n > 1 ? "]" : "");
     used += w > 0 ? (size_t)w : 0;
     return n == 0 || w < 0 || used >= cap ? -1 : 0;
+}
+
+void lab_unmatched_add(lab_unmatched *l, const char *name, const char *fmt, ...)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].name, name) == 0)
+            return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        rl_record_unmatched *nv = cap <= 1024 ? realloc(l->v, cap * sizeof *nv) : NULL;
+        if (!nv) {
+            l->failed = 1;
+            return;
+        }
+        l->v = nv;
+        l->cap = cap;
+    }
+    char reason[1024], name_copy[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    lab_copy(name_copy, sizeof name_copy, name);
+    char *n = strdup(name_copy), *r = strdup(reason);
+    if (!n || !r) {
+        free(n);
+        free(r);
+        l->failed = 1;
+        return;
+    }
+    l->v[l->n++] = (rl_record_unmatched){n, r};
+}
+
+void lab_unmatched_free(lab_unmatched *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free((char *)l->v[i].name);
+        free((char *)l->v[i].reason);
+    }
+    free(l->v);
+    *l = (lab_unmatched){0};
 }

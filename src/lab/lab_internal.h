@@ -101,10 +101,24 @@ const char *lab_qos_reliability_name(unsigned c);
 const char *lab_qos_durability_name(unsigned c);
 /* A QoS policy's name in a message ("reliability", "ownership", ...). */
 const char *lab_qos_policy_name(dds_qos_policy_id_t id);
-/* The manifest's "qos" of a topic read by readers of `classes` (n >= 1, in the order they
- * were made): the first reader's reliability, durability and history, the others under
- * "other_readers". 0, or -1 when it does not fit `cap`. */
-int lab_qos_describe(const unsigned *classes, size_t n, char *out, size_t cap);
+/* The manifest's "qos" of a topic whose readers' classes are `newest_first` (count >= 1,
+ * newest first; a class may repeat, one reader per partition set): the first reader's
+ * reliability, durability and history, each further class under "other_readers", in the
+ * order they were made. 0, or -1 when it does not fit `cap`. */
+int lab_qos_describe(const unsigned *newest_first, size_t count, char *out, size_t cap);
+
+/* What a run did not record, as the engine's unmatched list is made: entries (copied)
+ * of a name and a reason, at most one per name, at most 1024 (the engine's limit); an
+ * entry that cannot be added (memory, the limit) sets `failed`. Zero-initialise it. */
+typedef struct lab_unmatched {
+    rl_record_unmatched *v;
+    size_t n, cap;
+    int failed;
+} lab_unmatched;
+/* Adds `name` with the formatted reason (both cut to 1023 bytes) unless it is there. */
+void lab_unmatched_add(lab_unmatched *l, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void lab_unmatched_free(lab_unmatched *l);
 
 /* ---- the capture of discovered topics into the recorder engine (lab_capture.c) ---- */
 

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 static int wait_matched(dds_entity_t w)
 {
@@ -82,6 +84,10 @@ static void on_term(int sig)
 static int publish_best_effort(int domain, int seconds)
 {
     signal(SIGTERM, on_term);
+    /* A test that failed before stopping us does not leave us running. */
+    (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1)
+        return 1;
     dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
     if (pp < 0) {
         fprintf(stderr, "lab_test_pub: participant: %s\n", dds_strretcode(pp));

@@ -239,11 +239,27 @@ static void read_bag_final(const char *run_dir, const char *run_id, final_seen *
     rl_mcap_reader_close(r);
 }
 
-/* Sends this process's stderr into a file until restored (the recorder's warnings). */
+/* Sends this process's stderr into a file until restored (the recorder's warnings). A
+ * failing test leaves through a long jump: its teardown restores stderr then, so that the
+ * failure and the next tests' messages are seen. */
 typedef struct stderr_capture {
     int saved;
     char path[4096];
 } stderr_capture;
+
+static stderr_capture *g_capture; /* the capture under way, for the teardown */
+
+static int restore_stderr(void **state)
+{
+    (void)state;
+    if (g_capture) {
+        fflush(stderr);
+        (void)dup2(g_capture->saved, 2);
+        close(g_capture->saved);
+        g_capture = NULL;
+    }
+    return 0;
+}
 
 static void stderr_capture_begin(stderr_capture *sc, const char *dir)
 {
@@ -255,14 +271,13 @@ static void stderr_capture_begin(stderr_capture *sc, const char *dir)
     assert_true(sc->saved >= 0);
     assert_int_equal(dup2(fd, 2), 2);
     close(fd);
+    g_capture = sc;
 }
 
 /* Restores stderr, echoes what was captured and returns it (free it). */
 static char *stderr_capture_end(stderr_capture *sc)
 {
-    fflush(stderr);
-    assert_int_equal(dup2(sc->saved, 2), 2);
-    close(sc->saved);
+    restore_stderr(NULL);
     size_t len = 0;
     char *text = rl_test_read_file(sc->path, &len);
     fprintf(stderr, "%s", text);
@@ -454,7 +469,7 @@ static void test_failed_run_counts_until_finish(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_best_effort_writer_recorded),
+        cmocka_unit_test_teardown(test_best_effort_writer_recorded, restore_stderr),
         cmocka_unit_test(test_mixed_reliability_recorded_once),
         cmocka_unit_test(test_failed_run_counts_until_finish),
     };
