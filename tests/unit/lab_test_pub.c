@@ -2,7 +2,8 @@
  * not built with (tests/idl/lab_test.idl). Usage: lab_test_pub DOMAIN COUNT [PARTITION].
  * Waits until a reader matches each topic, writes COUNT samples of lab_test::FinalSample on
  * rt/test/final and of lab_test::AppendableSample on rt/test/appendable (content derived
- * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
+ * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0
+ * (LAB_TEST_PUB_FINAL_READERS=N: waits for N readers of rt/test/final instead of one).
  * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
  * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
  * tests/cli/test_lab.sh).
@@ -22,16 +23,21 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-static int wait_matched(dds_entity_t w)
+static int wait_matched_n(dds_entity_t w, uint32_t readers)
 {
     /* Generous: the machine may be busy; the test asserts counts, never speed. */
     for (int i = 0; i < 12000; i++) {
         dds_publication_matched_status_t st;
-        if (dds_get_publication_matched_status(w, &st) == 0 && st.current_count > 0)
+        if (dds_get_publication_matched_status(w, &st) == 0 && st.current_count >= readers)
             return 0;
         dds_sleepfor(DDS_MSECS(10));
     }
     return -1;
+}
+
+static int wait_matched(dds_entity_t w)
+{
+    return wait_matched_n(w, 1);
 }
 
 static int print_triggers(int domain, int seconds)
@@ -168,7 +174,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "lab_test_pub: writers: %s\n", dds_strretcode(wf < 0 ? wf : wa));
         return 1;
     }
-    if (wait_matched(wf) < 0 || wait_matched(wa) < 0) {
+    /* LAB_TEST_PUB_FINAL_READERS: readers rt/test/final must have before the first write
+       (a recorder with a reliable and a best-effort reader of it, test_lab_qos.c). */
+    const char *want = getenv("LAB_TEST_PUB_FINAL_READERS");
+    uint32_t final_readers = want && atoi(want) > 0 ? (uint32_t)atoi(want) : 1;
+    if (wait_matched_n(wf, final_readers) < 0 || wait_matched(wa) < 0) {
         fprintf(stderr, "lab_test_pub: no reader matched\n");
         return 1;
     }

@@ -367,9 +367,14 @@ static void test_mixed_reliability_recorded_once(void **state)
     wait_received(node, 2);
     pid_t be = spawn_best_effort(domain);
     wait_received(node, 2 + 10);
-    /* Reliable samples now reach both readers; the reliable one records them. */
+    /* Reliable samples now reach both readers; the reliable one records them. The
+       publisher writes once both readers matched: one matched first would take samples
+       the other never sees (volatile), and the test is about who records them. */
     const int count = 30;
-    assert_int_equal(wait_exit(spawn_reliable(domain, count)), 0);
+    setenv("LAB_TEST_PUB_FINAL_READERS", "2", 1);
+    pid_t rel = spawn_reliable(domain, count);
+    unsetenv("LAB_TEST_PUB_FINAL_READERS");
+    assert_int_equal(wait_exit(rel), 0);
     wait_received(node, 2 + 10 + 2 * (uint64_t)count);
     assert_int_equal(kill(be, SIGTERM), 0);
     assert_int_equal(wait_exit(be), 0);
