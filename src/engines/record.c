@@ -203,7 +203,8 @@ static void request_manifest(rl_recorder *r)
 static int manifest_behind(rl_recorder *r)
 {
     pthread_mutex_lock(&r->manifest_mu);
-    int behind = r->info.run_dir[0] && atomic_load(&r->state) >= RL_RECORD_COMPLETE &&
+    /* A run that ended was prepared: its directory is set and no longer changes. */
+    int behind = atomic_load(&r->state) >= RL_RECORD_COMPLETE && r->info.run_dir[0] &&
                  atomic_load(&r->changes) != r->changes_written;
     pthread_mutex_unlock(&r->manifest_mu);
     return behind;
