@@ -2,10 +2,16 @@
  * not built with (tests/idl/lab_test.idl). Usage: lab_test_pub DOMAIN COUNT [PARTITION].
  * Waits until a reader matches each topic, writes COUNT samples of lab_test::FinalSample on
  * rt/test/final and of lab_test::AppendableSample on rt/test/appendable (content derived
- * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0.
+ * from the sequence number, as test_lab.c expects), waits for the acknowledgements, exits 0
+ * (LAB_TEST_PUB_FINAL_READERS=N: waits for N readers of rt/test/final instead of one).
  * `lab_test_pub --triggers DOMAIN SECONDS` instead prints each system trigger it receives
  * ("START <stamp>" / "STOP <stamp> <receive time>", ns) until STOP or SECONDS pass (for
- * tests/cli/test_lab.sh). `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort]` is a
+ * tests/cli/test_lab.sh).
+ * `lab_test_pub --best-effort DOMAIN SECONDS` writes lab_test::FinalSample with id 8 and seq
+ * 0, 1, ... on rt/test/final from a best-effort, volatile writer (as ROS 2 sensor topics and
+ * /clock are published), one every 5 ms once a reader matched, until SIGTERM or SECONDS
+ * pass (for tests/unit/test_lab_qos.c).
+ * `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort]` is a
  * vehicle written from Cyclone alone: READY (reliable, transient-local) on
  * rt/lab/ready_status, then runlab_msgs VehicleState on rt/vehicle/<ID>/state every 20 ms
  * (reliable, or best effort as ROS 2 sensor topics are) for SECONDS; prints READY once
@@ -17,20 +23,28 @@
 
 #include <dds/dds.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
-static int wait_matched(dds_entity_t w)
+static int wait_matched_n(dds_entity_t w, uint32_t readers)
 {
     /* Generous: the machine may be busy; the test asserts counts, never speed. */
     for (int i = 0; i < 12000; i++) {
         dds_publication_matched_status_t st;
-        if (dds_get_publication_matched_status(w, &st) == 0 && st.current_count > 0)
+        if (dds_get_publication_matched_status(w, &st) == 0 && st.current_count >= readers)
             return 0;
         dds_sleepfor(DDS_MSECS(10));
     }
     return -1;
+}
+
+static int wait_matched(dds_entity_t w)
+{
+    return wait_matched_n(w, 1);
 }
 
 static int print_triggers(int domain, int seconds)
@@ -67,6 +81,64 @@ static int print_triggers(int domain, int seconds)
         if (stop)
             break;
         dds_sleepfor(DDS_MSECS(10));
+    }
+    dds_delete(pp);
+    return 0;
+}
+
+static volatile sig_atomic_t g_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static int publish_best_effort(int domain, int seconds)
+{
+    signal(SIGTERM, on_term);
+    /* A test that failed before stopping us does not leave us running. */
+    (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1)
+        return 1;
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    if (pp < 0) {
+        fprintf(stderr, "lab_test_pub: participant: %s\n", dds_strretcode(pp));
+        return 1;
+    }
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+    dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1);
+    dds_entity_t t = dds_create_topic(pp, &lab_test_FinalSample_desc, "rt/test/final", NULL, NULL);
+    dds_entity_t w = dds_create_writer(pp, t, q, NULL);
+    dds_delete_qos(q);
+    if (w < 0) {
+        fprintf(stderr, "lab_test_pub: writer: %s\n", dds_strretcode(w));
+        return 1;
+    }
+    if (wait_matched(w) < 0) {
+        fprintf(stderr, "lab_test_pub: no reader matched\n");
+        return 1;
+    }
+    dds_time_t end = dds_time() + DDS_SECS(seconds);
+    for (uint64_t i = 0; !g_stop && dds_time() < end; i++) {
+        char label[32];
+        float values[2] = {(float)i + 0.5f, (float)i * 2.0f};
+        snprintf(label, sizeof label, "sample-%llu", (unsigned long long)i);
+        lab_test_FinalSample f = {
+            .id = 8,
+            .seq = i,
+            .label = label,
+            .values = {._maximum = 2, ._length = (uint32_t)(i % 3), ._buffer = values},
+            .pos = {.x = (double)i, .y = -(double)i, .z = 0.25},
+            .mode = (lab_test_Mode)(i % 3),
+        };
+        if (dds_write(w, &f) < 0) {
+            fprintf(stderr, "lab_test_pub: write failed\n");
+            return 1;
+        }
+        dds_sleepfor(DDS_MSECS(5));
     }
     dds_delete(pp);
     return 0;
@@ -150,13 +222,15 @@ static int publish_int8(int domain)
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
+        return print_triggers(atoi(argv[2]), atoi(argv[3]));
     if (argc == 3 && strcmp(argv[1], "--int8") == 0)
         return publish_int8(atoi(argv[2]));
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "--vehicle") == 0)
         return be_vehicle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
                           argc == 6 && strcmp(argv[5], "best-effort") == 0);
-    if (argc == 4 && strcmp(argv[1], "--triggers") == 0)
-        return print_triggers(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "--best-effort") == 0)
+        return publish_best_effort(atoi(argv[2]), atoi(argv[3]));
     if (argc < 3) {
         fprintf(stderr, "usage: lab_test_pub DOMAIN COUNT [PARTITION]\n");
         return 2;
@@ -188,7 +262,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "lab_test_pub: writers: %s\n", dds_strretcode(wf < 0 ? wf : wa));
         return 1;
     }
-    if (wait_matched(wf) < 0 || wait_matched(wa) < 0) {
+    /* LAB_TEST_PUB_FINAL_READERS: readers rt/test/final must have before the first write
+       (a recorder with a reliable and a best-effort reader of it, test_lab_qos.c). */
+    const char *want = getenv("LAB_TEST_PUB_FINAL_READERS");
+    uint32_t final_readers = want && atoi(want) > 0 ? (uint32_t)atoi(want) : 1;
+    if (wait_matched_n(wf, final_readers) < 0 || wait_matched(wa) < 0) {
         fprintf(stderr, "lab_test_pub: no reader matched\n");
         return 1;
     }
