@@ -227,7 +227,7 @@ static int check_map_hash(const char *path, const char *expected)
     char hex[RL_SHA256_HEX_LEN + 1];
     int rc = rl_sha256_file(path, digest, NULL);
     if (rc < 0)
-        return rl_error_prefix(rc, "%s", path);
+        return rc; /* the message names the path */
     rl_sha256_hex(digest, hex);
     if (expected && strcmp(expected, hex) != 0)
         return rl_error_set(RL_ECRC,
