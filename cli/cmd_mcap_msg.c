@@ -263,6 +263,10 @@ int cmd_mcap_export(int argc, char **argv)
     rl_mcap_indexed *x = NULL;
     if (rl_mcap_indexed_open(&x, file, 0) < 0)
         return cli_fail("mcap", "%s", rl_error_last());
+    const char *const *warnings;
+    size_t nwarnings = rl_mcap_indexed_warnings(x, &warnings);
+    for (size_t i = 0; i < nwarnings; i++) /* a zero-filled tail, a duplicated chunk, ... */
+        fprintf(stderr, "runlab: mcap: %s: warning: %s\n", file, warnings[i]);
     if (rl_fs_mkdirs(dir) < 0) {
         rl_mcap_indexed_close(x);
         return cli_fail("mcap", "%s", rl_error_last());

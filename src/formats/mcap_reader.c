@@ -381,6 +381,15 @@ static int check_magic_at(const rl_mcap_reader *r, size_t pos)
            memcmp(r->data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
 }
 
+/* True when all `n` bytes at `p` are zero. */
+static bool zero_tail(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return false;
+    return true;
+}
+
 /* Notes a condition that does not stop reading; the first one's text is kept. */
 static void warn(rl_mcap_reader *r, const char *msg)
 {
@@ -504,6 +513,23 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
                              r->pos);
             r->done = 1;
             return 0;
+        }
+        if (at < r->len && r->data[at] == 0 && zero_tail(r->data + at, r->len - at)) {
+            /* Space a file system pre-allocated and a crashed writer never filled: the data
+               ends here, as in a file cut at this byte. Zeros followed by anything else are
+               damage, reported below by the record parser with their offset. */
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "byte %zu: the remaining %zu bytes are all zero (a zero-filled tail); "
+                     "read as the end of the data",
+                     at, r->len - at);
+            warn(r, msg);
+            return stick(r,
+                         rl_error_set(RL_ETRUNCATED,
+                                      "byte %zu: file ends before the Footer (zero-filled tail "
+                                      "of %zu bytes)",
+                                      at, r->len - at),
+                         at);
         }
         if (r->len - at < RL_MCAP_RECORD_PREFIX) {
             if (at == r->len)
