@@ -471,6 +471,11 @@ bool rl_map_parse_number(const char *s, double *out)
         s++;
     if (!*s)
         return false;
+    /* Decimal only: strtod-style parsing would read "0x10" as 16 and "inf"/"nan" as numbers. */
+    for (const char *q = s; *q && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r'; q++)
+        if (!((*q >= '0' && *q <= '9') || *q == '.' || *q == '-' || *q == '+' || *q == 'e' ||
+              *q == 'E'))
+            return false;
     char *end;
     double v = rl_parse_f64(s, &end);
     while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')

@@ -9,11 +9,12 @@
 #include "runlab/error.h"
 #include "runlab/hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { MAX_CELLS = 1u << 21, UNION_ROWS = 8192 };
-#define MAX_COORD 1e9 /* metres; farther positions are a wrong projection */
+#define MAX_COORD RL_MAP_MAX_COORD
 
 typedef struct compile_ctx {
     const rl_map_source *src;
@@ -152,6 +153,19 @@ static int push_links(compile_ctx *c, const rl_map_idmap *ids, const int64_t *re
     return RL_OK;
 }
 
+/* "file:line: " of a lanelet in its source (as the readers' messages start), or "" for a
+ * source built in memory without a name. */
+static void source_place(const rl_map_source *src, const rl_map_source_lanelet *ll, char *out,
+                         size_t cap)
+{
+    if (src->name && ll->line)
+        snprintf(out, cap, "%s:%llu: ", src->name, (unsigned long long)ll->line);
+    else if (src->name)
+        snprintf(out, cap, "%s: ", src->name);
+    else
+        out[0] = '\0';
+}
+
 static int build_lanelet(compile_ctx *c, const rl_map_idmap *ids, uint32_t idx)
 {
     const rl_map_source_lanelet *ll = &c->src->lanelets[c->order[idx]];
@@ -174,10 +188,12 @@ static int build_lanelet(compile_ctx *c, const rl_map_idmap *ids, uint32_t idx)
         if (!(fabs(poly[i].x) <= MAX_COORD && fabs(poly[i].y) <= MAX_COORD)) {
             rl_map_point bad = poly[i];
             free(poly);
+            char at[300];
+            source_place(c->src, ll, at, sizeof at);
             return rl_error_set(RL_ERANGE,
-                                "lanelet %lld: coordinate (%g, %g) is not a finite "
+                                "%slanelet %lld: coordinate (%g, %g) is not a finite "
                                 "position within %g m of the origin",
-                                (long long)ll->id, bad.x, bad.y, MAX_COORD);
+                                at, (long long)ll->id, bad.x, bad.y, MAX_COORD);
         }
     rc = push_points(c, poly, n, &out->poly_off, &out->poly_n);
     double area = fabs(rl_map_polygon_signed_area(poly, n));
@@ -707,9 +723,21 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
     for (size_t i = 0; rc == RL_OK && i < n; i++) {
         uint32_t prev;
         rl_map_idmap_put(&ids, src->lanelets[c.order[i]].id, (uint32_t)i, &prev);
-        if (prev != UINT32_MAX)
-            rc = rl_error_set(RL_EINVAL, "lanelet id %lld appears twice",
-                              (long long)src->lanelets[c.order[i]].id);
+        if (prev != UINT32_MAX) {
+            const rl_map_source_lanelet *a = &src->lanelets[c.order[prev]],
+                                        *b = &src->lanelets[c.order[i]];
+            if (a->line > b->line) { /* name the later one, pointing back to the first */
+                const rl_map_source_lanelet *t = a;
+                a = b;
+                b = t;
+            }
+            char at[300];
+            source_place(src, b, at, sizeof at);
+            rc = a->line ? rl_error_set(RL_EINVAL, "%slanelet %lld: id also used on line %llu",
+                                        at, (long long)b->id, (unsigned long long)a->line)
+                         : rl_error_set(RL_EINVAL, "%slanelet id %lld appears twice", at,
+                                        (long long)b->id);
+        }
     }
     size_t max_poly = 0;
     for (size_t i = 0; rc == RL_OK && i < n; i++) {
