@@ -1,9 +1,7 @@
-/* Compiling lanelets of many vertices (issue 29 item 3): one straight lanelet of 20,000
- * collinear points per bound, one whose bounds zig-zag across each other 4,000 times over
- * a tall area, one whose bounds cross once; each compiles within a bound on time (an alarm
- * per compile: the old code took seconds to minutes, quadratic in the vertices), and its
- * indexed queries answer as brute force over the polygon does, cells past the compile's
- * work bounds included. A bound longer than RL_MAP_MAX_BOUND_POINTS is refused. */
+/* Compiling lanelets of many vertices (issue 29 item 3): 20,000 collinear points per bound,
+ * bounds crossing once, bounds zig-zagging across each other; each compile under an alarm
+ * (the old code was quadratic: minutes), its queries equal to brute force's, and a bound
+ * over RL_MAP_MAX_BOUND_POINTS refused naming file, line and lanelet. */
 #include "rl_test.h"
 
 #include "runlab/error.h"
