@@ -108,13 +108,6 @@ bool eval_over_limit(double value, double limit, double resolution)
     return value - limit >= resolution * (1 - RESOLUTION_SLACK);
 }
 
-bool eval_under_limit(double value, double limit, double resolution)
-{
-    if (!(resolution > 0))
-        return value < limit;
-    return limit - value >= resolution * (1 - RESOLUTION_SLACK);
-}
-
 const char *eval_format_value(double value, double resolution, char *buf, size_t cap)
 {
     if (!(resolution > 0) || !isfinite(value)) {

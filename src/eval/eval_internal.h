@@ -165,8 +165,6 @@ int eval_setting_resolution(eval_ctx *ctx, double *out);
 /* Whether `value` exceeds `limit` by at least `resolution` (0: by anything). The small
  * slack absorbs the binary representation of decimal steps (3.001 - 3 < 0.001). */
 bool eval_over_limit(double value, double limit, double resolution);
-/* Whether `value` lies below `limit` by at least `resolution` (a rate under its floor). */
-bool eval_under_limit(double value, double limit, double resolution);
 /* `value` with as many decimals as `resolution` has (at most 9; 0: "%.6g"), trailing zeros
  * dropped: 3.0004 at 0.001 is "3", 3.0012 is "3.001". Returns buf. */
 const char *eval_format_value(double value, double resolution, char *buf, size_t cap);

@@ -438,6 +438,18 @@ static void test_limits_at_their_boundaries(void **state)
             fail_msg("topic_sanity %s at %.17g: %s, below %s, above %s", limit_keys[k], v,
                      rl_eval_status_name(at), rl_eval_status_name(below),
                      rl_eval_status_name(above));
+        /* The default resolution, 1 ms: over the limit by 1 ms fails, by 0.9 ms passes. */
+        char text[256];
+        snprintf(text, sizeof text, "topic_sanity:\n  topics:\n    state:\n      %s: %.17g\n",
+                 limit_keys[k], v - 0.001);
+        rl_eval_status by_res = status_with_yaml(root, dir, text, "topic_sanity", limit_checks[k], 1);
+        snprintf(text, sizeof text, "topic_sanity:\n  topics:\n    state:\n      %s: %.17g\n",
+                 limit_keys[k], v - 0.0009);
+        rl_eval_status by_less = status_with_yaml(root, dir, text, "topic_sanity", limit_checks[k], 1);
+        if (by_res != RL_EVAL_FAIL || by_less != RL_EVAL_PASS)
+            fail_msg("topic_sanity %s, value %.17g, resolution 0.001: over by 0.001 %s, by "
+                     "0.0009 %s", limit_keys[k], v, rl_eval_status_name(by_res),
+                     rl_eval_status_name(by_less));
     }
     /* The expected rate equal to the measured one passes, one ulp more fails. */
     assert_int_equal(state_topic_with(root, dir, "rate_hz", rate, 0, "state rate"), RL_EVAL_PASS);
