@@ -40,9 +40,9 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
     for (size_t i = 0; i < n; i++)
         if ((int)strlen(runs[i].name) > width && strlen(runs[i].name) < 200)
             width = (int)strlen(runs[i].name);
-    printf("%-*s %-11s %-9s %9s %-12s %-12s %-12s %s\n", width, "RUN", "STATE", "VEHICLES",
+    printf("%-*s %-11s %-9s %9s %-12s %-12s %-17s %s\n", width, "RUN", "STATE", "VEHICLES",
            "DURATION", "PLANNER", "MAP", "EVALUATIONS", "RESULT");
-    /* EVALUATIONS: "3 (FAIL +partial)" is the widest usual cell. */
+    /* EVALUATIONS holds "12 (FAIL +partial)" and "12 (INCOMPLETE)"; longer cells push on. */
     for (size_t i = 0; i < n; i++) {
         const rl_eval_listed_run *r = &runs[i];
         char veh[32] = "-", dur[32] = "-", map[16] = "-", ev[48] = "-";
@@ -67,7 +67,7 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
         const char *planner = r->planner ? r->planner : "-";
         cli_print_escaped(stdout, planner);
         pad = 12 - (int)strlen(planner);
-        printf("%*s %-12s %-12s ", pad > 0 ? pad : 0, "", map, ev);
+        printf("%*s %-12s %-17s ", pad > 0 ? pad : 0, "", map, ev);
         cli_print_escaped(stdout, r->result ? r->result : "-");
         if (r->interruption)
             printf("; %s", r->interruption);

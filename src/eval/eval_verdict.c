@@ -31,6 +31,16 @@ rl_eval_verdict rl_eval_verdict_of(const size_t counts[RL_EVAL_STATUS_COUNT])
     return RL_EVAL_VERDICT_PASS;
 }
 
+/* Seconds to a tenth, without a trailing ".0": 2.5, 20, 1234.6. */
+static const char *seconds_text(double s, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.1f", s);
+    size_t n = strlen(buf);
+    if (n > 2 && strcmp(buf + n - 2, ".0") == 0)
+        buf[n - 2] = 0;
+    return buf;
+}
+
 void eval_interruption_text(const char *state, double elapsed, double planned, char *buf,
                             size_t cap)
 {
@@ -42,10 +52,12 @@ void eval_interruption_text(const char *state, double elapsed, double planned, c
     buf[0] = 0;
     if (!how || !isfinite(elapsed))
         return;
+    char got[32], plan[32];
+    seconds_text(elapsed, got, sizeof got);
     if (isfinite(planned) && planned > 0)
-        snprintf(buf, cap, "%s after %.3g of %.3g s", how, elapsed, planned);
+        snprintf(buf, cap, "%s after %s of %s s", how, got, seconds_text(planned, plan, sizeof plan));
     else
-        snprintf(buf, cap, "%s after %.3g s (planned duration not recorded)", how, elapsed);
+        snprintf(buf, cap, "%s after %s s (planned duration not recorded)", how, got);
 }
 
 double eval_planned_duration(const char *dir)
