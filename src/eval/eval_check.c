@@ -154,11 +154,15 @@ int eval_intervals_from_mask(eval_intervals *s, const double *t, const bool *mas
         size_t j = i;
         while (j + 1 < n && mask[j + 1])
             j++;
-        double t1 = t[j];
-        if (j == i && n > 1) /* a lone sample stands for its period */
-            t1 = i + 1 < n ? t[i + 1] : t[i] + (t[i] - t[i - 1]);
-        if (t1 - t[i] >= min_duration) {
-            int rc = eval_intervals_add(s, t[i], t1);
+        double t0 = t[i], t1 = t[j];
+        if (j == i && n > 1) { /* a lone sample stands for its period, inside the data */
+            if (i + 1 < n)
+                t1 = t[i + 1];
+            else
+                t0 = t[i - 1];
+        }
+        if (t1 - t0 >= min_duration) {
+            int rc = eval_intervals_add(s, t0, t1);
             if (rc < 0)
                 return rc;
         }

@@ -147,7 +147,7 @@ int eval_intervals_add(eval_intervals *s, double t0, double t1);
 /* Appends the stretches where mask[i] holds (from the time of the first sample that holds
  * to the time of the last one of each run of samples), keeping those lasting at least
  * min_duration s. A lone sample is not a stretch of zero length: it stands for one sample
- * period (to the next sample's time, or from the previous one's at the end). */
+ * period, to the next sample's time (the last sample: from the previous one's). */
 int eval_intervals_from_mask(eval_intervals *s, const double *t, const bool *mask, size_t n,
                              double min_duration);
 /* Sum of the lengths. */

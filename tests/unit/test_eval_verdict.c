@@ -96,7 +96,8 @@ static char *report_text(const rl_eval_result *r)
 
 /* Vehicle 1 brakes at exactly the limit with rounding noise (3.000000000000025 m/s^2, as
  * the simulator's clamped acceleration came out) on ticks 100..200, then one sample at
- * 3.5 m/s^2 (tick 201, 4.02 s); vehicle 2 accelerates at 3.0012 m/s^2 on ticks 300..310. */
+ * 3.5 m/s^2 (tick 201, 4.02 s); vehicle 2 accelerates at 3.0012 m/s^2 on ticks 300..310;
+ * vehicle 3 brakes at 4 m/s^2 in the window's last state only. */
 static double noisy_accel(int id, long tick)
 {
     if (id == 1 && tick >= 100 && tick <= 200)
@@ -105,6 +106,8 @@ static double noisy_accel(int id, long tick)
         return 3.5;
     if (id == 2 && tick >= 300 && tick <= 310)
         return 3.0012;
+    if (id == 3 && tick == 400) /* the last state of the window (STOP at 8 s) */
+        return -4.0;
     return 0;
 }
 
@@ -119,7 +122,7 @@ static void test_rounding_is_not_a_violation(void **state)
 {
     (void)state;
     char *root = rl_test_tmpdir(), *dir = make_dir(root, "noise");
-    synth_opts o = {.vehicles = 2, .ticks = 400, .lead_ticks = 25, .speed = noisy_speed,
+    synth_opts o = {.vehicles = 3, .ticks = 400, .lead_ticks = 25, .speed = noisy_speed,
                     .accel = noisy_accel};
     synth_ok(dir, &o);
     rl_eval_result r;
@@ -145,6 +148,11 @@ static void test_rounding_is_not_a_violation(void **state)
     assert_int_equal(c->status, RL_EVAL_FAIL);
     assert_true(fabs(c->intervals[0][0] - 6.0) < 1e-9 && fabs(c->intervals[0][1] - 6.2) < 1e-9);
     assert_non_null(strstr(c->reason, "up to 3.001 m/s^2 over the limit 3 for 0.20 s"));
+    /* Vehicle 3: a lone last sample stands for the period before it, inside the window. */
+    c = find_check(&r, "states_speed", "acceleration", 3);
+    assert_int_equal(c->status, RL_EVAL_FAIL);
+    assert_int_equal(c->nintervals, 1);
+    assert_true(fabs(c->intervals[0][0] - 7.98) < 1e-9 && fabs(c->intervals[0][1] - 8.0) < 1e-9);
     rl_eval_result_free(&r);
     /* Resolution 0: any excess counts, so the noise FAILs (as every excess did before). */
     char cfg[PATH_MAX];
