@@ -168,12 +168,12 @@ static int write_summary(const eval_output *o)
     rl_json_key(j, "run_id"), rl_json_string(j, run->run_id);
     rl_json_key(j, "state"), rl_json_string(j, run->state);
     rl_json_key(j, "reason"), rl_json_string(j, run->state_reason);
+    rl_json_key(j, "planned_duration"), rl_json_double(j, run->planned_duration);
     rl_json_key(j, "vehicles"), rl_json_begin_array(j);
     for (size_t i = 0; i < run->nvehicles; i++)
         rl_json_int64(j, run->vehicles[i].id);
     rl_json_end_array(j);
     rl_json_key(j, "map"), run->map_missing ? rl_json_null(j) : rl_json_string(j, "map/runtime_map.bin");
-    rl_json_key(j, "planned_duration"), rl_json_double(j, run->planned_duration);
     rl_json_end_object(j);
     rl_json_key(j, "window"), rl_json_begin_object(j);
     rl_json_key(j, "start"), rl_json_double(j, run->window_start);
