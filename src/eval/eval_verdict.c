@@ -127,10 +127,9 @@ static void shared_line(rl_buf *b, const eval_run *run, const rl_eval_check *che
         }
     }
     rl_buf_printf(b, "%s: %s", nveh ? ")" : "", c->reason);
+    /* How to supply a map; the loader's note on top gives the whole command line. */
     if (run->map_missing && strcmp(c->reason, run->map_missing) == 0)
-        rl_buf_printf(b, "; `runlab evaluate %s --map FILE` evaluates them against a map "
-                         "(Lanelet2, CommonRoad or runtime map)",
-                      run->dir);
+        rl_buf_puts(b, "; `runlab evaluate RUN --map FILE` judges them against a map");
     rl_buf_putc(b, '\n');
 }
 

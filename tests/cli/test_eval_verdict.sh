@@ -76,7 +76,7 @@ run evaluate "$RUN" --metrics topic_sanity,obs,boundary_violation,lanelet_collis
 check "no map: exit 3 (INCOMPLETE)" rc_is 3
 check "no map: result INCOMPLETE" out_has "result: INCOMPLETE, partial (--metrics) ("
 check "no map: one line names the metrics, the vehicles and --map FILE" out_has \
-    "UNAVAILABLE in 4 checks of boundary_violation, lanelet_collision (vehicles 1, 2): the run has no map (manifest: map is null); \`runlab evaluate $RUN --map FILE\` evaluates them against a map"
+    "UNAVAILABLE in 4 checks of boundary_violation, lanelet_collision (vehicles 1, 2): the run has no map (manifest: map is null); \`runlab evaluate RUN --map FILE\` judges them against a map"
 check "no map: the reason is printed once, not once per check" \
     test "$(grep -c 'the run has no map (manifest: map is null)' <<<"$out")" -eq 1
 check "no map: summary.json agrees (INCOMPLETE, passed false, one shared reason)" summary '
