@@ -66,9 +66,12 @@ static int parse_time(const char *cmd, const char *opt, const char *text, uint64
         }
     }
     int64_t ns;
-    if (rl_time_parse_iso(text, &ns) < 0 || ns < 0)
+    if (rl_time_parse_iso(text, &ns) < 0)
         return cli_usage_error("mcap", "%s: %s '%s': not nanoseconds or an ISO 8601 time (%s)", cmd, opt, text,
                                rl_error_last());
+    if (ns < 0) /* MCAP log times are unsigned nanoseconds since the epoch */
+        return cli_usage_error("mcap", "%s: %s '%s': before 1970-01-01T00:00:00Z, where MCAP times begin",
+                               cmd, opt, text);
     *out = (uint64_t)ns;
     return RL_OK;
 }
