@@ -7,6 +7,7 @@
 #include "runlab/error.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,27 +81,25 @@ int msgdef_string_type(rl_msgdef *d, rl_msg_kind kind, uint32_t bound, uint32_t 
         *index = kind;
         return RL_OK;
     }
-    for (size_t i = MSGDEF_FIRST_USER_TYPE; i < d->ntypes; i++)
-        if (d->types[i].kind == kind && d->types[i].bound == bound && !d->types[i].name) {
-            *index = (uint32_t)i;
-            return RL_OK;
-        }
+    char key[64];
+    int n = snprintf(key, sizeof key, "s%d:%u", (int)kind, bound);
+    if (msgdef_names_get(&d->shapes, key, (size_t)n, index))
+        return RL_OK;
     rl_msg_type t = {.kind = kind, .bound = bound};
-    return msgdef_add_type(d, &t, index);
+    int rc = msgdef_add_type(d, &t, index);
+    return rc < 0 ? rc : msgdef_names_put(&d->shapes, key, (size_t)n, *index);
 }
 
 int msgdef_array_type(rl_msgdef *d, rl_msg_kind kind, uint32_t elem, uint32_t bound, bool inner,
                       uint32_t *index)
 {
-    for (size_t i = MSGDEF_FIRST_USER_TYPE; i < d->ntypes; i++) {
-        const rl_msg_type *t = &d->types[i];
-        if (t->kind == kind && t->elem == elem && t->bound == bound && t->inner_dim == inner) {
-            *index = (uint32_t)i;
-            return RL_OK;
-        }
-    }
+    char key[64];
+    int n = snprintf(key, sizeof key, "a%d:%u:%u:%d", (int)kind, elem, bound, (int)inner);
+    if (msgdef_names_get(&d->shapes, key, (size_t)n, index))
+        return RL_OK;
     rl_msg_type t = {.kind = kind, .elem = elem, .bound = bound, .inner_dim = inner};
-    return msgdef_add_type(d, &t, index);
+    int rc = msgdef_add_type(d, &t, index);
+    return rc < 0 ? rc : msgdef_names_put(&d->shapes, key, (size_t)n, *index);
 }
 
 int msgdef_new(rl_msgdef **out, const char *schema)
@@ -148,6 +147,7 @@ void rl_msgdef_free(rl_msgdef *d)
     }
     free(d->constants);
     free(d->min_size);
+    msgdef_names_free(&d->shapes);
     cdr_plan_free(d->plan);
     free(d->schema);
     free(d);
@@ -240,16 +240,88 @@ static size_t min_size_of(rl_msgdef *d, uint32_t t)
     return n;
 }
 
+/* Whether a value of type t can take no payload bytes at all under some encoding: a
+ * struct with no members (or only such members) that is not mutable (a mutable struct has
+ * a DHEADER or a sentinel; an appendable one has no DHEADER in XCDR1), or an array of such.
+ * Strings, sequences, enums, unions and primitives take at least one byte, and so does an
+ * @optional member of a struct that is not mutable (its presence flag or header).
+ * state: 0 unknown, 1 no, 2 yes. Recursion follows members held by value only, which
+ * check_cycles has found acyclic. */
+static bool takes_no_bytes(const rl_msgdef *d, uint32_t t, unsigned char *state)
+{
+    if (state[t])
+        return state[t] == 2;
+    const rl_msg_type *ty = &d->types[t];
+    bool none = false;
+    if (ty->kind == RL_MSG_ARRAY) {
+        none = takes_no_bytes(d, ty->elem, state);
+    } else if (ty->kind == RL_MSG_STRUCT && ty->ext != RL_MSG_EXT_MUTABLE) {
+        none = true;
+        for (size_t m = 0; m < ty->nmembers && none; m++)
+            none = !ty->members[m].optional && takes_no_bytes(d, ty->members[m].type, state);
+    }
+    state[t] = none ? 2 : 1;
+    return none;
+}
+
+/* Refuses arrays and sequences whose elements can take no bytes: no length check could
+ * bound their count (`E pad[1000000][1000]` of an empty struct E is a billion elements in
+ * no bytes, a sequence of them up to 4 billion in 4 bytes), so decoding one payload would
+ * take hours and its JSON be unbounded. */
+static int check_zero_size_elements(const rl_msgdef *d, unsigned char *state)
+{
+    for (uint32_t i = MSGDEF_FIRST_USER_TYPE; i < d->ntypes; i++) {
+        const rl_msg_type *ty = &d->types[i];
+        if (ty->kind != RL_MSG_STRUCT && ty->kind != RL_MSG_UNION)
+            continue;
+        for (size_t m = 0; m < ty->nmembers; m++) {
+            for (uint32_t t = ty->members[m].type;
+                 d->types[t].kind == RL_MSG_ARRAY || d->types[t].kind == RL_MSG_SEQUENCE;
+                 t = d->types[t].elem) {
+                uint32_t e = d->types[t].elem;
+                if (!takes_no_bytes(d, e, state))
+                    continue;
+                while (d->types[e].kind == RL_MSG_ARRAY)
+                    e = d->types[e].elem;
+                return rl_error_set(RL_EPARSE,
+                                    "schema '%s': member '%s' of '%s': %s of '%s', a type that "
+                                    "takes no bytes in CDR (a struct without members, or with only "
+                                    "such members): its "
+                                    "length could not be bounded by the payload",
+                                    d->schema, ty->members[m].name, ty->name ? ty->name : "?",
+                                    d->types[t].kind == RL_MSG_ARRAY ? "an array" : "a sequence",
+                                    d->types[e].name ? d->types[e].name : "?");
+            }
+        }
+    }
+    return RL_OK;
+}
+
 int msgdef_finish(rl_msgdef *d, uint32_t root)
 {
     if (root >= d->ntypes || d->types[root].kind != RL_MSG_STRUCT)
         return rl_error_set(RL_EPARSE, "schema '%s': the root is not a struct", d->schema);
+    for (size_t i = MSGDEF_FIRST_USER_TYPE; i < d->ntypes; i++)
+        if (d->types[i].nmembers > MSGDEF_MAX_MEMBERS || d->types[i].nconstants > MSGDEF_MAX_MEMBERS)
+            return rl_error_set(RL_ERANGE, "schema '%s': type '%s' has %zu %s, more than the %d a "
+                                           "type may have", d->schema,
+                                d->types[i].name ? d->types[i].name : "?",
+                                d->types[i].nmembers > MSGDEF_MAX_MEMBERS ? d->types[i].nmembers
+                                                                          : d->types[i].nconstants,
+                                d->types[i].nmembers > MSGDEF_MAX_MEMBERS
+                                    ? (d->types[i].kind == RL_MSG_ENUM ? "enumerators" : "members")
+                                    : "constants",
+                                MSGDEF_MAX_MEMBERS);
     unsigned char *state = calloc(d->ntypes, 1);
     if (!state)
         return rl_error_set(RL_ENOMEM, "schema: out of memory");
     int rc = RL_OK;
     for (uint32_t i = MSGDEF_FIRST_USER_TYPE; i < d->ntypes && rc == RL_OK; i++)
         rc = check_cycles(d, i, state);
+    if (rc == RL_OK) {
+        memset(state, 0, d->ntypes);
+        rc = check_zero_size_elements(d, state);
+    }
     free(state);
     d->root = root;
     if (rc == RL_OK) {
@@ -270,6 +342,9 @@ int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, con
     if (!out || !encoding || !name || (!text && len))
         return rl_error_set(RL_EINVAL, "schema: NULL argument");
     *out = NULL;
+    if (len > MSGDEF_MAX_TEXT)
+        return rl_error_set(RL_ERANGE, "schema '%s': %zu bytes of text, more than the %d MiB a "
+                                       "schema may have", name, len, MSGDEF_MAX_TEXT >> 20);
     rl_msgdef *d = NULL;
     int rc = msgdef_new(&d, name);
     if (rc < 0)
