@@ -36,7 +36,8 @@ static const char *const usage_main =
     "  export FILE        one CSV per topic, a column per field (--topic, --out-dir)\n\n"
     "Run 'runlab mcap <command> --help' for a command's options.\n"
     "Times (--start, --end) are nanoseconds since the epoch or ISO 8601\n"
-    "(2024-05-01T12:00:00.5Z). Exit codes: 0 success, 1 failure, 2 usage error.\n";
+    "(2024-05-01T12:00:00.5Z), from 1970-01-01 to 2262-04-11T23:47:16.854775807Z.\n"
+    "Exit codes: 0 success, 1 failure, 2 usage error.\n";
 
 /* Options shared by the subcommands. */
 typedef struct opts {

@@ -53,6 +53,8 @@ for opt in --start --end; do
     check "cat $opt 2300: the reason" \
         err_has "runlab: mcap: cat: $opt '2300-01-01T00:00:00Z': not nanoseconds or an ISO 8601 time (timestamp '2300-01-01T00:00:00Z': out of the range of 64-bit nanoseconds (1677-09-21T00:12:43.145224192Z .. 2262-04-11T23:47:16.854775807Z))"
 done
+run mcap --help
+check "mcap --help gives the range of times" out_has "from 1970-01-01 to 2262-04-11T23:47:16.854775807Z"
 run_bounded mcap cat "$B" --start 1969-12-31T23:59:59Z
 check "cat --start before 1970: exit 2" rc_is 2
 check "cat --start before 1970: the reason" err_has "--start '1969-12-31T23:59:59Z': before 1970-01-01T00:00:00Z, where MCAP times begin"
