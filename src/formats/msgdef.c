@@ -267,7 +267,10 @@ static bool takes_no_bytes(const rl_msgdef *d, uint32_t t, unsigned char *state)
 /* Refuses arrays and sequences whose elements can take no bytes: no length check could
  * bound their count (`E pad[1000000][1000]` of an empty struct E is a billion elements in
  * no bytes, a sequence of them up to 4 billion in 4 bytes), so decoding one payload would
- * take hours and its JSON be unbounded. */
+ * take hours and its JSON be unbounded. Refuses as well a struct that has members but
+ * takes no bytes (members that are empty structs): nested, such structs multiply what
+ * decodes from nothing (50 k members of a struct of 50 k empty structs are 2.5 billion
+ * values). What remains that takes no bytes is a struct without members, one value. */
 static int check_zero_size_elements(const rl_msgdef *d, unsigned char *state)
 {
     for (uint32_t i = MSGDEF_FIRST_USER_TYPE; i < d->ntypes; i++) {
@@ -293,6 +296,12 @@ static int check_zero_size_elements(const rl_msgdef *d, unsigned char *state)
                                     d->types[e].name ? d->types[e].name : "?");
             }
         }
+        if (ty->kind == RL_MSG_STRUCT && ty->nmembers && takes_no_bytes(d, i, state))
+            return rl_error_set(RL_EPARSE,
+                                "schema '%s': struct '%s': its members take no bytes in CDR "
+                                "(structs without members): held by value, such structs would "
+                                "multiply what decodes from no bytes",
+                                d->schema, ty->name ? ty->name : "?");
     }
     return RL_OK;
 }

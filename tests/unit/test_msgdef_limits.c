@@ -78,9 +78,15 @@ static void test_array_of_empty_structs_refused(void **state)
     /* a sequence: 4 billion elements in a 4-byte count */
     refused("struct E_ {}; struct T { sequence<E_> s; };",
             "member 's' of 'T': a sequence of 'E_', a type that takes no bytes");
-    /* nested: a struct holding only empty things, inside a sequence of sequences */
-    refused("struct E_ {}; struct W { E_ a; E_ b; }; struct T { long x; sequence<sequence<W> > s; };",
-            "member 's' of 'T': a sequence of 'W'");
+    /* a sequence of sequences of them */
+    refused("struct E_ {}; struct T { long x; sequence<sequence<E_> > s; };",
+            "member 's' of 'T': a sequence of 'E_'");
+    /* a struct whose members take no bytes: nested, 50 k of 50 k is 2.5 billion values in
+     * no bytes (what fuzz_msgdef's generated schemas found) */
+    refused("struct E_ {}; struct W { E_ a; E_ b; }; struct T { long x; W w; };",
+            "schema 'T': struct 'W': its members take no bytes in CDR");
+    refused("struct E_ {}; @appendable struct W { E_ a; }; struct T { long x; W w; };",
+            "struct 'W': its members take no bytes");
     /* through a typedef, appendable (no DHEADER in XCDR1), in a union case */
     refused("@appendable struct E_ {}; typedef E_ EA[2]; struct T { EA x; };",
             "member 'x' of 'T': an array of 'E_'");
@@ -94,8 +100,12 @@ static void test_types_that_take_bytes_accepted(void **state)
 {
     (void)state;
     accepted("struct E_ {}; struct T { E_ e; long x; };");
+    accepted("struct E_ {}; struct W { E_ a; E_ b; octet o; }; struct T { W w[4]; };");
+    accepted("struct E_ {}; @mutable struct W { E_ a; E_ b; }; struct T { W w[4]; };");
+    accepted("struct T {};"); /* the root may be empty: a payload is {} */
     accepted("@mutable struct E_ {}; struct T { E_ pad[3]; sequence<E_> s; };");
     accepted("struct O { @optional long a; }; struct T { O pad[3]; sequence<O> s; };");
+    accepted("struct E_ {}; struct O { @optional E_ e; }; struct T { O pad[3]; };");
     accepted("struct E_ {}; union U switch (long) { case 1: E_ e; }; struct T { sequence<U> s; };");
 
     rl_msgdef *d;
