@@ -24,7 +24,9 @@ void msgdef_names_free(msgdef_names *h);
 /* Limits on a schema (docs/msgdef.md): its text, and what one type may hold. */
 enum {
     MSGDEF_MAX_TEXT = 16 << 20,    /* bytes of schema text */
-    MSGDEF_MAX_MEMBERS = 1 << 20   /* members, enumerators or constants of one type */
+    MSGDEF_MAX_MEMBERS = 1 << 20,  /* members, enumerators or constants of one type */
+    MSGDEF_MAX_NESTING = 256       /* types nested: structs, unions, arrays, sequences (the
+                                      decoder stops payloads at 100) */
 };
 
 /* Primitive kinds occupy type indices 1..RL_MSG_WSTRING; index 0 is unused. */

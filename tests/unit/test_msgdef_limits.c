@@ -9,6 +9,7 @@
 #include "runlab/msgdef.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,60 @@ static void test_schema_size_limits(void **state)
     free(text);
 }
 
+/* A schema of n structs, each holding the previous one by value or in a sequence. */
+static char *chain_schema(size_t n, bool sequence, size_t *len)
+{
+    char *s = malloc(n * 48 + 64);
+    assert_non_null(s);
+    size_t k = (size_t)sprintf(s, "struct S0 { long x; };");
+    for (size_t i = 1; i < n; i++)
+        k += (size_t)sprintf(s + k, sequence ? "struct S%zu { sequence<S%zu> a; };" : "struct S%zu { S%zu a; };",
+                             i, i - 1);
+    k += (size_t)sprintf(s + k, "struct T { S%zu a; };", n - 1);
+    *len = k;
+    return s;
+}
+
+/* Nesting is bounded (256 levels; the decoder stops payloads at 100), so no walk of the
+ * type tree recurses with the schema's size; a chain through sequences (each type on its
+ * own not deep) formats with an explicit stack: 100 k levels overflowed the stack of
+ * `runlab mcap schema` (rl_msgdef_format) before. */
+static void test_deep_nesting(void **state)
+{
+    (void)state;
+    size_t len;
+    rl_msgdef *d;
+    char *text = chain_schema(300, false, &len);
+    assert_int_equal(parse_idl(text, len, &d), RL_EPARSE);
+    assert_non_null(strstr(rl_error_last(), "schema 'T': types nested more than 256 deep"));
+    free(text);
+    text = chain_schema(255, false, &len); /* T and 255 structs: 256 levels */
+    assert_int_equal(parse_idl(text, len, &d), RL_OK);
+    rl_msgdef_free(d);
+    free(text);
+    /* typedefs of sequences of sequences, 300 deep */
+    text = malloc(300 * 64 + 64);
+    assert_non_null(text);
+    len = (size_t)sprintf(text, "typedef sequence<long> Q0;");
+    for (int i = 1; i < 300; i++)
+        len += (size_t)sprintf(text + len, "typedef sequence<Q%d> Q%d;", i - 1, i);
+    len += (size_t)sprintf(text + len, "struct T { Q299 q; };");
+    assert_int_equal(parse_idl(text, len, &d), RL_EPARSE);
+    assert_non_null(strstr(rl_error_last(), "types nested more than 256 deep"));
+    free(text);
+
+    text = chain_schema(100000, true, &len);
+    assert_int_equal(parse_idl(text, len, &d), RL_OK);
+    char *formatted = NULL;
+    assert_int_equal(rl_msgdef_format(d, &formatted), RL_OK);
+    assert_non_null(strstr(formatted, "struct S0\n  int32 x\n"));
+    assert_non_null(strstr(formatted, "struct T\n  S99999 a\n"));
+    assert_true(strstr(formatted, "struct S0\n") < strstr(formatted, "struct S1\n")); /* dependencies first */
+    free(formatted);
+    rl_msgdef_free(d);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +263,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_types_that_take_bytes_accepted, arm, disarm),
         cmocka_unit_test_setup_teardown(test_large_schemas_parse_in_linear_time, arm, disarm),
         cmocka_unit_test_setup_teardown(test_schema_size_limits, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_deep_nesting, arm, disarm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
