@@ -3,6 +3,7 @@
  * compiled field paths (a field the schema lacks is reported, not guessed), the START/STOP
  * window from rt/lab/system_trigger, and the runtime map checked against its SHA-256. */
 #include "eval/eval_load.h"
+#include "eval/eval_verdict.h"
 
 #include "core/text.h"
 #include "runlab/error.h"
@@ -171,6 +172,7 @@ static void read_manifest(eval_loaded *l, const char *dir)
     l->run.state = "UNKNOWN";
     l->run.state_reason = "";
     l->run.run_id = "";
+    l->run.planned_duration = eval_planned_duration(dir);
     if (rl_path_join(path, sizeof path, dir, "manifest.json") < 0 ||
         rl_json_read_file(path, MAX_MANIFEST_BYTES, &l->manifest) < 0) {
         rl_buf_printf(&l->notes, "No readable manifest.json (%s): the run is evaluated from its bag alone.\n",
@@ -996,6 +998,7 @@ int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out)
     l->run.dir = l->run.bag_path = "(memory)";
     l->run.state = "UNKNOWN";
     l->run.state_reason = l->run.run_id = "";
+    l->run.planned_duration = NAN;
     l->run.map_missing = "no map (bag from memory)";
     int rc = read_bag(l, NULL, data, len);
     if (rc < 0) {
