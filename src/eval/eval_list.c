@@ -38,6 +38,15 @@ static int cmp_names_asc(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* dir/name for a name read from the directory itself: any byte but '/' may be in it (a
+ * newline, a tab), so it is not checked like a user-supplied name (rl_path_join), which
+ * would leave such runs out of the list; printing escapes them. False when too long. */
+static bool join_entry(char *out, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    return n >= 0 && (size_t)n < cap;
+}
+
 /* Directory names in `dir` (not starting with '.'), sorted. */
 static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_first)
 {
@@ -55,7 +64,7 @@ static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_fi
             continue;
         char p[PATH_MAX];
         struct stat st;
-        if (rl_path_join(p, sizeof p, dir, e->d_name) < 0 || stat(p, &st) != 0 ||
+        if (!join_entry(p, sizeof p, dir, e->d_name) || stat(p, &st) != 0 ||
             !S_ISDIR(st.st_mode))
             continue;
         if ((rc = rl_grow_array((void **)&names, &cap, n + 1, sizeof *names, "runs")) < 0)
@@ -73,7 +82,8 @@ static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_fi
         free(names);
         return rc;
     }
-    qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
+    if (n > 1) /* names is NULL when the directory holds none (qsort wants a pointer) */
+        qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
     *out = names;
     *count = n;
     return RL_OK;
@@ -221,7 +231,7 @@ int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count)
     for (size_t i = 0; rc == RL_OK && i < n; i++) {
         rl_eval_listed_run *r = &runs[k];
         char p[PATH_MAX];
-        if (rl_path_join(p, sizeof p, exp, names[i]) < 0)
+        if (!join_entry(p, sizeof p, exp, names[i]))
             continue;
         r->dir = strdup(p);
         r->name = strdup(names[i]);

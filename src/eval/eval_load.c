@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 enum { MAX_VEHICLES = 256, MAX_MANIFEST_BYTES = 16 << 20 };
@@ -229,9 +230,9 @@ static int check_map_hash(const char *path, const char *expected)
     char hex[RL_SHA256_HEX_LEN + 1];
     int rc = rl_sha256_file(path, digest, NULL);
     if (rc < 0)
-        return rl_error_prefix(rc, "%s", path);
+        return rc; /* the message names the path */
     rl_sha256_hex(digest, hex);
-    if (expected && strcmp(expected, hex) != 0)
+    if (expected && strcasecmp(expected, hex) != 0) /* hex digits in either case */
         return rl_error_set(RL_ECRC,
                             "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
                             path, expected, hex);
