@@ -104,6 +104,10 @@ typedef struct lab_sim {
 int lab_sim_init(lab_sim *s, const rl_lab_sim_options *o);
 void lab_sim_free(lab_sim *s);
 
+/* The collision fault's partner of vehicle index `k`: the other vehicle it reaches soonest
+ * on an intercept course at the chase speed, as index + 1 (0: no other vehicle). */
+int lab_sim_collision_partner(const lab_sim *s, size_t k);
+
 /* 1 when fault `kind` is active on vehicle `id` at `t` s after START. */
 int lab_sim_fault(const lab_sim *s, int id, rl_lab_fault_kind kind, double t);
 

@@ -407,11 +407,16 @@ static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts,
 
 int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir, size_t cap)
 {
+    /* Offline, a run without a duration lasts 10 s: checked (fault windows) as such. */
+    rl_lab_sim_options effective = *opts;
+    if (!(effective.duration > 0))
+        effective.duration = 10.0;
+    opts = &effective;
     lab_sim s;
     int rc = lab_sim_init(&s, opts);
     if (rc < 0)
         return rc;
-    double duration = opts->duration > 0 ? opts->duration : 10.0;
+    double duration = opts->duration;
     char home_buf[4096], lock_dir[4200];
     rc = rl_record_home(home, home_buf, sizeof home_buf);
     /* Offline runs take no DDS domain: their lock lives apart from the recorders'. */
