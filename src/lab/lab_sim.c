@@ -29,8 +29,8 @@
 #define DRIFT_MAX 0.25      /* m to the right of the commanded trajectory */
 #define DRIFT_RATE 0.25     /* m/s */
 #define EXIT_BEYOND 0.3     /* m beyond the lab area's corner (both axes) */
-#define CHASE_SPEED_MAX 2.8 /* m/s: a chaser stays under the evaluation's 3.0 m/s */
-#define CHASE_ACCEL 4.0     /* m/s^2 of a chaser */
+#define CHASE_SPEED_MAX 2.9 /* m/s: a chaser stays under the evaluation's 3.0 m/s */
+#define CHASE_ACCEL 2.9     /* m/s^2 of a chaser */
 #define CHASE_HOLD_DISTANCE 0.35 /* m (centres): closer, the chaser holds on its partner */
 #define CHASE_HEADING_GAIN 10.0 /* 1/s: a chaser's yaw rate per rad of heading error */
 #define CHASE_HOLD_EXCESS 0.5 /* m/s above its partner's speed at the most while holding */
@@ -342,16 +342,25 @@ static void plan_step(const lab_sim *s, const sim_vehicle *v, sim_plan *p, doubl
         double vx, vy;
         plan_ref(s, v, p, &p->px, &p->py, &vx, &vy);
         exit_goal(s, v, &p->gx, &p->gy);
+        p->ex = p->px;
+        p->ey = p->py;
         p->mode = PLAN_EXIT;
     } else if (!leave_area && p->mode == PLAN_EXIT) {
-        /* Back to the route where it is nearest. */
-        p->s = sim_path_nearest(path, p->px, p->py);
-        double tx, ty;
-        sim_path_at(path, p->s, &p->gx, &p->gy, &tx, &ty);
-        p->mode = PLAN_RETURN;
+        /* The way back: the car cannot turn round out there without going further out, so
+           it backs along the line it came, to where it left its route, and drives on. */
+        p->gx = p->ex;
+        p->gy = p->ey;
+        p->v = 0;
+        p->mode = PLAN_BACK;
     }
     if (p->mode == PLAN_EXIT) {
         (void)plan_line(p, s->o.speed, 1, h);
+    } else if (p->mode == PLAN_BACK) {
+        if (plan_line(p, s->o.speed, 1, h)) {
+            p->s = sim_path_nearest(path, p->px, p->py);
+            p->v = 0;
+            p->mode = PLAN_ROUTE;
+        }
     } else if (p->mode == PLAN_RETURN) {
         if (plan_line(p, s->o.speed, 0, h))
             p->mode = PLAN_ROUTE;
@@ -608,6 +617,13 @@ static void track(sim_vehicle *v, double rx, double ry, double rvx, double rvy, 
     }
     double c = cos(v->yaw), s = sin(v->yaw);
     double along = ux * c + uy * s, across = -ux * s + uy * c;
+    /* A reference moving backwards (leave_area's way back, along the line the car came):
+       the car backs straight, its heading kept. */
+    if (rvx * c + rvy * s < -0.05 * hypot(rvx, rvy) && hypot(rvx, rvy) > 0.05) {
+        *v_want = fmin(along, 0);
+        *steer = 0;
+        return;
+    }
     /* A car turns only while it moves: with a moving goal aside or behind, creep while
        turning; a goal standing behind is stopped at, not circled. */
     int moving = hypot(rvx, rvy) > 0.05;

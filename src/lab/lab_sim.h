@@ -54,7 +54,10 @@ typedef struct sim_command {
     int external; /* from another participant, not the built-in planner */
 } sim_command;
 
-typedef enum sim_plan_mode { PLAN_ROUTE = 0, PLAN_EXIT, PLAN_RETURN } sim_plan_mode;
+/* PLAN_EXIT: straight out over a corner (leave_area); PLAN_BACK: after it, backing along
+ * the same line to where it left the route; PLAN_RETURN: straight to the route point
+ * (gx, gy) after commands from outside. */
+typedef enum sim_plan_mode { PLAN_ROUTE = 0, PLAN_EXIT, PLAN_BACK, PLAN_RETURN } sim_plan_mode;
 
 /* The built-in planner's state of one vehicle: where the reference is on its route. */
 typedef struct sim_plan {
@@ -65,6 +68,7 @@ typedef struct sim_plan {
     double px, py; /* EXIT / RETURN: reference position, moving to (gx, gy) */
     double gx, gy;
     double leave_area_t0; /* when the current EXIT began (-1: none yet) */
+    double ex, ey;        /* EXIT: where the reference left the route */
 } sim_plan;
 
 /* External commands (DDS): speed + curvature or direct, latest only. */
