@@ -313,6 +313,39 @@ typedef struct experiment {
     double duration, ready_timeout, heartbeat_timeout;
 } experiment;
 
+/* The experiment's parameter snapshot for config/nodes.json, handed to prepare: its options,
+ * and as its "scenario" what the run was set up to do. malloc'd JSON text, NULL on out of
+ * memory (the run then records none). */
+static char *experiment_parameters(const experiment *e)
+{
+    json_object *p = json_object_new_object(), *sc = json_object_new_object();
+    json_object_object_add(p, "domain", json_object_new_int(e->domain));
+    json_object_object_add(p, "home", e->home ? json_object_new_string(e->home) : NULL);
+    json_object *topics = json_object_new_array();
+    for (size_t i = 0; i < e->topic_count; i++)
+        json_object_array_add(topics, json_object_new_string(e->topics[i]));
+    json_object_object_add(p, "topics", topics);
+    json_object_object_add(p, "ready_timeout", json_object_new_double(e->ready_timeout));
+    json_object_object_add(p, "heartbeat_timeout", json_object_new_double(e->heartbeat_timeout));
+    json_object *ids = json_object_new_array();
+    for (size_t i = 0; i < e->vehicle_count; i++)
+        json_object_array_add(ids, json_object_new_int(e->vehicles[i]));
+    json_object_object_add(sc, "vehicles", ids);
+    json_object_object_add(sc, "duration", json_object_new_double(e->duration));
+    json_object_object_add(sc, "map", e->map ? json_object_new_string(e->map) : NULL);
+    json_object_object_add(sc, "planner", e->planner ? json_object_new_string(e->planner) : NULL);
+    json_object_object_add(sc, "run_id", e->run_id ? json_object_new_string(e->run_id) : NULL);
+    json_object_object_add(p, "scenario", sc);
+    json_object *nodes = json_object_new_object(), *entry = json_object_new_object();
+    json_object_object_add(entry, "parameters", p);
+    json_object_object_add(entry, "source", json_object_new_string("prepare_recording"));
+    json_object_object_add(nodes, "runlab_experiment", entry);
+    const char *text = json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN);
+    char *out = text ? strdup(text) : NULL;
+    json_object_put(nodes);
+    return out;
+}
+
 static int parse_vehicles(const char *text, experiment *e)
 {
     e->vehicle_count = 0;
@@ -507,10 +540,13 @@ static int run_experiment(experiment *e)
         }
     }
     rl_lab_reply rep;
+    char *nodes = experiment_parameters(e);
     rl_record_run run = {.run_id = e->run_id, .vehicles = e->vehicles,
                          .vehicle_count = e->vehicle_count, .planner = e->planner,
-                         .map_path = e->map};
-    if (rl_lab_client_prepare(cl, &run, 60 * s, &rep) < 0 || !rep.ok) {
+                         .map_path = e->map, .nodes_json = nodes};
+    int prepare_rc = rl_lab_client_prepare(cl, &run, 60 * s, &rep);
+    free(nodes);
+    if (prepare_rc < 0 || !rep.ok) {
         snprintf(failure, sizeof failure, "prepare: %s", rep.ok ? rl_error_last() : rep.message);
         goto done;
     }

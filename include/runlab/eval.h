@@ -102,6 +102,8 @@ typedef struct rl_eval_listed_run {
     int *vehicles;
     size_t nvehicles;
     double duration_s;  /* STOP - START, NaN when either is missing */
+    char *scenario;     /* the manifest's scenario in brief ("sim 4 veh seed 7
+                           collision:2:6:9"), NULL when it has none */
     rl_eval_listed_evaluation *evaluations; /* oldest first */
     size_t nevaluations;
 } rl_eval_listed_run;

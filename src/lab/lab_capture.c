@@ -51,6 +51,8 @@ typedef struct subscription {
     atomic_uint topic_id;
     atomic_int durable;                /* transient-local: samples before prepare are held */
     _Atomic(atomic_int *) released;    /* the capture's: held samples were handed over */
+    _Atomic(atomic_uint_least64_t *) ready_seen; /* rt/lab/ready_status only: the
+                                                    capture's set of vehicles seen READY */
     dds_entity_t reader, subscriber, topic; /* subscriber 0: the participant's default */
     pthread_mutex_t held_mu;
     held_sample held[HELD_MAX];
@@ -76,6 +78,7 @@ struct lab_capture {
     subscription *subs;      /* owned; readers are the participant's */
     atomic_size_t topic_count;
     atomic_int released;     /* lab_capture_release_held ran: nothing is held any more */
+    atomic_uint_least64_t ready_seen[4]; /* vehicle ids 0..255 whose READY came (bits) */
 };
 
 static int matches(lab_capture *c, const char *topic)
@@ -154,6 +157,19 @@ static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
     }
 }
 
+/* The vehicle id of a ReadyStatus sample as raw XCDR1 bytes ({string source_id; uint8
+ * vehicle_id; ...} behind the 4-byte encapsulation header), or -1. */
+static int ready_vehicle(const uint8_t *b, size_t len)
+{
+    if (len < 9 || b[0] != 0x00 || (b[1] != 0x00 && b[1] != 0x01))
+        return -1;
+    uint32_t n = b[1] ? (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+                            (uint32_t)b[7] << 24
+                      : (uint32_t)b[7] | (uint32_t)b[6] << 8 | (uint32_t)b[5] << 16 |
+                            (uint32_t)b[4] << 24;
+    return n < len && 8 + (size_t)n < len ? b[8 + n] : -1;
+}
+
 /* The engine is done with a sample handed over without a copy. */
 static void release_sample(void *serdata)
 {
@@ -209,6 +225,12 @@ static void on_samples(dds_entity_t reader, void *arg)
                 msgs[k].data = copies[k];
             }
             infos[k++] = &si[i];
+        }
+        atomic_uint_least64_t *seen = atomic_load(&s->ready_seen);
+        for (size_t j = 0; seen && j < k; j++) {
+            int id = ready_vehicle(msgs[j].data, msgs[j].len);
+            if (id >= 0)
+                atomic_fetch_or(&seen[id / 64], (uint_least64_t)1 << (id % 64));
         }
         if (k)
             deliver(s, rec, topic_id, infos, msgs, k);
@@ -335,6 +357,8 @@ static int subscribe(lab_capture *c, publication *p)
     atomic_store(&s->topic_id, topic_id);
     atomic_store(&s->durable, dur != DDS_DURABILITY_VOLATILE);
     atomic_store(&s->released, &c->released);
+    if (strcmp(p->topic, RL_LAB_TOPIC_READY) == 0)
+        atomic_store(&s->ready_seen, c->ready_seen);
     pthread_mutex_init(&s->held_mu, NULL);
     lab_handoff_publish();
     dds_listener_t *l = dds_create_listener(s);
@@ -580,6 +604,13 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern)
 size_t lab_capture_topic_count(lab_capture *c)
 {
     return atomic_load(&c->topic_count);
+}
+
+int lab_capture_ready_seen(lab_capture *c, int vehicle)
+{
+    if (vehicle < 0 || vehicle > 255)
+        return 0;
+    return (atomic_load(&c->ready_seen[vehicle / 64]) >> (vehicle % 64)) & 1;
 }
 
 size_t lab_capture_held_count(lab_capture *c)
