@@ -71,7 +71,8 @@ static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_fi
         free(names);
         return rc;
     }
-    qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
+    if (n > 1) /* qsort's array may not be NULL, even for none */
+        qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
     *out = names;
     *count = n;
     return RL_OK;
