@@ -54,7 +54,7 @@ if not lines[li + 1].startswith("RUN ") or "SCENARIO" not in lines[li + 1]:
 if not any(l.startswith(run_dir.rsplit("/", 1)[1] + " ") and "COMPLETE" in l and "sim 4 veh seed 1" in l
            for l in lines[li + 2:ev]):
     problems.append("the new run is not listed COMPLETE with its scenario")
-if not any(re.match(r"^result: (PASS|FAIL) \(\d+ checks", l) for l in lines[ev:]):
+if not any(re.match(r"^result: [A-Z]+.* \(\d+ checks", l) for l in lines[ev:]):
     problems.append("no evaluation result line")
 if not any(l.startswith(run_dir + "/evaluations/") for l in lines[ev:]):
     problems.append("no evaluation directory printed")
