@@ -3,6 +3,7 @@
  * compiled field paths (a field the schema lacks is reported, not guessed), the START/STOP
  * window from rt/lab/system_trigger, and the runtime map checked against its SHA-256. */
 #include "eval/eval_load.h"
+#include "eval/eval_verdict.h"
 
 #include "core/text.h"
 #include "runlab/error.h"
@@ -170,6 +171,7 @@ static void read_manifest(eval_loaded *l, const char *dir)
     l->run.state = "UNKNOWN";
     l->run.state_reason = "";
     l->run.run_id = "";
+    l->run.planned_duration = eval_planned_duration(dir);
     if (rl_path_join(path, sizeof path, dir, "manifest.json") < 0 ||
         rl_json_read_file(path, MAX_MANIFEST_BYTES, &l->manifest) < 0) {
         rl_buf_printf(&l->notes, "No readable manifest.json (%s): the run is evaluated from its bag alone.\n",
@@ -290,12 +292,38 @@ static int load_source_map(eval_loaded *l, const char *dir, json_object *map, co
     return RL_OK;
 }
 
+/* A map named by the caller (`runlab evaluate --map FILE`) instead of the run's own: for a
+ * run recorded without one, or to evaluate against another. Not checked against the
+ * manifest (it is not the run's), so the report says which file it was. */
+static int load_given_map(eval_loaded *l, const char *map_path)
+{
+    rl_map_read_options ro;
+    rl_map_read_options_init(&ro);
+    ro.quiet = true;
+    int rc = rl_map_load(map_path, &ro, &l->map, NULL);
+    if (rc < 0) {
+        l->map = NULL;
+        return rl_error_prefix(rc, "--map %s", map_path);
+    }
+    rl_buf_printf(&l->notes, "The map is %s, given with --map, not one recorded with the run.\n",
+                  map_path);
+    l->run.map = l->map;
+    l->run.map_given = keep(l, strdup(map_path));
+    return RL_OK;
+}
+
 static int load_map(eval_loaded *l, const char *dir)
 {
     json_object *map = NULL;
     if (!l->manifest || !json_object_object_get_ex(l->manifest, "map", &map) || !map ||
         !json_object_is_type(map, json_type_object)) {
         l->run.map_missing = "the run has no map (manifest: map is null)";
+        /* One line saying how to get the checks that need a map. */
+        rl_buf_printf(&l->notes,
+                      "The run has no map, so the checks that need one are UNAVAILABLE: "
+                      "`runlab evaluate %s --map FILE` evaluates it against a map "
+                      "(Lanelet2, CommonRoad or runtime map).\n",
+                      dir);
         return RL_OK;
     }
     const char *file = NULL, *expected = NULL;
@@ -929,6 +957,11 @@ static void set_window(eval_loaded *l)
 
 int eval_load(const char *dir, eval_loaded **out)
 {
+    return eval_load_with_map(dir, NULL, out);
+}
+
+int eval_load_with_map(const char *dir, const char *map_path, eval_loaded **out)
+{
     *out = NULL;
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -941,7 +974,7 @@ int eval_load(const char *dir, eval_loaded **out)
     char bag[PATH_MAX];
     int rc = find_bag(l, dir, bag, sizeof bag);
     if (rc == RL_OK)
-        rc = load_map(l, dir);
+        rc = map_path ? load_given_map(l, map_path) : load_map(l, dir);
     if (rc == RL_OK) {
         l->run.bag_path = keep(l, strdup(bag));
         rc = read_bag(l, bag, NULL, 0);
@@ -964,6 +997,7 @@ int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out)
     l->run.dir = l->run.bag_path = "(memory)";
     l->run.state = "UNKNOWN";
     l->run.state_reason = l->run.run_id = "";
+    l->run.planned_duration = NAN;
     l->run.map_missing = "no map (bag from memory)";
     int rc = read_bag(l, NULL, data, len);
     if (rc < 0) {

@@ -44,15 +44,22 @@ typedef struct idl_parser {
     token tok;
     symbol *syms;
     size_t nsyms, csyms;
+    msgdef_names sym_index; /* fully qualified name -> index in syms */
     char scope[MAX_NAME];
     int nest;
     bool module_autoid_hash; /* @autoid(HASH) of the innermost module that says (XTypes 7.3.1.2.1.1) */
+    /* What a struct or union without an extensibility annotation is: FINAL (what Cyclone's
+     * idlc makes of it and puts in its type objects), else @default_extensibility of the
+     * innermost module that says. Never RL_MSG_EXT_DEFAULT: an IDL type's kind is its own,
+     * not its container's nor the payload header's. */
+    rl_msg_ext module_ext;
     int in_template; /* inside <...>: ">>" closes, it is no shift */
 } idl_parser;
 
 /* Annotations of one declaration. */
 typedef struct annots {
     rl_msg_ext ext;
+    rl_msg_ext default_ext; /* @default_extensibility(...) on a module; DEFAULT when absent */
     bool key, optional, has_id, has_value, is_default;
     uint32_t id;
     int64_t value;
@@ -205,24 +212,34 @@ static int ident(idl_parser *p, char *out, size_t cap, const char *what)
 static int add_symbol(idl_parser *p, const char *name, sym_kind kind, uint32_t type, int has_int,
                       int64_t ival)
 {
-    for (size_t i = 0; i < p->nsyms; i++)
-        if (strcmp(p->syms[i].name, name) == 0) {
-            if (p->syms[i].kind == S_FORWARD && kind == S_TYPE) {
-                p->syms[i].kind = S_TYPE;
-                return RL_OK;
-            }
-            if (kind == S_FORWARD)
-                return RL_OK;
-            return rl_error_set(RL_EPARSE, "schema '%s': line %zu: '%s' is declared twice", p->schema,
-                                p->tok.line, name);
+    uint32_t i;
+    if (msgdef_names_get(&p->sym_index, name, strlen(name), &i)) {
+        if (p->syms[i].kind == S_FORWARD && kind == S_TYPE) {
+            p->syms[i].kind = S_TYPE;
+            return RL_OK;
         }
+        if (kind == S_FORWARD)
+            return RL_OK;
+        return rl_error_set(RL_EPARSE, "schema '%s': line %zu: '%s' is declared twice", p->schema,
+                            p->tok.line, name);
+    }
+    if (p->nsyms >= UINT32_MAX / 2)
+        return rl_error_set(RL_ERANGE, "schema '%s': too many names", p->schema);
     symbol s = {.name = strdup(name), .kind = kind, .type = type, .has_int = has_int, .ival = ival};
     if (!s.name)
         return rl_error_set(RL_ENOMEM, "schema: out of memory");
-    int rc = msgdef_push((void **)&p->syms, &p->nsyms, &p->csyms, sizeof s, &s);
+    int rc = msgdef_names_put(&p->sym_index, name, strlen(name), (uint32_t)p->nsyms);
+    if (rc == RL_OK)
+        rc = msgdef_push((void **)&p->syms, &p->nsyms, &p->csyms, sizeof s, &s);
     if (rc < 0)
         free(s.name);
     return rc;
+}
+
+static symbol *find_symbol(idl_parser *p, const char *full)
+{
+    uint32_t i;
+    return msgdef_names_get(&p->sym_index, full, strlen(full), &i) ? &p->syms[i] : NULL;
 }
 
 static int scoped(const idl_parser *p, const char *name, char *out)
@@ -246,9 +263,9 @@ static symbol *lookup(idl_parser *p, const char *name)
                 snprintf(full, sizeof full, "%s::%s", sc, name);
             else
                 snprintf(full, sizeof full, "%s", name);
-            for (size_t i = 0; i < p->nsyms; i++)
-                if (strcmp(p->syms[i].name, full) == 0)
-                    return &p->syms[i];
+            symbol *found = find_symbol(p, full);
+            if (found)
+                return found;
             if (!sc[0])
                 return NULL;
             char *last = NULL;
@@ -260,10 +277,7 @@ static symbol *lookup(idl_parser *p, const char *name)
                 sc[0] = '\0';
         }
     }
-    for (size_t i = 0; i < p->nsyms; i++)
-        if (strcmp(p->syms[i].name, name) == 0)
-            return &p->syms[i];
-    return NULL;
+    return find_symbol(p, name);
 }
 
 static int scoped_name(idl_parser *p, char *out)
@@ -496,6 +510,13 @@ static int annotations(idl_parser *p, annots *a)
             a->ext = pn >= 5 && strstr(pb, "FINAL") && strstr(pb, "FINAL") < pb + pn ? RL_MSG_EXT_FINAL
                    : pn >= 7 && strstr(pb, "MUTABLE") && strstr(pb, "MUTABLE") < pb + pn ? RL_MSG_EXT_MUTABLE
                                                                                            : RL_MSG_EXT_APPENDABLE;
+        } else if (strcmp(name, "default_extensibility") == 0) {
+            a->default_ext = pn && memmem(pb, pn, "FINAL", 5)        ? RL_MSG_EXT_FINAL
+                           : pn && memmem(pb, pn, "APPENDABLE", 10) ? RL_MSG_EXT_APPENDABLE
+                           : pn && memmem(pb, pn, "MUTABLE", 7)     ? RL_MSG_EXT_MUTABLE
+                                                                    : RL_MSG_EXT_DEFAULT;
+            if (a->default_ext == RL_MSG_EXT_DEFAULT)
+                return perr(p, &at, "expected @default_extensibility(FINAL), (APPENDABLE) or (MUTABLE)");
         } else if (strcmp(name, "key") == 0)
             a->key = !(pn && memmem(pb, pn, "FALSE", 5));
         else if (strcmp(name, "optional") == 0)
@@ -737,7 +758,9 @@ static int struct_def(idl_parser *p, const annots *ta)
         return RL_OK;
     rl_msg_member *members = NULL;
     size_t nm = 0, cm = 0;
+    msgdef_names member_names = {0}; /* for "member declared twice" in constant time */
     uint32_t next_id = 0;
+    rl_msg_ext base_ext = RL_MSG_EXT_DEFAULT; /* a derived struct says what its base says */
     if (is(p, ":")) {
         token t;
         char base[MAX_NAME];
@@ -750,14 +773,19 @@ static int struct_def(idl_parser *p, const annots *ta)
         if (!s || s->kind != S_TYPE || p->d->types[s->type].kind != RL_MSG_STRUCT)
             return perr(p, &t, "expected a defined struct to inherit from");
         const rl_msg_type *bt = &p->d->types[s->type];
+        base_ext = bt->ext;
         for (size_t i = 0; i < bt->nmembers; i++) {
             rl_msg_member m = bt->members[i];
             m.name = strdup(m.name);
             m.default_value = m.default_value ? strdup(m.default_value) : NULL;
-            if (!m.name || msgdef_push((void **)&members, &nm, &cm, sizeof m, &m) < 0) {
-                free((void *)m.name);
-                free((void *)m.default_value);
+            if (!m.name || msgdef_push((void **)&members, &nm, &cm, sizeof m, &m) < 0 ||
+                msgdef_names_put(&member_names, m.name, strlen(m.name), 0) < 0) {
+                if (nm == 0 || members[nm - 1].name != m.name) {
+                    free((void *)m.name);
+                    free((void *)m.default_value);
+                }
                 free_members(members, nm);
+                msgdef_names_free(&member_names);
                 return rl_error_set(RL_ENOMEM, "schema: out of memory");
             }
             next_id = m.id + 1;
@@ -765,6 +793,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     }
     if ((rc = expect(p, "{")) < 0) {
         free_members(members, nm);
+        msgdef_names_free(&member_names);
         return rc;
     }
     while (rc == RL_OK && !is(p, "}")) {
@@ -782,12 +811,11 @@ static int struct_def(idl_parser *p, const annots *ta)
             if ((rc = ident(p, mname, sizeof mname, "a member name")) < 0 ||
                 (rc = array_dims(p, base, &mt)) < 0)
                 break;
-            for (size_t i = 0; i < nm; i++)
-                if (strcmp(members[i].name, mname) == 0) {
-                    rc = perr(p, &at, "member declared twice");
-                    break;
-                }
-            if (rc < 0)
+            if (msgdef_names_get(&member_names, mname, strlen(mname), NULL)) {
+                rc = perr(p, &at, "member declared twice");
+                break;
+            }
+            if ((rc = msgdef_names_put(&member_names, mname, strlen(mname), 0)) < 0)
                 break;
             rl_msg_member m = {.name = strdup(mname), .type = mt, .optional = a.optional, .key = a.key,
                                .id = a.has_id ? a.id : next_id};
@@ -812,6 +840,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     }
     if (rc == RL_OK)
         rc = next(p); /* '}' */
+    msgdef_names_free(&member_names);
     if (rc < 0) {
         free_members(members, nm);
         return rc;
@@ -823,7 +852,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     }
     t->members = members;
     t->nmembers = nm;
-    t->ext = ta->ext;
+    t->ext = ta->ext ? ta->ext : base_ext ? base_ext : p->module_ext;
     char full[MAX_NAME];
     scoped(p, name, full);
     return add_symbol(p, full, S_TYPE, idx, 0, 0);
@@ -970,7 +999,7 @@ static int union_def(idl_parser *p, const annots *ta)
     t->members = members;
     t->nmembers = nm;
     t->elem = disc;
-    t->ext = ta->ext;
+    t->ext = ta->ext ? ta->ext : p->module_ext;
     char full[MAX_NAME];
     scoped(p, name, full);
     return add_symbol(p, full, S_TYPE, idx, 0, 0);
@@ -1045,11 +1074,16 @@ static int module_def(idl_parser *p, const annots *ma)
     if (scoped(p, name, inner) < 0)
         return perr(p, &p->tok, "name too long");
     memcpy(p->scope, inner, sizeof inner);
-    /* A module's @autoid holds for the structs inside it that do not say their own. */
+    /* A module's @autoid and @default_extensibility hold for the types inside it that do not
+       say their own. */
     bool saved_autoid = p->module_autoid_hash;
     if (ma->has_autoid)
         p->module_autoid_hash = ma->autoid_hash;
+    rl_msg_ext saved_ext = p->module_ext;
+    if (ma->default_ext)
+        p->module_ext = ma->default_ext;
     rc = definitions(p, "}");
+    p->module_ext = saved_ext;
     p->module_autoid_hash = saved_autoid;
     memcpy(p->scope, saved, sizeof saved);
     p->nest--;
@@ -1090,7 +1124,8 @@ static int definitions(idl_parser *p, const char *closing)
 
 int msgdef_parse_idl(rl_msgdef *d, const char *name, const char *text, size_t len)
 {
-    idl_parser p = {.d = d, .schema = name, .text = text, .end = text + len, .cur = text, .line = 1, .col = 1};
+    idl_parser p = {.d = d, .schema = name, .text = text, .end = text + len, .cur = text, .line = 1, .col = 1,
+                    .module_ext = RL_MSG_EXT_FINAL};
     int rc = next(&p);
     if (rc == RL_OK)
         rc = definitions(&p, NULL);
@@ -1128,5 +1163,6 @@ int msgdef_parse_idl(rl_msgdef *d, const char *name, const char *text, size_t le
     for (size_t i = 0; i < p.nsyms; i++)
         free(p.syms[i].name);
     free(p.syms);
+    msgdef_names_free(&p.sym_index);
     return rc < 0 ? rc : msgdef_finish(d, root);
 }

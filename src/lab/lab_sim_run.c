@@ -188,7 +188,7 @@ static int sim_dds_open(sim_dds *d, int domain, int vehicles)
     dds_delete_qos(q);
     if (d->trigger < 0)
         return lab_dds_fail(d->trigger, "trigger reader");
-    return RL_OK;
+    return lab_ros_graph_announce(d->pp, "runlab_sim");
 }
 
 static void sim_dds_close(sim_dds *d)
@@ -274,6 +274,8 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
         if (w < 0)
             rc = lab_dds_fail(w, "parameter snapshot");
     }
+    if (rc == RL_OK && opts->map_path) /* before READY: a control flow has it by then */
+        rc = lab_map_announce(d.pp, opts->map_path);
     for (int k = 0; rc == RL_OK && k < opts->vehicles; k++) {
         char source[32];
         snprintf(source, sizeof source, "vehicle_%d", k + 1);

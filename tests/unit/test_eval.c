@@ -78,7 +78,7 @@ static void synth_ok(const char *dir, const synth_opts *o)
 
 static void evaluate(const char *dir, const char *config, rl_eval_result *res)
 {
-    rl_eval_options o = {config, my_metrics, 0, NULL};
+    rl_eval_options o = {config, my_metrics, 0, NULL, NULL};
     int rc = rl_eval_run(dir, &o, res);
     if (rc != RL_OK)
         fail_msg("rl_eval_run: %s", rl_error_last());
@@ -95,7 +95,9 @@ static void test_clean_run_passes(void **state)
     only_these_fail(&r, NULL, 0);
     assert_true(r.passed);
     assert_string_equal(r.run_state, "COMPLETE");
-    assert_string_equal(r.run_note, "");
+    /* The synthetic run has no map: its one note says how to evaluate it against one. */
+    assert_non_null(strstr(r.run_note, "--map FILE` evaluates it against a map"));
+    assert_true(strchr(r.run_note, '\n') == r.run_note + strlen(r.run_note) - 1);
     /* 1 m/s everywhere; 501 states from START to STOP inclusive. */
     const rl_eval_check *c = find_check(&r, "states_speed", "speed", 2);
     assert_true(c->value == 1.0);
@@ -158,7 +160,7 @@ static void test_all_metrics_as_one_by_one(void **state)
     synth_opts o = {.vehicles = 3, .ticks = 400, .lead_ticks = 25};
     synth_ok(dir, &o);
     rl_eval_result all;
-    rl_eval_options every = {NULL, NULL, 0, NULL};
+    rl_eval_options every = {NULL, NULL, 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &every, &all), RL_OK);
     size_t k = 0, metrics = 0;
     /* The time series' figures, drawn among the others and beside the small files, are
@@ -167,7 +169,7 @@ static void test_all_metrics_as_one_by_one(void **state)
                                             {"command_follow", "command_follow_deviation"}};
     for (size_t m = 0; m < rl_eval_metric_count(); m++) {
         rl_eval_result one;
-        rl_eval_options only = {NULL, rl_eval_metric_name(m), 0, NULL};
+        rl_eval_options only = {NULL, rl_eval_metric_name(m), 0, NULL, NULL};
         assert_int_equal(rl_eval_run(dir, &only, &one), RL_OK);
         metrics += one.nchecks > 0;
         for (size_t f = 0; f < sizeof owners / sizeof owners[0]; f++) {
@@ -264,13 +266,13 @@ static void test_speeding_fails_states_speed(void **state)
     rl_eval_result_free(&r);
     /* A misspelt key or metric is refused before anything is written. */
     rl_test_write_file(cfg, "states_speed:\n  max_sped: 5\n", 28);
-    rl_eval_options bad = {cfg, NULL, 0, NULL};
+    rl_eval_options bad = {cfg, NULL, 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &bad, &r), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "states_speed.max_sped"));
     rl_test_write_file(cfg, "speed_states:\n  max_speed: 5\n", 29);
     assert_int_equal(rl_eval_run(dir, &bad, &r), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "speed_states"));
-    rl_eval_options unknown = {NULL, "states_speed,nope", 0, NULL};
+    rl_eval_options unknown = {NULL, "states_speed,nope", 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &unknown, &r), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "'nope'"));
     free(dir);
@@ -324,19 +326,32 @@ static rl_eval_status status_with(const char *root, const char *dir, const char 
     return status_with_yaml(root, dir, text, metric, check, vehicle);
 }
 
+/* status_with, and the metric's resolution set to `res`. */
+static rl_eval_status status_with_res(const char *root, const char *dir, const char *key,
+                                      double v, double res, const char *metric,
+                                      const char *check, int vehicle)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s:\n  %s: %.17g\n  resolution: %.17g\n", metric, key, v, res);
+    return status_with_yaml(root, dir, text, metric, check, vehicle);
+}
+
 /* topic_sanity's per-topic `key` of the state topic set to `v` (rate_tolerance `tol`). */
 static rl_eval_status state_topic_with(const char *root, const char *dir, const char *key,
                                        double v, double tol, const char *check)
 {
     char text[256];
     snprintf(text, sizeof text,
-             "topic_sanity:\n  rate_tolerance: %.17g\n  topics:\n    state:\n      %s: %.17g\n",
+             "topic_sanity:\n  rate_tolerance: %.17g\n  resolution: 0\n  topics:\n"
+             "    state:\n      %s: %.17g\n",
              tol, key, v);
     return status_with_yaml(root, dir, text, "topic_sanity", check, 1);
 }
 
-/* A maximum at its boundary: the limit set to the measured value itself passes, one ulp
- * below fails, one ulp above passes. */
+/* A maximum at its boundary. With resolution 0 the limit set to the measured value itself
+ * passes, one ulp below fails, one ulp above passes. With the default resolution (0.001)
+ * the value must exceed the limit by the resolution: a limit 0.001 under the value fails,
+ * 0.0009 under it passes. */
 static void max_boundary(const char *root, const char *dir, const char *key, const char *metric,
                          const char *check, int vehicle)
 {
@@ -344,13 +359,23 @@ static void max_boundary(const char *root, const char *dir, const char *key, con
     evaluate(dir, NULL, &r);
     double v = find_check(&r, metric, check, vehicle)->value;
     rl_eval_result_free(&r);
-    rl_eval_status at = status_with(root, dir, key, v, metric, check, vehicle);
-    rl_eval_status below = status_with(root, dir, key, nextafter(v, -INFINITY), metric, check, vehicle);
-    rl_eval_status above = status_with(root, dir, key, nextafter(v, INFINITY), metric, check, vehicle);
+    rl_eval_status at = status_with_res(root, dir, key, v, 0, metric, check, vehicle);
+    rl_eval_status below =
+        status_with_res(root, dir, key, nextafter(v, -INFINITY), 0, metric, check, vehicle);
+    rl_eval_status above =
+        status_with_res(root, dir, key, nextafter(v, INFINITY), 0, metric, check, vehicle);
     if (at != RL_EVAL_PASS || below != RL_EVAL_FAIL || above != RL_EVAL_PASS)
         fail_msg("%s/%s of vehicle %d, value %.17g: limit at it %s, one ulp below %s, above %s",
                  metric, check, vehicle, v, rl_eval_status_name(at), rl_eval_status_name(below),
                  rl_eval_status_name(above));
+    rl_eval_status by_res = status_with(root, dir, key, v - 0.001, metric, check, vehicle);
+    rl_eval_status by_less = status_with(root, dir, key, v - 0.0009, metric, check, vehicle);
+    rl_eval_status at_default = status_with(root, dir, key, v, metric, check, vehicle);
+    if (by_res != RL_EVAL_FAIL || by_less != RL_EVAL_PASS || at_default != RL_EVAL_PASS)
+        fail_msg("%s/%s of vehicle %d, value %.17g, resolution 0.001: over the limit by 0.001 "
+                 "%s, by 0.0009 %s, at it %s",
+                 metric, check, vehicle, v, rl_eval_status_name(by_res),
+                 rl_eval_status_name(by_less), rl_eval_status_name(at_default));
 }
 
 static void test_limits_at_their_boundaries(void **state)
@@ -415,6 +440,18 @@ static void test_limits_at_their_boundaries(void **state)
             fail_msg("topic_sanity %s at %.17g: %s, below %s, above %s", limit_keys[k], v,
                      rl_eval_status_name(at), rl_eval_status_name(below),
                      rl_eval_status_name(above));
+        /* The default resolution, 1 ms: over the limit by 1 ms fails, by 0.9 ms passes. */
+        char text[256];
+        snprintf(text, sizeof text, "topic_sanity:\n  topics:\n    state:\n      %s: %.17g\n",
+                 limit_keys[k], v - 0.001);
+        rl_eval_status by_res = status_with_yaml(root, dir, text, "topic_sanity", limit_checks[k], 1);
+        snprintf(text, sizeof text, "topic_sanity:\n  topics:\n    state:\n      %s: %.17g\n",
+                 limit_keys[k], v - 0.0009);
+        rl_eval_status by_less = status_with_yaml(root, dir, text, "topic_sanity", limit_checks[k], 1);
+        if (by_res != RL_EVAL_FAIL || by_less != RL_EVAL_PASS)
+            fail_msg("topic_sanity %s, value %.17g, resolution 0.001: over by 0.001 %s, by "
+                     "0.0009 %s", limit_keys[k], v, rl_eval_status_name(by_res),
+                     rl_eval_status_name(by_less));
     }
     /* The expected rate equal to the measured one passes, one ulp more fails. */
     assert_int_equal(state_topic_with(root, dir, "rate_hz", rate, 0, "state rate"), RL_EVAL_PASS);
@@ -563,7 +600,7 @@ static void test_map_missing_and_mismatch(void **state)
     snprintf(p, sizeof p, "%s/map/runtime_map.bin", dir);
     rl_test_write_file(p, "abc", 3);
     rl_eval_result r;
-    rl_eval_options opts = {NULL, my_metrics, 0, NULL};
+    rl_eval_options opts = {NULL, my_metrics, 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &opts, &r), RL_ECRC);
     /* SHA-256("abc"), FIPS 180-2 appendix B.1. */
     assert_non_null(strstr(rl_error_last(),
