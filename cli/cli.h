@@ -82,8 +82,10 @@ int cmd_sim(int argc, char **argv);
  * `out`; 1 found, 0 not (cmd_sim.c). */
 int cli_default_map(char *out, size_t cap);
 /* The lab's part of `runlab demo` (demo_lab.c): a simulated experiment recorded over DDS on
- * loopback into a run under out_dir; prints its counters. Returns an RL_EXIT_* code. */
-int demo_lab(const char *out_dir);
+ * loopback into a run under out_dir, in DDS domain `domain` (< 0: 231 or 232, whichever no
+ * other demo holds); prints its counters and topics, lists the runs and evaluates the new
+ * one. Returns an RL_EXIT_* code. */
+int demo_lab(const char *out_dir, int domain);
 
 /* The recorder's part of `runlab demo` (demo_record.c): a short synthetic recording into a
  * new run directory under out_dir (an existing directory); prints a few lines. Returns 0

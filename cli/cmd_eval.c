@@ -9,12 +9,14 @@
 #include "runlab/json.h"
 #include "runlab/plot.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,23 +27,31 @@ static void list_usage(FILE *out)
     fprintf(out,
             "Usage: runlab list [--json] [HOME]\n\n"
             "Lists the recorded runs under HOME/experiments (HOME: $RUNLAB_HOME, else ~/runlab),\n"
-            "newest first: directory, state, vehicles, duration (START..STOP), result reason\n"
-            "(with \"interrupted after 2.5 of 20 s\" for a run stopped early), planner, map hash\n"
-            "(first 12 hex digits) and evaluations: how many, and the result (PASS, FAIL,\n"
-            "INCOMPLETE) of the latest full one; \"+partial\" when a newer evaluation ran only\n"
-            "some metrics (--metrics), which does not replace that result.\n\n"
+            "newest first, in these columns: RUN (directory), STATE, VEHICLES, DURATION\n"
+            "(START..STOP), PLANNER, MAP (hash, first 12 hex digits), EVALUATIONS (how many,\n"
+            "and the result (PASS, FAIL, INCOMPLETE) of the latest full one; \"+partial\" when a\n"
+            "newer evaluation ran only some metrics (--metrics), which does not replace that\n"
+            "result), SCENARIO (the simulator's vehicle count, seed and faults, from the\n"
+            "manifest's scenario) and RESULT (the reason a run did not complete, with\n"
+            "\"interrupted after 2.5 of 20 s\" for a run stopped early).\n\n"
             "  --json   one JSON array, an object per run\n\n"
-            "Exit codes: 0 listed, 1 failure, 2 usage.\n");
+            "Exit codes: 0 listed, 1 failure, 2 usage (also: a HOME given that is not a\n"
+            "directory).\n");
 }
 
 static void list_text(const rl_eval_listed_run *runs, size_t n)
 {
     int width = 3; /* the longest directory name, so columns line up */
-    for (size_t i = 0; i < n; i++)
+    int swidth = 8; /* the longest scenario ("SCENARIO") */
+    for (size_t i = 0; i < n; i++) {
         if ((int)strlen(runs[i].name) > width && strlen(runs[i].name) < 200)
             width = (int)strlen(runs[i].name);
-    printf("%-*s %-11s %-9s %9s %-12s %-12s %-17s %s\n", width, "RUN", "STATE", "VEHICLES",
-           "DURATION", "PLANNER", "MAP", "EVALUATIONS", "RESULT");
+        if (runs[i].scenario && (int)strlen(runs[i].scenario) > swidth &&
+            strlen(runs[i].scenario) < 120)
+            swidth = (int)strlen(runs[i].scenario);
+    }
+    printf("%-*s %-11s %-9s %9s %-12s %-12s %-17s %-*s %s\n", width, "RUN", "STATE", "VEHICLES",
+           "DURATION", "PLANNER", "MAP", "EVALUATIONS", swidth, "SCENARIO", "RESULT");
     /* EVALUATIONS holds "12 (FAIL +partial)" and "12 (INCOMPLETE)"; longer cells push on. */
     for (size_t i = 0; i < n; i++) {
         const rl_eval_listed_run *r = &runs[i];
@@ -68,6 +78,10 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
         cli_print_escaped(stdout, planner);
         pad = 12 - (int)strlen(planner);
         printf("%*s %-12s %-17s ", pad > 0 ? pad : 0, "", map, ev);
+        const char *scenario = r->scenario ? r->scenario : "-";
+        cli_print_escaped(stdout, scenario);
+        pad = swidth - (int)strlen(scenario);
+        printf("%*s ", pad > 0 ? pad : 0, "");
         cli_print_escaped(stdout, r->result ? r->result : "-");
         if (r->interruption)
             printf("; %s", r->interruption);
@@ -98,6 +112,7 @@ static int list_json(const rl_eval_listed_run *runs, size_t n)
         rl_json_key(j, "duration"), rl_json_double(j, r->duration_s);
         rl_json_key(j, "planner"), r->planner ? rl_json_string(j, r->planner) : rl_json_null(j);
         rl_json_key(j, "map_sha256"), r->map_sha256 ? rl_json_string(j, r->map_sha256) : rl_json_null(j);
+        rl_json_key(j, "scenario"), r->scenario ? rl_json_string(j, r->scenario) : rl_json_null(j);
         rl_json_key(j, "planned_duration"), rl_json_double(j, r->planned_s);
         rl_json_key(j, "interruption");
         r->interruption ? rl_json_string(j, r->interruption) : rl_json_null(j);
@@ -157,6 +172,20 @@ int cmd_list(int argc, char **argv)
     if (argc - optind > 1)
         return cli_usage_error("list", "one HOME at most");
     const char *home = optind < argc ? argv[optind] : NULL;
+    /* A HOME named on the command line that is not there is a mistake, not an empty list
+       (without one, a home not made yet is: nothing recorded). */
+    struct stat st;
+    if (home) {
+        const char *why = stat(home, &st) != 0 ? (errno == ENOENT ? "no such directory"
+                                                                  : strerror(errno))
+                          : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
+        if (why) {
+            fprintf(stderr, "runlab: list: ");
+            cli_print_escaped(stderr, home);
+            fprintf(stderr, ": %s\n", why);
+            return RL_EXIT_USAGE;
+        }
+    }
     rl_eval_listed_run *runs;
     size_t n;
     if (rl_eval_list_runs(home, &runs, &n) < 0)

@@ -358,6 +358,46 @@ typedef struct experiment {
     const char *recorder_config;   /* handed to the recorder as --config */
 } experiment;
 
+/* The experiment's parameter snapshot for config/nodes.json, handed to prepare: its options,
+ * and as its "scenario" what the run was set up to do. malloc'd JSON text, NULL on out of
+ * memory (the run then records none). */
+static char *experiment_parameters(const experiment *e, const int *vehicles, size_t nveh,
+                                   const char *map)
+{
+    json_object *p = json_object_new_object(), *sc = json_object_new_object();
+    json_object_object_add(p, "domain", json_object_new_int(e->domain));
+    json_object_object_add(p, "home", e->home ? json_object_new_string(e->home) : NULL);
+    json_object *topics = json_object_new_array();
+    for (size_t i = 0; i < e->topic_count; i++)
+        json_object_array_add(topics, json_object_new_string(e->topics[i]));
+    json_object_object_add(p, "topics", topics);
+    json_object_object_add(p, "ready_timeout", json_object_new_double(e->ready_timeout));
+    json_object_object_add(p, "heartbeat_timeout", json_object_new_double(e->heartbeat_timeout));
+    json_object_object_add(p, "vehicle_timeout", json_object_new_double(e->vehicle_timeout));
+    json_object_object_add(p, "on_vehicle_loss",
+                           json_object_new_string(e->continue_on_vehicle_loss ? "continue" : "stop"));
+    json_object_object_add(p, "no_map", json_object_new_boolean(e->no_map));
+    json_object_object_add(p, "recorder_config",
+                           e->recorder_config ? json_object_new_string(e->recorder_config) : NULL);
+    json_object *ids = json_object_new_array();
+    for (size_t i = 0; i < nveh; i++)
+        json_object_array_add(ids, json_object_new_int(vehicles[i]));
+    json_object_object_add(sc, "vehicles", ids);
+    json_object_object_add(sc, "duration", json_object_new_double(e->duration));
+    json_object_object_add(sc, "map", map ? json_object_new_string(map) : NULL);
+    json_object_object_add(sc, "planner", e->planner ? json_object_new_string(e->planner) : NULL);
+    json_object_object_add(sc, "run_id", e->run_id ? json_object_new_string(e->run_id) : NULL);
+    json_object_object_add(p, "scenario", sc);
+    json_object *nodes = json_object_new_object(), *entry = json_object_new_object();
+    json_object_object_add(entry, "parameters", p);
+    json_object_object_add(entry, "source", json_object_new_string("prepare_recording"));
+    json_object_object_add(nodes, "runlab_experiment", entry);
+    const char *text = json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN);
+    char *out = text ? strdup(text) : NULL;
+    json_object_put(nodes);
+    return out;
+}
+
 static int parse_vehicle_loss(const char *where, const char *text, experiment *e)
 {
     if (strcmp(text, "stop") != 0 && strcmp(text, "continue") != 0)
@@ -652,9 +692,13 @@ static int run_experiment(experiment *e)
         goto done;
     }
     rl_lab_reply rep;
+    char *nodes = experiment_parameters(e, vehicles, nveh, map_from ? map : NULL);
     rl_record_run run = {.run_id = e->run_id, .vehicles = vehicles, .vehicle_count = nveh,
-                         .planner = e->planner, .map_path = map_from ? map : NULL};
-    if (rl_lab_client_prepare(cl, &run, 60 * s, &rep) < 0 || !rep.ok) {
+                         .planner = e->planner, .map_path = map_from ? map : NULL,
+                         .nodes_json = nodes};
+    int prepare_rc = rl_lab_client_prepare(cl, &run, 60 * s, &rep);
+    free(nodes);
+    if (prepare_rc < 0 || !rep.ok) {
         snprintf(failure, sizeof failure, "prepare: %s", rep.ok ? rl_error_last() : rep.message);
         goto done;
     }

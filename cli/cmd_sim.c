@@ -74,10 +74,12 @@ static void usage(FILE *out)
             "  --map FILE   Lanelet2, CommonRoad or runtime map (default: the repository's\n"
             "               data/maps/LabMapCommonRoad.xml), announced on rt/lab/map on DDS\n\n"
             "Faults (T0, T1: seconds after START; docs/lab.md gives their exact effects):\n"
-            "collision (chases the nearest other vehicle), leave_lane (commanded 0.35 m to the\n"
-            "right), leave_area (commanded out over the nearest corner of the lab area),\n"
-            "speeding (commanded 3.5 times the speed), stall_topic (no states),\n"
-            "late_observation (observations 0.5 s old), drift (0.25 m right of the command).\n\n"
+            "collision (on an intercept course onto the vehicle it reaches soonest, touching\n"
+            "it within 1.5 s), leave_lane (commanded 0.25 m to the right), leave_area\n"
+            "(commanded 0.3 m out over the nearest corner of the lab area, backing in after\n"
+            "T1), speeding (commanded 3.5 times the speed), stall_topic (no states),\n"
+            "late_observation (observations 0.5 s old), drift (0.25 m right of the command).\n"
+            "A fault must start before the run ends (offline: 10 s unless --duration).\n\n"
             "SPEC.yaml keys (options override them): domain, count (alias vehicles), duration,\n"
             "seed, speed, faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m),\n"
             "map, run_id.\n\n"
@@ -170,6 +172,45 @@ static int read_spec(const char *path, sim_args *a)
     return RL_EXIT_OK;
 }
 
+/* The faults against the run they are for, before anything starts: a vehicle that is not
+ * there, a collision without a partner, a window that opens after the run ended (offline
+ * runs without a duration last 10 s). A --fault option's mistake is a usage error (2);
+ * a spec's, a failure (1). `first_option`: the index of the first fault from --fault. */
+static int check_faults(const sim_args *a, size_t first_option, const char *spec)
+{
+    double end = a->o.duration > 0 ? a->o.duration : a->offline ? 10.0 : 0;
+    for (size_t i = 0; i < a->o.fault_count; i++) {
+        const rl_lab_fault *f = &a->faults[i];
+        char why[160] = "";
+        if (f->vehicle > a->o.vehicles)
+            snprintf(why, sizeof why, "vehicle %d: there are %d vehicles (numbered from 1)",
+                     f->vehicle, a->o.vehicles);
+        else if (f->kind == RL_LAB_FAULT_COLLISION && a->o.vehicles < 2)
+            snprintf(why, sizeof why, "no other vehicle to collide with");
+        else if (end > 0 && f->t0 >= end)
+            snprintf(why, sizeof why, "T0 %g s is not before the run's end, %g s after START",
+                     f->t0, end);
+        if (!why[0])
+            continue;
+        char text[96];
+        if (f->t1 >= 0)
+            snprintf(text, sizeof text, "%s:%d:%g:%g", rl_lab_fault_name(f->kind), f->vehicle,
+                     f->t0, f->t1);
+        else
+            snprintf(text, sizeof text, "%s:%d:%g", rl_lab_fault_name(f->kind), f->vehicle, f->t0);
+        return i >= first_option ? cli_usage_error("sim", "--fault %s: %s", text, why)
+                                 : cli_fail("sim", "%s: faults: %s: %s", spec, text, why);
+    }
+    return RL_EXIT_OK;
+}
+
+/* The library's messages start with "sim: ", which cli_fail says already. */
+static const char *sim_error(void)
+{
+    const char *m = rl_error_last();
+    return strncmp(m, "sim: ", 5) == 0 ? m + 5 : m;
+}
+
 static int parse_number(const char *opt, const char *text, double lo, double hi, double *out)
 {
     return cli_parse_number("sim", opt, text, lo, hi, 0, out);
@@ -235,8 +276,11 @@ int cmd_sim(int argc, char **argv)
     if (ec == RL_EXIT_OK && o_seed &&
         (ec = parse_number("--seed", o_seed, 0, 9007199254740992.0, &num)) == RL_EXIT_OK)
         a.o.seed = (uint64_t)num;
+    size_t first_option = a.o.fault_count;
     for (size_t i = 0; ec == RL_EXIT_OK && i < o_nfaults; i++)
         ec = add_fault(&a, o_faults[i], 1);
+    if (ec == RL_EXIT_OK)
+        ec = check_faults(&a, first_option, optind < argc ? argv[optind] : "");
     if (o_map)
         a.o.map_path = o_map;
     char default_map[4096];
@@ -253,7 +297,7 @@ int cmd_sim(int argc, char **argv)
         if (a.offline) {
             char run_dir[4096] = "";
             if (rl_lab_sim_offline(&a.o, a.offline, run_dir, sizeof run_dir) < 0)
-                ec = cli_fail("sim", "%s", rl_error_last());
+                ec = cli_fail("sim", "%s", sim_error());
             else
                 printf("sim: %d vehicles, %.1f s, seed %llu\n%s\n", a.o.vehicles,
                        a.o.duration > 0 ? a.o.duration : 10.0, (unsigned long long)a.o.seed,
@@ -262,7 +306,7 @@ int cmd_sim(int argc, char **argv)
             fprintf(stderr, "runlab sim: %d vehicles on DDS domain %d; waiting for START\n",
                     a.o.vehicles, a.o.domain);
             if (rl_lab_sim_run(&a.o, sim_interrupted, NULL) < 0)
-                ec = cli_fail("sim", "%s", rl_error_last());
+                ec = cli_fail("sim", "%s", sim_error());
         }
         cli_restore_signals(old);
     }

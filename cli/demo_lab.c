@@ -1,7 +1,8 @@
 /* The lab's part of `runlab demo`: a recorded simulated experiment over DDS on loopback —
  * a recorder node, four simulated vehicles on the CPM lab map (data/maps) and the control
  * flow (prepare, READY, begin, START, 3 s, STOP, finish) in one process, then the run's
- * counters and topics. */
+ * counters and topics, and the lab loop's payoff: `runlab list` of the demo's runs and
+ * `runlab evaluate` of the one just recorded. */
 #include "cli.h"
 
 #include "runlab/error.h"
@@ -64,6 +65,8 @@ static int claim_domain(int *fd)
     return -1;
 }
 
+/* The bag's topics as a table: topic, messages, schema, the columns as wide as their
+ * longest entry. */
 static void list_topics(const char *run_dir, const char *run_id)
 {
     char path[4096];
@@ -74,6 +77,11 @@ static void list_topics(const char *run_dir, const char *run_id)
     const rl_mcap_channel *ch = NULL;
     size_t n = rl_mcap_indexed_channels(idx, &ch);
     const rl_mcap_statistics *st = rl_mcap_indexed_statistics(idx);
+    int width = (int)strlen("TOPIC");
+    for (size_t i = 0; i < n; i++)
+        if ((int)ch[i].topic.len > width && ch[i].topic.len < 200)
+            width = (int)ch[i].topic.len;
+    printf("    %-*s %8s  %s\n", width, "TOPIC", "MESSAGES", "SCHEMA");
     for (size_t i = 0; i < n; i++) {
         uint64_t count = 0;
         size_t pos = 0;
@@ -83,21 +91,40 @@ static void list_topics(const char *run_dir, const char *run_id)
             if (id == ch[i].id)
                 count = c;
         const rl_mcap_schema *sc = rl_mcap_indexed_schema(idx, ch[i].schema_id);
-        printf("    %-28.*s %6llu  %.*s\n", (int)ch[i].topic.len, (const char *)ch[i].topic.data,
-               (unsigned long long)count, sc ? (int)sc->name.len : 0,
-               sc ? (const char *)sc->name.data : "");
+        printf("    %-*.*s %8llu  %.*s\n", width, (int)ch[i].topic.len,
+               (const char *)ch[i].topic.data, (unsigned long long)count,
+               sc ? (int)sc->name.len : 1, sc ? (const char *)sc->name.data : "-");
     }
     rl_mcap_indexed_close(idx);
 }
 
-int demo_lab(const char *out_dir)
+/* The lab loop's payoff, as a user would type it: the runs recorded so far, then an
+ * evaluation of this one. Whatever its verdict, an evaluation that ran is a result; only
+ * one that could not run (usage, unreadable run: exit 2) fails the demo. */
+static int list_and_evaluate(const char *home, const char *run_dir)
+{
+    printf("\n  $ runlab list %s\n", home);
+    fflush(stdout);
+    char *list_argv[] = {"list", (char *)home, NULL};
+    if (cmd_list(2, list_argv) != RL_EXIT_OK)
+        return RL_EXIT_FAILURE;
+    printf("\n  $ runlab evaluate %s\n", run_dir);
+    fflush(stdout);
+    char *eval_argv[] = {"evaluate", (char *)run_dir, NULL};
+    int ec = cmd_evaluate(2, eval_argv);
+    fflush(stdout);
+    return ec == RL_EXIT_USAGE ? RL_EXIT_FAILURE : RL_EXIT_OK;
+}
+
+int demo_lab(const char *out_dir, int domain)
 {
     printf("== Lab over DDS: a simulated experiment, recorded (loopback) ==\n");
     if (!getenv("CYCLONEDDS_URI"))
         setenv("CYCLONEDDS_URI", loopback_config, 1);
-    int lock_fd = -1, domain = claim_domain(&lock_fd);
-    if (domain < 0)
-        return cli_fail("demo", "no free DDS domain for the lab demo (another demo runs)");
+    int lock_fd = -1;
+    if (domain < 0 && (domain = claim_domain(&lock_fd)) < 0)
+        return cli_fail("demo", "no free DDS domain for the lab demo (another demo runs); "
+                                "name one with --domain D");
     const int64_t s = 1000000000ll;
     int rc = RL_EXIT_FAILURE;
     rl_lab_recorder *node = NULL;
@@ -163,7 +190,8 @@ int demo_lab(const char *out_dir)
            (unsigned long long)hb.dropped, (unsigned)hb.topics);
     list_topics(r2.run_dir, r2.run_id);
     printf("  %s\n", r2.run_dir);
-    rc = r2.state == RL_RECORD_COMPLETE ? RL_EXIT_OK : RL_EXIT_FAILURE;
+    rc = r2.state == RL_RECORD_COMPLETE ? list_and_evaluate(out_dir, r2.run_dir)
+                                        : RL_EXIT_FAILURE;
 done:
     if (sim_started) {
         atomic_store(&sim.stop, 1);

@@ -137,6 +137,8 @@ typedef struct rl_eval_listed_run {
                            "planned_duration_s"), NaN when not recorded */
     char *interruption; /* "interrupted after 2.5 of 20 s" when the run is INTERRUPTED or
                            FAILED, else NULL */
+    char *scenario;     /* the manifest's scenario in brief ("sim 4 veh seed 7
+                           collision:2:6:9"), NULL when it has none */
     rl_eval_listed_evaluation *evaluations; /* oldest first */
     size_t nevaluations;
 } rl_eval_listed_run;

@@ -272,9 +272,9 @@ bool rl_lab_vehicle_silent(int64_t last_seen_mono_ns, int64_t armed_mono_ns,
 #define RL_LAB_CAR_REAR_OVERHANG 0.03
 
 /* Faults the simulator injects, each on one vehicle from T0 (s after START) to T1 (or the
- * end). docs/lab.md gives each one's exact effect: collision (chases the nearest other
- * vehicle), leave_lane (commanded 0.35 m to the right), leave_area (commanded out over the
- * nearest corner of the lab area), speeding (commanded 3.5 times the speed), stall_topic (no
+ * end). docs/lab.md gives each one's exact effect: collision (an intercept course onto the
+ * vehicle it reaches soonest), leave_lane (commanded 0.25 m to the right), leave_area
+ * (commanded out over the nearest corner of the lab area), speeding (commanded 3.5 times the speed), stall_topic (no
  * state messages), late_observation (observations 0.5 s old), drift (the vehicle drifts
  * 0.25 m to the right of its commanded trajectory). */
 typedef enum rl_lab_fault_kind {

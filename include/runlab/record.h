@@ -142,6 +142,10 @@ typedef struct rl_record_run {
                                        origin); NULL: runlab/map.h's defaults */
     const char *map_frame;          /* frame of the map; NULL: "map" */
     const char *nodes_json;         /* JSON text: parameter snapshots; NULL = {} */
+    const char *scenario_json;      /* JSON object text: what the run was set up to do
+                                       (simulator faults, seed, vehicles, routes; the
+                                       control flow's options), the manifest's
+                                       "scenario"; NULL: null */
 } rl_record_run;
 
 typedef struct rl_recorder rl_recorder;
@@ -174,6 +178,12 @@ void rl_recorder_free(rl_recorder *r);
  * RL_EPARSE / RL_ECRC / RL_EUNSUPPORTED (a map that does not read: file, line or byte
  * offset in the message), RL_EIO. */
 int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
+
+/* Replaces the run's parameter snapshots (config/nodes.json, rewritten atomically) and its
+ * scenario (the manifest's "scenario", rewritten with it) after prepare: snapshots from
+ * nodes that answered later. Either may be NULL (left as it is). ARMED or RECORDING, else
+ * RL_ESTATE; RL_EINVAL for text that is no JSON object; RL_EIO, RL_ENOMEM. Thread-safe. */
+int rl_recorder_set_nodes(rl_recorder *r, const char *nodes_json, const char *scenario_json);
 
 /* ARMED -> RECORDING (the acknowledgement after which START is published); rewrites the
  * manifest so that it says so even after a crash. RL_ESTATE otherwise.

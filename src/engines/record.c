@@ -1545,6 +1545,37 @@ int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run)
     return rc;
 }
 
+int rl_recorder_set_nodes(rl_recorder *r, const char *nodes_json, const char *scenario_json)
+{
+    int rc = RL_OK;
+    if ((nodes_json && (rc = rl_rec_check_object(nodes_json, "node parameter snapshots")) < 0) ||
+        (scenario_json && (rc = rl_rec_check_object(scenario_json, "scenario")) < 0))
+        return rc;
+    char *scenario = scenario_json ? strdup(scenario_json) : NULL;
+    if (scenario_json && !scenario)
+        return rl_error_set(RL_ENOMEM, "recorder: out of memory");
+    /* manifest_mu: the manifest's writers read info->scenario under it. */
+    pthread_mutex_lock(&r->manifest_mu);
+    int st = atomic_load(&r->state);
+    if (st != RL_RECORD_ARMED && st != RL_RECORD_RECORDING) {
+        rc = rl_error_set(RL_ESTATE, "recorder set nodes: refused in state %s (only ARMED or "
+                          "RECORDING)", rl_record_state_name((rl_record_state)st));
+    } else {
+        if (nodes_json)
+            rc = rl_rec_write_nodes(&r->info, nodes_json);
+        if (rc == RL_OK && scenario) {
+            free(r->info.scenario);
+            r->info.scenario = scenario;
+            scenario = NULL;
+        }
+    }
+    pthread_mutex_unlock(&r->manifest_mu);
+    free(scenario);
+    if (rc == RL_OK && scenario_json)
+        (void)write_manifest(r);
+    return rc;
+}
+
 int rl_recorder_begin(rl_recorder *r)
 {
     pthread_mutex_lock(&r->mu);

@@ -344,8 +344,37 @@ void rl_rec_run_info_free(rec_run_info *info)
     info->reserve_fd = info->dir_fd = -1;
     free(info->vehicles);
     free(info->planner);
+    free(info->scenario);
     info->vehicles = NULL;
     info->planner = NULL;
+    info->scenario = NULL;
+}
+
+int rl_rec_check_object(const char *json, const char *what)
+{
+    enum json_tokener_error jerr = json_tokener_success;
+    json_object *o = json_tokener_parse_verbose(json, &jerr);
+    int ok = jerr == json_tokener_success && json_object_is_type(o, json_type_object);
+    json_object_put(o);
+    return ok ? RL_OK
+              : rl_error_set(RL_EINVAL, "%s: %s", what,
+                             jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                                          : "not a JSON object");
+}
+
+int rl_rec_write_nodes(const rec_run_info *info, const char *nodes_json)
+{
+    json_object *nodes = json_tokener_parse(nodes_json);
+    if (!json_object_is_type(nodes, json_type_object)) {
+        json_object_put(nodes);
+        return rl_error_set(RL_EINVAL, "node parameter snapshots: not a JSON object");
+    }
+    char path[PATH_MAX];
+    int rc = rl_path_join_rel(path, sizeof path, info->run_dir, "config/nodes.json");
+    if (rc == RL_OK)
+        rc = write_json(path, nodes);
+    json_object_put(nodes);
+    return rc;
 }
 
 void rl_rec_discard_dir(rec_run_info *info)
@@ -395,6 +424,8 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
     }
     if (run->vehicle_count && !run->vehicles)
         return rl_error_set(RL_EINVAL, "recorder prepare: vehicle list missing");
+    if (run->scenario_json && (rc = rl_rec_check_object(run->scenario_json, "scenario")) < 0)
+        return rc;
 
     rec_map_input map_in = {0};
     json_object *nodes = NULL;
@@ -485,7 +516,8 @@ int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
                 memcpy(info->vehicles, run->vehicles, run->vehicle_count * sizeof *info->vehicles);
         }
         info->planner = run->planner ? strdup(run->planner) : NULL;
-        if (run->planner && !info->planner)
+        info->scenario = run->scenario_json ? strdup(run->scenario_json) : NULL;
+        if ((run->planner && !info->planner) || (run->scenario_json && !info->scenario))
             rc = rl_error_set(RL_ENOMEM, "recorder prepare: out of memory");
     }
     if (rc == RL_OK) {
@@ -580,6 +612,8 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
         json_object_array_add(veh, json_object_new_int(info->vehicles[i]));
     json_object_object_add(m, "vehicles", veh);
     json_object_object_add(m, "planner", str_or_null(info->planner));
+    json_object_object_add(m, "scenario",
+                           info->scenario ? json_tokener_parse(info->scenario) : NULL);
 
     json_object *map = rl_rec_manifest_map_json(&info->map);
     json_object_object_add(m, "map", map);

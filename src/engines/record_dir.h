@@ -96,6 +96,7 @@ typedef struct rec_run_info {
     int *vehicles;
     size_t vehicle_count;
     char *planner;
+    char *scenario;  /* JSON object text for the manifest's "scenario", or NULL */
     rec_map_info map;
     int dir_fd;      /* the run directory, flock'ed while its recorder lives */
     int reserve_fd;  /* the room kept for the manifest, -1 when none */
@@ -113,6 +114,11 @@ void rl_rec_run_info_free(rec_run_info *info);
  * what it created except the reserved run id. */
 int rl_rec_prepare_dir(rec_run_info *info, const rl_record_options *opts,
                        const rl_record_run *run);
+
+/* Checks that `json` is a JSON object (`what` names it in the error): RL_EINVAL. */
+int rl_rec_check_object(const char *json, const char *what);
+/* Writes `nodes_json` (checked) as config/nodes.json of the run. */
+int rl_rec_write_nodes(const rec_run_info *info, const char *nodes_json);
 
 /* Removes a run directory that was never armed and forgets it. */
 void rl_rec_discard_dir(rec_run_info *info);

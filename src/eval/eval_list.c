@@ -161,6 +161,32 @@ static int read_evaluations(rl_eval_listed_run *r)
     return RL_OK;
 }
 
+/* The manifest's scenario in brief: the simulator's vehicles, seed and faults (the other
+ * columns show the control flow's vehicles, duration and planner). NULL when none. */
+static char *scenario_brief(json_object *m)
+{
+    json_object *sc, *sim;
+    if (rl_json_get_object(m, "scenario", &sc) != RL_OK ||
+        rl_json_get_object(sc, "runlab_sim", &sim) != RL_OK)
+        return NULL;
+    char buf[512];
+    size_t k = (size_t)snprintf(buf, sizeof buf, "sim");
+    int64_t v;
+    if (rl_json_get_int64(sim, "vehicles", &v) == RL_OK)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, " %lld veh", (long long)v);
+    if (k < sizeof buf && rl_json_get_int64(sim, "seed", &v) == RL_OK)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, " seed %lld", (long long)v);
+    json_object *faults;
+    if (k < sizeof buf && rl_json_get_array(sim, "faults", &faults) == RL_OK) {
+        size_t n = json_object_array_length(faults);
+        for (size_t i = 0; i < n && k < sizeof buf; i++) {
+            const char *f = json_object_get_string(json_object_array_get_idx(faults, i));
+            k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? "," : " ", f ? f : "?");
+        }
+    }
+    return strdup(buf);
+}
+
 static void read_manifest(rl_eval_listed_run *r)
 {
     char p[PATH_MAX], why[256];
@@ -179,6 +205,7 @@ static void read_manifest(rl_eval_listed_run *r)
     if (!r->state)
         r->state = strdup("UNREADABLE");
     r->planner = dup_str(m, "planner");
+    r->scenario = scenario_brief(m);
     if (rl_json_get_object(m, "result", &o) == RL_OK)
         r->result = dup_str(o, "reason");
     if (rl_json_get_object(m, "map", &o) == RL_OK) {
@@ -265,6 +292,7 @@ void rl_eval_list_free(rl_eval_listed_run *runs, size_t count)
         free(r->dir), free(r->name), free(r->run_id), free(r->state), free(r->result);
         free(r->planner), free(r->map_sha256), free(r->start), free(r->vehicles);
         free(r->interruption);
+        free(r->scenario);
         for (size_t k = 0; k < r->nevaluations; k++)
             free(r->evaluations[k].name);
         free(r->evaluations);

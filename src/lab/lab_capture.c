@@ -70,6 +70,8 @@ typedef struct subscription {
     atomic_uint topic_id;
     atomic_int durable;                /* transient-local: samples before prepare are held */
     _Atomic(atomic_int *) released;    /* the capture's: held samples were handed over */
+    _Atomic(atomic_uint_least64_t *) ready_seen; /* rt/lab/ready_status only: the
+                                                    capture's set of vehicles seen READY */
     /* Classes of the readers of its group made before it: a writer one of them fits is
        theirs, and its samples are skipped here (0: every sample is this reader's). */
     atomic_uint earlier;
@@ -111,6 +113,7 @@ struct lab_capture {
     subscription *subs;      /* owned; readers are the participant's */
     atomic_size_t topic_count;
     atomic_int released;     /* lab_capture_release_held ran: nothing is held any more */
+    atomic_uint_least64_t ready_seen[4]; /* vehicle ids 0..255 whose READY came (bits) */
 };
 
 static int matches(lab_capture *c, const char *topic)
@@ -187,6 +190,19 @@ static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
             m[i].release(m[i].release_ctx);
         i++;
     }
+}
+
+/* The vehicle id of a ReadyStatus sample as raw XCDR1 bytes ({string source_id; uint8
+ * vehicle_id; ...} behind the 4-byte encapsulation header), or -1. */
+static int ready_vehicle(const uint8_t *b, size_t len)
+{
+    if (len < 9 || b[0] != 0x00 || (b[1] != 0x00 && b[1] != 0x01))
+        return -1;
+    uint32_t n = b[1] ? (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+                            (uint32_t)b[7] << 24
+                      : (uint32_t)b[7] | (uint32_t)b[6] << 8 | (uint32_t)b[5] << 16 |
+                            (uint32_t)b[4] << 24;
+    return n < len && 8 + (size_t)n < len ? b[8 + n] : -1;
 }
 
 /* Whether samples of `writer` are this reader's to record: not when one of the group's
@@ -276,6 +292,12 @@ static void on_samples(dds_entity_t reader, void *arg)
                 msgs[k].data = copies[k];
             }
             infos[k++] = &si[i];
+        }
+        atomic_uint_least64_t *seen = atomic_load(&s->ready_seen);
+        for (size_t j = 0; seen && j < k; j++) {
+            int id = ready_vehicle(msgs[j].data, msgs[j].len);
+            if (id >= 0)
+                atomic_fetch_or(&seen[id / 64], (uint_least64_t)1 << (id % 64));
         }
         if (k)
             deliver(s, rec, topic_id, infos, msgs, k);
@@ -429,6 +451,8 @@ static int make_reader(lab_capture *c, publication *p, unsigned reader_class, un
     atomic_store(&s->released, &c->released);
     atomic_store(&s->earlier, earlier);
     atomic_store(&s->topic_name, (const char *)p->topic);
+    if (strcmp(p->topic, RL_LAB_TOPIC_READY) == 0)
+        atomic_store(&s->ready_seen, c->ready_seen);
     s->reader_class = reader_class;
     pthread_mutex_init(&s->held_mu, NULL);
     pthread_mutex_init(&s->verdict_mu, NULL);
@@ -798,6 +822,13 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern, int asked)
 size_t lab_capture_topic_count(lab_capture *c)
 {
     return atomic_load(&c->topic_count);
+}
+
+int lab_capture_ready_seen(lab_capture *c, int vehicle)
+{
+    if (vehicle < 0 || vehicle > 255)
+        return 0;
+    return (atomic_load(&c->ready_seen[vehicle / 64]) >> (vehicle % 64)) & 1;
 }
 
 size_t lab_capture_held_count(lab_capture *c)

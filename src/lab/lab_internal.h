@@ -175,6 +175,9 @@ size_t lab_capture_topic_count(lab_capture *c);
 size_t lab_capture_release_held(lab_capture *c);
 /* Samples held now. Thread-safe. */
 size_t lab_capture_held_count(lab_capture *c);
+/* 1 when a READY of `vehicle` came on rt/lab/ready_status and went to the engine (or is
+ * held for it). Thread-safe. */
+int lab_capture_ready_seen(lab_capture *c, int vehicle);
 
 /* Stops the discovery worker (it no longer touches the recorder afterwards). The readers
  * belong to the participant: delete the participant first. NULL is ignored. */
@@ -188,5 +191,23 @@ void lab_capture_close(lab_capture *c);
 
 /* Stops (if not yet) and frees. NULL is ignored. */
 void lab_capture_free(lab_capture *c);
+
+
+/* ---- parameter snapshots of the lab's nodes (lab_params.c) --------------------------- */
+
+typedef struct lab_params lab_params;
+
+/* A reader of rt/lab/parameters on `participant` (reliable, transient-local, keep-all).
+ * RL_EIO, RL_ENOMEM. Used from one thread (the recorder node's). */
+int lab_params_new(lab_params **out, dds_entity_t participant);
+void lab_params_free(lab_params *p);
+/* Takes what came and waits up to `timeout_ns` until every writer matched on the topic
+ * has delivered a snapshot; returns how many have not. */
+size_t lab_params_settle(lab_params *p, int64_t timeout_ns);
+/* config/nodes.json's text: `given` (the control flow's JSON object of snapshots, NULL or
+ * "" for none) with each node's latest snapshot added as {"parameters", "stamp",
+ * "source"}; and the manifest's scenario: {node: its parameters' "scenario" object}. Both
+ * malloc'd. RL_EINVAL (`given` no JSON object), RL_ENOMEM. */
+int lab_params_build(lab_params *p, const char *given, char **nodes_json, char **scenario_json);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The three responses have the same members, so one C type reads and writes all of them. */
@@ -56,6 +57,10 @@ struct rl_lab_recorder {
     service svc[SVC_COUNT];
     lab_capture *capture;
     _Atomic(lab_capture *) capture_live; /* capture, for the monitor thread */
+    lab_params *params;    /* the lab's nodes' parameter snapshots (node thread only) */
+    char *given_nodes;     /* what the control flow handed to the current run's prepare */
+    int prepared_vehicles[256]; /* the current run's, for READY at begin */
+    size_t nprepared;
     pthread_t thread;
     int thread_started;
     atomic_int stop;
@@ -257,15 +262,27 @@ static void do_prepare(rl_lab_recorder *n, service *s,
         snprintf(pattern, sizeof pattern, "rt/vehicle/%d/*", vehicles[i]);
         (void)lab_capture_add_pattern(n->capture, pattern, 1);
     }
+    memcpy(n->prepared_vehicles, vehicles, nv * sizeof vehicles[0]);
+    n->nprepared = nv;
     rl_record_run run = {
         .run_id = req->run_id && req->run_id[0] ? req->run_id : NULL,
         .vehicles = vehicles,
         .vehicle_count = nv,
         .planner = req->planner && req->planner[0] ? req->planner : NULL,
         .map_path = req->map_path && req->map_path[0] ? req->map_path : NULL,
-        .nodes_json = req->nodes_json && req->nodes_json[0] ? req->nodes_json : NULL,
     };
-    int rc = rl_recorder_prepare(n->rec, &run);
+    /* The snapshots the node has now; those that come later are added at begin and
+       finish (run_snapshots). */
+    char *nodes = NULL, *scenario = NULL;
+    int rc = lab_params_build(n->params, req->nodes_json, &nodes, &scenario);
+    free(n->given_nodes);
+    n->given_nodes = rc == RL_OK && req->nodes_json ? strdup(req->nodes_json) : NULL;
+    run.nodes_json = nodes;
+    run.scenario_json = scenario;
+    if (rc == RL_OK)
+        rc = rl_recorder_prepare(n->rec, &run);
+    free(nodes);
+    free(scenario);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
     if (rc == RL_OK) {
         size_t held = lab_capture_release_held(n->capture);
@@ -277,6 +294,50 @@ static void do_prepare(rl_lab_recorder *n, service *s,
            rc == RL_OK ? "ARMED" : rl_error_last());
 }
 
+/* Rewrites the run's config/nodes.json and scenario with every snapshot received so far
+ * (a node that started after prepare, e.g. the simulator after the experiment), waiting up
+ * to `settle_ns` for the snapshots of writers already matched. */
+static void run_snapshots(rl_lab_recorder *n, int64_t settle_ns)
+{
+    size_t missing = lab_params_settle(n->params, settle_ns);
+    if (missing)
+        rl_log(RL_LOG_WARN, "recorder: %zu node(s) announced parameters that did not arrive "
+               "in time for config/nodes.json (the bag has what came)", missing);
+    char *nodes = NULL, *scenario = NULL;
+    int rc = lab_params_build(n->params, n->given_nodes, &nodes, &scenario);
+    if (rc == RL_OK)
+        rc = rl_recorder_set_nodes(n->rec, nodes, scenario);
+    if (rc < 0)
+        rl_log(RL_LOG_WARN, "recorder: parameter snapshots not updated: %s", rl_error_last());
+    free(nodes);
+    free(scenario);
+}
+
+/* Every prepared vehicle's READY in the bag before the run begins (and so before START):
+ * the control flow begins once it saw them, but the recorder's reader of a READY writer
+ * that came after prepare is made after discovery and type lookup, later than the control
+ * flow's. Waits up to `timeout_ns`; then begins anyway, saying which are missing. */
+static void await_ready(rl_lab_recorder *n, int64_t timeout_ns)
+{
+    int64_t deadline = rl_mono_ns() + timeout_ns;
+    for (;;) {
+        size_t missing = 0;
+        int first = 0;
+        for (size_t i = 0; i < n->nprepared; i++)
+            if (!lab_capture_ready_seen(n->capture, n->prepared_vehicles[i]) && !missing++)
+                first = n->prepared_vehicles[i];
+        if (!missing)
+            return;
+        if (rl_mono_ns() >= deadline) {
+            rl_log(RL_LOG_WARN, "recorder: begin: READY of %zu prepared vehicle(s) (first: %d) "
+                   "not received; beginning without", missing, first);
+            return;
+        }
+        struct timespec ts = {0, 5 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void do_begin(rl_lab_recorder *n, service *s,
                      const runlab_msgs_srv_dds__BeginRecording_Request_ *req)
 {
@@ -285,6 +346,10 @@ static void do_begin(rl_lab_recorder *n, service *s,
     if (!n->rec) {
         fill_reply(n, s, 0, "no run to begin");
         return;
+    }
+    if (rl_recorder_state(n->rec) == RL_RECORD_ARMED) {
+        await_ready(n, 3000000000ll);
+        run_snapshots(n, 1000000000ll);
     }
     int rc = rl_recorder_begin(n->rec);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
@@ -299,6 +364,8 @@ static void do_finish(rl_lab_recorder *n, service *s,
         fill_reply(n, s, 0, "no run to finish");
         return;
     }
+    if (rl_recorder_state(n->rec) == RL_RECORD_RECORDING)
+        run_snapshots(n, 0);
     int rc;
     /* What was not recorded goes into the final manifest, and is said once the run ended
        (a FAILED run's finish ends its counts: rl_recorder_finish). */
@@ -463,6 +530,8 @@ static int start(rl_lab_recorder *n)
     dds_entity_t cond = dds_create_readcondition(n->trigger_reader, DDS_ANY_STATE);
     if (cond < 0 || dds_waitset_attach(n->waitset, cond, 0) < 0)
         return lab_dds_fail(cond, "trigger wait");
+    if ((rc = lab_params_new(&n->params, n->participant)) < 0)
+        return rc;
 
     if ((rc = lab_capture_new(&n->capture, n->participant, n->rec, n->opts.schemas,
                               n->opts.schema_count)) < 0)
@@ -637,6 +706,8 @@ void rl_lab_recorder_free(rl_lab_recorder *n)
     lab_capture_stop(n->capture);
     rl_recorder_free(n->rec);
     lab_capture_free(n->capture);
+    lab_params_free(n->params);
+    free(n->given_nodes);
     pthread_mutex_destroy(&n->engine_mu);
     free_owned_options(n);
     free(n);

@@ -29,7 +29,12 @@
 #define DRIFT_MAX 0.25      /* m to the right of the commanded trajectory */
 #define DRIFT_RATE 0.25     /* m/s */
 #define EXIT_BEYOND 0.3     /* m beyond the lab area's corner (both axes) */
-#define CHASE_SPEED_MAX 2.8 /* m/s: a chaser stays under the evaluation's 3.0 m/s */
+#define CHASE_SPEED_MAX 2.9 /* m/s: a chaser stays under the evaluation's 3.0 m/s */
+#define CHASE_ACCEL 2.9     /* m/s^2 of a chaser */
+#define CHASE_HOLD_DISTANCE 0.35 /* m (centres): closer, the chaser holds on its partner */
+#define CHASE_HEADING_GAIN 10.0 /* 1/s: a chaser's yaw rate per rad of heading error */
+#define CHASE_HOLD_EXCESS 0.5 /* m/s above its partner's speed at the most while holding */
+#define CHASE_MARGIN 0.2    /* m: an intercept point stays this far inside the lab area */
 #define MIN_SPACING 0.5     /* m between vehicles sharing a route */
 #define EXTERNAL_HOLD_NS 500000000ll /* a speed/direct command drives this long */
 #define PATH_END_HOLD_NS 1000000000ll /* a path's end is held this long */
@@ -133,11 +138,20 @@ static int check_options(const rl_lab_sim_options *o)
         return rl_error_set(RL_EINVAL, "sim: waypoints: at least 3 points");
     if (!o->waypoints && !o->map_path)
         return rl_error_set(RL_EINVAL, "sim: neither a map nor waypoints to drive along");
-    for (size_t i = 0; i < o->fault_count; i++)
-        if (o->faults[i].vehicle > o->vehicles)
+    for (size_t i = 0; i < o->fault_count; i++) {
+        const rl_lab_fault *f = &o->faults[i];
+        if (f->vehicle > o->vehicles)
             return rl_error_set(RL_EINVAL, "sim: fault %s on vehicle %d: there are %d vehicles",
-                                rl_lab_fault_name(o->faults[i].kind), o->faults[i].vehicle,
-                                o->vehicles);
+                                rl_lab_fault_name(f->kind), f->vehicle, o->vehicles);
+        if (f->kind == RL_LAB_FAULT_COLLISION && o->vehicles < 2)
+            return rl_error_set(RL_EINVAL, "sim: fault collision on vehicle %d: no other "
+                                "vehicle to collide with", f->vehicle);
+        /* A window that opens after the run ended injects nothing: a mistake to say. */
+        if (o->duration > 0 && f->t0 >= o->duration)
+            return rl_error_set(RL_EINVAL, "sim: fault %s on vehicle %d from %g s: the run ends "
+                                "%g s after START", rl_lab_fault_name(f->kind), f->vehicle,
+                                f->t0, o->duration);
+    }
     return RL_OK;
 }
 
@@ -328,16 +342,25 @@ static void plan_step(const lab_sim *s, const sim_vehicle *v, sim_plan *p, doubl
         double vx, vy;
         plan_ref(s, v, p, &p->px, &p->py, &vx, &vy);
         exit_goal(s, v, &p->gx, &p->gy);
+        p->ex = p->px;
+        p->ey = p->py;
         p->mode = PLAN_EXIT;
     } else if (!leave_area && p->mode == PLAN_EXIT) {
-        /* Back to the route where it is nearest. */
-        p->s = sim_path_nearest(path, p->px, p->py);
-        double tx, ty;
-        sim_path_at(path, p->s, &p->gx, &p->gy, &tx, &ty);
-        p->mode = PLAN_RETURN;
+        /* The way back: the car cannot turn round out there without going further out, so
+           it backs along the line it came, to where it left its route, and drives on. */
+        p->gx = p->ex;
+        p->gy = p->ey;
+        p->v = 0;
+        p->mode = PLAN_BACK;
     }
     if (p->mode == PLAN_EXIT) {
         (void)plan_line(p, s->o.speed, 1, h);
+    } else if (p->mode == PLAN_BACK) {
+        if (plan_line(p, s->o.speed, 1, h)) {
+            p->s = sim_path_nearest(path, p->px, p->py);
+            p->v = 0;
+            p->mode = PLAN_ROUTE;
+        }
     } else if (p->mode == PLAN_RETURN) {
         if (plan_line(p, s->o.speed, 0, h))
             p->mode = PLAN_ROUTE;
@@ -594,6 +617,13 @@ static void track(sim_vehicle *v, double rx, double ry, double rvx, double rvy, 
     }
     double c = cos(v->yaw), s = sin(v->yaw);
     double along = ux * c + uy * s, across = -ux * s + uy * c;
+    /* A reference moving backwards (leave_area's way back, along the line the car came):
+       the car backs straight, its heading kept. */
+    if (rvx * c + rvy * s < -0.05 * hypot(rvx, rvy) && hypot(rvx, rvy) > 0.05) {
+        *v_want = fmin(along, 0);
+        *steer = 0;
+        return;
+    }
     /* A car turns only while it moves: with a moving goal aside or behind, creep while
        turning; a goal standing behind is stopped at, not circled. */
     int moving = hypot(rvx, rvy) > 0.05;
@@ -619,6 +649,94 @@ static void keep_inside(const lab_sim *s, const sim_vehicle *v, double *v_want, 
     *v_want = fmin(*v_want, 0.5);
 }
 
+/* Where vehicle `j` will be `tau` s from now: along its route at its speed while it drives
+ * on the route (its centre within 0.1 m of it), else straight on along its heading. */
+static void predict(const lab_sim *s, size_t j, double tau, double *px, double *py)
+{
+    const sim_vehicle *o = &s->veh[j];
+    const sim_path *path = &s->routes.paths[o->route];
+    double ox, oy, rx, ry, tx, ty;
+    centre(o, &ox, &oy);
+    double s0 = sim_path_nearest(path, ox, oy);
+    sim_path_at(path, s0, &rx, &ry, &tx, &ty);
+    if (!o->chase && !o->external && hypot(rx - ox, ry - oy) < 0.1) {
+        sim_path_at(path, s0 + o->v * tau, px, py, &tx, &ty);
+        return;
+    }
+    *px = ox + o->v * cos(o->yaw) * tau;
+    *py = oy + o->v * sin(o->yaw) * tau;
+}
+
+/* The intercept course of vehicle `k` on vehicle `j` at `speed`: the time tau at which a
+ * straight run from k's centre meets j's predicted place (fixed point of tau = |P(tau) -
+ * c| / speed; j is slower than a chaser, so it converges), and that place. */
+static double intercept(const lab_sim *s, size_t k, size_t j, double speed, double *px,
+                        double *py)
+{
+    double cx, cy;
+    centre(&s->veh[k], &cx, &cy);
+    double tau = 0;
+    for (int it = 0; it < 30; it++) {
+        predict(s, j, tau, px, py);
+        double next = hypot(*px - cx, *py - cy) / speed;
+        if (fabs(next - tau) < 1e-4) {
+            tau = next;
+            break;
+        }
+        tau = next;
+    }
+    return tau;
+}
+
+/* The chaser's partner: the other vehicle it reaches soonest on an intercept course at
+ * the chase speed (the lower index for equal times); its index + 1, 0 when alone. */
+int lab_sim_collision_partner(const lab_sim *s, size_t k)
+{
+    double best = INFINITY, px, py;
+    int partner = 0;
+    for (int j = 0; j < s->o.vehicles; j++) {
+        if ((size_t)j == k)
+            continue;
+        double tau = intercept(s, k, (size_t)j, CHASE_SPEED_MAX, &px, &py);
+        if (tau < best - 1e-9) {
+            best = tau;
+            partner = j + 1;
+        }
+    }
+    return partner;
+}
+
+/* The collision fault's controller: far from its partner the chaser steers on an
+ * intercept course (towards where the partner will be when the chaser gets there, kept
+ * inside the lab area) at the chase speed; close to it, it holds its centre on the
+ * partner's (position and velocity tracked, as the built-in controller tracks a command). */
+static void chase(lab_sim *s, size_t k, double *v_want, double *steer)
+{
+    sim_vehicle *v = &s->veh[k];
+    const sim_vehicle *o = &s->veh[v->chase - 1];
+    double cx, cy, ox, oy;
+    centre(v, &cx, &cy);
+    centre(o, &ox, &oy);
+    if (hypot(ox - cx, oy - cy) < CHASE_HOLD_DISTANCE) {
+        track(v, ox, oy, o->v * cos(o->yaw), o->v * sin(o->yaw), o->v + CHASE_HOLD_EXCESS, v_want,
+              steer);
+        return;
+    }
+    double px, py;
+    (void)intercept(s, k, (size_t)v->chase - 1, CHASE_SPEED_MAX, &px, &py);
+    px = clamp(px, s->area[0] + CHASE_MARGIN, s->area[2] - CHASE_MARGIN);
+    py = clamp(py, s->area[1] + CHASE_MARGIN, s->area[3] - CHASE_MARGIN);
+    /* Turning onto the course as fast as the steering allows, then straight on: a yaw
+       rate proportional to the heading error (the shortest way for a car whose turning
+       circle does not depend on its speed). */
+    double err = remainder(atan2(py - cy, px - cx) - v->yaw, 2 * M_PI);
+    double yaw_rate = CHASE_HEADING_GAIN * err, vv = fmax(fabs(v->v), 0.05);
+    *steer = clamp(atan(RL_LAB_CAR_WHEELBASE * yaw_rate / vv), -MAX_STEER, MAX_STEER);
+    /* Arriving no faster than it can brake to the partner's speed on the way left. */
+    double d = hypot(ox - cx, oy - cy), closing = sqrt(2 * CHASE_ACCEL * fmax(0, d - 0.1));
+    *v_want = fmin(CHASE_SPEED_MAX, o->v + closing);
+}
+
 /* Speed and steering wanted by vehicle `k` at `now_ns`. */
 static void control(lab_sim *s, size_t k, int64_t now_ns, double t, int driving, double *v_want,
                     double *steer)
@@ -629,25 +747,10 @@ static void control(lab_sim *s, size_t k, int64_t now_ns, double t, int driving,
     if (!driving)
         return;
     if (lab_sim_fault(s, v->id, RL_LAB_FAULT_COLLISION, t)) {
-        if (!v->chase) { /* the nearest other vehicle, chosen once */
-            double best = INFINITY, cx, cy;
-            centre(v, &cx, &cy);
-            for (int j = 0; j < s->o.vehicles; j++) {
-                double ox, oy;
-                centre(&s->veh[j], &ox, &oy);
-                if ((size_t)j != k && hypot(ox - cx, oy - cy) < best) {
-                    best = hypot(ox - cx, oy - cy);
-                    v->chase = j + 1;
-                }
-            }
-        }
+        if (!v->chase)
+            v->chase = lab_sim_collision_partner(s, k);
         if (v->chase) {
-            const sim_vehicle *o = &s->veh[v->chase - 1];
-            double ox, oy;
-            centre(o, &ox, &oy);
-            track(v, ox, oy, o->v * cos(o->yaw), o->v * sin(o->yaw),
-                  fmin(2 * s->o.speed, CHASE_SPEED_MAX), v_want, steer);
-            keep_inside(s, v, v_want, steer);
+            chase(s, k, v_want, steer);
             return;
         }
     } else {
@@ -719,6 +822,8 @@ void lab_sim_step(lab_sim *s, int64_t now_ns, double t, double dt, int driving)
             double old = v->v, accel = MAX_ACCEL;
             if (driving && lab_sim_fault(s, v->id, RL_LAB_FAULT_SPEEDING, ti))
                 accel = SPEEDING_ACCEL;
+            if (driving && v->chase)
+                accel = CHASE_ACCEL;
             v->v += clamp(want - v->v, -accel * h, accel * h);
             /* The speed controller only approaches zero; a car that slow stands. */
             if (want == 0 && fabs(v->v) < 0.005)

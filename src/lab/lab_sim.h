@@ -54,7 +54,10 @@ typedef struct sim_command {
     int external; /* from another participant, not the built-in planner */
 } sim_command;
 
-typedef enum sim_plan_mode { PLAN_ROUTE = 0, PLAN_EXIT, PLAN_RETURN } sim_plan_mode;
+/* PLAN_EXIT: straight out over a corner (leave_area); PLAN_BACK: after it, backing along
+ * the same line to where it left the route; PLAN_RETURN: straight to the route point
+ * (gx, gy) after commands from outside. */
+typedef enum sim_plan_mode { PLAN_ROUTE = 0, PLAN_EXIT, PLAN_BACK, PLAN_RETURN } sim_plan_mode;
 
 /* The built-in planner's state of one vehicle: where the reference is on its route. */
 typedef struct sim_plan {
@@ -65,6 +68,7 @@ typedef struct sim_plan {
     double px, py; /* EXIT / RETURN: reference position, moving to (gx, gy) */
     double gx, gy;
     double leave_area_t0; /* when the current EXIT began (-1: none yet) */
+    double ex, ey;        /* EXIT: where the reference left the route */
 } sim_plan;
 
 /* External commands (DDS): speed + curvature or direct, latest only. */
@@ -103,6 +107,10 @@ typedef struct lab_sim {
  * RL_EINVAL, RL_ENOENT, RL_ENOMEM, map errors. */
 int lab_sim_init(lab_sim *s, const rl_lab_sim_options *o);
 void lab_sim_free(lab_sim *s);
+
+/* The collision fault's partner of vehicle index `k`: the other vehicle it reaches soonest
+ * on an intercept course at the chase speed, as index + 1 (0: no other vehicle). */
+int lab_sim_collision_partner(const lab_sim *s, size_t k);
 
 /* 1 when fault `kind` is active on vehicle `id` at `t` s after START. */
 int lab_sim_fault(const lab_sim *s, int id, rl_lab_fault_kind kind, double t);

@@ -9,6 +9,7 @@
 #include "runlab/time.h"
 
 #include <dds/ddsi/ddsi_cdrstream.h>
+#include <json-c/json.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -34,12 +35,71 @@ static uint64_t command_every(const rl_lab_sim_options *o)
     return n < 1 ? 1 : (uint64_t)n;
 }
 
+/* ---- the simulator's parameters ---------------------------------------------------------- */
+
+/* The node name of the simulator's parameter snapshot (config/nodes.json's key). */
+#define SIM_NODE_NAME "runlab_sim"
+
+/* A fault as given: KIND:VEHICLE:T0[:T1]. */
+static void fault_text(const rl_lab_fault *f, char *out, size_t cap)
+{
+    if (f->t1 >= 0)
+        snprintf(out, cap, "%s:%d:%g:%g", rl_lab_fault_name(f->kind), f->vehicle, f->t0, f->t1);
+    else
+        snprintf(out, cap, "%s:%d:%g", rl_lab_fault_name(f->kind), f->vehicle, f->t0);
+}
+
+/* The simulator's parameters as a JSON object: how it runs (domain, map, rates) and its
+ * "scenario" (vehicles, seed, duration, speed, faults, routes with their vehicles), the part
+ * the run's manifest repeats. `duration` is the run's (offline: 10 s without one). */
+static json_object *sim_parameters(const lab_sim *s, double duration)
+{
+    const rl_lab_sim_options *o = &s->o;
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "domain", json_object_new_int(o->domain));
+    json_object_object_add(p, "map", o->map_path ? json_object_new_string(o->map_path) : NULL);
+    json_object_object_add(p, "waypoints", json_object_new_int64((int64_t)o->waypoint_count));
+    json_object_object_add(p, "state_rate_hz", json_object_new_double(o->state_rate_hz));
+    json_object_object_add(p, "observation_rate_hz", json_object_new_double(o->observation_rate_hz));
+    json_object *sc = json_object_new_object();
+    json_object_object_add(sc, "vehicles", json_object_new_int(o->vehicles));
+    json_object_object_add(sc, "seed", json_object_new_uint64(o->seed));
+    json_object_object_add(sc, "duration", duration > 0 ? json_object_new_double(duration) : NULL);
+    json_object_object_add(sc, "speed", json_object_new_double(o->speed));
+    json_object *faults = json_object_new_array();
+    for (size_t i = 0; i < o->fault_count; i++) {
+        char text[96];
+        fault_text(&o->faults[i], text, sizeof text);
+        json_object_array_add(faults, json_object_new_string(text));
+    }
+    json_object_object_add(sc, "faults", faults);
+    json_object *routes = json_object_new_array();
+    for (size_t r = 0; r < s->routes.count; r++) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "route", json_object_new_int64((int64_t)r + 1));
+        char len[32];
+        snprintf(len, sizeof len, "%.3f", s->routes.paths[r].length);
+        json_object_object_add(e, "length_m", json_object_new_double_s(atof(len), len));
+        json_object_object_add(e, "closed", json_object_new_boolean(s->routes.paths[r].closed));
+        json_object *ids = json_object_new_array();
+        for (int k = 0; k < o->vehicles; k++)
+            if (s->veh[k].route == r)
+                json_object_array_add(ids, json_object_new_int(k + 1));
+        json_object_object_add(e, "vehicles", ids);
+        json_object_array_add(routes, e);
+    }
+    json_object_object_add(sc, "routes", routes);
+    json_object_object_add(p, "scenario", sc);
+    return p;
+}
+
 /* ---- on DDS ----------------------------------------------------------------------------- */
 
 enum { CMD_TRAJECTORY = 0, CMD_PATH_TRACKING, CMD_SPEED_CURVATURE, CMD_DIRECT, CMD_KINDS };
 
 typedef struct sim_dds {
-    dds_entity_t pp, ready, trigger;
+    dds_entity_t pp, params, trigger;
+    dds_entity_t *ready;                 /* per vehicle: each vehicle its own writer */
     dds_entity_t *state, *obs, *cmd_out; /* per vehicle */
     dds_entity_t *cmd_in;                /* per vehicle and kind */
 } sim_dds;
@@ -74,7 +134,8 @@ static int sim_dds_open(sim_dds *d, int domain, int vehicles)
     d->obs = calloc(nv, sizeof *d->obs);
     d->cmd_out = calloc(nv, sizeof *d->cmd_out);
     d->cmd_in = calloc(nv * CMD_KINDS, sizeof *d->cmd_in);
-    if (!d->state || !d->obs || !d->cmd_out || !d->cmd_in)
+    d->ready = calloc(nv, sizeof *d->ready);
+    if (!d->state || !d->obs || !d->cmd_out || !d->cmd_in || !d->ready)
         return rl_error_set(RL_ENOMEM, "out of memory");
     dds_qos_t *q = lab_qos(0, 1);
     dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 8);
@@ -103,18 +164,30 @@ static int sim_dds_open(sim_dds *d, int domain, int vehicles)
     }
     dds_delete_qos(q);
     dds_delete_qos(rq);
-    q = lab_qos(1, 0);
+    /* READY: transient-local, keep-last 1, one writer per vehicle (as each vehicle of a real
+       lab is its own node): a recorder or experiment that joins later gets every vehicle's
+       READY from its writer's history; one shared writer kept only the last vehicle's for
+       a recorder holding the latest sample per writer. Parameters likewise. */
+    q = lab_qos(1, 1);
     dds_entity_t t = dds_create_topic(d->pp, &runlab_msgs_msg_dds__ReadyStatus__desc,
                                       RL_LAB_TOPIC_READY, NULL, NULL);
-    d->ready = t < 0 ? t : dds_create_writer(d->pp, t, q, NULL);
+    dds_entity_t bad_ready = t;
+    for (int k = 0; t >= 0 && k < vehicles; k++)
+        if ((d->ready[k] = dds_create_writer(d->pp, t, q, NULL)) < 0)
+            bad_ready = d->ready[k];
+    t = dds_create_topic(d->pp, &runlab_msgs_msg_dds__ParameterSnapshot__desc,
+                         RL_LAB_TOPIC_PARAMETERS, NULL, NULL);
+    d->params = t < 0 ? t : dds_create_writer(d->pp, t, q, NULL);
     dds_delete_qos(q);
+    if (bad_ready < 0 || d->params < 0)
+        return lab_dds_fail(bad_ready < 0 ? bad_ready : d->params, "ready / parameter writers");
     q = lab_qos(1, 1);
     t = dds_create_topic(d->pp, &runlab_msgs_msg_dds__SystemTrigger__desc, RL_LAB_TOPIC_TRIGGER,
                          NULL, NULL);
     d->trigger = t < 0 ? t : dds_create_reader(d->pp, t, q, NULL);
     dds_delete_qos(q);
-    if (d->ready < 0 || d->trigger < 0)
-        return lab_dds_fail(d->ready < 0 ? d->ready : d->trigger, "ready writer / trigger reader");
+    if (d->trigger < 0)
+        return lab_dds_fail(d->trigger, "trigger reader");
     return lab_ros_graph_announce(d->pp, "runlab_sim");
 }
 
@@ -126,6 +199,7 @@ static void sim_dds_close(sim_dds *d)
     free(d->obs);
     free(d->cmd_out);
     free(d->cmd_in);
+    free(d->ready);
 }
 
 /* Takes triggers: sets *start / *stop (stamps, ns) when they come. */
@@ -188,6 +262,18 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
         return rc;
     sim_dds d = {0};
     rc = sim_dds_open(&d, opts->domain, opts->vehicles);
+    /* The parameters first: whoever sees a vehicle READY can find them. */
+    if (rc == RL_OK) {
+        json_object *p = sim_parameters(&s, opts->duration);
+        const char *text = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN);
+        runlab_msgs_msg_dds__ParameterSnapshot_ m = {.node_name = SIM_NODE_NAME,
+                                                      .parameters_json = (char *)text,
+                                                      .stamp = (uint64_t)rl_time_now_ns()};
+        dds_return_t w = dds_write(d.params, &m);
+        json_object_put(p);
+        if (w < 0)
+            rc = lab_dds_fail(w, "parameter snapshot");
+    }
     if (rc == RL_OK && opts->map_path) /* before READY: a control flow has it by then */
         rc = lab_map_announce(d.pp, opts->map_path);
     for (int k = 0; rc == RL_OK && k < opts->vehicles; k++) {
@@ -195,7 +281,7 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
         snprintf(source, sizeof source, "vehicle_%d", k + 1);
         runlab_msgs_msg_dds__ReadyStatus_ r = {.source_id = source, .vehicle_id = (uint8_t)(k + 1),
                                                .stamp = (uint64_t)rl_time_now_ns()};
-        dds_return_t w = dds_write(d.ready, &r);
+        dds_return_t w = dds_write(d.ready[k], &r);
         if (w < 0)
             rc = lab_dds_fail(w, "ready status");
     }
@@ -409,11 +495,16 @@ static int offline_drive(offline *o, lab_sim *s, const rl_lab_sim_options *opts,
 
 int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir, size_t cap)
 {
+    /* Offline, a run without a duration lasts 10 s: checked (fault windows) as such. */
+    rl_lab_sim_options effective = *opts;
+    if (!(effective.duration > 0))
+        effective.duration = 10.0;
+    opts = &effective;
     lab_sim s;
     int rc = lab_sim_init(&s, opts);
     if (rc < 0)
         return rc;
-    double duration = opts->duration > 0 ? opts->duration : 10.0;
+    double duration = opts->duration;
     char home_buf[4096], lock_dir[4200];
     rc = rl_record_home(home, home_buf, sizeof home_buf);
     /* Offline runs take no DDS domain: their lock lives apart from the recorders'. */
@@ -448,8 +539,36 @@ int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *r
                             same bytes the vehicles drove on: default read options) and
                             keeps it beside, with both hashes in the manifest. */
                          .map_path = opts->map_path};
+    /* The same parameter snapshot a simulator on DDS publishes, and its scenario. */
+    char *nodes_text = NULL, *scenario_text = NULL;
+    if (rc == RL_OK) {
+        json_object *params = sim_parameters(&s, duration);
+        json_object *nodes = json_object_new_object(), *entry = json_object_new_object();
+        json_object *scenario = json_object_new_object();
+        json_object *sc = NULL;
+        json_object_object_get_ex(params, "scenario", &sc);
+        json_object_object_add(scenario, SIM_NODE_NAME, json_object_get(sc));
+        char iso[64] = "";
+        (void)rl_time_format_iso(OFFLINE_EPOCH_NS - 1000000000ll, iso, sizeof iso);
+        json_object_object_add(entry, "parameters", params);
+        json_object_object_add(entry, "stamp", json_object_new_string(iso));
+        json_object_object_add(entry, "source", json_object_new_string("runlab sim --offline"));
+        json_object_object_add(nodes, SIM_NODE_NAME, entry);
+        const char *nt = json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN);
+        const char *st = json_object_to_json_string_ext(scenario, JSON_C_TO_STRING_PLAIN);
+        nodes_text = nt ? strdup(nt) : NULL;
+        scenario_text = st ? strdup(st) : NULL;
+        json_object_put(nodes);
+        json_object_put(scenario);
+        if (!nodes_text || !scenario_text)
+            rc = rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    run.nodes_json = nodes_text;
+    run.scenario_json = scenario_text;
     if (rc == RL_OK)
         rc = rl_recorder_prepare(o.rec, &run);
+    free(nodes_text);
+    free(scenario_text);
     if (rc == RL_OK)
         rc = rl_recorder_begin(o.rec);
     if (rc == RL_OK)

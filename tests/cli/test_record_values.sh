@@ -40,8 +40,8 @@ ns = iso_ns
 
 
 want_keys = {"format", "format_version", "run_id", "directory", "host", "lab_domain", "state",
-             "result", "vehicles", "planner", "map", "stamps", "bag", "totals", "topics",
-             "unmatched", "recorder", "runlab"}
+             "result", "vehicles", "planner", "scenario", "map", "stamps", "bag", "totals",
+             "topics", "unmatched", "recorder", "runlab"}
 expect("exactly the documented keys", set(m) == want_keys, sorted(set(m) ^ want_keys))
 expect("unmatched: nothing (runlab record records what it is given)", m["unmatched"] == [], m["unmatched"])
 expect("format", m["format"] == "runlab.record.manifest", m["format"])
@@ -56,6 +56,7 @@ expect("result", isinstance(m["result"], dict) and m["result"].get("state") == "
        and isinstance(m["result"].get("reason"), str), m["result"])
 expect("vehicles 1..3", m["vehicles"] == [1, 2, 3], m["vehicles"])
 expect("planner as given", m["planner"] == "rrt_star", m["planner"])
+expect("no scenario given, scenario null", m["scenario"] is None, m["scenario"])
 expect("no map given, map null", m["map"] is None, m["map"])
 
 st = {k: ns(m["stamps"].get(k)) for k in ("prepare", "begin", "start", "stop", "finish")}

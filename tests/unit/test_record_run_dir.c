@@ -192,6 +192,52 @@ static void test_compression_names_round_trip(void **state)
     }
 }
 
+/* The run's parameter snapshots and scenario: the scenario given to prepare is the
+ * manifest's; rl_recorder_set_nodes replaces both (config/nodes.json and the manifest's
+ * scenario, rewritten at once) while ARMED or RECORDING, refuses text that is no JSON
+ * object (changing nothing) and any other state. */
+static void test_nodes_and_scenario(void **state)
+{
+    (void)state;
+    char *home = rl_test_tmpdir();
+    rl_record_options o;
+    options(&o, home);
+    rl_recorder *r = NULL;
+    assert_int_equal(rl_recorder_new(&r, &o), RL_OK);
+    assert_int_equal(rl_recorder_set_nodes(r, "{}", NULL), RL_ESTATE); /* IDLE */
+    rl_record_run run = {.run_id = "scenario-1", .nodes_json = "{\"a\": {\"parameters\": {\"x\": 1}}}",
+                         .scenario_json = "{\"a\": {\"seed\": 7}}"};
+    assert_int_equal(rl_recorder_prepare(r, &run), RL_OK);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/manifest.json", rl_recorder_run_dir(r));
+    char *m = rl_test_read_file(path, NULL);
+    assert_non_null(strstr(m, "\"scenario\": {\n    \"a\": {\n      \"seed\": 7"));
+    free(m);
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_set_nodes(r, "[1]", NULL), RL_EINVAL);
+    assert_int_equal(rl_recorder_set_nodes(r, NULL, "not json"), RL_EINVAL);
+    assert_int_equal(rl_recorder_set_nodes(r, "{\"b\": {\"parameters\": {\"y\": 2}}}",
+                                           "{\"b\": {\"faults\": [\"drift:1:2\"]}}"), RL_OK);
+    snprintf(path, sizeof path, "%s/config/nodes.json", rl_recorder_run_dir(r));
+    char *nodes = rl_test_read_file(path, NULL);
+    assert_non_null(strstr(nodes, "\"b\""));
+    assert_null(strstr(nodes, "\"a\""));
+    free(nodes);
+    snprintf(path, sizeof path, "%s/manifest.json", rl_recorder_run_dir(r));
+    m = rl_test_read_file(path, NULL);
+    assert_non_null(strstr(m, "drift:1:2"));
+    assert_null(strstr(m, "\"seed\": 7"));
+    free(m);
+    assert_int_equal(rl_recorder_finish(r, "test"), RL_OK);
+    assert_int_equal(rl_recorder_wait(r), RL_OK);
+    assert_int_equal(rl_recorder_set_nodes(r, "{}", NULL), RL_ESTATE);
+    m = rl_test_read_file(path, NULL); /* the final manifest keeps the scenario */
+    assert_non_null(strstr(m, "drift:1:2"));
+    free(m);
+    rl_recorder_free(r);
+    rl_test_tmpdir_free(home);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_given_id_is_still_refused),
         cmocka_unit_test(test_names_read_while_prepare_fills_them),
         cmocka_unit_test(test_compression_names_round_trip),
+        cmocka_unit_test(test_nodes_and_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
