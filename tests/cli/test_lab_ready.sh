@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # READY and parameter snapshots over DDS (issue 27, items 12 and 14): with the simulator
-# started before the experiment and with it started after the experiment's recorder is
-# ARMED, every vehicle's READY is in the bag and logged before START; config/nodes.json holds
-# the simulator's and the experiment's parameters, the manifest the scenario (faults, seed,
+# started before the experiment and with it started while the experiment waits for READY
+# (its recorder serving), every vehicle's READY is in the bag and logged before START;
+# config/nodes.json holds the simulator's and the experiment's parameters, the manifest the scenario (faults, seed,
 # vehicles, routes; the experiment's options), and `runlab list` shows it. Loopback only.
 source "$(dirname "$0")/lib.sh"
 MAP="${RUNLAB_SOURCE:?}/data/maps/LabMapCommonRoad.xml"
@@ -72,11 +72,12 @@ check "sim first: experiment exits 0" rc_is 0
 check_run "$(tail -n 1 <<<"$out")" "sim first"
 wait "$sim"
 
-# 2. The simulator last: it starts once the recorder is ARMED and the experiment waits.
+# 2. The simulator last: it starts once the recorder serves and the experiment waits for
+#    READY (the experiment prepares only once it knows its vehicles).
 "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/home" --vehicles 1,2,3,4 --duration 3 \
     >"$TMP/exp2.out" 2>"$TMP/exp2.err" &
 exp=$!
-wait_for "$TMP/exp2.err" "ARMED"
+wait_for "$TMP/exp2.err" "to report READY"
 "$RUNLAB" sim --domain "$DOMAIN" --vehicles 4 --seed 5 --fault drift:3:1:2 --map "$MAP" \
     >"$TMP/sim2.out" 2>"$TMP/sim2.err" &
 sim=$!
