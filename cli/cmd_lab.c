@@ -1,9 +1,11 @@
 /* `runlab recorder`: the recorder node on a DDS domain until SIGINT/SIGTERM (runlab/lab.h).
- * `runlab experiment`: the lab's control flow: starts its own recorder, prepare, waits for
- * ARMED and the vehicles' READY, begin, START, runs, STOP, finish; a recorder that fails,
- * exits or falls silent stops the experiment at once (STOP first, always). Both print the
- * run directory as their last line. */
+ * `runlab experiment`: the lab's control flow: starts its own recorder (tied to it by a
+ * control pipe) or, with --attach, drives the one serving the domain; prepare, waits for
+ * ARMED and the vehicles' READY, begin, START, runs, STOP, finish, publishing its own
+ * heartbeat meanwhile; a recorder that fails, exits or falls silent stops the experiment at
+ * once (STOP first, always). Both print the run directory as their last line. */
 #include "cli.h"
+#include "experiment_attach.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -13,6 +15,7 @@
 #include "runlab/yaml.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -56,7 +59,8 @@ static int parse_domain(const char *cmd, const char *text, int *out)
 static void recorder_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab recorder [--domain D] [--home DIR] [--config FILE] [--topic PATTERN]...\n\n"
+            "Usage: runlab recorder [--domain D] [--home DIR] [--config FILE] [--topic PATTERN]...\n"
+            "                       [--control-fd FD]\n\n"
             "Runs the lab's recorder node on DDS domain D (default 0) until Ctrl-C or SIGTERM:\n"
             "services /lab/evaluation/{prepare,begin,finish}_recording, the heartbeat\n"
             "/lab/evaluation/recording_state every 250 ms, and recording of the lab's topics\n"
@@ -72,9 +76,17 @@ static void recorder_usage(FILE *out)
             "  --config FILE    YAML/JSON: topics: [PATTERN...], schemas: [{type: NAME, idl: TEXT\n"
             "                   or idl_file: PATH}], lock_dir: DIR, compression: none|zstd|lz4\n"
             "                   (default zstd), compression_level: N (zstd -7..22, default 1;\n"
-            "                   lz4 0..12, default 0)\n"
+            "                   lz4 0..12, default 0), control_flow_timeout: SEC (default 1.5;\n"
+            "                   0: never; else 0.5..3600)\n"
             "  --topic PATTERN  a further DDS topic pattern to record (repeatable)\n"
+            "  --control-fd FD  the read end of a pipe held by the process that started the\n"
+            "                   recorder (runlab experiment passes it): when that process ends,\n"
+            "                   however it ends, a run still going ends INTERRUPTED (\"control\n"
+            "                   flow lost\") and the recorder exits\n"
             "  -h, --help       this help\n\n"
+            "A run whose control flow publishes its heartbeat (/lab/evaluation/control_heartbeat,\n"
+            "as runlab experiment does) ends INTERRUPTED (\"control flow lost\") when that\n"
+            "heartbeat is silent for control_flow_timeout; the recorder serves on.\n\n"
             "Prints each run's directory on a line of its own as that run ends (a run still\n"
             "going at Ctrl-C ends INTERRUPTED and is printed last).\n"
             "Exit codes: 0 stopped cleanly, 1 could not start (e.g. another recorder), 2 usage.\n");
@@ -89,6 +101,7 @@ typedef struct recorder_config {
     size_t schema_count;
     const char *lock_dir;
     rl_record_options engine; /* the defaults, with compression and its level from the file */
+    int64_t control_timeout_ns; /* -1: not in the file */
 } recorder_config;
 
 static void recorder_config_free(recorder_config *c)
@@ -175,6 +188,13 @@ static int read_recorder_config(const char *path, recorder_config *c)
                                 : lz4 ? "0..12 for lz4" : "-7..22 for zstd");
         c->engine.compression_level = (int)level;
     }
+    double timeout = 0;
+    rc = rl_json_get_double(c->doc, "control_flow_timeout", &timeout);
+    if (rc == RL_EPARSE || (rc == RL_OK && !(timeout == 0 || (timeout >= 0.5 && timeout <= 3600))))
+        return cli_fail("recorder", "%s: control_flow_timeout: expected seconds, 0 (never) or "
+                        "0.5..3600", path);
+    if (rc == RL_OK)
+        c->control_timeout_ns = (int64_t)(timeout * 1e9);
     return RL_EXIT_OK;
 }
 
@@ -188,9 +208,10 @@ int cmd_recorder(int argc, char **argv)
                                          {"home", required_argument, NULL, 'H'},
                                          {"config", required_argument, NULL, 'c'},
                                          {"topic", required_argument, NULL, 't'},
+                                         {"control-fd", required_argument, NULL, 'C'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int domain = 0;
+    int domain = 0, control_fd = 0;
     const char *home = NULL, *config = NULL;
     const char *topics[MAX_PATTERNS];
     size_t ntopics = 0;
@@ -210,6 +231,17 @@ int cmd_recorder(int argc, char **argv)
                 return cli_usage_error("recorder", "more than %d --topic patterns", MAX_PATTERNS);
             topics[ntopics++] = optarg;
             break;
+        case 'C': {
+            double fd = 0;
+            if (cli_parse_number("recorder", "--control-fd", optarg, 1, 65535, 1, &fd) !=
+                RL_EXIT_OK)
+                return RL_EXIT_USAGE;
+            control_fd = (int)fd;
+            if (fcntl(control_fd, F_GETFD) < 0)
+                return cli_usage_error("recorder", "--control-fd %d: not an open descriptor",
+                                       control_fd);
+            break;
+        }
         default:
             return cli_usage_error("recorder", "unknown or incomplete option '%s'",
                                    argv[optind - 1]);
@@ -218,7 +250,7 @@ int cmd_recorder(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("recorder", "unexpected argument '%s'", argv[optind]);
 
-    recorder_config cfg = {0};
+    recorder_config cfg = {.control_timeout_ns = -1};
     rl_record_options_default(&cfg.engine);
     if (config) {
         int ec = read_recorder_config(config, &cfg);
@@ -240,6 +272,13 @@ int cmd_recorder(int argc, char **argv)
     o.schemas = cfg.schemas;
     o.schema_count = cfg.schema_count;
     o.engine = &cfg.engine;
+    if (cfg.control_timeout_ns >= 0)
+        o.control_timeout_ns = cfg.control_timeout_ns;
+    o.control_fd = control_fd;
+    /* With a control pipe our stdout is likely the control flow's: if that went away, a
+       run directory printed into it must not kill the recorder (EPIPE instead). */
+    if (control_fd > 0)
+        signal(SIGPIPE, SIG_IGN);
 
     struct sigaction old[2];
     cli_catch_signals(on_signal, old);
@@ -261,6 +300,11 @@ int cmd_recorder(int argc, char **argv)
        the output line by line learns of every run while the node goes on serving. */
     char run_dir[4096], printed[4096] = "";
     while (!g_signal) {
+        if (rl_lab_recorder_control_closed(node)) {
+            fprintf(stderr, "runlab recorder: the process that started it has ended (control "
+                    "pipe closed); stopping\n");
+            break;
+        }
         sleep_ms(50);
         rl_record_state state = rl_lab_recorder_run(node, run_dir, sizeof run_dir);
         if (run_dir[0] && strcmp(run_dir, printed) != 0 &&
@@ -287,13 +331,21 @@ static void experiment_usage(FILE *out)
 {
     fprintf(out,
             "Usage: runlab experiment [SPEC.yaml] [--domain D] [--home DIR] [--vehicles 1,2,...]\n"
-            "                         [--duration SEC] [--map FILE] [--topic PATTERN]...\n\n"
+            "                         [--duration SEC] [--map FILE] [--topic PATTERN]...\n"
+            "                         [--attach]\n\n"
             "Runs one recorded experiment on DDS domain D: refuses when another recorder answers\n"
             "on the domain, starts its own `runlab recorder`, prepares the run, waits for ARMED\n"
             "and every vehicle's READY, begins, publishes START, runs for the duration or until\n"
             "Ctrl-C, publishes STOP and finishes. STOP always comes before finish and before any\n"
             "process is stopped. A recorder that reports FAILED, exits, or sends no heartbeat for\n"
-            "the heartbeat timeout stops the experiment at once as failed.\n\n"
+            "the heartbeat timeout stops the experiment at once as failed. While it drives the\n"
+            "run it publishes its own heartbeat; if it dies, the recorder ends the run\n"
+            "INTERRUPTED (\"control flow lost\").\n\n"
+            "  --attach         drive the recorder already serving domain D (e.g. a `runlab\n"
+            "                   recorder` the lab keeps running) instead of starting one; it\n"
+            "                   records with its own home, topics and config (--home and --topic\n"
+            "                   do not apply) and serves on afterwards. Fails (exit 1) when no\n"
+            "                   recorder answers within 5 s or it is busy with another run.\n\n"
             "SPEC.yaml keys (options override them): domain, home, vehicles (list of ids),\n"
             "duration (s, default 10), map, topics (patterns), run_id, planner,\n"
             "ready_timeout (s, default 30), heartbeat_timeout (s, default 1.5).\n\n"
@@ -311,6 +363,7 @@ typedef struct experiment {
     const char *topics[MAX_PATTERNS];
     size_t topic_count;
     double duration, ready_timeout, heartbeat_timeout;
+    int attach; /* drive the recorder already serving the domain */
 } experiment;
 
 static int parse_vehicles(const char *text, experiment *e)
@@ -383,22 +436,50 @@ static int read_spec(const char *path, experiment *e)
     return RL_EXIT_OK;
 }
 
-/* Starts `runlab recorder` for the experiment's domain, home and topics. */
-static int spawn_recorder(const experiment *e, pid_t *pid)
+/* The control pipe tying a recorder we start to this process: the recorder gets the read
+ * end (not close-on-exec, at 3 or above so it is no standard stream) and ends its run
+ * "control flow lost" at end of file, which comes when this process ends however it ends:
+ * only we hold the write end (close-on-exec, so no child inherits it). */
+static int control_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return rl_error_set_errno(RL_EIO, errno, "control pipe");
+    if (fds[0] < 3) {
+        int moved = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+        close(fds[0]);
+        fds[0] = moved;
+    }
+    if (fds[0] < 0 || fcntl(fds[0], F_SETFD, 0) != 0) {
+        int err = errno;
+        if (fds[0] >= 0)
+            close(fds[0]);
+        close(fds[1]);
+        fds[0] = fds[1] = -1;
+        return rl_error_set_errno(RL_EIO, err, "control pipe");
+    }
+    return RL_OK;
+}
+
+/* Starts `runlab recorder` for the experiment's domain, home and topics, watching the
+ * control pipe's read end `control_fd`. */
+static int spawn_recorder(const experiment *e, int control_fd, pid_t *pid)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return rl_error_set_errno(RL_EIO, errno, "cannot find the runlab executable");
     self[n] = '\0';
-    char domain[16];
+    char domain[16], fd[16];
     snprintf(domain, sizeof domain, "%d", e->domain);
-    const char *argv[8 + 2 * MAX_PATTERNS];
+    snprintf(fd, sizeof fd, "%d", control_fd);
+    const char *argv[10 + 2 * MAX_PATTERNS];
     size_t k = 0;
     argv[k++] = self;
     argv[k++] = "recorder";
     argv[k++] = "--domain";
     argv[k++] = domain;
+    argv[k++] = "--control-fd";
+    argv[k++] = fd;
     if (e->home) {
         argv[k++] = "--home";
         argv[k++] = e->home;
@@ -419,9 +500,11 @@ static int spawn_recorder(const experiment *e, pid_t *pid)
     return RL_OK;
 }
 
-/* 1 when the child has exited (its status described in `how`). */
+/* 1 when the child has exited (its status described in `how`); 0 without a child. */
 static int child_gone(pid_t pid, int *reaped, char *how, size_t cap)
 {
+    if (pid <= 0)
+        return 0;
     if (*reaped)
         return 1;
     int st = 0;
@@ -437,7 +520,7 @@ static int child_gone(pid_t pid, int *reaped, char *how, size_t cap)
 
 static void stop_child(pid_t pid, int *reaped)
 {
-    if (*reaped)
+    if (pid <= 0 || *reaped)
         return;
     kill(pid, SIGTERM);
     kill(pid, SIGCONT); /* a stopped (silent) recorder must wake to handle it */
@@ -476,25 +559,36 @@ static int run_experiment(experiment *e)
         return cli_fail("experiment", "%s", rl_error_last());
     rl_lab_heartbeat hb;
     /* Another recorder on the domain answers within this window (transient-local). */
-    if (rl_lab_client_wait_heartbeat(cl, 0, 3 * s / 2, &hb) == RL_OK) {
+    int answered =
+        rl_lab_client_wait_heartbeat(cl, 0, e->attach ? 5 * s : 3 * s / 2, &hb) == RL_OK;
+    char refusal[1024];
+    if (experiment_attach_refused(e->domain, e->attach, answered ? &hb : NULL, refusal,
+                                  sizeof refusal)) {
         rl_lab_client_free(cl);
-        return cli_fail("experiment", "another recorder answers on DDS domain %d (host %s, pid %d, "
-                                      "state %s): not deploying",
-                        e->domain, hb.host, hb.pid, rl_record_state_name(hb.state));
+        return cli_fail("experiment", "%s", refusal);
     }
     pid_t child = 0;
-    int reaped = 0;
-    if (spawn_recorder(e, &child) < 0) {
+    int reaped = 0, control[2] = {-1, -1};
+    if (e->attach) {
+        fprintf(stderr, "runlab experiment: attached to the recorder on DDS domain %d (host %s, "
+                "pid %d)\n", e->domain, hb.host, hb.pid);
+    } else if (control_pipe(control) < 0 || spawn_recorder(e, control[0], &child) < 0) {
+        if (control[0] >= 0)
+            close(control[0]);
+        if (control[1] >= 0)
+            close(control[1]);
         rl_lab_client_free(cl);
         return cli_fail("experiment", "%s", rl_error_last());
     }
+    if (control[0] >= 0)
+        close(control[0]); /* the recorder's end */
     char failure[768] = "", run_dir[1024] = "", run_id[80] = "";
     int started = 0, prepared = 0, interrupted = 0, silent = 0, recorder_failed = 0;
     int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
 
     /* The recorder we started: its first heartbeat carries our child's pid. */
     int64_t deadline = rl_mono_ns() + 60 * s;
-    for (;;) {
+    while (!e->attach) {
         if (rl_lab_client_wait_heartbeat(cl, 0, s / 5, &hb) == RL_OK && hb.pid == (int)child)
             break;
         if (child_gone(child, &reaped, failure, sizeof failure) || g_signal ||
@@ -517,6 +611,9 @@ static int run_experiment(experiment *e)
     prepared = 1;
     snprintf(run_dir, sizeof run_dir, "%s", rep.run_dir);
     snprintf(run_id, sizeof run_id, "%s", rep.run_id);
+    /* From now on the recorder ends the run if we die without finishing it. */
+    if (rl_lab_client_drive(cl, run_id, "runlab experiment") < 0)
+        fprintf(stderr, "runlab: experiment: %s\n", rl_error_last());
     fprintf(stderr, "runlab experiment: run %s ARMED; waiting for %zu vehicle(s)\n", run_id,
             e->vehicle_count);
     if (e->vehicle_count &&
@@ -588,7 +685,10 @@ done:;
             fprintf(stderr, "runlab experiment: run %s %s\n", run_id,
                     rl_record_state_name(rep.state));
     }
+    (void)rl_lab_client_drive(cl, NULL, NULL);
     stop_child(child, &reaped);
+    if (control[1] >= 0)
+        close(control[1]);
     rl_lab_client_free(cl);
     int ok = !failure[0] && (complete || interrupted);
     write_experiment_note(run_dir, failure[0] ? "FAILED" : interrupted ? "INTERRUPTED" : "COMPLETE",
@@ -610,6 +710,7 @@ int cmd_experiment(int argc, char **argv)
                                          {"duration", required_argument, NULL, 'D'},
                                          {"map", required_argument, NULL, 'm'},
                                          {"topic", required_argument, NULL, 't'},
+                                         {"attach", no_argument, NULL, 'A'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     /* Options are read after the spec so that they override it: collect them first (GNU
@@ -617,11 +718,12 @@ int cmd_experiment(int argc, char **argv)
     const char *o_domain = NULL, *o_home = NULL, *o_vehicles = NULL, *o_duration = NULL,
                *o_map = NULL, *o_topics[MAX_PATTERNS];
     size_t o_ntopics = 0;
-    int c;
+    int c, attach = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
+        case 'A': attach = 1; break;
         case 'd': o_domain = optarg; break;
         case 'H': o_home = optarg; break;
         case 'v': o_vehicles = optarg; break;
@@ -639,7 +741,12 @@ int cmd_experiment(int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("experiment", "unexpected argument '%s'", argv[optind + 1]);
-    experiment e = {.duration = 10, .ready_timeout = 30, .heartbeat_timeout = 1.5};
+    if (attach && (o_home || o_ntopics))
+        return cli_usage_error("experiment", "--attach: %s set the recorder experiment starts; "
+                               "the attached recorder records with its own",
+                               o_home ? "--home" : "--topic");
+    experiment e = {.duration = 10, .ready_timeout = 30, .heartbeat_timeout = 1.5,
+                    .attach = attach};
     int ec = RL_EXIT_OK;
     if (optind < argc)
         ec = read_spec(argv[optind], &e);
