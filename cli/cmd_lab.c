@@ -493,7 +493,17 @@ static int spawn_recorder(const experiment *e, int control_fd, pid_t *pid)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
-    int rc = posix_spawn(pid, self, &fa, NULL, (char *const *)argv, environ);
+    /* A process group of its own: Ctrl-C in the terminal reaches only the experiment, which
+       publishes STOP and finishes the run before it stops the recorder (sharing the
+       group, the recorder ended the run "recorder stopped" and the experiment's finish
+       waited for an answer from a recorder already gone). The control pipe still ends the
+       recorder with us. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    int rc = posix_spawn(pid, self, &fa, &attr, (char *const *)argv, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return rl_error_set_errno(RL_EIO, rc, "cannot start runlab recorder");

@@ -3,7 +3,8 @@
 # `experiment --attach` drives that recorder (nothing new started, the recorder serves on) and
 # fails clearly without one; SIGKILL of an attached experiment ends its run INTERRUPTED
 # "control flow lost" by the heartbeat timeout (the recorder's config sets it) while the
-# recorder serves on; SIGKILL of an experiment that started its own recorder ends the run the
+# recorder serves on; Ctrl-C of the process group ends the run "SIGINT" through the
+# experiment, not its recorder; SIGKILL of an experiment that started its own recorder ends the run the
 # same way through the control pipe, with a readable bag, and the recorder exits. States are
 # asserted, never times: waits end on the awaited text, with limits of minutes.
 . "$(dirname "$0")/lib.sh"
@@ -121,6 +122,23 @@ kill -TERM "$recorder"
 wait "$recorder"
 rc=$?
 check "the recorder stops cleanly on SIGTERM" rc_is 0
+
+# Ctrl-C in a terminal signals the whole foreground process group: only the experiment may
+# act on it (its recorder has a group of its own), so the run ends INTERRUPTED "SIGINT" by
+# the experiment's finish, not "recorder stopped", and the experiment exits 0.
+setsid "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/ctrlc" --duration 300 \
+    >"$TMP/ctrlc.out" 2>"$TMP/ctrlc.err" &
+exp=$!
+wait_for "$TMP/ctrlc.err" "START; running"
+kill -INT -- "-$exp"
+wait "$exp"
+rc=$?
+out=$(cat "$TMP/ctrlc.out")
+err=$(cat "$TMP/ctrlc.err")
+check "Ctrl-C: the experiment exits 0" rc_is 0
+dir=$(last_line)
+check "Ctrl-C: the run ended INTERRUPTED by the experiment" file_has "$dir/manifest.json" '"reason": "SIGINT"'
+check "Ctrl-C: experiment.json INTERRUPTED" file_has "$dir/experiment.json" '"status": "INTERRUPTED"'
 
 # SIGKILL of an experiment that started its own recorder: the control pipe closes, the
 # recorder ends the run and exits.
