@@ -594,6 +594,7 @@ static int run_experiment(experiment *e)
         close(control[0]); /* the recorder's end */
     char failure[768] = "", run_dir[1024] = "", run_id[80] = "";
     int started = 0, prepared = 0, interrupted = 0, silent = 0, recorder_failed = 0;
+    rl_record_state recorder_end = RL_RECORD_FAILED;
     int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
 
     /* The recorder we started: its first heartbeat carries our child's pid. */
@@ -651,9 +652,15 @@ static int run_experiment(experiment *e)
         if (child_gone(child, &reaped, failure, sizeof failure))
             break;
         if (rl_lab_client_wait_heartbeat(cl, 0, 0, &hb) == RL_OK) {
-            if (hb.state == RL_RECORD_FAILED) {
+            /* FAILED, or INTERRUPTED by the recorder itself (it lost us: stopped too long
+               by Ctrl-Z, say): the run is over. */
+            if (hb.state == RL_RECORD_FAILED ||
+                (hb.state == RL_RECORD_INTERRUPTED && strcmp(hb.run_id, run_id) == 0)) {
                 recorder_failed = 1;
-                snprintf(failure, sizeof failure, "the recorder FAILED: %s", hb.reason);
+                recorder_end = hb.state;
+                snprintf(failure, sizeof failure, "the recorder %s: %s",
+                         hb.state == RL_RECORD_FAILED ? "FAILED" : "ended the run INTERRUPTED",
+                         hb.reason);
                 break;
             }
             int64_t now = rl_mono_ns(), quiet_ns = now - hb.seen_mono_ns;
@@ -682,7 +689,8 @@ done:;
     /* A recorder that fell silent would not answer finish either: it is only stopped. One
      * that FAILED has ended the run itself: finish would only be refused. */
     if (recorder_failed)
-        fprintf(stderr, "runlab experiment: run %s FAILED\n", run_id);
+        fprintf(stderr, "runlab experiment: run %s %s\n", run_id,
+                rl_record_state_name(recorder_end));
     if (prepared && alive && !silent && !recorder_failed) {
         const char *reason = failure[0] ? failure : interrupted ? "SIGINT" : NULL;
         if (rl_lab_client_finish(cl, run_id, started ? stop : 0, reason, 60 * s, &rep) < 0)

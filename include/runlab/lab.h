@@ -196,7 +196,11 @@ int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stam
  * a thread of the client, so that the recorder ends the run INTERRUPTED ("control flow
  * lost") if this process dies or hangs up without finishing it. Call it with the run id of
  * prepare's reply; a later call names another run; `run_id` NULL or "" stops publishing
- * (call it after finish). `source_id` NULL: "runlab client". Strings are copied.
+ * (call it after finish). It returns once the first heartbeat naming the run is
+ * acknowledged by the readers matched (waiting up to 1 s for a recorder to match the
+ * heartbeat's writer, made at the first call, and up to 1 s for the acknowledgement: an
+ * older recorder does not read it). `source_id` NULL: "runlab client". Strings are copied.
+ * One call at a time per client, as the service calls.
  * RL_EINVAL (run id or source longer than 79 bytes), RL_EIO (DDS), RL_ERR (no thread). */
 int rl_lab_client_drive(rl_lab_client *c, const char *run_id, const char *source_id);
 

@@ -314,6 +314,22 @@ static struct timespec abs_mono(int64_t deadline_ns)
 
 /* ---- the control heartbeat ----------------------------------------------------------- */
 
+/* How long rl_lab_client_drive waits for a recorder to match its heartbeat writer and to
+ * acknowledge the first beat (none may be listening: an older recorder). */
+#define CONTROL_FIRST_BEAT_WAIT_NS (1000 * 1000000ll)
+
+static void write_control_beat(rl_lab_client *c, const char *run_id, const char *source)
+{
+    runlab_msgs_msg_dds__ControlHeartbeat_ m = {
+        .source_id = (char *)source,
+        .host = c->host,
+        .pid = (int32_t)getpid(),
+        .run_id = (char *)run_id,
+        .stamp = (uint64_t)rl_time_now_ns(),
+    };
+    (void)dds_write(c->control_writer, &m); /* a lost beat is one of many */
+}
+
 /* Publishes the control heartbeat every period while a run is driven; waits otherwise. */
 static void *beat_main(void *arg)
 {
@@ -329,14 +345,7 @@ static void *beat_main(void *arg)
         memcpy(run_id, c->drive_run_id, sizeof run_id);
         memcpy(source, c->drive_source, sizeof source);
         pthread_mutex_unlock(&c->mu);
-        runlab_msgs_msg_dds__ControlHeartbeat_ m = {
-            .source_id = source,
-            .host = c->host,
-            .pid = (int32_t)getpid(),
-            .run_id = run_id,
-            .stamp = (uint64_t)rl_time_now_ns(),
-        };
-        (void)dds_write(c->control_writer, &m); /* a lost beat is one of many */
+        write_control_beat(c, run_id, source);
         struct timespec next = abs_mono(rl_mono_ns() + RL_LAB_CONTROL_HEARTBEAT_PERIOD_NS);
         pthread_mutex_lock(&c->mu);
         /* Sleeps a period; a new run id or a stop wakes it at once. */
@@ -369,6 +378,16 @@ int rl_lab_client_drive(rl_lab_client *c, const char *run_id, const char *source
         if (w < 0)
             return lab_dds_fail(w, "control heartbeat writer");
         c->control_writer = w;
+        /* A writer just made is not matched yet, and a volatile beat written before the
+           recorder's reader matches never reaches it: the run would not be armed, and a
+           control flow dying at once would never be timed out. */
+        (void)lab_wait_matched(w, 1, rl_mono_ns() + CONTROL_FIRST_BEAT_WAIT_NS);
+    }
+    if (run_id[0]) {
+        /* The first beat naming the run, acknowledged before we return: from then on the
+           recorder times this control flow out. */
+        write_control_beat(c, run_id, source_id);
+        (void)dds_wait_for_acks(c->control_writer, CONTROL_FIRST_BEAT_WAIT_NS);
     }
     pthread_mutex_lock(&c->mu);
     lab_copy(c->drive_run_id, sizeof c->drive_run_id, run_id);

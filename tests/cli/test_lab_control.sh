@@ -4,7 +4,7 @@
 # fails clearly without one; SIGKILL of an attached experiment ends its run INTERRUPTED
 # "control flow lost" by the heartbeat timeout (the recorder's config sets it) while the
 # recorder serves on; Ctrl-C of the process group ends the run "SIGINT" through the
-# experiment, not its recorder; SIGKILL of an experiment that started its own recorder ends the run the
+# experiment, not its recorder; a stopped experiment loses its run by the heartbeat; SIGKILL of an experiment that started its own recorder ends the run the
 # same way through the control pipe, with a readable bag, and the recorder exits. States are
 # asserted, never times: waits end on the awaited text, with limits of minutes.
 . "$(dirname "$0")/lib.sh"
@@ -139,6 +139,26 @@ check "Ctrl-C: the experiment exits 0" rc_is 0
 dir=$(last_line)
 check "Ctrl-C: the run ended INTERRUPTED by the experiment" file_has "$dir/manifest.json" '"reason": "SIGINT"'
 check "Ctrl-C: experiment.json INTERRUPTED" file_has "$dir/experiment.json" '"status": "INTERRUPTED"'
+
+# An experiment stopped (Ctrl-Z, SIGSTOP) is a control flow lost too, also to the recorder it
+# started (whose control pipe stays open): its heartbeat falls silent, the recorder ends the
+# run, and the experiment, continued, fails with the reason.
+"$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/stopped" --duration 300 \
+    >"$TMP/stopped.out" 2>"$TMP/stopped.err" &
+exp=$!
+wait_for "$TMP/stopped.err" "START; running"
+kill -STOP "$exp"
+wait_for "$TMP/stopped.err" "control flow lost: no heartbeat from runlab experiment"
+kill -CONT "$exp"
+wait "$exp"
+rc=$?
+out=$(cat "$TMP/stopped.out")
+err=$(cat "$TMP/stopped.err")
+check "stopped experiment: fails once continued" rc_is 1
+dir=$(last_line)
+check "stopped experiment: the run ended INTERRUPTED, control flow lost" \
+    file_has "$dir/manifest.json" "\"reason\": \"control flow lost: no heartbeat from runlab experiment (host $(hostname), pid $exp) for "
+check "stopped experiment: experiment.json FAILED" file_has "$dir/experiment.json" '"status": "FAILED"'
 
 # SIGKILL of an experiment that started its own recorder: the control pipe closes, the
 # recorder ends the run and exits.
