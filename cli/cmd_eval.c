@@ -154,7 +154,7 @@ int cmd_list(int argc, char **argv)
 static void evaluate_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--open]\n"
+            "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--map FILE] [--open]\n"
             "       runlab evaluate --print-config\n\n"
             "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
             "RUN/evaluations/YYYYmmddTHHMMSSZ/ (-2, -3 on a collision): report.html, checks.csv,\n"
@@ -164,6 +164,9 @@ static void evaluate_usage(FILE *out)
             "evaluated as far as its data goes.\n\n"
             "  --config FILE     YAML overriding the defaults per metric section\n"
             "  --metrics a,b     only these metrics (default: all)\n"
+            "  --map FILE        evaluate against this map (Lanelet2, CommonRoad or runtime\n"
+            "                    map) instead of the run's own, e.g. for a run recorded\n"
+            "                    without one\n"
             "  --open            open report.html with xdg-open afterwards\n"
             "  --print-config    print the built-in default configuration and exit\n\n"
             "Metrics:\n");
@@ -207,6 +210,7 @@ int cmd_evaluate(int argc, char **argv)
 {
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                              {"metrics", required_argument, NULL, 'm'},
+                                             {"map", required_argument, NULL, 'M'},
                                              {"open", no_argument, NULL, 'o'},
                                              {"print-config", no_argument, NULL, 'p'},
                                              {"help", no_argument, NULL, 'h'},
@@ -226,6 +230,9 @@ int cmd_evaluate(int argc, char **argv)
             break;
         case 'm':
             o.metrics = optarg;
+            break;
+        case 'M':
+            o.map_path = optarg;
             break;
         case 'o':
             open_it = true;

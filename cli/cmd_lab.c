@@ -1,11 +1,14 @@
 /* `runlab recorder`: the recorder node on a DDS domain until SIGINT/SIGTERM (runlab/lab.h).
  * `runlab experiment`: the lab's control flow: starts its own recorder (tied to it by a
- * control pipe) or, with --attach, drives the one serving the domain; prepare, waits for
- * ARMED and the vehicles' READY, begin, START, runs, STOP, finish, publishing its own
- * heartbeat meanwhile; a recorder that fails, exits or falls silent stops the experiment at
- * once (STOP first, always). Both print the run directory as their last line. */
+ * control pipe) or, with --attach, drives the one serving the domain; waits for the
+ * vehicles' READY, prepare (ARMED), begin, START, runs, STOP, finish, publishing its own
+ * heartbeat meanwhile; a recorder that fails, exits or falls silent, or a vehicle that falls
+ * silent, stops the experiment at once (STOP first, always). Its choices and records are in
+ * experiment_flow.c, the one-recorder rule in experiment_attach.c. Both print the run
+ * directory as their last line. */
 #include "cli.h"
 #include "experiment_attach.h"
+#include "experiment_flow.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -112,49 +115,50 @@ static void recorder_config_free(recorder_config *c)
         json_object_put(c->doc);
 }
 
-/* Reads --config: every problem names the file and key. */
-static int read_recorder_config(const char *path, recorder_config *c)
+/* Reads --config (for `cmd`: recorder, or experiment's --recorder-config): every problem
+ * names the file and key. */
+static int read_recorder_config(const char *cmd, const char *path, recorder_config *c)
 {
-    int rc = cli_read_spec("recorder", path, &c->doc);
+    int rc = cli_read_spec(cmd, path, &c->doc);
     if (rc != RL_EXIT_OK)
         return rc;
     json_object *arr = NULL;
     rc = rl_json_get_array(c->doc, "topics", &arr);
     if (rc == RL_EPARSE)
-        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+        return cli_fail(cmd, "%s: %s", path, rl_error_last());
     for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
         json_object *t = json_object_array_get_idx(arr, i);
         if (!json_object_is_type(t, json_type_string))
-            return cli_fail("recorder", "%s: topics[%zu]: expected a string", path, i);
+            return cli_fail(cmd, "%s: topics[%zu]: expected a string", path, i);
         if (c->pattern_count == MAX_PATTERNS)
-            return cli_fail("recorder", "%s: topics: more than %d", path, MAX_PATTERNS);
+            return cli_fail(cmd, "%s: topics: more than %d", path, MAX_PATTERNS);
         c->patterns[c->pattern_count++] = json_object_get_string(t);
     }
     arr = NULL;
     rc = rl_json_get_array(c->doc, "schemas", &arr);
     if (rc == RL_EPARSE)
-        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+        return cli_fail(cmd, "%s: %s", path, rl_error_last());
     for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
         json_object *s = json_object_array_get_idx(arr, i);
         const char *type = NULL, *idl = NULL, *idl_file = NULL;
         if (!json_object_is_type(s, json_type_object) ||
             rl_json_get_string(s, "type", &type) < 0)
-            return cli_fail("recorder", "%s: schemas[%zu]: expected a mapping with key type",
+            return cli_fail(cmd, "%s: schemas[%zu]: expected a mapping with key type",
                             path, i);
         if (c->schema_count == MAX_SCHEMAS)
-            return cli_fail("recorder", "%s: schemas: more than %d", path, MAX_SCHEMAS);
+            return cli_fail(cmd, "%s: schemas: more than %d", path, MAX_SCHEMAS);
         (void)rl_json_get_string(s, "idl", &idl);
         (void)rl_json_get_string(s, "idl_file", &idl_file);
         char *text = NULL;
         if (!idl && idl_file) {
             size_t len = 0;
             if (rl_fs_read_all(idl_file, 1 << 20, &text, &len) < 0)
-                return cli_fail("recorder", "%s: schemas[%zu].idl_file: %s", path, i,
+                return cli_fail(cmd, "%s: schemas[%zu].idl_file: %s", path, i,
                                 rl_error_last());
             idl = text;
         }
         if (!idl)
-            return cli_fail("recorder", "%s: schemas[%zu]: needs idl or idl_file", path, i);
+            return cli_fail(cmd, "%s: schemas[%zu]: needs idl or idl_file", path, i);
         c->idl_texts[c->schema_count] = text;
         c->schemas[c->schema_count].type_name = type;
         c->schemas[c->schema_count].idl = idl;
@@ -162,26 +166,26 @@ static int read_recorder_config(const char *path, recorder_config *c)
     }
     rc = rl_json_get_string(c->doc, "lock_dir", &c->lock_dir);
     if (rc == RL_EPARSE)
-        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+        return cli_fail(cmd, "%s: %s", path, rl_error_last());
     /* The bag's compression, as `runlab record --compression` sets it: a lab trades CPU
      * against disk bytes here (docs/lab.md); `none` needs a disk that takes the raw rate. */
     const char *comp = NULL;
     rc = rl_json_get_string(c->doc, "compression", &comp);
     if (rc == RL_EPARSE)
-        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+        return cli_fail(cmd, "%s: %s", path, rl_error_last());
     if (comp) {
         if (rl_record_compression_from_name(comp, &c->engine.compression) != RL_OK)
-            return cli_fail("recorder", "%s: compression: %s", path, rl_error_last());
+            return cli_fail(cmd, "%s: compression: %s", path, rl_error_last());
     }
     int64_t level = 0;
     rc = rl_json_get_int64(c->doc, "compression_level", &level);
     if (rc == RL_EPARSE)
-        return cli_fail("recorder", "%s: %s", path, rl_error_last());
+        return cli_fail(cmd, "%s: %s", path, rl_error_last());
     if (rc == RL_OK) {
         bool lz4 = c->engine.compression == RL_RECORD_COMPRESSION_LZ4;
         if (c->engine.compression == RL_RECORD_COMPRESSION_NONE ||
             level < (lz4 ? 0 : -7) || level > (lz4 ? 12 : 22))
-            return cli_fail("recorder", "%s: compression_level: %lld is not %s", path,
+            return cli_fail(cmd, "%s: compression_level: %lld is not %s", path,
                             (long long)level,
                             c->engine.compression == RL_RECORD_COMPRESSION_NONE
                                 ? "allowed without compression"
@@ -191,11 +195,28 @@ static int read_recorder_config(const char *path, recorder_config *c)
     double timeout = 0;
     rc = rl_json_get_double(c->doc, "control_flow_timeout", &timeout);
     if (rc == RL_EPARSE || (rc == RL_OK && !(timeout == 0 || (timeout >= 0.5 && timeout <= 3600))))
-        return cli_fail("recorder", "%s: control_flow_timeout: expected seconds, 0 (never) or "
+        return cli_fail(cmd, "%s: control_flow_timeout: expected seconds, 0 (never) or "
                         "0.5..3600", path);
     if (rc == RL_OK)
         c->control_timeout_ns = (int64_t)(timeout * 1e9);
     return RL_EXIT_OK;
+}
+
+/* What a recorder config hands the recorder, for a start banner: the schemas by type name,
+ * the bag's compression and the lock folder. */
+static void print_recorder_config(const char *who, const char *path, const recorder_config *c)
+{
+    fprintf(stderr, "%s: recorder config %s: ", who, path);
+    if (!c->schema_count)
+        fprintf(stderr, "no schemas");
+    for (size_t i = 0; i < c->schema_count; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "schemas ", c->schemas[i].type_name);
+    char level[32] = "";
+    if (c->engine.compression_level)
+        snprintf(level, sizeof level, " level %d", c->engine.compression_level);
+    fprintf(stderr, "; %zu topic pattern(s); bag compression %s%s; lock folder %s\n",
+            c->pattern_count, rl_record_compression_name(c->engine.compression), level,
+            c->lock_dir ? c->lock_dir : "the default");
 }
 
 int cmd_recorder(int argc, char **argv)
@@ -253,7 +274,7 @@ int cmd_recorder(int argc, char **argv)
     recorder_config cfg = {.control_timeout_ns = -1};
     rl_record_options_default(&cfg.engine);
     if (config) {
-        int ec = read_recorder_config(config, &cfg);
+        int ec = read_recorder_config("recorder", config, &cfg);
         if (ec != RL_EXIT_OK) {
             recorder_config_free(&cfg);
             return ec;
@@ -331,27 +352,50 @@ static void experiment_usage(FILE *out)
 {
     fprintf(out,
             "Usage: runlab experiment [SPEC.yaml] [--domain D] [--home DIR] [--vehicles 1,2,...]\n"
-            "                         [--duration SEC] [--map FILE] [--topic PATTERN]...\n"
+            "                         [--duration SEC] [--map FILE | --no-map] [--topic PATTERN]...\n"
+            "                         [--recorder-config FILE] [--ready-timeout SEC]\n"
+            "                         [--vehicle-timeout SEC] [--on-vehicle-loss stop|continue]\n"
             "                         [--attach]\n\n"
             "Runs one recorded experiment on DDS domain D: refuses when another recorder answers\n"
-            "on the domain, starts its own `runlab recorder`, prepares the run, waits for ARMED\n"
-            "and every vehicle's READY, begins, publishes START, runs for the duration or until\n"
+            "on the domain, starts its own `runlab recorder`, waits for the vehicles' READY,\n"
+            "prepares the run (ARMED), begins, publishes START, runs for the duration or until\n"
             "Ctrl-C, publishes STOP and finishes. STOP always comes before finish and before any\n"
             "process is stopped. A recorder that reports FAILED, exits, or sends no heartbeat for\n"
-            "the heartbeat timeout stops the experiment at once as failed. While it drives the\n"
-            "run it publishes its own heartbeat; if it dies, the recorder ends the run\n"
-            "INTERRUPTED (\"control flow lost\").\n\n"
-            "  --attach         drive the recorder already serving domain D (e.g. a `runlab\n"
-            "                   recorder` the lab keeps running) instead of starting one; it\n"
-            "                   records with its own home, topics and config (--home and --topic\n"
-            "                   do not apply) and serves on afterwards. Fails (exit 1) when no\n"
-            "                   recorder answers within 5 s or it is busy with another run.\n\n"
+            "the heartbeat timeout stops the experiment at once as failed; a recorder that died\n"
+            "leaves its run repaired (bag recovered, manifest FAILED with the reason printed).\n"
+            "While it drives the run it publishes its own heartbeat; if it dies or stops, the\n"
+            "recorder ends the run INTERRUPTED (\"control flow lost\").\n\n"
+            "  --vehicles 1,2,...      the vehicle ids; all must report READY. Without it: the\n"
+            "                          vehicles that report READY within the ready timeout (named\n"
+            "                          at start); none at all refuses to start (exit 2)\n"
+            "  --map FILE              the run's map. Without it: the map announced on rt/lab/map\n"
+            "                          (runlab sim announces its own), else $RUNLAB_LAB_MAP, else\n"
+            "                          none (warned at start)\n"
+            "  --no-map                record the run without a map, whatever is announced\n"
+            "  --recorder-config FILE  handed to the recorder as its --config (schemas for\n"
+            "                          writers without type information, compression, lock_dir,\n"
+            "                          topics); checked before anything starts\n"
+            "  --ready-timeout SEC     how long to wait for READY (default 30)\n"
+            "  --vehicle-timeout SEC   a vehicle whose rt/vehicle/<id>/state is silent for longer\n"
+            "                          after START is lost (default 1.5)\n"
+            "  --on-vehicle-loss stop|continue\n"
+            "                          stop (default): STOP, the run ends FAILED naming the\n"
+            "                          vehicle and time; continue: the loss is said and recorded\n"
+            "                          (manifest and experiment.json: vehicle_losses), the run\n"
+            "                          goes on\n"
+            "  --attach                drive the recorder already serving domain D (e.g. a\n"
+            "                          `runlab recorder` the lab keeps running) instead of\n"
+            "                          starting one; it records with its own home, topics and\n"
+            "                          config (--home, --topic and --recorder-config do not\n"
+            "                          apply) and serves on afterwards. Fails (exit 1) when no\n"
+            "                          recorder answers within 5 s or it is busy with another run\n\n"
             "SPEC.yaml keys (options override them): domain, home, vehicles (list of ids),\n"
             "duration (s, default 10), map, topics (patterns), run_id, planner,\n"
-            "ready_timeout (s, default 30), heartbeat_timeout (s, default 1.5).\n\n"
+            "ready_timeout (s, default 30), heartbeat_timeout (s, default 1.5),\n"
+            "vehicle_timeout (s, default 1.5), on_vehicle_loss, recorder_config.\n\n"
             "Prints the run directory as its last line.\n"
             "Exit codes: 0 the run ended COMPLETE, or INTERRUPTED by Ctrl-C; 1 the experiment\n"
-            "failed; 2 usage.\n");
+            "failed; 2 usage, or no vehicle reported READY.\n");
 }
 
 typedef struct experiment {
@@ -362,9 +406,20 @@ typedef struct experiment {
     size_t vehicle_count;
     const char *topics[MAX_PATTERNS];
     size_t topic_count;
-    double duration, ready_timeout, heartbeat_timeout;
-    int attach; /* drive the recorder already serving the domain */
+    double duration, ready_timeout, heartbeat_timeout, vehicle_timeout;
+    int continue_on_vehicle_loss;  /* --on-vehicle-loss continue */
+    int no_map;                    /* --no-map: none, whatever is announced */
+    const char *recorder_config;   /* handed to the recorder as --config */
+    int attach;                    /* drive the recorder already serving the domain */
 } experiment;
+
+static int parse_vehicle_loss(const char *where, const char *text, experiment *e)
+{
+    if (strcmp(text, "stop") != 0 && strcmp(text, "continue") != 0)
+        return cli_usage_error("experiment", "%s %s: expected stop or continue", where, text);
+    e->continue_on_vehicle_loss = strcmp(text, "continue") == 0;
+    return RL_EXIT_OK;
+}
 
 static int parse_vehicles(const char *text, experiment *e)
 {
@@ -403,14 +458,24 @@ static int read_spec(const char *path, experiment *e)
         (rc = rl_json_get_string(s, "home", &e->home)) == RL_EPARSE ||
         (rc = rl_json_get_string(s, "map", &e->map)) == RL_EPARSE ||
         (rc = rl_json_get_string(s, "run_id", &e->run_id)) == RL_EPARSE ||
-        (rc = rl_json_get_string(s, "planner", &e->planner)) == RL_EPARSE)
+        (rc = rl_json_get_string(s, "planner", &e->planner)) == RL_EPARSE ||
+        (rc = rl_json_get_string(s, "recorder_config", &e->recorder_config)) == RL_EPARSE)
         return cli_fail("experiment", "%s: %s", path, rl_error_last());
-    static const char *const secs[] = {"duration", "ready_timeout", "heartbeat_timeout"};
-    double *dst[] = {&e->duration, &e->ready_timeout, &e->heartbeat_timeout};
-    for (int k = 0; k < 3; k++) {
+    const char *loss = NULL;
+    if ((rc = rl_json_get_string(s, "on_vehicle_loss", &loss)) == RL_EPARSE ||
+        (loss && strcmp(loss, "stop") != 0 && strcmp(loss, "continue") != 0))
+        return cli_fail("experiment", "%s: on_vehicle_loss: expected stop or continue", path);
+    if (loss)
+        e->continue_on_vehicle_loss = strcmp(loss, "continue") == 0;
+    static const char *const secs[] = {"duration", "ready_timeout", "heartbeat_timeout",
+                                       "vehicle_timeout"};
+    double *dst[] = {&e->duration, &e->ready_timeout, &e->heartbeat_timeout, &e->vehicle_timeout};
+    for (int k = 0; k < 4; k++) {
         rc = rl_json_get_double(s, secs[k], &d);
         if (rc == RL_EPARSE || (rc == RL_OK && !(d >= 0)))
             return cli_fail("experiment", "%s: %s: expected seconds >= 0", path, secs[k]);
+        if (rc == RL_OK && k == 3 && !(d > 0))
+            return cli_fail("experiment", "%s: vehicle_timeout: expected seconds > 0", path);
         if (rc == RL_OK)
             *dst[k] = d;
     }
@@ -472,7 +537,7 @@ static int spawn_recorder(const experiment *e, int control_fd, pid_t *pid)
     char domain[16], fd[16];
     snprintf(domain, sizeof domain, "%d", e->domain);
     snprintf(fd, sizeof fd, "%d", control_fd);
-    const char *argv[10 + 2 * MAX_PATTERNS];
+    const char *argv[12 + 2 * MAX_PATTERNS];
     size_t k = 0;
     argv[k++] = self;
     argv[k++] = "recorder";
@@ -483,6 +548,10 @@ static int spawn_recorder(const experiment *e, int control_fd, pid_t *pid)
     if (e->home) {
         argv[k++] = "--home";
         argv[k++] = e->home;
+    }
+    if (e->recorder_config) {
+        argv[k++] = "--config";
+        argv[k++] = e->recorder_config;
     }
     for (size_t i = 0; i < e->topic_count; i++) {
         argv[k++] = "--topic";
@@ -546,19 +615,46 @@ static void stop_child(pid_t pid, int *reaped)
     *reaped = 1;
 }
 
-/* Notes the control flow's view next to the manifest: experiment.json. */
-static void write_experiment_note(const char *run_dir, const char *status, const char *reason)
+/* Notes the control flow's view next to the manifest: experiment.json (status, reason, then
+ * the keys of `facts`, which it takes over). */
+static void write_experiment_note(const char *run_dir, const char *status, const char *reason,
+                                  json_object *facts)
 {
-    if (!run_dir[0])
+    if (!run_dir[0]) {
+        json_object_put(facts);
         return;
+    }
     json_object *o = json_object_new_object();
     json_object_object_add(o, "status", json_object_new_string(status));
     json_object_object_add(o, "reason", json_object_new_string(reason));
+    json_object_object_foreach(facts, key, val)
+        json_object_object_add(o, key, json_object_get(val));
+    json_object_put(facts);
     char path[4096];
     snprintf(path, sizeof path, "%s/experiment.json", run_dir);
     if (rl_json_write_file(path, o) < 0)
         fprintf(stderr, "runlab: experiment: %s\n", rl_error_last());
     json_object_put(o);
+}
+
+/* What the experiment chose and saw, for experiment.json. */
+static json_object *experiment_facts(const experiment *e, const int *vehicles, size_t n,
+                                     const char *map, const char *map_from, json_object *losses)
+{
+    json_object *f = json_object_new_object();
+    json_object *ids = json_object_new_array();
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(ids, json_object_new_int(vehicles[i]));
+    json_object_object_add(f, "vehicles", ids);
+    json_object_object_add(f, "vehicles_from",
+                           json_object_new_string(e->vehicle_count ? "given" : "READY"));
+    json_object_object_add(f, "map", map_from ? json_object_new_string(map) : NULL);
+    json_object_object_add(f, "map_from", map_from ? json_object_new_string(map_from) : NULL);
+    json_object_object_add(f, "vehicle_timeout_s", json_object_new_double(e->vehicle_timeout));
+    json_object_object_add(f, "on_vehicle_loss",
+                           json_object_new_string(e->continue_on_vehicle_loss ? "continue" : "stop"));
+    json_object_object_add(f, "vehicle_losses", json_object_get(losses));
+    return f;
 }
 
 static int run_experiment(experiment *e)
@@ -592,10 +688,17 @@ static int run_experiment(experiment *e)
     }
     if (control[0] >= 0)
         close(control[0]); /* the recorder's end */
-    char failure[768] = "", run_dir[1024] = "", run_id[80] = "";
-    int started = 0, prepared = 0, interrupted = 0, silent = 0, recorder_failed = 0;
+    char failure[768] = "", run_dir[1024] = "", run_id[80] = "", map[4096] = "";
+    int started = 0, prepared = 0, interrupted = 0, silent = 0, recorder_failed = 0,
+        no_vehicle = 0;
     rl_record_state recorder_end = RL_RECORD_FAILED;
     int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
+    int64_t vehicle_timeout = (int64_t)(e->vehicle_timeout * 1e9), start_mono = 0;
+    int vehicles[MAX_VEHICLES];
+    size_t nveh = 0;
+    const char *map_from = NULL;
+    rl_lab_vehicle_watch *watch = NULL;
+    json_object *losses = json_object_new_array();
 
     /* The recorder we started: its first heartbeat carries our child's pid. */
     int64_t deadline = rl_mono_ns() + 60 * s;
@@ -611,10 +714,50 @@ static int run_experiment(experiment *e)
             goto done;
         }
     }
+    /* The vehicles first (prepare names them): the given ids once each reported READY, or
+     * whoever reports READY. */
+    if (e->vehicle_count)
+        fprintf(stderr, "runlab experiment: waiting up to %.1f s for %zu vehicle(s) to report "
+                        "READY\n", e->ready_timeout, e->vehicle_count);
+    else
+        fprintf(stderr, "runlab experiment: no --vehicles: taking the vehicles that report READY "
+                        "within %.1f s\n", e->ready_timeout);
+    char why[512];
+    switch (exp_wait_vehicles(cl, e->vehicles, e->vehicle_count, (int64_t)(e->ready_timeout * 1e9),
+                              &g_signal, vehicles, MAX_VEHICLES, &nveh, why, sizeof why)) {
+    case EXP_WAIT_OK: break;
+    case EXP_WAIT_INTERRUPTED: interrupted = 1; goto done;
+    case EXP_WAIT_TIMEOUT: snprintf(failure, sizeof failure, "%s", why); goto done;
+    case EXP_WAIT_NO_VEHICLE:
+        no_vehicle = 1;
+        snprintf(failure, sizeof failure,
+                 "%s (DDS domain %d): start the vehicles (e.g. `runlab sim --domain %d`) or name "
+                 "them with --vehicles; not starting",
+                 why, e->domain, e->domain);
+        goto done;
+    }
+    char ids[1024];
+    exp_format_ids(vehicles, nveh, ids, sizeof ids);
+    fprintf(stderr, "runlab experiment: vehicle%s %s READY%s\n", nveh == 1 ? "" : "s", ids,
+            e->vehicle_count ? "" : " (no --vehicles: taking these)");
+    /* A simulator announces its map before READY, so by now it has come if it will. */
+    map_from = e->no_map ? NULL : exp_choose_map(cl, e->map, s, map, sizeof map);
+    if (e->no_map)
+        fprintf(stderr, "runlab experiment: no map (--no-map)\n");
+    else if (map_from)
+        fprintf(stderr, "runlab experiment: map %s (%s)\n", map, map_from);
+    else
+        fprintf(stderr, "runlab experiment: warning: the run will have no map (no --map, none "
+                        "announced on %s, RUNLAB_LAB_MAP not set); evaluate it against one later "
+                        "with `runlab evaluate RUN --map FILE`\n", RL_LAB_TOPIC_MAP);
+    /* The watchdog joins now so that its readers have matched by START. */
+    if (rl_lab_vehicle_watch_new(&watch, e->domain, vehicles, nveh) < 0) {
+        snprintf(failure, sizeof failure, "%s", rl_error_last());
+        goto done;
+    }
     rl_lab_reply rep;
-    rl_record_run run = {.run_id = e->run_id, .vehicles = e->vehicles,
-                         .vehicle_count = e->vehicle_count, .planner = e->planner,
-                         .map_path = e->map};
+    rl_record_run run = {.run_id = e->run_id, .vehicles = vehicles, .vehicle_count = nveh,
+                         .planner = e->planner, .map_path = map_from ? map : NULL};
     if (rl_lab_client_prepare(cl, &run, 60 * s, &rep) < 0 || !rep.ok) {
         snprintf(failure, sizeof failure, "prepare: %s", rep.ok ? rl_error_last() : rep.message);
         goto done;
@@ -622,17 +765,10 @@ static int run_experiment(experiment *e)
     prepared = 1;
     snprintf(run_dir, sizeof run_dir, "%s", rep.run_dir);
     snprintf(run_id, sizeof run_id, "%s", rep.run_id);
+    fprintf(stderr, "runlab experiment: run %s ARMED\n", run_id);
     /* From now on the recorder ends the run if we die without finishing it. */
     if (rl_lab_client_drive(cl, run_id, "runlab experiment") < 0)
         fprintf(stderr, "runlab: experiment: %s\n", rl_error_last());
-    fprintf(stderr, "runlab experiment: run %s ARMED; waiting for %zu vehicle(s)\n", run_id,
-            e->vehicle_count);
-    if (e->vehicle_count &&
-        rl_lab_client_wait_ready(cl, e->vehicles, e->vehicle_count,
-                                 (int64_t)(e->ready_timeout * 1e9)) < 0) {
-        snprintf(failure, sizeof failure, "%s", rl_error_last());
-        goto done;
-    }
     if (rl_lab_client_begin(cl, run_id, 60 * s, &rep) < 0 || !rep.ok) {
         snprintf(failure, sizeof failure, "begin: %s", rep.ok ? rl_error_last() : rep.message);
         goto done;
@@ -642,6 +778,8 @@ static int run_experiment(experiment *e)
         goto done;
     }
     started = 1;
+    start_mono = rl_mono_ns();
+    rl_lab_vehicle_watch_arm(watch, start_mono);
     fprintf(stderr, "runlab experiment: START; running %.1f s (Ctrl-C stops)\n", e->duration);
     int64_t end = rl_mono_ns() + (int64_t)(e->duration * 1e9);
     while (rl_mono_ns() < end) {
@@ -671,6 +809,23 @@ static int run_experiment(experiment *e)
                 break;
             }
         }
+        rl_lab_vehicle_loss lost[MAX_VEHICLES];
+        int64_t now = rl_mono_ns();
+        size_t nl = rl_lab_vehicle_watch_check(watch, now, vehicle_timeout, lost, MAX_VEHICLES);
+        if (nl && !e->continue_on_vehicle_loss) /* those falling silent with it: named too */
+            nl += rl_lab_vehicle_watch_check(watch, now, vehicle_timeout / 10 * 9, lost + nl,
+                                             MAX_VEHICLES - nl);
+        if (nl) {
+            char sentence[600];
+            exp_loss_sentence(lost, nl, start_mono, now, sentence, sizeof sentence);
+            exp_loss_records(losses, lost, nl, start_mono, now);
+            if (!e->continue_on_vehicle_loss) {
+                snprintf(failure, sizeof failure, "%s", sentence);
+                break;
+            }
+            fprintf(stderr, "runlab experiment: %s; going on (--on-vehicle-loss continue)\n",
+                    sentence);
+        }
         sleep_ms(20);
     }
 
@@ -684,7 +839,7 @@ done:;
     if (!alive && !failure[0])
         snprintf(failure, sizeof failure, "%s", gone);
     if (failure[0])
-        fprintf(stderr, "runlab: experiment: failed: %s\n", failure);
+        fprintf(stderr, "runlab: experiment: %s%s\n", no_vehicle ? "" : "failed: ", failure);
     int complete = 0;
     /* A recorder that fell silent would not answer finish either: it is only stopped. One
      * that FAILED has ended the run itself: finish would only be refused. */
@@ -707,13 +862,27 @@ done:;
     stop_child(child, &reaped);
     if (control[1] >= 0)
         close(control[1]);
+    rl_lab_vehicle_watch_free(watch);
     rl_lab_client_free(cl);
+    /* The recorder died before it could end the run: its manifest still says RECORDING and
+     * its bag has no footer. Repaired now, FAILED with the reason printed above. */
+    if (prepared && !alive)
+        exp_repair_run(run_dir, failure);
+    if (prepared && json_object_array_length(losses) &&
+        rl_record_manifest_note(run_dir, "vehicle_losses",
+                                json_object_to_json_string_ext(losses, JSON_C_TO_STRING_PLAIN)) < 0)
+        fprintf(stderr, "runlab: experiment: the vehicle losses are only in experiment.json: %s\n",
+                rl_error_last());
     int ok = !failure[0] && (complete || interrupted);
     write_experiment_note(run_dir, failure[0] ? "FAILED" : interrupted ? "INTERRUPTED" : "COMPLETE",
-                          failure[0] ? failure : interrupted ? "SIGINT" : "");
+                          failure[0] ? failure : interrupted ? "SIGINT" : "",
+                          experiment_facts(e, vehicles, nveh, map, map_from, losses));
+    json_object_put(losses);
     if (run_dir[0])
         printf("%s\n", run_dir);
-    return ok ? RL_EXIT_OK : RL_EXIT_FAILURE;
+    else if (interrupted && !failure[0])
+        fprintf(stderr, "runlab experiment: interrupted before START; no run\n");
+    return no_vehicle ? RL_EXIT_USAGE : ok ? RL_EXIT_OK : RL_EXIT_FAILURE;
 }
 
 int cmd_experiment(int argc, char **argv)
@@ -728,13 +897,20 @@ int cmd_experiment(int argc, char **argv)
                                          {"duration", required_argument, NULL, 'D'},
                                          {"map", required_argument, NULL, 'm'},
                                          {"topic", required_argument, NULL, 't'},
+                                         {"recorder-config", required_argument, NULL, 'c'},
+                                         {"ready-timeout", required_argument, NULL, 'r'},
+                                         {"vehicle-timeout", required_argument, NULL, 'V'},
+                                         {"on-vehicle-loss", required_argument, NULL, 'L'},
+                                         {"no-map", no_argument, NULL, 'N'},
                                          {"attach", no_argument, NULL, 'A'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     /* Options are read after the spec so that they override it: collect them first (GNU
        getopt moves SPEC.yaml behind the options, wherever it was given). */
+    int e_no_map = 0;
     const char *o_domain = NULL, *o_home = NULL, *o_vehicles = NULL, *o_duration = NULL,
-               *o_map = NULL, *o_topics[MAX_PATTERNS];
+               *o_map = NULL, *o_topics[MAX_PATTERNS], *o_config = NULL, *o_ready = NULL,
+               *o_vtimeout = NULL, *o_loss = NULL;
     size_t o_ntopics = 0;
     int c, attach = 0;
     optind = 1;
@@ -747,6 +923,11 @@ int cmd_experiment(int argc, char **argv)
         case 'v': o_vehicles = optarg; break;
         case 'D': o_duration = optarg; break;
         case 'm': o_map = optarg; break;
+        case 'c': o_config = optarg; break;
+        case 'r': o_ready = optarg; break;
+        case 'V': o_vtimeout = optarg; break;
+        case 'L': o_loss = optarg; break;
+        case 'N': e_no_map = 1; break;
         case 't':
             if (o_ntopics == MAX_PATTERNS)
                 return cli_usage_error("experiment", "more than %d --topic patterns", MAX_PATTERNS);
@@ -759,12 +940,13 @@ int cmd_experiment(int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("experiment", "unexpected argument '%s'", argv[optind + 1]);
-    if (attach && (o_home || o_ntopics))
-        return cli_usage_error("experiment", "--attach: %s set the recorder experiment starts; "
+    if (attach && (o_home || o_ntopics || o_config))
+        return cli_usage_error("experiment", "--attach: %s set%s the recorder experiment starts; "
                                "the attached recorder records with its own",
-                               o_home ? "--home" : "--topic");
+                               o_home ? "--home" : o_ntopics ? "--topic" : "--recorder-config",
+                               o_home || o_ntopics ? "" : "s");
     experiment e = {.duration = 10, .ready_timeout = 30, .heartbeat_timeout = 1.5,
-                    .attach = attach};
+                    .vehicle_timeout = 1.5, .attach = attach};
     int ec = RL_EXIT_OK;
     if (optind < argc)
         ec = read_spec(argv[optind], &e);
@@ -774,10 +956,41 @@ int cmd_experiment(int argc, char **argv)
         ec = parse_vehicles(o_vehicles, &e);
     if (ec == RL_EXIT_OK && o_duration)
         ec = cli_parse_number("experiment", "--duration", o_duration, 0, 1e7, 0, &e.duration);
+    if (ec == RL_EXIT_OK && o_ready)
+        ec = cli_parse_number("experiment", "--ready-timeout", o_ready, 0, 1e6, 0, &e.ready_timeout);
+    if (ec == RL_EXIT_OK && o_vtimeout)
+        ec = cli_parse_number("experiment", "--vehicle-timeout", o_vtimeout, 0.01, 1e6, 0,
+                              &e.vehicle_timeout);
+    if (ec == RL_EXIT_OK && o_loss)
+        ec = parse_vehicle_loss("--on-vehicle-loss", o_loss, &e);
     if (o_home)
         e.home = o_home;
     if (o_map)
         e.map = o_map;
+    if (ec == RL_EXIT_OK && e_no_map && o_map)
+        ec = cli_usage_error("experiment", "--map and --no-map: choose one");
+    e.no_map = e_no_map;
+    if (e_no_map)
+        e.map = NULL;
+    if (o_config)
+        e.recorder_config = o_config;
+    if (attach && (e.home || e.topic_count || e.recorder_config)) {
+        fprintf(stderr, "runlab experiment: --attach: the spec's home, topics and "
+                        "recorder_config are not used: the attached recorder records with its "
+                        "own\n");
+        e.home = e.recorder_config = NULL;
+        e.topic_count = 0;
+    }
+    /* The recorder's config is checked here, with the recorder's own messages, so that a bad
+     * file stops nothing but this command; the start banner says what it hands over. */
+    if (ec == RL_EXIT_OK && e.recorder_config) {
+        recorder_config cfg = {0};
+        rl_record_options_default(&cfg.engine);
+        ec = read_recorder_config("experiment", e.recorder_config, &cfg);
+        if (ec == RL_EXIT_OK)
+            print_recorder_config("runlab experiment", e.recorder_config, &cfg);
+        recorder_config_free(&cfg);
+    }
     for (size_t i = 0; i < o_ntopics && e.topic_count < MAX_PATTERNS; i++)
         e.topics[e.topic_count++] = o_topics[i];
     if (ec == RL_EXIT_OK) {

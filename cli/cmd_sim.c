@@ -56,7 +56,7 @@ int cli_default_map(char *out, size_t cap)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab sim [SPEC.yaml] [--domain D] [--vehicles N] [--duration SEC] [--seed N]\n"
+            "Usage: runlab sim [SPEC.yaml] [--domain D] [--count N] [--duration SEC] [--seed N]\n"
             "                  [--fault KIND:VEHICLE:T0[:T1]]... [--map FILE] [--offline HOME]\n\n"
             "Simulates N vehicles of the lab (numbered from 1; the 1:18 car as a kinematic\n"
             "bicycle) on the lab map: each follows a loop along lanelet centre lines at 1 m/s,\n"
@@ -69,15 +69,18 @@ static void usage(FILE *out)
             "and STOP straight into HOME/experiments/<UTC>_<id>/ (bag, manifest, map) without\n"
             "DDS, faster than real time and the same for the same seed, and prints that\n"
             "directory last.\n\n"
+            "  --count N    how many vehicles, 1..64 (default 4); --vehicles N is an alias kept\n"
+            "               for older scripts (in `runlab experiment`, --vehicles is a list of ids)\n"
             "  --map FILE   Lanelet2, CommonRoad or runtime map (default: the repository's\n"
-            "               data/maps/LabMapCommonRoad.xml)\n\n"
+            "               data/maps/LabMapCommonRoad.xml), announced on rt/lab/map on DDS\n\n"
             "Faults (T0, T1: seconds after START; docs/lab.md gives their exact effects):\n"
             "collision (chases the nearest other vehicle), leave_lane (commanded 0.35 m to the\n"
             "right), leave_area (commanded out over the nearest corner of the lab area),\n"
             "speeding (commanded 3.5 times the speed), stall_topic (no states),\n"
             "late_observation (observations 0.5 s old), drift (0.25 m right of the command).\n\n"
-            "SPEC.yaml keys (options override them): domain, vehicles, duration, seed, speed,\n"
-            "faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m), map, run_id.\n\n"
+            "SPEC.yaml keys (options override them): domain, count (alias vehicles), duration,\n"
+            "seed, speed, faults (list of KIND:VEHICLE:T0[:T1]), waypoints (list of [x, y] in m),\n"
+            "map, run_id.\n\n"
             "Exit codes: 0 done, 1 failure, 2 usage.\n");
 }
 
@@ -113,10 +116,14 @@ static int read_spec(const char *path, sim_args *a)
         a->o.domain = (int)(v < 0 || v > 232 ? -1 : v);
     if (rc == RL_EPARSE || a->o.domain < 0)
         return cli_fail("sim", "%s: domain: expected an integer 0..232", path);
-    if ((rc = rl_json_get_int64(s, "vehicles", &v)) == RL_OK)
-        a->o.vehicles = (int)(v < 1 || v > 64 ? 0 : v);
-    if (rc == RL_EPARSE || a->o.vehicles == 0)
-        return cli_fail("sim", "%s: vehicles: expected a count 1..64", path);
+    /* `count`, and `vehicles` as its older name: one vehicle count either way. */
+    static const char *const count_keys[] = {"vehicles", "count"};
+    for (int k = 0; k < 2; k++) {
+        if ((rc = rl_json_get_int64(s, count_keys[k], &v)) == RL_OK)
+            a->o.vehicles = (int)(v < 1 || v > 64 ? 0 : v);
+        if (rc == RL_EPARSE || a->o.vehicles == 0)
+            return cli_fail("sim", "%s: %s: expected a count 1..64", path, count_keys[k]);
+    }
     if ((rc = rl_json_get_int64(s, "seed", &v)) == RL_OK)
         a->o.seed = (uint64_t)v;
     if (rc == RL_EPARSE ||
@@ -175,7 +182,8 @@ int cmd_sim(int argc, char **argv)
         return RL_EXIT_OK;
     }
     static const struct option opts[] = {{"domain", required_argument, NULL, 'd'},
-                                         {"vehicles", required_argument, NULL, 'n'},
+                                         {"count", required_argument, NULL, 'n'},
+                                         {"vehicles", required_argument, NULL, 'N'},
                                          {"duration", required_argument, NULL, 'D'},
                                          {"seed", required_argument, NULL, 's'},
                                          {"fault", required_argument, NULL, 'f'},
@@ -183,6 +191,7 @@ int cmd_sim(int argc, char **argv)
                                          {"offline", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
+    const char *o_count_name = "--count";
     const char *o_domain = NULL, *o_vehicles = NULL, *o_duration = NULL, *o_seed = NULL,
                *o_map = NULL, *o_faults[MAX_FAULTS];
     size_t o_nfaults = 0;
@@ -194,7 +203,8 @@ int cmd_sim(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'd': o_domain = optarg; break;
-        case 'n': o_vehicles = optarg; break;
+        case 'n': o_vehicles = optarg; o_count_name = "--count"; break;
+        case 'N': o_vehicles = optarg; o_count_name = "--vehicles"; break;
         case 'D': o_duration = optarg; break;
         case 's': o_seed = optarg; break;
         case 'm': o_map = optarg; break;
@@ -218,7 +228,7 @@ int cmd_sim(int argc, char **argv)
         (ec = parse_number("--domain", o_domain, 0, 232, &num)) == RL_EXIT_OK)
         a.o.domain = (int)num;
     if (ec == RL_EXIT_OK && o_vehicles &&
-        (ec = parse_number("--vehicles", o_vehicles, 1, 64, &num)) == RL_EXIT_OK)
+        (ec = parse_number(o_count_name, o_vehicles, 1, 64, &num)) == RL_EXIT_OK)
         a.o.vehicles = (int)num;
     if (ec == RL_EXIT_OK && o_duration)
         ec = parse_number("--duration", o_duration, 0, 1e7, &a.o.duration);

@@ -46,6 +46,9 @@ typedef struct rl_eval_options {
     const char *metrics;     /* "a,b": only these metrics; NULL: all */
     int argc;                /* command line for the figure records (0: /proc/self/cmdline) */
     char *const *argv;
+    const char *map_path;    /* a map file (Lanelet2, CommonRoad or runtime map) evaluated
+                                against instead of the run's own, e.g. for a run recorded
+                                without one; NULL: the run's (the report names which) */
 } rl_eval_options;
 
 /* The result of one evaluation. Free with rl_eval_result_free. */

@@ -242,6 +242,65 @@ bool rl_lab_heartbeat_lost(const rl_lab_heartbeat *hb, int64_t now_mono_ns, int6
 int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
                              int64_t timeout_ns);
 
+/* The vehicle ids that have published a ready status since the client joined, ascending:
+ * up to `cap` of them into `out`; returns how many there are (may exceed `cap`).
+ * Thread-safe. */
+size_t rl_lab_client_ready_vehicles(rl_lab_client *c, int *out, size_t cap);
+
+/* A map announcement (rt/lab/map, transient-local: what the simulator or the lab's map
+ * server drives on). */
+typedef struct rl_lab_map_announcement {
+    char path[1024];   /* the map file, absolute on the announcer's host */
+    char sha256[65];   /* hex SHA-256 of its bytes */
+    int64_t stamp_ns;
+} rl_lab_map_announcement;
+
+/* Waits up to `timeout_ns` for a map announcement and copies the newest into `out`.
+ * RL_OK, RL_ETIMEOUT (out untouched). Thread-safe. */
+int rl_lab_client_wait_map(rl_lab_client *c, int64_t timeout_ns, rl_lab_map_announcement *out);
+
+/* ---- Vehicle watch (the control flow's watchdog) -------------------------------------- */
+
+/* Watches each vehicle's rt/vehicle/<id>/state with a best-effort reader of its own
+ * participant (it matches reliable and best-effort writers) and notes when each vehicle last
+ * published. The experiment's control flow uses it to stop a run whose vehicle fell silent. */
+typedef struct rl_lab_vehicle_watch rl_lab_vehicle_watch;
+
+/* Joins `domain` and watches the `n` (<= 256) vehicle ids 0..255. Not armed yet: nothing is
+ * lost before rl_lab_vehicle_watch_arm. Errors: RL_EINVAL, RL_EIO (DDS), RL_ENOMEM. */
+int rl_lab_vehicle_watch_new(rl_lab_vehicle_watch **out, int domain, const int *vehicles,
+                             size_t n);
+
+/* Leaves the domain and frees. NULL is ignored. Not concurrently with other calls on `w`. */
+void rl_lab_vehicle_watch_free(rl_lab_vehicle_watch *w);
+
+/* Starts the clock (rl_mono_ns(), normally at START): from now on a vehicle that publishes
+ * no state for longer than the timeout is lost; a vehicle silent since before counts from
+ * here. Thread-safe. */
+void rl_lab_vehicle_watch_arm(rl_lab_vehicle_watch *w, int64_t now_mono_ns);
+
+/* A vehicle found lost. */
+typedef struct rl_lab_vehicle_loss {
+    int vehicle;
+    int64_t last_state_mono_ns; /* its last state (rl_mono_ns clock); 0: none since armed */
+    int64_t silent_ns;          /* silence when found: since the last state, or since armed */
+} rl_lab_vehicle_loss;
+
+/* Vehicles newly lost at `now_mono_ns` (silent for longer than `timeout_ns` since their last
+ * state or since armed, whichever is later): up to `cap` into `out`, each vehicle reported
+ * once in the watch's life; returns how many. None before arming. Thread-safe. */
+size_t rl_lab_vehicle_watch_check(rl_lab_vehicle_watch *w, int64_t now_mono_ns,
+                                  int64_t timeout_ns, rl_lab_vehicle_loss *out, size_t cap);
+
+/* State messages received from `vehicle` so far (0 for a vehicle not watched). Thread-safe. */
+uint64_t rl_lab_vehicle_watch_states(rl_lab_vehicle_watch *w, int vehicle);
+
+/* Whether a vehicle last heard at `last_seen_mono_ns` (0: never) is lost at `now_mono_ns`
+ * for a watch armed at `armed_mono_ns`: silent for longer than `timeout_ns` since the later
+ * of the two. Silence of exactly the timeout is not yet a loss. Pure; thread-safe. */
+bool rl_lab_vehicle_silent(int64_t last_seen_mono_ns, int64_t armed_mono_ns,
+                           int64_t now_mono_ns, int64_t timeout_ns);
+
 /* ---- Simulator ------------------------------------------------------------------------ */
 
 /* The lab's 1:18 car (m): the pose is the centre of this rectangle. */
@@ -301,7 +360,8 @@ typedef struct rl_lab_sim_options {
 
 void rl_lab_sim_options_default(rl_lab_sim_options *opts);
 
-/* Runs the vehicles on `opts->domain`: each publishes READY (rt/lab/ready_status), stands
+/* Runs the vehicles on `opts->domain`: announces the map (rt/lab/map, transient-local: the
+ * absolute path and SHA-256 of `map_path`, when there is one), each vehicle publishes READY (rt/lab/ready_status), stands
  * until START (rt/lab/system_trigger), then drives its route: the built-in planner publishes
  * rt/vehicle/<id>/command_trajectory every 0.2 s and the vehicle's controller tracks the
  * active one, publishing rt/vehicle/<id>/state at state_rate_hz and

@@ -41,9 +41,11 @@ typedef enum rl_msg_kind {
     RL_MSG_SEQUENCE  /* at most `bound` elements (0: unbounded) of type `elem` */
 } rl_msg_kind;
 
-/* Extensibility of a struct or union. DEFAULT (no annotation, and every ros2msg type)
- * takes the kind the payload's encapsulation header declares (CDR/CDR2: final, D_CDR2:
- * appendable, PL_CDR/PL_CDR2: mutable). */
+/* Extensibility of a struct or union. DEFAULT (every ros2msg type) takes the kind the
+ * payload's encapsulation header declares (CDR/CDR2: final, D_CDR2: appendable,
+ * PL_CDR/PL_CDR2: mutable). An omgidl type never has DEFAULT: without an annotation it is
+ * FINAL, as Cyclone's idlc makes it, or what @default_extensibility(...) of its innermost
+ * annotated module says; a derived struct without one has its base's. */
 typedef enum rl_msg_ext {
     RL_MSG_EXT_DEFAULT = 0,
     RL_MSG_EXT_FINAL,
@@ -326,7 +328,9 @@ struct json_object;
  * frees), *len its size. Errors (RL_EINVAL) name the field path and what is wrong: a
  * missing member, a value out of the field's range, a string or sequence over its bound,
  * an array of the wrong length. The kind sets byte order, XCDR version and the
- * extensibility of types without an annotation. Thread-safe. */
+ * extensibility of ros2msg types (an omgidl type has its own; the caller picks a kind that
+ * fits the root's: CDR/CDR2 for final, D_CDR2 appendable, PL_CDR/PL_CDR2 mutable).
+ * Thread-safe. */
 int rl_msg_encode_json(const rl_msgdef *def, struct json_object *value, int kind, uint8_t **out,
                        size_t *len);
 /* The same from JSON text. */

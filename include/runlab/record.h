@@ -64,7 +64,9 @@ typedef struct rl_record_status {
                                   keep_outside, large messages are written before the
                                   write delay classifies them: while running, written may
                                   exceed inside + outside; at the end they agree */
-    uint64_t dropped;          /* accepted messages that will never be in the bag */
+    uint64_t dropped;          /* accepted messages that will never be in the bag, and
+                                  after a failure the messages refused until the run's
+                                  finish (or cancel, or free): not recorded either */
     uint64_t bytes;            /* payload bytes received */
     uint64_t queued_messages;  /* accepted and not yet written (queue, and the write
                                   delay when keep_outside is 0) */
@@ -190,11 +192,17 @@ int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp_ns);
 /* RECORDING -> COMPLETE when STOP was marked, else INTERRUPTED (`reason`, or "finished
  * without STOP"). Writes every queued message, closes the bag and rewrites the
  * manifest. RL_ESTATE in other states (a FAILED run says why). On a writer error during
- * the drain the run ends FAILED and the error is returned. */
+ * the drain the run ends FAILED and the error is returned.
+ * A FAILED run goes on counting the messages pushed to it (received and dropped, per
+ * topic) so that its manifest says how much was not recorded; finish (or cancel) ends
+ * that count and has the manifest rewritten with it (by the recorder's disk thread, so
+ * the call never waits for the disk), and still returns RL_ESTATE saying why the run
+ * failed. rl_recorder_free ends it too. */
 int rl_recorder_finish(rl_recorder *r, const char *reason);
 
 /* ARMED or RECORDING -> INTERRUPTED with `reason` (e.g. "SIGINT"). Queued messages are
- * still written and the bag is closed properly. RL_ESTATE in other states. */
+ * still written and the bag is closed properly. RL_ESTATE in other states (on a FAILED run
+ * it ends the count of messages refused after the failure, as finish does). */
 int rl_recorder_cancel(rl_recorder *r, const char *reason);
 
 /* Registers a topic and returns its id through `out_id` (ids are dense, from 0). The same
@@ -207,12 +215,38 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
                           const char *schema_encoding, const void *schema_data,
                           size_t schema_len, const char *message_encoding, uint16_t *out_id);
 
+/* Describes how a topic's messages are received, for the manifest: `qos_json` is a JSON
+ * object (at most 1024 bytes of text) that the manifest's entry of the topic carries as
+ * "qos". The recorder checks that it is a JSON object and does not interpret it: it is the
+ * producer's vocabulary (the lab's recorder node states its DDS reader's reliability,
+ * durability and history there, docs/lab.md). NULL removes it; a later call replaces it.
+ * Allowed in every state; a run already ended has its manifest rewritten (by the disk
+ * thread) when the description changed. Thread-safe. RL_ENOENT (unknown topic id),
+ * RL_EINVAL (not a JSON object, or too long: the message says which), RL_ENOMEM. */
+int rl_recorder_set_topic_qos(rl_recorder *r, uint16_t topic_id, const char *qos_json);
+
+/* Something the recorder was asked to record that yielded nothing (or not everything):
+ * `name` (a topic or a pattern of topics) and `reason`, both at most 1024 bytes. */
+typedef struct rl_record_unmatched {
+    const char *name;
+    const char *reason;
+} rl_record_unmatched;
+
+/* Replaces the run's list of what it was asked to record and did not (the manifest's
+ * "unmatched": entries of name and reason, in this order). Everything is copied; at most
+ * 1024 entries. The next manifest carries the list; a run already ended has its manifest
+ * rewritten (by the disk thread) when the list changed. Allowed in every state.
+ * Thread-safe. RL_EINVAL (too many entries, a NULL or too long string), RL_ENOMEM. */
+int rl_recorder_set_unmatched(rl_recorder *r, const rl_record_unmatched *items, size_t count);
+
 /* Hands one message to the recorder: copied into the queue, never blocks for space.
  * `receive_ns` is the log time (and the stamp classified against START..STOP),
  * `publish_ns` the publish time; both >= 0. Accepted in ARMED and RECORDING. When the
  * queue limits would be exceeded the message is dropped, counted for its topic, the run
- * turns FAILED and RL_EBUSY is returned. RL_ESTATE in other states (the message is not
- * counted), RL_EINVAL for an unknown topic id or a negative stamp. Thread-safe. */
+ * turns FAILED and RL_EBUSY is returned. RL_ESTATE in other states; the message is not
+ * counted, except in a FAILED run until its finish, cancel or free (see rl_recorder_finish),
+ * where it is counted received and dropped for its topic. RL_EINVAL for an unknown topic
+ * id or a negative stamp. Thread-safe. */
 int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
                      const void *data, size_t len);
 
@@ -294,6 +328,23 @@ typedef struct rl_record_repair_report {
  * (not a recorder run directory), RL_ENOENT, RL_EIO, RL_ENOSPC. Not concurrently with
  * itself on one directory (the lock refuses the second). */
 int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
+
+/* rl_record_repair for a caller that knows why the recorder died (the control flow that
+ * drove it): an unfinished run is rewritten as `final_state` (RL_RECORD_INTERRUPTED or
+ * RL_RECORD_FAILED) with `reason` as the result's reason, word for word (NULL or "": the
+ * repair's own sentence, as rl_record_repair). A finished run is left alone as there.
+ * Errors as rl_record_repair, and RL_EINVAL for another `final_state`. */
+int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const char *reason,
+                        rl_record_repair_report *out);
+
+/* Adds (or replaces) the top-level key `key` of a finished run's manifest.json with the JSON
+ * value `json_text` (at most 64 KiB), written atomically: for what the control flow knew and
+ * the recorder did not (the vehicles lost during the run). Only keys the manifest's schema
+ * allows the control flow to set are accepted: "vehicle_losses". Errors: RL_EBUSY (the
+ * run's recorder still holds the directory), RL_EINVAL (another key, text that is no JSON,
+ * a run that has not finished), RL_ENOENT, RL_EIO. Not concurrently with a repair of the
+ * same directory (the lock refuses the second). */
+int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text);
 
 /* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
  * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or

@@ -12,6 +12,7 @@
 #include "runlab/time.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -89,8 +90,30 @@ static int write_manifest(rl_recorder *r)
     if (r->test_manifest_hook)
         r->test_manifest_hook(r->test_hook_user);
     pthread_mutex_lock(&r->manifest_mu);
+    /* Taken first: a change made while this manifest is written makes the next one due. */
+    uint64_t changes = atomic_load(&r->changes);
     unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
     rec_topic_counts *tc = calloc(nt ? nt : 1, sizeof *tc);
+    char **qos = calloc(nt ? nt : 1, sizeof *qos);
+    rl_record_unmatched *unmatched = NULL;
+    size_t unmatched_count = 0;
+    int copied = tc && qos;
+    /* Copies, so that the disk write holds no lock a producer needs. */
+    pthread_mutex_lock(&r->topic_mu);
+    for (unsigned i = 0; copied && i < nt; i++)
+        if (r->topics[i]->qos_json && !(qos[i] = strdup(r->topics[i]->qos_json)))
+            copied = 0;
+    if (copied && r->unmatched_count) {
+        unmatched = calloc(r->unmatched_count, sizeof *unmatched);
+        copied = unmatched != NULL;
+        for (size_t i = 0; copied && i < r->unmatched_count; i++) {
+            unmatched[i].name = strdup(r->unmatched[i].name);
+            unmatched[i].reason = strdup(r->unmatched[i].reason);
+            unmatched_count = i + 1;
+            copied = unmatched[i].name && unmatched[i].reason;
+        }
+    }
+    pthread_mutex_unlock(&r->topic_mu);
     rec_manifest m;
     memset(&m, 0, sizeof m);
     char reason[sizeof r->reason];
@@ -109,7 +132,7 @@ static int write_manifest(rl_recorder *r)
     m.pauses = atomic_load(&r->pauses);
     m.paused_ns = atomic_load(&r->paused_ns);
     int rc = RL_OK;
-    if (!tc) {
+    if (!copied) {
         rc = rl_error_set(RL_ENOMEM, "manifest: out of memory");
     } else {
         for (unsigned i = 0; i < nt; i++) {
@@ -124,11 +147,24 @@ static int write_manifest(rl_recorder *r)
             c->written = atomic_load(&t->written);
             c->dropped = atomic_load(&t->dropped);
             c->bytes = atomic_load(&t->bytes);
+            c->qos_json = qos[i];
         }
         m.topics = tc;
         m.topic_count = nt;
+        m.unmatched = unmatched;
+        m.unmatched_count = unmatched_count;
         rc = rl_rec_manifest_write(&r->info, &m);
     }
+    if (rc == RL_OK)
+        r->changes_written = changes;
+    for (unsigned i = 0; qos && i < nt; i++)
+        free(qos[i]);
+    free(qos);
+    for (size_t i = 0; i < unmatched_count; i++) {
+        free((char *)unmatched[i].name);
+        free((char *)unmatched[i].reason);
+    }
+    free(unmatched);
     free(tc);
     pthread_mutex_lock(&r->mu);
     if (rc < 0)
@@ -160,6 +196,30 @@ static void request_manifest(rl_recorder *r)
     r->manifest_req++;
     pthread_cond_signal(&r->disk_wake);
     pthread_mutex_unlock(&r->disk_mu);
+}
+
+/* Whether a run that ended has changes its last manifest does not show (late counts, qos,
+ * unmatched): the manifest is then due again. */
+static int manifest_behind(rl_recorder *r)
+{
+    pthread_mutex_lock(&r->manifest_mu);
+    /* A run that ended was prepared: its directory is set and no longer changes. */
+    int behind = atomic_load(&r->state) >= RL_RECORD_COMPLETE && r->info.run_dir[0] &&
+                 atomic_load(&r->changes) != r->changes_written;
+    pthread_mutex_unlock(&r->manifest_mu);
+    return behind;
+}
+
+/* After a change a manifest shows: a run that ended (its writer done) gets it rewritten by
+ * the disk thread; a run going on shows it in its next manifest anyway. */
+static void note_change(rl_recorder *r)
+{
+    atomic_fetch_add(&r->changes, 1);
+    pthread_mutex_lock(&r->mu);
+    int due = atomic_load(&r->state) >= RL_RECORD_COMPLETE && atomic_load(&r->writer_done);
+    pthread_mutex_unlock(&r->mu);
+    if (due)
+        request_manifest(r);
 }
 
 /* ---- lifetime ------------------------------------------------------------------------ */
@@ -303,6 +363,7 @@ int rec_fail_run(rl_recorder *r, const char *fmt, ...)
         va_end(ap);
         atomic_store(&r->state, RL_RECORD_FAILED);
         r->accepting = 0;
+        r->late_counting = 1; /* until finish, cancel or free: the manifest says what came */
         r->finish_ns = rl_time_now_ns();
         did = 1;
         pthread_cond_signal(&r->wake_writer);
@@ -346,6 +407,7 @@ void rl_recorder_free(rl_recorder *r)
     if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING)
         (void)rl_recorder_cancel(r, "recorder closed while recording");
     pthread_mutex_lock(&r->mu);
+    r->late_counting = 0;
     r->stop_req = 1;
     r->monitor_stop = 1;
     pthread_cond_signal(&r->wake_writer);
@@ -361,6 +423,10 @@ void rl_recorder_free(rl_recorder *r)
         pthread_mutex_unlock(&r->disk_mu);
         pthread_join(r->disk, NULL);
     }
+    /* The last word on a run that ended: what came after its manifest (a FAILED run's late
+     * counts, a description given since) is written now. */
+    if (manifest_behind(r))
+        (void)write_manifest(r);
     if (r->sink_ctx && r->sink)
         r->sink->abandon(r->sink_ctx);
     /* Messages left in the queue (only if the writer never ran): blocks appear in queue
@@ -387,8 +453,14 @@ void rl_recorder_free(rl_recorder *r)
         free(b);
     }
     unsigned nt = atomic_load(&r->ntopics);
+    for (size_t i = 0; i < r->unmatched_count; i++) {
+        free((char *)r->unmatched[i].name);
+        free((char *)r->unmatched[i].reason);
+    }
+    free(r->unmatched);
     for (unsigned i = 0; i < nt; i++) {
         rec_topic *t = r->topics[i];
+        free(t->qos_json);
         free(t->name);
         free(t->schema_name);
         free(t->schema_encoding);
@@ -531,6 +603,99 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
     atomic_store_explicit(&r->ntopics, n + 1, memory_order_release);
     pthread_mutex_unlock(&r->topic_mu);
     *out_id = (uint16_t)n;
+    return RL_OK;
+}
+
+/* A description's longest text and the unmatched list's size (record.h). */
+enum { QOS_JSON_MAX = 1024, UNMATCHED_MAX = 1024, UNMATCHED_TEXT_MAX = 1024 };
+
+int rl_recorder_set_topic_qos(rl_recorder *r, uint16_t topic_id, const char *qos_json)
+{
+    unsigned nt = atomic_load_explicit(&r->ntopics, memory_order_acquire);
+    if (topic_id >= nt)
+        return rl_error_set(RL_ENOENT, "recorder: no topic with id %u", topic_id);
+    rec_topic *t = r->topics[topic_id];
+    char *copy = NULL;
+    if (qos_json) {
+        size_t len = strnlen(qos_json, QOS_JSON_MAX + 1);
+        if (len > QOS_JSON_MAX)
+            return rl_error_set(RL_EINVAL, "recorder topic %s: qos description longer than %d "
+                                "bytes", t->name, QOS_JSON_MAX);
+        enum json_tokener_error jerr = json_tokener_success;
+        json_object *o = json_tokener_parse_verbose(qos_json, &jerr);
+        int is_object = jerr == json_tokener_success && json_object_is_type(o, json_type_object);
+        json_object_put(o);
+        if (!is_object)
+            return rl_error_set(RL_EINVAL, "recorder topic %s: qos description is not a JSON "
+                                "object (%s)", t->name,
+                                jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                                             : "another JSON value");
+        if (!(copy = strdup(qos_json)))
+            return rl_error_set(RL_ENOMEM, "recorder topic %s: out of memory", t->name);
+    }
+    pthread_mutex_lock(&r->topic_mu);
+    int same = (!copy && !t->qos_json) || (copy && t->qos_json && strcmp(copy, t->qos_json) == 0);
+    size_t old_len = t->qos_json ? strlen(t->qos_json) : 0;
+    free(t->qos_json);
+    t->qos_json = copy;
+    if (copy && strlen(copy) > old_len)
+        r->manifest_estimate += 2 * (strlen(copy) - old_len);
+    pthread_mutex_unlock(&r->topic_mu);
+    if (!same)
+        note_change(r);
+    return RL_OK;
+}
+
+static void free_unmatched(rl_record_unmatched *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)v[i].name);
+        free((char *)v[i].reason);
+    }
+    free(v);
+}
+
+int rl_recorder_set_unmatched(rl_recorder *r, const rl_record_unmatched *items, size_t count)
+{
+    if (count > UNMATCHED_MAX)
+        return rl_error_set(RL_EINVAL, "recorder: %zu unmatched entries (at most %d)", count,
+                            UNMATCHED_MAX);
+    if (count && !items)
+        return rl_error_set(RL_EINVAL, "recorder: unmatched entries missing");
+    for (size_t i = 0; i < count; i++)
+        if (!items[i].name || !items[i].reason ||
+            strnlen(items[i].name, UNMATCHED_TEXT_MAX + 1) > UNMATCHED_TEXT_MAX ||
+            strnlen(items[i].reason, UNMATCHED_TEXT_MAX + 1) > UNMATCHED_TEXT_MAX)
+            return rl_error_set(RL_EINVAL, "recorder: unmatched entry %zu: name and reason "
+                                "must be given, each at most %d bytes", i, UNMATCHED_TEXT_MAX);
+    rl_record_unmatched *copy = count ? calloc(count, sizeof *copy) : NULL;
+    if (count && !copy)
+        return rl_error_set(RL_ENOMEM, "recorder: out of memory");
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < count; i++) {
+        copy[i].name = strdup(items[i].name);
+        copy[i].reason = strdup(items[i].reason);
+        if (!copy[i].name || !copy[i].reason) {
+            free_unmatched(copy, count);
+            return rl_error_set(RL_ENOMEM, "recorder: out of memory");
+        }
+        bytes += 2 * (strlen(items[i].name) + strlen(items[i].reason)) + 64;
+    }
+    pthread_mutex_lock(&r->topic_mu);
+    int same = count == r->unmatched_count;
+    for (size_t i = 0; same && i < count; i++)
+        same = strcmp(copy[i].name, r->unmatched[i].name) == 0 &&
+               strcmp(copy[i].reason, r->unmatched[i].reason) == 0;
+    rl_record_unmatched *old = r->unmatched;
+    size_t old_count = r->unmatched_count;
+    r->unmatched = copy;
+    r->unmatched_count = count;
+    r->manifest_estimate = r->manifest_estimate - r->unmatched_bytes + bytes;
+    r->unmatched_bytes = bytes;
+    pthread_mutex_unlock(&r->topic_mu);
+    free_unmatched(old, old_count);
+    if (!same)
+        note_change(r);
     return RL_OK;
 }
 
@@ -1271,6 +1436,10 @@ static void *disk_main(void *arg)
             continue;
         next_free_check = now + FREE_CHECK_INTERVAL_MS * 1000000ll;
         pthread_mutex_unlock(&r->disk_mu);
+        /* A FAILED run's late counts reach the manifest within a second, so a recorder
+           killed before the run's finish leaves them nearly complete. */
+        if (atomic_load(&r->writer_done) && manifest_behind(r))
+            (void)write_manifest(r);
         int st = atomic_load(&r->state);
         if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING) {
             uint64_t free_bytes = 0;
@@ -1456,6 +1625,10 @@ static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const cha
     pthread_mutex_lock(&r->mu);
     int st = atomic_load(&r->state);
     if (!(allowed_mask & (1 << st)) || r->closing) {
+        /* The control flow's end of a FAILED run: what came after the failure is counted
+           up to here, and the manifest says so. */
+        int ended_count = st == RL_RECORD_FAILED && r->late_counting;
+        r->late_counting = 0;
         int rc = st == RL_RECORD_FAILED
                      ? rl_error_set(RL_ESTATE, "recorder %s: refused, the run FAILED: %s", verb,
                                     r->reason)
@@ -1463,6 +1636,12 @@ static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const cha
                                     rl_record_state_name((rl_record_state)st),
                                     r->closing ? " (another finish is under way)" : "");
         pthread_mutex_unlock(&r->mu);
+        if (ended_count) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", rl_error_last());
+            note_change(r);
+            rl_error_set(rc, "%s", msg);
+        }
         return rc;
     }
     r->closing = 1;

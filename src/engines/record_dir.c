@@ -612,6 +612,8 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
         json_object_object_add(o, "topic", json_object_new_string(t->topic));
         json_object_object_add(o, "schema", json_object_new_string(t->schema));
         json_object_object_add(o, "message_encoding", json_object_new_string(t->message_encoding));
+        /* Checked to be an object when it was set (rl_recorder_set_topic_qos). */
+        json_object_object_add(o, "qos", t->qos_json ? json_tokener_parse(t->qos_json) : NULL);
         for (int k = 0; k < 6; k++) {
             json_object_object_add(o, names[k], json_object_new_int64((int64_t)v[k]));
             tot[k] += v[k];
@@ -623,6 +625,14 @@ static json_object *manifest_json(const rec_run_info *info, const rec_manifest *
         json_object_object_add(totals, names[k], json_object_new_int64((int64_t)tot[k]));
     json_object_object_add(m, "totals", totals);
     json_object_object_add(m, "topics", topics);
+    json_object *unmatched = json_object_new_array();
+    for (size_t i = 0; i < s->unmatched_count; i++) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(s->unmatched[i].name));
+        json_object_object_add(o, "reason", json_object_new_string(s->unmatched[i].reason));
+        json_object_array_add(unmatched, o);
+    }
+    json_object_object_add(m, "unmatched", unmatched);
 
     json_object *rec = json_object_new_object();
     json_object_object_add(rec, "pid", json_object_new_int64(info->pid));

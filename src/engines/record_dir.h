@@ -121,6 +121,7 @@ void rl_rec_discard_dir(rec_run_info *info);
 
 typedef struct rec_topic_counts {
     const char *topic, *schema, *message_encoding;
+    const char *qos_json; /* a JSON object's text for "qos", or NULL (null) */
     uint64_t received, inside, outside, written, dropped, bytes;
 } rec_topic_counts;
 
@@ -131,6 +132,8 @@ typedef struct rec_manifest {
     int64_t prepare_ns, begin_ns, start_ns, stop_ns, finish_ns;
     const rec_topic_counts *topics;
     size_t topic_count;
+    const rl_record_unmatched *unmatched; /* "unmatched": what yielded nothing */
+    size_t unmatched_count;
     uint64_t pauses;          /* whole-process pauses seen by the monitor */
     int64_t paused_ns;        /* their total length */
     int keep_outside;

@@ -114,6 +114,7 @@ typedef struct rec_topic {
      * writer's own are on another cache line so the two sides do not bounce one line. */
     _Atomic uint64_t received, bytes, dropped;
     _Alignas(64) _Atomic uint64_t inside, outside, written;
+    char *qos_json;  /* the producer's description of how it receives (topic_mu), or NULL */
     /* Writer thread only. */
     uint32_t sequence;
     int channel_added;
@@ -137,6 +138,8 @@ struct rl_recorder {
     char reason[512];
     int64_t prepare_ns, begin_ns, start_ns, stop_ns, finish_ns;
     int accepting;  /* pushes are taken (ARMED/RECORDING and no finish under way) */
+    int late_counting; /* FAILED, and pushes refused are still counted (until finish,
+                          cancel or free: rl_recorder_finish) */
     int closing;    /* a finish or cancel is under way */
     int stop_req;   /* writer: write everything and exit */
     int writer_sleeping;
@@ -166,7 +169,16 @@ struct rl_recorder {
     _Atomic int64_t progress_mono; /* writer's last sign of life */
     _Atomic int writer_done;
 
-    pthread_mutex_t topic_mu; /* registration only; readers use the atomic count */
+    pthread_mutex_t topic_mu; /* registration, topics' qos_json and `unmatched`; readers
+                                 of the topics use the atomic count */
+    rl_record_unmatched *unmatched; /* owned copies (topic_mu) */
+    size_t unmatched_count;
+    uint64_t unmatched_bytes;       /* its share of manifest_estimate (topic_mu) */
+    /* Bumped by whatever a manifest shows that can change after the run ended (late counts,
+     * qos, unmatched); `changes_written` is its value when the last manifest was taken
+     * (manifest_mu). A run that ended has its manifest rewritten when they differ. */
+    _Atomic uint64_t changes;
+    uint64_t changes_written;
     rec_topic *topics[RL_RECORD_MAX_TOPICS];
     _Atomic unsigned ntopics;
 

@@ -120,12 +120,20 @@ static int push_one(rl_recorder *r, uint16_t topic_id, const rl_record_msg *msg)
     pthread_mutex_lock(&r->mu);
     if (!r->accepting) {
         int st = atomic_load(&r->state);
+        /* A FAILED run still counts what reaches it until its finish: the manifest then
+           says how much was not recorded. */
+        int counted = r->late_counting;
+        if (counted)
+            count_refused_under_lock(t, len);
         pthread_mutex_unlock(&r->mu);
         free(m);
-        return rl_error_set(RL_ESTATE, "recorder push: not accepting messages (%s%s%s)",
+        if (counted)
+            atomic_fetch_add(&r->changes, 1);
+        return rl_error_set(RL_ESTATE, "recorder push: not accepting messages (%s%s%s)%s",
                             rl_record_state_name((rl_record_state)st),
                             st == RL_RECORD_FAILED ? ": " : "",
-                            st == RL_RECORD_FAILED ? r->reason : "");
+                            st == RL_RECORD_FAILED ? r->reason : "",
+                            counted ? "; counted as dropped" : "");
     }
     if (r->queued_msgs + 1 > r->opts.max_queued_messages ||
         r->queued_bytes + len > r->opts.max_queued_bytes) {

@@ -1,7 +1,8 @@
 /* Repair of a run whose recorder died (kill -9, a crash, a power loss): the bag is
- * recovered in place and manifest.json rewritten as INTERRUPTED with the counts of what
- * the bag holds (rl_record_repair), and the question whether a run directory is such an
- * unfinished run (rl_record_run_unfinished). Uses the run directory's lock, which a live
+ * recovered in place and manifest.json rewritten as INTERRUPTED (or FAILED, with the
+ * control flow's reason) with the counts of what the bag holds (rl_record_repair[_as]),
+ * the question whether a run directory is such an unfinished run
+ * (rl_record_run_unfinished), and a control flow's note in a finished run's manifest. Uses the run directory's lock, which a live
  * recorder holds, to tell a dead recorder from a running one. */
 #include "engines/record_dir.h"
 
@@ -362,6 +363,18 @@ static int lock_dead_run(int dfd)
 
 int rl_record_repair(const char *run_dir, rl_record_repair_report *rep)
 {
+    return rl_record_repair_as(run_dir, RL_RECORD_INTERRUPTED, NULL, rep);
+}
+
+int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const char *why,
+                        rl_record_repair_report *rep)
+{
+    if (final_state != RL_RECORD_INTERRUPTED && final_state != RL_RECORD_FAILED) {
+        memset(rep, 0, sizeof *rep);
+        return rl_error_set(RL_EINVAL, "%s: a repaired run ends INTERRUPTED or FAILED, not %s",
+                            run_dir, rl_record_state_name(final_state));
+    }
+    const char *final_name = rl_record_state_name(final_state);
     memset(rep, 0, sizeof *rep);
     snprintf(rep->previous_state, sizeof rep->previous_state, "MISSING");
     snprintf(rep->bag, sizeof rep->bag, "missing");
@@ -503,16 +516,21 @@ int rl_record_repair(const char *run_dir, rl_record_repair_report *rep)
                 finish = v;
         }
         json_object_object_add(stamps, "finish", stamp_or_null(finish));
-        char reason[512];
-        snprintf(reason, sizeof reason,
-                 "recorder died; repaired by runlab %s at %s: %llu messages in the bag (%s)%s",
-                 prov.version, iso, (unsigned long long)census.messages, rep->bag,
-                 census.messages || have_bag
-                     ? "; what it had not flushed when it died is lost and not counted"
-                     : "");
-        json_object_object_add(man, "state", json_object_new_string("INTERRUPTED"));
+        /* The caller's sentence when it knows why the recorder died (the experiment that
+         * drove it); the `repair` record below says what was recovered either way. */
+        char reason[1024];
+        if (why && why[0])
+            snprintf(reason, sizeof reason, "%s", why);
+        else
+            snprintf(reason, sizeof reason,
+                     "recorder died; repaired by runlab %s at %s: %llu messages in the bag (%s)%s",
+                     prov.version, iso, (unsigned long long)census.messages, rep->bag,
+                     census.messages || have_bag
+                         ? "; what it had not flushed when it died is lost and not counted"
+                         : "");
+        json_object_object_add(man, "state", json_object_new_string(final_name));
         json_object *result = json_object_new_object();
-        json_object_object_add(result, "state", json_object_new_string("INTERRUPTED"));
+        json_object_object_add(result, "state", json_object_new_string(final_name));
         json_object_object_add(result, "reason", json_object_new_string(reason));
         json_object_object_add(man, "result", result);
     }
@@ -565,6 +583,60 @@ int rl_record_repair(const char *run_dir, rl_record_repair_report *rep)
     }
     json_object_put(man);
     close(dfd);
+    return rc;
+}
+
+int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text)
+{
+    if (!key || strcmp(key, "vehicle_losses") != 0)
+        return rl_error_set(RL_EINVAL, "%s: manifest key '%s' is not one a control flow sets",
+                            run_dir, key ? key : "(null)");
+    if (!json_text || strlen(json_text) > 64 * 1024)
+        return rl_error_set(RL_EINVAL, "%s: %s: no JSON text, or more than 64 KiB", run_dir, key);
+    json_object *value = json_tokener_parse(json_text);
+    if (!value && strcmp(json_text, "null") != 0)
+        return rl_error_set(RL_EINVAL, "%s: %s: not JSON", run_dir, key);
+    int dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        json_object_put(value);
+        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EINVAL, errno, "%s", run_dir);
+    }
+    int rc = RL_OK, missing = 0;
+    json_object *man = NULL;
+    if (!lock_dead_run(dfd))
+        rc = errno == EWOULDBLOCK
+                 ? rl_error_set(RL_EBUSY, "%s: its recorder still holds the run", run_dir)
+                 : rl_error_set_errno(RL_EIO, errno, "%s: lock", run_dir);
+    else if (!(man = read_json(run_dir, "manifest.json", &missing)))
+        rc = rl_error_set(missing ? RL_ENOENT : RL_EINVAL, "%s: manifest.json %s", run_dir,
+                          missing ? "is missing" : "is unreadable");
+    else if (!is_terminal(get_str(man, "state")))
+        rc = rl_error_set(RL_EINVAL, "%s: the run has not finished (%s)", run_dir,
+                          get_str(man, "state") ? get_str(man, "state") : "no state");
+    if (rc == RL_OK) {
+        json_object_object_add(man, key, value);
+        value = NULL;
+        char path[PATH_MAX];
+        rc = rl_path_join(path, sizeof path, run_dir, "manifest.json");
+        size_t len = 0;
+        const char *text = rc == RL_OK ? json_object_to_json_string_length(
+                                             man, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                      JSON_C_TO_STRING_NOSLASHESCAPE,
+                                             &len)
+                                       : NULL;
+        char *buf = text ? malloc(len + 1) : NULL;
+        if (rc == RL_OK && !buf)
+            rc = rl_error_set(RL_ENOMEM, "%s: cannot serialise", path);
+        if (rc == RL_OK) {
+            memcpy(buf, text, len);
+            buf[len] = '\n';
+            rc = rl_fs_write_atomic(path, buf, len + 1, 0644);
+        }
+        free(buf);
+    }
+    json_object_put(value);
+    json_object_put(man);
+    close(dfd); /* lets the lock go */
     return rc;
 }
 

@@ -170,7 +170,7 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
     eval_loaded *loaded = NULL;
     struct eval_sink sink = {0};
     char dir[PATH_MAX];
-    if ((rc = eval_load(run_dir, &loaded)) < 0)
+    if ((rc = eval_load_with_map(run_dir, opts->map_path, &loaded)) < 0)
         goto out;
     const eval_run *run = eval_loaded_run(loaded);
     if ((rc = eval_run_metrics(run, config, chosen, &sink)) < 0)

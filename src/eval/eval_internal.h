@@ -96,6 +96,7 @@ typedef struct eval_run {
     size_t nvehicles;
     const rl_map *map;       /* RUN/map/runtime_map.bin, hash checked; NULL when missing */
     const char *map_missing; /* why map is NULL, else NULL */
+    const char *map_given;   /* the file given with --map when map is that, else NULL */
     const char *bag_path;
 } eval_run;
 

@@ -290,12 +290,38 @@ static int load_source_map(eval_loaded *l, const char *dir, json_object *map, co
     return RL_OK;
 }
 
+/* A map named by the caller (`runlab evaluate --map FILE`) instead of the run's own: for a
+ * run recorded without one, or to evaluate against another. Not checked against the
+ * manifest (it is not the run's), so the report says which file it was. */
+static int load_given_map(eval_loaded *l, const char *map_path)
+{
+    rl_map_read_options ro;
+    rl_map_read_options_init(&ro);
+    ro.quiet = true;
+    int rc = rl_map_load(map_path, &ro, &l->map, NULL);
+    if (rc < 0) {
+        l->map = NULL;
+        return rl_error_prefix(rc, "--map %s", map_path);
+    }
+    rl_buf_printf(&l->notes, "The map is %s, given with --map, not one recorded with the run.\n",
+                  map_path);
+    l->run.map = l->map;
+    l->run.map_given = keep(l, strdup(map_path));
+    return RL_OK;
+}
+
 static int load_map(eval_loaded *l, const char *dir)
 {
     json_object *map = NULL;
     if (!l->manifest || !json_object_object_get_ex(l->manifest, "map", &map) || !map ||
         !json_object_is_type(map, json_type_object)) {
         l->run.map_missing = "the run has no map (manifest: map is null)";
+        /* One line saying how to get the checks that need a map. */
+        rl_buf_printf(&l->notes,
+                      "The run has no map, so the checks that need one are UNAVAILABLE: "
+                      "`runlab evaluate %s --map FILE` evaluates it against a map "
+                      "(Lanelet2, CommonRoad or runtime map).\n",
+                      dir);
         return RL_OK;
     }
     const char *file = NULL, *expected = NULL;
@@ -929,6 +955,11 @@ static void set_window(eval_loaded *l)
 
 int eval_load(const char *dir, eval_loaded **out)
 {
+    return eval_load_with_map(dir, NULL, out);
+}
+
+int eval_load_with_map(const char *dir, const char *map_path, eval_loaded **out)
+{
     *out = NULL;
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -941,7 +972,7 @@ int eval_load(const char *dir, eval_loaded **out)
     char bag[PATH_MAX];
     int rc = find_bag(l, dir, bag, sizeof bag);
     if (rc == RL_OK)
-        rc = load_map(l, dir);
+        rc = map_path ? load_given_map(l, map_path) : load_map(l, dir);
     if (rc == RL_OK) {
         l->run.bag_path = keep(l, strdup(bag));
         rc = read_bag(l, bag, NULL, 0);

@@ -12,6 +12,9 @@ typedef struct eval_loaded eval_loaded;
  * evaluated at all (no bag, unreadable bag header, map hash mismatch: RL_ECRC naming both
  * hashes). A bag that ends early is read as far as it goes (a note says where). */
 int eval_load(const char *dir, eval_loaded **out);
+/* eval_load with the map file `map_path` (Lanelet2, CommonRoad or runtime map; NULL: the
+ * run's own) in place of the run's: RL_ENOENT / RL_EPARSE naming it when it does not load. */
+int eval_load_with_map(const char *dir, const char *map_path, eval_loaded **out);
 /* The bag alone from memory (no manifest, no map): for the fuzz target. `data` must
  * outlive the result. */
 int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out);

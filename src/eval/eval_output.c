@@ -163,7 +163,8 @@ static int write_summary(const eval_output *o)
     for (size_t i = 0; i < run->nvehicles; i++)
         rl_json_int64(j, run->vehicles[i].id);
     rl_json_end_array(j);
-    rl_json_key(j, "map"), run->map_missing ? rl_json_null(j) : rl_json_string(j, "map/runtime_map.bin");
+    rl_json_key(j, "map"), run->map_missing ? rl_json_null(j)
+                           : rl_json_string(j, run->map_given ? run->map_given : "map/runtime_map.bin");
     rl_json_end_object(j);
     rl_json_key(j, "window"), rl_json_begin_object(j);
     rl_json_key(j, "start"), rl_json_double(j, run->window_start);
@@ -339,7 +340,11 @@ static int write_report(const eval_output *o, char *const *svgs)
              run->state_reason);
     rl_report_kv(r, "state", line);
     rl_report_kv(r, "bag", run->bag_path);
-    rl_report_kv(r, "map", run->map_missing ? run->map_missing : "map/runtime_map.bin (SHA-256 checked)");
+    if (run->map_given)
+        snprintf(line, sizeof line, "%s (given with --map, not recorded with the run)",
+                 run->map_given);
+    rl_report_kv(r, "map", run->map_missing ? run->map_missing
+                           : run->map_given ? line : "map/runtime_map.bin (SHA-256 checked)");
     snprintf(line, sizeof line, "%.3f .. %.3f s%s%s", run->window_start, run->window_stop,
              run->window_note ? "; " : "", run->window_note ? run->window_note : "");
     rl_report_kv(r, "window", line);

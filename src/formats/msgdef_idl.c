@@ -47,12 +47,18 @@ typedef struct idl_parser {
     char scope[MAX_NAME];
     int nest;
     bool module_autoid_hash; /* @autoid(HASH) of the innermost module that says (XTypes 7.3.1.2.1.1) */
+    /* What a struct or union without an extensibility annotation is: FINAL (what Cyclone's
+     * idlc makes of it and puts in its type objects), else @default_extensibility of the
+     * innermost module that says. Never RL_MSG_EXT_DEFAULT: an IDL type's kind is its own,
+     * not its container's nor the payload header's. */
+    rl_msg_ext module_ext;
     int in_template; /* inside <...>: ">>" closes, it is no shift */
 } idl_parser;
 
 /* Annotations of one declaration. */
 typedef struct annots {
     rl_msg_ext ext;
+    rl_msg_ext default_ext; /* @default_extensibility(...) on a module; DEFAULT when absent */
     bool key, optional, has_id, has_value, is_default;
     uint32_t id;
     int64_t value;
@@ -496,6 +502,13 @@ static int annotations(idl_parser *p, annots *a)
             a->ext = pn >= 5 && strstr(pb, "FINAL") && strstr(pb, "FINAL") < pb + pn ? RL_MSG_EXT_FINAL
                    : pn >= 7 && strstr(pb, "MUTABLE") && strstr(pb, "MUTABLE") < pb + pn ? RL_MSG_EXT_MUTABLE
                                                                                            : RL_MSG_EXT_APPENDABLE;
+        } else if (strcmp(name, "default_extensibility") == 0) {
+            a->default_ext = pn && memmem(pb, pn, "FINAL", 5)        ? RL_MSG_EXT_FINAL
+                           : pn && memmem(pb, pn, "APPENDABLE", 10) ? RL_MSG_EXT_APPENDABLE
+                           : pn && memmem(pb, pn, "MUTABLE", 7)     ? RL_MSG_EXT_MUTABLE
+                                                                    : RL_MSG_EXT_DEFAULT;
+            if (a->default_ext == RL_MSG_EXT_DEFAULT)
+                return perr(p, &at, "expected @default_extensibility(FINAL), (APPENDABLE) or (MUTABLE)");
         } else if (strcmp(name, "key") == 0)
             a->key = !(pn && memmem(pb, pn, "FALSE", 5));
         else if (strcmp(name, "optional") == 0)
@@ -738,6 +751,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     rl_msg_member *members = NULL;
     size_t nm = 0, cm = 0;
     uint32_t next_id = 0;
+    rl_msg_ext base_ext = RL_MSG_EXT_DEFAULT; /* a derived struct says what its base says */
     if (is(p, ":")) {
         token t;
         char base[MAX_NAME];
@@ -750,6 +764,7 @@ static int struct_def(idl_parser *p, const annots *ta)
         if (!s || s->kind != S_TYPE || p->d->types[s->type].kind != RL_MSG_STRUCT)
             return perr(p, &t, "expected a defined struct to inherit from");
         const rl_msg_type *bt = &p->d->types[s->type];
+        base_ext = bt->ext;
         for (size_t i = 0; i < bt->nmembers; i++) {
             rl_msg_member m = bt->members[i];
             m.name = strdup(m.name);
@@ -823,7 +838,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     }
     t->members = members;
     t->nmembers = nm;
-    t->ext = ta->ext;
+    t->ext = ta->ext ? ta->ext : base_ext ? base_ext : p->module_ext;
     char full[MAX_NAME];
     scoped(p, name, full);
     return add_symbol(p, full, S_TYPE, idx, 0, 0);
@@ -970,7 +985,7 @@ static int union_def(idl_parser *p, const annots *ta)
     t->members = members;
     t->nmembers = nm;
     t->elem = disc;
-    t->ext = ta->ext;
+    t->ext = ta->ext ? ta->ext : p->module_ext;
     char full[MAX_NAME];
     scoped(p, name, full);
     return add_symbol(p, full, S_TYPE, idx, 0, 0);
@@ -1045,11 +1060,16 @@ static int module_def(idl_parser *p, const annots *ma)
     if (scoped(p, name, inner) < 0)
         return perr(p, &p->tok, "name too long");
     memcpy(p->scope, inner, sizeof inner);
-    /* A module's @autoid holds for the structs inside it that do not say their own. */
+    /* A module's @autoid and @default_extensibility hold for the types inside it that do not
+       say their own. */
     bool saved_autoid = p->module_autoid_hash;
     if (ma->has_autoid)
         p->module_autoid_hash = ma->autoid_hash;
+    rl_msg_ext saved_ext = p->module_ext;
+    if (ma->default_ext)
+        p->module_ext = ma->default_ext;
     rc = definitions(p, "}");
+    p->module_ext = saved_ext;
     p->module_autoid_hash = saved_autoid;
     memcpy(p->scope, saved, sizeof saved);
     p->nest--;
@@ -1090,7 +1110,8 @@ static int definitions(idl_parser *p, const char *closing)
 
 int msgdef_parse_idl(rl_msgdef *d, const char *name, const char *text, size_t len)
 {
-    idl_parser p = {.d = d, .schema = name, .text = text, .end = text + len, .cur = text, .line = 1, .col = 1};
+    idl_parser p = {.d = d, .schema = name, .text = text, .end = text + len, .cur = text, .line = 1, .col = 1,
+                    .module_ext = RL_MSG_EXT_FINAL};
     int rc = next(&p);
     if (rc == RL_OK)
         rc = definitions(&p, NULL);

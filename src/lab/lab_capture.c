@@ -1,11 +1,13 @@
 /* The recorder's capture of discovered topics: watches DCPSPublication, and for each writer
- * whose topic matches a pattern makes a raw-bytes reader in the writer's partitions, with
- * the schema from the writer's type information (XTypes type lookup, so types runlab was not
- * built with are recorded too), and hands the raw CDR of every sample to the recorder engine
- * in batches from Cyclone's receive thread; type lookup runs on a worker thread of its own. */
+ * whose topic matches a pattern makes a raw-bytes reader in the writer's partitions, of the
+ * reliability and durability the writer offers (lab_capture_qos.c), with the schema from the
+ * writer's type information (XTypes type lookup, so types runlab was not built with are
+ * recorded too), and hands the raw CDR of every sample to the recorder engine in batches
+ * from Cyclone's receive thread; type lookup runs on a worker thread of its own. */
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
+#include "runlab/msgdef.h"
 #include "runlab/log.h"
 #include "runlab/time.h"
 
@@ -22,12 +24,22 @@
 /* How long type lookup may wait for the writer's type objects. */
 #define TYPE_LOOKUP_TIMEOUT DDS_SECS(3)
 
-/* One discovered writer (several writers of one topic, type and partition set share one). */
+/* One discovered writer (several writers of one topic, type and partition set share one:
+ * its group). A group's writers may offer different reliability and durability: each
+ * writer is recorded by the first of the group's readers that fits it, and a writer that
+ * none fits gets a reader of its own class (so a best-effort writer beside reliable ones is
+ * recorded, and the reliable ones stay reliable). */
 typedef struct publication {
     char *topic, *type, *partitions; /* partitions joined by '\n' ("" = default) */
-    dds_qos_t *qos;                  /* the writer's QoS (with its type information) */
+    dds_qos_t *qos;                  /* the first writer's QoS (with its type information) */
     int keyed;
     int state; /* 0 not matched by any pattern, 1 subscribed, 2 failed (logged once) */
+    unsigned offered;  /* classes the group's writers offer (bits 1 << class) */
+    unsigned readers;  /* classes of the readers made for it (bits 1 << class) */
+    char *failure;     /* why (some of) its writers are not recorded, or NULL */
+    /* Once subscribed (worker only): what a further reader of the group shares. */
+    uint16_t topic_id;
+    dds_entity_t topic_entity, subscriber;
     struct publication *next;
 } publication;
 
@@ -43,6 +55,13 @@ typedef struct held_sample {
     size_t len;
 } held_sample;
 
+/* A writer as a reader with earlier readers in its group saw it: its samples are the
+ * reader's to record, or another reader's. */
+typedef struct writer_verdict {
+    dds_instance_handle_t writer;
+    int mine;
+} writer_verdict;
+
 /* A reader made for a topic; the receive path's context. */
 /* Its fields are set before the reader exists and read on Cyclone's threads; Cyclone's hand-over
  * of the listener argument is invisible to ThreadSanitizer, so they are atomics. */
@@ -51,7 +70,21 @@ typedef struct subscription {
     atomic_uint topic_id;
     atomic_int durable;                /* transient-local: samples before prepare are held */
     _Atomic(atomic_int *) released;    /* the capture's: held samples were handed over */
-    dds_entity_t reader, subscriber, topic; /* subscriber 0: the participant's default */
+    /* Classes of the readers of its group made before it: a writer one of them fits is
+       theirs, and its samples are skipped here (0: every sample is this reader's). */
+    atomic_uint earlier;
+    /* Writers beyond reliability and durability that the reader could not match (ownership,
+       deadline, ...), counted by the listener, and the last policy. */
+    atomic_uint incompatible, incompatible_policy;
+    _Atomic(const char *) topic_name; /* the publication's, for messages */
+    unsigned reader_class;
+    /* Writers (instance handles) seen by a reader with `earlier`, and whether they are its. */
+    pthread_mutex_t verdict_mu;
+    writer_verdict verdicts[16];
+    size_t nverdicts, next_verdict;
+    /* Subscriber and topic are the first reader's of the group (deleted with it); 0 for the
+       others. Subscriber 0 is also the participant's default. */
+    dds_entity_t reader, subscriber, topic;
     pthread_mutex_t held_mu;
     held_sample held[HELD_MAX];
     size_t nheld;
@@ -72,7 +105,9 @@ struct lab_capture {
     publication *pubs;       /* every distinct writer seen */
     publication *pending;    /* new ones, for the worker */
     char **patterns;
+    int *asked;              /* per pattern: asked for (lab_capture_add_pattern) */
     size_t pattern_count, pattern_cap;
+    int settled;             /* the run's unmatched list was said (lab_capture_settle) */
     subscription *subs;      /* owned; readers are the participant's */
     atomic_size_t topic_count;
     atomic_int released;     /* lab_capture_release_held ran: nothing is held any more */
@@ -154,6 +189,36 @@ static void deliver(subscription *s, rl_recorder *rec, uint16_t topic_id,
     }
 }
 
+/* Whether samples of `writer` are this reader's to record: not when one of the group's
+ * earlier readers fits the writer (it records them). Decided once per writer from the QoS
+ * it offers, so two readers never both record a writer. */
+static int writer_is_mine(subscription *s, dds_entity_t reader, dds_instance_handle_t writer,
+                          unsigned earlier)
+{
+    pthread_mutex_lock(&s->verdict_mu);
+    for (size_t i = 0; i < s->nverdicts; i++)
+        if (s->verdicts[i].writer == writer) {
+            int mine = s->verdicts[i].mine;
+            pthread_mutex_unlock(&s->verdict_mu);
+            return mine;
+        }
+    pthread_mutex_unlock(&s->verdict_mu);
+    dds_builtintopic_endpoint_t *ep = dds_get_matched_publication_data(reader, writer);
+    int mine = 1; /* a writer gone meanwhile: its sample is kept rather than lost */
+    if (ep) {
+        mine = !lab_qos_fits_any(earlier, lab_qos_writer_class(ep->qos));
+        dds_builtintopic_free_endpoint(ep); /* the struct too */
+    }
+    pthread_mutex_lock(&s->verdict_mu);
+    size_t cap = sizeof s->verdicts / sizeof s->verdicts[0];
+    s->verdicts[s->next_verdict] = (writer_verdict){writer, mine};
+    s->next_verdict = (s->next_verdict + 1) % cap;
+    if (s->nverdicts < cap)
+        s->nverdicts++;
+    pthread_mutex_unlock(&s->verdict_mu);
+    return mine;
+}
+
 /* The engine is done with a sample handed over without a copy. */
 static void release_sample(void *serdata)
 {
@@ -166,6 +231,7 @@ static void on_samples(dds_entity_t reader, void *arg)
     subscription *s = arg;
     rl_recorder *rec = atomic_load(&s->rec);
     uint16_t topic_id = (uint16_t)atomic_load(&s->topic_id);
+    unsigned earlier = atomic_load(&s->earlier);
     struct ddsi_serdata *bufs[TAKE_BATCH];
     dds_sample_info_t si[TAKE_BATCH];
     /* lab_rawtype's samples are handed to the engine as they are (one piece, freed by a
@@ -187,7 +253,8 @@ static void on_samples(dds_entity_t reader, void *arg)
         int64_t now = rl_time_now_ns();
         size_t k = 0;
         for (int i = 0; i < n; i++) {
-            if (!si[i].valid_data)
+            if (!si[i].valid_data ||
+                (earlier && !writer_is_mine(s, reader, si[i].publication_handle, earlier)))
                 continue;
             size_t size = ddsi_serdata_size(bufs[i]);
             msgs[k] = (rl_record_msg){
@@ -249,8 +316,8 @@ static int raw_reader_topic(lab_capture *c, publication *p, dds_entity_t *topic)
     return RL_OK;
 }
 
-/* The writer sends no type information: the schema from the config (or none: the bytes are
- * kept all the same, and a warning says so). */
+/* The schema from the config; else, when the writer sends no type information, runlab's own
+ * (or none: the bytes are kept all the same, and a warning says so). */
 static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
 {
     char *own = NULL;
@@ -266,6 +333,23 @@ static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
     return rc;
 }
 
+/* Whether the schema has a char member (or an array or sequence of chars). */
+static int has_char(const char *idl, const char *type)
+{
+    rl_msgdef *d = NULL;
+    if (rl_msgdef_parse(&d, "omgidl", type, idl, strlen(idl)) < 0)
+        return 0;
+    int found = 0;
+    for (uint32_t i = 0; i < rl_msgdef_type_count(d) && !found; i++) {
+        const rl_msg_type *t = rl_msgdef_type(d, i);
+        while (t && (t->kind == RL_MSG_ARRAY || t->kind == RL_MSG_SEQUENCE))
+            t = rl_msgdef_type(d, t->elem);
+        found = t && t->kind == RL_MSG_CHAR;
+    }
+    rl_msgdef_free(d);
+    return found;
+}
+
 /* The schema from the writer's type information (XTypes type lookup, blocking). */
 static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
                        uint16_t *topic_id)
@@ -278,6 +362,11 @@ static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
     char *idl = NULL;
     int rc = rl_lab_schema_from_type_mapping(desc->type_mapping.data, desc->type_mapping.sz,
                                              desc->m_typename, &idl);
+    if (rc == RL_OK && has_char(idl, desc->m_typename))
+        rl_log(RL_LOG_WARN, "recorder: %s: %s has char members by its type information; Cyclone "
+               "0.10.2's idlc says char for int8 too, so if they are int8, negative values read "
+               "as 128..255: give the type's schema in the recorder's config (docs/msgdef.md)",
+               p->topic, desc->m_typename);
     if (rc == RL_OK) {
         rc = rl_recorder_add_topic(c->rec, p->topic, desc->m_typename, "omgidl", idl,
                                    strlen(idl), "cdr", topic_id);
@@ -287,7 +376,113 @@ static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
     return rc;
 }
 
-/* Makes the topic, schema and reader for `p`. Runs on the worker, without the lock held. */
+/* The writer QoS a requested-incompatible event names beyond reliability and durability
+ * (ownership, deadline, ...): no reader of the recorder's can match that writer, and its
+ * samples are lost. Reliability and durability are not counted: a writer offering less
+ * than one reader asks gets a reader of its own (add_readers). */
+static void on_incompatible(dds_entity_t reader, const dds_requested_incompatible_qos_status_t st,
+                            void *arg)
+{
+    (void)reader;
+    lab_handoff_acquire();
+    subscription *s = arg;
+    if (st.last_policy_id == DDS_RELIABILITY_QOS_POLICY_ID ||
+        st.last_policy_id == DDS_DURABILITY_QOS_POLICY_ID)
+        return;
+    atomic_fetch_add(&s->incompatible, 1);
+    atomic_store(&s->incompatible_policy, st.last_policy_id);
+    rl_log(RL_LOG_WARN, "recorder: %s: a writer's QoS does not fit the recorder's reader (%s); "
+           "its samples are not recorded", atomic_load(&s->topic_name),
+           lab_qos_policy_name((dds_qos_policy_id_t)st.last_policy_id));
+    lab_handoff_publish();
+}
+
+/* Tells the engine how the topic of `topic_id` is read (the manifest's "qos"). Worker only. */
+static void describe_topic(lab_capture *c, uint16_t topic_id)
+{
+    unsigned classes[64];
+    size_t n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (subscription *s = c->subs; s && n < 64; s = s->next) /* newest first */
+        if ((uint16_t)atomic_load(&s->topic_id) == topic_id)
+            classes[n++] = s->reader_class;
+    pthread_mutex_unlock(&c->mu);
+    char text[1024];
+    if (n && lab_qos_describe(classes, n, text, sizeof text) == 0 &&
+        rl_recorder_set_topic_qos(c->rec, topic_id, text) < 0)
+        rl_log(RL_LOG_WARN, "recorder: %s", rl_error_last());
+}
+
+/* Makes one reader of `reader_class` for `p`'s group, whose earlier readers' classes are
+ * `earlier` (it skips the writers they fit). Worker only, without the lock. */
+static int make_reader(lab_capture *c, publication *p, unsigned reader_class, unsigned earlier)
+{
+    dds_qos_t *q = lab_qos_reader(reader_class);
+    subscription *s = calloc(1, sizeof *s);
+    if (!s) {
+        dds_delete_qos(q);
+        return rl_error_set(RL_ENOMEM, "out of memory");
+    }
+    atomic_store(&s->rec, c->rec);
+    atomic_store(&s->topic_id, p->topic_id);
+    atomic_store(&s->durable, (reader_class & LAB_CLASS_DURABLE) != 0);
+    atomic_store(&s->released, &c->released);
+    atomic_store(&s->earlier, earlier);
+    atomic_store(&s->topic_name, (const char *)p->topic);
+    s->reader_class = reader_class;
+    pthread_mutex_init(&s->held_mu, NULL);
+    pthread_mutex_init(&s->verdict_mu, NULL);
+    lab_handoff_publish();
+    dds_listener_t *l = dds_create_listener(s);
+    dds_lset_data_available(l, on_samples);
+    dds_lset_requested_incompatible_qos(l, on_incompatible);
+    dds_entity_t parent = p->subscriber ? p->subscriber : c->participant;
+    dds_entity_t rd = dds_create_reader(parent, p->topic_entity, q, l);
+    dds_delete_listener(l);
+    dds_delete_qos(q);
+    if (rd < 0) {
+        pthread_mutex_destroy(&s->held_mu);
+        pthread_mutex_destroy(&s->verdict_mu);
+        free(s);
+        return lab_dds_fail(rd, "create reader");
+    }
+    s->reader = rd;
+    /* The group's first reader owns the subscriber and topic they share. */
+    s->subscriber = earlier ? 0 : p->subscriber;
+    s->topic = earlier ? 0 : p->topic_entity;
+    pthread_mutex_lock(&c->mu);
+    s->next = c->subs;
+    c->subs = s;
+    p->readers |= 1u << reader_class;
+    pthread_mutex_unlock(&c->mu);
+    if (!earlier)
+        atomic_fetch_add(&c->topic_count, 1);
+    rl_log(RL_LOG_INFO, "recorder: recording %s (%s), %s %s%s", p->topic, p->type,
+           lab_qos_reliability_name(reader_class), lab_qos_durability_name(reader_class),
+           earlier ? " (for the writers that fit no earlier reader)" : "");
+    return RL_OK;
+}
+
+/* Adds the readers `p`'s writers need (none fits a class offered). Worker only. */
+static int add_readers(lab_capture *c, publication *p)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned offered = p->offered, readers = p->readers;
+    pthread_mutex_unlock(&c->mu);
+    unsigned need[LAB_CLASS_COUNT];
+    size_t n = lab_qos_readers_needed(offered, readers, need);
+    int rc = RL_OK;
+    for (size_t i = 0; i < n && rc == RL_OK; i++) {
+        rc = make_reader(c, p, need[i], readers);
+        readers |= 1u << need[i];
+    }
+    if (n)
+        describe_topic(c, p->topic_id);
+    return rc;
+}
+
+/* Makes the topic, schema, subscriber and readers for `p`. Runs on the worker, without the
+ * lock held. */
 static int subscribe(lab_capture *c, publication *p)
 {
     dds_builtintopic_endpoint_t ep = {.topic_name = p->topic, .type_name = p->type, .qos = p->qos};
@@ -295,7 +490,9 @@ static int subscribe(lab_capture *c, publication *p)
     dds_entity_t topic = 0;
     uint16_t topic_id = 0;
     int rc;
-    if (dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
+    /* A schema in the config wins over the writer's type information, which can be wrong:
+       Cyclone 0.10.2's idlc describes int8 as char (docs/msgdef.md). */
+    if (config_schema(c, p->type) || dds_builtintopic_get_endpoint_type_info(&ep, &ti) < 0 || !ti)
         rc = config_topic(c, p, &topic_id);
     else
         rc = typed_topic(c, p, ti, &topic_id);
@@ -317,47 +514,47 @@ static int subscribe(lab_capture *c, publication *p)
     for (uint32_t i = 0; i < np; i++)
         dds_free(parts[i]);
     dds_free(parts);
-    if (subscriber < 0)
+    if (subscriber < 0) {
+        (void)dds_delete(topic);
         return lab_dds_fail(subscriber, "create subscriber");
-
-    dds_durability_kind_t dur = DDS_DURABILITY_VOLATILE;
-    (void)dds_qget_durability(p->qos, &dur);
-    dds_qos_t *q = lab_qos(dur != DDS_DURABILITY_VOLATILE, 0);
-    dds_qset_data_representation(q, 2,
-                                 (dds_data_representation_id_t[]){DDS_DATA_REPRESENTATION_XCDR1,
-                                                                   DDS_DATA_REPRESENTATION_XCDR2});
-    subscription *s = calloc(1, sizeof *s);
-    if (!s) {
-        dds_delete_qos(q);
-        return rl_error_set(RL_ENOMEM, "out of memory");
     }
-    atomic_store(&s->rec, c->rec);
-    atomic_store(&s->topic_id, topic_id);
-    atomic_store(&s->durable, dur != DDS_DURABILITY_VOLATILE);
-    atomic_store(&s->released, &c->released);
-    pthread_mutex_init(&s->held_mu, NULL);
-    lab_handoff_publish();
-    dds_listener_t *l = dds_create_listener(s);
-    dds_lset_data_available(l, on_samples);
-    dds_entity_t parent = subscriber ? subscriber : c->participant;
-    dds_entity_t rd = dds_create_reader(parent, topic, q, l);
-    dds_delete_listener(l);
-    dds_delete_qos(q);
-    if (rd < 0) {
-        pthread_mutex_destroy(&s->held_mu);
-        free(s);
-        return lab_dds_fail(rd, "create reader");
-    }
-    s->reader = rd;
-    s->subscriber = subscriber;
-    s->topic = topic;
+    p->topic_id = topic_id;
+    p->topic_entity = topic;
+    p->subscriber = subscriber;
+    rc = add_readers(c, p);
     pthread_mutex_lock(&c->mu);
-    s->next = c->subs;
-    c->subs = s;
+    int none = p->readers == 0;
     pthread_mutex_unlock(&c->mu);
-    atomic_fetch_add(&c->topic_count, 1);
-    rl_log(RL_LOG_INFO, "recorder: recording %s (%s)", p->topic, p->type);
-    return RL_OK;
+    if (none) { /* nothing shares them */
+        if (subscriber)
+            (void)dds_delete(subscriber);
+        (void)dds_delete(topic);
+    }
+    return rc;
+}
+
+/* A publication the worker has to act on: a new group that a pattern matches, or a
+ * subscribed one whose writers offer a class none of its readers fits. Under the lock. */
+static publication *next_todo(lab_capture *c)
+{
+    unsigned need[LAB_CLASS_COUNT];
+    for (publication *p = c->pubs; p; p = p->next)
+        if ((p->state == 0 && matches(c, p->topic)) ||
+            (p->state == 1 && lab_qos_readers_needed(p->offered, p->readers, need) > 0))
+            return p;
+    return NULL;
+}
+
+/* Remembers why `p` (or some of its writers) is not recorded, for the unmatched list. */
+static void note_failure(lab_capture *c, publication *p, const char *why)
+{
+    char *copy = strdup(why);
+    pthread_mutex_lock(&c->mu);
+    if (copy) {
+        free(p->failure);
+        p->failure = copy;
+    }
+    pthread_mutex_unlock(&c->mu);
 }
 
 static void *worker_main(void *arg)
@@ -373,28 +570,35 @@ static void *worker_main(void *arg)
             p->next = c->pubs;
             c->pubs = p;
         }
-        publication *todo = NULL;
-        for (publication *p = c->pubs; p; p = p->next)
-            if (p->state == 0 && matches(c, p->topic)) {
-                todo = p;
-                break;
-            }
+        publication *todo = next_todo(c);
         if (!todo) {
             c->rescan = 0;
             while (!c->stop && !c->pending && !c->rescan)
                 pthread_cond_wait(&c->wake, &c->mu);
             continue;
         }
+        int fresh = todo->state == 0;
         todo->state = 1;
         pthread_mutex_unlock(&c->mu);
-        int rc = subscribe(c, todo);
+        int rc = fresh ? subscribe(c, todo) : add_readers(c, todo);
         /* A writer found after the run ended is no loss: said, but not as a warning. */
-        if (rc < 0)
+        if (rc < 0) {
             rl_log(rl_recorder_state(c->rec) >= RL_RECORD_COMPLETE ? RL_LOG_INFO : RL_LOG_WARN,
-                   "recorder: not recording %s: %s", todo->topic, rl_error_last());
+                   "recorder: not recording %s%s: %s", todo->topic,
+                   fresh ? "" : " (writers of another QoS)", rl_error_last());
+            note_failure(c, todo, rl_error_last());
+        }
         pthread_mutex_lock(&c->mu);
-        if (rc < 0)
-            todo->state = 2;
+        if (rc < 0 && !todo->readers) {
+            todo->state = 2; /* never tried again: said once */
+        } else if (rc < 0) {
+            /* Its other writers are recorded; the class that got no reader is not asked for
+               again until another writer offers it. */
+            unsigned need[LAB_CLASS_COUNT];
+            size_t n = lab_qos_readers_needed(todo->offered, todo->readers, need);
+            for (size_t i = 0; i < n; i++)
+                todo->offered &= ~(1u << need[i]);
+        }
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -456,14 +660,23 @@ static void on_publication(dds_entity_t reader, void *arg)
                 continue;
             rl_log(RL_LOG_DEBUG, "recorder: discovered a writer of %s (%s)", ep->topic_name,
                    ep->type_name);
+            unsigned offers = 1u << lab_qos_writer_class(ep->qos);
             pthread_mutex_lock(&c->mu);
-            int known = 0;
+            publication *known = NULL;
             for (publication *p = c->pubs; p && !known; p = p->next)
-                known = same_pub(p, ep, parts);
+                known = same_pub(p, ep, parts) ? p : NULL;
             for (publication *p = c->pending; p && !known; p = p->next)
-                known = same_pub(p, ep, parts);
+                known = same_pub(p, ep, parts) ? p : NULL;
+            /* Another writer of a known group: a class of QoS none of the group's readers
+               fits gets a reader of its own (the worker makes it). */
+            if (known && (known->offered | offers) != known->offered) {
+                known->offered |= offers;
+                c->rescan = 1;
+                pthread_cond_signal(&c->wake);
+            }
             publication *np = known ? NULL : calloc(1, sizeof *np);
             if (np) {
+                np->offered = offers;
                 np->topic = strdup(ep->topic_name);
                 np->type = strdup(ep->type_name);
                 np->partitions = parts;
@@ -543,7 +756,7 @@ int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *re
     return RL_OK;
 }
 
-int lab_capture_add_pattern(lab_capture *c, const char *pattern)
+int lab_capture_add_pattern(lab_capture *c, const char *pattern, int asked)
 {
     char *copy = strdup(pattern);
     if (!copy)
@@ -552,6 +765,7 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern)
     int rc = RL_OK;
     for (size_t i = 0; i < c->pattern_count; i++)
         if (strcmp(c->patterns[i], pattern) == 0) {
+            c->asked[i] |= asked != 0;
             pthread_mutex_unlock(&c->mu);
             free(copy);
             return RL_OK;
@@ -559,14 +773,18 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern)
     if (c->pattern_count == c->pattern_cap) {
         size_t cap = c->pattern_cap ? c->pattern_cap * 2 : 8;
         char **np = realloc(c->patterns, cap * sizeof *np);
-        if (!np)
-            rc = rl_error_set(RL_ENOMEM, "out of memory");
-        else {
+        if (np)
             c->patterns = np;
+        int *na = np ? realloc(c->asked, cap * sizeof *na) : NULL;
+        if (na)
+            c->asked = na;
+        if (!np || !na)
+            rc = rl_error_set(RL_ENOMEM, "out of memory");
+        else
             c->pattern_cap = cap;
-        }
     }
     if (rc == RL_OK) {
+        c->asked[c->pattern_count] = asked != 0;
         c->patterns[c->pattern_count++] = copy;
         copy = NULL;
         c->rescan = 1;
@@ -618,6 +836,115 @@ size_t lab_capture_release_held(lab_capture *c)
     return n;
 }
 
+/* ---- what the run did not record ------------------------------------------------------ */
+
+/* One reader as lab_capture_settle sees it. */
+typedef struct reader_view {
+    dds_entity_t reader;
+    const char *topic;
+    unsigned incompatible;
+    dds_qos_policy_id_t policy;
+    int matched; /* ever matched a writer */
+} reader_view;
+
+/* Under the lock: the entries (asked patterns that no reader matched a writer for, topics
+ * with writers no reader could match or with a reader that could not be made). */
+static void collect_unmatched(lab_capture *c, const reader_view *rv, size_t nrv,
+                              lab_unmatched *l)
+{
+    for (size_t i = 0; i < c->pattern_count; i++) {
+        if (!c->asked[i])
+            continue;
+        const char *pat = c->patterns[i];
+        int matched = 0, incompatible = 0;
+        dds_qos_policy_id_t policy = DDS_INVALID_QOS_POLICY_ID;
+        for (size_t k = 0; k < nrv; k++)
+            if (rl_lab_topic_match(pat, rv[k].topic)) {
+                matched |= rv[k].matched;
+                if (rv[k].incompatible) {
+                    incompatible = 1;
+                    policy = rv[k].policy;
+                }
+            }
+        if (matched)
+            continue;
+        const publication *found = NULL, *failed = NULL;
+        for (const publication *p = c->pubs; p; p = p->next)
+            if (rl_lab_topic_match(pat, p->topic)) {
+                found = found ? found : p;
+                failed = failed ? failed : (p->failure ? p : NULL);
+            }
+        if (!found)
+            lab_unmatched_add(l, pat, "no writer discovered during the run");
+        else if (failed)
+            lab_unmatched_add(l, pat, "%s: not recorded: %s", failed->topic, failed->failure);
+        else if (incompatible)
+            lab_unmatched_add(l, pat, "writers were discovered, but their QoS does not fit the "
+                          "recorder's readers (%s)", lab_qos_policy_name(policy));
+        else
+            lab_unmatched_add(l, pat, "writers were discovered (%s), but none matched the "
+                          "recorder's readers", found->topic);
+    }
+    for (size_t k = 0; k < nrv; k++)
+        if (rv[k].incompatible)
+            lab_unmatched_add(l, rv[k].topic, "%u writer(s) offered QoS the recorder's reader cannot "
+                          "match (%s); their samples were not recorded", rv[k].incompatible,
+                          lab_qos_policy_name(rv[k].policy));
+    for (const publication *p = c->pubs; p; p = p->next)
+        if (p->failure && matches(c, p->topic))
+            lab_unmatched_add(l, p->topic, "not recorded: %s", p->failure);
+}
+
+void lab_capture_settle(lab_capture *c, int final)
+{
+    /* The readers first (DDS is asked about them without the lock). */
+    size_t nrv = 0, cap = 0;
+    pthread_mutex_lock(&c->mu);
+    if (c->settled) { /* the run's list is final: later writers are not the run's */
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    for (subscription *s = c->subs; s; s = s->next)
+        cap++;
+    reader_view *rv = calloc(cap ? cap : 1, sizeof *rv);
+    for (subscription *s = c->subs; rv && s; s = s->next)
+        if (s->reader > 0)
+            rv[nrv++] = (reader_view){.reader = s->reader,
+                                      .topic = atomic_load(&s->topic_name),
+                                      .incompatible = atomic_load(&s->incompatible),
+                                      .policy = (dds_qos_policy_id_t)
+                                          atomic_load(&s->incompatible_policy)};
+    pthread_mutex_unlock(&c->mu);
+    if (!rv) {
+        rl_log(RL_LOG_WARN, "recorder: out of memory listing what was not recorded");
+        return;
+    }
+    for (size_t k = 0; k < nrv; k++) {
+        dds_subscription_matched_status_t st;
+        rv[k].matched = dds_get_subscription_matched_status(rv[k].reader, &st) == DDS_RETCODE_OK &&
+                        st.total_count > 0;
+    }
+    lab_unmatched l = {0};
+    pthread_mutex_lock(&c->mu);
+    collect_unmatched(c, rv, nrv, &l);
+    int say = final && !c->settled;
+    c->settled |= final;
+    pthread_mutex_unlock(&c->mu);
+    free(rv);
+    if (l.failed)
+        rl_log(RL_LOG_WARN, "recorder: out of memory listing what was not recorded");
+    if (rl_recorder_set_unmatched(c->rec, l.v, l.n) < 0)
+        rl_log(RL_LOG_WARN, "recorder: %s", rl_error_last());
+    if (say) {
+        rl_record_status st;
+        rl_recorder_status(c->rec, &st);
+        for (size_t i = 0; i < l.n; i++)
+            rl_log(RL_LOG_WARN, "recorder: run %s: %s matched no writer: %s", st.run_id,
+                   l.v[i].name, l.v[i].reason);
+    }
+    lab_unmatched_free(&l);
+}
+
 static void free_pubs(publication *p)
 {
     while (p) {
@@ -625,6 +952,7 @@ static void free_pubs(publication *p)
         free(p->topic);
         free(p->type);
         free(p->partitions);
+        free(p->failure);
         dds_delete_qos(p->qos);
         free(p);
         p = next;
@@ -677,12 +1005,14 @@ void lab_capture_free(lab_capture *c)
         for (size_t k = 0; k < s->nheld; k++)
             free(s->held[k].data);
         pthread_mutex_destroy(&s->held_mu);
+        pthread_mutex_destroy(&s->verdict_mu);
         free(s);
         s = next;
     }
     for (size_t i = 0; i < c->pattern_count; i++)
         free(c->patterns[i]);
     free(c->patterns);
+    free(c->asked);
     for (size_t i = 0; i < c->schema_count; i++) {
         free((char *)c->schemas[i].type_name);
         free((char *)c->schemas[i].idl);

@@ -1,8 +1,8 @@
 /* The control flow's side of the recorder node: service calls with rmw_cyclonedds's
  * request header (client id = the request writer's instance handle, a sequence number;
- * replies filtered on both), the system trigger, the recording-state heartbeat and
- * vehicles' ready status as they arrive, and the control flow's own heartbeat, published
- * from a thread of its own while it drives a run. */
+ * replies filtered on both), the system trigger, the recording-state heartbeat, the
+ * vehicles' ready status and the map announcement as they arrive, and the control flow's
+ * own heartbeat, published from a thread of its own while it drives a run. */
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
@@ -27,13 +27,15 @@ typedef struct client_service {
 } client_service;
 
 struct rl_lab_client {
-    dds_entity_t participant, trigger_writer, heartbeat_reader, ready_reader;
+    dds_entity_t participant, trigger_writer, heartbeat_reader, ready_reader, map_reader;
     client_service svc[SVC_COUNT];
     int64_t seq;
     pthread_mutex_t mu;
     pthread_cond_t beat;
     rl_lab_heartbeat last; /* under mu */
     uint8_t ready[256];    /* under mu: vehicle ids that reported ready */
+    rl_lab_map_announcement map; /* under mu: the newest; map_count of them seen */
+    uint64_t map_count;
     /* The control heartbeat: its writer and thread exist from the first drive on. */
     dds_entity_t control_writer;
     pthread_t beat_thread;
@@ -104,6 +106,31 @@ static void on_ready(dds_entity_t reader, void *arg)
     lab_handoff_publish();
 }
 
+static void on_map(dds_entity_t reader, void *arg)
+{
+    lab_handoff_acquire();
+    rl_lab_client *c = arg;
+    void *samples[4] = {0};
+    dds_sample_info_t si[4];
+    dds_return_t n;
+    while ((n = dds_take(reader, samples, si, 4, 4)) > 0) {
+        pthread_mutex_lock(&c->mu);
+        for (int i = 0; i < n; i++) {
+            const runlab_msgs_msg_dds__MapAnnouncement_ *m = samples[i];
+            if (!si[i].valid_data || !m->path || !m->path[0])
+                continue;
+            lab_copy(c->map.path, sizeof c->map.path, m->path);
+            lab_copy(c->map.sha256, sizeof c->map.sha256, m->sha256);
+            c->map.stamp_ns = (int64_t)m->stamp;
+            c->map_count++;
+        }
+        pthread_cond_broadcast(&c->beat);
+        pthread_mutex_unlock(&c->mu);
+        dds_return_loan(reader, samples, n);
+    }
+    lab_handoff_publish();
+}
+
 static int make_client_service(rl_lab_client *c, client_service *s, const char *ros_name,
                                const dds_topic_descriptor_t *req, const dds_topic_descriptor_t *rep)
 {
@@ -158,14 +185,22 @@ static int client_start(rl_lab_client *c, int domain)
     dds_lset_data_available(l, on_ready);
     c->ready_reader = ready < 0 ? ready : dds_create_reader(c->participant, ready, rq, l);
     dds_delete_listener(l);
+    dds_entity_t map = dds_create_topic(c->participant, &runlab_msgs_msg_dds__MapAnnouncement__desc,
+                                        RL_LAB_TOPIC_MAP, NULL, NULL);
+    l = dds_create_listener(c);
+    dds_lset_data_available(l, on_map);
+    c->map_reader = map < 0 ? map : dds_create_reader(c->participant, map, rq, l);
+    dds_delete_listener(l);
     dds_delete_qos(rq);
+    if (c->map_reader < 0)
+        return lab_dds_fail(c->map_reader, "map announcement reader");
     if (c->trigger_writer < 0)
         return lab_dds_fail(c->trigger_writer, "trigger writer");
     if (c->heartbeat_reader < 0)
         return lab_dds_fail(c->heartbeat_reader, "heartbeat reader");
     if (c->ready_reader < 0)
         return lab_dds_fail(c->ready_reader, "ready reader");
-    return RL_OK;
+    return lab_ros_graph_announce(c->participant, "runlab_experiment");
 }
 
 int rl_lab_client_new(rl_lab_client **out, int domain)
@@ -453,4 +488,34 @@ int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n, in
 bool rl_lab_heartbeat_lost(const rl_lab_heartbeat *hb, int64_t now_mono_ns, int64_t timeout_ns)
 {
     return now_mono_ns - hb->seen_mono_ns > timeout_ns;
+}
+
+size_t rl_lab_client_ready_vehicles(rl_lab_client *c, int *out, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (int id = 0; id < 256; id++)
+        if (c->ready[id]) {
+            if (n < cap)
+                out[n] = id;
+            n++;
+        }
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+int rl_lab_client_wait_map(rl_lab_client *c, int64_t timeout_ns, rl_lab_map_announcement *out)
+{
+    int64_t deadline = rl_mono_ns() + timeout_ns;
+    struct timespec ts = abs_mono(deadline);
+    pthread_mutex_lock(&c->mu);
+    while (!c->map_count && rl_mono_ns() < deadline)
+        pthread_cond_timedwait(&c->beat, &c->mu, &ts);
+    int rc = RL_OK;
+    if (c->map_count)
+        *out = c->map;
+    else
+        rc = rl_error_set(RL_ETIMEOUT, "no map announcement on %s", RL_LAB_TOPIC_MAP);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }

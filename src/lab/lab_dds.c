@@ -21,7 +21,13 @@ int lab_participant(int domain, dds_entity_t *out)
 {
     if (domain < 0 || domain > 232)
         return rl_error_set(RL_EINVAL, "DDS domain %d: must be 0..232", domain);
-    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
+    /* The enclave in USER_DATA, as rmw_cyclonedds sets it: ROS 2's graph files the
+       participant's nodes (lab_ros_graph.c) under it. */
+    static const char enclave[] = "enclave=/;";
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_userdata(q, enclave, sizeof enclave - 1);
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, q, NULL);
+    dds_delete_qos(q);
     if (pp < 0)
         return lab_dds_fail(pp, "cannot join the DDS domain (check CYCLONEDDS_URI)");
     *out = pp;

@@ -49,6 +49,11 @@ int lab_wait_matched(dds_entity_t entity, int is_writer, int64_t deadline_ns);
 void lab_handoff_publish(void);
 void lab_handoff_acquire(void);
 
+/* Announces `map_path` on rt/lab/map (lab_map_announce.c): its absolute path and SHA-256,
+ * from a transient-local writer of `participant` that lives as long as it. RL_ENOENT (no
+ * such file), RL_EIO (reading it, DDS). */
+int lab_map_announce(dds_entity_t participant, const char *map_path);
+
 /* Copies `src` into `dst` (cap bytes), truncating; NULL becomes "". */
 void lab_copy(char *dst, size_t cap, const char *src);
 
@@ -75,6 +80,67 @@ size_t lab_rawtype_pool_bytes(void);
  * `type_name` is not one of them. */
 char *lab_builtin_schema(const char *type_name);
 
+/* ---- ROS 2's view of runlab's nodes (lab_ros_graph.c) ---- */
+
+/* The DDS topic on which rmw_cyclonedds announces a participant's nodes (no rt/ prefix). */
+#define RL_LAB_TOPIC_ROS_GRAPH "ros_discovery_info"
+
+/* Writes the participant's ROS 2 nodes on ros_discovery_info (rmw_dds_common's
+ * ParticipantEntitiesInfo of ROS 2 Humble: the participant's gid and, per node, its namespace,
+ * name and the gids of its readers and writers; a gid is the entity's 16-byte DDS GUID padded
+ * with zeros to 24), reliable, transient-local, keep-last 1 as rmw_cyclonedds does, so
+ * `ros2 node list` shows them. The participant's readers and writers on rt/vehicle/<id>/...
+ * belong to node `vehicle_<id>`, the others to `node_name`; all in namespace "/". Call it
+ * once the participant's endpoints are made, and again when they change: the first call
+ * makes the writer (a child of the participant, gone with it), later ones reuse it. RL_OK,
+ * RL_ENOMEM or RL_EIO. Thread-safe as Cyclone's calls are. */
+int lab_ros_graph_announce(dds_entity_t participant, const char *node_name);
+
+/* ---- the capture's QoS rules (lab_capture_qos.c) ----------------------------------- */
+
+/* A reader's or writer's class: reliable or best effort, transient-local (or more) or
+ * volatile; 0 is best effort and volatile. A reader of class R fits (matches) a writer of
+ * class W when W offers at least what R asks in both. */
+enum { LAB_CLASS_RELIABLE = 1u, LAB_CLASS_DURABLE = 2u, LAB_CLASS_COUNT = 4 };
+
+/* The class a writer offers (DDS's writer defaults where its QoS is silent). */
+unsigned lab_qos_writer_class(const dds_qos_t *qos);
+/* 1 when a reader of `reader_class` matches a writer of `writer_class` in reliability and
+ * durability. */
+int lab_qos_class_fits(unsigned reader_class, unsigned writer_class);
+/* 1 when a reader of one of the classes in `reader_mask` (bit 1 << class) fits it. */
+int lab_qos_fits_any(unsigned reader_mask, unsigned writer_class);
+/* The readers to add, strongest first, so that every class in `offered_mask` has a reader
+ * that fits it besides those in `reader_mask` (bits 1 << class); returns how many. */
+size_t lab_qos_readers_needed(unsigned offered_mask, unsigned reader_mask,
+                              unsigned out[LAB_CLASS_COUNT]);
+/* The recorder's reader QoS of a class: keep-all, data representations XCDR1 and XCDR2.
+ * Never NULL; dds_delete_qos it. */
+dds_qos_t *lab_qos_reader(unsigned reader_class);
+/* "reliable" / "best_effort", "transient_local" / "volatile". */
+const char *lab_qos_reliability_name(unsigned c);
+const char *lab_qos_durability_name(unsigned c);
+/* A QoS policy's name in a message ("reliability", "ownership", ...). */
+const char *lab_qos_policy_name(dds_qos_policy_id_t id);
+/* The manifest's "qos" of a topic whose readers' classes are `newest_first` (count >= 1,
+ * newest first; a class may repeat, one reader per partition set): the first reader's
+ * reliability, durability and history, each further class under "other_readers", in the
+ * order they were made. 0, or -1 when it does not fit `cap`. */
+int lab_qos_describe(const unsigned *newest_first, size_t count, char *out, size_t cap);
+
+/* What a run did not record, as the engine's unmatched list is made: entries (copied)
+ * of a name and a reason, at most one per name, at most 1024 (the engine's limit); an
+ * entry that cannot be added (memory, the limit) sets `failed`. Zero-initialise it. */
+typedef struct lab_unmatched {
+    rl_record_unmatched *v;
+    size_t n, cap;
+    int failed;
+} lab_unmatched;
+/* Adds `name` with the formatted reason (both cut to 1023 bytes) unless it is there. */
+void lab_unmatched_add(lab_unmatched *l, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void lab_unmatched_free(lab_unmatched *l);
+
 /* ---- the capture of discovered topics into the recorder engine (lab_capture.c) ---- */
 
 typedef struct lab_capture lab_capture;
@@ -85,8 +151,19 @@ typedef struct lab_capture lab_capture;
 int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *rec,
                     const rl_lab_schema *schemas, size_t schema_count);
 
-/* Adds a pattern; writers already seen that match it are subscribed as well. Thread-safe. */
-int lab_capture_add_pattern(lab_capture *c, const char *pattern);
+/* Adds a pattern; writers already seen that match it are subscribed as well. `asked`: the
+ * pattern was asked for (configured, or a prepared vehicle's), so a run in which it
+ * matched no writer names it (lab_capture_settle); the lab's own patterns are not named
+ * for want of writers, only when writers were found and not recorded. Thread-safe. */
+int lab_capture_add_pattern(lab_capture *c, const char *pattern, int asked);
+
+/* What the run was asked to record and did not: asked patterns that matched no writer,
+ * topics with writers whose QoS no reader of the recorder could match (beyond reliability
+ * and durability, which get readers of their own) or whose reader could not be made. Hands
+ * the list to the engine (the manifest's "unmatched"); when `final` (the run ended) also
+ * says each on stderr as a warning, and the list is final: later calls do nothing.
+ * Thread-safe. */
+void lab_capture_settle(lab_capture *c, int final);
 
 /* Readers made so far. Thread-safe. */
 size_t lab_capture_topic_count(lab_capture *c);

@@ -1,10 +1,12 @@
-/* runlab's own message set (idl/runlab_msgs.idl, compiled by idlc) as the recorder knows it:
- * when a writer of one of these types sends no type information (a writer in the recorder's
- * own process, or a ROS 2 node with the same package), the schema comes from here. */
+/* runlab's own message set (idl/runlab_msgs.idl, compiled by idlc) and the ROS 2 types it
+ * speaks (lab_ros_types.idl: rosgraph_msgs/Clock for /clock) as the recorder knows them: when
+ * a writer of one of these types sends no type information (a writer in the recorder's own
+ * process, or a ROS 2 node), the schema comes from here. */
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
 
+#include "lab_ros_types.h"
 #include "runlab_msgs.h"
 
 #include <string.h>
@@ -26,7 +28,6 @@ static const dds_topic_descriptor_t *const builtin[] = {
     &runlab_msgs_msg_dds__RecordingState__desc,
     &runlab_msgs_msg_dds__ParameterSnapshot__desc,
     &runlab_msgs_msg_dds__MapAnnouncement__desc,
-    &runlab_msgs_msg_dds__Clock__desc,
     &runlab_msgs_msg_dds__ControlHeartbeat__desc,
     &runlab_msgs_srv_dds__PrepareRecording_Request__desc,
     &runlab_msgs_srv_dds__PrepareRecording_Response__desc,
@@ -34,6 +35,7 @@ static const dds_topic_descriptor_t *const builtin[] = {
     &runlab_msgs_srv_dds__BeginRecording_Response__desc,
     &runlab_msgs_srv_dds__FinishRecording_Request__desc,
     &runlab_msgs_srv_dds__FinishRecording_Response__desc,
+    &rosgraph_msgs_msg_dds__Clock__desc,
 };
 
 char *lab_builtin_schema(const char *type_name)

@@ -195,10 +195,13 @@ static int run_id_mismatch(rl_lab_recorder *n, service *s, const char *asked)
 static int add_patterns(rl_lab_recorder *n)
 {
     int rc = RL_OK;
+    /* The lab's own patterns are recorded when there are writers; a run without a clock
+       or tf is no news. Configured ones were asked for: a run that finds no writer for
+       one says so. */
     for (size_t i = 0; rc == RL_OK && i < sizeof lab_patterns / sizeof lab_patterns[0]; i++)
-        rc = lab_capture_add_pattern(n->capture, lab_patterns[i]);
+        rc = lab_capture_add_pattern(n->capture, lab_patterns[i], 0);
     for (size_t i = 0; rc == RL_OK && i < n->opts.pattern_count; i++)
-        rc = lab_capture_add_pattern(n->capture, n->opts.patterns[i]);
+        rc = lab_capture_add_pattern(n->capture, n->opts.patterns[i], 1);
     return rc;
 }
 
@@ -209,6 +212,8 @@ static int add_patterns(rl_lab_recorder *n)
  * let go in between and taken again. */
 static int renew(rl_lab_recorder *n)
 {
+    /* The last run's end, if its control flow never finished it (a FAILED run). */
+    lab_capture_settle(n->capture, 1);
     lab_capture_close(n->capture); /* nothing pushes into the old engine after this */
     pthread_mutex_lock(&n->engine_mu);
     rl_recorder_free(n->rec); /* stops its monitor, the only other reader of capture_live */
@@ -262,7 +267,7 @@ static void do_prepare(rl_lab_recorder *n, service *s,
         vehicles[i] = req->vehicles._buffer[i];
         char pattern[64];
         snprintf(pattern, sizeof pattern, "rt/vehicle/%d/*", vehicles[i]);
-        (void)lab_capture_add_pattern(n->capture, pattern);
+        (void)lab_capture_add_pattern(n->capture, pattern, 1);
     }
     rl_record_run run = {
         .run_id = req->run_id && req->run_id[0] ? req->run_id : NULL,
@@ -308,6 +313,10 @@ static void do_finish(rl_lab_recorder *n, service *s,
         return;
     }
     int rc;
+    /* What was not recorded goes into the final manifest, and is said once the run ended
+       (a FAILED run's finish ends its counts: rl_recorder_finish). */
+    if (n->capture)
+        lab_capture_settle(n->capture, 0);
     if (req->reason && req->reason[0]) {
         /* A reason means the run did not end as planned (Ctrl+C, a failure the control
            flow saw): INTERRUPTED with that reason, whether STOP came or not. */
@@ -331,7 +340,11 @@ static void do_finish(rl_lab_recorder *n, service *s,
     }
     if (rc == RL_OK)
         rc = rl_recorder_wait(n->rec);
-    fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
+    char msg[1024];
+    lab_copy(msg, sizeof msg, rc == RL_OK ? "" : rl_error_last());
+    if (n->capture && rl_recorder_state(n->rec) >= RL_RECORD_COMPLETE)
+        lab_capture_settle(n->capture, 1);
+    fill_reply(n, s, rc == RL_OK, msg);
     rl_record_status st;
     node_status(n, &st);
     publish_status(n, &st);
@@ -537,7 +550,7 @@ static int start(rl_lab_recorder *n)
                               n->opts.schema_count)) < 0)
         return rc;
     atomic_store(&n->capture_live, n->capture);
-    if ((rc = add_patterns(n)) < 0)
+    if ((rc = add_patterns(n)) < 0 || (rc = lab_ros_graph_announce(n->participant, "runlab_recorder")) < 0)
         return rc;
     if (pthread_create(&n->thread, NULL, node_main, n) != 0)
         return rl_error_set(RL_ERR, "cannot start the recorder node's thread");
@@ -697,10 +710,14 @@ void rl_lab_recorder_free(rl_lab_recorder *n)
         pthread_join(n->thread, NULL);
     if (n->rec) {
         rl_record_state st = rl_recorder_state(n->rec);
+        if (n->capture && st != RL_RECORD_IDLE)
+            lab_capture_settle(n->capture, 0);
         if (st == RL_RECORD_ARMED || st == RL_RECORD_RECORDING) {
             (void)rl_recorder_cancel(n->rec, "recorder stopped");
             (void)rl_recorder_wait(n->rec);
         }
+        if (n->capture && st != RL_RECORD_IDLE)
+            lab_capture_settle(n->capture, 1);
         rl_record_status s;
         rl_recorder_status(n->rec, &s);
         publish_status(n, &s);

@@ -115,7 +115,7 @@ static int sim_dds_open(sim_dds *d, int domain, int vehicles)
     dds_delete_qos(q);
     if (d->ready < 0 || d->trigger < 0)
         return lab_dds_fail(d->ready < 0 ? d->ready : d->trigger, "ready writer / trigger reader");
-    return RL_OK;
+    return lab_ros_graph_announce(d->pp, "runlab_sim");
 }
 
 static void sim_dds_close(sim_dds *d)
@@ -188,6 +188,8 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
         return rc;
     sim_dds d = {0};
     rc = sim_dds_open(&d, opts->domain, opts->vehicles);
+    if (rc == RL_OK && opts->map_path) /* before READY: a control flow has it by then */
+        rc = lab_map_announce(d.pp, opts->map_path);
     for (int k = 0; rc == RL_OK && k < opts->vehicles; k++) {
         char source[32];
         snprintf(source, sizeof source, "vehicle_%d", k + 1);

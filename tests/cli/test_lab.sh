@@ -53,6 +53,12 @@ run recorder --domain "$DOMAIN" --config "$TMP/bad4.yaml"
 check "compression level out of range exits 1" rc_is 1
 check "compression level error names key and range" err_has "bad4.yaml: compression_level: 20 is not 0..12 for lz4"
 
+# A vehicle for the experiments below (an experiment without one refuses to start):
+# READY and states from a program written from Cyclone alone, until the simulator's turn.
+"$HELPER" --vehicle "$DOMAIN" 1 900 >"$TMP/vehicle.out" 2>&1 &
+vehicle=$!
+wait_for "$TMP/vehicle.out" READY
+
 # The whole sequence, with a spec file and options overriding it.
 cat >"$TMP/spec.yaml" <<YAML
 domain: 0
@@ -149,6 +155,9 @@ check "silent recorder: the run ended INTERRUPTED" file_has "$dir/manifest.json"
 wait "$listener"
 check "silent recorder: STOP published" grep -q '^STOP ' "$TMP/triggers3"
 
+kill "$vehicle"
+wait "$vehicle" 2>/dev/null
+
 # The simulator on DDS: the experiment waits for both vehicles' READY, and their states and
 # observations are recorded; the simulator stops after STOP.
 "$RUNLAB" sim --domain "$DOMAIN" --vehicles 2 >"$TMP/sim.out" 2>"$TMP/sim.err" &
@@ -169,7 +178,8 @@ check "simulator exits 0 after STOP" rc_is 0
 # 256 KiB (RLIMIT_FSIZE, SIGXFSZ ignored, both inherited), so the bag's write fails once it
 # grows past that: the recorder turns FAILED, and the experiment publishes STOP at once and
 # fails with the reason, printed and in experiment.json. Room for the manifest is kept in
-# advance (64 KiB and more), so the run's manifest still says FAILED.
+# advance (64 KiB and more), so the run's manifest still says FAILED. --no-map: the
+# simulator's map (2.8 MB compiled) would not fit either, and prepare would fail instead.
 "$HELPER" --triggers "$DOMAIN" 300 >"$TMP/triggers4" 2>&1 &
 listener=$!
 wait_for "$TMP/triggers4" LISTENING
@@ -178,7 +188,7 @@ sim=$!
 (
     ulimit -f 256
     trap '' XFSZ
-    exec "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/fsize" --vehicles 1,2,3,4 --duration 250
+    exec "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/fsize" --vehicles 1,2,3,4 --no-map --duration 250
 ) >"$TMP/exp4.out" 2>"$TMP/exp4.err"
 rc=$?
 out=$(cat "$TMP/exp4.out")

@@ -48,8 +48,16 @@ run recorder --domain "$DOMAIN" --control-fd 987
 check "a control descriptor that is not open is a usage error" rc_is 2
 check "the usage error names it" err_has "--control-fd 987: not an open descriptor"
 
+# One vehicle for every experiment below (an experiment without one refuses to start),
+# written from Cyclone alone; no map, so that nothing waits for one.
+HELPER="${RUNLAB_BIN}/lab_test_pub"
+"$HELPER" --vehicle "$DOMAIN" 1 900 >"$TMP/vehicle.out" 2>&1 &
+vehicle=$!
+wait_for "$TMP/vehicle.out" READY
+VEH="--vehicles 1 --no-map"
+
 # --attach without a recorder: a clear failure saying what to do.
-run experiment --domain "$DOMAIN" --attach --duration 1
+run experiment --domain "$DOMAIN" $VEH --attach --duration 1
 check "--attach without a recorder exits 1" rc_is 1
 check "--attach without a recorder says so and what to do" \
     err_has "--attach: no recorder answers on DDS domain $DOMAIN: start one (runlab recorder --domain $DOMAIN)"
@@ -64,13 +72,13 @@ printf 'control_flow_timeout: 3\n' >"$TMP/rec.yaml"
 recorder=$!
 wait_for "$TMP/rec.err" "serving DDS domain"
 
-run experiment --domain "$DOMAIN" --duration 1
+run experiment --domain "$DOMAIN" $VEH --duration 1
 check "experiment beside a running recorder exits 1" rc_is 1
 check "the refusal names the recorder" err_has "another recorder answers on DDS domain $DOMAIN (host $(hostname), pid $recorder"
 check "the refusal says what to do: --attach" err_has "Either drive that recorder: add --attach"
 check "the refusal says what to do: stop it" err_has "or stop it (Ctrl-C where it runs, or kill $recorder on $(hostname))"
 
-"$RUNLAB" experiment --domain "$DOMAIN" --attach --duration 2 >"$TMP/att.out" 2>"$TMP/att.err" &
+"$RUNLAB" experiment --domain "$DOMAIN" $VEH --attach --duration 2 >"$TMP/att.out" 2>"$TMP/att.err" &
 exp=$!
 wait_for "$TMP/att.err" "START; running"
 check "--attach starts no process of its own" test -z "$(pgrep -P "$exp")"
@@ -92,7 +100,7 @@ check "--attach: the recorder printed the run" file_has "$TMP/rec.out" "$dir"
 check "--attach: the recorder serves on" kill -0 "$recorder"
 
 # SIGKILL of the attached experiment: no heartbeat for 3 s (the config's) ends the run.
-"$RUNLAB" experiment --domain "$DOMAIN" --attach --duration 300 >"$TMP/att2.out" 2>"$TMP/att2.err" &
+"$RUNLAB" experiment --domain "$DOMAIN" $VEH --attach --duration 300 >"$TMP/att2.out" 2>"$TMP/att2.err" &
 exp=$!
 wait_for "$TMP/att2.err" "START; running"
 lines=$(wc -l <"$TMP/rec.out")
@@ -115,7 +123,7 @@ check "killed attached experiment: the timeout is the config's 3 s" test "${ms:-
 run mcap doctor "$dir"/bag/*.mcap
 check "killed attached experiment: the bag is whole" rc_is 0
 check "killed attached experiment: the recorder serves on" kill -0 "$recorder"
-run experiment --domain "$DOMAIN" --attach --duration 1
+run experiment --domain "$DOMAIN" $VEH --attach --duration 1
 check "the next attached experiment exits 0" rc_is 0
 check "the next attached experiment is COMPLETE" file_has "$(last_line)/manifest.json" '"state": "COMPLETE"'
 kill -TERM "$recorder"
@@ -126,7 +134,7 @@ check "the recorder stops cleanly on SIGTERM" rc_is 0
 # Ctrl-C in a terminal signals the whole foreground process group: only the experiment may
 # act on it (its recorder has a group of its own), so the run ends INTERRUPTED "SIGINT" by
 # the experiment's finish, not "recorder stopped", and the experiment exits 0.
-setsid "$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/ctrlc" --duration 300 \
+setsid "$RUNLAB" experiment --domain "$DOMAIN" $VEH --home "$TMP/ctrlc" --duration 300 \
     >"$TMP/ctrlc.out" 2>"$TMP/ctrlc.err" &
 exp=$!
 wait_for "$TMP/ctrlc.err" "START; running"
@@ -143,7 +151,7 @@ check "Ctrl-C: experiment.json INTERRUPTED" file_has "$dir/experiment.json" '"st
 # An experiment stopped (Ctrl-Z, SIGSTOP) is a control flow lost too, also to the recorder it
 # started (whose control pipe stays open): its heartbeat falls silent, the recorder ends the
 # run, and the experiment, continued, fails with the reason.
-"$RUNLAB" experiment --domain "$DOMAIN" --home "$TMP/stopped" --duration 300 \
+"$RUNLAB" experiment --domain "$DOMAIN" $VEH --home "$TMP/stopped" --duration 300 \
     >"$TMP/stopped.out" 2>"$TMP/stopped.err" &
 exp=$!
 wait_for "$TMP/stopped.err" "START; running"
@@ -166,7 +174,7 @@ cat >"$TMP/spec.yaml" <<YAML
 run_id: orphan
 duration: 300
 YAML
-"$RUNLAB" experiment "$TMP/spec.yaml" --domain "$DOMAIN" --home "$TMP/own" >"$TMP/own.out" 2>"$TMP/own.err" &
+"$RUNLAB" experiment "$TMP/spec.yaml" --domain "$DOMAIN" $VEH --home "$TMP/own" >"$TMP/own.out" 2>"$TMP/own.err" &
 exp=$!
 wait_for "$TMP/own.err" "START; running"
 child=$(pgrep -P "$exp" | head -n 1)
@@ -189,5 +197,7 @@ check "killed experiment: reason control flow lost" \
 check "killed experiment: STOP of the window not invented" file_has "$dir/manifest.json" '"stop": null'
 run mcap doctor "$dir/bag/orphan.mcap"
 check "killed experiment: the bag is whole" rc_is 0
+kill "$vehicle"
+wait "$vehicle" 2>/dev/null
 
 finish

@@ -41,8 +41,9 @@ ns = iso_ns
 
 want_keys = {"format", "format_version", "run_id", "directory", "host", "lab_domain", "state",
              "result", "vehicles", "planner", "map", "stamps", "bag", "totals", "topics",
-             "recorder", "runlab"}
+             "unmatched", "recorder", "runlab"}
 expect("exactly the documented keys", set(m) == want_keys, sorted(set(m) ^ want_keys))
+expect("unmatched: nothing (runlab record records what it is given)", m["unmatched"] == [], m["unmatched"])
 expect("format", m["format"] == "runlab.record.manifest", m["format"])
 expect("format_version", m["format_version"] == 1, m["format_version"])
 expect("run_id as given", m["run_id"] == "values-1", m["run_id"])
@@ -95,7 +96,8 @@ for name, t in topics.items():
     ch = bag["channels"].get(name)
     if not ch:
         continue
-    expect(name + ": keys", set(t) == set(counters) | {"topic", "schema", "message_encoding"}, sorted(t))
+    expect(name + ": keys", set(t) == set(counters) | {"topic", "schema", "message_encoding", "qos"}, sorted(t))
+    expect(name + ": qos not stated (no producer's description)", t["qos"] is None, t["qos"])
     expect(name + ": schema = the bag's", t["schema"] == ch["schema"], (t["schema"], ch["schema"]))
     expect(name + ": message_encoding = the bag's", t["message_encoding"] == ch["message_encoding"], t["message_encoding"])
     expect(name + ": written = its messages in the bag", t["written"] == ch["count"], (t["written"], ch["count"]))

@@ -1,7 +1,8 @@
 /* Tests of the CDR decoder (runlab/msgdef.h) against hand-computed payloads: alignment in
  * XCDR1 and XCDR2, both byte orders, DHEADERs, EMHEADERs in any order with unknown
  * members, XCDR1 parameter lists, encapsulation padding; field paths; and malformed
- * payloads (cut at every byte, lengths flipped) that must fail cleanly, never crash. */
+ * payloads (cut at every byte, lengths flipped) that must fail cleanly, never crash. Types
+ * left to the default extensibility are checked against bytes Cyclone DDS itself writes. */
 #include "rl_test.h"
 
 #include "runlab/error.h"
@@ -9,6 +10,15 @@
 #include "runlab/number.h"
 #include "formats/cdr_internal.h"
 #include "msg_roundtrip.h"
+
+#include "xtypes_test.h" /* idlc's code for tests/idl/xtypes_test.idl */
+
+/* Cyclone's ddsrt/atomics spell inline assembly `asm`, which strict C17 spells __asm__. */
+#ifndef asm
+#define asm __asm__
+#endif
+#include <dds/dds.h>
+#include <dds/ddsi/ddsi_serdata.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -513,6 +523,95 @@ static void test_format_f64(void **state)
     assert_string_equal(a, "1.234e-05");
 }
 
+/* Serializes `h` with Cyclone DDS (its writer, taken back raw by a reader of the same
+ * process) and returns the bytes with the encapsulation header; *len their count. */
+static uint8_t *cyclone_bytes(dds_entity_t writer, dds_entity_t reader, const xtypes_test_Holder *h,
+                              size_t *len)
+{
+    assert_int_equal(dds_write(writer, h), DDS_RETCODE_OK);
+    struct ddsi_serdata *sd = NULL;
+    dds_sample_info_t si;
+    int n = 0;
+    for (int tries = 0; tries < 3000 && n == 0; tries++) { /* delivery is local: at most 30 s */
+        n = dds_takecdr(reader, &sd, 1, &si, DDS_ANY_STATE);
+        if (n == 0)
+            dds_sleepfor(DDS_MSECS(10));
+    }
+    assert_int_equal(n, 1);
+    *len = ddsi_serdata_size(sd);
+    uint8_t *bytes = malloc(*len);
+    assert_non_null(bytes);
+    ddsi_serdata_to_ser(sd, 0, *len, bytes);
+    ddsi_serdata_unref(sd);
+    return bytes;
+}
+
+/* A union and a struct without an extensibility annotation inside a @mutable struct are
+ * final, as idlc compiles them: runlab reads what Cyclone writes (PL_CDR2: the union is an
+ * EMHEADER'd member holding the discriminator and the case, with no DHEADER of its own).
+ * Before, they took the mutable kind the header declares and the payload was misread. */
+static void test_unannotated_in_mutable_from_cyclone(void **state)
+{
+    (void)state;
+    size_t idl_len = 0;
+    char *idl = rl_test_read_file(RL_XTYPES_TEST_IDL, &idl_len);
+    rl_msgdef *d = NULL;
+    assert_int_equal(rl_msgdef_parse(&d, "omgidl", "xtypes_test::Holder", idl, idl_len), RL_OK);
+    free(idl);
+
+    /* The bytes as Cyclone 0.10.2 writes them (checked against the live serializer below):
+       radius 1.5, id 7, at (-2, 3), note "hi". */
+    const uint8_t radius[] = {0x00, 0x0b, 0x00, 0x01, 0x33, 0, 0, 0,       /* PL_CDR2_LE, pad 1; DHEADER */
+                              0x00, 0, 0, 0x20, 7, 0, 0, 0,                /* id: LC2 */
+                              0x01, 0, 0, 0x40, 12, 0, 0, 0,               /* shape: LC4, 12 bytes */
+                              1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f,    /* case 1, 1.5 */
+                              0x02, 0, 0, 0x40, 4, 0, 0, 0, 0xfe, 0xff, 3, 0, /* at: LC4 */
+                              0x03, 0, 0, 0x50, 3, 0, 0, 0, 'h', 'i', 0, 0};  /* note: LC5 */
+    const char *radius_json = "{\"id\":7,\"shape\":{\"_d\":1,\"radius\":1.5},\"at\":{\"x\":-2,\"y\":3},\"note\":\"hi\"}";
+    expect_json(d, radius, sizeof radius, radius_json);
+    uint32_t shape = 0;
+    assert_int_equal(rl_msgdef_find(d, "xtypes_test::Shape", &shape), RL_OK);
+    assert_int_equal(rl_msgdef_type(d, shape)->ext, RL_MSG_EXT_FINAL);
+
+    dds_entity_t pp = dds_create_participant((dds_domainid_t)rl_test_domain(), NULL, NULL);
+    assert_true(pp > 0);
+    dds_entity_t tp = dds_create_topic(pp, &xtypes_test_Holder_desc, "test_cdr/xtypes", NULL, NULL);
+    assert_true(tp > 0);
+    dds_qos_t *q = dds_create_qos();
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+    dds_entity_t rd = dds_create_reader(pp, tp, q, NULL), wr = dds_create_writer(pp, tp, q, NULL);
+    dds_delete_qos(q);
+    assert_true(rd > 0 && wr > 0);
+
+    xtypes_test_Holder h = {.id = 7, .at = {.x = -2, .y = 3}, .note = "hi"};
+    h.shape._d = 1;
+    h.shape._u.radius = 1.5;
+    size_t n = 0;
+    uint8_t *b = cyclone_bytes(wr, rd, &h, &n);
+    assert_int_equal(n, sizeof radius);
+    assert_memory_equal(b, radius, n);
+    free(b);
+
+    static const struct {
+        int32_t d;
+        const char *json;
+    } cases[] = {{2, "{\"id\":7,\"shape\":{\"_d\":2,\"label\":\"abc\"},\"at\":{\"x\":-2,\"y\":3},\"note\":\"hi\"}"},
+                 {9, "{\"id\":7,\"shape\":{\"_d\":9,\"code\":-5},\"at\":{\"x\":-2,\"y\":3},\"note\":\"hi\"}"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        h.shape._d = cases[i].d;
+        if (cases[i].d == 2)
+            h.shape._u.label = "abc";
+        else
+            h.shape._u.code = -5;
+        b = cyclone_bytes(wr, rd, &h, &n);
+        expect_json(d, b, n, cases[i].json);
+        free(b);
+    }
+    dds_delete(pp);
+    rl_msgdef_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_encode),
         cmocka_unit_test(test_format_f64),
+        cmocka_unit_test(test_unannotated_in_mutable_from_cyclone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

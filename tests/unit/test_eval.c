@@ -78,7 +78,7 @@ static void synth_ok(const char *dir, const synth_opts *o)
 
 static void evaluate(const char *dir, const char *config, rl_eval_result *res)
 {
-    rl_eval_options o = {config, my_metrics, 0, NULL};
+    rl_eval_options o = {config, my_metrics, 0, NULL, NULL};
     int rc = rl_eval_run(dir, &o, res);
     if (rc != RL_OK)
         fail_msg("rl_eval_run: %s", rl_error_last());
@@ -95,7 +95,9 @@ static void test_clean_run_passes(void **state)
     only_these_fail(&r, NULL, 0);
     assert_true(r.passed);
     assert_string_equal(r.run_state, "COMPLETE");
-    assert_string_equal(r.run_note, "");
+    /* The synthetic run has no map: its one note says how to evaluate it against one. */
+    assert_non_null(strstr(r.run_note, "--map FILE` evaluates it against a map"));
+    assert_true(strchr(r.run_note, '\n') == r.run_note + strlen(r.run_note) - 1);
     /* 1 m/s everywhere; 501 states from START to STOP inclusive. */
     const rl_eval_check *c = find_check(&r, "states_speed", "speed", 2);
     assert_true(c->value == 1.0);
@@ -158,7 +160,7 @@ static void test_all_metrics_as_one_by_one(void **state)
     synth_opts o = {.vehicles = 3, .ticks = 400, .lead_ticks = 25};
     synth_ok(dir, &o);
     rl_eval_result all;
-    rl_eval_options every = {NULL, NULL, 0, NULL};
+    rl_eval_options every = {NULL, NULL, 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &every, &all), RL_OK);
     size_t k = 0, metrics = 0;
     /* The time series' figures, drawn among the others and beside the small files, are
@@ -167,7 +169,7 @@ static void test_all_metrics_as_one_by_one(void **state)
                                             {"command_follow", "command_follow_deviation"}};
     for (size_t m = 0; m < rl_eval_metric_count(); m++) {
         rl_eval_result one;
-        rl_eval_options only = {NULL, rl_eval_metric_name(m), 0, NULL};
+        rl_eval_options only = {NULL, rl_eval_metric_name(m), 0, NULL, NULL};
         assert_int_equal(rl_eval_run(dir, &only, &one), RL_OK);
         metrics += one.nchecks > 0;
         for (size_t f = 0; f < sizeof owners / sizeof owners[0]; f++) {
@@ -264,13 +266,13 @@ static void test_speeding_fails_states_speed(void **state)
     rl_eval_result_free(&r);
     /* A misspelt key or metric is refused before anything is written. */
     rl_test_write_file(cfg, "states_speed:\n  max_sped: 5\n", 28);
-    rl_eval_options bad = {cfg, NULL, 0, NULL};
+    rl_eval_options bad = {cfg, NULL, 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &bad, &r), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "states_speed.max_sped"));
     rl_test_write_file(cfg, "speed_states:\n  max_speed: 5\n", 29);
     assert_int_equal(rl_eval_run(dir, &bad, &r), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "speed_states"));
-    rl_eval_options unknown = {NULL, "states_speed,nope", 0, NULL};
+    rl_eval_options unknown = {NULL, "states_speed,nope", 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &unknown, &r), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "'nope'"));
     free(dir);
@@ -563,7 +565,7 @@ static void test_map_missing_and_mismatch(void **state)
     snprintf(p, sizeof p, "%s/map/runtime_map.bin", dir);
     rl_test_write_file(p, "abc", 3);
     rl_eval_result r;
-    rl_eval_options opts = {NULL, my_metrics, 0, NULL};
+    rl_eval_options opts = {NULL, my_metrics, 0, NULL, NULL};
     assert_int_equal(rl_eval_run(dir, &opts, &r), RL_ECRC);
     /* SHA-256("abc"), FIPS 180-2 appendix B.1. */
     assert_non_null(strstr(rl_error_last(),

@@ -191,7 +191,7 @@ static void test_idl_constructs(void **state)
     rl_msgdef_free(d);
     d = parse_ok("omgidl", "m::F", idl_text);
     format_is(d, "const int32 m::N = (1 << 2) - 2\nconst string m::NAME = \"x\"\n"
-                 "union m::U switch (int16)\n  case 1: case 2: int32 l\n  case 3: string s\n  default: octet o\n"
+                 "@final union m::U switch (int16)\n  case 1: case 2: int32 l\n  case 3: string s\n  default: octet o\n"
                  "enum m::Kind\n  A = 0\n  B = 7\n  C = 8\n"
                  "@final struct m::F\n  m::U u\n  int16[2][2] m\n  m::Kind[] ks\n");
     size_t nc;
@@ -200,7 +200,7 @@ static void test_idl_constructs(void **state)
     rl_msgdef_free(d);
     /* nested templates: ">>" closes two */
     rl_msgdef *nested = parse_ok("omgidl", "N", "struct N { sequence<sequence<long, 2>> v; sequence<string<4>> s; };");
-    format_is(nested, "struct N\n  int32[<=2][] v\n  string<=4[] s\n");
+    format_is(nested, "@final struct N\n  int32[<=2][] v\n  string<=4[] s\n");
     const uint8_t np[] = {0x00, 0x01, 0x00, 0x00, 1, 0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, 8, 0, 0, 0,
                           1, 0, 0, 0, 3, 0, 0, 0, 'a', 'b', 0};
     json_is(nested, np, sizeof np, "{\"v\":[[7,8]],\"s\":[\"ab\"]}");
@@ -333,6 +333,41 @@ static void test_idl_union_arrays(void **state)
 }
 
 /* XCDR2 mutable: members in any order, an absent optional, a nested appendable sequence. */
+/* A struct or union without an extensibility annotation is final (idlc's default), whatever
+ * encloses it; @default_extensibility on a module changes that for the types inside it
+ * (nested modules too) that say nothing; a derived struct says what its base says. The
+ * ros2msg types keep the kind of the payload's header (rmw writes them as final CDR). */
+static void test_idl_default_extensibility(void **state)
+{
+    (void)state;
+    rl_msgdef *d = parse_ok("omgidl", "o::D",
+                            "@default_extensibility(APPENDABLE) module m {\n"
+                            "  struct A { long x; };\n"
+                            "  module n { union U switch (long) { case 1: long v; }; };\n"
+                            "  @mutable struct C { long z; m::n::U u; };\n"
+                            "  @default_extensibility(MUTABLE) module k { struct E : m::A { long e; }; struct G { long g; }; };\n"
+                            "};\n"
+                            "module o { struct D { m::C c; }; };\n");
+    format_is(d, "@appendable union m::n::U switch (int32)\n  case 1: int32 v\n"
+                 "@mutable struct m::C\n  @id(0) int32 z\n  @id(1) m::n::U u\n"
+                 "@final struct o::D\n  m::C c\n");
+    static const struct {
+        const char *name;
+        rl_msg_ext ext;
+    } kinds[] = {{"m::A", RL_MSG_EXT_APPENDABLE}, {"m::k::E", RL_MSG_EXT_APPENDABLE}, {"m::k::G", RL_MSG_EXT_MUTABLE}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        uint32_t t = 0;
+        assert_int_equal(rl_msgdef_find(d, kinds[i].name, &t), RL_OK);
+        assert_int_equal(rl_msgdef_type(d, t)->ext, kinds[i].ext);
+    }
+    rl_msgdef_free(d);
+    parse_fails("omgidl", "T", "@default_extensibility(SOMETIMES) module m { struct T { long a; }; };",
+                "line 1, column 23: expected @default_extensibility(FINAL), (APPENDABLE) or (MUTABLE)");
+    rl_msgdef *r = parse_ok("ros2msg", "p/msg/T", "int32 a\n");
+    assert_int_equal(rl_msgdef_type(r, rl_msgdef_root(r))->ext, RL_MSG_EXT_DEFAULT);
+    rl_msgdef_free(r);
+}
+
 static void test_idl_mutable(void **state)
 {
     (void)state;
@@ -376,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_idl_autoid_hash),
         cmocka_unit_test(test_idl_union_arrays),
         cmocka_unit_test(test_idl_mutable),
+        cmocka_unit_test(test_idl_default_extensibility),
         cmocka_unit_test(test_idl_xcdr1_optional),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -434,9 +434,26 @@ static void test_overflow_fails_and_counts_drops(void **state)
         assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
     assert_int_equal(rl_recorder_push(r, b, 20, 0, "m", 1), RL_EBUSY);
     assert_int_equal(rl_recorder_state(r), RL_RECORD_FAILED);
-    assert_int_equal(rl_recorder_push(r, a, 21, 0, "m", 1), RL_ESTATE);
+    /* Until the run's finish, what still comes is counted: received and dropped. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(rl_recorder_push(r, a, 21 + i, 0, "mm", 2), RL_ESTATE);
+    rl_record_msg late[3] = {{.receive_ns = 30, .data = "x", .len = 1},
+                             {.receive_ns = 31, .data = "y", .len = 1},
+                             {.receive_ns = 32, .data = "z", .len = 1}};
+    size_t queued = 9;
+    assert_int_equal(rl_recorder_push_many(r, b, late, 3, &queued), RL_ESTATE);
+    assert_int_equal(queued, 0);
+    rl_record_topic_stats ta;
+    assert_int_equal(rl_recorder_topic_stats(r, a, &ta), RL_OK);
+    assert_int_equal(ta.received, 15);
+    assert_int_equal(ta.dropped, 5);
+    assert_int_equal(ta.bytes, 10 + 5 * 2);
     assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
     assert_non_null(strstr(rl_error_last(), "queue overflow on /b"));
+    /* After the finish nothing is counted any more. */
+    assert_int_equal(rl_recorder_push(r, a, 40, 0, "m", 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_topic_stats(r, a, &ta), RL_OK);
+    assert_int_equal(ta.received, 15);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
     rl_recorder_free(r); /* waits for the writer, which writes what was queued */
@@ -446,11 +463,66 @@ static void test_overflow_fails_and_counts_drops(void **state)
     assert_string_equal(jstr(m, "state"), "FAILED");
     assert_non_null(strstr(jstr(jget(m, "result"), "reason"), "max_queued_messages"));
     json_object *topics = jget(m, "topics");
-    assert_int_equal(jint(json_object_array_get_idx(topics, 0), "dropped"), 0);
+    assert_int_equal(jint(json_object_array_get_idx(topics, 0), "received"), 15);
+    assert_int_equal(jint(json_object_array_get_idx(topics, 0), "dropped"), 5);
     assert_int_equal(jint(json_object_array_get_idx(topics, 0), "written"), 10);
-    assert_int_equal(jint(json_object_array_get_idx(topics, 1), "dropped"), 1);
-    assert_int_equal(jint(json_object_array_get_idx(topics, 1), "received"), 1);
+    /* push_many stops at the first refusal, which alone is counted (as a push would). */
+    assert_int_equal(jint(json_object_array_get_idx(topics, 1), "dropped"), 2);
+    assert_int_equal(jint(json_object_array_get_idx(topics, 1), "received"), 2);
+    assert_int_equal(jint(jget(m, "totals"), "received"), 17);
+    assert_int_equal(jint(jget(m, "totals"), "written") + jint(jget(m, "totals"), "dropped"), 17);
     json_object_put(m);
+}
+
+/* A FAILED run's late counts reach the manifest after the finish without waiting for free
+ * (the disk thread rewrites it), and the producer's descriptions (qos, unmatched) are in
+ * every manifest, checked on the way in. */
+static void test_failed_run_manifest_follows_finish(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000;
+    f->opts.max_queued_messages = 2;
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/a");
+    assert_int_equal(rl_recorder_set_topic_qos(r, a, "[1]"), RL_EINVAL);
+    assert_int_equal(rl_recorder_set_topic_qos(r, a, "{\"reliability\""), RL_EINVAL);
+    assert_int_equal(rl_recorder_set_topic_qos(r, 7, "{}"), RL_ENOENT);
+    assert_int_equal(rl_recorder_set_topic_qos(r, a, "{\"reliability\":\"best_effort\"}"),
+                     RL_OK);
+    rl_record_unmatched um[2] = {{"/b*", "no writer discovered"}, {"/c", NULL}};
+    assert_int_equal(rl_recorder_set_unmatched(r, um, 2), RL_EINVAL);
+    assert_int_equal(rl_recorder_set_unmatched(r, um, 1), RL_OK);
+    prepare(r, "late-counts");
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
+    assert_int_equal(rl_recorder_push(r, a, 3, 0, "m", 1), RL_EBUSY);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(rl_recorder_push(r, a, 4 + i, 0, "m", 1), RL_ESTATE);
+    assert_int_equal(rl_recorder_cancel(r, "ends"), RL_ESTATE);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    int64_t deadline = rl_mono_ns() + 60 * 1000000000ll;
+    int64_t received = 0;
+    while (received != 10 && rl_mono_ns() < deadline) {
+        json_object *m = read_manifest(dir);
+        if (strcmp(jstr(m, "state"), "FAILED") == 0)
+            received = jint(json_object_array_get_idx(jget(m, "topics"), 0), "received");
+        json_object_put(m);
+        if (received != 10)
+            sleep_ms(5);
+    }
+    assert_int_equal(received, 10);
+    json_object *m = read_manifest(dir);
+    json_object *t0 = json_object_array_get_idx(jget(m, "topics"), 0);
+    assert_int_equal(jint(t0, "dropped"), 8);
+    assert_string_equal(jstr(jget(t0, "qos"), "reliability"), "best_effort");
+    json_object *un = jget(m, "unmatched");
+    assert_int_equal(json_object_array_length(un), 1);
+    assert_string_equal(jstr(json_object_array_get_idx(un, 0), "name"), "/b*");
+    assert_string_equal(jstr(json_object_array_get_idx(un, 0), "reason"), "no writer discovered");
+    json_object_put(m);
+    rl_recorder_free(r);
 }
 
 /* A batch is queued as the same pushes one by one would be: in order, small and large
@@ -1531,6 +1603,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outside_left_out_when_configured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_after_write_delay_is_too_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_fails_and_counts_drops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_run_manifest_follows_finish, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push_many_is_pushes_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push_many_hands_over_without_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_topic_registered_twice, setup, teardown),
