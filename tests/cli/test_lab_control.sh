@@ -115,6 +115,8 @@ echo "info: attached experiment killed: the recorder printed its run $(($(now_ms
 dir=$(tail -n 1 "$TMP/rec.out")
 err=$(cat "$TMP/att2.err")
 check "killed attached experiment: the recorder printed the run" test -s "$dir/manifest.json"
+# The engine sets the state a moment before it rewrites the manifest with it.
+wait_for "$dir/manifest.json" '"state": "INTERRUPTED"'
 check "killed attached experiment: manifest INTERRUPTED" file_has "$dir/manifest.json" '"state": "INTERRUPTED"'
 check "killed attached experiment: reason control flow lost" \
     file_has "$dir/manifest.json" "\"reason\": \"control flow lost: no heartbeat from runlab experiment (host $(hostname), pid $exp) for "

@@ -134,17 +134,27 @@ typedef struct result {
     int64_t stop_ns;
 } result;
 
+/* The manifest is rewritten just after the state changes (the engine sets the state, then
+ * writes the manifest), so a reader that saw the state waits for the result to be there. */
 static result read_result(const char *run_dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", run_dir);
-    json_object *m = NULL;
-    if (rl_json_read_file(path, 1 << 20, &m) < 0)
-        fail_msg("%s", rl_error_last());
+    json_object *m = NULL, *res = NULL;
+    int64_t deadline = rl_mono_ns() + LONG_NS;
+    for (;;) {
+        if (rl_json_read_file(path, 1 << 20, &m) < 0)
+            fail_msg("%s", rl_error_last());
+        if (rl_json_get_object(m, "result", &res) == RL_OK && res)
+            break;
+        json_object_put(m);
+        if (rl_mono_ns() > deadline)
+            fail_msg("%s: no result", path);
+        sleep_ns(20 * MS);
+    }
     result r = {0};
-    json_object *res = NULL, *stamps = NULL;
+    json_object *stamps = NULL;
     const char *state = NULL, *reason = NULL, *stop = NULL;
-    assert_int_equal(rl_json_get_object(m, "result", &res), RL_OK);
     assert_int_equal(rl_json_get_string(res, "state", &state), RL_OK);
     assert_int_equal(rl_json_get_string(res, "reason", &reason), RL_OK);
     snprintf(r.state, sizeof r.state, "%s", state);
