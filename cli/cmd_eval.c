@@ -1,7 +1,7 @@
 /* `runlab list [HOME]`: the recorded runs under HOME/experiments, newest first, with state,
  * vehicles, duration, result, planner, map hash and evaluations (--json for a JSON array).
- * `runlab evaluate RUN`: one offline evaluation of a run (runlab/eval.h); exit 0 when every
- * check is PASS or N/A, 1 when any is FAIL, INSUFFICIENT or UNAVAILABLE, 2 when it cannot run. */
+ * `runlab evaluate RUN`: one offline evaluation of a run (runlab/eval.h); exit 0 PASS, 1 FAIL,
+ * 3 INCOMPLETE (nothing failed, some checks INSUFFICIENT or UNAVAILABLE), 2 when it cannot run. */
 #include "cli.h"
 
 #include "runlab/error.h"
@@ -25,9 +25,11 @@ static void list_usage(FILE *out)
     fprintf(out,
             "Usage: runlab list [--json] [HOME]\n\n"
             "Lists the recorded runs under HOME/experiments (HOME: $RUNLAB_HOME, else ~/runlab),\n"
-            "newest first: directory, state, vehicles, duration (START..STOP), result reason,\n"
-            "planner, map hash (first 12 hex digits) and evaluations (how many; the verdict of\n"
-            "the latest, from its summary.json).\n\n"
+            "newest first: directory, state, vehicles, duration (START..STOP), result reason\n"
+            "(with \"interrupted after 2.5 of 20 s\" for a run stopped early), planner, map hash\n"
+            "(first 12 hex digits) and evaluations: how many, and the result (PASS, FAIL,\n"
+            "INCOMPLETE) of the latest full one; \"+partial\" when a newer evaluation ran only\n"
+            "some metrics (--metrics), which does not replace that result.\n\n"
             "  --json   one JSON array, an object per run\n\n"
             "Exit codes: 0 listed, 1 failure, 2 usage.\n");
 }
@@ -38,8 +40,9 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
     for (size_t i = 0; i < n; i++)
         if ((int)strlen(runs[i].name) > width && strlen(runs[i].name) < 200)
             width = (int)strlen(runs[i].name);
-    printf("%-*s %-11s %-9s %9s %-12s %-12s %-12s %s\n", width, "RUN", "STATE", "VEHICLES",
+    printf("%-*s %-11s %-9s %9s %-12s %-12s %-17s %s\n", width, "RUN", "STATE", "VEHICLES",
            "DURATION", "PLANNER", "MAP", "EVALUATIONS", "RESULT");
+    /* EVALUATIONS holds "12 (FAIL +partial)" and "12 (INCOMPLETE)"; longer cells push on. */
     for (size_t i = 0; i < n; i++) {
         const rl_eval_listed_run *r = &runs[i];
         char veh[32] = "-", dur[32] = "-", map[16] = "-", ev[48] = "-";
@@ -53,9 +56,10 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
         if (r->map_sha256)
             snprintf(map, sizeof map, "%.12s", r->map_sha256);
         if (r->nevaluations) {
-            int last = r->evaluations[r->nevaluations - 1].passed;
-            snprintf(ev, sizeof ev, "%zu (%s)", r->nevaluations,
-                     last == 1 ? "PASS" : last == 0 ? "FAIL" : "?");
+            const rl_eval_listed_evaluation *full = rl_eval_listed_full(r);
+            snprintf(ev, sizeof ev, "%zu (%s%s)", r->nevaluations,
+                     full ? rl_eval_verdict_name((rl_eval_verdict)full->verdict) : "no full",
+                     rl_eval_listed_newer_partial(r) ? " +partial" : "");
         }
         cli_print_escaped(stdout, r->name);
         int pad = width - (int)strlen(r->name);
@@ -63,8 +67,10 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
         const char *planner = r->planner ? r->planner : "-";
         cli_print_escaped(stdout, planner);
         pad = 12 - (int)strlen(planner);
-        printf("%*s %-12s %-12s ", pad > 0 ? pad : 0, "", map, ev);
+        printf("%*s %-12s %-17s ", pad > 0 ? pad : 0, "", map, ev);
         cli_print_escaped(stdout, r->result ? r->result : "-");
+        if (r->interruption)
+            printf("; %s", r->interruption);
         printf("\n");
     }
 }
@@ -92,18 +98,35 @@ static int list_json(const rl_eval_listed_run *runs, size_t n)
         rl_json_key(j, "duration"), rl_json_double(j, r->duration_s);
         rl_json_key(j, "planner"), r->planner ? rl_json_string(j, r->planner) : rl_json_null(j);
         rl_json_key(j, "map_sha256"), r->map_sha256 ? rl_json_string(j, r->map_sha256) : rl_json_null(j);
+        rl_json_key(j, "planned_duration"), rl_json_double(j, r->planned_s);
+        rl_json_key(j, "interruption");
+        r->interruption ? rl_json_string(j, r->interruption) : rl_json_null(j);
         rl_json_key(j, "evaluations"), rl_json_begin_array(j);
         for (size_t e = 0; e < r->nevaluations; e++) {
+            const rl_eval_listed_evaluation *ev = &r->evaluations[e];
             rl_json_begin_object(j);
-            rl_json_key(j, "name"), rl_json_string(j, r->evaluations[e].name);
+            rl_json_key(j, "name"), rl_json_string(j, ev->name);
             rl_json_key(j, "passed");
-            if (r->evaluations[e].passed < 0)
+            if (ev->passed < 0)
                 rl_json_null(j);
             else
-                rl_json_bool(j, r->evaluations[e].passed == 1);
+                rl_json_bool(j, ev->passed == 1);
+            rl_json_key(j, "result");
+            ev->verdict < 0 ? rl_json_null(j)
+                            : rl_json_string(j, rl_eval_verdict_name((rl_eval_verdict)ev->verdict));
+            rl_json_key(j, "partial"), rl_json_bool(j, ev->partial);
             rl_json_end_object(j);
         }
         rl_json_end_array(j);
+        /* The run's verdict: its latest full evaluation; a newer partial one is named. */
+        const rl_eval_listed_evaluation *full = rl_eval_listed_full(r),
+                                        *partial = rl_eval_listed_newer_partial(r);
+        rl_json_key(j, "verdict");
+        full ? rl_json_string(j, rl_eval_verdict_name((rl_eval_verdict)full->verdict)) : rl_json_null(j);
+        rl_json_key(j, "verdict_evaluation");
+        full ? rl_json_string(j, full->name) : rl_json_null(j);
+        rl_json_key(j, "newer_partial_evaluation");
+        partial ? rl_json_string(j, partial->name) : rl_json_null(j);
         rl_json_end_object(j);
     }
     rl_json_end_array(j);
@@ -151,6 +174,9 @@ int cmd_list(int argc, char **argv)
 
 /* ---- runlab evaluate ------------------------------------------------------------- */
 
+/* Nothing failed, but some checks could not be judged (docs/eval.md). */
+enum { EXIT_INCOMPLETE = 3 };
+
 static void evaluate_usage(FILE *out)
 {
     fprintf(out,
@@ -172,9 +198,13 @@ static void evaluate_usage(FILE *out)
             "Metrics:\n");
     for (size_t i = 0; i < rl_eval_metric_count(); i++)
         fprintf(out, "  %-20s %s\n", rl_eval_metric_name(i), rl_eval_metric_summary(i));
-    fprintf(out, "\nExit codes: 0 every check PASS or N/A; 1 a check FAIL, INSUFFICIENT or\n"
-                 "UNAVAILABLE; 2 the evaluation cannot run (usage, unreadable run, map hash\n"
-                 "mismatch).\n");
+    fprintf(out, "\nResult: FAIL when any check fails; INCOMPLETE when none fails but some are\n"
+                 "INSUFFICIENT or UNAVAILABLE; PASS otherwise. A run stopped early says so on the\n"
+                 "result line (\"interrupted after 2.5 of 20 s\"); a reason several checks share is\n"
+                 "printed once, with the metrics it affects. summary.json records the metrics run\n"
+                 "(\"partial\" with --metrics: `runlab list` keeps the latest full result).\n\n"
+                 "Exit codes: 0 PASS; 1 FAIL; 3 INCOMPLETE; 2 the evaluation cannot run (usage,\n"
+                 "unreadable run, map hash mismatch).\n");
 }
 
 static void open_report(const char *dir)
@@ -196,13 +226,27 @@ static void open_report(const char *dir)
         fprintf(stderr, "runlab: evaluate: could not open %s (xdg-open)\n", path);
 }
 
+/* One line per check, but a reason several checks share once for all of them. */
 static void print_checks(const rl_eval_result *res)
 {
     for (size_t i = 0; i < res->nchecks; i++) {
         const rl_eval_check *c = &res->checks[i];
+        if (c->shared_reason)
+            continue;
         printf("%-12s %-18s %-24s ", rl_eval_status_name(c->status), c->metric, c->check);
         cli_print_escaped(stdout, c->reason);
         printf("\n");
+    }
+    for (const char *p = res->shared_reasons; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char *line = strndup(p, n);
+        if (line) {
+            cli_print_escaped(stdout, line);
+            printf("\n");
+        }
+        free(line);
+        p += n + (nl ? 1 : 0);
     }
 }
 
@@ -271,14 +315,16 @@ int cmd_evaluate(int argc, char **argv)
     if (*res.run_note)
         fputs(res.run_note, stdout);
     print_checks(&res);
-    printf("result: %s (%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A)\n",
-           res.passed ? "PASS" : "FAIL", res.nchecks, res.counts[RL_EVAL_PASS],
+    printf("result: %s%s%s%s (%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A)\n",
+           rl_eval_verdict_name(res.verdict), *res.interruption ? ", " : "", res.interruption,
+           res.partial ? ", partial (--metrics)" : "", res.nchecks, res.counts[RL_EVAL_PASS],
            res.counts[RL_EVAL_FAIL], res.counts[RL_EVAL_INSUFFICIENT],
            res.counts[RL_EVAL_UNAVAILABLE], res.counts[RL_EVAL_NA]);
     printf("%s\n", res.dir);
     if (open_it)
         open_report(res.dir);
-    int code = res.passed ? RL_EXIT_OK : RL_EXIT_FAILURE;
+    static const int codes[] = {RL_EXIT_OK, RL_EXIT_FAILURE, EXIT_INCOMPLETE};
+    int code = codes[res.verdict];
     rl_eval_result_free(&res);
     return code;
 }

@@ -654,6 +654,9 @@ static json_object *experiment_facts(const experiment *e, const int *vehicles, s
     json_object_object_add(f, "on_vehicle_loss",
                            json_object_new_string(e->continue_on_vehicle_loss ? "continue" : "stop"));
     json_object_object_add(f, "vehicle_losses", json_object_get(losses));
+    /* How long it was meant to run: an evaluation of a run stopped early says "interrupted
+       after 2.5 of 20 s" from it (docs/eval.md). */
+    json_object_object_add(f, "planned_duration_s", json_object_new_double(e->duration));
     return f;
 }
 

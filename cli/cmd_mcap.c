@@ -36,7 +36,8 @@ static const char *const usage_main =
     "  export FILE        one CSV per topic, a column per field (--topic, --out-dir)\n\n"
     "Run 'runlab mcap <command> --help' for a command's options.\n"
     "Times (--start, --end) are nanoseconds since the epoch or ISO 8601\n"
-    "(2024-05-01T12:00:00.5Z). Exit codes: 0 success, 1 failure, 2 usage error.\n";
+    "(2024-05-01T12:00:00.5Z), from 1970-01-01 to 2262-04-11T23:47:16.854775807Z.\n"
+    "Exit codes: 0 success, 1 failure, 2 usage error.\n";
 
 /* Options shared by the subcommands. */
 typedef struct opts {
@@ -66,9 +67,12 @@ static int parse_time(const char *cmd, const char *opt, const char *text, uint64
         }
     }
     int64_t ns;
-    if (rl_time_parse_iso(text, &ns) < 0 || ns < 0)
+    if (rl_time_parse_iso(text, &ns) < 0)
         return cli_usage_error("mcap", "%s: %s '%s': not nanoseconds or an ISO 8601 time (%s)", cmd, opt, text,
                                rl_error_last());
+    if (ns < 0) /* MCAP log times are unsigned nanoseconds since the epoch */
+        return cli_usage_error("mcap", "%s: %s '%s': before 1970-01-01T00:00:00Z, where MCAP times begin",
+                               cmd, opt, text);
     *out = (uint64_t)ns;
     return RL_OK;
 }

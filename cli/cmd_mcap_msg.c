@@ -125,13 +125,20 @@ typedef struct export_topic {
     uint64_t rows;
 } export_topic;
 
-/* "/vehicle/1/state" -> "vehicle__1__state.csv" */
+/* "/vehicle/1/state" -> "vehicle__1__state.csv"; a control byte (and '%' itself, so that
+ * two topics never share a name) becomes %HH: no raw control byte reaches a file name. */
 static int csv_name(const char *topic, char *out, size_t cap)
 {
     size_t n = 0;
     for (const char *s = topic[0] == '/' ? topic + 1 : topic; *s; s++) {
-        const char *piece = *s == '/' ? "__" : NULL;
-        size_t k = piece ? 2 : 1;
+        unsigned char ch = (unsigned char)*s;
+        char hex[4];
+        const char *piece = NULL;
+        if (ch == '/')
+            piece = "__";
+        else if (ch < 0x20 || ch == 0x7f || ch == '%')
+            snprintf(hex, sizeof hex, "%%%02X", ch), piece = hex;
+        size_t k = piece ? strlen(piece) : 1;
         if (n + k + 5 >= cap)
             return RL_ERANGE;
         memcpy(out + n, piece ? piece : s, k);
@@ -143,8 +150,23 @@ static int csv_name(const char *topic, char *out, size_t cap)
     return RL_OK;
 }
 
+/* `s` with control characters escaped as cli_print_escaped writes them, into `buf`: topic
+ * names and paths made from them are echoed to a terminal only this way. */
+static const char *escaped(const char *s, char *buf, size_t cap)
+{
+    FILE *f = fmemopen(buf, cap, "w");
+    if (!f)
+        return "?";
+    cli_print_escaped(f, s);
+    if (fclose(f) != 0)
+        buf[cap - 1] = '\0';
+    return buf;
+}
+
 static int open_topic(export_topic *t, rl_mcap_indexed *x, const char *file, const char *dir)
 {
+    char et[512];
+    const char *shown = escaped(t->topic, et, sizeof et);
     const rl_mcap_channel *channels;
     size_t nc = rl_mcap_indexed_channels(x, &channels);
     const rl_mcap_channel *ch = NULL;
@@ -152,17 +174,17 @@ static int open_topic(export_topic *t, rl_mcap_indexed *x, const char *file, con
         if (bytes_is(channels[c].topic, t->topic))
             ch = &channels[c];
     if (!ch)
-        return cli_fail("mcap", "%s: no channel with topic '%s'", file, t->topic);
+        return cli_fail("mcap", "%s: no channel with topic '%s'", file, shown);
     const rl_mcap_schema *s = ch->schema_id ? rl_mcap_indexed_schema(x, ch->schema_id) : NULL;
     if (!s || !bytes_is(ch->message_encoding, "cdr"))
         return cli_fail("mcap", "%s: topic '%s': only cdr messages with a ros2msg or omgidl schema "
-                                "can be exported", file, t->topic);
+                                "can be exported", file, shown);
     if (!(t->def = parse_schema(s)))
-        return cli_fail("mcap", "%s: topic '%s': %s", file, t->topic, rl_error_last());
+        return cli_fail("mcap", "%s: topic '%s': %s", file, shown, rl_error_last());
     t->schema_id = ch->schema_id;
     char name[1024];
     if (csv_name(t->topic, name, sizeof name) < 0)
-        return cli_fail("mcap", "topic '%s': no usable file name", t->topic);
+        return cli_fail("mcap", "topic '%s': no usable file name", shown);
     int n1 = snprintf(t->path, sizeof t->path, "%s/%s", dir, name);
     int n2 = snprintf(t->tmp, sizeof t->tmp, "%s/.%s.tmp%ld", dir, name, (long)getpid());
     if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof t->path || (size_t)n2 >= sizeof t->tmp)
@@ -176,7 +198,7 @@ static int open_topic(export_topic *t, rl_mcap_indexed *x, const char *file, con
     char **cols = NULL;
     size_t ncols = 0;
     if (rl_msg_columns(t->def, &cols, &ncols) < 0)
-        return cli_fail("mcap", "topic '%s': %s", t->topic, rl_error_last());
+        return cli_fail("mcap", "topic '%s': %s", shown, rl_error_last());
     rl_csv_write_str(t->csv, "log_time");
     rl_csv_write_str(t->csv, "publish_time");
     for (size_t i = 0; i < ncols; i++)
@@ -188,8 +210,9 @@ static int open_topic(export_topic *t, rl_mcap_indexed *x, const char *file, con
 static int write_row(export_topic *t, const rl_mcap_message *m, const char *file)
 {
     if (rl_msg_row_decode(t->def, m->data.data, m->data.len, &t->row) < 0) {
+        char et[512];
         fprintf(stderr, "runlab: mcap: %s: topic '%s', log_time %" PRIu64 ": %s; row left out\n", file,
-                t->topic, m->log_time, rl_error_last());
+                escaped(t->topic, et, sizeof et), m->log_time, rl_error_last());
         return RL_EXIT_FAILURE;
     }
     rl_csv_write_i64(t->csv, (int64_t)m->log_time);
@@ -216,8 +239,10 @@ static int finish_topic(export_topic *t, int keep)
         rc = cli_fail("mcap", "%s: %s", t->path, strerror(errno));
     if (t->f)
         unlink(t->tmp);
-    if (t->f && keep && rc == RL_EXIT_OK)
-        printf("%s: %" PRIu64 " rows\n", t->path, t->rows);
+    if (t->f && keep && rc == RL_EXIT_OK) {
+        cli_print_escaped(stdout, t->path);
+        printf(": %" PRIu64 " rows\n", t->rows);
+    }
     rl_msg_row_free(&t->row);
     rl_msgdef_free(t->def);
     return rc;
@@ -231,7 +256,8 @@ int cmd_mcap_export(int argc, char **argv)
                "without its leading '/' and with '/' as '__' (/vehicle/1/state ->\n"
                "vehicle__1__state.csv). Columns: log_time, publish_time (integer ns), then one per\n"
                "leaf field by its full path (pose.pose.position.x, covariance[0], ...); sequences\n"
-               "and unions as JSON text in one cell. Existing files are never overwritten.\n"
+               "and unions as JSON text in one cell. A control byte or %% in a topic name is\n"
+               "written %%HH in the file name (tab -> %%09). Existing files are never overwritten.\n"
                "Exit codes: 0 success, 1 failure (a payload that does not decode is reported and\n"
                "left out), 2 usage error.\n");
         return RL_EXIT_OK;
@@ -263,6 +289,10 @@ int cmd_mcap_export(int argc, char **argv)
     rl_mcap_indexed *x = NULL;
     if (rl_mcap_indexed_open(&x, file, 0) < 0)
         return cli_fail("mcap", "%s", rl_error_last());
+    const char *const *warnings;
+    size_t nwarnings = rl_mcap_indexed_warnings(x, &warnings);
+    for (size_t i = 0; i < nwarnings; i++) /* a zero-filled tail, a duplicated chunk, ... */
+        fprintf(stderr, "runlab: mcap: %s: warning: %s\n", file, warnings[i]);
     if (rl_fs_mkdirs(dir) < 0) {
         rl_mcap_indexed_close(x);
         return cli_fail("mcap", "%s", rl_error_last());
@@ -272,8 +302,11 @@ int cmd_mcap_export(int argc, char **argv)
     for (size_t i = 0; rc == RL_EXIT_OK && i < ntopics; i++) {
         ts[i].topic = topics[i];
         for (size_t k = 0; k < i; k++)
-            if (strcmp(topics[k], topics[i]) == 0)
-                rc = cli_usage_error("mcap", "export: topic '%s' given twice", topics[i]);
+            if (strcmp(topics[k], topics[i]) == 0) {
+                char et[512];
+                rc = cli_usage_error("mcap", "export: topic '%s' given twice",
+                                     escaped(topics[i], et, sizeof et));
+            }
         if (rc == RL_EXIT_OK)
             rc = open_topic(&ts[i], x, file, dir);
     }
@@ -297,8 +330,10 @@ int cmd_mcap_export(int argc, char **argv)
             if (!bytes_is(ch->topic, ts[i].topic))
                 continue;
             if (ch->schema_id != ts[i].schema_id) {
+                char et[512];
                 failed = cli_fail("mcap", "%s: topic '%s': a channel with another schema; its "
-                                          "messages are left out", file, ts[i].topic);
+                                          "messages are left out",
+                                  file, escaped(ts[i].topic, et, sizeof et));
                 break;
             }
             int w = write_row(&ts[i], &m, file);

@@ -26,6 +26,21 @@ typedef enum rl_eval_status {
 /* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"; "?" out of range. Thread-safe. */
 const char *rl_eval_status_name(rl_eval_status status);
 
+/* The overall result of an evaluation, one rule (docs/eval.md): FAIL when any check is
+ * FAIL; INCOMPLETE when none is but some are INSUFFICIENT or UNAVAILABLE; PASS otherwise
+ * (every check PASS or N/A). `runlab evaluate` exits 0, 1 and 3 for them. */
+typedef enum rl_eval_verdict {
+    RL_EVAL_VERDICT_PASS = 0,
+    RL_EVAL_VERDICT_FAIL,
+    RL_EVAL_VERDICT_INCOMPLETE,
+    RL_EVAL_VERDICT_COUNT
+} rl_eval_verdict;
+
+/* "PASS", "FAIL", "INCOMPLETE"; "?" out of range. Thread-safe. */
+const char *rl_eval_verdict_name(rl_eval_verdict verdict);
+/* The rule above applied to counts of checks per status. Thread-safe. */
+rl_eval_verdict rl_eval_verdict_of(const size_t counts[RL_EVAL_STATUS_COUNT]);
+
 /* One check's result. Owned by whoever made it (rl_eval_result). `value` and `threshold`
  * are NaN when they do not apply; intervals are [t0, t1] in seconds since START. */
 typedef struct rl_eval_check {
@@ -38,6 +53,8 @@ typedef struct rl_eval_check {
     double (*intervals)[2];
     size_t nintervals;
     char *reason; /* why it failed / is unavailable, or what was measured; never NULL */
+    bool shared_reason; /* not PASS or N/A, and other checks have the same status and
+                           reason: rl_eval_result.shared_reasons says it once for all */
 } rl_eval_check;
 
 /* What an evaluation is asked to do. Zero-initialise; NULL members take defaults. */
@@ -53,13 +70,20 @@ typedef struct rl_eval_options {
 
 /* The result of one evaluation. Free with rl_eval_result_free. */
 typedef struct rl_eval_result {
-    bool passed;       /* every check PASS or N/A */
+    rl_eval_verdict verdict; /* the overall result (the rule above) */
+    bool passed;       /* verdict is PASS: every check PASS or N/A */
+    bool partial;      /* only some of the registered metrics ran (--metrics) */
     size_t counts[RL_EVAL_STATUS_COUNT];
     rl_eval_check *checks;
     size_t nchecks;
     char *dir;         /* the evaluation directory written */
     char *run_state;   /* the manifest's state ("COMPLETE", ...; "UNKNOWN" without one) */
     char *run_note;    /* what the report says on top (unfinished run, no trigger), or "" */
+    char *interruption; /* "interrupted after 2.5 of 20 s" for a run that stopped early
+                           (INTERRUPTED or FAILED), or "" */
+    char *shared_reasons; /* one line per status and reason shared by several checks
+                             (naming their metrics, and how to supply what is missing:
+                             a map with --map FILE), each ending in '\n'; or "" */
 } rl_eval_result;
 
 /* Evaluates the run directory `run_dir` and writes RUN/evaluations/YYYYmmddTHHMMSSZ[-N]/.
@@ -91,6 +115,10 @@ const char *rl_eval_metric_summary(size_t i);
 typedef struct rl_eval_listed_evaluation {
     char *name;
     int passed; /* 1, 0, or -1 when summary.json is missing or unreadable */
+    int verdict; /* rl_eval_verdict, or -1 when summary.json is missing or unreadable
+                    (older summaries without "result": from their counts) */
+    bool partial; /* it ran only some metrics (summary.json "partial", else its "metrics"
+                     lack a registered one) */
 } rl_eval_listed_evaluation;
 
 typedef struct rl_eval_listed_run {
@@ -105,6 +133,10 @@ typedef struct rl_eval_listed_run {
     int *vehicles;
     size_t nvehicles;
     double duration_s;  /* STOP - START, NaN when either is missing */
+    double planned_s;   /* the planned duration (manifest or experiment.json
+                           "planned_duration_s"), NaN when not recorded */
+    char *interruption; /* "interrupted after 2.5 of 20 s" when the run is INTERRUPTED or
+                           FAILED, else NULL */
     rl_eval_listed_evaluation *evaluations; /* oldest first */
     size_t nevaluations;
 } rl_eval_listed_run;
@@ -113,6 +145,12 @@ typedef struct rl_eval_listed_run {
  * newest first (by directory name, which starts with the UTC time). A missing
  * experiments/ folder is an empty list. Free with rl_eval_list_free. */
 int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count);
+/* The run's verdict: its latest evaluation that ran every metric (a newer partial one,
+ * `--metrics`, does not replace it), or NULL when it has none. Borrowed from `run`. */
+const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *run);
+/* Its newest evaluation when that is partial and newer than rl_eval_listed_full's, else
+ * NULL. Borrowed from `run`. */
+const rl_eval_listed_evaluation *rl_eval_listed_newer_partial(const rl_eval_listed_run *run);
 void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
 
 #ifdef __cplusplus

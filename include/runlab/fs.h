@@ -21,8 +21,18 @@ enum { RL_NAME_MAX = 128 }; /* longest user-supplied name accepted as a path com
 int rl_fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
 
 /* Reads a whole file into a new NUL-terminated buffer (owned by the caller, free()).
- * Files larger than `max_bytes` are refused with RL_ERANGE before anything is allocated. */
+ * Files larger than `max_bytes` are refused with RL_ERANGE before anything is allocated;
+ * anything but a regular file is refused as rl_fs_open_input does. */
 int rl_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len);
+
+/* Opens an input file for reading without ever blocking: O_NONBLOCK at open (a FIFO or a
+ * device cannot stall the caller), then fstat on the open descriptor (no race with a rename)
+ * and a refusal of anything but a regular file ("PATH: not a regular file", RL_EINVAL);
+ * O_NONBLOCK is cleared before returning. The size at open goes to `*size_out` (may be NULL):
+ * callers read no further than it, so a file that grows while read cannot make them read
+ * forever. Returns the descriptor (>= 0, close-on-exec, the caller closes it) or a negative
+ * RL_E* code with the message set (RL_ENOENT when the path does not exist). Thread-safe. */
+int rl_fs_open_input(const char *path, uint64_t *size_out);
 
 /* Creates every missing directory of `path` (like mkdir -p) with mode 0755. */
 int rl_fs_mkdirs(const char *path);

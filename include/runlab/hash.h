@@ -15,8 +15,10 @@ enum { RL_SHA256_LEN = 32, RL_SHA256_HEX_LEN = 64 };
 /* SHA-256 of `len` bytes at `data` into `out`. Returns RL_OK or RL_ERR (message set). */
 int rl_sha256(const void *data, size_t len, uint8_t out[RL_SHA256_LEN]);
 
-/* SHA-256 of a whole file, read in blocks (constant memory). Returns RL_OK, RL_ENOENT or
- * RL_EIO with the path in the message. Optional `size_out` receives the file size. */
+/* SHA-256 of a whole file, read in blocks (constant memory), opened by rl_fs_open_input:
+ * anything but a regular file is RL_EINVAL ("PATH: not a regular file") and the bytes hashed
+ * stop at the size at open. Returns RL_OK, RL_ENOENT, RL_EINVAL or RL_EIO with the path in the
+ * message. Optional `size_out` receives the number of bytes hashed. */
 int rl_sha256_file(const char *path, uint8_t out[RL_SHA256_LEN], uint64_t *size_out);
 
 /* Incremental SHA-256. The context is opaque and owned by the caller: create, update any

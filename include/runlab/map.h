@@ -147,8 +147,15 @@ typedef struct rl_map_compile_options {
     double area_xmin, area_ymin, area_xmax, area_ymax;
 } rl_map_compile_options;
 
+/* Most points a lanelet bound may have: a longer one is refused by rl_map_compile
+ * (RL_ERANGE naming the file, line and lanelet). Real maps use tens; compile time grows
+ * as n log n in a lanelet's points, and this bounds it to seconds for any shape. */
+enum { RL_MAP_MAX_BOUND_POINTS = 20000 };
+
 /* Compiles a source into runtime-map bytes (*bytes malloc'd, the caller frees). The same
- * source always gives the same bytes. Options may be NULL. RL_OK, RL_ENOMEM, RL_ERANGE. */
+ * source always gives the same bytes. Options may be NULL. RL_OK, RL_ENOMEM, RL_ERANGE
+ * (among others: a bound of more than RL_MAP_MAX_BOUND_POINTS points, a position farther
+ * than 1e9 m from the origin, a lanelet id used twice). */
 int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, void **bytes,
                    size_t *len);
 

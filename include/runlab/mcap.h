@@ -363,7 +363,9 @@ void rl_mcap_reader_options_default(rl_mcap_reader_options *opts);
 /* Reads a file from start to end, one record per call. Not thread-safe per reader. */
 typedef struct rl_mcap_reader rl_mcap_reader;
 
-/* Opens `path` (mapped read-only; read into memory when it cannot be mapped). Chunk
+/* Opens `path` (mapped read-only; read into memory when it cannot be mapped), which must
+ * be a regular file: a FIFO, a device or a directory is RL_EINVAL "PATH: not a regular
+ * file", refused without blocking (rl_fs_open_input). Chunk
  * records are read with pread(2) into a buffer kept between chunks (except in
  * RL_MCAP_CHUNKS_RAW), other records through the mapping, whose pages are handed back
  * behind the reader in files over 64 MiB. */

@@ -22,10 +22,11 @@ typedef enum rl_badge {
     RL_BADGE_FAIL,
     RL_BADGE_INSUFFICIENT,
     RL_BADGE_UNAVAILABLE,
-    RL_BADGE_NA
+    RL_BADGE_NA,
+    RL_BADGE_INCOMPLETE /* an overall result: nothing failed, some could not be judged */
 } rl_badge;
 
-/* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"; "?" for other values. */
+/* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A", "INCOMPLETE"; "?" for other values. */
 const char *rl_badge_name(rl_badge b);
 
 /* A new empty report whose <title> and first heading is `title`. Reports are not

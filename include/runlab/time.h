@@ -35,8 +35,10 @@ int rl_time_format_compact(int64_t ns, char *buf, size_t cap);
 int rl_time_format_dirstamp(int64_t ns, char *buf, size_t cap);
 
 /* Parses ISO 8601 UTC: "YYYY-mm-ddTHH:MM:SS[.f{1,9}](Z|+00:00)". Other offsets are
- * accepted and converted to UTC. Returns RL_OK or RL_EPARSE with the offending byte
- * offset in the message. */
+ * accepted and converted to UTC. Returns RL_OK, RL_EPARSE with the offending byte
+ * offset in the message, or RL_ERANGE (naming the text) for an instant 64-bit nanoseconds
+ * cannot hold: before 1677-09-21T00:12:43.145224192Z or after 2262-04-11T23:47:16.854775807Z
+ * (*out_ns is then left alone). */
 int rl_time_parse_iso(const char *text, int64_t *out_ns);
 
 #ifdef __cplusplus

@@ -23,12 +23,15 @@ struct rl_report {
     int nfig, ntable;
 };
 
-static const char *const BADGE_NAMES[] = {"PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"};
-static const char *const BADGE_CLASS[] = {"pass", "fail", "insufficient", "unavailable", "na"};
+static const char *const BADGE_NAMES[] = {"PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A",
+                                          "INCOMPLETE"};
+static const char *const BADGE_CLASS[] = {"pass", "fail", "insufficient", "unavailable", "na",
+                                          "incomplete"};
+enum { BADGE_COUNT = sizeof BADGE_NAMES / sizeof BADGE_NAMES[0] };
 
 const char *rl_badge_name(rl_badge b)
 {
-    return (unsigned)b < 5 ? BADGE_NAMES[b] : "?";
+    return (unsigned)b < BADGE_COUNT ? BADGE_NAMES[b] : "?";
 }
 
 /* Text cells longer than this are prose (a check's reason, a note): they wrap anywhere. */
@@ -62,6 +65,7 @@ static const char CSS[] =
     ".badge.insufficient{background:#fff4d6;color:#7a4d00;border-color:#b07800}"
     ".badge.unavailable{background:#eceff3;color:#3d4650;border-color:#6b7580}"
     ".badge.na{background:#f6f6f6;color:#555;border-color:#aaa}"
+    ".badge.incomplete{background:#fff4d6;color:#7a4d00;border-color:#b07800}"
     "figure{margin:1em 0}figure svg{max-width:100%;height:auto;display:block}"
     "figcaption{font-size:.9em;color:#444;margin-top:.3em}"
     "p.links a{margin-right:1em}"
@@ -166,7 +170,7 @@ int rl_report_paragraph(rl_report *r, const char *text)
 
 static void put_badge(rl_buf *b, rl_badge badge)
 {
-    unsigned k = (unsigned)badge < 5 ? (unsigned)badge : 4;
+    unsigned k = (unsigned)badge < BADGE_COUNT ? (unsigned)badge : RL_BADGE_NA;
     rl_buf_printf(b, "<span class=\"badge %s\">%s</span>", BADGE_CLASS[k], BADGE_NAMES[k]);
 }
 

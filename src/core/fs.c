@@ -88,12 +88,11 @@ int rl_fs_write_atomic(const char *path, const void *data, size_t len, unsigned 
     return fsync_parent(path);
 }
 
-int rl_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len)
+int rl_fs_open_input(const char *path, uint64_t *size_out)
 {
-    *out = NULL;
-    if (out_len)
-        *out_len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (size_out)
+        *size_out = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return io_error(errno, path, "open");
     struct stat st;
@@ -106,12 +105,32 @@ int rl_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_l
         close(fd);
         return rl_error_set(RL_EINVAL, "%s: not a regular file", path);
     }
-    if ((uint64_t)st.st_size > max_bytes) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int rc = io_error(errno, path, "fcntl");
         close(fd);
-        return rl_error_set(RL_ERANGE, "%s: %lld bytes, more than the limit of %zu", path,
-                            (long long)st.st_size, max_bytes);
+        return rc;
     }
-    size_t cap = (size_t)st.st_size;
+    if (size_out)
+        *size_out = (uint64_t)st.st_size;
+    return fd;
+}
+
+int rl_fs_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len)
+{
+    *out = NULL;
+    if (out_len)
+        *out_len = 0;
+    uint64_t size = 0;
+    int fd = rl_fs_open_input(path, &size);
+    if (fd < 0)
+        return fd;
+    if (size > max_bytes) {
+        close(fd);
+        return rl_error_set(RL_ERANGE, "%s: %llu bytes, more than the limit of %zu", path,
+                            (unsigned long long)size, max_bytes);
+    }
+    size_t cap = (size_t)size;
     char *buf = malloc(cap + 1);
     if (!buf) {
         close(fd);

@@ -3,6 +3,7 @@
 #include "runlab/hash.h"
 
 #include "runlab/error.h"
+#include "runlab/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,9 +68,10 @@ int rl_sha256(const void *data, size_t len, uint8_t out[RL_SHA256_LEN])
 
 int rl_sha256_file(const char *path, uint8_t out[RL_SHA256_LEN], uint64_t *size_out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t size = 0;
+    int fd = rl_fs_open_input(path, &size); /* a FIFO or /dev/zero is refused, not hashed */
     if (fd < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "%s", path);
+        return fd;
     rl_sha256_ctx *ctx;
     int rc = rl_sha256_begin(&ctx);
     if (rc < 0) {
@@ -84,8 +86,9 @@ int rl_sha256_file(const char *path, uint8_t out[RL_SHA256_LEN], uint64_t *size_
         return rl_error_set(RL_ENOMEM, "%s: out of memory", path);
     }
     uint64_t total = 0;
-    for (;;) {
-        ssize_t got = read(fd, block, BLOCK);
+    while (total < size) { /* no further than the size at open: a growing file ends */
+        size_t want = size - total < BLOCK ? (size_t)(size - total) : BLOCK;
+        ssize_t got = read(fd, block, want);
         if (got < 0) {
             if (errno == EINTR)
                 continue;

@@ -5,6 +5,7 @@
 
 #include "runlab/error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -207,9 +208,21 @@ int rl_time_parse_iso(const char *text, int64_t *out_ns)
         what = "date or time field out of range";
         goto bad;
     }
+    /* years 0000..9999 fit in seconds; nanoseconds in int64 only from 1677-09-21T00:12:43.145224192Z
+     * to 2262-04-11T23:47:16.854775807Z */
     int64_t secs = days_from_civil(year, (int)month, (int)day) * 86400 + hour * 3600 +
                    minute * 60 + second - offset_s;
-    *out_ns = secs * 1000000000LL + nanos;
+    const int64_t max_s = INT64_MAX / 1000000000LL, max_ns = INT64_MAX % 1000000000LL;
+    const int64_t min_s = INT64_MIN / 1000000000LL - 1, min_ns = 1000000000LL + INT64_MIN % 1000000000LL;
+    if (secs > max_s || (secs == max_s && nanos > max_ns) || secs < min_s ||
+        (secs == min_s && nanos < min_ns))
+        return rl_error_set(RL_ERANGE,
+                            "timestamp '%s': out of the range of 64-bit nanoseconds "
+                            "(1677-09-21T00:12:43.145224192Z .. 2262-04-11T23:47:16.854775807Z)",
+                            text);
+    /* at min_s, secs * 1e9 alone would overflow: one second less, a second more of nanos */
+    *out_ns = secs == min_s ? (secs + 1) * 1000000000LL + (nanos - 1000000000LL)
+                            : secs * 1000000000LL + nanos;
     return RL_OK;
 bad:
     return rl_error_set(RL_EPARSE, "timestamp '%s': byte %zu: %s", text, pos, what);

@@ -136,9 +136,10 @@ void rl_rec_map_close(rec_map_input *in)
 /* Copies `src` to `dst` (new file, fsynced) and hashes the bytes on the way. */
 static int copy_and_hash(const char *src, const char *dst, char hex[65], uint64_t *size)
 {
-    int in = open(src, O_RDONLY | O_CLOEXEC);
+    uint64_t src_size = 0;
+    int in = rl_fs_open_input(src, &src_size); /* a FIFO or a device is refused */
     if (in < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "map %s", src);
+        return rl_error_prefix(in, "map");
     int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (out < 0) {
         int e = errno;
@@ -149,8 +150,9 @@ static int copy_and_hash(const char *src, const char *dst, char hex[65], uint64_
     int rc = rl_sha256_begin(&ctx);
     char buf[65536];
     uint64_t total = 0;
-    while (rc == RL_OK) {
-        ssize_t n = read(in, buf, sizeof buf);
+    while (rc == RL_OK && total < src_size) { /* no further than the size at open */
+        size_t want = src_size - total < sizeof buf ? (size_t)(src_size - total) : sizeof buf;
+        ssize_t n = read(in, buf, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {

@@ -7,6 +7,7 @@
 #include "eval/eval_output.h"
 #include "eval/eval_parallel.h"
 #include "eval/eval_sink.h"
+#include "eval/eval_verdict.h"
 
 #include "core/text.h"
 
@@ -129,20 +130,20 @@ out:
 }
 
 static int fill_result(rl_eval_result *res, const char *dir, const eval_run *run,
-                       const char *notes, struct eval_sink *sink)
+                       const char *notes, const eval_verdict *v, struct eval_sink *sink)
 {
     res->dir = strdup(dir);
     res->run_state = strdup(run->state);
     res->run_note = strdup(notes);
-    if (!res->dir || !res->run_state || !res->run_note)
+    res->interruption = strdup(v->interruption);
+    res->shared_reasons = strdup(v->shared);
+    if (!res->dir || !res->run_state || !res->run_note || !res->interruption ||
+        !res->shared_reasons)
         return rl_error_set(RL_ENOMEM, "evaluation: out of memory");
-    res->passed = true;
-    for (size_t i = 0; i < sink->nchecks; i++) {
-        rl_eval_status s = sink->checks[i].status;
-        res->counts[s]++;
-        if (s != RL_EVAL_PASS && s != RL_EVAL_NA)
-            res->passed = false;
-    }
+    res->verdict = v->verdict;
+    res->passed = v->verdict == RL_EVAL_VERDICT_PASS;
+    res->partial = v->partial;
+    memcpy(res->counts, v->counts, sizeof res->counts);
     res->checks = sink->checks;
     res->nchecks = sink->nchecks;
     sink->checks = NULL;
@@ -169,22 +170,26 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
         return rc;
     eval_loaded *loaded = NULL;
     struct eval_sink sink = {0};
+    eval_verdict verdict = {0};
     char dir[PATH_MAX];
     if ((rc = eval_load_with_map(run_dir, opts->map_path, &loaded)) < 0)
         goto out;
     const eval_run *run = eval_loaded_run(loaded);
     if ((rc = eval_run_metrics(run, config, chosen, &sink)) < 0)
         goto out;
+    if ((rc = eval_verdict_make(run, chosen, sink.checks, sink.nchecks, &verdict)) < 0)
+        goto out;
     if ((rc = eval_dir_create(run_dir, rl_time_now_ns(), dir, sizeof dir)) < 0)
         goto out;
     eval_output out = {dir, run, eval_loaded_notes(loaded), config, chosen, &sink,
-                       opts->argc, opts->argv};
+                       opts->argc, opts->argv, &verdict};
     if ((rc = eval_output_write(&out)) < 0)
         goto out;
-    rc = fill_result(res, dir, run, eval_loaded_notes(loaded), &sink);
+    rc = fill_result(res, dir, run, eval_loaded_notes(loaded), &verdict, &sink);
 out:
     if (rc < 0)
         rl_eval_result_free(res);
+    eval_verdict_free(&verdict);
     eval_sink_clear(&sink);
     eval_loaded_free(loaded);
     json_object_put(config);
@@ -201,6 +206,8 @@ void rl_eval_result_free(rl_eval_result *res)
     free(res->dir);
     free(res->run_state);
     free(res->run_note);
+    free(res->interruption);
+    free(res->shared_reasons);
     memset(res, 0, sizeof *res);
 }
 

@@ -85,6 +85,51 @@ int eval_setting_str(eval_ctx *ctx, const char *key, const char **out)
     return rc;
 }
 
+/* ---- limits and their resolution ---------------------------------------------------- */
+
+int eval_setting_resolution(eval_ctx *ctx, double *out)
+{
+    int rc = eval_setting_f64(ctx, "resolution", out);
+    if (rc == RL_OK && !(*out >= 0 && *out < 1e6))
+        rc = rl_error_set(RL_EINVAL, "configuration: %s.resolution: must be >= 0",
+                          ctx->metric->name);
+    return rc;
+}
+
+/* A decimal step such as 0.001 is not exact in binary, and neither is the difference of
+ * two values a step apart: the excess is compared with the resolution less one part in
+ * 10^9 of it. */
+#define RESOLUTION_SLACK 1e-9
+
+bool eval_over_limit(double value, double limit, double resolution)
+{
+    if (!(resolution > 0))
+        return value > limit;
+    return value - limit >= resolution * (1 - RESOLUTION_SLACK);
+}
+
+const char *eval_format_value(double value, double resolution, char *buf, size_t cap)
+{
+    if (!(resolution > 0) || !isfinite(value)) {
+        snprintf(buf, cap, "%.6g", value);
+        return buf;
+    }
+    int decimals = 0;
+    while (decimals < 9 && resolution * pow(10, decimals) < 1 - RESOLUTION_SLACK)
+        decimals++;
+    snprintf(buf, cap, "%.*f", decimals, value);
+    if (decimals > 0 && strchr(buf, '.')) {
+        size_t n = strlen(buf);
+        while (n > 0 && buf[n - 1] == '0')
+            buf[--n] = 0;
+        if (n > 0 && buf[n - 1] == '.')
+            buf[--n] = 0;
+    }
+    if (strcmp(buf, "-0") == 0)
+        snprintf(buf, cap, "0");
+    return buf;
+}
+
 /* ---- intervals ---------------------------------------------------------------------- */
 
 int eval_intervals_add(eval_intervals *s, double t0, double t1)
@@ -109,8 +154,15 @@ int eval_intervals_from_mask(eval_intervals *s, const double *t, const bool *mas
         size_t j = i;
         while (j + 1 < n && mask[j + 1])
             j++;
-        if (t[j] - t[i] >= min_duration) {
-            int rc = eval_intervals_add(s, t[i], t[j]);
+        double t0 = t[i], t1 = t[j];
+        if (j == i && n > 1) { /* a lone sample stands for its period, inside the data */
+            if (i + 1 < n)
+                t1 = t[i + 1];
+            else
+                t0 = t[i - 1];
+        }
+        if (t1 - t0 >= min_duration) {
+            int rc = eval_intervals_add(s, t0, t1);
             if (rc < 0)
                 return rc;
         }

@@ -91,6 +91,8 @@ typedef struct eval_run {
     bool unfinished;          /* not COMPLETE: FAILED, INTERRUPTED, or still being written */
     int64_t start_ns;         /* time zero: START's stamp, else the first message's log time */
     double window_start, window_stop; /* s since START; START..STOP or the whole run */
+    double planned_duration;          /* s: manifest or experiment.json "planned_duration_s";
+                                         NaN when not recorded */
     const char *window_note;          /* NULL, or why the window is not START..STOP */
     eval_vehicle *vehicles;           /* manifest order (else topic order) */
     size_t nvehicles;
@@ -145,12 +147,28 @@ typedef struct eval_intervals {
 int eval_intervals_add(eval_intervals *s, double t0, double t1);
 /* Appends the stretches where mask[i] holds (from the time of the first sample that holds
  * to the time of the last one of each run of samples), keeping those lasting at least
- * min_duration s. */
+ * min_duration s. A lone sample is not a stretch of zero length: it stands for one sample
+ * period, to the next sample's time (the last sample: from the previous one's). */
 int eval_intervals_from_mask(eval_intervals *s, const double *t, const bool *mask, size_t n,
                              double min_duration);
 /* Sum of the lengths. */
 double eval_intervals_total(const eval_intervals *s);
 void eval_intervals_free(eval_intervals *s);
+
+/* ---- Limits and their resolution ------------------------------------------------------
+ * Every metric states a resolution in default.yaml (`resolution`, in its values' units):
+ * the smallest excess over a limit it reports. A value over its limit by less than that is
+ * not a violation (3.000000000000025 m/s^2 against 3 is rounding, not a fault), and values
+ * are written with the resolution's decimals, so a FAIL never reads "3 over the limit 3". */
+
+/* The metric's `resolution` setting; RL_EINVAL naming the key when missing or negative. */
+int eval_setting_resolution(eval_ctx *ctx, double *out);
+/* Whether `value` exceeds `limit` by at least `resolution` (0: by anything). The small
+ * slack absorbs the binary representation of decimal steps (3.001 - 3 < 0.001). */
+bool eval_over_limit(double value, double limit, double resolution);
+/* `value` with as many decimals as `resolution` has (at most 9; 0: "%.6g"), trailing zeros
+ * dropped: 3.0004 at 0.001 is "3", 3.0012 is "3.001". Returns buf. */
+const char *eval_format_value(double value, double resolution, char *buf, size_t cap);
 
 /* ---- Checks ---------------------------------------------------------------------------
  * Adds one check of the running metric: `vehicles` (nvehicles ids, may be 0), status,

@@ -3,6 +3,8 @@
  * it (each with its summary.json's verdict), newest first. Bad runs are listed, not fatal. */
 #include "runlab/eval.h"
 
+#include "eval/eval_verdict.h"
+
 #include "core/text.h"
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -36,6 +38,15 @@ static int cmp_names_asc(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* dir/name for a name read from the directory itself: any byte but '/' may be in it (a
+ * newline, a tab), so it is not checked like a user-supplied name (rl_path_join), which
+ * would leave such runs out of the list; printing escapes them. False when too long. */
+static bool join_entry(char *out, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    return n >= 0 && (size_t)n < cap;
+}
+
 /* Directory names in `dir` (not starting with '.'), sorted. */
 static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_first)
 {
@@ -53,7 +64,7 @@ static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_fi
             continue;
         char p[PATH_MAX];
         struct stat st;
-        if (rl_path_join(p, sizeof p, dir, e->d_name) < 0 || stat(p, &st) != 0 ||
+        if (!join_entry(p, sizeof p, dir, e->d_name) || stat(p, &st) != 0 ||
             !S_ISDIR(st.st_mode))
             continue;
         if ((rc = rl_grow_array((void **)&names, &cap, n + 1, sizeof *names, "runs")) < 0)
@@ -71,10 +82,48 @@ static int list_dirs(const char *dir, char ***out, size_t *count, bool newest_fi
         free(names);
         return rc;
     }
-    qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
+    if (n > 1) /* names is NULL when the directory holds none (qsort wants a pointer) */
+        qsort(names, n, sizeof *names, newest_first ? cmp_names_desc : cmp_names_asc);
     *out = names;
     *count = n;
     return RL_OK;
+}
+
+/* What one evaluation's summary.json says. Summaries written before "result" and
+ * "partial" existed: the result from their counts (the same rule), partial when their
+ * "metrics" lack a registered metric. */
+static void read_summary(json_object *sum, rl_eval_listed_evaluation *e)
+{
+    bool passed, partial;
+    const char *result;
+    json_object *o;
+    if (rl_json_get_bool(sum, "passed", &passed) == RL_OK)
+        e->passed = passed;
+    if (rl_json_get_string(sum, "result", &result) == RL_OK) {
+        for (int v = 0; v < RL_EVAL_VERDICT_COUNT; v++)
+            if (strcmp(result, rl_eval_verdict_name((rl_eval_verdict)v)) == 0)
+                e->verdict = v;
+    } else if (rl_json_get_object(sum, "counts", &o) == RL_OK) {
+        size_t counts[RL_EVAL_STATUS_COUNT] = {0};
+        for (int s = 0; s < RL_EVAL_STATUS_COUNT; s++) {
+            int64_t n;
+            if (rl_json_get_int64(o, rl_eval_status_name((rl_eval_status)s), &n) == RL_OK && n > 0)
+                counts[s] = (size_t)n;
+        }
+        e->verdict = (int)rl_eval_verdict_of(counts);
+    }
+    if (rl_json_get_bool(sum, "partial", &partial) == RL_OK) {
+        e->partial = partial;
+    } else if (rl_json_get_array(sum, "metrics", &o) == RL_OK) {
+        for (size_t m = 0; m < rl_eval_metric_count(); m++) {
+            bool ran = false;
+            for (size_t k = 0; k < json_object_array_length(o) && !ran; k++) {
+                const char *name = json_object_get_string(json_object_array_get_idx(o, k));
+                ran = name && strcmp(name, rl_eval_metric_name(m)) == 0;
+            }
+            e->partial = e->partial || !ran;
+        }
+    }
 }
 
 static int read_evaluations(rl_eval_listed_run *r)
@@ -99,12 +148,11 @@ static int read_evaluations(rl_eval_listed_run *r)
         e->name = names[i];
         e->passed = -1;
         char p[PATH_MAX];
+        e->verdict = -1;
         json_object *sum;
-        bool passed;
         if (snprintf(p, sizeof p, "%s/%s/summary.json", dir, names[i]) < (int)sizeof p &&
             rl_json_read_file(p, MAX_SUMMARY_BYTES, &sum) == RL_OK) {
-            if (rl_json_get_bool(sum, "passed", &passed) == RL_OK)
-                e->passed = passed;
+            read_summary(sum, e);
             json_object_put(sum);
         }
     }
@@ -118,6 +166,7 @@ static void read_manifest(rl_eval_listed_run *r)
     char p[PATH_MAX], why[256];
     json_object *m = NULL, *o;
     r->duration_s = NAN;
+    r->planned_s = NAN;
     bool unfinished = rl_record_run_unfinished(r->dir, why, sizeof why) == 1;
     if (rl_path_join(p, sizeof p, r->dir, "manifest.json") < 0 ||
         rl_json_read_file(p, MAX_MANIFEST_BYTES, &m) < 0 || !json_object_is_type(m, json_type_object)) {
@@ -156,6 +205,11 @@ static void read_manifest(rl_eval_listed_run *r)
             r->duration_s = (double)(b - a) / 1e9;
     }
     json_object_put(m);
+    r->planned_s = eval_planned_duration(r->dir);
+    char text[160];
+    eval_interruption_text(r->state, r->duration_s, r->planned_s, text, sizeof text);
+    if (text[0])
+        r->interruption = strdup(text);
 }
 
 int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count)
@@ -177,7 +231,7 @@ int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count)
     for (size_t i = 0; rc == RL_OK && i < n; i++) {
         rl_eval_listed_run *r = &runs[k];
         char p[PATH_MAX];
-        if (rl_path_join(p, sizeof p, exp, names[i]) < 0)
+        if (!join_entry(p, sizeof p, exp, names[i]))
             continue;
         r->dir = strdup(p);
         r->name = strdup(names[i]);
@@ -210,9 +264,26 @@ void rl_eval_list_free(rl_eval_listed_run *runs, size_t count)
         rl_eval_listed_run *r = &runs[i];
         free(r->dir), free(r->name), free(r->run_id), free(r->state), free(r->result);
         free(r->planner), free(r->map_sha256), free(r->start), free(r->vehicles);
+        free(r->interruption);
         for (size_t k = 0; k < r->nevaluations; k++)
             free(r->evaluations[k].name);
         free(r->evaluations);
     }
     free(runs);
+}
+
+const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *run)
+{
+    for (size_t i = run->nevaluations; i-- > 0;)
+        if (!run->evaluations[i].partial && run->evaluations[i].verdict >= 0)
+            return &run->evaluations[i];
+    return NULL;
+}
+
+const rl_eval_listed_evaluation *rl_eval_listed_newer_partial(const rl_eval_listed_run *run)
+{
+    if (run->nevaluations == 0)
+        return NULL;
+    const rl_eval_listed_evaluation *last = &run->evaluations[run->nevaluations - 1];
+    return last->partial && last != rl_eval_listed_full(run) ? last : NULL;
 }

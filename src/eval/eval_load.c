@@ -3,6 +3,7 @@
  * compiled field paths (a field the schema lacks is reported, not guessed), the START/STOP
  * window from rt/lab/system_trigger, and the runtime map checked against its SHA-256. */
 #include "eval/eval_load.h"
+#include "eval/eval_verdict.h"
 
 #include "core/text.h"
 #include "runlab/error.h"
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 enum { MAX_VEHICLES = 256, MAX_MANIFEST_BYTES = 16 << 20 };
@@ -170,6 +172,7 @@ static void read_manifest(eval_loaded *l, const char *dir)
     l->run.state = "UNKNOWN";
     l->run.state_reason = "";
     l->run.run_id = "";
+    l->run.planned_duration = eval_planned_duration(dir);
     if (rl_path_join(path, sizeof path, dir, "manifest.json") < 0 ||
         rl_json_read_file(path, MAX_MANIFEST_BYTES, &l->manifest) < 0) {
         rl_buf_printf(&l->notes, "No readable manifest.json (%s): the run is evaluated from its bag alone.\n",
@@ -227,9 +230,9 @@ static int check_map_hash(const char *path, const char *expected)
     char hex[RL_SHA256_HEX_LEN + 1];
     int rc = rl_sha256_file(path, digest, NULL);
     if (rc < 0)
-        return rl_error_prefix(rc, "%s", path);
+        return rc; /* the message names the path */
     rl_sha256_hex(digest, hex);
-    if (expected && strcmp(expected, hex) != 0)
+    if (expected && strcasecmp(expected, hex) != 0) /* hex digits in either case */
         return rl_error_set(RL_ECRC,
                             "%s: map hash mismatch: the manifest says SHA-256 %s, the file has %s",
                             path, expected, hex);
@@ -995,6 +998,7 @@ int eval_load_bag_mem(const void *data, size_t len, eval_loaded **out)
     l->run.dir = l->run.bag_path = "(memory)";
     l->run.state = "UNKNOWN";
     l->run.state_reason = l->run.run_id = "";
+    l->run.planned_duration = NAN;
     l->run.map_missing = "no map (bag from memory)";
     int rc = read_bag(l, NULL, data, len);
     if (rc < 0) {

@@ -130,15 +130,17 @@ static int json_check(rl_json_writer *j, const rl_eval_check *c)
     return rl_json_end_object(j);
 }
 
-static bool all_passed(const struct eval_sink *s, size_t *counts)
+/* Each line of `text` ('\n'-separated) as a JSON string. */
+static void json_lines(rl_json_writer *j, const char *text)
 {
-    bool passed = true;
-    for (size_t i = 0; i < s->nchecks; i++) {
-        counts[s->checks[i].status]++;
-        if (s->checks[i].status != RL_EVAL_PASS && s->checks[i].status != RL_EVAL_NA)
-            passed = false;
+    rl_json_begin_array(j);
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        rl_json_string_n(j, p, n);
+        p += n + (nl ? 1 : 0);
     }
-    return passed;
+    rl_json_end_array(j);
 }
 
 static int write_summary(const eval_output *o)
@@ -147,18 +149,26 @@ static int write_summary(const eval_output *o)
     int rc = rl_json_writer_new_buffer(&j, RL_JSON_PRETTY);
     if (rc < 0)
         return rc;
-    size_t counts[RL_EVAL_STATUS_COUNT] = {0};
-    bool passed = all_passed(o->sink, counts);
+    const eval_verdict *v = o->verdict;
     const eval_run *run = o->run;
     rl_json_begin_object(j);
     rl_json_key(j, "format"), rl_json_string(j, "runlab.evaluation");
     rl_json_key(j, "format_version"), rl_json_int64(j, 1);
-    rl_json_key(j, "passed"), rl_json_bool(j, passed);
+    /* passed is the result being PASS: INSUFFICIENT and UNAVAILABLE checks leave it false. */
+    rl_json_key(j, "passed"), rl_json_bool(j, v->verdict == RL_EVAL_VERDICT_PASS);
+    rl_json_key(j, "result"), rl_json_string(j, rl_eval_verdict_name(v->verdict));
+    rl_json_key(j, "partial"), rl_json_bool(j, v->partial);
+    rl_json_key(j, "interruption");
+    if (v->interruption[0])
+        rl_json_string(j, v->interruption);
+    else
+        rl_json_null(j);
     rl_json_key(j, "run"), rl_json_begin_object(j);
     rl_json_key(j, "directory"), rl_json_string(j, run->dir);
     rl_json_key(j, "run_id"), rl_json_string(j, run->run_id);
     rl_json_key(j, "state"), rl_json_string(j, run->state);
     rl_json_key(j, "reason"), rl_json_string(j, run->state_reason);
+    rl_json_key(j, "planned_duration"), rl_json_double(j, run->planned_duration);
     rl_json_key(j, "vehicles"), rl_json_begin_array(j);
     for (size_t i = 0; i < run->nvehicles; i++)
         rl_json_int64(j, run->vehicles[i].id);
@@ -171,14 +181,8 @@ static int write_summary(const eval_output *o)
     rl_json_key(j, "stop"), rl_json_double(j, run->window_stop);
     rl_json_key(j, "note"), run->window_note ? rl_json_string(j, run->window_note) : rl_json_null(j);
     rl_json_end_object(j);
-    rl_json_key(j, "notes"), rl_json_begin_array(j); /* one per line of the report's top */
-    for (const char *p = o->notes; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        rl_json_string_n(j, p, n);
-        p += n + (nl ? 1 : 0);
-    }
-    rl_json_end_array(j);
+    rl_json_key(j, "notes"), json_lines(j, o->notes); /* one per line of the report's top */
+    rl_json_key(j, "shared_reasons"), json_lines(j, v->shared);
     rl_json_key(j, "metrics"), rl_json_begin_array(j);
     for (size_t i = 0; i < eval_metric_total; i++)
         if (o->chosen[i])
@@ -186,7 +190,7 @@ static int write_summary(const eval_output *o)
     rl_json_end_array(j);
     rl_json_key(j, "counts"), rl_json_begin_object(j);
     for (int s = 0; s < RL_EVAL_STATUS_COUNT; s++)
-        rl_json_key(j, rl_eval_status_name((rl_eval_status)s)), rl_json_int64(j, (int64_t)counts[s]);
+        rl_json_key(j, rl_eval_status_name((rl_eval_status)s)), rl_json_int64(j, (int64_t)v->counts[s]);
     rl_json_end_object(j);
     rl_json_key(j, "checks"), rl_json_begin_array(j);
     for (size_t i = 0; i < o->sink->nchecks; i++)
@@ -324,13 +328,36 @@ static int write_report(const eval_output *o, char *const *svgs)
         free(line);
         p += n + (nl ? 1 : 0);
     }
-    size_t counts[RL_EVAL_STATUS_COUNT] = {0};
-    bool passed = all_passed(o->sink, counts);
-    rl_report_status(r, "Result", passed ? RL_BADGE_PASS : RL_BADGE_FAIL);
-    char line[256];
-    snprintf(line, sizeof line, "%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A",
-             o->sink->nchecks, counts[0], counts[1], counts[2], counts[3], counts[4]);
+    const eval_verdict *v = o->verdict;
+    static const rl_badge badges[] = {RL_BADGE_PASS, RL_BADGE_FAIL, RL_BADGE_INCOMPLETE};
+    rl_report_status(r, "Result", badges[v->verdict]);
+    char line[512];
+    const size_t *counts = v->counts;
+    snprintf(line, sizeof line, "%s%s%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A",
+             v->interruption, v->interruption[0] ? "; " : "", o->sink->nchecks, counts[0],
+             counts[1], counts[2], counts[3], counts[4]);
     rl_report_paragraph(r, line);
+    if (v->partial) {
+        rl_buf m = {0};
+        rl_buf_puts(&m, "A partial evaluation (--metrics): only ");
+        for (size_t i = 0, k = 0; i < eval_metric_total; i++)
+            if (o->chosen[i])
+                rl_buf_printf(&m, "%s%s", k++ ? ", " : "", eval_metrics[i].name);
+        rl_buf_puts(&m, " ran; `runlab list` keeps the latest full evaluation's result.");
+        char *text = rl_buf_take(&m, NULL);
+        if (text)
+            rl_report_paragraph(r, text);
+        free(text);
+    }
+    for (const char *q = v->shared; *q;) { /* reasons several checks share, once each */
+        const char *nl = strchr(q, '\n');
+        size_t n = nl ? (size_t)(nl - q) : strlen(q);
+        char *one = strndup(q, n);
+        if (one)
+            rl_report_paragraph(r, one);
+        free(one);
+        q += n + (nl ? 1 : 0);
+    }
     if ((rc = report_checks(r, o->sink)) < 0)
         goto out;
     rl_report_kv_begin(r, "Run");

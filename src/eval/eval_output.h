@@ -3,6 +3,7 @@
 #define RUNLAB_EVAL_OUTPUT_H
 
 #include "eval/eval_sink.h"
+#include "eval/eval_verdict.h"
 
 typedef struct eval_output {
     const char *dir; /* the new evaluation directory */
@@ -13,6 +14,7 @@ typedef struct eval_output {
     struct eval_sink *sink;
     int argc;
     char *const *argv;
+    const eval_verdict *verdict; /* the overall result, partial or not, shared reasons */
 } eval_output;
 
 /* Creates RUN/evaluations/<now as YYYYmmddTHHMMSSZ>, or with "-2", "-3", ... when that

@@ -263,6 +263,11 @@ static void XMLCALL on_end(void *ud, const XML_Char *el)
                      p->text, el);
                 return;
             }
+            if (el[0] == 'x' ? p->have_x : p->have_y) { /* no silent "last one wins" */
+                rl_map_xml_fail(&p->x, "lanelet %lld: <point> has a second <%s>",
+                                (long long)p->ll->id, el);
+                return;
+            }
             if (el[0] == 'x') {
                 p->px = v;
                 p->have_x = true;

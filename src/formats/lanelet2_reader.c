@@ -450,6 +450,13 @@ static int position_nodes(osm_parse *p, const rl_map_read_options *o, rl_map_poi
                                 p->x.name, n->line, (long long)n->id, n->lat, n->lon);
         rl_map_project(proj, o->origin_lat, o->origin_lon, n->lat, n->lon, &pos[i]);
     }
+    for (size_t i = 0; i < p->num_nodes; i++)
+        if (!(fabs(pos[i].x) <= RL_MAP_MAX_COORD && fabs(pos[i].y) <= RL_MAP_MAX_COORD))
+            return rl_error_set(RL_EPARSE,
+                                "%s:%u: node %lld: position (%g, %g) is not finite or farther "
+                                "than %g m from the origin",
+                                p->x.name, p->nodes[i].line, (long long)p->nodes[i].id, pos[i].x,
+                                pos[i].y, RL_MAP_MAX_COORD);
     return RL_OK;
 }
 
@@ -587,6 +594,19 @@ static int resolve(osm_parse *p, const rl_map_read_options *o)
         if (prev != UINT32_MAX)
             rc = rl_error_set(RL_EPARSE, "%s:%u: way %lld: id also used on line %u", p->x.name,
                               p->ways[i].line, (long long)p->ways[i].id, p->ways[prev].line);
+    }
+    if (rc == RL_OK) { /* relations: lanelets and every other kind share one id space */
+        rl_map_idmap rels = {0};
+        rc = rl_map_idmap_init(&rels, p->num_rels);
+        for (size_t i = 0; rc == RL_OK && i < p->num_rels; i++) {
+            uint32_t prev;
+            rl_map_idmap_put(&rels, p->rels[i].id, (uint32_t)i, &prev);
+            if (prev != UINT32_MAX)
+                rc = rl_error_set(RL_EPARSE, "%s:%u: relation %lld: id also used on line %u",
+                                  p->x.name, p->rels[i].line, (long long)p->rels[i].id,
+                                  p->rels[prev].line);
+        }
+        rl_map_idmap_free(&rels);
     }
     if (rc == RL_OK && !(pos = malloc((p->num_nodes + 1) * sizeof *pos)))
         rc = rl_error_set(RL_ENOMEM, "out of memory");

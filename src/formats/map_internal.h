@@ -163,6 +163,10 @@ size_t rl_map_polygon_build(const rl_map_source_lanelet *ll, rl_map_point *out);
 double rl_map_polygon_signed_area(const rl_map_point *p, size_t n);
 size_t rl_map_polygon_self_crossings(const rl_map_point *p, size_t n);
 
+/* Metres from the origin beyond which a position is refused (a wrong projection or unit);
+ * the OSM reader checks each node against it with its line, the compiler each lanelet. */
+#define RL_MAP_MAX_COORD 1e9
+
 /* An id -> index hash (open addressing), sized once for `n` keys. */
 typedef struct rl_map_idmap {
     int64_t *keys;

@@ -89,35 +89,34 @@ void rl_mcap_reader_options_default(rl_mcap_reader_options *o)
 int mcap_file_open(mcap_file *f, const char *path)
 {
     memset(f, 0, sizeof *f);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t size = 0;
+    int fd = rl_fs_open_input(path, &size); /* refuses FIFOs and devices without blocking */
     if (fd < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "open %s", path);
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
+        return fd;
+    if (size == 0) {
         close(fd);
-        return rl_error_set_errno(RL_EIO, e, "stat %s", path);
-    }
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-            f->fd = fd;
-            f->map = m;
-            f->map_len = (size_t)st.st_size;
-            f->data = m;
-            f->len = f->map_len;
-            return RL_OK;
-        }
-    }
-    close(fd);
-    if (S_ISREG(st.st_mode) && st.st_size == 0) {
         f->data = (const uint8_t *)"";
         return RL_OK;
     }
-    /* Not mappable (a pipe, a special file): read it whole. */
+    if (size > SIZE_MAX / 2) {
+        close(fd);
+        return rl_error_set(RL_ERANGE, "%s: %llu bytes, too large to map", path,
+                            (unsigned long long)size);
+    }
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+        f->fd = fd;
+        f->map = m;
+        f->map_len = (size_t)size;
+        f->data = m;
+        f->len = f->map_len;
+        return RL_OK;
+    }
+    close(fd);
+    /* Not mappable (a file system without mmap): read it whole, bounded by its size. */
     char *buf = NULL;
     size_t n = 0;
-    int rc = rl_fs_read_all(path, SIZE_MAX / 2, &buf, &n);
+    int rc = rl_fs_read_all(path, (size_t)size, &buf, &n);
     if (rc < 0)
         return rc;
     f->owned = (uint8_t *)buf;
@@ -382,6 +381,15 @@ static int check_magic_at(const rl_mcap_reader *r, size_t pos)
            memcmp(r->data + pos, rl_mcap_magic, RL_MCAP_MAGIC_LEN) == 0;
 }
 
+/* True when all `n` bytes at `p` are zero. */
+static bool zero_tail(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return false;
+    return true;
+}
+
 /* Notes a condition that does not stop reading; the first one's text is kept. */
 static void warn(rl_mcap_reader *r, const char *msg)
 {
@@ -505,6 +513,23 @@ int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec)
                              r->pos);
             r->done = 1;
             return 0;
+        }
+        if (at < r->len && r->data[at] == 0 && zero_tail(r->data + at, r->len - at)) {
+            /* Space a file system pre-allocated and a crashed writer never filled: the data
+               ends here, as in a file cut at this byte. Zeros followed by anything else are
+               damage, reported below by the record parser with their offset. */
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "byte %zu: the remaining %zu bytes are all zero (a zero-filled tail); "
+                     "read as the end of the data",
+                     at, r->len - at);
+            warn(r, msg);
+            return stick(r,
+                         rl_error_set(RL_ETRUNCATED,
+                                      "byte %zu: file ends before the Footer (zero-filled tail "
+                                      "of %zu bytes)",
+                                      at, r->len - at),
+                         at);
         }
         if (r->len - at < RL_MCAP_RECORD_PREFIX) {
             if (at == r->len)

@@ -44,6 +44,7 @@ typedef struct idl_parser {
     token tok;
     symbol *syms;
     size_t nsyms, csyms;
+    msgdef_names sym_index; /* fully qualified name -> index in syms */
     char scope[MAX_NAME];
     int nest;
     bool module_autoid_hash; /* @autoid(HASH) of the innermost module that says (XTypes 7.3.1.2.1.1) */
@@ -211,24 +212,34 @@ static int ident(idl_parser *p, char *out, size_t cap, const char *what)
 static int add_symbol(idl_parser *p, const char *name, sym_kind kind, uint32_t type, int has_int,
                       int64_t ival)
 {
-    for (size_t i = 0; i < p->nsyms; i++)
-        if (strcmp(p->syms[i].name, name) == 0) {
-            if (p->syms[i].kind == S_FORWARD && kind == S_TYPE) {
-                p->syms[i].kind = S_TYPE;
-                return RL_OK;
-            }
-            if (kind == S_FORWARD)
-                return RL_OK;
-            return rl_error_set(RL_EPARSE, "schema '%s': line %zu: '%s' is declared twice", p->schema,
-                                p->tok.line, name);
+    uint32_t i;
+    if (msgdef_names_get(&p->sym_index, name, strlen(name), &i)) {
+        if (p->syms[i].kind == S_FORWARD && kind == S_TYPE) {
+            p->syms[i].kind = S_TYPE;
+            return RL_OK;
         }
+        if (kind == S_FORWARD)
+            return RL_OK;
+        return rl_error_set(RL_EPARSE, "schema '%s': line %zu: '%s' is declared twice", p->schema,
+                            p->tok.line, name);
+    }
+    if (p->nsyms >= UINT32_MAX / 2)
+        return rl_error_set(RL_ERANGE, "schema '%s': too many names", p->schema);
     symbol s = {.name = strdup(name), .kind = kind, .type = type, .has_int = has_int, .ival = ival};
     if (!s.name)
         return rl_error_set(RL_ENOMEM, "schema: out of memory");
-    int rc = msgdef_push((void **)&p->syms, &p->nsyms, &p->csyms, sizeof s, &s);
+    int rc = msgdef_names_put(&p->sym_index, name, strlen(name), (uint32_t)p->nsyms);
+    if (rc == RL_OK)
+        rc = msgdef_push((void **)&p->syms, &p->nsyms, &p->csyms, sizeof s, &s);
     if (rc < 0)
         free(s.name);
     return rc;
+}
+
+static symbol *find_symbol(idl_parser *p, const char *full)
+{
+    uint32_t i;
+    return msgdef_names_get(&p->sym_index, full, strlen(full), &i) ? &p->syms[i] : NULL;
 }
 
 static int scoped(const idl_parser *p, const char *name, char *out)
@@ -252,9 +263,9 @@ static symbol *lookup(idl_parser *p, const char *name)
                 snprintf(full, sizeof full, "%s::%s", sc, name);
             else
                 snprintf(full, sizeof full, "%s", name);
-            for (size_t i = 0; i < p->nsyms; i++)
-                if (strcmp(p->syms[i].name, full) == 0)
-                    return &p->syms[i];
+            symbol *found = find_symbol(p, full);
+            if (found)
+                return found;
             if (!sc[0])
                 return NULL;
             char *last = NULL;
@@ -266,10 +277,7 @@ static symbol *lookup(idl_parser *p, const char *name)
                 sc[0] = '\0';
         }
     }
-    for (size_t i = 0; i < p->nsyms; i++)
-        if (strcmp(p->syms[i].name, name) == 0)
-            return &p->syms[i];
-    return NULL;
+    return find_symbol(p, name);
 }
 
 static int scoped_name(idl_parser *p, char *out)
@@ -750,6 +758,7 @@ static int struct_def(idl_parser *p, const annots *ta)
         return RL_OK;
     rl_msg_member *members = NULL;
     size_t nm = 0, cm = 0;
+    msgdef_names member_names = {0}; /* for "member declared twice" in constant time */
     uint32_t next_id = 0;
     rl_msg_ext base_ext = RL_MSG_EXT_DEFAULT; /* a derived struct says what its base says */
     if (is(p, ":")) {
@@ -769,10 +778,14 @@ static int struct_def(idl_parser *p, const annots *ta)
             rl_msg_member m = bt->members[i];
             m.name = strdup(m.name);
             m.default_value = m.default_value ? strdup(m.default_value) : NULL;
-            if (!m.name || msgdef_push((void **)&members, &nm, &cm, sizeof m, &m) < 0) {
-                free((void *)m.name);
-                free((void *)m.default_value);
+            if (!m.name || msgdef_push((void **)&members, &nm, &cm, sizeof m, &m) < 0 ||
+                msgdef_names_put(&member_names, m.name, strlen(m.name), 0) < 0) {
+                if (nm == 0 || members[nm - 1].name != m.name) {
+                    free((void *)m.name);
+                    free((void *)m.default_value);
+                }
                 free_members(members, nm);
+                msgdef_names_free(&member_names);
                 return rl_error_set(RL_ENOMEM, "schema: out of memory");
             }
             next_id = m.id + 1;
@@ -780,6 +793,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     }
     if ((rc = expect(p, "{")) < 0) {
         free_members(members, nm);
+        msgdef_names_free(&member_names);
         return rc;
     }
     while (rc == RL_OK && !is(p, "}")) {
@@ -797,12 +811,11 @@ static int struct_def(idl_parser *p, const annots *ta)
             if ((rc = ident(p, mname, sizeof mname, "a member name")) < 0 ||
                 (rc = array_dims(p, base, &mt)) < 0)
                 break;
-            for (size_t i = 0; i < nm; i++)
-                if (strcmp(members[i].name, mname) == 0) {
-                    rc = perr(p, &at, "member declared twice");
-                    break;
-                }
-            if (rc < 0)
+            if (msgdef_names_get(&member_names, mname, strlen(mname), NULL)) {
+                rc = perr(p, &at, "member declared twice");
+                break;
+            }
+            if ((rc = msgdef_names_put(&member_names, mname, strlen(mname), 0)) < 0)
                 break;
             rl_msg_member m = {.name = strdup(mname), .type = mt, .optional = a.optional, .key = a.key,
                                .id = a.has_id ? a.id : next_id};
@@ -827,6 +840,7 @@ static int struct_def(idl_parser *p, const annots *ta)
     }
     if (rc == RL_OK)
         rc = next(p); /* '}' */
+    msgdef_names_free(&member_names);
     if (rc < 0) {
         free_members(members, nm);
         return rc;
@@ -1149,5 +1163,6 @@ int msgdef_parse_idl(rl_msgdef *d, const char *name, const char *text, size_t le
     for (size_t i = 0; i < p.nsyms; i++)
         free(p.syms[i].name);
     free(p.syms);
+    msgdef_names_free(&p.sym_index);
     return rc < 0 ? rc : msgdef_finish(d, root);
 }

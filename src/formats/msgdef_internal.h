@@ -6,8 +6,28 @@
 
 #include "runlab/msgdef.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* A string -> uint32 hash (msgdef_names.c); zero-initialised is empty. Keys are copied. */
+typedef struct msgdef_names {
+    struct msgdef_name_slot *slots;
+    size_t cap, n;
+} msgdef_names;
+/* Looks `key` (len bytes) up; true and *value (when not NULL) when present. */
+bool msgdef_names_get(const msgdef_names *h, const char *key, size_t len, uint32_t *value);
+/* Sets key -> value (replacing a present key's value). RL_ENOMEM on failure. */
+int msgdef_names_put(msgdef_names *h, const char *key, size_t len, uint32_t value);
+void msgdef_names_free(msgdef_names *h);
+
+/* Limits on a schema (docs/msgdef.md): its text, and what one type may hold. */
+enum {
+    MSGDEF_MAX_TEXT = 16 << 20,    /* bytes of schema text */
+    MSGDEF_MAX_MEMBERS = 1 << 20,  /* members, enumerators or constants of one type */
+    MSGDEF_MAX_NESTING = 256       /* types nested: structs, unions, arrays, sequences (the
+                                      decoder stops payloads at 100) */
+};
 
 /* Primitive kinds occupy type indices 1..RL_MSG_WSTRING; index 0 is unused. */
 enum { MSGDEF_FIRST_USER_TYPE = RL_MSG_WSTRING + 1 };
@@ -22,6 +42,7 @@ struct rl_msgdef {
     size_t nconstants, cconstants;
     struct cdr_plan *plan; /* the root type flattened for decoding (cdr_plan.c) */
     bool wstring_ros; /* ros2msg: wstrings as ROS 2 type supports write them (cdr_wstring.c) */
+    msgdef_names shapes; /* unnamed string/array/sequence types by shape, while parsing */
 };
 
 /* A decoding plan (cdr_plan.c), built by rl_msgdef_parse once a schema has parsed. */

@@ -9,11 +9,22 @@
 #include "runlab/error.h"
 #include "runlab/hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { MAX_CELLS = 1u << 21, UNION_ROWS = 8192 };
-#define MAX_COORD 1e9 /* metres; farther positions are a wrong projection */
+/* Edge visits the boundary records may cost in all (a few seconds at most). Real maps use
+ * a small part of it (the lab map 0.19 M, Lanelet2's mapping_example 0.04 M); a map beyond it
+ * keeps the cells after that point unmarked, where the footprint test reads whole polygons:
+ * the same answers, found more slowly. */
+#define BOUNDARY_WORK_MAX ((uint64_t)1 << 25)
+/* Edges one lanelet's record of one cell may list (a record holds up to UINT16_MAX): a
+ * lanelet's few edges near the cell in a real map; a long straight lanelet lists every
+ * edge to the right of the cell in its rows, n per cell, n x n in all. Past it the cell is
+ * left unmarked, as past the work budget. */
+#define LOCAL_MAX_EDGES 1024
+#define MAX_COORD RL_MAP_MAX_COORD
 
 typedef struct compile_ctx {
     const rl_map_source *src;
@@ -67,22 +78,34 @@ static double polyline_length(const rl_map_point *p, size_t n)
     return len;
 }
 
-/* Point at fraction t of a polyline's arc length. */
-static rl_map_point point_at(const rl_map_point *p, size_t n, double total, double t)
+/* A walk along a polyline by arc-length fraction, for fractions in increasing order: each
+ * call resumes at the segment where the last one stopped, so m points along n vertices
+ * cost n + m (one walk from the start per point cost n * m: seconds for 20 k vertices).
+ * The sums are the same, in the same order, as a walk from the start. */
+typedef struct polyline_walk {
+    const rl_map_point *p;
+    size_t n, i;
+    double total, acc;
+} polyline_walk;
+
+/* Point at fraction t (not below the previous call's) of the walk's polyline. */
+static rl_map_point point_at(polyline_walk *w, double t)
 {
-    if (n == 1 || total <= 0)
+    const rl_map_point *p = w->p;
+    if (w->n == 1 || w->total <= 0)
         return p[0];
-    double want = t * total, acc = 0;
-    for (size_t i = 0; i + 1 < n; i++) {
+    double want = t * w->total;
+    for (; w->i + 1 < w->n; w->i++) {
+        size_t i = w->i;
         double seg = hypot(p[i + 1].x - p[i].x, p[i + 1].y - p[i].y);
-        if (acc + seg >= want && seg > 0) {
-            double u = (want - acc) / seg;
+        if (w->acc + seg >= want && seg > 0) {
+            double u = (want - w->acc) / seg;
             return (rl_map_point){p[i].x + u * (p[i + 1].x - p[i].x),
                                   p[i].y + u * (p[i + 1].y - p[i].y)};
         }
-        acc += seg;
+        w->acc += seg;
     }
-    return p[n - 1];
+    return p[w->n - 1];
 }
 
 /* Arc-length fractions of a polyline's vertices, appended to f. */
@@ -124,9 +147,11 @@ static int add_centre(compile_ctx *c, const rl_map_source_lanelet *ll, rlmap_lan
             continue;
         f[m++] = f[i];
     }
-    for (size_t i = 0; i < m; i++) {
-        rl_map_point a = point_at(ll->left, ll->num_left, ll_len, f[i]);
-        rl_map_point b = point_at(ll->right, ll->num_right, lr_len, f[i]);
+    polyline_walk wl = {.p = ll->left, .n = ll->num_left, .total = ll_len};
+    polyline_walk wr = {.p = ll->right, .n = ll->num_right, .total = lr_len};
+    for (size_t i = 0; i < m; i++) { /* f is sorted: both walks go forward only */
+        rl_map_point a = point_at(&wl, f[i]);
+        rl_map_point b = point_at(&wr, f[i]);
         tmp[i] = (rl_map_point){(a.x + b.x) / 2, (a.y + b.y) / 2};
     }
     int rc = push_points(c, tmp, m, &out->centre_off, &out->centre_n);
@@ -152,12 +177,34 @@ static int push_links(compile_ctx *c, const rl_map_idmap *ids, const int64_t *re
     return RL_OK;
 }
 
+/* "file:line: " of a lanelet in its source (as the readers' messages start), or "" for a
+ * source built in memory without a name. */
+static void source_place(const rl_map_source *src, const rl_map_source_lanelet *ll, char *out,
+                         size_t cap)
+{
+    if (src->name && ll->line)
+        snprintf(out, cap, "%s:%llu: ", src->name, (unsigned long long)ll->line);
+    else if (src->name)
+        snprintf(out, cap, "%s: ", src->name);
+    else
+        out[0] = '\0';
+}
+
 static int build_lanelet(compile_ctx *c, const rl_map_idmap *ids, uint32_t idx)
 {
     const rl_map_source_lanelet *ll = &c->src->lanelets[c->order[idx]];
     rlmap_lanelet *out = &c->lanelets[idx];
     memset(out, 0, sizeof *out);
     out->id = ll->id;
+    if (ll->num_left > RL_MAP_MAX_BOUND_POINTS || ll->num_right > RL_MAP_MAX_BOUND_POINTS) {
+        char at[300];
+        source_place(c->src, ll, at, sizeof at);
+        return rl_error_set(RL_ERANGE,
+                            "%slanelet %lld: %zu left and %zu right bound points; at most %d per "
+                            "bound (split the lanelet)",
+                            at, (long long)ll->id, ll->num_left, ll->num_right,
+                            RL_MAP_MAX_BOUND_POINTS);
+    }
     int rc = push_points(c, ll->left, ll->num_left, &out->left_off, &out->left_n);
     if (rc == RL_OK)
         rc = push_points(c, ll->right, ll->num_right, &out->right_off, &out->right_n);
@@ -174,10 +221,12 @@ static int build_lanelet(compile_ctx *c, const rl_map_idmap *ids, uint32_t idx)
         if (!(fabs(poly[i].x) <= MAX_COORD && fabs(poly[i].y) <= MAX_COORD)) {
             rl_map_point bad = poly[i];
             free(poly);
+            char at[300];
+            source_place(c->src, ll, at, sizeof at);
             return rl_error_set(RL_ERANGE,
-                                "lanelet %lld: coordinate (%g, %g) is not a finite "
+                                "%slanelet %lld: coordinate (%g, %g) is not a finite "
                                 "position within %g m of the origin",
-                                (long long)ll->id, bad.x, bad.y, MAX_COORD);
+                                at, (long long)ll->id, bad.x, bad.y, MAX_COORD);
         }
     rc = push_points(c, poly, n, &out->poly_off, &out->poly_n);
     double area = fabs(rl_map_polygon_signed_area(poly, n));
@@ -563,6 +612,7 @@ typedef struct boundary_data {
     size_t num_locals, cap_locals;
     uint32_t *edges;
     size_t num_edges, cap_edges;
+    uint64_t work; /* edges visited so far (bounded by BOUNDARY_WORK_MAX) */
 } boundary_data;
 
 static void boundary_free(boundary_data *d)
@@ -611,13 +661,16 @@ static int local_record(const rl_map *m, const rlmap_lanelet *L, const double r[
             if (rc < 0)
                 return rc;
             d->edges[d->num_edges++] = L->poly_off + (uint32_t)e;
-            listed++;
+            if (++listed > LOCAL_MAX_EDGES) { /* the caller drops the cell's records */
+                *fits = false;
+                return RL_OK;
+            }
         } else if ((p[e].y > yc) != (p[f].y > yc) &&
                    xc < p[f].x + (yc - p[f].y) * (p[e].x - p[f].x) / (p[e].y - p[f].y)) {
             rec.parity ^= 1;
         }
     }
-    *fits = listed <= UINT16_MAX && d->num_edges <= UINT32_MAX;
+    *fits = d->num_edges <= UINT32_MAX;
     rec.num_edges = (uint16_t)listed;
     int rc = rl_grow_array((void **)&d->locals, &d->cap_locals, d->num_locals + 1,
                            sizeof *d->locals, "map boundary records");
@@ -651,6 +704,15 @@ static int build_boundary(const uint8_t *out, size_t total, boundary_data *d)
         size_t ix = cell % h->nx, iy = cell / h->nx;
         const double r[4] = {h->grid_x0 + ix * h->cell, h->grid_y0 + iy * h->cell,
                              h->grid_x0 + (ix + 1) * h->cell, h->grid_y0 + (iy + 1) * h->cell};
+        /* Each record visits every edge of its lanelet: a lanelet of many vertices over
+           many cells (long edges zig-zagging across the map) would cost cells x vertices,
+           minutes for a few thousand vertices. Past the budget, cells stay unmarked. */
+        uint64_t cost = 0;
+        for (uint32_t k = m->cell_start[cell]; k < m->cell_start[cell + 1]; k++)
+            cost += m->lanelets[m->entries[k] & ~RLMAP_ENTRY_FULL].poly_n;
+        if (d->work + cost > BOUNDARY_WORK_MAX)
+            continue;
+        d->work += cost;
         size_t locals0 = d->num_locals, edges0 = d->num_edges;
         bool fits = true;
         for (uint32_t k = m->cell_start[cell]; k < m->cell_start[cell + 1] && rc == RL_OK && fits;
@@ -707,9 +769,21 @@ int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, vo
     for (size_t i = 0; rc == RL_OK && i < n; i++) {
         uint32_t prev;
         rl_map_idmap_put(&ids, src->lanelets[c.order[i]].id, (uint32_t)i, &prev);
-        if (prev != UINT32_MAX)
-            rc = rl_error_set(RL_EINVAL, "lanelet id %lld appears twice",
-                              (long long)src->lanelets[c.order[i]].id);
+        if (prev != UINT32_MAX) {
+            const rl_map_source_lanelet *a = &src->lanelets[c.order[prev]],
+                                        *b = &src->lanelets[c.order[i]];
+            if (a->line > b->line) { /* name the later one, pointing back to the first */
+                const rl_map_source_lanelet *t = a;
+                a = b;
+                b = t;
+            }
+            char at[300];
+            source_place(src, b, at, sizeof at);
+            rc = a->line ? rl_error_set(RL_EINVAL, "%slanelet %lld: id also used on line %llu",
+                                        at, (long long)b->id, (unsigned long long)a->line)
+                         : rl_error_set(RL_EINVAL, "%slanelet id %lld appears twice", at,
+                                        (long long)b->id);
+        }
     }
     size_t max_poly = 0;
     for (size_t i = 0; rc == RL_OK && i < n; i++) {

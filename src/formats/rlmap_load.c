@@ -209,16 +209,16 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
 int rl_map_open_file(const char *path, rl_map **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t size = 0;
+    int fd = rl_fs_open_input(path, &size); /* refuses FIFOs and devices without blocking */
     if (fd < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "%s", path);
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
+        return fd;
+    if (size > SIZE_MAX / 2) {
         close(fd);
-        return rl_error_set_errno(RL_EIO, e, "%s", path);
+        return rl_error_set(RL_ERANGE, "%s: %llu bytes, too large for a runtime map", path,
+                            (unsigned long long)size);
     }
-    size_t len = (size_t)st.st_size;
+    size_t len = (size_t)size;
     if (len < RLMAP_HEADER_SIZE) {
         close(fd);
         return rl_error_set(RL_EPARSE, "%s: %zu bytes, too short for a runtime map", path, len);
@@ -245,9 +245,9 @@ int rl_map_load(const char *path, const rl_map_read_options *o, rl_map **out,
     if (src_out)
         *src_out = NULL;
     uint8_t magic[8] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = rl_fs_open_input(path, NULL);
     if (fd < 0)
-        return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EIO, errno, "%s", path);
+        return fd;
     ssize_t got = read(fd, magic, sizeof magic);
     close(fd);
     if (got == (ssize_t)sizeof magic && rl_map_detect_format(magic, 8) == RL_MAP_FORMAT_RUNTIME)

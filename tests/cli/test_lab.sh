@@ -78,6 +78,8 @@ check "manifest COMPLETE" file_has "$dir/manifest.json" '"state": "COMPLETE"'
 check "manifest planner from the spec" file_has "$dir/manifest.json" '"planner": "demo"'
 check "trigger topic recorded" file_has "$dir/manifest.json" '"topic": "rt/lab/system_trigger"'
 check "experiment note COMPLETE" file_has "$dir/experiment.json" '"status": "COMPLETE"'
+check "experiment note: the planned duration (--duration 1)" python3 -c \
+    'import json, sys; assert json.load(open(sys.argv[1]))["planned_duration_s"] == 1' "$dir/experiment.json"
 check "bag written" test -s "$dir/bag/lab-seq.mcap"
 wait "$listener"
 check "START seen by a subscriber" grep -q '^START ' "$TMP/triggers1"

@@ -97,6 +97,12 @@ for i, (c, r, t) in enumerate(zip(checks, rows, h.rows)):
 counts = {k: sum(1 for c in checks if c["status"] == k) for k in ("PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A")}
 expect("counts = the checks' statuses", s["counts"] == counts, (s["counts"], counts))
 expect("passed iff every check is PASS or N/A", s["passed"] == all(c["status"] in ("PASS", "N/A") for c in checks), s["passed"])
+rule = "FAIL" if counts["FAIL"] else "INCOMPLETE" if counts["INSUFFICIENT"] + counts["UNAVAILABLE"] else "PASS"
+expect("result by the rule (FAIL, else INCOMPLETE, else PASS)", s.get("result") == rule, (s.get("result"), rule))
+expect("passed iff the result is PASS", s["passed"] == (rule == "PASS"), s["passed"])
+page = open(os.path.join(ev, "report.html"), encoding="utf-8").read()
+expect("the report's result badge is summary.json's result",
+       'Result <span class="badge %s">%s</span>' % (rule.lower(), rule) in page, rule)
 for b in bad[:30]:
     print("  evaluation:", b)
 sys.exit(1 if bad else 0)

@@ -10,6 +10,7 @@
 #include "runlab/fs.h"
 #include "runlab/mcap.h"
 #include "runlab/msgdef.h"
+#include "runlab/time.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,6 +58,11 @@ typedef struct synth_opts {
     bool unchunked;       /* messages written straight (a cut bag keeps what came before) */
     /* Speed of vehicle `id` at tick i (t = 0.02 i s since START); NULL: 1 m/s. */
     double (*speed)(int id, long tick);
+    /* imu_acceleration_forward of vehicle `id` at tick i; NULL: 0. */
+    double (*accel)(int id, long tick);
+    /* > 0: experiment.json {"status": state, "planned_duration_s": this}, as `runlab
+       experiment` writes it. */
+    double planned_duration_s;
     long obs_delay_ticks; /* the observation's sighting this many ticks before it is sent */
 } synth_opts;
 
@@ -95,18 +101,33 @@ static int synth_write(const char *dir, const synth_opts *o)
         snprintf(vehicles + strlen(vehicles), sizeof vehicles - strlen(vehicles), "%s%d",
                  k > 1 ? ", " : "", k);
     const char *state = o->state ? o->state : "COMPLETE";
-    char manifest[2048];
+    char manifest[2048], stamps[256] = "";
+    if (o->planned_duration_s > 0) { /* START..STOP as the recorder stamps them */
+        char t0[48], t1[48];
+        rl_time_format_iso(SYNTH_START_NS, t0, sizeof t0);
+        rl_time_format_iso(SYNTH_START_NS + o->ticks * SYNTH_TICK_NS, t1, sizeof t1);
+        snprintf(stamps, sizeof stamps, " \"stamps\": {\"start\": \"%s\", \"stop\": \"%s\"},\n", t0, t1);
+    }
     snprintf(manifest, sizeof manifest,
              "{\"format\": \"runlab.record.manifest\", \"format_version\": 1, \"run_id\": \"synth\",\n"
-             " \"state\": \"%s\", \"result\": {\"state\": \"%s\", \"reason\": \"%s\"},\n"
+             " \"state\": \"%s\", \"result\": {\"state\": \"%s\", \"reason\": \"%s\"},\n%s"
              " \"vehicles\": [%s], \"planner\": \"synthetic\", \"map\": %s,\n"
              " \"bag\": {\"file\": \"bag/run.mcap\", \"format\": \"mcap\", \"compression\": \"zstd\", "
              "\"keep_outside\": true}}\n",
-             state, state, strcmp(state, "COMPLETE") ? "writer: disk full" : "finished", vehicles,
+             state, state, strcmp(state, "COMPLETE") ? "writer: disk full" : "finished", stamps,
+             vehicles,
              o->map_json ? o->map_json : "null");
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     if ((rc = rl_fs_write_atomic(path, manifest, strlen(manifest), 0644)) < 0)
         return rc;
+    if (o->planned_duration_s > 0) {
+        char note[256];
+        snprintf(note, sizeof note, "{\"status\": \"%s\", \"reason\": \"\", \"planned_duration_s\": %.17g}\n",
+                 state, o->planned_duration_s);
+        snprintf(path, sizeof path, "%s/experiment.json", dir);
+        if ((rc = rl_fs_write_atomic(path, note, strlen(note), 0644)) < 0)
+            return rc;
+    }
     /* Bag. */
     synth_writer s = {0};
     rl_mcap_writer_options wo;
@@ -159,6 +180,7 @@ static int synth_write(const char *dir, const synth_opts *o)
         }
         for (int k = 1; k <= o->vehicles && rc == RL_OK; k++) {
             double v = o->speed ? o->speed(k, i) : 1.0;
+            double a = o->accel ? o->accel(k, i) : 0.0;
             x[k] += v * 0.02;
             if (o->state_idl == synth_state_idl_no_speed)
                 snprintf(json, sizeof json,
@@ -170,8 +192,8 @@ static int synth_write(const char *dir, const synth_opts *o)
                 snprintf(json, sizeof json,
                          "{\"header\": {\"create_stamp\": %lld, \"valid_after_stamp\": %lld}, "
                          "\"vehicle_id\": %d, \"pose\": {\"x\": %.17g, \"y\": %d, \"yaw\": 0}, "
-                         "\"speed\": %.17g, \"imu_acceleration_forward\": 0}",
-                         (long long)ns, (long long)ns, k, x[k], k, v);
+                         "\"speed\": %.17g, \"imu_acceleration_forward\": %.17g}",
+                         (long long)ns, (long long)ns, k, x[k], k, v, a);
             rc = synth_put(&s, 1, 2 + 3 * (k - 1), ns, json);
             /* Observations every 50 ms (ticks divisible by 5, twice per 5 ticks: 0 and 2.5
                are not both ticks, so every 2nd and 5th of each 5) keep 20 Hz on average. */

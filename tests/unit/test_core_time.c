@@ -78,6 +78,33 @@ static void test_parse_errors_name_offset(void **state)
     assert_int_equal(rl_time_parse_iso("", &t), RL_EPARSE);
 }
 
+/* 64-bit nanoseconds hold 1677-09-21T00:12:43.145224192Z .. 2262-04-11T23:47:16.854775807Z:
+ * both ends parse exactly, one nanosecond past either end and any later year is refused
+ * (it wrapped around before, undefined behaviour caught by UBSan). */
+static void test_parse_range_of_int64(void **state)
+{
+    (void)state;
+    int64_t ns = 0;
+    assert_int_equal(rl_time_parse_iso("2262-04-11T23:47:16.854775807Z", &ns), RL_OK);
+    assert_true(ns == INT64_MAX);
+    assert_int_equal(rl_time_parse_iso("1677-09-21T00:12:43.145224192Z", &ns), RL_OK);
+    assert_true(ns == INT64_MIN);
+    const char *out[] = {"2262-04-11T23:47:16.854775808Z", "2262-04-11T23:47:17Z",
+                         "2300-01-01T00:00:00Z",           "9999-12-31T23:59:59.999999999Z",
+                         "1677-09-21T00:12:43.145224191Z", "0000-01-01T00:00:00Z",
+                         "2262-04-12T01:00:00+01:00x"};
+    for (size_t i = 0; i + 1 < sizeof out / sizeof out[0]; i++) {
+        ns = 42;
+        assert_int_equal(rl_time_parse_iso(out[i], &ns), RL_ERANGE);
+        assert_true(ns == 42);
+        assert_non_null(strstr(rl_error_last(), out[i]));
+        assert_non_null(strstr(rl_error_last(), "out of the range of 64-bit nanoseconds"));
+    }
+    /* an offset brings an instant back into range */
+    assert_int_equal(rl_time_parse_iso("2262-04-12T00:47:16.854775807+01:00", &ns), RL_OK);
+    assert_true(ns == INT64_MAX);
+}
+
 static void test_round_trip_many(void **state)
 {
     (void)state;
@@ -112,6 +139,7 @@ int main(void)
         cmocka_unit_test(test_format_buffer_too_small),
         cmocka_unit_test(test_parse_forms),
         cmocka_unit_test(test_parse_errors_name_offset),
+        cmocka_unit_test(test_parse_range_of_int64),
         cmocka_unit_test(test_round_trip_many),
         cmocka_unit_test(test_clocks),
     };

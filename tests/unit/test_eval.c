@@ -326,19 +326,32 @@ static rl_eval_status status_with(const char *root, const char *dir, const char 
     return status_with_yaml(root, dir, text, metric, check, vehicle);
 }
 
+/* status_with, and the metric's resolution set to `res`. */
+static rl_eval_status status_with_res(const char *root, const char *dir, const char *key,
+                                      double v, double res, const char *metric,
+                                      const char *check, int vehicle)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s:\n  %s: %.17g\n  resolution: %.17g\n", metric, key, v, res);
+    return status_with_yaml(root, dir, text, metric, check, vehicle);
+}
+
 /* topic_sanity's per-topic `key` of the state topic set to `v` (rate_tolerance `tol`). */
 static rl_eval_status state_topic_with(const char *root, const char *dir, const char *key,
                                        double v, double tol, const char *check)
 {
     char text[256];
     snprintf(text, sizeof text,
-             "topic_sanity:\n  rate_tolerance: %.17g\n  topics:\n    state:\n      %s: %.17g\n",
+             "topic_sanity:\n  rate_tolerance: %.17g\n  resolution: 0\n  topics:\n"
+             "    state:\n      %s: %.17g\n",
              tol, key, v);
     return status_with_yaml(root, dir, text, "topic_sanity", check, 1);
 }
 
-/* A maximum at its boundary: the limit set to the measured value itself passes, one ulp
- * below fails, one ulp above passes. */
+/* A maximum at its boundary. With resolution 0 the limit set to the measured value itself
+ * passes, one ulp below fails, one ulp above passes. With the default resolution (0.001)
+ * the value must exceed the limit by the resolution: a limit 0.001 under the value fails,
+ * 0.0009 under it passes. */
 static void max_boundary(const char *root, const char *dir, const char *key, const char *metric,
                          const char *check, int vehicle)
 {
@@ -346,13 +359,23 @@ static void max_boundary(const char *root, const char *dir, const char *key, con
     evaluate(dir, NULL, &r);
     double v = find_check(&r, metric, check, vehicle)->value;
     rl_eval_result_free(&r);
-    rl_eval_status at = status_with(root, dir, key, v, metric, check, vehicle);
-    rl_eval_status below = status_with(root, dir, key, nextafter(v, -INFINITY), metric, check, vehicle);
-    rl_eval_status above = status_with(root, dir, key, nextafter(v, INFINITY), metric, check, vehicle);
+    rl_eval_status at = status_with_res(root, dir, key, v, 0, metric, check, vehicle);
+    rl_eval_status below =
+        status_with_res(root, dir, key, nextafter(v, -INFINITY), 0, metric, check, vehicle);
+    rl_eval_status above =
+        status_with_res(root, dir, key, nextafter(v, INFINITY), 0, metric, check, vehicle);
     if (at != RL_EVAL_PASS || below != RL_EVAL_FAIL || above != RL_EVAL_PASS)
         fail_msg("%s/%s of vehicle %d, value %.17g: limit at it %s, one ulp below %s, above %s",
                  metric, check, vehicle, v, rl_eval_status_name(at), rl_eval_status_name(below),
                  rl_eval_status_name(above));
+    rl_eval_status by_res = status_with(root, dir, key, v - 0.001, metric, check, vehicle);
+    rl_eval_status by_less = status_with(root, dir, key, v - 0.0009, metric, check, vehicle);
+    rl_eval_status at_default = status_with(root, dir, key, v, metric, check, vehicle);
+    if (by_res != RL_EVAL_FAIL || by_less != RL_EVAL_PASS || at_default != RL_EVAL_PASS)
+        fail_msg("%s/%s of vehicle %d, value %.17g, resolution 0.001: over the limit by 0.001 "
+                 "%s, by 0.0009 %s, at it %s",
+                 metric, check, vehicle, v, rl_eval_status_name(by_res),
+                 rl_eval_status_name(by_less), rl_eval_status_name(at_default));
 }
 
 static void test_limits_at_their_boundaries(void **state)
@@ -417,6 +440,18 @@ static void test_limits_at_their_boundaries(void **state)
             fail_msg("topic_sanity %s at %.17g: %s, below %s, above %s", limit_keys[k], v,
                      rl_eval_status_name(at), rl_eval_status_name(below),
                      rl_eval_status_name(above));
+        /* The default resolution, 1 ms: over the limit by 1 ms fails, by 0.9 ms passes. */
+        char text[256];
+        snprintf(text, sizeof text, "topic_sanity:\n  topics:\n    state:\n      %s: %.17g\n",
+                 limit_keys[k], v - 0.001);
+        rl_eval_status by_res = status_with_yaml(root, dir, text, "topic_sanity", limit_checks[k], 1);
+        snprintf(text, sizeof text, "topic_sanity:\n  topics:\n    state:\n      %s: %.17g\n",
+                 limit_keys[k], v - 0.0009);
+        rl_eval_status by_less = status_with_yaml(root, dir, text, "topic_sanity", limit_checks[k], 1);
+        if (by_res != RL_EVAL_FAIL || by_less != RL_EVAL_PASS)
+            fail_msg("topic_sanity %s, value %.17g, resolution 0.001: over by 0.001 %s, by "
+                     "0.0009 %s", limit_keys[k], v, rl_eval_status_name(by_res),
+                     rl_eval_status_name(by_less));
     }
     /* The expected rate equal to the measured one passes, one ulp more fails. */
     assert_int_equal(state_topic_with(root, dir, "rate_hz", rate, 0, "state rate"), RL_EVAL_PASS);

@@ -137,7 +137,8 @@ static void switch_at_5(double t, double *x, double *y, double *yaw)
 }
 
 static const char *follow_json = "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
-                                 " \"max_deviation\": 0.15, \"min_duration\": 0.5}";
+                                 " \"max_deviation\": 0.15, \"min_duration\": 0.5,"
+                                 " \"resolution\": 0.001}";
 
 static void test_command_follow(void **state)
 {
@@ -305,12 +306,21 @@ static void test_thresholds_at_their_boundaries(void **state)
     NEAR(length, 2.0, 1e-9);
     static const char *const dev_fmt =
         "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
-        " \"max_deviation\": @, \"min_duration\": 0}";
+        " \"max_deviation\": @, \"min_duration\": 0, \"resolution\": 0}";
     expect_three(&run, "command_follow", eval_metric_command_follow, dev_fmt, worst, 1, -1,
                  RL_EVAL_PASS, RL_EVAL_FAIL, RL_EVAL_PASS);
+    /* With a resolution of 1 mm the deviation must exceed the limit by 1 mm: a limit 1 mm
+     * under the worst deviation fails, 0.9 mm under it passes. */
+    static const char *const res_fmt =
+        "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
+        " \"max_deviation\": @, \"min_duration\": 0, \"resolution\": 0.001}";
+    assert_int_equal(status_at(&run, "command_follow", eval_metric_command_follow, res_fmt,
+                               worst - 0.001, 1, -1), RL_EVAL_FAIL);
+    assert_int_equal(status_at(&run, "command_follow", eval_metric_command_follow, res_fmt,
+                               worst - 0.0009, 1, -1), RL_EVAL_PASS);
     static const char *const dur_fmt =
         "{\"min_samples\": 10, \"min_coverage\": 0.5, \"max_gap\": 0.25,"
-        " \"max_deviation\": 0.15, \"min_duration\": @}";
+        " \"max_deviation\": 0.15, \"min_duration\": @, \"resolution\": 0.001}";
     expect_three(&run, "command_follow", eval_metric_command_follow, dur_fmt, length, 1, -1,
                  RL_EVAL_FAIL, RL_EVAL_FAIL, RL_EVAL_PASS);
     free_run(&run);

@@ -21,7 +21,7 @@ typedef struct follow_series {
 
 typedef struct follow_settings {
     eval_geo_common_settings common;
-    double max_deviation, min_duration;
+    double max_deviation, min_duration, resolution;
 } follow_settings;
 
 /* The command's points as rl_eg_traj_point; false when their times go back. */
@@ -98,7 +98,7 @@ static int judge(eval_ctx *ctx, const follow_settings *fs, const follow_series *
         sum2 += s->dev[i] * s->dev[i];
         if (s->dev[i] > worst)
             worst = s->dev[i], worst_t = s->t[i];
-        bad[i] = s->dev[i] > fs->max_deviation;
+        bad[i] = eval_over_limit(s->dev[i], fs->max_deviation, fs->resolution);
     }
     double rmse = sqrt(sum2 / (double)s->n);
     rl_eg_interval *iv = NULL;
@@ -173,6 +173,8 @@ int eval_metric_command_follow(eval_ctx *ctx)
         rc = eval_setting_f64(ctx, "max_deviation", &fs.max_deviation);
     if (rc == RL_OK)
         rc = eval_setting_f64(ctx, "min_duration", &fs.min_duration);
+    if (rc == RL_OK)
+        rc = eval_setting_resolution(ctx, &fs.resolution);
     if (rc != RL_OK)
         return rc;
     const eval_run *run = ctx->run;

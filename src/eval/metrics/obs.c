@@ -9,31 +9,35 @@
 
 /* FAIL or PASS for one series of per-observation values against a limit. */
 static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, const char *unit,
-                 const double *t, const double *value, size_t n, double limit, double min_duration)
+                 const double *t, const double *value, size_t n, double limit, double resolution,
+                 double min_duration)
 {
     bool *over = malloc(n * sizeof *over);
     if (!over)
         return rl_error_set(RL_ENOMEM, "obs: out of memory");
     double worst = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        over[i] = value[i] > limit;
+        over[i] = eval_over_limit(value[i], limit, resolution);
         if (value[i] > worst)
             worst = value[i];
     }
     eval_intervals iv = {0};
     int rc = eval_intervals_from_mask(&iv, t, over, n, min_duration);
     free(over);
+    char w[48], l[48];
+    eval_format_value(worst, resolution, w, sizeof w);
+    eval_format_value(limit, resolution, l, sizeof l);
     if (rc == RL_OK) {
         if (iv.n)
             rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_FAIL, worst, limit, unit, &iv,
-                                "vehicle %d: observation %s up to %.3f %s over the limit %.3g "
+                                "vehicle %d: observation %s up to %s %s over the limit %s "
                                 "for %.2f s in %zu interval(s), first %.2f..%.2f s",
-                                vid, what, worst, unit, limit, eval_intervals_total(&iv), iv.n,
+                                vid, what, w, unit, l, eval_intervals_total(&iv), iv.n,
                                 iv.iv[0][0], iv.iv[0][1]);
         else
             rc = eval_check_add(ctx, check, &vid, 1, RL_EVAL_PASS, worst, limit, unit, NULL,
-                                "vehicle %d: observation %s at most %.3f %s (limit %.3g)", vid,
-                                what, worst, unit, limit);
+                                "vehicle %d: observation %s at most %s %s (limit %s)", vid,
+                                what, w, unit, l);
     }
     eval_intervals_free(&iv);
     return rc;
@@ -60,7 +64,8 @@ static bool state_at(const eval_states *s, const double *st, double at, double m
 }
 
 static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_samples,
-                         double max_age, double max_distance, double max_gap, double min_duration)
+                         double max_age, double max_distance, double max_gap, double resolution,
+                         double min_duration)
 {
     const eval_run *run = ctx->run;
     size_t first, n = eval_window(run, v->obs.t, v->obs.n, &first);
@@ -78,7 +83,8 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
             return rl_error_set(RL_ENOMEM, "obs: out of memory");
         for (size_t i = 0; i < n; i++)
             age[i] = v->obs.t[first + i] - v->obs.stamp[first + i];
-        rc = judge(ctx, v->id, "age", "age", "s", v->obs.t + first, age, n, max_age, min_duration);
+        rc = judge(ctx, v->id, "age", "age", "s", v->obs.t + first, age, n, max_age, resolution,
+                   min_duration);
         free(age);
     }
     if (rc < 0)
@@ -108,7 +114,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
                                      "observations with states around them");
     else
         rc = judge(ctx, v->id, "distance", "distance to the state pose", "m", t, dist, m, max_distance,
-                   min_duration);
+                   resolution, min_duration);
     free(t);
     free(dist);
     return rc;
@@ -116,9 +122,10 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
 
 int eval_metric_obs(eval_ctx *ctx)
 {
-    double min_samples, max_age, max_distance, max_gap, min_duration;
+    double min_samples, max_age, max_distance, max_gap, min_duration, resolution;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
+        (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_age", &max_age)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_distance", &max_distance)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_interpolation_gap", &max_gap)) < 0 ||
@@ -126,7 +133,7 @@ int eval_metric_obs(eval_ctx *ctx)
         return rc;
     for (size_t i = 0; i < ctx->run->nvehicles; i++)
         if ((rc = judge_vehicle(ctx, &ctx->run->vehicles[i], min_samples, max_age, max_distance,
-                                max_gap, min_duration)) < 0)
+                                max_gap, resolution, min_duration)) < 0)
             return rc;
     return RL_OK;
 }

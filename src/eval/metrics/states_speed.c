@@ -10,7 +10,7 @@
 typedef struct limit_check {
     const char *check, *what, *unit;
     eval_field field;
-    double limit;
+    double limit, resolution;
     bool absolute; /* compare |value| (acceleration and braking alike) */
 } limit_check;
 
@@ -25,7 +25,7 @@ static int judge(eval_ctx *ctx, const eval_vehicle *v, const limit_check *lc, co
     double worst = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         double x = lc->absolute ? fabs(values[first + i]) : values[first + i];
-        over[i] = x > lc->limit;
+        over[i] = eval_over_limit(x, lc->limit, lc->resolution);
         if (x > worst)
             worst = x;
     }
@@ -34,17 +34,20 @@ static int judge(eval_ctx *ctx, const eval_vehicle *v, const limit_check *lc, co
     free(over);
     if (rc < 0)
         return rc;
+    char w[48], l[48];
+    eval_format_value(worst, lc->resolution, w, sizeof w);
+    eval_format_value(lc->limit, lc->resolution, l, sizeof l);
     if (iv.n == 0)
         rc = eval_check_add(ctx, lc->check, &v->id, 1, RL_EVAL_PASS, worst, lc->limit, lc->unit,
-                            NULL, "vehicle %d: %s at most %.3g %s (limit %.3g)", v->id, lc->what,
-                            worst, lc->unit, lc->limit);
+                            NULL, "vehicle %d: %s at most %s %s (limit %s)", v->id, lc->what, w,
+                            lc->unit, l);
     else
         rc = eval_check_add(ctx, lc->check, &v->id, 1, RL_EVAL_FAIL, worst, lc->limit, lc->unit,
                             &iv,
-                            "vehicle %d: %s up to %.3g %s over the limit %.3g for %.2f s in %zu "
+                            "vehicle %d: %s up to %s %s over the limit %s for %.2f s in %zu "
                             "interval(s), first %.2f..%.2f s",
-                            v->id, lc->what, worst, lc->unit, lc->limit, eval_intervals_total(&iv),
-                            iv.n, iv.iv[0][0], iv.iv[0][1]);
+                            v->id, lc->what, w, lc->unit, l, eval_intervals_total(&iv), iv.n,
+                            iv.iv[0][0], iv.iv[0][1]);
     eval_intervals_free(&iv);
     return rc;
 }
@@ -81,16 +84,18 @@ static int speed_figure(eval_ctx *ctx, double max_speed)
 
 int eval_metric_states_speed(eval_ctx *ctx)
 {
-    double min_samples, max_speed, max_accel, min_duration;
+    double min_samples, max_speed, max_accel, min_duration, resolution;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
+        (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_speed", &max_speed)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_acceleration", &max_accel)) < 0 ||
         (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
         return rc;
     const limit_check checks[] = {
-        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, false},
-        {"acceleration", "|longitudinal acceleration|", "m/s^2", EVAL_STATE_ACCEL, max_accel, true}};
+        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, resolution, false},
+        {"acceleration", "|longitudinal acceleration|", "m/s^2", EVAL_STATE_ACCEL, max_accel,
+         resolution, true}};
     const eval_run *run = ctx->run;
     for (size_t i = 0; i < run->nvehicles; i++) {
         const eval_vehicle *v = &run->vehicles[i];

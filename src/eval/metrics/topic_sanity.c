@@ -15,6 +15,7 @@
 typedef struct topic_settings {
     bool required, check_stamps;
     double rate_hz, max_gap, max_stamp_offset;
+    double resolution; /* the metric's, s: gaps and stamp offsets */
 } topic_settings;
 
 /* One topic's receive times and header stamps inside the window. */
@@ -61,7 +62,7 @@ static int check_gap(eval_ctx *ctx, int vid, const topic_data *d, const topic_se
         double gap = next - prev;
         if (gap > largest)
             largest = gap;
-        if (gap > s->max_gap)
+        if (eval_over_limit(gap, s->max_gap, s->resolution))
             rc = eval_intervals_add(&iv, prev, next);
         prev = next;
     }
@@ -101,7 +102,7 @@ static int check_stamps(eval_ctx *ctx, int vid, const topic_data *d, const topic
     if (rc == RL_OK && d->n && !over)
         rc = rl_error_set(RL_ENOMEM, "topic_sanity: out of memory");
     for (size_t i = 0; over && i < d->n; i++)
-        over[i] = fabs(d->t[i] - d->stamp[i]) > s->max_stamp_offset;
+        over[i] = eval_over_limit(fabs(d->t[i] - d->stamp[i]), s->max_stamp_offset, s->resolution);
     if (rc == RL_OK)
         rc = eval_intervals_from_mask(&off, d->t, over, d->n, 0);
     free(over);
@@ -174,14 +175,17 @@ int eval_metric_topic_sanity(eval_ctx *ctx)
 {
     static const char *const names[] = {"state", "observation", "command_trajectory"};
     topic_settings ts[3];
-    double min_samples, tolerance;
+    double min_samples, tolerance, resolution;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
+        (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "rate_tolerance", &tolerance)) < 0)
         return rc;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
         if ((rc = read_topic_settings(ctx, names[k], &ts[k])) < 0)
             return rc;
+        ts[k].resolution = resolution;
+    }
     const eval_run *run = ctx->run;
     for (size_t vi = 0; vi < run->nvehicles; vi++) {
         const eval_vehicle *v = &run->vehicles[vi];
