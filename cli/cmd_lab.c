@@ -1,10 +1,13 @@
 /* `runlab recorder`: the recorder node on a DDS domain until SIGINT/SIGTERM (runlab/lab.h).
- * `runlab experiment`: the lab's control flow: starts its own recorder, waits for the
- * vehicles' READY, prepare (ARMED), begin, START, runs, STOP, finish; a recorder that fails,
- * exits or falls silent, or a vehicle that falls silent, stops the experiment at once (STOP
- * first, always). Its choices and records are in experiment_flow.c. Both print the run
+ * `runlab experiment`: the lab's control flow: starts its own recorder (tied to it by a
+ * control pipe) or, with --attach, drives the one serving the domain; waits for the
+ * vehicles' READY, prepare (ARMED), begin, START, runs, STOP, finish, publishing its own
+ * heartbeat meanwhile; a recorder that fails, exits or falls silent, or a vehicle that falls
+ * silent, stops the experiment at once (STOP first, always). Its choices and records are in
+ * experiment_flow.c, the one-recorder rule in experiment_attach.c. Both print the run
  * directory as their last line. */
 #include "cli.h"
+#include "experiment_attach.h"
 #include "experiment_flow.h"
 
 #include "runlab/error.h"
@@ -15,6 +18,7 @@
 #include "runlab/yaml.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -58,7 +62,8 @@ static int parse_domain(const char *cmd, const char *text, int *out)
 static void recorder_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab recorder [--domain D] [--home DIR] [--config FILE] [--topic PATTERN]...\n\n"
+            "Usage: runlab recorder [--domain D] [--home DIR] [--config FILE] [--topic PATTERN]...\n"
+            "                       [--control-fd FD]\n\n"
             "Runs the lab's recorder node on DDS domain D (default 0) until Ctrl-C or SIGTERM:\n"
             "services /lab/evaluation/{prepare,begin,finish}_recording, the heartbeat\n"
             "/lab/evaluation/recording_state every 250 ms, and recording of the lab's topics\n"
@@ -74,9 +79,17 @@ static void recorder_usage(FILE *out)
             "  --config FILE    YAML/JSON: topics: [PATTERN...], schemas: [{type: NAME, idl: TEXT\n"
             "                   or idl_file: PATH}], lock_dir: DIR, compression: none|zstd|lz4\n"
             "                   (default zstd), compression_level: N (zstd -7..22, default 1;\n"
-            "                   lz4 0..12, default 0)\n"
+            "                   lz4 0..12, default 0), control_flow_timeout: SEC (default 1.5;\n"
+            "                   0: never; else 0.5..3600)\n"
             "  --topic PATTERN  a further DDS topic pattern to record (repeatable)\n"
+            "  --control-fd FD  the read end of a pipe held by the process that started the\n"
+            "                   recorder (runlab experiment passes it): when that process ends,\n"
+            "                   however it ends, a run still going ends INTERRUPTED (\"control\n"
+            "                   flow lost\") and the recorder exits\n"
             "  -h, --help       this help\n\n"
+            "A run whose control flow publishes its heartbeat (/lab/evaluation/control_heartbeat,\n"
+            "as runlab experiment does) ends INTERRUPTED (\"control flow lost\") when that\n"
+            "heartbeat is silent for control_flow_timeout; the recorder serves on.\n\n"
             "Prints each run's directory on a line of its own as that run ends (a run still\n"
             "going at Ctrl-C ends INTERRUPTED and is printed last).\n"
             "Exit codes: 0 stopped cleanly, 1 could not start (e.g. another recorder), 2 usage.\n");
@@ -91,6 +104,7 @@ typedef struct recorder_config {
     size_t schema_count;
     const char *lock_dir;
     rl_record_options engine; /* the defaults, with compression and its level from the file */
+    int64_t control_timeout_ns; /* -1: not in the file */
 } recorder_config;
 
 static void recorder_config_free(recorder_config *c)
@@ -178,6 +192,13 @@ static int read_recorder_config(const char *cmd, const char *path, recorder_conf
                                 : lz4 ? "0..12 for lz4" : "-7..22 for zstd");
         c->engine.compression_level = (int)level;
     }
+    double timeout = 0;
+    rc = rl_json_get_double(c->doc, "control_flow_timeout", &timeout);
+    if (rc == RL_EPARSE || (rc == RL_OK && !(timeout == 0 || (timeout >= 0.5 && timeout <= 3600))))
+        return cli_fail(cmd, "%s: control_flow_timeout: expected seconds, 0 (never) or "
+                        "0.5..3600", path);
+    if (rc == RL_OK)
+        c->control_timeout_ns = (int64_t)(timeout * 1e9);
     return RL_EXIT_OK;
 }
 
@@ -208,9 +229,10 @@ int cmd_recorder(int argc, char **argv)
                                          {"home", required_argument, NULL, 'H'},
                                          {"config", required_argument, NULL, 'c'},
                                          {"topic", required_argument, NULL, 't'},
+                                         {"control-fd", required_argument, NULL, 'C'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int domain = 0;
+    int domain = 0, control_fd = 0;
     const char *home = NULL, *config = NULL;
     const char *topics[MAX_PATTERNS];
     size_t ntopics = 0;
@@ -230,6 +252,17 @@ int cmd_recorder(int argc, char **argv)
                 return cli_usage_error("recorder", "more than %d --topic patterns", MAX_PATTERNS);
             topics[ntopics++] = optarg;
             break;
+        case 'C': {
+            double fd = 0;
+            if (cli_parse_number("recorder", "--control-fd", optarg, 1, 65535, 1, &fd) !=
+                RL_EXIT_OK)
+                return RL_EXIT_USAGE;
+            control_fd = (int)fd;
+            if (fcntl(control_fd, F_GETFD) < 0)
+                return cli_usage_error("recorder", "--control-fd %d: not an open descriptor",
+                                       control_fd);
+            break;
+        }
         default:
             return cli_usage_error("recorder", "unknown or incomplete option '%s'",
                                    argv[optind - 1]);
@@ -238,7 +271,7 @@ int cmd_recorder(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("recorder", "unexpected argument '%s'", argv[optind]);
 
-    recorder_config cfg = {0};
+    recorder_config cfg = {.control_timeout_ns = -1};
     rl_record_options_default(&cfg.engine);
     if (config) {
         int ec = read_recorder_config("recorder", config, &cfg);
@@ -260,6 +293,13 @@ int cmd_recorder(int argc, char **argv)
     o.schemas = cfg.schemas;
     o.schema_count = cfg.schema_count;
     o.engine = &cfg.engine;
+    if (cfg.control_timeout_ns >= 0)
+        o.control_timeout_ns = cfg.control_timeout_ns;
+    o.control_fd = control_fd;
+    /* With a control pipe our stdout is likely the control flow's: if that went away, a
+       run directory printed into it must not kill the recorder (EPIPE instead). */
+    if (control_fd > 0)
+        signal(SIGPIPE, SIG_IGN);
 
     struct sigaction old[2];
     cli_catch_signals(on_signal, old);
@@ -281,6 +321,11 @@ int cmd_recorder(int argc, char **argv)
        the output line by line learns of every run while the node goes on serving. */
     char run_dir[4096], printed[4096] = "";
     while (!g_signal) {
+        if (rl_lab_recorder_control_closed(node)) {
+            fprintf(stderr, "runlab recorder: the process that started it has ended (control "
+                    "pipe closed); stopping\n");
+            break;
+        }
         sleep_ms(50);
         rl_record_state state = rl_lab_recorder_run(node, run_dir, sizeof run_dir);
         if (run_dir[0] && strcmp(run_dir, printed) != 0 &&
@@ -309,14 +354,17 @@ static void experiment_usage(FILE *out)
             "Usage: runlab experiment [SPEC.yaml] [--domain D] [--home DIR] [--vehicles 1,2,...]\n"
             "                         [--duration SEC] [--map FILE | --no-map] [--topic PATTERN]...\n"
             "                         [--recorder-config FILE] [--ready-timeout SEC]\n"
-            "                         [--vehicle-timeout SEC] [--on-vehicle-loss stop|continue]\n\n"
+            "                         [--vehicle-timeout SEC] [--on-vehicle-loss stop|continue]\n"
+            "                         [--attach]\n\n"
             "Runs one recorded experiment on DDS domain D: refuses when another recorder answers\n"
             "on the domain, starts its own `runlab recorder`, waits for the vehicles' READY,\n"
             "prepares the run (ARMED), begins, publishes START, runs for the duration or until\n"
             "Ctrl-C, publishes STOP and finishes. STOP always comes before finish and before any\n"
             "process is stopped. A recorder that reports FAILED, exits, or sends no heartbeat for\n"
             "the heartbeat timeout stops the experiment at once as failed; a recorder that died\n"
-            "leaves its run repaired (bag recovered, manifest FAILED with the reason printed).\n\n"
+            "leaves its run repaired (bag recovered, manifest FAILED with the reason printed).\n"
+            "While it drives the run it publishes its own heartbeat; if it dies or stops, the\n"
+            "recorder ends the run INTERRUPTED (\"control flow lost\").\n\n"
             "  --vehicles 1,2,...      the vehicle ids; all must report READY. Without it: the\n"
             "                          vehicles that report READY within the ready timeout (named\n"
             "                          at start); none at all refuses to start (exit 2)\n"
@@ -334,7 +382,13 @@ static void experiment_usage(FILE *out)
             "                          stop (default): STOP, the run ends FAILED naming the\n"
             "                          vehicle and time; continue: the loss is said and recorded\n"
             "                          (manifest and experiment.json: vehicle_losses), the run\n"
-            "                          goes on\n\n"
+            "                          goes on\n"
+            "  --attach                drive the recorder already serving domain D (e.g. a\n"
+            "                          `runlab recorder` the lab keeps running) instead of\n"
+            "                          starting one; it records with its own home, topics and\n"
+            "                          config (--home, --topic and --recorder-config do not\n"
+            "                          apply) and serves on afterwards. Fails (exit 1) when no\n"
+            "                          recorder answers within 5 s or it is busy with another run\n\n"
             "SPEC.yaml keys (options override them): domain, home, vehicles (list of ids),\n"
             "duration (s, default 10), map, topics (patterns), run_id, planner,\n"
             "ready_timeout (s, default 30), heartbeat_timeout (s, default 1.5),\n"
@@ -356,6 +410,7 @@ typedef struct experiment {
     int continue_on_vehicle_loss;  /* --on-vehicle-loss continue */
     int no_map;                    /* --no-map: none, whatever is announced */
     const char *recorder_config;   /* handed to the recorder as --config */
+    int attach;                    /* drive the recorder already serving the domain */
 } experiment;
 
 /* The experiment's parameter snapshot for config/nodes.json, handed to prepare: its options,
@@ -486,22 +541,50 @@ static int read_spec(const char *path, experiment *e)
     return RL_EXIT_OK;
 }
 
-/* Starts `runlab recorder` for the experiment's domain, home and topics. */
-static int spawn_recorder(const experiment *e, pid_t *pid)
+/* The control pipe tying a recorder we start to this process: the recorder gets the read
+ * end (not close-on-exec, at 3 or above so it is no standard stream) and ends its run
+ * "control flow lost" at end of file, which comes when this process ends however it ends:
+ * only we hold the write end (close-on-exec, so no child inherits it). */
+static int control_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return rl_error_set_errno(RL_EIO, errno, "control pipe");
+    if (fds[0] < 3) {
+        int moved = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+        close(fds[0]);
+        fds[0] = moved;
+    }
+    if (fds[0] < 0 || fcntl(fds[0], F_SETFD, 0) != 0) {
+        int err = errno;
+        if (fds[0] >= 0)
+            close(fds[0]);
+        close(fds[1]);
+        fds[0] = fds[1] = -1;
+        return rl_error_set_errno(RL_EIO, err, "control pipe");
+    }
+    return RL_OK;
+}
+
+/* Starts `runlab recorder` for the experiment's domain, home and topics, watching the
+ * control pipe's read end `control_fd`. */
+static int spawn_recorder(const experiment *e, int control_fd, pid_t *pid)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return rl_error_set_errno(RL_EIO, errno, "cannot find the runlab executable");
     self[n] = '\0';
-    char domain[16];
+    char domain[16], fd[16];
     snprintf(domain, sizeof domain, "%d", e->domain);
-    const char *argv[10 + 2 * MAX_PATTERNS];
+    snprintf(fd, sizeof fd, "%d", control_fd);
+    const char *argv[12 + 2 * MAX_PATTERNS];
     size_t k = 0;
     argv[k++] = self;
     argv[k++] = "recorder";
     argv[k++] = "--domain";
     argv[k++] = domain;
+    argv[k++] = "--control-fd";
+    argv[k++] = fd;
     if (e->home) {
         argv[k++] = "--home";
         argv[k++] = e->home;
@@ -519,16 +602,28 @@ static int spawn_recorder(const experiment *e, pid_t *pid)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
-    int rc = posix_spawn(pid, self, &fa, NULL, (char *const *)argv, environ);
+    /* A process group of its own: Ctrl-C in the terminal reaches only the experiment, which
+       publishes STOP and finishes the run before it stops the recorder (sharing the
+       group, the recorder ended the run "recorder stopped" and the experiment's finish
+       waited for an answer from a recorder already gone). The control pipe still ends the
+       recorder with us. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    int rc = posix_spawn(pid, self, &fa, &attr, (char *const *)argv, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return rl_error_set_errno(RL_EIO, rc, "cannot start runlab recorder");
     return RL_OK;
 }
 
-/* 1 when the child has exited (its status described in `how`). */
+/* 1 when the child has exited (its status described in `how`); 0 without a child. */
 static int child_gone(pid_t pid, int *reaped, char *how, size_t cap)
 {
+    if (pid <= 0)
+        return 0;
     if (*reaped)
         return 1;
     int st = 0;
@@ -544,7 +639,7 @@ static int child_gone(pid_t pid, int *reaped, char *how, size_t cap)
 
 static void stop_child(pid_t pid, int *reaped)
 {
-    if (*reaped)
+    if (pid <= 0 || *reaped)
         return;
     kill(pid, SIGTERM);
     kill(pid, SIGCONT); /* a stopped (silent) recorder must wake to handle it */
@@ -613,21 +708,33 @@ static int run_experiment(experiment *e)
         return cli_fail("experiment", "%s", rl_error_last());
     rl_lab_heartbeat hb;
     /* Another recorder on the domain answers within this window (transient-local). */
-    if (rl_lab_client_wait_heartbeat(cl, 0, 3 * s / 2, &hb) == RL_OK) {
+    int answered =
+        rl_lab_client_wait_heartbeat(cl, 0, e->attach ? 5 * s : 3 * s / 2, &hb) == RL_OK;
+    char refusal[1024];
+    if (experiment_attach_refused(e->domain, e->attach, answered ? &hb : NULL, refusal,
+                                  sizeof refusal)) {
         rl_lab_client_free(cl);
-        return cli_fail("experiment", "another recorder answers on DDS domain %d (host %s, pid %d, "
-                                      "state %s): not deploying",
-                        e->domain, hb.host, hb.pid, rl_record_state_name(hb.state));
+        return cli_fail("experiment", "%s", refusal);
     }
     pid_t child = 0;
-    int reaped = 0;
-    if (spawn_recorder(e, &child) < 0) {
+    int reaped = 0, control[2] = {-1, -1};
+    if (e->attach) {
+        fprintf(stderr, "runlab experiment: attached to the recorder on DDS domain %d (host %s, "
+                "pid %d)\n", e->domain, hb.host, hb.pid);
+    } else if (control_pipe(control) < 0 || spawn_recorder(e, control[0], &child) < 0) {
+        if (control[0] >= 0)
+            close(control[0]);
+        if (control[1] >= 0)
+            close(control[1]);
         rl_lab_client_free(cl);
         return cli_fail("experiment", "%s", rl_error_last());
     }
+    if (control[0] >= 0)
+        close(control[0]); /* the recorder's end */
     char failure[768] = "", run_dir[1024] = "", run_id[80] = "", map[4096] = "";
     int started = 0, prepared = 0, interrupted = 0, silent = 0, recorder_failed = 0,
         no_vehicle = 0;
+    rl_record_state recorder_end = RL_RECORD_FAILED;
     int64_t hb_timeout = (int64_t)(e->heartbeat_timeout * 1e9);
     int64_t vehicle_timeout = (int64_t)(e->vehicle_timeout * 1e9), start_mono = 0;
     int vehicles[MAX_VEHICLES];
@@ -638,7 +745,7 @@ static int run_experiment(experiment *e)
 
     /* The recorder we started: its first heartbeat carries our child's pid. */
     int64_t deadline = rl_mono_ns() + 60 * s;
-    for (;;) {
+    while (!e->attach) {
         if (rl_lab_client_wait_heartbeat(cl, 0, s / 5, &hb) == RL_OK && hb.pid == (int)child)
             break;
         if (child_gone(child, &reaped, failure, sizeof failure) || g_signal ||
@@ -706,6 +813,9 @@ static int run_experiment(experiment *e)
     snprintf(run_dir, sizeof run_dir, "%s", rep.run_dir);
     snprintf(run_id, sizeof run_id, "%s", rep.run_id);
     fprintf(stderr, "runlab experiment: run %s ARMED\n", run_id);
+    /* From now on the recorder ends the run if we die without finishing it. */
+    if (rl_lab_client_drive(cl, run_id, "runlab experiment") < 0)
+        fprintf(stderr, "runlab: experiment: %s\n", rl_error_last());
     if (rl_lab_client_begin(cl, run_id, 60 * s, &rep) < 0 || !rep.ok) {
         snprintf(failure, sizeof failure, "begin: %s", rep.ok ? rl_error_last() : rep.message);
         goto done;
@@ -727,9 +837,15 @@ static int run_experiment(experiment *e)
         if (child_gone(child, &reaped, failure, sizeof failure))
             break;
         if (rl_lab_client_wait_heartbeat(cl, 0, 0, &hb) == RL_OK) {
-            if (hb.state == RL_RECORD_FAILED) {
+            /* FAILED, or INTERRUPTED by the recorder itself (it lost us: stopped too long
+               by Ctrl-Z, say): the run is over. */
+            if (hb.state == RL_RECORD_FAILED ||
+                (hb.state == RL_RECORD_INTERRUPTED && strcmp(hb.run_id, run_id) == 0)) {
                 recorder_failed = 1;
-                snprintf(failure, sizeof failure, "the recorder FAILED: %s", hb.reason);
+                recorder_end = hb.state;
+                snprintf(failure, sizeof failure, "the recorder %s: %s",
+                         hb.state == RL_RECORD_FAILED ? "FAILED" : "ended the run INTERRUPTED",
+                         hb.reason);
                 break;
             }
             int64_t now = rl_mono_ns(), quiet_ns = now - hb.seen_mono_ns;
@@ -775,7 +891,8 @@ done:;
     /* A recorder that fell silent would not answer finish either: it is only stopped. One
      * that FAILED has ended the run itself: finish would only be refused. */
     if (recorder_failed)
-        fprintf(stderr, "runlab experiment: run %s FAILED\n", run_id);
+        fprintf(stderr, "runlab experiment: run %s %s\n", run_id,
+                rl_record_state_name(recorder_end));
     if (prepared && alive && !silent && !recorder_failed) {
         const char *reason = failure[0] ? failure : interrupted ? "SIGINT" : NULL;
         if (rl_lab_client_finish(cl, run_id, started ? stop : 0, reason, 60 * s, &rep) < 0)
@@ -788,7 +905,10 @@ done:;
             fprintf(stderr, "runlab experiment: run %s %s\n", run_id,
                     rl_record_state_name(rep.state));
     }
+    (void)rl_lab_client_drive(cl, NULL, NULL);
     stop_child(child, &reaped);
+    if (control[1] >= 0)
+        close(control[1]);
     rl_lab_vehicle_watch_free(watch);
     rl_lab_client_free(cl);
     /* The recorder died before it could end the run: its manifest still says RECORDING and
@@ -829,6 +949,7 @@ int cmd_experiment(int argc, char **argv)
                                          {"vehicle-timeout", required_argument, NULL, 'V'},
                                          {"on-vehicle-loss", required_argument, NULL, 'L'},
                                          {"no-map", no_argument, NULL, 'N'},
+                                         {"attach", no_argument, NULL, 'A'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     /* Options are read after the spec so that they override it: collect them first (GNU
@@ -838,11 +959,12 @@ int cmd_experiment(int argc, char **argv)
                *o_map = NULL, *o_topics[MAX_PATTERNS], *o_config = NULL, *o_ready = NULL,
                *o_vtimeout = NULL, *o_loss = NULL;
     size_t o_ntopics = 0;
-    int c;
+    int c, attach = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
+        case 'A': attach = 1; break;
         case 'd': o_domain = optarg; break;
         case 'H': o_home = optarg; break;
         case 'v': o_vehicles = optarg; break;
@@ -865,8 +987,13 @@ int cmd_experiment(int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("experiment", "unexpected argument '%s'", argv[optind + 1]);
+    if (attach && (o_home || o_ntopics || o_config))
+        return cli_usage_error("experiment", "--attach: %s set%s the recorder experiment starts; "
+                               "the attached recorder records with its own",
+                               o_home ? "--home" : o_ntopics ? "--topic" : "--recorder-config",
+                               o_home || o_ntopics ? "" : "s");
     experiment e = {.duration = 10, .ready_timeout = 30, .heartbeat_timeout = 1.5,
-                    .vehicle_timeout = 1.5};
+                    .vehicle_timeout = 1.5, .attach = attach};
     int ec = RL_EXIT_OK;
     if (optind < argc)
         ec = read_spec(argv[optind], &e);
@@ -894,6 +1021,13 @@ int cmd_experiment(int argc, char **argv)
         e.map = NULL;
     if (o_config)
         e.recorder_config = o_config;
+    if (attach && (e.home || e.topic_count || e.recorder_config)) {
+        fprintf(stderr, "runlab experiment: --attach: the spec's home, topics and "
+                        "recorder_config are not used: the attached recorder records with its "
+                        "own\n");
+        e.home = e.recorder_config = NULL;
+        e.topic_count = 0;
+    }
     /* The recorder's config is checked here, with the recorder's own messages, so that a bad
      * file stops nothing but this command; the start banner says what it hands over. */
     if (ec == RL_EXIT_OK && e.recorder_config) {

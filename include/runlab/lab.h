@@ -27,6 +27,7 @@ extern "C" {
 #define RL_LAB_TOPIC_PARAMETERS "rt/lab/parameters"
 #define RL_LAB_TOPIC_CLOCK "rt/clock"
 #define RL_LAB_TOPIC_RECORDING_STATE "rt/lab/evaluation/recording_state"
+#define RL_LAB_TOPIC_CONTROL_HEARTBEAT "rt/lab/evaluation/control_heartbeat"
 #define RL_LAB_SERVICE_PREPARE "/lab/evaluation/prepare_recording"
 #define RL_LAB_SERVICE_BEGIN "/lab/evaluation/begin_recording"
 #define RL_LAB_SERVICE_FINISH "/lab/evaluation/finish_recording"
@@ -86,11 +87,25 @@ typedef struct rl_lab_recorder_options {
     int64_t heartbeat_interval_ns; /* default 250 ms */
     int64_t peer_wait_ns;       /* how long to listen for another recorder's heartbeat on the
                                    domain before starting; default 1.5 s */
+    int64_t control_timeout_ns; /* a run whose control flow has published a heartbeat naming
+                                   it (rt/lab/evaluation/control_heartbeat) ends INTERRUPTED
+                                   ("control flow lost") once that heartbeat is silent for
+                                   longer than this; default 1.5 s; 0: never; else 0.5 s..1 h.
+                                   A control flow that never published one is never timed
+                                   out. */
+    int control_fd;             /* > 0: a descriptor (the read end of a pipe whose write end
+                                   the process that started the node holds) that reaches end
+                                   of file when that process ends, however it ends: the node
+                                   then ends a run still ARMED or RECORDING INTERRUPTED
+                                   ("control flow lost") and rl_lab_recorder_control_closed
+                                   says so. The node never closes it. 0 or negative: none
+                                   (descriptor 0 cannot be one). Default none. */
     const rl_record_options *engine; /* further engine options (NULL: defaults); home,
                                         lock_dir, lab_domain, heartbeat are set from above */
 } rl_lab_recorder_options;
 
-/* Defaults: domain 0, no patterns or schemas, the intervals above. Thread-safe. */
+/* Defaults: domain 0, no patterns or schemas, no control descriptor, the intervals above.
+ * Thread-safe. */
 void rl_lab_recorder_options_default(rl_lab_recorder_options *opts);
 
 typedef struct rl_lab_recorder rl_lab_recorder;
@@ -118,6 +133,12 @@ void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
  * rl_lab_recorder_status, nothing returned depends on the node afterwards. Thread-safe. */
 rl_record_state rl_lab_recorder_run(rl_lab_recorder *n, char *run_dir, size_t cap);
 
+/* True once the node's control descriptor (options.control_fd) has reached end of file and
+ * the run it was driving, if any, has been ended INTERRUPTED ("control flow lost") with its
+ * bag closed and manifest written. The node goes on serving; `runlab recorder` exits.
+ * Thread-safe. */
+bool rl_lab_recorder_control_closed(rl_lab_recorder *n);
+
 /* Number of DDS topics being recorded (readers made). Thread-safe. */
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n);
 
@@ -139,7 +160,7 @@ typedef struct rl_lab_client rl_lab_client;
  * ready-status reader. Errors: RL_EINVAL, RL_EIO (DDS), RL_ENOMEM. */
 int rl_lab_client_new(rl_lab_client **out, int domain);
 
-/* Leaves the domain and frees. NULL is ignored. */
+/* Stops the control heartbeat, leaves the domain and frees. NULL is ignored. */
 void rl_lab_client_free(rl_lab_client *c);
 
 /* A service's answer. */
@@ -152,9 +173,11 @@ typedef struct rl_lab_reply {
 } rl_lab_reply;
 
 /* Calls prepare / begin / finish and waits for the reply, up to `timeout_ns` in all
- * (including waiting for the service to be discovered). finish without a reason ends the run
- * COMPLETE when STOP was marked (from the trigger or `stop_stamp_ns`), INTERRUPTED
- * otherwise; with a reason (e.g. "SIGINT", a failure) it ends INTERRUPTED with that reason.
+ * (including waiting for the service to be discovered). finish without a reason means the
+ * run ran its course: COMPLETE when START was marked, with STOP from `stop_stamp_ns`, else
+ * the STOP trigger, else (none published) the time the recorder handled finish, which the
+ * manifest's reason then says; INTERRUPTED ("finished without START") when START never
+ * was. With a reason (e.g. "SIGINT", a failure) it ends INTERRUPTED with that reason.
  * RL_OK with `out` filled, also when
  * the recorder refused (out->ok == 0); RL_ETIMEOUT when no answer came; RL_EIO (DDS).
  * `stop_stamp_ns` is STOP's stamp or 0; `reason` may be NULL. One call at a time per client. */
@@ -164,6 +187,22 @@ int rl_lab_client_begin(rl_lab_client *c, const char *run_id, int64_t timeout_ns
                         rl_lab_reply *out);
 int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stamp_ns,
                          const char *reason, int64_t timeout_ns, rl_lab_reply *out);
+
+/* How often rl_lab_client_drive publishes the control heartbeat. */
+#define RL_LAB_CONTROL_HEARTBEAT_PERIOD_NS (250 * 1000000ll)
+
+/* Publishes the control flow's heartbeat (rt/lab/evaluation/control_heartbeat: `source_id`,
+ * this host and pid, `run_id`) at once and then every RL_LAB_CONTROL_HEARTBEAT_PERIOD_NS from
+ * a thread of the client, so that the recorder ends the run INTERRUPTED ("control flow
+ * lost") if this process dies or hangs up without finishing it. Call it with the run id of
+ * prepare's reply; a later call names another run; `run_id` NULL or "" stops publishing
+ * (call it after finish). It returns once the first heartbeat naming the run is
+ * acknowledged by the readers matched (waiting up to 1 s for a recorder to match the
+ * heartbeat's writer, made at the first call, and up to 1 s for the acknowledgement: an
+ * older recorder does not read it). `source_id` NULL: "runlab client". Strings are copied.
+ * One call at a time per client, as the service calls.
+ * RL_EINVAL (run id or source longer than 79 bytes), RL_EIO (DDS), RL_ERR (no thread). */
+int rl_lab_client_drive(rl_lab_client *c, const char *run_id, const char *source_id);
 
 /* System trigger kinds, as on the wire. */
 typedef enum rl_lab_trigger { RL_LAB_START = 1, RL_LAB_STOP = 2 } rl_lab_trigger;

@@ -1,7 +1,8 @@
 /* The control flow's side of the recorder node: service calls with rmw_cyclonedds's
  * request header (client id = the request writer's instance handle, a sequence number;
- * replies filtered on both), the system trigger, and the recording-state heartbeat, the
- * vehicles' ready status and the map announcement as they arrive. */
+ * replies filtered on both), the system trigger, the recording-state heartbeat, the
+ * vehicles' ready status and the map announcement as they arrive, and the control flow's
+ * own heartbeat, published from a thread of its own while it drives a run. */
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef runlab_msgs_srv_dds__PrepareRecording_Response_ lab_response;
 
@@ -34,6 +36,14 @@ struct rl_lab_client {
     uint8_t ready[256];    /* under mu: vehicle ids that reported ready */
     rl_lab_map_announcement map; /* under mu: the newest; map_count of them seen */
     uint64_t map_count;
+    /* The control heartbeat: its writer and thread exist from the first drive on. */
+    dds_entity_t control_writer;
+    pthread_t beat_thread;
+    int beat_started;
+    pthread_cond_t drive_changed; /* with mu */
+    char drive_run_id[80], drive_source[80]; /* under mu; run id "" = not driving */
+    int beat_stop;                           /* under mu */
+    char host[256];
 };
 
 static void on_heartbeat(dds_entity_t reader, void *arg)
@@ -203,6 +213,7 @@ int rl_lab_client_new(rl_lab_client **out, int domain)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&c->beat, &ca);
+    pthread_cond_init(&c->drive_changed, &ca);
     pthread_condattr_destroy(&ca);
     int rc = client_start(c, domain);
     if (rc < 0) {
@@ -219,10 +230,18 @@ void rl_lab_client_free(rl_lab_client *c)
 {
     if (!c)
         return;
+    if (c->beat_started) {
+        pthread_mutex_lock(&c->mu);
+        c->beat_stop = 1;
+        pthread_cond_broadcast(&c->drive_changed);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->beat_thread, NULL);
+    }
     if (c->participant > 0)
         dds_delete(c->participant); /* waits for listeners still running */
     lab_handoff_acquire();
     pthread_cond_destroy(&c->beat);
+    pthread_cond_destroy(&c->drive_changed);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -326,6 +345,100 @@ static struct timespec abs_mono(int64_t deadline_ns)
     struct timespec ts = {.tv_sec = deadline_ns / 1000000000ll,
                           .tv_nsec = deadline_ns % 1000000000ll};
     return ts;
+}
+
+/* ---- the control heartbeat ----------------------------------------------------------- */
+
+/* How long rl_lab_client_drive waits for a recorder to match its heartbeat writer and to
+ * acknowledge the first beat (none may be listening: an older recorder). */
+#define CONTROL_FIRST_BEAT_WAIT_NS (1000 * 1000000ll)
+
+static void write_control_beat(rl_lab_client *c, const char *run_id, const char *source)
+{
+    runlab_msgs_msg_dds__ControlHeartbeat_ m = {
+        .source_id = (char *)source,
+        .host = c->host,
+        .pid = (int32_t)getpid(),
+        .run_id = (char *)run_id,
+        .stamp = (uint64_t)rl_time_now_ns(),
+    };
+    (void)dds_write(c->control_writer, &m); /* a lost beat is one of many */
+}
+
+/* Publishes the control heartbeat every period while a run is driven; waits otherwise. */
+static void *beat_main(void *arg)
+{
+    pthread_setname_np(pthread_self(), "rl-control-beat");
+    rl_lab_client *c = arg;
+    char run_id[sizeof c->drive_run_id], source[sizeof c->drive_source];
+    pthread_mutex_lock(&c->mu);
+    while (!c->beat_stop) {
+        if (!c->drive_run_id[0]) {
+            pthread_cond_wait(&c->drive_changed, &c->mu);
+            continue;
+        }
+        memcpy(run_id, c->drive_run_id, sizeof run_id);
+        memcpy(source, c->drive_source, sizeof source);
+        pthread_mutex_unlock(&c->mu);
+        write_control_beat(c, run_id, source);
+        struct timespec next = abs_mono(rl_mono_ns() + RL_LAB_CONTROL_HEARTBEAT_PERIOD_NS);
+        pthread_mutex_lock(&c->mu);
+        /* Sleeps a period; a new run id or a stop wakes it at once. */
+        while (!c->beat_stop && strcmp(run_id, c->drive_run_id) == 0 &&
+               pthread_cond_timedwait(&c->drive_changed, &c->mu, &next) == 0) {
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+int rl_lab_client_drive(rl_lab_client *c, const char *run_id, const char *source_id)
+{
+    if (!run_id)
+        run_id = "";
+    if (!source_id)
+        source_id = "runlab client";
+    if (strlen(run_id) >= sizeof c->drive_run_id || strlen(source_id) >= sizeof c->drive_source)
+        return rl_error_set(RL_EINVAL, "control heartbeat: run id or source longer than %zu "
+                            "bytes", sizeof c->drive_run_id - 1);
+    if (!c->control_writer && run_id[0]) {
+        if (gethostname(c->host, sizeof c->host - 1) != 0)
+            lab_copy(c->host, sizeof c->host, "unknown");
+        dds_entity_t t = dds_create_topic(c->participant,
+                                          &runlab_msgs_msg_dds__ControlHeartbeat__desc,
+                                          RL_LAB_TOPIC_CONTROL_HEARTBEAT, NULL, NULL);
+        dds_qos_t *q = lab_qos(0, 1);
+        dds_entity_t w = t < 0 ? t : dds_create_writer(c->participant, t, q, NULL);
+        dds_delete_qos(q);
+        if (w < 0)
+            return lab_dds_fail(w, "control heartbeat writer");
+        c->control_writer = w;
+        /* A writer just made is not matched yet, and a volatile beat written before the
+           recorder's reader matches never reaches it: the run would not be armed, and a
+           control flow dying at once would never be timed out. */
+        (void)lab_wait_matched(w, 1, rl_mono_ns() + CONTROL_FIRST_BEAT_WAIT_NS);
+    }
+    if (run_id[0]) {
+        /* The first beat naming the run, acknowledged before we return: from then on the
+           recorder times this control flow out. */
+        write_control_beat(c, run_id, source_id);
+        (void)dds_wait_for_acks(c->control_writer, CONTROL_FIRST_BEAT_WAIT_NS);
+    }
+    pthread_mutex_lock(&c->mu);
+    lab_copy(c->drive_run_id, sizeof c->drive_run_id, run_id);
+    lab_copy(c->drive_source, sizeof c->drive_source, source_id);
+    pthread_cond_broadcast(&c->drive_changed);
+    pthread_mutex_unlock(&c->mu);
+    if (!c->beat_started && run_id[0]) {
+        if (pthread_create(&c->beat_thread, NULL, beat_main, c) != 0) {
+            pthread_mutex_lock(&c->mu);
+            c->drive_run_id[0] = '\0';
+            pthread_mutex_unlock(&c->mu);
+            return rl_error_set(RL_ERR, "control heartbeat: cannot start its thread");
+        }
+        c->beat_started = 1;
+    }
+    return RL_OK;
 }
 
 int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeout_ns,

@@ -28,6 +28,7 @@ static const dds_topic_descriptor_t *const builtin[] = {
     &runlab_msgs_msg_dds__RecordingState__desc,
     &runlab_msgs_msg_dds__ParameterSnapshot__desc,
     &runlab_msgs_msg_dds__MapAnnouncement__desc,
+    &runlab_msgs_msg_dds__ControlHeartbeat__desc,
     &runlab_msgs_srv_dds__PrepareRecording_Request__desc,
     &runlab_msgs_srv_dds__PrepareRecording_Response__desc,
     &runlab_msgs_srv_dds__BeginRecording_Request__desc,

@@ -160,6 +160,7 @@ static uint32_t raw_size(const struct ddsi_serdata *d)
 
 static void raw_free(struct ddsi_serdata *d)
 {
+    lab_handoff_acquire(); /* see raw_to_untyped (a load: nothing on the hot path) */
     raw_release((raw_serdata *)d);
 }
 
@@ -258,6 +259,9 @@ static struct ddsi_serdata *raw_to_untyped(const struct ddsi_serdata *d)
     if (!u)
         return NULL;
     u->c.type = NULL;
+    /* Made on a writing thread of ours and freed by one of Cyclone's: visible to TSan
+       (lab_internal.h; once per instance, not per sample). */
+    lab_handoff_publish();
     return &u->c;
 }
 
@@ -305,8 +309,12 @@ static const struct ddsi_serdata_ops raw_serdata_ops = {
     .get_keyhash = raw_get_keyhash,
 };
 
+/* Cyclone calls the type's operations from any of its threads (its deferred free of a
+ * deleted reader hashes and frees the type): each acquires what lab_rawtype_new published
+ * (lab_internal.h). */
 static void raw_type_free(struct ddsi_sertype *tp)
 {
+    lab_handoff_acquire();
     ddsi_sertype_fini(tp);
     free(tp);
 }
@@ -339,11 +347,13 @@ static void raw_free_samples(const struct ddsi_sertype *d, void **ptrs, size_t c
 
 static bool raw_equal(const struct ddsi_sertype *a, const struct ddsi_sertype *b)
 {
+    lab_handoff_acquire();
     return a->typekind_no_key == b->typekind_no_key;
 }
 
 static uint32_t raw_hash(const struct ddsi_sertype *tp)
 {
+    lab_handoff_acquire();
     return tp->typekind_no_key;
 }
 
@@ -371,5 +381,6 @@ struct ddsi_sertype *lab_rawtype_new(const char *type_name, int keyed)
     ddsi_sertype_init(tp, type_name, &raw_sertype_ops, &raw_serdata_ops, !keyed);
     tp->allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1 |
                                       DDS_DATA_REPRESENTATION_FLAG_XCDR2;
+    lab_handoff_publish();
     return tp;
 }

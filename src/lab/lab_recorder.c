@@ -1,7 +1,9 @@
 /* The recorder node: the recorder engine on the lab's DDS domain. It serves
  * prepare/begin/finish_recording (rmw_cyclonedds's request/reply layout), publishes the
  * engine's heartbeat as recording_state (reliable, transient-local), marks START and STOP
- * from the system trigger, and records the lab's, the vehicles' and configured topics. */
+ * from the system trigger, records the lab's, the vehicles' and configured topics, and ends
+ * a run whose control flow is lost (lab_control.c). */
+#include "lab/lab_control.h"
 #include "lab/lab_internal.h"
 
 #include "runlab/error.h"
@@ -52,7 +54,8 @@ struct rl_lab_recorder {
        status in other threads. NULL only when a renew failed. */
     pthread_mutex_t engine_mu;
     rl_recorder *rec;
-    dds_entity_t participant, heartbeat_writer, trigger_reader, waitset, stop_guard;
+    dds_entity_t participant, heartbeat_writer, trigger_reader, control_reader, waitset,
+        stop_guard;
     _Atomic dds_entity_t beat_writer; /* 0 until the writer exists; read by the monitor */
     service svc[SVC_COUNT];
     lab_capture *capture;
@@ -64,6 +67,12 @@ struct rl_lab_recorder {
     pthread_t thread;
     int thread_started;
     atomic_int stop;
+    /* The control flow's liveness, in the node's thread: its heartbeat, the control
+       descriptor, and whether START was marked for the current run (finish needs it). */
+    lab_control_watch control;
+    int control_fd_open;
+    atomic_bool control_closed;
+    int start_marked;
 };
 
 void rl_lab_recorder_options_default(rl_lab_recorder_options *opts)
@@ -71,6 +80,7 @@ void rl_lab_recorder_options_default(rl_lab_recorder_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->heartbeat_interval_ns = 250 * 1000000ll;
     opts->peer_wait_ns = 1500 * 1000000ll;
+    opts->control_timeout_ns = 1500 * 1000000ll;
 }
 
 /* ---- heartbeat ------------------------------------------------------------------------ */
@@ -241,6 +251,8 @@ static int renew(rl_lab_recorder *n)
     return rc;
 }
 
+static void take_triggers(rl_lab_recorder *n);
+
 static void do_prepare(rl_lab_recorder *n, service *s,
                        const runlab_msgs_srv_dds__PrepareRecording_Request_ *req)
 {
@@ -285,6 +297,7 @@ static void do_prepare(rl_lab_recorder *n, service *s,
     free(scenario);
     fill_reply(n, s, rc == RL_OK, rc == RL_OK ? "" : rl_error_last());
     if (rc == RL_OK) {
+        n->start_marked = 0;
         size_t held = lab_capture_release_held(n->capture);
         if (held)
             rl_log(RL_LOG_INFO, "recorder: %zu transient-local sample(s) received before "
@@ -376,12 +389,21 @@ static void do_finish(rl_lab_recorder *n, service *s,
            flow saw): INTERRUPTED with that reason, whether STOP came or not. */
         rc = rl_recorder_cancel(n->rec, req->reason);
     } else {
-        /* STOP travels on another topic and may arrive after this request: the request
-           carries its stamp. A STOP already marked refuses the second mark, which changes
-           nothing. */
+        /* No reason: the run ran its course (docs/lab.md, "finish"). STOP travels on
+           another topic and may arrive after this request: the request carries its stamp,
+           and triggers already received are taken first. A STOP already marked refuses a
+           second mark, which changes nothing. Without any STOP the run still ran its
+           course, so STOP is the moment finish arrived, and the manifest's reason says so;
+           without START there is no window to evaluate: INTERRUPTED. */
+        take_triggers(n);
         if (req->stop_stamp > 0 && req->stop_stamp <= INT64_MAX)
             (void)rl_recorder_mark_stop(n->rec, (int64_t)req->stop_stamp);
-        rc = rl_recorder_finish(n->rec, NULL);
+        const char *why = NULL;
+        if (!n->start_marked)
+            why = "finished without START: none was published on " RL_LAB_TOPIC_TRIGGER;
+        else if (rl_recorder_mark_stop(n->rec, rl_time_now_ns()) == RL_OK)
+            why = "ran its course; no STOP was published, so STOP is when finish arrived";
+        rc = rl_recorder_finish(n->rec, why);
     }
     if (rc == RL_OK)
         rc = rl_recorder_wait(n->rec);
@@ -444,9 +466,10 @@ static void take_triggers(rl_lab_recorder *n)
             if (!si[i].valid_data || t->stamp > INT64_MAX || !n->rec)
                 continue;
             int rc = RL_OK;
-            if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_START)
+            if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_START) {
                 rc = rl_recorder_mark_start(n->rec, (int64_t)t->stamp);
-            else if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_STOP)
+                n->start_marked |= rc == RL_OK;
+            } else if (t->kind == runlab_msgs_msg_dds__SystemTrigger_Constants_STOP)
                 rc = rl_recorder_mark_stop(n->rec, (int64_t)t->stamp);
             if (rc < 0)
                 rl_log(RL_LOG_INFO, "recorder: trigger %u not marked: %s", (unsigned)t->kind,
@@ -456,15 +479,66 @@ static void take_triggers(rl_lab_recorder *n)
     }
 }
 
+/* ---- control flow lost ------------------------------------------------------------------ */
+
+static void end_lost_run(rl_lab_recorder *n, const char *why)
+{
+    rl_record_state state = rl_recorder_state(n->rec);
+    if (state != RL_RECORD_ARMED && state != RL_RECORD_RECORDING)
+        return;
+    rl_log(RL_LOG_WARN, "recorder: %s: the run ends INTERRUPTED", why);
+    if (rl_recorder_cancel(n->rec, why) == RL_OK)
+        (void)rl_recorder_wait(n->rec); /* bag closed, manifest final */
+    rl_record_status st;
+    node_status(n, &st);
+    publish_status(n, &st);
+}
+
+/* Takes the control heartbeats (a heartbeat counts from when this thread takes it, so a
+ * busy node never times a live control flow out), then ends the run if its control flow is
+ * lost: the control descriptor reached end of file, or the heartbeat that armed the run's
+ * timeout fell silent (lab_control.c has the rule). */
+static void watch_control(rl_lab_recorder *n)
+{
+    rl_record_status st;
+    node_status(n, &st);
+    void *samples[8] = {0};
+    dds_sample_info_t si[8];
+    dds_return_t got;
+    while ((got = dds_take(n->control_reader, samples, si, 8, 8)) > 0) {
+        for (int i = 0; i < got; i++) {
+            const runlab_msgs_msg_dds__ControlHeartbeat_ *m = samples[i];
+            if (si[i].valid_data)
+                lab_control_beat(&n->control, m->run_id, m->source_id, m->host, m->pid,
+                                 st.run_id, st.state, rl_mono_ns());
+        }
+        dds_return_loan(n->control_reader, samples, got);
+    }
+    if (!n->rec)
+        return;
+    if (n->control_fd_open && lab_control_fd_closed(n->opts.control_fd)) {
+        n->control_fd_open = 0;
+        end_lost_run(n, "control flow lost: the process that started the recorder has ended "
+                        "(its control pipe closed)");
+        atomic_store(&n->control_closed, true);
+        return;
+    }
+    char why[512];
+    if (lab_control_lost(&n->control, st.run_id, st.state, rl_mono_ns(), why, sizeof why))
+        end_lost_run(n, why);
+}
+
 static void *node_main(void *arg)
 {
     pthread_setname_np(pthread_self(), "rl-node"); /* for top -H, perf, gdb */
     rl_lab_recorder *n = arg;
     while (!atomic_load(&n->stop)) {
-        (void)dds_waitset_wait(n->waitset, NULL, 0, DDS_MSECS(500));
+        /* At least every 100 ms: a lost control flow is noticed well within 2 s. */
+        (void)dds_waitset_wait(n->waitset, NULL, 0, DDS_MSECS(100));
         take_triggers(n);
         for (int i = 0; i < SVC_COUNT; i++)
             serve(n, i);
+        watch_control(n);
     }
     return NULL;
 }
@@ -532,6 +606,14 @@ static int start(rl_lab_recorder *n)
         return lab_dds_fail(cond, "trigger wait");
     if ((rc = lab_params_new(&n->params, n->participant)) < 0)
         return rc;
+    dds_entity_t ctl = dds_create_topic(n->participant,
+                                        &runlab_msgs_msg_dds__ControlHeartbeat__desc,
+                                        RL_LAB_TOPIC_CONTROL_HEARTBEAT, NULL, NULL);
+    q = lab_qos(0, 16); /* several control flows may beat; each counts for its own run */
+    n->control_reader = ctl < 0 ? ctl : dds_create_reader(n->participant, ctl, q, NULL);
+    dds_delete_qos(q);
+    if (n->control_reader < 0)
+        return lab_dds_fail(n->control_reader, "control heartbeat reader");
 
     if ((rc = lab_capture_new(&n->capture, n->participant, n->rec, n->opts.schemas,
                               n->opts.schema_count)) < 0)
@@ -601,6 +683,11 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
         return rl_error_set(RL_EINVAL, "recorder node: no options");
     if (opts->peer_wait_ns < 0 || opts->heartbeat_interval_ns <= 0)
         return rl_error_set(RL_EINVAL, "recorder node: negative interval");
+    if (opts->control_timeout_ns != 0 && (opts->control_timeout_ns < 500 * 1000000ll ||
+                                          opts->control_timeout_ns > 3600 * 1000000000ll))
+        return rl_error_set(RL_EINVAL, "recorder node: control flow timeout %lld ns: must be "
+                            "0 (never) or 0.5 s .. 1 h",
+                            (long long)opts->control_timeout_ns);
     for (size_t i = 0; i < opts->schema_count; i++)
         if (!opts->schemas[i].type_name || !opts->schemas[i].idl)
             return rl_error_set(RL_EINVAL, "recorder node: schema %zu without type name or IDL", i);
@@ -608,6 +695,8 @@ int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *op
     if (!n)
         return rl_error_set(RL_ENOMEM, "out of memory");
     n->opts = *opts;
+    lab_control_watch_init(&n->control, opts->control_timeout_ns);
+    n->control_fd_open = opts->control_fd > 0;
     pthread_mutex_init(&n->engine_mu, NULL);
     rl_record_options eo;
     if (opts->engine)
@@ -656,6 +745,11 @@ rl_record_state rl_lab_recorder_run(rl_lab_recorder *n, char *run_dir, size_t ca
         snprintf(run_dir, cap, "%s", st.run_dir ? st.run_dir : "");
     pthread_mutex_unlock(&n->engine_mu);
     return st.state;
+}
+
+bool rl_lab_recorder_control_closed(rl_lab_recorder *n)
+{
+    return atomic_load(&n->control_closed);
 }
 
 size_t rl_lab_recorder_topic_count(rl_lab_recorder *n)

@@ -2,11 +2,13 @@
  * below it and one above, with made-up times instead of the clock: the recorder's stall
  * limit (writer and fsync), its pause threshold and its minimum free space; the bench
  * harness's time limit (max_time + grace, the 30 s setup allowance of docs/bench.md) and
- * its memory limit; the experiment's heartbeat timeout. */
+ * its memory limit; the experiment's heartbeat timeout; the recorder node's control flow
+ * timeout. */
 #include "rl_test.h"
 
 #include "engines/bench_internal.h"
 #include "engines/record_watch.h"
+#include "lab/lab_control.h"
 #include "runlab/lab.h"
 
 #define MS 1000000ll
@@ -182,6 +184,40 @@ static void heartbeat_timeout_boundary(void **state)
     assert_false(rl_lab_heartbeat_lost(&hb, hb.seen_mono_ns, timeout));
 }
 
+/* The recorder node ends a run whose control flow's heartbeat is silent for longer than
+ * the timeout (1.5 s by default); only a heartbeat naming the run, while it is ARMED or
+ * RECORDING, arms it. */
+static void control_timeout_boundary(void **state)
+{
+    (void)state;
+    const int64_t timeout = 1500 * MS, seen = 77 * S;
+    char why[512];
+    lab_control_watch w;
+    lab_control_watch_init(&w, timeout);
+#define LOST(run, st, now) lab_control_lost(&w, run, st, now, why, sizeof why)
+    const rl_record_state rec = RL_RECORD_RECORDING;
+    assert_false(LOST("r1", rec, seen + 100 * S)); /* never armed */
+    lab_control_beat(&w, "r0", "flow", "h", 7, "r1", rec, seen); /* names another run */
+    assert_false(LOST("r1", rec, seen + 100 * S));
+    lab_control_beat(&w, "r1", "flow", "h", 7, "r1", RL_RECORD_COMPLETE, seen); /* ended */
+    assert_false(LOST("r1", rec, seen + 100 * S));
+    lab_control_beat(&w, "r1", "flow", "h", 7, "r1", RL_RECORD_ARMED, seen);
+    assert_false(LOST("r1", rec, seen + timeout - 1));
+    assert_false(LOST("r1", rec, seen + timeout));
+    assert_true(LOST("r1", rec, seen + timeout + 1));
+    assert_string_equal(why, "control flow lost: no heartbeat from flow (host h, pid 7) for "
+                             "1500 ms");
+    assert_true(LOST("r1", RL_RECORD_ARMED, seen + timeout + 1));
+    /* An ended run, or the next one, is not this control flow's to lose. */
+    assert_false(LOST("r1", RL_RECORD_INTERRUPTED, seen + timeout + 1));
+    assert_false(LOST("r2", rec, seen + timeout + 1));
+    /* A timeout of 0 never fires. */
+    lab_control_watch_init(&w, 0);
+    lab_control_beat(&w, "r1", "flow", "h", 7, "r1", rec, seen);
+    assert_false(LOST("r1", rec, seen + 3600 * S));
+#undef LOST
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +228,7 @@ int main(void)
         cmocka_unit_test(bench_time_limit_boundary),
         cmocka_unit_test(bench_memory_limit_boundary),
         cmocka_unit_test(heartbeat_timeout_boundary),
+        cmocka_unit_test(control_timeout_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
