@@ -104,6 +104,13 @@ int cli_read_spec(const char *cmd, const char *path, struct json_object **out);
 int cli_parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
                      int integer, double *out);
 
+/* Parses a DDS domain id (0..232, an integer) given to `cmd`'s --domain, as
+ * cli_parse_number does. */
+int cli_parse_domain(const char *cmd, const char *text, int *out);
+
+/* Sleeps `ms` milliseconds (a signal may cut it short: callers poll). */
+void cli_sleep_ms(int ms);
+
 /* Sends SIGINT and SIGTERM to `handler`, keeping the former actions in `old` (two entries)
  * for cli_restore_signals. */
 struct sigaction;

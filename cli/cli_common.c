@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int cli_fail(const char *what, const char *fmt, ...)
 {
@@ -87,6 +88,20 @@ int cli_parse_number(const char *cmd, const char *opt, const char *text, double 
                                integer ? "an integer" : "a number", lo, hi);
     *out = v;
     return RL_EXIT_OK;
+}
+
+int cli_parse_domain(const char *cmd, const char *text, int *out)
+{
+    double v = 0;
+    int ec = cli_parse_number(cmd, "--domain", text, 0, 232, 1, &v);
+    *out = (int)v;
+    return ec;
+}
+
+void cli_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000l};
+    nanosleep(&ts, NULL);
 }
 
 void cli_catch_signals(void (*handler)(int), struct sigaction *old)

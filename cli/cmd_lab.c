@@ -41,22 +41,7 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000l};
-    nanosleep(&ts, NULL);
-}
-
 enum { MAX_PATTERNS = RECORDER_CONFIG_MAX_PATTERNS, MAX_VEHICLES = 256 };
-
-static int parse_domain(const char *cmd, const char *text, int *out)
-{
-    double v = 0;
-    int ec = cli_parse_number(cmd, "--domain", text, 0, 232, 1, &v);
-    *out = (int)v;
-    return ec;
-}
 
 /* ---- runlab experiment -------------------------------------------------------------- */
 
@@ -360,7 +345,7 @@ static void stop_child(pid_t pid, int *reaped)
             *reaped = 1;
             return;
         }
-        sleep_ms(50);
+        cli_sleep_ms(50);
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
@@ -585,7 +570,7 @@ static int run_experiment(experiment *e)
             fprintf(stderr, "runlab experiment: %s; going on (--on-vehicle-loss continue)\n",
                     sentence);
         }
-        sleep_ms(20);
+        cli_sleep_ms(20);
     }
 
 done:;
@@ -710,7 +695,7 @@ int cmd_experiment(int argc, char **argv)
     if (optind < argc)
         ec = read_spec(argv[optind], &e);
     if (ec == RL_EXIT_OK && o_domain)
-        ec = parse_domain("experiment", o_domain, &e.domain);
+        ec = cli_parse_domain("experiment", o_domain, &e.domain);
     if (ec == RL_EXIT_OK && o_vehicles)
         ec = parse_vehicles(o_vehicles, &e);
     if (ec == RL_EXIT_OK && o_duration)

@@ -23,21 +23,7 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000l};
-    nanosleep(&ts, NULL);
-}
-
 enum { MAX_PATTERNS = RECORDER_CONFIG_MAX_PATTERNS };
-
-static int parse_domain(const char *cmd, const char *text, int *out)
-{
-    double v = 0;
-    int ec = cli_parse_number(cmd, "--domain", text, 0, 232, 1, &v);
-    *out = (int)v;
-    return ec;
-}
 
 /* ---- runlab recorder ------------------------------------------------------------------ */
 
@@ -100,7 +86,7 @@ int cmd_recorder(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
-            if (parse_domain("recorder", optarg, &domain) != RL_EXIT_OK)
+            if (cli_parse_domain("recorder", optarg, &domain) != RL_EXIT_OK)
                 return RL_EXIT_USAGE;
             break;
         case 'H': home = optarg; break;
@@ -184,7 +170,7 @@ int cmd_recorder(int argc, char **argv)
                     "pipe closed); stopping\n");
             break;
         }
-        sleep_ms(50);
+        cli_sleep_ms(50);
         rl_record_state state = rl_lab_recorder_run(node, run_dir, sizeof run_dir);
         if (run_dir[0] && strcmp(run_dir, printed) != 0 &&
             (state == RL_RECORD_COMPLETE || state == RL_RECORD_INTERRUPTED ||
