@@ -332,18 +332,28 @@ static void test_fail_on_request(void **state)
         assert_int_equal(rl_recorder_push(r, a, 100 + i, 99 + i, "yy", 2), RL_OK);
     const char *why = "vehicle 2 lost 5.13 s after START: no state for 1.50 s (last state "
                       "3.63 s after START)";
-    assert_int_equal(rl_recorder_fail(r, why), RL_OK);
-    assert_int_equal(rl_recorder_state(r), RL_RECORD_FAILED);
-    assert_int_equal(f->sink.count, 5);
-    assert_int_equal(f->sink.closed, 1);
+    /* Everything is read before the recorder is freed and asserted after: a failed check
+       then never leaves a live recorder (its lock, its threads) behind. */
+    int fail_rc = rl_recorder_fail(r, why);
+    rl_record_state after = rl_recorder_state(r);
+    size_t written = f->sink.count;
+    int closed = f->sink.closed;
     rl_record_status s;
     rl_recorder_status(r, &s);
-    assert_string_equal(s.reason, why);
-    assert_int_equal(rl_recorder_push(r, a, 200, 199, "z", 1), RL_ESTATE);
-    assert_int_equal(rl_recorder_finish(r, NULL), RL_ESTATE);
-    assert_int_equal(rl_recorder_fail(r, "again"), RL_ESTATE);
-    assert_int_equal(rl_recorder_cancel(r, "SIGINT"), RL_ESTATE);
+    char status_reason[512];
+    snprintf(status_reason, sizeof status_reason, "%s", s.reason);
+    int push_rc = rl_recorder_push(r, a, 200, 199, "z", 1);
+    int ends_rc[3] = {rl_recorder_finish(r, NULL), rl_recorder_fail(r, "again"),
+                      rl_recorder_cancel(r, "SIGINT")};
     rl_recorder_free(r);
+    assert_int_equal(fail_rc, RL_OK);
+    assert_int_equal(after, RL_RECORD_FAILED);
+    assert_int_equal(written, 5);
+    assert_int_equal(closed, 1);
+    assert_string_equal(status_reason, why);
+    assert_int_equal(push_rc, RL_ESTATE);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ends_rc[i], RL_ESTATE);
     json_object *m = read_manifest(dir);
     assert_string_equal(jstr(m, "state"), "FAILED");
     assert_string_equal(jstr(jget(m, "result"), "state"), "FAILED");
@@ -360,19 +370,23 @@ static void test_fail_on_request(void **state)
     r = new_recorder(f);
     prepare(r, "fail-armed");
     snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
-    assert_int_equal(rl_recorder_fail(r, NULL), RL_OK);
-    assert_int_equal(rl_recorder_state(r), RL_RECORD_FAILED);
+    fail_rc = rl_recorder_fail(r, NULL);
+    after = rl_recorder_state(r);
+    rl_recorder_free(r);
+    assert_int_equal(fail_rc, RL_OK);
+    assert_int_equal(after, RL_RECORD_FAILED);
     m = read_manifest(dir);
     assert_string_equal(jstr(m, "state"), "FAILED");
     assert_string_equal(jstr(jget(m, "result"), "reason"), "failed");
     json_object_put(m);
-    rl_recorder_free(r);
 
     /* Not before prepare. */
     r = new_recorder(f);
-    assert_int_equal(rl_recorder_fail(r, "x"), RL_ESTATE);
-    assert_int_equal(rl_recorder_state(r), RL_RECORD_IDLE);
+    fail_rc = rl_recorder_fail(r, "x");
+    after = rl_recorder_state(r);
     rl_recorder_free(r);
+    assert_int_equal(fail_rc, RL_ESTATE);
+    assert_int_equal(after, RL_RECORD_IDLE);
 }
 
 /* ---- the START..STOP window ----------------------------------------------------------------- */
