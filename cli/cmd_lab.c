@@ -591,7 +591,11 @@ done:;
         fprintf(stderr, "runlab experiment: run %s %s\n", run_id,
                 rl_record_state_name(recorder_end));
     if (prepared && alive && !silent && !recorder_failed) {
-        const char *reason = failure[0] ? failure : interrupted ? "SIGINT" : NULL;
+        /* A failure ends the run FAILED with the very sentence experiment.json gets;
+           Ctrl-C INTERRUPTED; nothing, COMPLETE (docs/lab.md, "finish"). */
+        char failed[sizeof failure + sizeof RL_LAB_FINISH_FAILED_PREFIX];
+        snprintf(failed, sizeof failed, "%s%s", RL_LAB_FINISH_FAILED_PREFIX, failure);
+        const char *reason = failure[0] ? failed : interrupted ? "SIGINT" : NULL;
         if (rl_lab_client_finish(cl, run_id, started ? stop : 0, reason, 60 * s, &rep) < 0)
             fprintf(stderr, "runlab: experiment: finish: %s\n", rl_error_last());
         else if (!rep.ok)

@@ -31,6 +31,10 @@ extern "C" {
 #define RL_LAB_SERVICE_PREPARE "/lab/evaluation/prepare_recording"
 #define RL_LAB_SERVICE_BEGIN "/lab/evaluation/begin_recording"
 #define RL_LAB_SERVICE_FINISH "/lab/evaluation/finish_recording"
+/* A finish reason that starts with exactly this prefix ends the run FAILED, with the rest
+ * of the reason as the manifest's (docs/lab.md, "finish"); any other reason ends it
+ * INTERRUPTED, "" COMPLETE. */
+#define RL_LAB_FINISH_FAILED_PREFIX "FAILED: "
 
 /* ROS 2 topic "/x/y" -> DDS topic "rt/x/y" (the name must start with '/').
  * RL_EINVAL for a name without a leading '/', RL_ERANGE when `cap` is too small. */
@@ -177,7 +181,9 @@ typedef struct rl_lab_reply {
  * run ran its course: COMPLETE when START was marked, with STOP from `stop_stamp_ns`, else
  * the STOP trigger, else (none published) the time the recorder handled finish, which the
  * manifest's reason then says; INTERRUPTED ("finished without START") when START never
- * was. With a reason (e.g. "SIGINT", a failure) it ends INTERRUPTED with that reason.
+ * was. With a reason (e.g. "SIGINT") it ends INTERRUPTED with that reason; with one that
+ * starts with RL_LAB_FINISH_FAILED_PREFIX ("FAILED: vehicle 2 lost ...") it ends FAILED
+ * with the rest as the reason (the bag still closed properly, its counts final).
  * RL_OK with `out` filled, also when
  * the recorder refused (out->ok == 0); RL_ETIMEOUT when no answer came; RL_EIO (DDS).
  * `stop_stamp_ns` is STOP's stamp or 0; `reason` may be NULL. One call at a time per client. */

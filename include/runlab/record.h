@@ -17,7 +17,7 @@ struct rl_map_read_options; /* runlab/map.h */
 
 /* Recorder states. IDLE -> ARMED (prepare) -> RECORDING (begin) -> COMPLETE (finish
  * after STOP) / INTERRUPTED (cancel, or finish without STOP) / FAILED (writer error,
- * queue overflow, free space below the minimum, writer stalled). The last three are
+ * queue overflow, free space below the minimum, writer stalled, or rl_recorder_fail). The last three are
  * terminal: a recorder records one run. */
 typedef enum rl_record_state {
     RL_RECORD_IDLE = 0,
@@ -214,6 +214,16 @@ int rl_recorder_finish(rl_recorder *r, const char *reason);
  * still written and the bag is closed properly. RL_ESTATE in other states (on a FAILED run
  * it ends the count of messages refused after the failure, as finish does). */
 int rl_recorder_cancel(rl_recorder *r, const char *reason);
+
+/* ARMED or RECORDING -> FAILED with `reason` (copied; NULL or "" reads "failed"): for a
+ * failure the caller saw, such as a vehicle lost mid-run. Unlike a failure of the recorder
+ * itself, nothing is lost: queued messages are still written, the bag is closed with its
+ * footer, the counts are final when it returns (none counted after it) and the manifest
+ * says FAILED with `reason`. RL_ESTATE in other states, as cancel (on a run that FAILED
+ * by itself it ends the late count and keeps that run's reason); RL_EIO when the writer
+ * failed during the drain (the run is then FAILED with the writer's reason). Thread-safe;
+ * one end call (finish, cancel or fail) wins, the others get RL_ESTATE. */
+int rl_recorder_fail(rl_recorder *r, const char *reason);
 
 /* Registers a topic and returns its id through `out_id` (ids are dense, from 0). The same
  * topic name again returns the existing id when schema and encoding are equal,

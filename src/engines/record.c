@@ -1650,8 +1650,10 @@ int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp)
 
 /* Drains and closes: stops accepting, lets the writer write everything and exit, then
  * sets the terminal state unless the run FAILED meanwhile. */
+enum end_kind { END_FINISH, END_CANCEL, END_FAIL };
+
 static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const char *reason,
-                   int cancel)
+                   enum end_kind kind)
 {
     pthread_mutex_lock(&r->mu);
     int st = atomic_load(&r->state);
@@ -1690,14 +1692,18 @@ static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const cha
         pthread_mutex_unlock(&r->mu);
         return rc;
     }
-    int complete = !cancel && r->stop_ns != RL_REC_UNSET;
-    if (complete)
-        snprintf(r->reason, sizeof r->reason, "%s", reason && *reason ? reason : "finished");
-    else
-        snprintf(r->reason, sizeof r->reason, "%s",
-                 reason && *reason ? reason : (cancel ? "cancelled" : "finished without STOP"));
+    int complete = kind == END_FINISH && r->stop_ns != RL_REC_UNSET;
+    const char *fallback = kind == END_FAIL     ? "failed"
+                           : kind == END_CANCEL ? "cancelled"
+                           : complete           ? "finished"
+                                                : "finished without STOP";
+    snprintf(r->reason, sizeof r->reason, "%s", reason && *reason ? reason : fallback);
     r->finish_ns = rl_time_now_ns();
-    atomic_store(&r->state, complete ? RL_RECORD_COMPLETE : RL_RECORD_INTERRUPTED);
+    /* A failure the caller saw ends the run as the writer's own would, but after a clean
+       drain: the bag has its footer and the counts are final (nothing counted late). */
+    atomic_store(&r->state, kind == END_FAIL ? RL_RECORD_FAILED
+                            : complete       ? RL_RECORD_COMPLETE
+                                             : RL_RECORD_INTERRUPTED);
     pthread_cond_signal(&r->wake_monitor);
     pthread_mutex_unlock(&r->mu);
     return write_manifest(r);
@@ -1705,11 +1711,18 @@ static int end_run(rl_recorder *r, int allowed_mask, const char *verb, const cha
 
 int rl_recorder_finish(rl_recorder *r, const char *reason)
 {
-    return end_run(r, 1 << RL_RECORD_RECORDING, "finish", reason, 0);
+    return end_run(r, 1 << RL_RECORD_RECORDING, "finish", reason, END_FINISH);
 }
 
 int rl_recorder_cancel(rl_recorder *r, const char *reason)
 {
-    return end_run(r, (1 << RL_RECORD_ARMED) | (1 << RL_RECORD_RECORDING), "cancel", reason, 1);
+    return end_run(r, (1 << RL_RECORD_ARMED) | (1 << RL_RECORD_RECORDING), "cancel", reason,
+                   END_CANCEL);
+}
+
+int rl_recorder_fail(rl_recorder *r, const char *reason)
+{
+    return end_run(r, (1 << RL_RECORD_ARMED) | (1 << RL_RECORD_RECORDING), "fail", reason,
+                   END_FAIL);
 }
 

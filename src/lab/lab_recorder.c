@@ -384,7 +384,13 @@ static void do_finish(rl_lab_recorder *n, service *s,
        (a FAILED run's finish ends its counts: rl_recorder_finish). */
     if (n->capture)
         lab_capture_settle(n->capture, 0);
-    if (req->reason && req->reason[0]) {
+    static const char failed_prefix[] = RL_LAB_FINISH_FAILED_PREFIX;
+    if (req->reason && !strncmp(req->reason, failed_prefix, sizeof failed_prefix - 1)) {
+        /* The control flow judged the run failed (a vehicle lost): FAILED with the rest of
+           the reason, word for word the control flow's own sentence. The prefix keeps the
+           service's type as it is, and no reason sent before it existed starts so. */
+        rc = rl_recorder_fail(n->rec, req->reason + sizeof failed_prefix - 1);
+    } else if (req->reason && req->reason[0]) {
         /* A reason means the run did not end as planned (Ctrl+C, a failure the control
            flow saw): INTERRUPTED with that reason, whether STOP came or not. */
         rc = rl_recorder_cancel(n->rec, req->reason);

@@ -2,8 +2,9 @@
 # --recorder-config checked and handed to the recorder; vehicles taken from READY when none
 # are named (none at all: exit 2); the map announced by the simulator, or none with a warning
 # and `evaluate` saying how to give one; a vehicle that falls silent stops the run (STOP
-# first, FAILED naming it) or, with --on-vehicle-loss continue, is recorded and the run goes
-# on; a recorder killed mid-run leaves its run repaired, FAILED with the experiment's reason.
+# first, FAILED naming it, in experiment.json, the manifest and `runlab list` alike) or,
+# with --on-vehicle-loss continue, is recorded and the run goes on; a recorder killed
+# mid-run leaves its run repaired, FAILED with the experiment's reason.
 # Vehicles are `lab_test_pub --vehicle` (written from Cyclone alone, one best effort) and
 # `runlab sim`. Every wait polls for a condition with a generous limit; durations leave
 # room for a loaded machine; no outcome depends on speed.
@@ -131,6 +132,18 @@ check "vehicle lost: experiment.json FAILED" test "$(json_get "$dir/experiment.j
 reason=$(json_get "$dir/experiment.json" 'd["reason"]')
 check "vehicle lost: the reason names the vehicle and when" grep -qE "^vehicle 2 lost [0-9.]+ s after START: no state for [0-9.]+ s" <<<"$reason"
 check "vehicle lost: the manifest has the same sentence" test "$(json_get "$dir/manifest.json" 'd["result"]["reason"]')" = "$reason"
+check "vehicle lost: manifest FAILED, as experiment.json" test "$(json_get "$dir/manifest.json" 'd["state"], d["result"]["state"]')" = "FAILED FAILED"
+check "vehicle lost: the bag was closed, not repaired" bash -c '! grep -q "repaired" <<<"$1" && test "$(python3 -c "import json,sys; print(\"repair\" in json.load(open(sys.argv[1])))" "$2")" = False' _ "$err" "$dir/manifest.json"
+run list --json
+check "vehicle lost: runlab list says FAILED with the sentence" python3 -c '
+import json, sys
+run = [r for r in json.loads(sys.stdin.read()) if r["path"] == sys.argv[1]]
+assert len(run) == 1 and run[0]["state"] == "FAILED" and sys.argv[2] in run[0]["result"], run' "$dir" "$reason" <<<"$out"
+run list
+check "vehicle lost: runlab list's table says FAILED" python3 -c '
+import os, sys
+row = [l.split() for l in sys.stdin.read().splitlines() if l.split() and l.split()[0] == os.path.basename(sys.argv[1])]
+assert len(row) == 1 and row[0][1] == "FAILED", row' "$dir" <<<"$out"
 check "vehicle lost: the manifest lists the loss" test "$(json_get "$dir/manifest.json" '[l["vehicle"] for l in d["vehicle_losses"]]')" = "[2]"
 wait "$listener"
 check "vehicle lost: STOP published" grep -q '^STOP ' "$TMP/trig1"
@@ -178,6 +191,7 @@ check "sim killed: the simulator's map taken" err_has "map $MAP (announced on rt
 dir=$(last_line)
 check "sim killed: the run holds the map" test -s "$dir/map/runtime_map.bin"
 check "sim killed: experiment.json FAILED" test "$(json_get "$dir/experiment.json" 'd["status"]')" = FAILED
+check "sim killed: manifest FAILED with the same sentence" test "$(json_get "$dir/manifest.json" 'd["state"], d["result"]["reason"] == json.load(open(sys.argv[1].replace("manifest", "experiment")))["reason"]')" = "FAILED True"
 
 # ---- the recorder killed: the run repaired, FAILED with the experiment's reason ----
 "$HELPER" --vehicle "$DOMAIN" 3 600 >"$TMP/v3.out" 2>&1 &

@@ -1,6 +1,7 @@
 /* Tests of the recorder node's rules for how a run ends, on loopback (a DDS domain of the
  * test's own): finish without a reason and without STOP is COMPLETE with STOP at finish and
- * says so, without START it is INTERRUPTED; a control flow whose heartbeat falls silent, or
+ * says so, without START it is INTERRUPTED; a reason starting "FAILED: " ends it FAILED,
+ * any other INTERRUPTED; a control flow whose heartbeat falls silent, or
  * whose control pipe closes, loses its run (INTERRUPTED "control flow lost", bag closed,
  * node serving on); a control flow that never beat, or beats for another run, is never
  * timed out. Waits are generous and end on the awaited state, never on speed. */
@@ -229,6 +230,69 @@ static void test_finish_without_stop(void **state)
     close_setup(&t);
 }
 
+/* The finish reason's own rule (docs/lab.md, "finish"): one that starts with exactly
+ * "FAILED: " ends the run FAILED with the rest as the reason, word for word, the bag closed
+ * with its footer; "" COMPLETE; any other text ("SIGINT", or a near miss of the prefix)
+ * INTERRUPTED with the whole text. */
+static void test_finish_reason_says_failed(void **state)
+{
+    (void)state;
+    setup t;
+    open_setup(&t, 0, 0);
+    char dir[4096];
+    rl_lab_reply r;
+    const char *why = "vehicle 2 lost 5.13 s after START: no state for 1.50 s (last state 3.63 s "
+                      "after START)";
+    char failed[512];
+    snprintf(failed, sizeof failed, "%s%s", RL_LAB_FINISH_FAILED_PREFIX, why);
+    assert_string_equal(RL_LAB_FINISH_FAILED_PREFIX, "FAILED: ");
+
+    prepare_begin(t.cl, "failed", dir, sizeof dir);
+    start_and_wait(&t, dir);
+    int64_t stop = rl_time_now_ns();
+    assert_int_equal(rl_lab_client_finish(t.cl, "failed", stop, failed, LONG_NS, &r), RL_OK);
+    if (!r.ok)
+        fail_msg("finish refused: %s", r.message);
+    assert_int_equal(r.state, RL_RECORD_FAILED);
+    result res = read_result(dir);
+    assert_string_equal(res.state, "FAILED");
+    assert_string_equal(res.reason, why);
+    check_bag_closed(dir, "failed");
+
+    /* Before START too: the failure is the control flow's, not a missing START. */
+    prepare_begin(t.cl, "failed-early", dir, sizeof dir);
+    assert_int_equal(rl_lab_client_finish(t.cl, "failed-early", 0, "FAILED: x", LONG_NS, &r),
+                     RL_OK);
+    assert_int_equal(r.state, RL_RECORD_FAILED);
+    res = read_result(dir);
+    assert_string_equal(res.state, "FAILED");
+    assert_string_equal(res.reason, "x");
+
+    prepare_begin(t.cl, "done", dir, sizeof dir);
+    start_and_wait(&t, dir);
+    stop = rl_time_now_ns();
+    assert_int_equal(rl_lab_client_finish(t.cl, "done", stop, "", LONG_NS, &r), RL_OK);
+    assert_int_equal(r.state, RL_RECORD_COMPLETE);
+    res = read_result(dir);
+    assert_string_equal(res.state, "COMPLETE");
+
+    static const char *const interrupted[] = {"SIGINT", "FAILED:x", "failed: x", "FAILED"};
+    for (size_t i = 0; i < sizeof interrupted / sizeof *interrupted; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "interrupted-%zu", i);
+        prepare_begin(t.cl, id, dir, sizeof dir);
+        start_and_wait(&t, dir);
+        assert_int_equal(rl_lab_client_finish(t.cl, id, rl_time_now_ns(), interrupted[i], LONG_NS,
+                                              &r),
+                         RL_OK);
+        assert_int_equal(r.state, RL_RECORD_INTERRUPTED);
+        res = read_result(dir);
+        assert_string_equal(res.state, "INTERRUPTED");
+        assert_string_equal(res.reason, interrupted[i]);
+    }
+    close_setup(&t);
+}
+
 /* A control flow that drives a run and then goes (its client freed without finish, as a
  * killed process): the node ends the run INTERRUPTED "control flow lost", naming it, with
  * the bag closed, and serves the next run. While it beats, the run goes on past the
@@ -361,6 +425,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_control_timeout_checked),
         cmocka_unit_test(test_finish_without_stop),
+        cmocka_unit_test(test_finish_reason_says_failed),
         cmocka_unit_test(test_heartbeat_lost),
         cmocka_unit_test(test_no_heartbeat_no_timeout),
         cmocka_unit_test(test_control_pipe_closed),

@@ -313,6 +313,82 @@ static void test_cancel_armed_and_recording(void **state)
     json_object_put(m);
 }
 
+/* A failure the caller saw (a vehicle lost mid-run): FAILED with the caller's reason word
+ * for word, yet nothing lost: messages still held by the write delay are written, the bag
+ * is closed, the counts are final (a push after it is refused and not counted), and a
+ * second end of the run is refused without changing the manifest. From ARMED too. */
+static void test_fail_on_request(void **state)
+{
+    fixture *f = *state;
+    f->opts.write_delay_ns = 10ll * 1000000000; /* every message still held when fail comes */
+    rl_recorder *r = new_recorder(f);
+    uint16_t a = topic(r, "/vehicle/2/state");
+    prepare(r, "fail-recording");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    assert_int_equal(rl_recorder_begin(r), RL_OK);
+    assert_int_equal(rl_recorder_mark_start(r, 100), RL_OK);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(rl_recorder_push(r, a, 100 + i, 99 + i, "yy", 2), RL_OK);
+    const char *why = "vehicle 2 lost 5.13 s after START: no state for 1.50 s (last state "
+                      "3.63 s after START)";
+    /* Everything is read before the recorder is freed and asserted after: a failed check
+       then never leaves a live recorder (its lock, its threads) behind. */
+    int fail_rc = rl_recorder_fail(r, why);
+    rl_record_state after = rl_recorder_state(r);
+    size_t written = f->sink.count;
+    int closed = f->sink.closed;
+    rl_record_status s;
+    rl_recorder_status(r, &s);
+    char status_reason[512];
+    snprintf(status_reason, sizeof status_reason, "%s", s.reason);
+    int push_rc = rl_recorder_push(r, a, 200, 199, "z", 1);
+    int ends_rc[3] = {rl_recorder_finish(r, NULL), rl_recorder_fail(r, "again"),
+                      rl_recorder_cancel(r, "SIGINT")};
+    rl_recorder_free(r);
+    assert_int_equal(fail_rc, RL_OK);
+    assert_int_equal(after, RL_RECORD_FAILED);
+    assert_int_equal(written, 5);
+    assert_int_equal(closed, 1);
+    assert_string_equal(status_reason, why);
+    assert_int_equal(push_rc, RL_ESTATE);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ends_rc[i], RL_ESTATE);
+    json_object *m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "FAILED");
+    assert_string_equal(jstr(jget(m, "result"), "state"), "FAILED");
+    assert_string_equal(jstr(jget(m, "result"), "reason"), why);
+    json_object *tot = jget(m, "totals");
+    assert_int_equal(jint(tot, "received"), 5);
+    assert_int_equal(jint(tot, "written"), 5);
+    assert_int_equal(jint(tot, "inside"), 5);
+    assert_int_equal(jint(tot, "dropped"), 0);
+    json_object_put(m);
+
+    mem_sink_destroy(&f->sink);
+    mem_sink_init(&f->sink);
+    r = new_recorder(f);
+    prepare(r, "fail-armed");
+    snprintf(dir, sizeof dir, "%s", rl_recorder_run_dir(r));
+    fail_rc = rl_recorder_fail(r, NULL);
+    after = rl_recorder_state(r);
+    rl_recorder_free(r);
+    assert_int_equal(fail_rc, RL_OK);
+    assert_int_equal(after, RL_RECORD_FAILED);
+    m = read_manifest(dir);
+    assert_string_equal(jstr(m, "state"), "FAILED");
+    assert_string_equal(jstr(jget(m, "result"), "reason"), "failed");
+    json_object_put(m);
+
+    /* Not before prepare. */
+    r = new_recorder(f);
+    fail_rc = rl_recorder_fail(r, "x");
+    after = rl_recorder_state(r);
+    rl_recorder_free(r);
+    assert_int_equal(fail_rc, RL_ESTATE);
+    assert_int_equal(after, RL_RECORD_IDLE);
+}
+
 /* ---- the START..STOP window ----------------------------------------------------------------- */
 
 /* START and STOP arrive after every message, with stamps inside their range: the write
@@ -1597,6 +1673,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_run_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_armed_and_recording, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fail_on_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_start_and_stop_stamps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_stamps_classify_messages_written_ahead, setup,
                                         teardown),
