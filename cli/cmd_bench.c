@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <getopt.h>
 #include <limits.h>
@@ -573,8 +572,11 @@ static int add_planners(const spec_src *s, const spec *sp, rl_bench *b, void *pr
 
 /* ---- running -------------------------------------------------------------------------- */
 
-/* Takes DIR/.lock (flock, released when the process ends however it ends) and writes the
- * holder into it; when another harness holds it, fails naming that holder. */
+/* Takes DIR/.lock and writes the holder into it; when another harness holds it, fails
+ * naming that holder. A POSIX record lock (fcntl), not flock: the kernel drops it when this
+ * process ends however it ends, and the run processes forked from the harness do not
+ * inherit it, so a harness killed with -9 frees its directory at once even while its last
+ * run is still being torn down (an flock is shared with forked children until they exit). */
 static int lock_dir(const char *dir)
 {
     char path[PATH_MAX + 16];
@@ -582,7 +584,8 @@ static int lock_dir(const char *dir)
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return rl_error_set_errno(RL_EIO, errno, "%s", path);
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_SETLK, &whole) < 0) {
         char holder[256] = "";
         ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
         holder[n > 0 ? n : 0] = '\0';
