@@ -50,6 +50,17 @@ test_domain() {
     exit 1
 }
 
+# wait_for FILE TEXT: until TEXT appears in FILE, polling, up to 120 s (a loaded or sanitized
+# build may take long to start a DDS node); returns 1 when it never does.
+wait_for() {
+    local i
+    for i in $(seq 1 1200); do
+        grep -qF -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 finish() {
     echo "$((checks - failures)) passed, $failures failed"
     [ "$failures" -eq 0 ]

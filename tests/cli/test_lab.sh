@@ -13,15 +13,6 @@ mkdir -p "$RUNLAB_HOME"
 
 last_line() { tail -n 1 <<<"$out"; }
 file_has() { grep -qF -- "$2" "$1"; }
-# wait_for FILE TEXT: up to 120 s for TEXT to appear in FILE
-wait_for() {
-    local i
-    for i in $(seq 1 1200); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 run recorder --help
 check "recorder --help exits 0" rc_is 0

@@ -20,15 +20,6 @@ MAP="$(cd "$(dirname "$0")/../.." && pwd)/data/maps/LabMapCommonRoad.xml"
 
 last_line() { tail -n 1 <<<"$out"; }
 file_has() { grep -qF -- "$2" "$1"; }
-# wait_for FILE TEXT: up to 120 s for TEXT to appear in FILE
-wait_for() {
-    local i
-    for i in $(seq 1 1200); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # json_get FILE EXPR: a value of a JSON file, by a python expression on `d`
 json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 pids=()

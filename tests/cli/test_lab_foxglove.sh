@@ -18,14 +18,6 @@ if ! NODE_PATH="$NODE_MODULES" node -e 'require("@mcap/core"); require("@foxglov
 fi
 test_domain
 export RUNLAB_HOME="$TMP/home"
-wait_for() {
-    local i
-    for i in $(seq 1 1200); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # Record the test publisher (20 samples per topic) and two simulated vehicles.
 "$RUNLAB" sim --domain "$DOMAIN" --vehicles 2 >/dev/null 2>"$TMP/sim.err" &

@@ -9,14 +9,6 @@ MAP="${RUNLAB_SOURCE:?}/data/maps/LabMapCommonRoad.xml"
 test_domain
 file_has() { grep -qF -- "$2" "$1"; }
 
-# wait_for FILE TEXT: until TEXT appears in FILE (60 s at most).
-wait_for() {
-    for _ in $(seq 600); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # check_run DIR LABEL: the run's bag and files as items 12 and 14 want them.
 check_run() {

@@ -12,15 +12,6 @@ LISTEN="${RUNLAB_BIN}/ros_graph_listen"
 export RUNLAB_HOME="$TMP/home"
 mkdir -p "$RUNLAB_HOME"
 
-# wait_for FILE TEXT: up to 120 s for TEXT to appear in FILE
-wait_for() {
-    local i
-    for i in $(seq 1 1200); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 "$RUNLAB" sim --domain "$DOMAIN" --vehicles 2 --duration 600 >"$TMP/sim.out" 2>"$TMP/sim.err" &
 sim=$!
