@@ -53,6 +53,8 @@ typedef struct rl_eval_check {
     double (*intervals)[2];
     size_t nintervals;
     char *reason; /* why it failed / is unavailable, or what was measured; never NULL */
+    char *figure; /* the stem of the figure that shows this check (figures/<figure>.png,
+                     .svg), or NULL when none does */
     bool shared_reason; /* not PASS or N/A, and other checks have the same status and
                            reason: rl_eval_result.shared_reasons says it once for all */
 } rl_eval_check;

@@ -195,6 +195,7 @@ void eval_check_clear(rl_eval_check *c)
     free(c->unit);
     free(c->intervals);
     free(c->reason);
+    free(c->figure);
     memset(c, 0, sizeof *c);
 }
 
@@ -341,19 +342,15 @@ int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
     rl_axes_set_ylabel(ax, ylabel, unit);
     rl_axes_set_legend(ax, RL_LEGEND_BEST);
     for (size_t i = 0; rc == RL_OK && i < nseries; i++) {
-        rl_series_opts o;
-        rl_series_opts_init(&o);
-        o.label = series[i].label;
-        o.color = (int)(i % RL_PLOT_PALETTE_SIZE);
-        o.dash = 0;
-        rc = rl_axes_line(ax, series[i].t, series[i].y, series[i].n, &o);
+        rc = eval_figure_line(ctx, ax, &series[i]);
     }
     const eval_run *run = ctx->run;
     if (rc == RL_OK && isfinite(threshold)) {
         rl_series_opts o;
         rl_series_opts_init(&o);
         o.label = "threshold";
-        o.color = 5;
+        o.use_rgb = true;
+        o.rgb = RL_PLOT_LIMIT_COLOR;
         o.dash = 1;
         double x[2] = {run->window_start, run->window_stop}, y[2] = {threshold, threshold};
         rc = rl_axes_line(ax, x, y, 2, &o);

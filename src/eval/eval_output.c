@@ -127,6 +127,7 @@ static int json_check(rl_json_writer *j, const rl_eval_check *c)
     }
     rl_json_end_array(j);
     rl_json_key(j, "reason"), rl_json_string(j, c->reason);
+    rl_json_key(j, "figure"), c->figure ? rl_json_string(j, c->figure) : rl_json_null(j);
     return rl_json_end_object(j);
 }
 
