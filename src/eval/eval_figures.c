@@ -45,14 +45,14 @@ static bool same_vehicles(const rl_eval_check *c, const int *vehicles, size_t n)
 }
 
 int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehicles,
-                               size_t nvehicles, const char *figure)
+                               size_t nvehicles, bool failing_only, const char *figure)
 {
     struct eval_sink *s = ctx->sink;
     for (size_t i = 0; i < s->nchecks; i++) {
         rl_eval_check *c = &s->checks[i];
         if (c->figure || strcmp(c->metric, ctx->metric->name) != 0 ||
             (check && strcmp(c->check, check) != 0) ||
-            (c->status != RL_EVAL_PASS && c->status != RL_EVAL_FAIL) ||
+            (c->status != RL_EVAL_FAIL && (failing_only || c->status != RL_EVAL_PASS)) ||
             (vehicles && !same_vehicles(c, vehicles, nvehicles)))
             continue;
         if (!(c->figure = strdup(figure)))
@@ -63,7 +63,7 @@ int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehi
 
 int eval_check_link_figure(eval_ctx *ctx, const char *check, const char *figure)
 {
-    return eval_check_link_figure_for(ctx, check, NULL, 0, figure);
+    return eval_check_link_figure_for(ctx, check, NULL, 0, false, figure);
 }
 
 bool eval_check_any_failed(eval_ctx *ctx, const char *prefix)

@@ -222,9 +222,10 @@ int eval_figure_line(eval_ctx *ctx, rl_axes *ax, const eval_series_ref *series);
  * (NULL: all of them) that are PASS or FAIL and have no figure yet (rl_eval_check.figure,
  * summary.json "figure"). Call it after eval_figure_add succeeded. RL_OK or RL_ENOMEM. */
 int eval_check_link_figure(eval_ctx *ctx, const char *check, const char *figure);
-/* The same for the checks about exactly these vehicles (a pair: in either order). */
+/* The same for the checks about exactly these vehicles (a pair: in either order; NULL:
+ * any), only the FAIL ones when `failing_only`. */
 int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehicles,
-                               size_t nvehicles, const char *figure);
+                               size_t nvehicles, bool failing_only, const char *figure);
 
 /* Whether a check of the running metric whose name starts with `prefix` is FAIL. */
 bool eval_check_any_failed(eval_ctx *ctx, const char *prefix);

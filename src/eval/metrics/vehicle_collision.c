@@ -215,7 +215,7 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
         rc = rl_axes_line(ax, g->t, dist, g->n, &o);
         int ids[2] = {tracks[a]->id, tracks[b]->id};
         if (rc == RL_OK)
-            rc = eval_check_link_figure_for(ctx, "collision", ids, 2,
+            rc = eval_check_link_figure_for(ctx, "collision", ids, 2, false,
                                             "vehicle_collision_distance");
         shown++;
     }
@@ -326,7 +326,8 @@ int eval_metric_vehicle_collision(eval_ctx *ctx)
                                  "while their footprints were too close",
                                  tracks, run->nvehicles, NULL, 0, &marks, "collision");
     if (rc == RL_OK && marks.n > 0) /* the failing pairs the distance figure had no room for */
-        rc = eval_check_link_figure(ctx, "collision", "vehicle_collision_map");
+        rc = eval_check_link_figure_for(ctx, "collision", NULL, 0, true,
+                                        "vehicle_collision_map");
     for (size_t i = 0; i < run->nvehicles; i++)
         eval_geo_track_free(&tracks[i]);
     free(tracks);
