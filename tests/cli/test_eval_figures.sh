@@ -41,7 +41,10 @@ def legend(name):
             strokes += re.findall(r'(?:stroke|fill)="(#[0-9a-f]{6})"', text)
     return out
 problems = []
-exec(code)
+try:
+    exec(code)
+except Exception as e:  # a figure or key missing is a problem too, never a silent pass
+    problems.append(f"{type(e).__name__}: {e}")
 for p in problems:
     print(p)
 PY
