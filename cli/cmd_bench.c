@@ -1,20 +1,15 @@
-/* `runlab bench`: runs a benchmark described by a YAML spec (built-in planners from
- * examples/ or planner programs), every run in its own process, into a new directory
- * (OMPL log, SQLite database, CSV, console output, manifest.json, report.html);
- * `bench import` turns OMPL logs into a database; `bench merge` joins benchmark
+/* `runlab bench`: maps its options onto the bench engine, which parses the YAML spec and
+ * owns the benchmark directory (rl_bench_spec_load, rl_bench_run_spec), hands it the
+ * built-in planners of examples/, shows progress, writes report.html and prints the
+ * summary; `bench import` turns OMPL logs into a database; `bench merge` joins benchmark
  * directories into one; `bench report` rewrites a directory's report.html. */
 #include "cli.h"
 
 #include "runlab/bench.h"
 #include "runlab/bench_report.h"
 #include "runlab/error.h"
-#include "runlab/fs.h"
-#include "runlab/json.h"
 #include "runlab/progress.h"
-#include "runlab/provenance.h"
 #include "runlab/stats.h"
-#include "runlab/time.h"
-#include "runlab/yaml.h"
 
 #ifdef RUNLAB_HAVE_EXAMPLES
 #include "rlx.h"
@@ -22,19 +17,16 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { SPEC_MAX_BYTES = 1 << 20, MAX_LOGS = 4096 };
+enum { MAX_LOGS = 4096 };
 
 static void usage(FILE *out)
 {

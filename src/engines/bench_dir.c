@@ -60,6 +60,9 @@ static int lock_dir(const char *dir)
     return fd;
 }
 
+/* The outputs of a finished benchmark: the OMPL log (named from host and start), a
+ * database written whole (a resumed benchmark rewrites it), CSV, JSON, and last the
+ * manifest, whose presence says the engine's part is done. */
 static int write_outputs(const char *dir, const rl_bench_experiment *e, json_object *spec_json,
                          int64_t started, char *log_name, size_t log_cap)
 {

@@ -22,7 +22,6 @@ enum { SPEC_MAX_BYTES = 1 << 20 };
 
 /* ---- spec errors with file, line and key -------------------------------------------- */
 
-
 static size_t indent_of(const char *l)
 {
     size_t n = 0;
