@@ -141,6 +141,10 @@ typedef struct rl_eval_listed_run {
                            collision:2:6:9"), NULL when it has none */
     rl_eval_listed_evaluation *evaluations; /* oldest first */
     size_t nevaluations;
+    int64_t start_ns;   /* START as UTC nanoseconds, INT64_MIN when not recorded */
+    int64_t seed;       /* the simulator's seed (manifest scenario), -1 when none */
+    char **faults;      /* the simulator's faults as given ("speeding:2:6:12"), in order */
+    size_t nfaults;
 } rl_eval_listed_run;
 
 /* Every run directory under <home>/experiments (home as rl_record_home resolves it),
@@ -154,6 +158,32 @@ const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *r
  * NULL. Borrowed from `run`. */
 const rl_eval_listed_evaluation *rl_eval_listed_newer_partial(const rl_eval_listed_run *run);
 void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
+
+/* Which runs `runlab list` and `runlab evaluate --summary` take (eval_select.c). Each
+ * member is NULL for "any", else a comma-separated list whose items are alternatives; the
+ * members are all required. Names compare case-insensitively. */
+typedef struct rl_eval_run_filter {
+    const char *state;   /* manifest states: COMPLETE, FAILED, INTERRUPTED, UNFINISHED, ... */
+    const char *result;  /* the latest full evaluation's PASS, FAIL, INCOMPLETE; NONE: none */
+    const char *since;   /* START at or after: ISO 8601 UTC, or YYYY-mm-dd (that day's 00:00) */
+    const char *until;   /* START before: same forms (a date alone: before that day's end) */
+    const char *vehicle; /* runs with any of these vehicle ids */
+    const char *planner; /* the manifest's planner name */
+    const char *fault;   /* runs with a simulator fault of this kind ("speeding"), or NONE:
+                            runs without a fault */
+} rl_eval_run_filter;
+
+/* Keeps in `runs` (first *count) those the filter takes, in their order, freeing the
+ * others; *count becomes how many are kept. RL_EINVAL names the member and item that
+ * cannot be read (a bad time, a vehicle id that is not a number, an unknown result). A
+ * NULL filter keeps every run. Not thread-safe on the same array. */
+int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_run_filter *filter);
+
+/* Sorts runs by `field`: time (START, else the directory name), name, state, result,
+ * duration, planner, vehicles (how many), seed, faults, evaluations (how many); ascending,
+ * or descending with a leading '-' ("-time": newest first). Ties keep the directory name
+ * order, newest first. RL_EINVAL names an unknown field. */
+int rl_eval_list_sort(rl_eval_listed_run *runs, size_t count, const char *field);
 
 #ifdef __cplusplus
 }
