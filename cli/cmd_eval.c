@@ -184,7 +184,11 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
     }
     /* The scenario gives way first when the row would be wider than the terminal, down to
        12 columns, leaving NOTE up to 30 (a longer note is cut at the row's end). */
-    int total = 0, note = width[C_NOTE] < 30 ? width[C_NOTE] : 30;
+    bool notes = false; /* without any, no NOTE column */
+    for (size_t i = 0; cells && i < n && !notes; i++)
+        notes = strcmp(cells[i][C_NOTE], "-") != 0;
+    int ncols = notes ? C_COUNT : C_NOTE;
+    int total = 0, note = !notes ? -1 : width[C_NOTE] < 30 ? width[C_NOTE] : 30;
     for (int c = 0; c < C_NOTE; c++)
         total += width[c] + 1;
     if (total + note > LIST_COLUMNS && width[C_SCENARIO] > 12) {
@@ -193,12 +197,12 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
     }
     static const bool left[C_COUNT] = {true, true, true, false, false, true, true, true, true};
     list_row row = {.used = 0};
-    for (int c = 0; c < C_COUNT; c++)
+    for (int c = 0; c < ncols; c++)
         row_cell(&row, head[c], c == C_NOTE ? 0 : width[c], left[c]);
     row_print(&row);
     for (size_t i = 0; cells && i < n; i++) {
         row = (list_row){.used = 0};
-        for (int c = 0; c < C_COUNT; c++)
+        for (int c = 0; c < ncols; c++)
             row_cell(&row, cells[i][c], c == C_NOTE ? 0 : width[c], left[c]);
         row_print(&row);
     }
@@ -273,31 +277,12 @@ static int list_json(const rl_eval_listed_run *runs, size_t n)
     return rc;
 }
 
-/* The filter options `list` and `evaluate --summary` share (getopt values 0x100..). */
-#define FILTER_OPTIONS                                                                      \
-    {"state", required_argument, NULL, 0x100}, {"result", required_argument, NULL, 0x101},  \
-    {"since", required_argument, NULL, 0x102}, {"until", required_argument, NULL, 0x103},   \
-    {"vehicle", required_argument, NULL, 0x104}, {"planner", required_argument, NULL, 0x105}, \
-    {"fault", required_argument, NULL, 0x106}
-
-/* True when getopt's `c` was a filter option (stored in `f`). */
-static bool filter_option(int c, rl_eval_run_filter *f, bool *any)
-{
-    const char **slot[] = {&f->state, &f->result, &f->since, &f->until,
-                           &f->vehicle, &f->planner, &f->fault};
-    if (c < 0x100 || c > 0x106)
-        return false;
-    *slot[c - 0x100] = optarg;
-    *any = true;
-    return true;
-}
-
 int cmd_list(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
                                              {"sort", required_argument, NULL, 's'},
                                              {"help", no_argument, NULL, 'h'},
-                                             FILTER_OPTIONS,
+                                             CLI_FILTER_OPTIONS,
                                              {NULL, 0, NULL, 0}};
     bool json = false, filtered = false;
     const char *sort = NULL;
@@ -314,7 +299,7 @@ int cmd_list(int argc, char **argv)
             json = true;
         else if (c == 's')
             sort = optarg;
-        else if (filter_option(c, &filter, &filtered))
+        else if (cli_filter_option(c, &filter, &filtered))
             continue;
         else if (c == ':')
             return cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]);
@@ -367,7 +352,8 @@ static void evaluate_usage(FILE *out)
 {
     fprintf(out,
             "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--map FILE] [--open]\n"
-            "       runlab evaluate --print-config\n\n"
+            "       runlab evaluate --print-config\n"
+            "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n\n"
             "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
             "RUN/evaluations/YYYYmmddTHHMMSSZ/ (-2, -3 on a collision): report.html, checks.csv,\n"
             "summary.json, figures/ (PNG and SVG with their records) and config.yaml (the\n"
@@ -445,6 +431,9 @@ int cmd_evaluate(int argc, char **argv)
                                              {"print-config", no_argument, NULL, 'p'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) /* one report over many runs */
+        if (strcmp(argv[i], "--summary") == 0)
+            return cmd_evaluate_summary(argc, argv);
     rl_eval_options o = {0};
     bool open_it = false, print_config = false;
     int c;

@@ -312,6 +312,23 @@ int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count)
     return RL_OK;
 }
 
+int eval_list_one(const char *dir, rl_eval_listed_run *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *slash = strrchr(dir, '/');
+    r->dir = strdup(dir);
+    r->name = strdup(slash && slash[1] ? slash + 1 : dir);
+    if (!r->dir || !r->name) {
+        eval_listed_run_clear(r);
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    }
+    read_manifest(r);
+    int rc = r->state ? read_evaluations(r) : rl_error_set(RL_ENOMEM, "runs: out of memory");
+    if (rc < 0)
+        eval_listed_run_clear(r);
+    return rc;
+}
+
 void rl_eval_list_free(rl_eval_listed_run *runs, size_t count)
 {
     for (size_t i = 0; runs && i < count; i++)

@@ -8,4 +8,8 @@
 /* Frees what one listed run owns and zeroes it (not the run itself). */
 void eval_listed_run_clear(rl_eval_listed_run *r);
 
+/* Reads one run directory `dir` (no trailing '/') as rl_eval_list_runs reads each: its
+ * manifest and evaluations. RL_ENOMEM (then `r` holds nothing). */
+int eval_list_one(const char *dir, rl_eval_listed_run *r);
+
 #endif
