@@ -102,19 +102,29 @@ static int build_view(summary_view *v)
             if (!k->group_pass || !k->group_runs || !k->worst)
                 return rl_error_set(RL_ENOMEM, "summary: out of memory");
         }
-    /* Which way each limit goes, from the data: a value beyond its threshold that passes,
-       or one short of it that fails, is a minimum. */
+    /* Which way each limit goes, from the data, by a vote: a value clearly beyond its
+       threshold that passes, or one clearly short of it that fails, is evidence of a
+       minimum; the opposite of a maximum. "Clearly": a check may pass a value over its
+       limit by less than its resolution (docs/eval.md), so such values do not vote. */
+    long *votes = calloc(v->nkeys + 1, sizeof *votes);
+    if (!votes)
+        return rl_error_set(RL_ENOMEM, "summary: out of memory");
     for (size_t i = 0; i < d->n; i++)
         for (size_t c = 0; c < d->runs[i].nchecks; c++) {
             const sum_check *ck = &d->runs[i].checks[c];
-            key_stats *k = &v->keys[key_index(v, ck)];
+            size_t k = key_index(v, ck);
             if (isfinite(ck->threshold))
-                k->threshold = ck->threshold;
-            if (isfinite(ck->value) && isfinite(ck->threshold) &&
-                ((ck->status == RL_EVAL_PASS && ck->value > ck->threshold) ||
-                 (ck->status == RL_EVAL_FAIL && ck->value < ck->threshold)))
-                k->at_least = true;
+                v->keys[k].threshold = ck->threshold;
+            if (!isfinite(ck->value) || !isfinite(ck->threshold) ||
+                (ck->status != RL_EVAL_PASS && ck->status != RL_EVAL_FAIL))
+                continue;
+            double tol = 1e-3 * fabs(ck->threshold) + 1e-9;
+            int side = ck->value > ck->threshold + tol ? 1 : ck->value < ck->threshold - tol ? -1 : 0;
+            votes[k] += ck->status == RL_EVAL_PASS ? side : -side; /* > 0: a minimum */
         }
+    for (size_t k = 0; k < v->nkeys; k++)
+        v->keys[k].at_least = votes[k] > 0;
+    free(votes);
     run_outcome *out = calloc(v->nkeys + 1, sizeof *out);
     if (!out)
         return rl_error_set(RL_ENOMEM, "summary: out of memory");
