@@ -28,15 +28,17 @@ static void list_usage(FILE *out)
     fprintf(out,
             "Usage: runlab list [--json] [--sort [-]FIELD] [FILTERS] [HOME]\n\n"
             "Lists the recorded runs under HOME/experiments (HOME: $RUNLAB_HOME, else ~/runlab),\n"
-            "newest first, one row of at most 120 columns each: TIME (START, UTC, minutes),\n"
-            "RUN (the run id, which `runlab evaluate` takes; the directory name when the\n"
-            "manifest has none), STATE, VEH (how many vehicles), DUR (START..STOP), PLANNER,\n"
+            "newest first, one row of at most 120 columns each: RUN (the run's time once:\n"
+            "the run id when it holds the directory's UTC stamp, as generated ones\n"
+            "\"run-<UTC>-<pid>\" do, else the directory name \"<UTC>_<run id>\"; both are\n"
+            "what `runlab evaluate` takes), STATE, VEH (how many vehicles), DUR (START..STOP;\n"
+            "\"2.5/20s\" for a run stopped early: how far it got of its plan), PLANNER,\n"
             "EVALUATIONS (how many, and the result (PASS, FAIL, INCOMPLETE) of the latest full\n"
             "one; \"+partial\" when a newer evaluation ran only some metrics (--metrics), which\n"
             "does not replace that result), SCENARIO (the simulator's seed and faults) and\n"
-            "NOTE (the reason a run did not complete, with \"interrupted after 2.5 of 20 s\"\n"
-            "for a run stopped early). A cell too long for its column ends in '~'; --json has\n"
-            "every field whole (the directory, vehicle ids, map hash, each evaluation).\n\n"
+            "NOTE (the reason a run did not complete). A cell too long for its column ends\n"
+            "in '~'; --json has every field whole (vehicle ids, map hash, each evaluation,\n"
+            "the interruption).\n\n"
             "  --json             one JSON array, an object per run (every field, whatever\n"
             "                     the filters: they choose runs, not fields)\n"
             "  --sort [-]FIELD    order by time, name, state, result, duration, planner,\n"
@@ -46,9 +48,9 @@ static void list_usage(FILE *out)
             "  --state S          COMPLETE, FAILED, INTERRUPTED, UNFINISHED, ...\n"
             "  --result R         the latest full evaluation's PASS, FAIL, INCOMPLETE, or NONE\n"
             "                     (never fully evaluated)\n"
-            "  --since T          START at or after T (YYYY-mm-dd or YYYY-mm-ddTHH:MM:SSZ,\n"
-            "                     UTC, up to the year 2262)\n"
-            "  --until T          START before T (a date alone: before that day's end)\n"
+            "  --since T          recorded at or after T (the directory's UTC stamp, else\n"
+            "                     START): YYYY-mm-dd or YYYY-mm-ddTHH:MM:SSZ, UTC, < 2262\n"
+            "  --until T          recorded before T (a date alone: before that day's end)\n"
             "  --vehicle ID       runs with any of these vehicle ids\n"
             "  --planner NAME     the manifest's planner\n"
             "  --fault KIND       runs with a simulator fault of that kind (speeding, ...),\n"
@@ -118,26 +120,26 @@ static void row_print(list_row *r)
 }
 
 /* The cells of one run, in column order. */
-enum { C_TIME, C_RUN, C_STATE, C_VEH, C_DUR, C_PLANNER, C_EVAL, C_SCENARIO, C_NOTE, C_COUNT };
+enum { C_RUN, C_STATE, C_VEH, C_DUR, C_PLANNER, C_EVAL, C_SCENARIO, C_NOTE, C_COUNT };
 
 static void run_cells(const rl_eval_listed_run *r, char cells[C_COUNT][256])
 {
     for (int c = 0; c < C_COUNT; c++)
         snprintf(cells[c], 256, "-");
-    if (r->start_ns != INT64_MIN) {
-        time_t t = (time_t)(r->start_ns / 1000000000LL);
-        struct tm tm;
-        if (gmtime_r(&t, &tm))
-            strftime(cells[C_TIME], 256, "%Y-%m-%d %H:%M", &tm);
-    } else if (strlen(r->name) >= 16 && r->name[8] == 'T') { /* the directory's own stamp */
-        snprintf(cells[C_TIME], 256, "%.4s-%.2s-%.2s %.2s:%.2s", r->name, r->name + 4,
-                 r->name + 6, r->name + 9, r->name + 11);
-    }
-    snprintf(cells[C_RUN], 256, "%s", r->run_id ? r->run_id : r->name);
+    /* The run's time once: the directory is "<UTC>_<run id>", and a generated run id holds
+       the same UTC ("run-<UTC>-<pid>"): then the run id alone, else the directory name. */
+    const char *us = strchr(r->name, '_');
+    bool stamped = us && us - r->name == 16 && r->name[8] == 'T';
+    bool id_has_time = stamped && r->run_id && strcmp(us + 1, r->run_id) == 0 &&
+                       memmem(r->run_id, strlen(r->run_id), r->name, 16);
+    snprintf(cells[C_RUN], 256, "%s", id_has_time ? r->run_id : r->name);
     snprintf(cells[C_STATE], 256, "%s", r->state);
     if (r->nvehicles)
         snprintf(cells[C_VEH], 256, "%zu", r->nvehicles);
-    if (isfinite(r->duration_s))
+    /* A run stopped early: how far it got of its plan ("2.5/20s"). */
+    if (isfinite(r->duration_s) && r->interruption && isfinite(r->planned_s))
+        snprintf(cells[C_DUR], 256, "%.1f/%.0fs", r->duration_s, r->planned_s);
+    else if (isfinite(r->duration_s))
         snprintf(cells[C_DUR], 256, "%.1fs", r->duration_s);
     if (r->planner)
         snprintf(cells[C_PLANNER], 256, "%s", r->planner);
@@ -158,19 +160,16 @@ static void run_cells(const rl_eval_listed_run *r, char cells[C_COUNT][256])
         snprintf(cells[C_SCENARIO], 256, "%s", r->scenario);
     }
     /* A complete run's reason ("finished") says nothing the state does not. */
-    const char *reason = r->result && strcmp(r->state, "COMPLETE") != 0 ? r->result : NULL;
-    if (reason || r->interruption)
-        snprintf(cells[C_NOTE], 256, "%s%s%s", reason ? reason : "",
-                 reason && r->interruption ? "; " : "", r->interruption ? r->interruption : "");
+    if (r->result && strcmp(r->state, "COMPLETE") != 0)
+        snprintf(cells[C_NOTE], 256, "%s", r->result);
 }
 
 static void list_text(const rl_eval_listed_run *runs, size_t n)
 {
-    static const char *const head[C_COUNT] = {"TIME",    "RUN",         "STATE",
-                                              "VEH",     "DUR",         "PLANNER",
-                                              "EVALUATIONS", "SCENARIO", "NOTE"};
+    static const char *const head[C_COUNT] = {"RUN",     "STATE",       "VEH",      "DUR",
+                                              "PLANNER", "EVALUATIONS", "SCENARIO", "NOTE"};
     /* Each column as wide as its longest cell, within a cap; NOTE takes what is left. */
-    static const int cap[C_COUNT] = {16, 36, 11, 3, 7, 12, 17, 40, 0};
+    static const int cap[C_COUNT] = {40, 11, 3, 10, 12, 20, 48, 0};
     int width[C_COUNT];
     for (int c = 0; c < C_COUNT; c++)
         width[c] = (int)strlen(head[c]);
@@ -184,26 +183,22 @@ static void list_text(const rl_eval_listed_run *runs, size_t n)
         }
     }
     /* The scenario gives way first when the row would be wider than the terminal, down to
-       12 columns, leaving NOTE up to 30 (a longer note is cut at the row's end). */
-    bool notes = false; /* without any, no NOTE column */
-    for (size_t i = 0; cells && i < n && !notes; i++)
-        notes = strcmp(cells[i][C_NOTE], "-") != 0;
-    int ncols = notes ? C_COUNT : C_NOTE;
-    int total = 0, note = !notes ? -1 : width[C_NOTE] < 30 ? width[C_NOTE] : 30;
+       12 columns, leaving NOTE up to 24 (a longer note is cut at the row's end). */
+    int total = 0, note = width[C_NOTE] < 24 ? width[C_NOTE] : 24;
     for (int c = 0; c < C_NOTE; c++)
         total += width[c] + 1;
     if (total + note > LIST_COLUMNS && width[C_SCENARIO] > 12) {
         int over = total + note - LIST_COLUMNS;
         width[C_SCENARIO] = width[C_SCENARIO] - over > 12 ? width[C_SCENARIO] - over : 12;
     }
-    static const bool left[C_COUNT] = {true, true, true, false, false, true, true, true, true};
+    static const bool left[C_COUNT] = {true, true, false, false, true, true, true, true};
     list_row row = {.used = 0};
-    for (int c = 0; c < ncols; c++)
+    for (int c = 0; c < C_COUNT; c++)
         row_cell(&row, head[c], c == C_NOTE ? 0 : width[c], left[c]);
     row_print(&row);
     for (size_t i = 0; cells && i < n; i++) {
         row = (list_row){.used = 0};
-        for (int c = 0; c < ncols; c++)
+        for (int c = 0; c < C_COUNT; c++)
             row_cell(&row, cells[i][c], c == C_NOTE ? 0 : width[c], left[c]);
         row_print(&row);
     }

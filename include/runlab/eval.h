@@ -165,8 +165,9 @@ void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
 typedef struct rl_eval_run_filter {
     const char *state;   /* manifest states: COMPLETE, FAILED, INTERRUPTED, UNFINISHED, ... */
     const char *result;  /* the latest full evaluation's PASS, FAIL, INCOMPLETE; NONE: none */
-    const char *since;   /* START at or after: ISO 8601 UTC, or YYYY-mm-dd (that day's 00:00) */
-    const char *until;   /* START before: same forms (a date alone: before that day's end) */
+    const char *since;   /* recorded at or after (the directory name's UTC stamp, else
+                            START): ISO 8601 UTC, or YYYY-mm-dd (that day's 00:00) */
+    const char *until;   /* recorded before: same forms (a date alone: before that day's end) */
     const char *vehicle; /* runs with any of these vehicle ids */
     const char *planner; /* the manifest's planner name */
     const char *fault;   /* runs with a simulator fault of this kind ("speeding"), or NONE:
@@ -179,7 +180,7 @@ typedef struct rl_eval_run_filter {
  * NULL filter keeps every run. Not thread-safe on the same array. */
 int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_run_filter *filter);
 
-/* Sorts runs by `field`: time (START, else the directory name), name, state, result,
+/* Sorts runs by `field`: time (recorded: the directory's UTC stamp, else START), name, state, result,
  * duration, planner, vehicles (how many), seed, faults, evaluations (how many); ascending,
  * or descending with a leading '-' ("-time": newest first). Ties keep the directory name
  * order, newest first. RL_EINVAL names an unknown field. */

@@ -115,6 +115,22 @@ static int check_items(const char *what, const char *list, const char *const *kn
     return RL_OK;
 }
 
+/* When the run was recorded: the UTC stamp its directory name starts with (the recorder
+ * names it so, and it is what `list` shows), else START; INT64_MIN when neither is known. */
+static int64_t run_time(const rl_eval_listed_run *r)
+{
+    const char *n = r->name;
+    int64_t t;
+    if (strlen(n) >= 16 && n[8] == 'T' && n[15] == 'Z') {
+        char iso[32];
+        snprintf(iso, sizeof iso, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2sZ", n, n + 4, n + 6, n + 9, n + 11,
+                 n + 13);
+        if (rl_time_parse_iso(iso, &t) == RL_OK)
+            return t;
+    }
+    return r->start_ns;
+}
+
 int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_run_filter *f)
 {
     static const char *const results[] = {"PASS", "FAIL", "INCOMPLETE", "NONE", NULL};
@@ -142,8 +158,10 @@ int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_r
                     (!f->planner || any_item(f->planner, same_name, r->planner)) &&
                     (!f->vehicle || any_item(f->vehicle, has_vehicle, r)) &&
                     (!f->fault || any_item(f->fault, has_fault, r));
-        if (keep && (f->since || f->until)) /* a run without START has no time to compare */
-            keep = r->start_ns != INT64_MIN && r->start_ns >= since && r->start_ns < until;
+        if (keep && (f->since || f->until)) { /* a run without a time has none to compare */
+            int64_t t = run_time(r);
+            keep = t != INT64_MIN && t >= since && t < until;
+        }
         if (keep) {
             if (kept != i)
                 runs[kept] = *r;
@@ -173,9 +191,10 @@ static int cmp_str(const char *a, const char *b)
 
 static int by_time(const rl_eval_listed_run *a, const rl_eval_listed_run *b)
 {
-    if (a->start_ns != INT64_MIN && b->start_ns != INT64_MIN && a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns ? -1 : 1;
-    return strcmp(a->name, b->name); /* the directory name starts with the UTC time */
+    int64_t ta = run_time(a), tb = run_time(b);
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    return strcmp(a->name, b->name);
 }
 static int by_name(const rl_eval_listed_run *a, const rl_eval_listed_run *b)
 {

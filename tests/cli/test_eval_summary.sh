@@ -37,7 +37,7 @@ PY
 # names ARGS...: the RUN column of `runlab list ARGS`, one per line.
 names() {
     run list "$@"
-    awk 'NR > 1 { print $3 }' <<<"$out" # TIME is two words: day and minute
+    awk 'NR > 1 { print $1 }' <<<"$out"
 }
 id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$1/manifest.json"; }
 
