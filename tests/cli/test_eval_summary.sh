@@ -161,6 +161,16 @@ S2=$(tail -n 1 <<<"$out")
 check "summary again: another new directory" test -d "$S2" -a "$S2" != "$S1"
 check "summary again: no new evaluation" test "$(ev_count)" -eq 4
 
+# Grouped by any manifest field, by its path.
+run evaluate --summary --home "$H" --group-by scenario.runlab_sim.seed
+S3=$(tail -n 1 <<<"$out")
+check "summary --group-by a manifest path: a group per seed" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+assert s["group_by"] == "scenario.runlab_sim.seed" and s["groups"] == ["3", "4", "5", "6"], s["groups"]
+speed = [k for k in s["checks"] if k["check"] == "speed"][0]
+assert speed["by_group"]["5"]["pass_rate"] == 0.0 and speed["by_group"]["3"]["pass_rate"] == 1.0' "$S3"
+
 # A partial evaluation does not stand for the configuration; the latest full one does.
 run evaluate "$CLEAN2" --metrics states_speed
 run evaluate --summary "$CLEAN2" "$CLEAN2/" "$(id "$SPEEDING")"
