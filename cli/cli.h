@@ -73,6 +73,17 @@ int cmd_record(int argc, char **argv);
 /* `runlab list` and `runlab evaluate` (cli/cmd_eval.c). */
 int cmd_list(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
+/* `runlab evaluate --summary` (cli/cmd_eval_summary.c); cmd_evaluate hands argv over. The
+ * run filters `list` shares: CLI_FILTER_OPTIONS in a getopt_long table, and
+ * cli_filter_option(c, filter, any) true (and the filter set) when getopt's c was one. */
+int cmd_evaluate_summary(int argc, char **argv);
+#define CLI_FILTER_OPTIONS                                                                  \
+    {"state", required_argument, NULL, 0x100}, {"result", required_argument, NULL, 0x101},  \
+    {"since", required_argument, NULL, 0x102}, {"until", required_argument, NULL, 0x103},   \
+    {"vehicle", required_argument, NULL, 0x104}, {"planner", required_argument, NULL, 0x105}, \
+    {"fault", required_argument, NULL, 0x106}
+struct rl_eval_run_filter;
+bool cli_filter_option(int c, struct rl_eval_run_filter *filter, bool *any);
 /* The lab over DDS (cmd_lab.c): `runlab recorder` and `runlab experiment`. */
 int cmd_recorder(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
