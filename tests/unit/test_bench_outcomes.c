@@ -23,11 +23,11 @@ enum { MAX_MEM_MB = 48 };
 
 /* ---- planners, one per outcome ---------------------------------------------------------- */
 
-/* Planners that return a status: the status is the planner's `self`. */
+/* Planners that return a status: it is stored just after the planner (see planner()). */
 static rl_bench_status solve_returns(void *self, void *problem, rl_bench_run *run)
 {
     (void)problem, (void)run;
-    return *(const rl_bench_status *)self;
+    return *(const rl_bench_status *)((rl_bench_planner *)self + 1);
 }
 
 static rl_bench_status solve_crash(void *self, void *problem, rl_bench_run *run)
@@ -79,11 +79,12 @@ static rl_bench_planner *planner(const char *name,
                                  rl_bench_status returns)
 {
     rl_bench_planner *p = calloc(1, sizeof *p + sizeof(rl_bench_status));
-    rl_bench_status *st = (rl_bench_status *)(p + 1);
-    *st = returns;
+    assert_non_null(p);
+    *(rl_bench_status *)(p + 1) = returns;
     p->name = name;
-    p->self = st;
+    p->self = p;
     p->solve = solve;
+    p->free = free;
     return p;
 }
 
