@@ -121,7 +121,7 @@ static void log_values(const char *log, const char *name, size_t n_planners, cha
     snprintf(want, sizeof want, "%s BOOLEAN", name);
     for (; line && planner < n_planners; line = strtok_r(NULL, "\n", &save)) {
         if (nprops < 0) {
-            if (strstr(line, " properties for each run")) {
+            if (strstr(line, " properties for each run") && !strstr(line, "progress")) {
                 nprops = strtol(line, NULL, 10);
                 k = 0;
                 col = -1;
