@@ -53,6 +53,10 @@ typedef struct rl_eval_check {
     double (*intervals)[2];
     size_t nintervals;
     char *reason; /* why it failed / is unavailable, or what was measured; never NULL */
+    double judged_s, window_s; /* coverage of its data: the seconds of the window its
+                                  samples cover (gaps over the metric's max_gap not counted)
+                                  of the window's seconds; NaN when not stated (a check
+                                  without data, or about no time series) */
     bool shared_reason; /* not PASS or N/A, and other checks have the same status and
                            reason: rl_eval_result.shared_reasons says it once for all */
 } rl_eval_check;

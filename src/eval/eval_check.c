@@ -3,6 +3,8 @@
  * window's sample range and handing figures to the evaluation. */
 #include "eval/eval_sink.h"
 
+#include "eval/eval_coverage.h"
+
 #include "core/text.h"
 #include "runlab/error.h"
 #include "runlab/json.h"
@@ -216,6 +218,7 @@ int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t
     c.status = status;
     c.value = value;
     c.threshold = threshold;
+    c.judged_s = c.window_s = NAN;
     c.metric = strdup(ctx->metric->name);
     c.check = dup_or_empty(check);
     c.unit = dup_or_empty(unit);
@@ -233,6 +236,16 @@ int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t
     }
     va_end(ap);
     int ok = c.metric && c.check && c.unit && c.reason;
+    if (ok && ctx->coverage.active) { /* the data's coverage, and what it does to the status */
+        c.judged_s = ctx->coverage.judged_s;
+        c.window_s = ctx->coverage.window_s;
+        char *why = NULL;
+        ok = eval_coverage_apply(&ctx->coverage, &c.status, c.reason, &why) == RL_OK;
+        if (why) {
+            free(c.reason);
+            c.reason = why;
+        }
+    }
     if (ok && nvehicles) {
         c.vehicles = malloc(nvehicles * sizeof *c.vehicles);
         ok = c.vehicles != NULL;
@@ -326,6 +339,26 @@ void eval_sink_clear(struct eval_sink *s)
     memset(s, 0, sizeof *s);
 }
 
+/* One line per stretch of samples at most max_gap apart (max_gap <= 0: one line), the
+ * label on the first: the plot joins every point of a series, and a straight line across
+ * a stall would show data where there was none. */
+static int eval_line_with_gaps(rl_axes *ax, const double *t, const double *y, size_t n,
+                               double max_gap, const rl_series_opts *opts)
+{
+    rl_series_opts o = *opts;
+    size_t start = 0;
+    int rc = RL_OK;
+    for (size_t i = 1; rc == RL_OK && max_gap > 0 && i < n; i++)
+        if (t[i] - t[i - 1] > max_gap) {
+            rc = rl_axes_line(ax, t + start, y + start, i - start, &o);
+            o.label = NULL;
+            start = i;
+        }
+    if (rc == RL_OK && (n > start || start == 0))
+        rc = rl_axes_line(ax, t + start, y + start, n - start, &o);
+    return rc;
+}
+
 int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
                           const char *ylabel, const char *unit, const eval_series_ref *series,
                           size_t nseries, double threshold, const char *caption)
@@ -346,7 +379,8 @@ int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
         o.label = series[i].label;
         o.color = (int)(i % RL_PLOT_PALETTE_SIZE);
         o.dash = 0;
-        rc = rl_axes_line(ax, series[i].t, series[i].y, series[i].n, &o);
+        rc = eval_line_with_gaps(ax, series[i].t, series[i].y, series[i].n, series[i].max_gap,
+                                 &o);
     }
     const eval_run *run = ctx->run;
     if (rc == RL_OK && isfinite(threshold)) {

@@ -87,7 +87,7 @@ static void run_metric(eval_run *run, const char *name, int (*fn)(eval_ctx *), c
     json_object *settings = json_tokener_parse(json);
     assert_non_null(settings);
     memset(sink, 0, sizeof *sink);
-    eval_ctx ctx = {run, &m, settings, sink};
+    eval_ctx ctx = {.run = run, .metric = &m, .settings = settings, .sink = sink};
     int rc = fn(&ctx);
     json_object_put(settings);
     if (rc != RL_OK)
@@ -417,7 +417,7 @@ static void test_boundary_violation(void **state)
     eval_metric m = {"boundary_violation", "test", eval_metric_boundary_violation};
     json_object *settings = json_tokener_parse(json);
     memset(&s, 0, sizeof s);
-    eval_ctx ctx = {&run, &m, settings, &s};
+    eval_ctx ctx = {.run = &run, .metric = &m, .settings = settings, .sink = &s};
     assert_int_equal(eval_metric_boundary_violation(&ctx), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "boundary_violation.polygon"));
     json_object_put(settings);

@@ -58,6 +58,52 @@ double eval_geo_coverage(const eval_run *run, const eval_geo_track *t, double ma
     return fmin(1, covered / span);
 }
 
+static const eval_vehicle *track_vehicle(const eval_run *run, const eval_geo_track *t)
+{
+    for (size_t i = 0; i < run->nvehicles; i++)
+        if (run->vehicles[i].id == t->id)
+            return &run->vehicles[i];
+    return NULL;
+}
+
+/* The track's times into a new array (NULL with n 0: none). */
+static int track_times(const eval_geo_track *t, double **out)
+{
+    *out = NULL;
+    if (t->n == 0)
+        return RL_OK;
+    *out = malloc(t->n * sizeof **out);
+    if (!*out)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the coverage");
+    for (size_t i = 0; i < t->n; i++)
+        (*out)[i] = t->p[i].t;
+    return RL_OK;
+}
+
+int eval_geo_coverage_begin(eval_ctx *ctx, const eval_geo_track *t, double max_gap)
+{
+    const eval_vehicle *v = track_vehicle(ctx->run, t);
+    double *times;
+    int rc = v ? track_times(t, &times) : RL_OK;
+    if (!v || rc < 0)
+        return rc;
+    rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_STATE, times, t->n, max_gap, true);
+    free(times);
+    return rc;
+}
+
+int eval_geo_coverage_add(eval_ctx *ctx, const eval_geo_track *t)
+{
+    const eval_vehicle *v = track_vehicle(ctx->run, t);
+    double *times;
+    int rc = v && ctx->coverage.active ? track_times(t, &times) : RL_OK;
+    if (!v || !ctx->coverage.active || rc < 0)
+        return rc;
+    rc = eval_coverage_add(ctx, v, EVAL_TOPIC_STATE, times, t->n);
+    free(times);
+    return rc;
+}
+
 int eval_geo_settings(eval_ctx *ctx, eval_geo_common_settings *s)
 {
     int rc = eval_setting_f64(ctx, "min_samples", &s->min_samples);
@@ -178,11 +224,17 @@ static int draw_track(rl_axes *ax, const eval_geo_track *t, size_t i, size_t cap
         free(y);
         return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
     }
+    double *tt = malloc((n + 1) * sizeof *tt);
+    if (!tt) {
+        free(x);
+        free(y);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
+    }
     size_t k = 0;
     for (size_t j = 0; j < t->n; j += every)
-        x[k] = t->p[j].x, y[k] = t->p[j].y, k++;
+        tt[k] = t->p[j].t, x[k] = t->p[j].x, y[k] = t->p[j].y, k++;
     if (t->n > 0 && (t->n - 1) % every != 0)
-        x[k] = t->p[t->n - 1].x, y[k] = t->p[t->n - 1].y, k++;
+        tt[k] = t->p[t->n - 1].t, x[k] = t->p[t->n - 1].x, y[k] = t->p[t->n - 1].y, k++;
     char label[32];
     snprintf(label, sizeof label, "vehicle %d", t->id);
     rl_series_opts o;
@@ -193,12 +245,22 @@ static int draw_track(rl_axes *ax, const eval_geo_track *t, size_t i, size_t cap
     o.line_width = 1.2;
     /* In pieces: cairo strokes a long path that crosses itself lap after lap several
      * times slower than the same segments as short paths. */
+    /* A gap in time (poses further apart than break_gap, where the thinning did not make
+     * it) is drawn as a gap: a new piece starts after it. */
+    double period = t->n > 1 ? (t->p[t->n - 1].t - t->p[0].t) / (double)(t->n - 1) : 0;
+    double gap = t->break_gap > 0 ? fmax(t->break_gap, 1.5 * (double)every * period) : INFINITY;
     int rc = RL_OK;
-    for (size_t j = 0; rc == RL_OK && (j == 0 || j + 1 < k); j += TRACK_PIECE) {
-        size_t len = k - j < TRACK_PIECE + 1 ? k - j : TRACK_PIECE + 1;
+    size_t j = 0;
+    while (rc == RL_OK && (j == 0 || j + 1 < k)) {
+        size_t len = 1;
+        while (j + len < k && len < TRACK_PIECE + 1 && !(tt[j + len] - tt[j + len - 1] > gap))
+            len++;
         rc = rl_axes_line(ax, x + j, y + j, len, &o);
         o.label = NULL;
+        /* pieces share their end point, unless a gap separates them */
+        j += (j + len < k && tt[j + len] - tt[j + len - 1] > gap) ? len : (len > 1 ? len - 1 : 1);
     }
+    free(tt);
     free(x);
     free(y);
     return rc;
@@ -354,12 +416,16 @@ int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec
     for (size_t v = 0; rc == RL_OK && v < run->nvehicles; v++) {
         rc = eval_geo_track_make(run, &run->vehicles[v], &tracks[v]);
         int urc;
+        tracks[v].break_gap = cs.max_gap;
+        if (rc == RL_OK)
+            rc = eval_geo_coverage_begin(ctx, &tracks[v], cs.max_gap);
         if (rc == RL_OK && eval_geo_track_usable(ctx, spec->check, &tracks[v], cs.min_samples,
                                                  cs.min_coverage, cs.max_gap, &urc))
             rc = footprint_vehicle(ctx, spec, &tracks[v], length, width, min_duration,
                                    cs.max_gap, &marks);
         else if (rc == RL_OK)
             rc = urc;
+        eval_coverage_end(ctx);
     }
     if (rc == RL_OK && run->nvehicles == 0)
         rc = eval_check_add(ctx, spec->check, NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,

@@ -65,7 +65,7 @@ static bool state_at(const eval_states *s, const double *st, double at, double m
 
 static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_samples,
                          double max_age, double max_distance, double max_gap, double resolution,
-                         double min_duration)
+                         double min_duration, double data_gap)
 {
     const eval_run *run = ctx->run;
     size_t first, n = eval_window(run, v->obs.t, v->obs.n, &first);
@@ -73,6 +73,8 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
     bool age_ok = !v->missing[EVAL_OBS_STAMP];
     const char *dist_missing = v->missing[EVAL_OBS_POSE] ? v->missing[EVAL_OBS_POSE]
                                                          : v->missing[EVAL_STATE_POSE];
+    if ((rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_OBS, v->obs.t, v->obs.n, data_gap, true)) < 0)
+        return rc;
     if (!age_ok)
         rc = eval_check_unavailable(ctx, "age", v->id, v->missing[EVAL_OBS_STAMP]);
     else if ((double)n < min_samples)
@@ -87,6 +89,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
                    min_duration);
         free(age);
     }
+    eval_coverage_end(ctx);
     if (rc < 0)
         return rc;
     if (dist_missing)
@@ -109,12 +112,17 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
         t[m] = v->obs.t[i];
         dist[m++] = hypot(v->obs.x[i] - x, v->obs.y[i] - y);
     }
-    if ((double)m < min_samples)
+    /* Judged where an observation has states around it: the gaps of either topic. */
+    rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_OBS, t, m, data_gap, true);
+    if (rc == RL_OK)
+        rc = eval_coverage_add(ctx, v, EVAL_TOPIC_STATE, v->state.t, v->state.n);
+    if (rc == RL_OK && (double)m < min_samples)
         rc = eval_check_insufficient(ctx, "distance", v->id, m, min_samples,
                                      "observations with states around them");
-    else
+    else if (rc == RL_OK)
         rc = judge(ctx, v->id, "distance", "distance to the state pose", "m", t, dist, m, max_distance,
                    resolution, min_duration);
+    eval_coverage_end(ctx);
     free(t);
     free(dist);
     return rc;
@@ -122,18 +130,19 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
 
 int eval_metric_obs(eval_ctx *ctx)
 {
-    double min_samples, max_age, max_distance, max_gap, min_duration, resolution;
+    double min_samples, max_age, max_distance, max_gap, min_duration, resolution, data_gap;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
         (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_age", &max_age)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_distance", &max_distance)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_interpolation_gap", &max_gap)) < 0 ||
-        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
+        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0 ||
+        (rc = eval_setting_max_gap(ctx, &data_gap)) < 0)
         return rc;
     for (size_t i = 0; i < ctx->run->nvehicles; i++)
         if ((rc = judge_vehicle(ctx, &ctx->run->vehicles[i], min_samples, max_age, max_distance,
-                                max_gap, resolution, min_duration)) < 0)
+                                max_gap, resolution, min_duration, data_gap)) < 0)
             return rc;
     return RL_OK;
 }

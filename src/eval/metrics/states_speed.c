@@ -52,7 +52,7 @@ static int judge(eval_ctx *ctx, const eval_vehicle *v, const limit_check *lc, co
     return rc;
 }
 
-static int speed_figure(eval_ctx *ctx, double max_speed)
+static int speed_figure(eval_ctx *ctx, double max_speed, double max_gap)
 {
     const eval_run *run = ctx->run;
     if (run->nvehicles == 0)
@@ -70,7 +70,7 @@ static int speed_figure(eval_ctx *ctx, double max_speed)
         if (v->missing[EVAL_STATE_SPEED])
             continue;
         snprintf(labels[k], sizeof labels[k], "vehicle %d", v->id);
-        s[k] = (eval_series_ref){labels[k], v->state.t, v->state.speed, v->state.n};
+        s[k] = (eval_series_ref){labels[k], v->state.t, v->state.speed, v->state.n, max_gap};
         k++;
     }
     int rc = RL_OK;
@@ -84,13 +84,14 @@ static int speed_figure(eval_ctx *ctx, double max_speed)
 
 int eval_metric_states_speed(eval_ctx *ctx)
 {
-    double min_samples, max_speed, max_accel, min_duration, resolution;
+    double min_samples, max_speed, max_accel, min_duration, resolution, max_gap;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
         (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_speed", &max_speed)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_acceleration", &max_accel)) < 0 ||
-        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
+        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0 ||
+        (rc = eval_setting_max_gap(ctx, &max_gap)) < 0)
         return rc;
     const limit_check checks[] = {
         {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, resolution, false},
@@ -100,7 +101,10 @@ int eval_metric_states_speed(eval_ctx *ctx)
     for (size_t i = 0; i < run->nvehicles; i++) {
         const eval_vehicle *v = &run->vehicles[i];
         size_t first, n = eval_window(run, v->state.t, v->state.n, &first);
-        for (size_t c = 0; c < 2; c++) {
+        if ((rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_STATE, v->state.t, v->state.n, max_gap,
+                                      true)) < 0)
+            return rc;
+        for (size_t c = 0; c < 2 && rc == RL_OK; c++) {
             const limit_check *lc = &checks[c];
             const double *values = c == 0 ? v->state.speed : v->state.accel;
             if (v->missing[lc->field])
@@ -110,9 +114,10 @@ int eval_metric_states_speed(eval_ctx *ctx)
                                              "states");
             else
                 rc = judge(ctx, v, lc, values, first, n, min_duration);
-            if (rc < 0)
-                return rc;
         }
+        eval_coverage_end(ctx);
+        if (rc < 0)
+            return rc;
     }
-    return speed_figure(ctx, max_speed);
+    return speed_figure(ctx, max_speed, max_gap);
 }

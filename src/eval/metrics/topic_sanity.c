@@ -215,6 +215,10 @@ int eval_metric_topic_sanity(eval_ctx *ctx)
              cmd_stamps ? NULL : "command_trajectory: no header.create_stamp", ct, cs, v->cmd.n}};
         for (int k = 0; k < 3 && rc == RL_OK; k++) {
             snprintf(d[k].topic, sizeof d[k].topic, "rt/vehicle/%d/%s", v->id, names[k]);
+            /* Coverage is stated, not judged: this metric's own gap check judges gaps. */
+            if ((rc = eval_coverage_begin(ctx, v, (eval_topic)k, d[k].t, d[k].t ? d[k].n : 0,
+                                          ts[k].max_gap, false)) < 0)
+                break;
             size_t first;
             d[k].n = d[k].t ? eval_window(run, d[k].t, d[k].n, &first) : 0;
             if (d[k].t) {
@@ -222,6 +226,7 @@ int eval_metric_topic_sanity(eval_ctx *ctx)
                 d[k].stamp += first;
             }
             rc = judge_topic(ctx, v->id, &d[k], &ts[k], min_samples, tolerance);
+            eval_coverage_end(ctx);
         }
         free(ct);
         free(cs);
