@@ -295,12 +295,29 @@ static int write_files(const eval_output *o, char **svgs)
     return eval_parallel(SMALL_FILES + n, output_task, &f, NULL);
 }
 
+/* The reason with the coverage after it when under 100 % ("; coverage 60 % (6.0 of 10.0
+ * s)"); NULL when the reason stands alone (or out of memory: then it does). */
+static char *report_reason(const rl_eval_check *c)
+{
+    double cov = eval_check_coverage(c);
+    if (!isfinite(cov) || cov >= 0.9995)
+        return NULL;
+    rl_buf b = {0};
+    rl_buf_printf(&b, "%s; coverage %.1f %% (%.2f of %.2f s)", c->reason, 100 * cov, c->judged_s,
+                  c->window_s);
+    return rl_buf_take(&b, NULL);
+}
+
 static int report_checks(rl_report *r, const struct eval_sink *s)
 {
     static const char *const head[] = {"metric", "check", "vehicles", "status", "value",
-                                       "threshold", "unit", "intervals (s)", "reason",
-                                       "coverage"};
-    int rc = rl_report_table_begin(r, "Checks", head, 10, RL_TABLE_SORTABLE);
+                                       "threshold", "unit", "intervals (s)", "reason"};
+    int rc = rl_report_paragraph(r, "Coverage (the seconds of the window a check's data "
+                                    "judges, gaps over the metric's max_gap not counted) follows "
+                                    "the reason where it is under 100 %; summary.json and "
+                                    "checks.csv state it for every check.");
+    if (rc == RL_OK)
+        rc = rl_report_table_begin(r, "Checks", head, 9, RL_TABLE_SORTABLE);
     for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++) {
         const rl_eval_check *c = &s->checks[i];
         char *veh = vehicles_text(c), *iv = intervals_text(c, "; ");
@@ -309,22 +326,19 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
             snprintf(val, sizeof val, "%.6g", c->value);
         if (isfinite(c->threshold))
             snprintf(thr, sizeof thr, "%.6g", c->threshold);
-        char cov[32] = ""; /* "60 % (6.0 of 10.0 s)" */
-        if (isfinite(eval_check_coverage(c)))
-            snprintf(cov, sizeof cov, "%.0f %% (%.1f of %.1f s)", 100 * eval_check_coverage(c),
-                     c->judged_s, c->window_s);
+        char *why = report_reason(c);
         if (!veh || !iv)
             rc = rl_error_set(RL_ENOMEM, "report: out of memory");
         else {
-            rl_report_cell cells[10] = {
+            rl_report_cell cells[9] = {
                 {RL_CELL_TEXT, c->metric, NULL, 0},  {RL_CELL_TEXT, c->check, NULL, 0},
                 {RL_CELL_TEXT, veh, NULL, 0},        {RL_CELL_BADGE, NULL, NULL, (rl_badge)c->status},
                 {RL_CELL_TEXT, val, NULL, 0},        {RL_CELL_TEXT, thr, NULL, 0},
                 {RL_CELL_TEXT, c->unit, NULL, 0},    {RL_CELL_TEXT, iv, NULL, 0},
-                {RL_CELL_TEXT, c->reason, NULL, 0},  {RL_CELL_TEXT, cov, NULL, 0}};
+                {RL_CELL_TEXT, why ? why : c->reason, NULL, 0}};
             rc = rl_report_table_row_cells(r, cells);
         }
-        free(veh), free(iv);
+        free(veh), free(iv), free(why);
     }
     return rc == RL_OK ? rl_report_table_end(r) : rc;
 }

@@ -45,10 +45,21 @@ static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, co
 
 /* The state's position at time `at` on the time base `st` (sorted), interpolated between
  * the two states around it; false when `at` is outside them or they lie more than
- * `max_gap` apart. `*k` is a search hint that only moves forward. */
+ * `max_gap` apart. `*k` is a search hint: forward in steps, back by bisection. */
 static bool state_at(const eval_states *s, const double *st, double at, double max_gap, size_t *k,
                      double *x, double *y)
 {
+    if (*k < s->n && st[*k] > at) { /* sightings' stamps may go back (late ones): search */
+        size_t lo = 0, hi = *k;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (st[mid] < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        *k = lo > 0 ? lo - 1 : 0;
+    }
     while (*k + 1 < s->n && st[*k + 1] < at)
         (*k)++;
     size_t i = *k;
