@@ -96,7 +96,9 @@ static void settle(eval_coverage *c)
     double missing = 0;
     for (size_t i = 0; i < k; i++)
         missing += c->gaps[i][1] - c->gaps[i][0];
-    c->judged_s = fmax(0, c->window_s - missing);
+    /* To the microsecond: 10 - 4.04 is 5.960000000000001 in binary, and the outputs
+       would carry that tail. */
+    c->judged_s = fmax(0, round((c->window_s - missing) * 1e6) / 1e6);
 }
 
 static void name_topic(eval_coverage *c, const eval_vehicle *v, eval_topic topic)
@@ -109,8 +111,16 @@ static void name_topic(eval_coverage *c, const eval_vehicle *v, eval_topic topic
 
 void eval_coverage_topic(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic)
 {
-    if (!ctx->coverage.undecodable && (unsigned)topic < EVAL_TOPIC_COUNT)
-        ctx->coverage.undecodable = v->decoding[topic].undecodable;
+    eval_coverage *c = &ctx->coverage;
+    if ((unsigned)topic >= EVAL_TOPIC_COUNT)
+        return;
+    const eval_decoding *d = &v->decoding[topic];
+    if (!c->undecodable)
+        c->undecodable = d->undecodable;
+    if (d->failed && !c->decode_note[0])
+        snprintf(c->decode_note, sizeof c->decode_note,
+                 "%zu of %zu messages of rt/vehicle/%d/%s did not decode (decoding.csv)",
+                 d->failed, d->messages, v->id, eval_topic_name(topic));
 }
 
 int eval_coverage_add(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, const double *t,
@@ -190,9 +200,11 @@ int eval_coverage_apply(const eval_coverage *c, rl_eval_status *status, const ch
             snprintf(more, sizeof more, " (and %zu more)", c->ngaps - 1);
         *status = RL_EVAL_INSUFFICIENT;
         *new_reason = format("%s: no data %.2f..%.2f s (%.2f s, longer than max_gap %g s)%s: "
-                             "judged %.2f of %.2f s, cannot pass; the rest: %s",
+                             "judged %.2f of %.2f s, cannot pass; the rest: %s%s%s",
                              c->what, t0, t1, t1 - t0, c->max_gap, more, c->judged_s,
-                             c->window_s, reason);
+                             c->window_s, reason, c->decode_note[0] ? "; " : "", c->decode_note);
+    } else if (c->decode_note[0]) {
+        *new_reason = format("%s; %s", reason, c->decode_note);
     } else
         return RL_OK;
     return *new_reason ? RL_OK

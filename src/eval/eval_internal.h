@@ -165,6 +165,7 @@ typedef struct eval_coverage {
     size_t ngaps, cap_gaps;
     char what[160];       /* the topics judged, for reasons ("rt/vehicle/2/state") */
     const char *undecodable; /* one of them mostly did not decode: why; else NULL */
+    char decode_note[160];   /* some of its messages did not decode: how many ("" none) */
 } eval_coverage;
 
 /* What a metric sees while it runs. */
@@ -242,7 +243,7 @@ int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_
  * a pair: the gaps are joined), then adds its checks and calls eval_coverage_end. While it
  * is set, eval_check_add records the coverage on every check, and:
  *   - a check of a topic that mostly did not decode is INSUFFICIENT with that reason
- *     (unless it is UNAVAILABLE or N/A);
+ *     (unless it is UNAVAILABLE or N/A); where fewer did not, the reason says how many;
  *   - with `judge_gaps`, a PASS over a gap longer than max_gap is INSUFFICIENT naming the
  *     gap (start..end, length): what was not seen cannot pass. A FAIL stays: it was judged
  *     from the samples that exist.

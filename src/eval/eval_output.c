@@ -76,7 +76,7 @@ static double eval_check_coverage(const rl_eval_check *c)
 {
     if (!isfinite(c->judged_s) || !isfinite(c->window_s))
         return NAN;
-    return c->window_s > 0 ? c->judged_s / c->window_s : 1;
+    return c->window_s > 0 ? round(c->judged_s / c->window_s * 1e6) / 1e6 : 1; /* 6 digits */
 }
 
 static int write_csv(const eval_output *o)
