@@ -86,6 +86,8 @@ check "stall: checks.csv has the coverage column" py '
     [r["coverage"] for r in rows if r["metric"] == "boundary_violation" and r["vehicles"] == "2"] == ["0.596"]
     and all(len(r) == 10 for r in rows)'
 check "stall: the report states the coverage" py '"coverage 59.6 % (5.96 of 10.00 s)" in report'
+check "stall: summary.json, checks.csv and the report agree cell by cell" \
+    timeout 60 python3 "$RUNLAB_SOURCE/tests/tools/eval_outputs_check.py" "$(latest)"
 run evaluate "$dir" --metrics states_speed,boundary_violation
 check "stall: without the failing metrics, evaluate exits 3 (INCOMPLETE), not 0" rc_is 3
 
