@@ -137,6 +137,18 @@ check "70 % truncated: more than half failed: INSUFFICIENT" py '
     topic("rt/vehicle/2/state")["undecodable"] == "yes" and c("states_speed", "speed", [2])["status"] == "INSUFFICIENT"
     and "(more than 50 %)" in c("states_speed", "speed", [2])["reason"]'
 
+# The threshold at its boundary: 250 of 501 is not more than half, 251 is.
+check "250 of 501 truncated written" damage truncate first:250
+run evaluate "$dir"
+check "250 of 501: not undecodable" py '
+    topic("rt/vehicle/2/state")["failed"] == "250" and topic("rt/vehicle/2/state")["undecodable"] == "no"
+    and "did not decode (more than" not in c("states_speed", "speed", [2])["reason"]'
+check "251 of 501 truncated written" damage truncate first:251
+run evaluate "$dir"
+check "251 of 501: undecodable, INSUFFICIENT" py '
+    topic("rt/vehicle/2/state")["failed"] == "251" and topic("rt/vehicle/2/state")["undecodable"] == "yes"
+    and c("states_speed", "speed", [2])["status"] == "INSUFFICIENT"'
+
 # ---- 29.8: a channel whose messages are not CDR is refused by name ----
 check "json channel written" damage encoding json
 run evaluate "$dir"

@@ -7,6 +7,7 @@
 #                  a random length (seeded: the same file every time)
 #   MODE truncate  every payload (of FRACTION of the messages) cut to half its length
 #   MODE encoding  the channel's message encoding set to FRACTION (a string, e.g. "json")
+# FRACTION "first:K" damages exactly the first K messages of the topic instead.
 import random
 import struct
 import sys
@@ -57,6 +58,8 @@ def main():
     rng = random.Random(7)
     out = bytearray(MAGIC)
     target = None
+    seen = 0
+    first = int(arg[6:]) if arg.startswith("first:") else None
     for op, body in flatten(data):
         if op == 0x01:
             out += rec(op, body)
@@ -74,7 +77,10 @@ def main():
         elif op == 0x05:
             cid = struct.unpack_from("<H", body, 0)[0]
             head, payload = body[:22], body[22:]
-            if cid == target and mode != "encoding" and rng.random() < float(arg):
+            hit = cid == target and mode != "encoding" and (
+                seen < first if first is not None else rng.random() < float(arg))
+            seen += cid == target
+            if hit:
                 if mode == "random":
                     payload = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
                 else:
