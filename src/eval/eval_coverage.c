@@ -46,11 +46,13 @@ static int gap_add(eval_coverage *c, double t0, double t1)
 
 /* Adds the stretches of [ws, we] farther than max_gap from samples on both sides: between
  * two consecutive samples more than max_gap apart, and before the first / after the last
- * sample when that edge is more than max_gap long. Non-finite times and times going back
- * are skipped. */
+ * sample when that edge is more than max_gap long (with no sample at all: the window).
+ * Non-finite times and times going back are skipped. */
 static int find_gaps(eval_coverage *c, double ws, double we, const double *t, size_t n,
                      double max_gap)
 {
+    /* A step of exactly max_gap is no gap: 0.05 - -0.2 is 0.25000000000000003 in binary. */
+    max_gap *= 1 + 1e-9;
     double prev = ws;
     bool have_prev = false, done = false;
     int rc = RL_OK;
