@@ -309,6 +309,100 @@ int rl_bench_import_logs(const char *const *paths, size_t n, const char *db_path
  * it in the message. RL_OK or RL_EINVAL. */
 int rl_bench_check_name(const char *name, const char *what);
 
+/* ---- specs and benchmark directories (docs/bench.md) ---------------------------------- */
+
+/* A benchmark spec: the YAML document `runlab bench SPEC.yaml` runs (keys experiment,
+ * problem, planners, seed, max_time, ...; docs/bench.md), parsed and checked. Immutable
+ * once made: several threads may read one. */
+typedef struct rl_bench_spec rl_bench_spec;
+
+/* Parses a spec from `len` bytes of YAML. `source` names it in messages (a file name or
+ * "<demo spec>"); `source_dir` is the absolute directory a planner `command:` with a '/'
+ * is taken relative to (NULL: the current one). Checks every top-level key, type and
+ * range and that each planner entry is a mapping of known keys; planners themselves are
+ * checked when the benchmark is built (rl_bench_run_spec). Returns RL_OK with *out owned
+ * by the caller (rl_bench_spec_free); RL_EINVAL or RL_EPARSE with the message
+ * "SOURCE:LINE: KEY: what" (the line when it can be found); RL_ENOMEM. Thread-safe. */
+int rl_bench_spec_parse(const char *text, size_t len, const char *source, const char *source_dir,
+                        rl_bench_spec **out);
+/* Reads a spec file (at most 1 MiB) and parses it as above, with relative commands
+ * taken from the file's directory. Errors as above, or the read's (RL_ENOENT, RL_EIO). */
+int rl_bench_spec_load(const char *path, rl_bench_spec **out);
+/* The spec a benchmark directory was started with (DIR/spec.json, written by
+ * rl_bench_run_spec), with its first start time, for resuming it. Errors of the read,
+ * or RL_EPARSE when spec.json has no spec. */
+int rl_bench_spec_load_dir(const char *dir, rl_bench_spec **out);
+void rl_bench_spec_free(rl_bench_spec *spec);
+/* The experiment's name; valid while the spec lives. */
+const char *rl_bench_spec_experiment(const rl_bench_spec *spec);
+
+/* Built-in problems and planners, which live above the library (runlab's are in
+ * examples/rlx.h): rl_bench_run_spec asks them for a spec's `problem` and for planners
+ * given by `planner:`. Every member is required when the table is given. */
+typedef struct rl_bench_builtins {
+    /* The problem of that name, or NULL with the error set (then only `command:`
+     * planners can run, and they get the name as RUNLAB_PROBLEM). */
+    void *(*problem_new)(const char *name);
+    void (*problem_free)(void *problem);
+    const char *(*problem_describe)(const void *problem); /* the log's setup info */
+    int (*problem_dimension)(const void *problem);         /* the "dimension" parameter */
+    char *(*problem_json)(const void *problem); /* problem.json (malloc'd), NULL: error */
+    /* A planner of kind `kind` with n settings (texts as in the spec), or NULL with the
+     * error set (RL_EINVAL: a bad setting). */
+    rl_bench_planner *(*planner_new)(const char *kind, const char *name, const char *const *keys,
+                                     const char *const *values, size_t n);
+} rl_bench_builtins;
+
+/* Where rl_bench_run_spec is: told through rl_bench_run_opts.on_phase. */
+typedef enum rl_bench_phase {
+    RL_BENCH_PHASE_DIR_READY = 0,  /* the directory exists with spec.json; not yet locked */
+    RL_BENCH_PHASE_RUNS_START = 1, /* locked and prepared; the runs start now */
+    RL_BENCH_PHASE_RUNS_END = 2    /* the runs are over; the outputs are written next */
+} rl_bench_phase;
+
+/* Options of rl_bench_run_spec; zero-initialise for the defaults. */
+typedef struct rl_bench_run_opts {
+    const char *out_root;   /* parent of the new directory (NULL: the spec's 'out', else
+                               ./bench-results) */
+    unsigned jobs;          /* runs in parallel (0: the spec's 'jobs') */
+    const char *resume_dir; /* finish this benchmark directory instead of making one */
+    /* A file the caller writes into the directory after rl_bench_run_spec (NULL: none).
+     * A resumed directory that has it and manifest.json is finished: nothing runs. */
+    const char *finished_marker;
+    const rl_bench_builtins *builtins; /* NULL: no built-in problems or planners */
+    rl_bench_events events;            /* as rl_bench_set_events */
+    /* Called in the calling thread as the phases begin; `dir` is the directory and
+     * `total_runs` the runs the benchmark has (planners x runs). May be NULL. */
+    void (*on_phase)(void *ud, rl_bench_phase phase, const char *dir, size_t total_runs);
+    void *ud;
+} rl_bench_run_opts;
+
+/* A benchmark carried out by rl_bench_run_spec: its directory (locked until freed) and
+ * results. */
+typedef struct rl_bench_session rl_bench_session;
+
+/* Runs a spec into its own directory, which the engine owns: builds the benchmark
+ * (problem, planners, parameters; errors name the spec's file, line and key), makes
+ * OUT_ROOT/<experiment>_<UTC stamp> (a suffix when taken) with spec.json, or reopens
+ * opts->resume_dir, locks it (DIR/.lock, one harness per directory: RL_EBUSY names the
+ * holder), writes problem.json for a built-in problem, runs every run (journal.tsv,
+ * console/) and writes the OMPL log, results.db, results.csv, results.json and
+ * manifest.json. On RL_OK *out (owned by the caller; rl_bench_session_free) holds the
+ * directory, still locked, so the caller can add its own files (the report). Errors:
+ * RL_EINVAL (spec), RL_EBUSY, the harness's (rl_bench_execute), I/O errors naming the
+ * file, RL_ENOMEM; a directory already made keeps what was written. Not reentrant: one
+ * call per process at a time (the harness is a subreaper). */
+int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
+                      rl_bench_session **out);
+/* The benchmark directory. Valid until the session is freed. */
+const char *rl_bench_session_dir(const rl_bench_session *s);
+/* True when a resumed directory was finished already (no results then). */
+bool rl_bench_session_finished_already(const rl_bench_session *s);
+/* The results (NULL when finished already). Valid until the session is freed. */
+const rl_bench_experiment *rl_bench_session_results(const rl_bench_session *s);
+/* Releases the directory's lock and frees the session. NULL is fine. */
+void rl_bench_session_free(rl_bench_session *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,6 +57,8 @@ typedef struct rl_eval_check {
                                   samples cover (gaps over the metric's max_gap not counted)
                                   of the window's seconds; NaN when not stated (a check
                                   without data, or about no time series) */
+    char *figure; /* the stem of the figure that shows this check (figures/<figure>.png,
+                     .svg), or NULL when none does */
     bool shared_reason; /* not PASS or N/A, and other checks have the same status and
                            reason: rl_eval_result.shared_reasons says it once for all */
 } rl_eval_check;

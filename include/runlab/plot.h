@@ -66,6 +66,10 @@ enum {
 typedef struct rl_series_opts {
     const char *label;  /* legend entry; NULL or "" for none */
     int color;          /* palette index 0..7, or RL_PLOT_AUTO_STYLE (default) */
+    bool use_rgb;       /* draw in `rgb` instead of the palette colour (default false) */
+    unsigned rgb;       /* 0xRRGGBB, used when use_rgb (e.g. rl_plot_vehicle_color) */
+    bool below_lines;   /* scatter: drawn under the panel's lines, not over them (marks
+                           a track should stay readable through); default false */
     int dash;           /* 0 solid, 1 dashed, 2 dotted, 3 dash-dot; AUTO cycles */
     double line_width;  /* pt; 0 = default (1.5) */
     rl_marker marker;   /* line default NONE, scatter default AUTO */
@@ -176,6 +180,16 @@ int rl_axes_bar(rl_axes *ax, const char *const *categories, size_t ncat, const d
 /* Okabe-Ito colour `i` (mod 8) as 0xRRGGBB: blue, orange, bluish green, vermillion,
  * reddish purple, sky blue, black, yellow. */
 unsigned rl_plot_palette(int i);
+
+/* The colours that stand for vehicles, the same in every figure (time plots, maps):
+ * rl_plot_vehicle_color(k) for the k-th vehicle (k >= 0; cycles after
+ * RL_PLOT_VEHICLE_COLORS) as 0xRRGGBB. None of them is RL_PLOT_VIOLATION_COLOR (marks of
+ * violations) or black (limits, maps), so a mark or a limit is never read as a vehicle.
+ * Pure, thread-safe. */
+enum { RL_PLOT_VEHICLE_COLORS = 12 };
+unsigned rl_plot_vehicle_color(int k);
+#define RL_PLOT_VIOLATION_COLOR 0xD55E00u /* Okabe-Ito vermillion */
+#define RL_PLOT_LIMIT_COLOR 0x000000u     /* limits and thresholds (dashed) */
 
 /* "Nice" ticks for [lo, hi]: multiples of the smallest step 1, 2 or 5 x 10^k that gives at
  * most `max_ticks` (>= 2) ticks inside the range. Writes up to `cap` values and the step;

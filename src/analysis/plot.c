@@ -21,6 +21,20 @@ unsigned rl_plot_palette(int i)
     return okabe_ito[k];
 }
 
+/* Okabe-Ito without vermillion and black, then six of Paul Tol's (muted and dark) colours
+ * that are neither red nor grey-black: twelve vehicles tell apart before colours repeat. */
+static const unsigned vehicle_colors[RL_PLOT_VEHICLE_COLORS] = {
+    0x0072B2, 0xE69F00, 0x009E73, 0xCC79A7, 0x56B4E9, 0xF0E442,
+    0x332288, 0x44AA99, 0x999933, 0x882255, 0x8C510A, 0x7F7F7F};
+
+unsigned rl_plot_vehicle_color(int k)
+{
+    int i = k % RL_PLOT_VEHICLE_COLORS;
+    if (i < 0)
+        i += RL_PLOT_VEHICLE_COLORS;
+    return vehicle_colors[i];
+}
+
 void rl_series_opts_init(rl_series_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -278,6 +292,7 @@ static rl_series *series_new(rl_axes *ax, rl_kind kind, const rl_series_opts *op
             idx++;
     s->index = idx;
     s->color = opts->color >= 0 ? opts->color % RL_PLOT_PALETTE_SIZE : idx % RL_PLOT_PALETTE_SIZE;
+    s->rgb = opts->use_rgb ? opts->rgb & 0xFFFFFFu : rl_plot_palette(s->color);
     s->dash = opts->dash >= 0 ? opts->dash % 4 : idx % 4;
     if (opts->marker == RL_MARKER_AUTO)
         s->marker = kind == RL_K_SCATTER ? (rl_marker)(1 + idx % 7) : RL_MARKER_NONE;

@@ -42,9 +42,21 @@ static rl_rgba palette_rgba(int i, double a)
     return r;
 }
 
+static rl_rgba rgb_rgba(unsigned c, double a)
+{
+    rl_rgba r = {((c >> 16) & 0xFF) / 255.0, ((c >> 8) & 0xFF) / 255.0, (c & 0xFF) / 255.0, a};
+    return r;
+}
+
+/* A series' own colour (its palette slot or the rgb it was given). */
+static rl_rgba series_rgba(const rl_series *s, double a)
+{
+    return rgb_rgba(s->rgb, a);
+}
+
 static rl_pen series_pen(const rl_series *s, bool dashed)
 {
-    rl_pen p = {palette_rgba(s->color, 1), s->opts.line_width > 0 ? s->opts.line_width : 1.5, NULL,
+    rl_pen p = {series_rgba(s, 1), s->opts.line_width > 0 ? s->opts.line_width : 1.5, NULL,
                 0, true};
     if (s->opts.alpha > 0 && s->opts.alpha <= 1)
         p.color.a = s->opts.alpha;
@@ -1149,7 +1161,7 @@ static void draw_band(ctx *C, panel *P, const rl_series *s, occ *o)
     runs hi = {0}, lo = {0};
     series_runs(C, P, s, 2, &hi);
     series_runs(C, P, s, 1, &lo);
-    rl_rgba fill = palette_rgba(s->color, 0.22);
+    rl_rgba fill = series_rgba(s, 0.22);
     if (hi.nruns == lo.nruns) {
         for (size_t k = 0; k < hi.nruns; k++) {
             size_t a = hi.start[k], b = hi.start[k + 1], c = lo.start[k], e = lo.start[k + 1];
@@ -1215,7 +1227,7 @@ static void draw_scatter(ctx *C, panel *P, const rl_series *s, occ *o)
         C->oom = true;
         return;
     }
-    rl_rgba fill = palette_rgba(s->color, s->opts.alpha > 0 ? s->opts.alpha : 0.8);
+    rl_rgba fill = series_rgba(s, s->opts.alpha > 0 ? s->opts.alpha : 0.8);
     double ms = marker_size(s), slack = ms;
     for (size_t i = 0; i < s->n; i++) {
         double x = s->x[i], y = s->y[i];
@@ -1261,7 +1273,7 @@ static void draw_hist(ctx *C, panel *P, const rl_series *s, occ *o, bool outline
     if (poly.oom) {
         C->oom = true;
     } else if (!o && !outline) {
-        rl_rgba fill = palette_rgba(s->color, s->opts.alpha > 0 ? s->opts.alpha : 0.4);
+        rl_rgba fill = series_rgba(s, s->opts.alpha > 0 ? s->opts.alpha : 0.4);
         C->r->ops->path(C->r, poly.v, poly.n, true, &fill, NULL);
     } else if (!o) {
         rl_pen pen = series_pen(s, false);
@@ -1278,8 +1290,8 @@ static void draw_box(ctx *C, panel *P, const rl_series *s, occ *o)
     double xc = xf(&P->tx, s->slot);
     double slotw = fabs(xf(&P->tx, 1) - xf(&P->tx, 0));
     double hw = fmin(slotw * 0.25, 40), cw = hw * 0.5;
-    int color = s->opts.color >= 0 ? s->color : 0;
-    rl_rgba edge_c = palette_rgba(color, 1);
+    bool own = s->opts.color >= 0 || s->opts.use_rgb;
+    rl_rgba edge_c = own ? series_rgba(s, 1) : palette_rgba(0, 1);
     if (b->n == 0) {
         if (!o)
             C->r->ops->text(C->r, xc, P->py + P->ph - 6, "n = 0", FS_NOTE, false, &C_NOTE, 0.5, 0);
@@ -1295,9 +1307,9 @@ static void draw_box(ctx *C, panel *P, const rl_series *s, occ *o)
         return;
     }
     rl_pen pen = {edge_c, 1.1, NULL, 0, false};
-    rl_rgba fill = palette_rgba(color, 0.25);
+    rl_rgba fill = own ? series_rgba(s, 0.25) : palette_rgba(0, 0.25);
     rl_pen med_pen = {palette_rgba(3, 1), 1.8, NULL, 0, false};
-    if (color == 3)
+    if (own && s->rgb == rl_plot_palette(3))
         med_pen.color = C_BLACK;
     line2(C->r, xc, yq1, xc, ywl, &pen);
     line2(C->r, xc, yq3, xc, ywh, &pen);
@@ -1372,7 +1384,7 @@ static void draw_bars(ctx *C, panel *P, occ *o)
                 occ_rect(o, x0, y0, x1, y1);
                 continue;
             }
-            rl_rgba fill = palette_rgba(s->color, s->opts.alpha > 0 ? s->opts.alpha : 1);
+            rl_rgba fill = series_rgba(s, s->opts.alpha > 0 ? s->opts.alpha : 1);
             /* A thin white edge separates stacked and adjacent bars. */
             rl_pen edge = {C_WHITE, 0.6, NULL, 0, false};
             rect_path(C->r, x0, y0, x1, y1, &fill, &edge);
@@ -1398,14 +1410,17 @@ static void draw_series(ctx *C, panel *P, occ *o)
         if (ax->series[i]->kind == RL_K_HIST)
             draw_hist(C, P, ax->series[i], NULL, true);
     /* Into the occupancy grid, the lines and markers (a figure's bulk) only until every
-     * candidate legend box holds data. */
+     * candidate legend box holds data. Markers asked to lie under the lines come first. */
+    for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++)
+        if (ax->series[i]->kind == RL_K_SCATTER && ax->series[i]->opts.below_lines)
+            draw_scatter(C, P, ax->series[i], o);
     for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++) {
         const rl_series *s = ax->series[i];
         if (s->kind == RL_K_LINE || s->kind == RL_K_STEP || s->kind == RL_K_ECDF)
             draw_lines(C, P, s, o);
     }
     for (size_t i = 0; i < ax->nseries && !occ_settled(o); i++)
-        if (ax->series[i]->kind == RL_K_SCATTER)
+        if (ax->series[i]->kind == RL_K_SCATTER && !ax->series[i]->opts.below_lines)
             draw_scatter(C, P, ax->series[i], o);
 }
 
@@ -1490,13 +1505,15 @@ static void draw_legend(ctx *C, panel *P)
         const rl_series *s = P->leg[i].s;
         double cy = y + 4 + row * (i + 0.5);
         double hx0 = x + 6, hx1 = x + 28;
-        rl_rgba col = palette_rgba(s->kind == RL_K_BOX && s->opts.color < 0 ? 0 : s->color, 1);
+        rl_rgba col = s->kind == RL_K_BOX && s->opts.color < 0 && !s->opts.use_rgb
+                          ? palette_rgba(0, 1)
+                          : series_rgba(s, 1);
         switch (s->kind) {
         case RL_K_LINE:
         case RL_K_STEP:
         case RL_K_ECDF: {
             if (P->leg[i].band) {
-                rl_rgba f = palette_rgba(s->color, 0.22);
+                rl_rgba f = series_rgba(s, 0.22);
                 rect_path(r, hx0, cy - 4.5, hx1, cy + 4.5, &f, NULL);
             }
             rl_pen pen = series_pen(s, true);
@@ -1506,7 +1523,7 @@ static void draw_legend(ctx *C, panel *P)
             break;
         }
         case RL_K_SCATTER: {
-            rl_rgba f = palette_rgba(s->color, s->opts.alpha > 0 ? s->opts.alpha : 0.8);
+            rl_rgba f = series_rgba(s, s->opts.alpha > 0 ? s->opts.alpha : 0.8);
             draw_marker(r, s->marker, (hx0 + hx1) / 2, cy, marker_size(s) * 1.2, &f, NULL);
             break;
         }

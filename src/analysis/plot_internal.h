@@ -115,6 +115,7 @@ typedef struct rl_series {
     rl_series_opts opts; /* band pointers cleared; data lives below */
     int index;           /* order of the series in its panel: drives automatic styles */
     int color, dash;
+    unsigned rgb; /* the colour drawn: opts.rgb or the palette's colour `color` */
     rl_marker marker;
     /* Line, step, scatter, ecdf: finite points. ECDF: x sorted, y = rank / n. */
     double *x, *y, *lo, *hi;

@@ -454,370 +454,6 @@ static void sample(slot *s, const rl_bench_planner *pl, int64_t now)
     s->n_samples++;
 }
 
-/* ---- journal --------------------------------------------------------------------------- */
-
-static void j_field(char **p, size_t *len, size_t *cap, const char *s, bool tab)
-{
-    size_t need = *len + 2 * strlen(s) + 4;
-    if (need > *cap) {
-        size_t nc = *cap ? *cap : 1024;
-        while (nc < need)
-            nc *= 2;
-        char *np = realloc(*p, nc);
-        if (!np)
-            return;
-        *p = np;
-        *cap = nc;
-    }
-    if (tab)
-        (*p)[(*len)++] = '\t';
-    for (; *s; s++) {
-        if (*s == '\t' || *s == '\n' || *s == '\\') {
-            (*p)[(*len)++] = '\\';
-            (*p)[(*len)++] = *s == '\t' ? 't' : *s == '\n' ? 'n' : '\\';
-        } else {
-            (*p)[(*len)++] = *s;
-        }
-    }
-    (*p)[*len] = '\0';
-}
-
-/* Appends a run's line and, in the same write, a "t" line with the seconds the whole
- * benchmark has taken so far (earlier sessions included), so a resumed benchmark reports
- * its total time. */
-static int journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np,
-                          double elapsed)
-{
-    char *line = NULL, num[64];
-    size_t len = 0, cap = 0;
-    j_field(&line, &len, &cap, "run", false);
-    snprintf(num, sizeof num, "%zu", pi);
-    j_field(&line, &len, &cap, num, true);
-    snprintf(num, sizeof num, "%zu", ri);
-    j_field(&line, &len, &cap, num, true);
-    snprintf(num, sizeof num, "%d", (int)r->status);
-    j_field(&line, &len, &cap, num, true);
-    j_field(&line, &len, &cap, r->reason ? r->reason : "", true);
-    snprintf(num, sizeof num, "%zu", r->n_props);
-    j_field(&line, &len, &cap, num, true);
-    for (size_t i = 0; i < r->n_props; i++) {
-        j_field(&line, &len, &cap, r->props[i].name, true);
-        j_field(&line, &len, &cap, rl_bench_type_name(r->props[i].type), true);
-        j_field(&line, &len, &cap, r->props[i].value, true);
-    }
-    snprintf(num, sizeof num, "%zu", r->n_samples);
-    j_field(&line, &len, &cap, num, true);
-    for (size_t i = 0; i < r->n_samples * (np + 1); i++) {
-        snprintf(num, sizeof num, "%.17g", r->samples[i]);
-        j_field(&line, &len, &cap, num, true);
-    }
-    j_field(&line, &len, &cap, "\n", false);
-    if (!line)
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    line[len - 2] = '\n'; /* j_field escaped the newline; write a real one */
-    len--;
-    snprintf(num, sizeof num, "t\t%.9g\n", elapsed);
-    int rc = RL_OK;
-    if (write_all(fd, line, len) < 0 || write_all(fd, num, strlen(num)) < 0 || fsync(fd) < 0)
-        rc = rl_error_set_errno(RL_EIO, errno, "journal write");
-    free(line);
-    return rc;
-}
-
-static char *j_unescape(char *s)
-{
-    char *o = s;
-    for (char *p = s; *p; p++) {
-        if (*p == '\\' && p[1]) {
-            p++;
-            *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p;
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o = '\0';
-    return s;
-}
-
-static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r);
-static void limit_property_names(const rl_bench *b, rl_bench_run_data *r);
-
-/* Loads the runs of an existing journal. Returns the file's length of complete lines. */
-static int journal_load(rl_bench *b, const char *path, const char *header, off_t *good_len)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int rc = rl_fs_read_all(path, (size_t)1 << 31, &text, &len);
-    *good_len = 0;
-    if (rc == RL_ENOENT || (rc == RL_OK && len == 0)) {
-        free(text);
-        rl_error_clear();
-        return RL_OK;
-    }
-    if (rc < 0)
-        return rc;
-    char *line = text, *nl;
-    size_t lineno = 0;
-    while ((nl = strchr(line, '\n')) != NULL) {
-        *nl = '\0';
-        lineno++;
-        if (lineno == 1) {
-            if (strcmp(line, header) != 0) {
-                free(text);
-                return rl_error_set(RL_EINVAL,
-                                    "%s: journal of another benchmark (planners or experiment "
-                                    "differ)",
-                                    path);
-            }
-        } else if (strncmp(line, "t\t", 2) == 0) {
-            char *end;
-            double t = strtod(line + 2, &end);
-            if (end == line + 2 || *end || !(t >= 0)) {
-                free(text);
-                return rl_error_set(RL_EPARSE, "%s:%zu: malformed journal line", path, lineno);
-            }
-            b->prior_duration = t;
-        } else {
-            /* as many fields as the line has: a run with thousands of progress samples
-               writes a line of thousands of fields, and all of them must read back */
-            size_t max_fields = 1;
-            for (const char *p = line; *p; p++)
-                max_fields += *p == '\t';
-            char **f = malloc(max_fields * sizeof *f);
-            if (!f) {
-                free(text);
-                return rl_error_set(RL_ENOMEM, "out of memory");
-            }
-            size_t n = 0;
-            for (char *p = line; n < max_fields;) {
-                f[n++] = p;
-                char *tab = strchr(p, '\t');
-                if (!tab)
-                    break;
-                *tab = '\0';
-                p = tab + 1;
-            }
-            size_t pi, ri, np, ns = 0;
-            size_t cols = 0;
-            bool ok = n >= 7 && strcmp(f[0], "run") == 0 && sscanf(f[1], "%zu", &pi) == 1 &&
-                      sscanf(f[2], "%zu", &ri) == 1 && pi < b->n_planners &&
-                      sscanf(f[5], "%zu", &np) == 1 && np < n && 6 + 3 * np + 1 <= n;
-            if (ok) {
-                cols = b->planners[pi]->n_progress + 1;
-                ok = sscanf(f[6 + 3 * np], "%zu", &ns) == 1 && ns <= n &&
-                     6 + 3 * np + 1 + ns * cols == n;
-            }
-            if (!ok) {
-                free(f);
-                free(text);
-                return rl_error_set(RL_EPARSE, "%s:%zu: malformed journal line", path, lineno);
-            }
-            rl_bench_run_data r = {0};
-            r.status = (rl_bench_status)atoi(f[3]);
-            if (*f[4])
-                r.reason = strdup(j_unescape(f[4]));
-            size_t cap = 0;
-            for (size_t i = 0; i < np; i++) {
-                rl_bench_type t = RL_BENCH_TEXT;
-                rl_bench_type_parse(f[7 + 3 * i], &t);
-                rl_bench_props_set(&r.props, &r.n_props, &cap, j_unescape(f[6 + 3 * i]), t,
-                                   j_unescape(f[8 + 3 * i]));
-            }
-            size_t k = 6 + 3 * np;
-            if (ns > 0) {
-                r.samples = malloc(ns * cols * sizeof(double));
-                if (!r.samples) {
-                    free(f);
-                    free(text);
-                    rl_bench_run_data_free(&r);
-                    return rl_error_set(RL_ENOMEM, "out of memory");
-                }
-                for (size_t i = 0; i < ns * cols; i++)
-                    r.samples[i] = strtod(f[k + 1 + i], NULL);
-                r.n_samples = ns;
-            }
-            free(f);
-            rc = record_result(b, pi, ri, &r);
-            if (rc < 0) {
-                free(text);
-                return rc;
-            }
-        }
-        *good_len = (off_t)(nl + 1 - text);
-        line = nl + 1;
-    }
-    free(text);
-    return RL_OK;
-}
-
-/* ---- results --------------------------------------------------------------------------- */
-
-static void collect_setting(void *ctx, const char *key, const char *value)
-{
-    rl_bench_planner_data *pd = ctx;
-    size_t cap = pd->n_settings;
-    if (rl_bench_check_value(key, "setting") == RL_OK &&
-        rl_bench_check_value(value, key) == RL_OK && !strstr(key, " = "))
-        rl_bench_props_set(&pd->settings, &pd->n_settings, &cap, key, RL_BENCH_TEXT, value);
-}
-
-static int results_init(rl_bench *b, const rl_bench_request *req)
-{
-    rl_bench_free_done(b);
-    rl_bench_experiment *e = &b->results;
-    rl_bench_experiment_clear(e);
-    rl_provenance prov;
-    rl_provenance_collect(&prov);
-    char ver[64], cpu[512];
-    snprintf(ver, sizeof ver, "runlab %s", prov.version);
-    snprintf(cpu, sizeof cpu, "model name: %s\ncores: %d\nos: %s\n", prov.cpu_model, prov.cpu_cores,
-             prov.os);
-    e->name = strdup(b->name);
-    e->setup_info = strdup(b->setup_info);
-    e->host = strdup(prov.host);
-    e->cpu_info = strdup(cpu);
-    e->version = strdup(ver);
-    e->max_time = req->max_time;
-    e->max_mem = req->max_mem;
-    e->run_count = req->run_count;
-    e->time_between_updates = req->time_between_updates;
-    e->seed = b->seed;
-    e->start_ns = req->start_ns > 0 ? req->start_ns : rl_time_now_ns();
-    e->planners = calloc(b->n_planners ? b->n_planners : 1, sizeof *e->planners);
-    b->done = calloc(b->n_planners ? b->n_planners : 1, sizeof *b->done);
-    b->done_cap = calloc(b->n_planners ? b->n_planners : 1, sizeof *b->done_cap);
-    if (!e->name || !e->setup_info || !e->host || !e->cpu_info || !e->version || !e->planners ||
-        !b->done || !b->done_cap)
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    size_t cap = 0;
-    for (size_t i = 0; i < b->n_params; i++)
-        if (rl_bench_props_set(&e->params, &e->n_params, &cap, b->params[i].name, b->params[i].type,
-                               b->params[i].value) < 0)
-            return RL_ENOMEM;
-    e->n_planners = b->n_planners;
-    for (size_t i = 0; i < b->n_planners; i++) {
-        rl_bench_planner *pl = b->planners[i];
-        rl_bench_planner_data *pd = &e->planners[i];
-        pd->name = strdup(pl->name);
-        if (!pd->name)
-            return rl_error_set(RL_ENOMEM, "out of memory");
-        if (pl->settings)
-            pl->settings(pl->self, collect_setting, pd);
-        pd->n_progress = pl->n_progress;
-        pd->progress_names = calloc(pl->n_progress + 1, sizeof(char *));
-        pd->progress_types = calloc(pl->n_progress + 1, sizeof(rl_bench_type));
-        if (!pd->progress_names || !pd->progress_types)
-            return rl_error_set(RL_ENOMEM, "out of memory");
-        for (size_t k = 0; k < pl->n_progress; k++) {
-            pd->progress_names[k] = strdup(pl->progress_names[k]);
-            pd->progress_types[k] = pl->progress_types ? pl->progress_types[k] : RL_BENCH_REAL;
-            if (!pd->progress_names[k])
-                return rl_error_set(RL_ENOMEM, "out of memory");
-        }
-    }
-    return RL_OK;
-}
-
-static bool prop_name_known(const rl_bench *b, const char *name)
-{
-    for (size_t i = 0; i < b->n_prop_names; i++)
-        if (strcmp(b->prop_names[i], name) == 0)
-            return true;
-    return false;
-}
-
-/* Keeps the experiment within RL_BENCH_MAX_PROPERTY_NAMES distinct property names: a run
- * whose new names would pass it loses exactly those properties (the run alone pays for
- * them) and says so in its reason. */
-static void limit_property_names(const rl_bench *b, rl_bench_run_data *r)
-{
-    size_t fresh = 0, kept = 0, dropped = 0;
-    for (size_t i = 0; i < r->n_props; i++) {
-        bool known = prop_name_known(b, r->props[i].name);
-        for (size_t k = 0; !known && k < kept; k++) /* a name repeated in this run */
-            known = strcmp(r->props[k].name, r->props[i].name) == 0;
-        if (!known && b->n_prop_names + fresh >= RL_BENCH_MAX_PROPERTY_NAMES) {
-            free(r->props[i].name);
-            free(r->props[i].value);
-            dropped++;
-            continue;
-        }
-        fresh += !known;
-        r->props[kept++] = r->props[i];
-    }
-    r->n_props = kept;
-    if (!dropped)
-        return;
-    char *why = NULL;
-    if (asprintf(&why, "%s%s%zu run properties dropped: the experiment has reached %d distinct "
-                       "property names (each is a database column)",
-                 r->reason ? r->reason : "", r->reason ? "; " : "", dropped,
-                 RL_BENCH_MAX_PROPERTY_NAMES) >= 0) {
-        free(r->reason);
-        r->reason = why;
-    }
-}
-
-static int remember_property_names(rl_bench *b, const rl_bench_run_data *r)
-{
-    for (size_t i = 0; i < r->n_props; i++) {
-        if (prop_name_known(b, r->props[i].name))
-            continue;
-        if (b->n_prop_names == b->cap_prop_names) {
-            size_t nc = b->cap_prop_names ? 2 * b->cap_prop_names : 64;
-            char **nn = realloc(b->prop_names, nc * sizeof *nn);
-            if (!nn)
-                return rl_error_set(RL_ENOMEM, "out of memory");
-            b->prop_names = nn;
-            b->cap_prop_names = nc;
-        }
-        if (!(b->prop_names[b->n_prop_names] = strdup(r->props[i].name)))
-            return rl_error_set(RL_ENOMEM, "out of memory");
-        b->n_prop_names++;
-    }
-    return RL_OK;
-}
-
-static int record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r)
-{
-    limit_property_names(b, r);
-    if (remember_property_names(b, r) < 0) {
-        rl_bench_run_data_free(r);
-        return RL_ENOMEM;
-    }
-    rl_bench_planner_data *pd = &b->results.planners[pi];
-    if (ri >= b->done_cap[pi]) {
-        size_t nc = b->done_cap[pi] ? b->done_cap[pi] : 16;
-        while (nc <= ri)
-            nc *= 2;
-        rl_bench_run_data *nr = realloc(pd->runs, nc * sizeof *nr);
-        if (!nr) {
-            rl_bench_run_data_free(r);
-            return rl_error_set(RL_ENOMEM, "out of memory");
-        }
-        pd->runs = nr;
-        bool *nd = realloc(b->done[pi], nc * sizeof *nd);
-        if (!nd) {
-            rl_bench_run_data_free(r);
-            return rl_error_set(RL_ENOMEM, "out of memory");
-        }
-        b->done[pi] = nd;
-        memset(pd->runs + b->done_cap[pi], 0, (nc - b->done_cap[pi]) * sizeof *nr);
-        memset(nd + b->done_cap[pi], 0, (nc - b->done_cap[pi]) * sizeof *nd);
-        b->done_cap[pi] = nc;
-    }
-    if (b->done[pi][ri]) { /* already known (journal line written twice) */
-        rl_bench_run_data_free(r);
-        return RL_OK;
-    }
-    pd->runs[ri] = *r;
-    memset(r, 0, sizeof *r);
-    b->done[pi][ri] = true;
-    if (ri + 1 > pd->n_runs)
-        pd->n_runs = ri + 1;
-    return RL_OK;
-}
-
 /* ---- console capture ------------------------------------------------------------------ */
 
 /* Moves what the run wrote to its stdout/stderr into the planner's console file, up to
@@ -1083,8 +719,8 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     rl_bench_props_free(s->renamed, s->n_renamed);
     s->renamed = NULL;
     s->n_renamed = s->cap_renamed = 0;
-    limit_property_names(b, &r); /* before the journal, so resume reads what was kept */
-    int rc = journal_fd >= 0 ? journal_append(journal_fd, pi, ri, &r, pl->n_progress,
+    rl_bench_limit_property_names(b, &r); /* before the journal, so resume reads what was kept */
+    int rc = journal_fd >= 0 ? rl_bench_journal_append(journal_fd, pi, ri, &r, pl->n_progress,
                                                       b->prior_duration +
                                                           (double)(rl_mono_ns() - b->session_ns) / 1e9)
                             : RL_OK;
@@ -1092,7 +728,7 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
         rl_bench_run_data_free(&r);
         return rc;
     }
-    return record_result(b, pi, ri, &r);
+    return rl_bench_record_result(b, pi, ri, &r);
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */
@@ -1165,20 +801,6 @@ static void update_progress(rl_bench *b, const rl_bench_request *req, const char
     pthread_mutex_unlock(&b->lock);
 }
 
-static int journal_header(const rl_bench *b, char **out)
-{
-    char *h = NULL;
-    size_t len = 0, cap = 0;
-    j_field(&h, &len, &cap, "runlab-bench-journal 1", false);
-    j_field(&h, &len, &cap, b->name, true);
-    for (size_t i = 0; i < b->n_planners; i++)
-        j_field(&h, &len, &cap, b->planners[i]->name, true);
-    if (!h)
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    *out = h;
-    return RL_OK;
-}
-
 static int check_request(const rl_bench_request *req)
 {
     if (!(req->max_time > 0) || req->max_time > 1e7)
@@ -1200,35 +822,18 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
     int rc = check_request(req);
     if (rc < 0)
         return rc;
-    if ((rc = results_init(b, req)) < 0)
+    if ((rc = rl_bench_results_init(b, req)) < 0)
         return rc;
     int journal_fd = -1;
-    char *header = NULL;
     b->prior_duration = 0;
     if (req->journal_path) {
-        off_t good = 0;
-        if ((rc = journal_header(b, &header)) < 0 ||
-            (rc = journal_load(b, req->journal_path, header, &good)) < 0) {
-            free(header);
+        rl_bench_journal_runs done;
+        if ((rc = rl_bench_journal_open(b, req->journal_path, &done, &journal_fd)) < 0)
             return rc;
-        }
-        journal_fd = open(req->journal_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        /* a line cut by a kill is dropped: its run is done again */
-        if (journal_fd < 0 || ftruncate(journal_fd, good) < 0 ||
-            lseek(journal_fd, 0, SEEK_END) < 0) {
-            rc = rl_error_set_errno(RL_EIO, errno, "%s", req->journal_path);
-            free(header);
-            if (journal_fd >= 0)
-                close(journal_fd);
-            return rc;
-        }
-        if (good == 0) {
-            size_t hl = strlen(header);
-            header[hl] = '\n';
-            if (write_all(journal_fd, header, hl + 1) < 0 || fsync(journal_fd) < 0)
-                rc = rl_error_set_errno(RL_EIO, errno, "%s", req->journal_path);
-        }
-        free(header);
+        b->prior_duration = done.prior_duration;
+        for (size_t i = 0; i < done.n && rc == RL_OK; i++)
+            rc = rl_bench_record_result(b, done.runs[i].planner, done.runs[i].run, &done.runs[i].data);
+        rl_bench_journal_runs_free(&done);
         if (rc < 0) {
             close(journal_fd);
             return rc;

@@ -83,6 +83,43 @@ uint64_t rl_bench_mix_seed(uint64_t seed, size_t planner, size_t run);
  * status but loses its new properties, with a reason. */
 enum { RL_BENCH_MAX_PROPERTY_NAMES = 1000 };
 
+/* ---- results (bench_results.c) ---- */
+/* Starts b->results afresh for a session of `req`: header, parameters, planners with
+ * their settings and progress names, no runs. RL_OK or RL_ENOMEM. */
+int rl_bench_results_init(rl_bench *b, const rl_bench_request *req);
+/* Keeps the experiment within RL_BENCH_MAX_PROPERTY_NAMES: drops the run's properties
+ * with names beyond it and says so in its reason. */
+void rl_bench_limit_property_names(const rl_bench *b, rl_bench_run_data *r);
+/* Takes run `ri` of planner `pi` into the results (moved from *r, which is left empty;
+ * a run already there is kept and *r freed). RL_OK or RL_ENOMEM. */
+int rl_bench_record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r);
+
+/* ---- the journal (bench_journal.c) ----
+ * journal.tsv: each finished run appended and fsynced, read back by a resumed benchmark. */
+typedef struct rl_bench_journal_run {
+    size_t planner, run;
+    rl_bench_run_data data; /* owned */
+} rl_bench_journal_run;
+
+typedef struct rl_bench_journal_runs {
+    rl_bench_journal_run *runs;
+    size_t n, cap;
+    double prior_duration; /* seconds earlier sessions took (the last "t" line); 0: none */
+} rl_bench_journal_runs;
+
+/* Opens (creating when missing) the journal at `path` for benchmark `b`: the runs of an
+ * existing journal go to `runs` (the caller frees them with rl_bench_journal_runs_free,
+ * also on error), a line cut by a kill is dropped, and a new journal gets its header.
+ * *fd_out: the descriptor to append to. RL_EINVAL when the journal is another
+ * benchmark's, RL_EPARSE (file:line) for a malformed line, RL_EIO, RL_ENOMEM. */
+int rl_bench_journal_open(const rl_bench *b, const char *path, rl_bench_journal_runs *runs,
+                          int *fd_out);
+void rl_bench_journal_runs_free(rl_bench_journal_runs *runs);
+/* Appends run `ri` of planner `pi` (np progress properties) and a "t" line with the
+ * benchmark's seconds so far (`elapsed`, earlier sessions included), then fsyncs. */
+int rl_bench_journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np,
+                            double elapsed);
+
 /* ---- the processes of each run (bench_tree.c) ----
  * One per rl_bench_execute: for each slot (a run in progress) the set of processes the run
  * started, however they detach (setsid, double fork, a shell's program), so limits apply

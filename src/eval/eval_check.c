@@ -197,6 +197,7 @@ void eval_check_clear(rl_eval_check *c)
     free(c->unit);
     free(c->intervals);
     free(c->reason);
+    free(c->figure);
     memset(c, 0, sizeof *c);
 }
 
@@ -339,26 +340,6 @@ void eval_sink_clear(struct eval_sink *s)
     memset(s, 0, sizeof *s);
 }
 
-/* One line per stretch of samples at most max_gap apart (max_gap <= 0: one line), the
- * label on the first: the plot joins every point of a series, and a straight line across
- * a stall would show data where there was none. */
-static int eval_line_with_gaps(rl_axes *ax, const double *t, const double *y, size_t n,
-                               double max_gap, const rl_series_opts *opts)
-{
-    rl_series_opts o = *opts;
-    size_t start = 0;
-    int rc = RL_OK;
-    for (size_t i = 1; rc == RL_OK && max_gap > 0 && i < n; i++)
-        if (t[i] - t[i - 1] > max_gap) {
-            rc = rl_axes_line(ax, t + start, y + start, i - start, &o);
-            o.label = NULL;
-            start = i;
-        }
-    if (rc == RL_OK && (n > start || start == 0))
-        rc = rl_axes_line(ax, t + start, y + start, n - start, &o);
-    return rc;
-}
-
 int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
                           const char *ylabel, const char *unit, const eval_series_ref *series,
                           size_t nseries, double threshold, const char *caption)
@@ -374,20 +355,15 @@ int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
     rl_axes_set_ylabel(ax, ylabel, unit);
     rl_axes_set_legend(ax, RL_LEGEND_BEST);
     for (size_t i = 0; rc == RL_OK && i < nseries; i++) {
-        rl_series_opts o;
-        rl_series_opts_init(&o);
-        o.label = series[i].label;
-        o.color = (int)(i % RL_PLOT_PALETTE_SIZE);
-        o.dash = 0;
-        rc = eval_line_with_gaps(ax, series[i].t, series[i].y, series[i].n, series[i].max_gap,
-                                 &o);
+        rc = eval_figure_line(ctx, ax, &series[i]);
     }
     const eval_run *run = ctx->run;
     if (rc == RL_OK && isfinite(threshold)) {
         rl_series_opts o;
         rl_series_opts_init(&o);
         o.label = "threshold";
-        o.color = 5;
+        o.use_rgb = true;
+        o.rgb = RL_PLOT_LIMIT_COLOR;
         o.dash = 1;
         double x[2] = {run->window_start, run->window_stop}, y[2] = {threshold, threshold};
         rc = rl_axes_line(ax, x, y, 2, &o);

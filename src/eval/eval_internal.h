@@ -269,6 +269,7 @@ typedef struct eval_series_ref {
     const char *label;
     const double *t, *y;
     size_t n;
+    int vehicle; /* the vehicle's id: the line takes its colour (eval_vehicle_color) */
     double max_gap; /* > 0: the line breaks where samples are further apart (a gap is drawn
                        as a gap, not as a straight line through it); 0: never */
 } eval_series_ref;
@@ -279,5 +280,44 @@ typedef struct eval_series_ref {
 int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
                           const char *ylabel, const char *unit, const eval_series_ref *series,
                           size_t nseries, double threshold, const char *caption);
+
+/* ---- Figures for every check (eval_figures.c) --------------------------------------- */
+
+/* The colour (0xRRGGBB) of vehicle `id` in every figure of the run: the vehicle palette
+ * (rl_plot_vehicle_color) at the vehicle's index in run->vehicles (manifest order), so a
+ * vehicle has one colour in time plots and maps alike; an id not in the run gets the
+ * colour after the last vehicle's. */
+unsigned eval_vehicle_color(const eval_run *run, int id);
+
+/* Draws one series (time plot line) in its vehicle's colour, labelled, broken where samples
+ * lie further apart than its max_gap (> 0). */
+int eval_figure_line(eval_ctx *ctx, rl_axes *ax, const eval_series_ref *series);
+
+/* Names `figure` as the figure that shows the running metric's checks called `check`
+ * (NULL: all of them) that are PASS or FAIL and have no figure yet (rl_eval_check.figure,
+ * summary.json "figure"). Call it after eval_figure_add succeeded. RL_OK or RL_ENOMEM. */
+int eval_check_link_figure(eval_ctx *ctx, const char *check, const char *figure);
+/* The same for the checks about exactly these vehicles (a pair: in either order; NULL:
+ * any), only the FAIL ones when `failing_only`. */
+int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehicles,
+                               size_t nvehicles, bool failing_only, const char *figure);
+
+/* Whether a check of the running metric whose name starts with `prefix` is FAIL. */
+bool eval_check_any_failed(eval_ctx *ctx, const char *prefix);
+
+/* One panel of eval_figure_panels: series over time and limits drawn as dashed black
+ * lines at lo and hi (NaN: none), e.g. the +- of an absolute limit. `step` draws steps. */
+typedef struct eval_panel_spec {
+    const char *title, *ylabel, *unit;
+    const eval_series_ref *series;
+    size_t nseries;
+    double limit_lo, limit_hi;
+    bool step;
+} eval_panel_spec;
+
+/* A figure of npanels (1..4) panels over time stacked on one time axis (the window), then
+ * eval_figure_add. */
+int eval_figure_panels(eval_ctx *ctx, const char *name, const char *title,
+                       const eval_panel_spec *panels, size_t npanels, const char *caption);
 
 #endif

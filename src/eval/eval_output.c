@@ -138,6 +138,7 @@ static int json_check(rl_json_writer *j, const rl_eval_check *c)
     }
     rl_json_end_array(j);
     rl_json_key(j, "reason"), rl_json_string(j, c->reason);
+    rl_json_key(j, "figure"), c->figure ? rl_json_string(j, c->figure) : rl_json_null(j);
     rl_json_key(j, "coverage"), rl_json_double(j, eval_check_coverage(c));
     rl_json_key(j, "judged_s"), rl_json_double(j, c->judged_s);
     rl_json_key(j, "window_s"), rl_json_double(j, c->window_s);

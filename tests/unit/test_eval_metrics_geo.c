@@ -188,7 +188,13 @@ static void test_command_follow(void **state)
     c = find(&s, 6, -1);
     assert_int_equal(c->status, RL_EVAL_INSUFFICIENT);
     NEAR(c->value, 6, 0);
-    assert_int_equal(s.nfigures, 1);
+    assert_null(c->figure); /* INSUFFICIENT: no figure shows it */
+    assert_string_equal(find(&s, 2, -1)->figure, "command_follow_deviation");
+    assert_string_equal(find(&s, 3, -1)->figure, "command_follow_deviation");
+    /* The deviation over time, and along the path colour-mapped. */
+    assert_int_equal(s.nfigures, 2);
+    assert_string_equal(s.figures[0].name, "command_follow_deviation");
+    assert_string_equal(s.figures[1].name, "command_follow_map");
     eval_sink_clear(&s);
     free_run(&run);
 }
@@ -246,6 +252,10 @@ static void test_vehicle_collision(void **state)
     NEAR(c->value, 5 - hypot(0.22, 0.107), 1e-9);
     assert_int_equal(find(&s, 2, 3)->status, RL_EVAL_PASS);
     assert_int_equal(s.nfigures, 2);
+    /* The colliding pair is in the distance figure; 5 m apart (1-3, 2-3) is not near. */
+    assert_string_equal(find(&s, 1, 2)->figure, "vehicle_collision_distance");
+    assert_null(find(&s, 1, 3)->figure);
+    assert_null(find(&s, 2, 3)->figure);
     eval_sink_clear(&s);
     free_run(&run);
 }
@@ -402,6 +412,7 @@ static void test_boundary_violation(void **state)
     NEAR(c->intervals[0][1], 3, 1e-9);
     NEAR(c->value, 0.11, 1e-9);
     assert_int_equal(s.nfigures, 1);
+    assert_string_equal(c->figure, s.figures[0].name);
     eval_sink_clear(&s);
 
     /* No polygon and no map: UNAVAILABLE, saying why. */

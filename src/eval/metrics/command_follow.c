@@ -16,6 +16,7 @@
 typedef struct follow_series {
     int id;
     double *t, *dev;
+    double *x, *y; /* the pose's position, for the map of the error */
     size_t n;
 } follow_series;
 
@@ -49,8 +50,10 @@ static int deviations(const eval_vehicle *v, const eval_geo_track *t, follow_ser
     bool *ok = malloc((c->n ? c->n : 1) * sizeof *ok);
     s->t = malloc((t->n ? t->n : 1) * sizeof *s->t);
     s->dev = malloc((t->n ? t->n : 1) * sizeof *s->dev);
+    s->x = malloc((t->n ? t->n : 1) * sizeof *s->x);
+    s->y = malloc((t->n ? t->n : 1) * sizeof *s->y);
     int rc = RL_OK;
-    if (!cmds || !act || !pts || !ok || !s->t || !s->dev) {
+    if (!cmds || !act || !pts || !ok || !s->t || !s->dev || !s->x || !s->y) {
         rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory for command_follow");
         goto done;
     }
@@ -73,6 +76,8 @@ static int deviations(const eval_vehicle *v, const eval_geo_track *t, follow_ser
             continue;
         s->t[s->n] = t->p[i].t;
         s->dev[s->n] = hypot(t->p[i].x - x, t->p[i].y - y);
+        s->x[s->n] = t->p[i].x;
+        s->y[s->n] = t->p[i].y;
         s->n++;
     }
 done:
@@ -152,7 +157,8 @@ static int deviation_figure(eval_ctx *ctx, const follow_settings *fs, const foll
         if (s[i].n == 0)
             continue;
         snprintf(labels[k], sizeof labels[k], "vehicle %d", s[i].id);
-        refs[k] = (eval_series_ref){labels[k], s[i].t, s[i].dev, s[i].n, fs->common.max_gap};
+        refs[k] = (eval_series_ref){labels[k], s[i].t, s[i].dev, s[i].n, s[i].id,
+                                    fs->common.max_gap};
         k++;
     }
     int rc = eval_figure_over_time(ctx, "command_follow_deviation",
@@ -160,8 +166,36 @@ static int deviation_figure(eval_ctx *ctx, const follow_settings *fs, const foll
                                    "m", refs, k, fs->max_deviation,
                                    "Deviation of each pose from its active command's reference "
                                    "(cubic Hermite), with the threshold");
+    if (rc == RL_OK && k)
+        rc = eval_check_link_figure(ctx, "deviation", "command_follow_deviation");
     free(refs);
     free(labels);
+    return rc;
+}
+
+/* The tracks over the map with the deviation colour-mapped along each path (as evo draws
+ * the error of a trajectory), when some vehicle has deviations. */
+static int deviation_map(eval_ctx *ctx, const follow_settings *fs, const follow_series *s,
+                         const eval_geo_track *tracks, size_t ns)
+{
+    eval_geo_values *values = calloc(ns ? ns : 1, sizeof *values);
+    if (!values)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for command_follow");
+    size_t any = 0;
+    for (size_t i = 0; i < ns; i++) {
+        values[i] = (eval_geo_values){s[i].x, s[i].y, s[i].dev, s[i].n};
+        any += s[i].n;
+    }
+    int rc = RL_OK;
+    if (any)
+        rc = eval_geo_value_map_figure(ctx, "command_follow_map",
+                                       "Deviation from the commanded trajectory along the path",
+                                       "Each vehicle's path (wide, in its colour) with the "
+                                       "deviation from its active command colour-mapped along "
+                                       "it (bins of max_deviation / 5; yellow: at or over the "
+                                       "limit); chevrons: direction at every time tick",
+                                       tracks, ns, values, fs->max_deviation, "m");
+    free(values);
     return rc;
 }
 
@@ -182,19 +216,25 @@ int eval_metric_command_follow(eval_ctx *ctx)
         return eval_check_add(ctx, "deviation", NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL,
                               NULL, "no vehicle in the run");
     follow_series *series = calloc(run->nvehicles, sizeof *series);
-    if (!series)
+    eval_geo_track *tracks = calloc(run->nvehicles, sizeof *tracks);
+    if (!series || !tracks) {
+        free(series);
+        free(tracks);
         return rl_error_set(RL_ENOMEM, "evaluation: out of memory for command_follow");
+    }
     for (size_t i = 0; rc == RL_OK && i < run->nvehicles; i++) {
         const eval_vehicle *v = &run->vehicles[i];
         series[i].id = v->id;
         const char *missing = v->missing[EVAL_CMD_TOPIC]       ? v->missing[EVAL_CMD_TOPIC]
                               : v->missing[EVAL_CMD_VALID_AFTER] ? v->missing[EVAL_CMD_VALID_AFTER]
                                                                  : v->missing[EVAL_CMD_POINTS];
-        eval_geo_track t;
-        rc = eval_geo_track_make(run, v, &t);
+        eval_geo_track *tp = &tracks[i], t;
+        rc = eval_geo_track_make(run, v, tp);
+        t = *tp;
         int urc = RL_OK;
         if (rc != RL_OK)
             break;
+        tp->break_gap = fs.common.max_gap;
         if ((rc = eval_geo_coverage_begin(ctx, &t, fs.common.max_gap)) == RL_OK)
             eval_coverage_topic(ctx, v, EVAL_TOPIC_CMD); /* the references come from it */
         if (rc != RL_OK)
@@ -209,14 +249,19 @@ int eval_metric_command_follow(eval_ctx *ctx)
         } else
             rc = urc;
         eval_coverage_end(ctx);
-        eval_geo_track_free(&t);
     }
     if (rc == RL_OK)
         rc = deviation_figure(ctx, &fs, series, run->nvehicles);
+    if (rc == RL_OK)
+        rc = deviation_map(ctx, &fs, series, tracks, run->nvehicles);
     for (size_t i = 0; i < run->nvehicles; i++) {
         free(series[i].t);
         free(series[i].dev);
+        free(series[i].x);
+        free(series[i].y);
+        eval_geo_track_free(&tracks[i]);
     }
     free(series);
+    free(tracks);
     return rc;
 }

@@ -168,12 +168,6 @@ void eval_geo_marks_free(eval_geo_marks *m)
     memset(m, 0, sizeof *m);
 }
 
-int eval_geo_vehicle_color(size_t i)
-{
-    static const int colors[] = {0, 1, 2, 4, 5, 7};
-    return colors[i % (sizeof colors / sizeof colors[0])];
-}
-
 int eval_geo_intervals(eval_intervals *out, const rl_eg_interval *iv, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -212,68 +206,162 @@ static int draw_ring(rl_axes *ax, const rl_map_point *pts, size_t n, const rl_se
     return rc;
 }
 
-/* Draws one track, at most `cap` points of it (evenly thinned). */
-#define TRACK_PIECE 100
-static int draw_track(rl_axes *ax, const eval_geo_track *t, size_t i, size_t cap)
+/* Indexes of at most `cap` points of the track, evenly thinned, the last one kept;
+ * returns how many (idx holds cap + 1). */
+static size_t thin(size_t n, size_t cap, size_t *idx)
 {
-    size_t every = t->n > cap ? (t->n + cap - 1) / cap : 1;
-    size_t n = (t->n + every - 1) / every;
-    double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    size_t every = n > cap ? (n + cap - 1) / cap : 1, k = 0;
+    for (size_t j = 0; j < n; j += every)
+        idx[k++] = j;
+    if (n > 0 && (n - 1) % every != 0)
+        idx[k++] = n - 1;
+    return k;
+}
+
+/* Draws one track (indexes idx[0..k)) in the vehicle's colour (alpha < 0: its white
+ * outline, unlabelled), `width` pt wide, in pieces:
+ * cairo strokes a long path that crosses itself lap after lap several times slower than
+ * the same segments as short paths. */
+#define TRACK_PIECE 100
+static int draw_track(eval_ctx *ctx, rl_axes *ax, const eval_geo_track *t, const size_t *idx,
+                      size_t k, double width, double alpha)
+{
+    double *x = malloc((k ? k : 1) * sizeof *x), *y = malloc((k ? k : 1) * sizeof *y);
     if (!x || !y) {
         free(x);
         free(y);
         return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
     }
-    double *tt = malloc((n + 1) * sizeof *tt);
-    if (!tt) {
-        free(x);
-        free(y);
-        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
-    }
-    size_t k = 0;
-    for (size_t j = 0; j < t->n; j += every)
-        tt[k] = t->p[j].t, x[k] = t->p[j].x, y[k] = t->p[j].y, k++;
-    if (t->n > 0 && (t->n - 1) % every != 0)
-        tt[k] = t->p[t->n - 1].t, x[k] = t->p[t->n - 1].x, y[k] = t->p[t->n - 1].y, k++;
+    for (size_t j = 0; j < k; j++)
+        x[j] = t->p[idx[j]].x, y[j] = t->p[idx[j]].y;
     char label[32];
     snprintf(label, sizeof label, "vehicle %d", t->id);
     rl_series_opts o;
     rl_series_opts_init(&o);
-    o.label = label;
-    o.color = eval_geo_vehicle_color(i);
+    o.label = alpha < 0 ? NULL : label;
+    o.use_rgb = true;
+    o.rgb = alpha < 0 ? 0xFFFFFFu : eval_vehicle_color(ctx->run, t->id);
     o.dash = 0;
-    o.line_width = 1.2;
-    /* In pieces: cairo strokes a long path that crosses itself lap after lap several
-     * times slower than the same segments as short paths. */
-    /* A gap in time (poses further apart than break_gap, where the thinning did not make
-     * it) is drawn as a gap: a new piece starts after it. */
+    o.line_width = width;
+    o.alpha = alpha < 0 ? 0.85 : alpha;
+    /* A gap in time (poses further apart than break_gap, and than the thinning's step) is
+     * drawn as a gap: the next piece starts after it instead of sharing its end point. */
     double period = t->n > 1 ? (t->p[t->n - 1].t - t->p[0].t) / (double)(t->n - 1) : 0;
-    double gap = t->break_gap > 0 ? fmax(t->break_gap, 1.5 * (double)every * period) : INFINITY;
+    double step = k > 1 ? (double)(idx[1] - idx[0]) : 1;
+    double gap = t->break_gap > 0 ? fmax(t->break_gap, 1.5 * step * period) : INFINITY;
     int rc = RL_OK;
     size_t j = 0;
     while (rc == RL_OK && (j == 0 || j + 1 < k)) {
         size_t len = 1;
-        while (j + len < k && len < TRACK_PIECE + 1 && !(tt[j + len] - tt[j + len - 1] > gap))
+        while (j + len < k && len < TRACK_PIECE + 1 &&
+               !(t->p[idx[j + len]].t - t->p[idx[j + len - 1]].t > gap))
             len++;
         rc = rl_axes_line(ax, x + j, y + j, len, &o);
         o.label = NULL;
-        /* pieces share their end point, unless a gap separates them */
-        j += (j + len < k && tt[j + len] - tt[j + len - 1] > gap) ? len : (len > 1 ? len - 1 : 1);
+        bool broken = j + len < k && t->p[idx[j + len]].t - t->p[idx[j + len - 1]].t > gap;
+        j += broken || len == 1 ? len : len - 1;
     }
-    free(tt);
     free(x);
     free(y);
     return rc;
 }
 
-int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
-                        const char *caption, const eval_geo_track *tracks, size_t ntracks,
-                        const rl_map_point *area, size_t narea, eval_geo_marks *marks,
-                        const char *mark_label)
+/* The nice time step (1, 2 or 5 x 10^k s) that puts at most 8 ticks in the window. */
+static double tick_step(const eval_run *run)
 {
-    /* Rendering dominates the cost of the figure: 20 vehicles x 1500 points take about
-     * 0.3 s as PNG, so longer tracks are thinned evenly in time. */
-    enum { MARKS_CAP = 1500, TRACK_POINTS = 1500 };
+    double ticks[16], step = 0;
+    double w0 = run->window_start, w1 = run->window_stop;
+    if (!(w1 > w0) || rl_plot_ticks_linear(w0, w1, 8, ticks, 16, &step) < 1 || !(step > 0))
+        return 0;
+    return step;
+}
+
+/* Time ticks with the direction of travel: a black chevron pointing the way the vehicle
+ * moves at every multiple of `step` s on each track, and a black dot at each start. The
+ * chevron's arms are `size` m long (data units: the axes have equal aspect). */
+static int draw_ticks(rl_axes *ax, const eval_geo_track *tracks, size_t ntracks, double step,
+                      double size)
+{
+    enum { MAX_TICKS = 64 };
+    rl_series_opts o;
+    rl_series_opts_init(&o);
+    char label[64];
+    snprintf(label, sizeof label, "direction, every %g s", step);
+    o.label = label;
+    o.use_rgb = true;
+    o.rgb = RL_PLOT_LIMIT_COLOR;
+    o.dash = 0;
+    o.line_width = 1.3;
+    int rc = RL_OK;
+    bool any = false;
+    for (size_t v = 0; rc == RL_OK && v < ntracks && step > 0; v++) {
+        const eval_geo_track *t = &tracks[v];
+        if (t->n < 2)
+            continue;
+        size_t j = 0, nticks = 0;
+        for (double at = ceil(t->p[0].t / step) * step;
+             rc == RL_OK && at <= t->p[t->n - 1].t && nticks < MAX_TICKS; at += step, nticks++) {
+            while (j + 1 < t->n && t->p[j + 1].t <= at)
+                j++;
+            size_t a = j > 0 ? j - 1 : 0, b = j + 1 < t->n ? j + 1 : j;
+            double dx = t->p[b].x - t->p[a].x, dy = t->p[b].y - t->p[a].y;
+            double heading = hypot(dx, dy) > 1e-6 ? atan2(dy, dx) : t->p[j].yaw;
+            double tx = t->p[j].x, ty = t->p[j].y;
+            double cx[3] = {tx - size * cos(heading + 0.5), tx, tx - size * cos(heading - 0.5)};
+            double cy[3] = {ty - size * sin(heading + 0.5), ty, ty - size * sin(heading - 0.5)};
+            rc = rl_axes_line(ax, cx, cy, 3, &o);
+            o.label = NULL;
+            any = true;
+        }
+    }
+    if (rc != RL_OK || !any)
+        return rc;
+    double *sx = malloc(ntracks * sizeof *sx), *sy = malloc(ntracks * sizeof *sy);
+    if (!sx || !sy) {
+        free(sx);
+        free(sy);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
+    }
+    size_t k = 0;
+    for (size_t v = 0; v < ntracks; v++)
+        if (tracks[v].n > 0)
+            sx[k] = tracks[v].p[0].x, sy[k] = tracks[v].p[0].y, k++;
+    rl_series_opts_init(&o);
+    o.label = "start";
+    o.use_rgb = true;
+    o.rgb = RL_PLOT_LIMIT_COLOR;
+    o.marker = RL_MARKER_CIRCLE;
+    o.marker_size = 5;
+    o.alpha = 1;
+    rc = rl_axes_scatter(ax, sx, sy, k, &o);
+    free(sx);
+    free(sy);
+    return rc;
+}
+
+/* Size of the chevrons: 1.5 % of the larger side of what the figure shows. */
+static double tick_size(const eval_geo_track *tracks, size_t ntracks, const rl_map *map)
+{
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (size_t v = 0; v < ntracks; v++)
+        for (size_t i = 0; i < tracks[v].n; i++) {
+            x0 = fmin(x0, tracks[v].p[i].x), x1 = fmax(x1, tracks[v].p[i].x);
+            y0 = fmin(y0, tracks[v].p[i].y), y1 = fmax(y1, tracks[v].p[i].y);
+        }
+    if (map) {
+        rl_map_info in;
+        rl_map_get_info(map, &in);
+        x0 = fmin(x0, in.area_xmin), x1 = fmax(x1, in.area_xmax);
+        y0 = fmin(y0, in.area_ymin), y1 = fmax(y1, in.area_ymax);
+    }
+    double side = fmax(x1 - x0, y1 - y0);
+    return isfinite(side) && side > 0 ? 0.015 * side : 0.1;
+}
+
+/* The figure's frame and what lies under the tracks: the map's lanelets, the area. */
+static int map_base(eval_ctx *ctx, const char *title, const rl_map_point *area, size_t narea,
+                    rl_figure **out)
+{
     rl_figure *fig;
     int rc = rl_figure_new(&fig, 1, 1);
     if (rc != RL_OK)
@@ -311,21 +399,151 @@ int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
         o.label = "lab area";
         rc = draw_ring(ax, area, narea, &o);
     }
-    for (size_t i = 0; i < ntracks && rc == RL_OK; i++)
-        if (tracks[i].n > 0)
-            rc = draw_track(ax, &tracks[i], i, TRACK_POINTS);
-    if (rc == RL_OK && marks && marks->n > 0) {
+    if (rc != RL_OK) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    *out = fig;
+    return RL_OK;
+}
+
+/* Rendering dominates the cost of the figure: 20 vehicles x 1500 points take about 0.3 s
+ * as PNG, so longer tracks are thinned evenly in time. */
+enum { MARKS_CAP = 1500, TRACK_POINTS = 1500 };
+
+/* Every track in its vehicle's colour; with `halo` each on a white outline first, so
+ * the marks drawn before stay under the line and the track reads through them. */
+static int draw_tracks(eval_ctx *ctx, rl_axes *ax, const eval_geo_track *tracks,
+                       size_t ntracks, double width, double alpha, bool halo)
+{
+    size_t *idx = malloc((TRACK_POINTS + 1) * sizeof *idx);
+    if (!idx)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
+    int rc = RL_OK;
+    for (size_t i = 0; i < ntracks && rc == RL_OK; i++) {
+        if (tracks[i].n == 0)
+            continue;
+        size_t k = thin(tracks[i].n, TRACK_POINTS, idx);
+        if (halo)
+            rc = draw_track(ctx, ax, &tracks[i], idx, k, width + 1.2, -1);
+        if (rc == RL_OK)
+            rc = draw_track(ctx, ax, &tracks[i], idx, k, width, alpha);
+    }
+    free(idx);
+    return rc;
+}
+
+int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
+                        const char *caption, const eval_geo_track *tracks, size_t ntracks,
+                        const rl_map_point *area, size_t narea, eval_geo_marks *marks,
+                        const char *mark_label)
+{
+    rl_figure *fig;
+    int rc = map_base(ctx, title, area, narea, &fig);
+    if (rc != RL_OK)
+        return rc;
+    rl_axes *ax = rl_figure_axes(fig, 0, 0);
+    /* The marks first, so the tracks' lines are drawn over them: a mark shows where, the
+       track stays readable through it. */
+    if (marks && marks->n > 0) {
+        rl_series_opts o;
         rl_series_opts_init(&o);
         o.label = mark_label;
-        o.color = 3;
+        o.use_rgb = true;
+        o.rgb = RL_PLOT_VIOLATION_COLOR;
         o.marker = RL_MARKER_CROSS;
-        o.marker_size = 6;
+        o.marker_size = 9;
+        o.below_lines = true;
         /* Every sample out would hide the tracks: at most MARKS_CAP marks, evenly thinned. */
         size_t every = (marks->n + MARKS_CAP - 1) / MARKS_CAP, k = 0;
         for (size_t i = 0; i < marks->n; i += every, k++)
             marks->x[k] = marks->x[i], marks->y[k] = marks->y[i];
         rc = rl_axes_scatter(ax, marks->x, marks->y, k, &o);
     }
+    if (rc == RL_OK)
+        rc = draw_tracks(ctx, ax, tracks, ntracks, 1.2, 0, true);
+    if (rc == RL_OK)
+        rc = draw_ticks(ax, tracks, ntracks, tick_step(ctx->run),
+                        tick_size(tracks, ntracks, ctx->run->map));
+    if (rc != RL_OK) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    return eval_figure_add(ctx, name, fig, caption);
+}
+
+/* The colour scale of eval_geo_value_map_figure: viridis at six stops. */
+#define VALUE_BINS 6
+static const unsigned value_colors[VALUE_BINS] = {0x440154, 0x414487, 0x2A788E,
+                                                  0x22A884, 0x7AD151, 0xFDE725};
+
+static int value_bin(double v, double top)
+{
+    int b = (int)floor(v / top * (VALUE_BINS - 1));
+    return b < 0 ? 0 : b >= VALUE_BINS ? VALUE_BINS - 1 : b;
+}
+
+int eval_geo_value_map_figure(eval_ctx *ctx, const char *name, const char *title,
+                              const char *caption, const eval_geo_track *tracks, size_t ntracks,
+                              const eval_geo_values *values, double limit, const char *unit)
+{
+    rl_figure *fig;
+    int rc = map_base(ctx, title, NULL, 0, &fig);
+    if (rc != RL_OK)
+        return rc;
+    rl_axes *ax = rl_figure_axes(fig, 0, 0);
+    /* Each vehicle's track wide and pale in its colour, the values along it on top. */
+    rc = draw_tracks(ctx, ax, tracks, ntracks, 5, 0.45, false);
+    /* Bins of limit / 5: the last one holds everything from the limit up. */
+    double top = limit > 0 ? limit : 1;
+    double width = top / (VALUE_BINS - 1);
+    rl_series_opts o;
+    for (int b = 0; rc == RL_OK && b < VALUE_BINS; b++) {
+        char label[64];
+        if (b + 1 < VALUE_BINS)
+            snprintf(label, sizeof label, "%.3g-%.3g %s", b * width, (b + 1) * width, unit);
+        else
+            snprintf(label, sizeof label, ">= %.3g %s (limit)", b * width, unit);
+        rl_series_opts_init(&o);
+        o.label = label;
+        o.use_rgb = true;
+        o.rgb = value_colors[b];
+        o.dash = 0;
+        o.line_width = 2.2;
+        rc = rl_axes_line(ax, NULL, NULL, 0, &o); /* the legend's colour scale */
+    }
+    size_t *idx = malloc((TRACK_POINTS + 1) * sizeof *idx);
+    double *x = malloc((TRACK_POINTS + 1) * sizeof *x), *y = malloc((TRACK_POINTS + 1) * sizeof *y);
+    if (rc == RL_OK && (!idx || !x || !y))
+        rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory for the map figure");
+    for (size_t v = 0; rc == RL_OK && v < ntracks; v++) {
+        const eval_geo_values *val = &values[v];
+        size_t k = thin(val->n, TRACK_POINTS, idx);
+        /* Runs of points in one bin as one line; each run ends at the next run's first point
+           so the path has no holes. */
+        for (size_t i = 0; rc == RL_OK && i + 1 < k;) {
+            int b = value_bin(val->v[idx[i]], top);
+            size_t j = i, m = 0;
+            while (j + 1 < k && value_bin(val->v[idx[j]], top) == b) {
+                x[m] = val->x[idx[j]], y[m] = val->y[idx[j]], m++;
+                j++;
+            }
+            x[m] = val->x[idx[j]], y[m] = val->y[idx[j]], m++;
+            rl_series_opts_init(&o);
+            o.use_rgb = true;
+            o.rgb = value_colors[b];
+            o.dash = 0;
+            o.line_width = 2.2;
+            rc = rl_axes_line(ax, x, y, m, &o);
+            i = j;
+        }
+    }
+    free(idx);
+    free(x);
+    free(y);
+    if (rc == RL_OK)
+        rc = draw_ticks(ax, tracks, ntracks, tick_step(ctx->run),
+                        tick_size(tracks, ntracks, ctx->run->map));
     if (rc != RL_OK) {
         rl_figure_free(fig);
         return rc;
@@ -415,10 +633,10 @@ int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec
     eval_geo_marks marks = {0};
     for (size_t v = 0; rc == RL_OK && v < run->nvehicles; v++) {
         rc = eval_geo_track_make(run, &run->vehicles[v], &tracks[v]);
-        int urc;
         tracks[v].break_gap = cs.max_gap;
         if (rc == RL_OK)
             rc = eval_geo_coverage_begin(ctx, &tracks[v], cs.max_gap);
+        int urc;
         if (rc == RL_OK && eval_geo_track_usable(ctx, spec->check, &tracks[v], cs.min_samples,
                                                  cs.min_coverage, cs.max_gap, &urc))
             rc = footprint_vehicle(ctx, spec, &tracks[v], length, width, min_duration,
@@ -434,6 +652,8 @@ int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec
         rc = eval_geo_map_figure(ctx, spec->figure, spec->figure_title, spec->figure_title,
                                  tracks, run->nvehicles, spec->area, spec->narea, &marks,
                                  "out");
+    if (rc == RL_OK && run->nvehicles > 0 && (spec->always_figure || marks.n > 0))
+        rc = eval_check_link_figure(ctx, spec->check, spec->figure);
     for (size_t v = 0; v < run->nvehicles; v++)
         eval_geo_track_free(&tracks[v]);
     free(tracks);

@@ -53,12 +53,28 @@ int eval_geo_marks_add(eval_geo_marks *m, double x, double y);
 void eval_geo_marks_free(eval_geo_marks *m);
 
 /* The figure `name`: the map's lanelets (when there is a map), the `area` outline (may be
- * NULL), every track, and the marks labelled `mark_label` (thinned in place to at most
- * 1500). */
+ * NULL), the marks labelled `mark_label` (thinned in place to at most 1500) in
+ * RL_PLOT_VIOLATION_COLOR under every track in its vehicle's colour, and on the tracks
+ * time ticks that show the direction (a chevron every nice step, at most 8 in the window)
+ * and a dot at each start. */
 int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
                         const char *caption, const eval_geo_track *tracks, size_t ntracks,
                         const rl_map_point *area, size_t narea, eval_geo_marks *marks,
                         const char *mark_label);
+
+/* A value along a vehicle's path (n points at x, y), e.g. the tracking error. */
+typedef struct eval_geo_values {
+    const double *x, *y, *v;
+    size_t n;
+} eval_geo_values;
+
+/* The figure `name`: the map's lanelets, each track wide and pale in its vehicle's colour,
+ * over it values[i] (of tracks[i]) colour-mapped along the path (viridis in six bins of
+ * limit / 5, the last from the limit up; the legend is the colour scale) and the time
+ * ticks of eval_geo_map_figure. */
+int eval_geo_value_map_figure(eval_ctx *ctx, const char *name, const char *title,
+                              const char *caption, const eval_geo_track *tracks, size_t ntracks,
+                              const eval_geo_values *values, double limit, const char *unit);
 
 /* A footprint metric: per vehicle, the excess (m) of each footprint over the allowed area
  * (0 inside) from `excess`; FAIL with the intervals where it is out for at least the
@@ -77,10 +93,6 @@ typedef struct eval_geo_footprint_spec {
     bool always_figure; /* also without anything to mark (else only with violations) */
 } eval_geo_footprint_spec;
 int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec);
-
-/* Colour of the i-th vehicle on figures (palette index, avoiding the marks' vermillion and
- * the map's black). */
-int eval_geo_vehicle_color(size_t i);
 
 /* Adds the eval_intervals of a list of rl_eg_interval. RL_OK or RL_ENOMEM. */
 int eval_geo_intervals(eval_intervals *out, const rl_eg_interval *iv, size_t n);

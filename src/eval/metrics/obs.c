@@ -1,10 +1,12 @@
 /* Metric obs: per vehicle, the age of each observation inside START..STOP (receive time
  * minus header.create_stamp, when the positioning system saw the vehicle) and the distance
  * between the observed pose and the vehicle's own estimate (its state pose interpolated
- * linearly to the moment of the sighting, on the states' header stamps). */
+ * linearly to the moment of the sighting, on the states' header stamps). Draws both over
+ * time per vehicle with their limits (figure "obs"), linked to the checks. */
 #include "eval/metrics/metrics.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* FAIL or PASS for one series of per-observation values against a limit. */
@@ -74,7 +76,16 @@ static bool state_at(const eval_states *s, const double *st, double at, double m
     return isfinite(*x) && isfinite(*y);
 }
 
-static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_samples,
+/* A vehicle's series kept for the figure (owned; n 0 when not computed). */
+typedef struct obs_series {
+    const double *age_t; /* borrowed from the run */
+    double *age;
+    size_t nage;
+    double *dist_t, *dist;
+    size_t ndist;
+} obs_series;
+
+static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, obs_series *out, double min_samples,
                          double max_age, double max_distance, double max_gap, double resolution,
                          double min_duration, double data_gap)
 {
@@ -92,13 +103,17 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
         rc = eval_check_insufficient(ctx, "age", v->id, n, min_samples, "observations");
     else {
         double *age = malloc(n * sizeof *age);
-        if (!age)
+        if (!age) {
+            eval_coverage_end(ctx);
             return rl_error_set(RL_ENOMEM, "obs: out of memory");
+        }
         for (size_t i = 0; i < n; i++)
             age[i] = v->obs.t[first + i] - v->obs.stamp[first + i];
         rc = judge(ctx, v->id, "age", "age", "s", v->obs.t + first, age, n, max_age, resolution,
                    min_duration);
-        free(age);
+        out->age = age;
+        out->age_t = v->obs.t + first;
+        out->nage = n;
     }
     eval_coverage_end(ctx);
     if (rc < 0)
@@ -134,8 +149,49 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, double min_sample
         rc = judge(ctx, v->id, "distance", "distance to the state pose", "m", t, dist, m, max_distance,
                    resolution, min_duration);
     eval_coverage_end(ctx);
-    free(t);
+    out->dist_t = t;
+    out->dist = dist;
+    out->ndist = m;
+    return rc;
+}
+
+/* Age and distance of every vehicle's observations over time with the limits. */
+static int obs_figure(eval_ctx *ctx, const obs_series *os, double max_age, double max_distance,
+                      double data_gap)
+{
+    const eval_run *run = ctx->run;
+    size_t nv = run->nvehicles;
+    eval_series_ref *age = calloc(nv, sizeof *age), *dist = calloc(nv, sizeof *dist);
+    char(*labels)[32] = calloc(nv, sizeof *labels);
+    int rc = RL_OK;
+    if (!age || !dist || !labels)
+        rc = rl_error_set(RL_ENOMEM, "obs: out of memory");
+    size_t na = 0, nd = 0;
+    for (size_t i = 0; rc == RL_OK && i < nv; i++) {
+        int id = run->vehicles[i].id;
+        snprintf(labels[i], sizeof labels[i], "vehicle %d", id);
+        if (os[i].nage)
+            age[na++] = (eval_series_ref){labels[i], os[i].age_t, os[i].age, os[i].nage, id,
+                                          data_gap};
+        if (os[i].ndist)
+            dist[nd++] = (eval_series_ref){labels[i], os[i].dist_t, os[i].dist, os[i].ndist, id,
+                                           data_gap};
+    }
+    if (rc == RL_OK && (na || nd)) {
+        eval_panel_spec p[2] = {
+            {"Observation age (receive time - header stamp)", "age", "s", age, na, NAN, max_age,
+             false},
+            {"Observed position - state position", "distance", "m", dist, nd, NAN, max_distance,
+             false}};
+        rc = eval_figure_panels(ctx, "obs", "Observations", p, 2,
+                                "Age of each observation and its distance to the vehicle's own "
+                                "state pose over time; dashed: the limits (max_age, max_distance)");
+        if (rc == RL_OK)
+            rc = eval_check_link_figure(ctx, NULL, "obs");
+    }
+    free(age);
     free(dist);
+    free(labels);
     return rc;
 }
 
@@ -151,9 +207,20 @@ int eval_metric_obs(eval_ctx *ctx)
         (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0 ||
         (rc = eval_setting_max_gap(ctx, &data_gap)) < 0)
         return rc;
-    for (size_t i = 0; i < ctx->run->nvehicles; i++)
-        if ((rc = judge_vehicle(ctx, &ctx->run->vehicles[i], min_samples, max_age, max_distance,
-                                max_gap, resolution, min_duration, data_gap)) < 0)
-            return rc;
-    return RL_OK;
+    size_t nv = ctx->run->nvehicles;
+    obs_series *os = calloc(nv ? nv : 1, sizeof *os);
+    if (!os)
+        return rl_error_set(RL_ENOMEM, "obs: out of memory");
+    for (size_t i = 0; rc == RL_OK && i < nv; i++)
+        rc = judge_vehicle(ctx, &ctx->run->vehicles[i], &os[i], min_samples, max_age,
+                           max_distance, max_gap, resolution, min_duration, data_gap);
+    if (rc == RL_OK && nv)
+        rc = obs_figure(ctx, os, max_age, max_distance, data_gap);
+    for (size_t i = 0; i < nv; i++) {
+        free(os[i].age);
+        free(os[i].dist_t);
+        free(os[i].dist);
+    }
+    free(os);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* Metric states_speed: each vehicle's speed and longitudinal acceleration (from its state
  * topic) against limits inside START..STOP, with the time spent over each limit; draws the
- * speed of every vehicle over time with the limit. The worked example of docs/eval.md. */
+ * speed and the acceleration of every vehicle over time with their limits, each linked to
+ * its checks. The worked example of docs/eval.md. */
 #include "eval/metrics/metrics.h"
 
 #include <math.h>
@@ -12,6 +13,8 @@ typedef struct limit_check {
     eval_field field;
     double limit, resolution;
     bool absolute; /* compare |value| (acceleration and braking alike) */
+    double max_gap; /* states further apart: the time between is unjudged (and a gap in the
+                       figure) */
 } limit_check;
 
 /* One vehicle, one quantity: FAIL when it exceeds the limit for at least min_duration. */
@@ -52,7 +55,10 @@ static int judge(eval_ctx *ctx, const eval_vehicle *v, const limit_check *lc, co
     return rc;
 }
 
-static int speed_figure(eval_ctx *ctx, double max_speed, double max_gap)
+/* One quantity of every vehicle over time with its limit (+-limit when `absolute`), linked
+ * to the checks it shows. */
+static int quantity_figure(eval_ctx *ctx, const limit_check *lc, const char *name,
+                           const char *title, const char *ylabel, const char *caption)
 {
     const eval_run *run = ctx->run;
     if (run->nvehicles == 0)
@@ -67,16 +73,21 @@ static int speed_figure(eval_ctx *ctx, double max_speed, double max_gap)
     size_t k = 0;
     for (size_t i = 0; i < run->nvehicles; i++) {
         const eval_vehicle *v = &run->vehicles[i];
-        if (v->missing[EVAL_STATE_SPEED])
+        if (v->missing[lc->field])
             continue;
         snprintf(labels[k], sizeof labels[k], "vehicle %d", v->id);
-        s[k] = (eval_series_ref){labels[k], v->state.t, v->state.speed, v->state.n, max_gap};
+        const double *y = lc->field == EVAL_STATE_SPEED ? v->state.speed : v->state.accel;
+        s[k] = (eval_series_ref){labels[k], v->state.t, y, v->state.n, v->id, lc->max_gap};
         k++;
     }
     int rc = RL_OK;
-    if (k)
-        rc = eval_figure_over_time(ctx, "speed", "Speed", "speed", "m/s", s, k, max_speed,
-                                   "Speed of each vehicle over time; dashed: the limit");
+    if (k) {
+        eval_panel_spec p = {title, ylabel, lc->unit, s, k,
+                             lc->absolute ? -lc->limit : NAN, lc->limit, false};
+        rc = eval_figure_panels(ctx, name, title, &p, 1, caption);
+        if (rc == RL_OK)
+            rc = eval_check_link_figure(ctx, lc->check, name);
+    }
     free(s);
     free(labels);
     return rc;
@@ -94,9 +105,9 @@ int eval_metric_states_speed(eval_ctx *ctx)
         (rc = eval_setting_max_gap(ctx, &max_gap)) < 0)
         return rc;
     const limit_check checks[] = {
-        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, resolution, false},
+        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, resolution, false, max_gap},
         {"acceleration", "|longitudinal acceleration|", "m/s^2", EVAL_STATE_ACCEL, max_accel,
-         resolution, true}};
+         resolution, true, max_gap}};
     const eval_run *run = ctx->run;
     for (size_t i = 0; i < run->nvehicles; i++) {
         const eval_vehicle *v = &run->vehicles[i];
@@ -119,5 +130,11 @@ int eval_metric_states_speed(eval_ctx *ctx)
         if (rc < 0)
             return rc;
     }
-    return speed_figure(ctx, max_speed, max_gap);
+    rc = quantity_figure(ctx, &checks[0], "speed", "Speed", "speed",
+                         "Speed of each vehicle over time; dashed: the limit");
+    if (rc == RL_OK)
+        rc = quantity_figure(ctx, &checks[1], "acceleration", "Longitudinal acceleration",
+                             "acceleration", "Longitudinal acceleration of each vehicle over time; dashed: "
+                             "+- the limit (max_acceleration)");
+    return rc;
 }

@@ -14,8 +14,13 @@
 
 /* Distances beyond this are the circumscribed circles' clearance, not computed exactly. */
 #define EXACT_WITHIN 1.0
-/* How many of the closest pairs the distance figure shows. */
+/* How many of the closest pairs the distance figure shows at most. */
 #define FIGURE_PAIRS 6
+/* The distance figure shows (and its legend lists) only pairs that come near: closer, at
+ * their closest, than NEAR_FACTOR x min_distance or NEAR_DISTANCE m, whichever is larger
+ * (two lengths of the 1:18 car), and never beyond EXACT_WITHIN (the figure's top). */
+#define NEAR_FACTOR 3.0
+#define NEAR_DISTANCE 0.5
 
 typedef struct collision_settings {
     eval_geo_common_settings common;
@@ -161,7 +166,14 @@ static int pair_cmp(const void *pa, const void *pb)
     return (a->min_dist > b->min_dist) - (a->min_dist < b->min_dist);
 }
 
-/* Distance over time of the closest pairs, with the threshold. */
+/* The distance under which a pair is near (NEAR_FACTOR above). */
+static double near_within(const collision_settings *cs)
+{
+    return fmin(EXACT_WITHIN, fmax(NEAR_FACTOR * cs->min_distance, NEAR_DISTANCE));
+}
+
+/* Distance over time of the closest pairs that come near, with the threshold; each pair's
+ * line in the colour of its first vehicle, the dash telling pairs of one vehicle apart. */
 static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const grid *g,
                            eval_geo_track *const *tracks, pair_result *pairs, size_t np,
                            double *dist)
@@ -184,7 +196,10 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
     if (rc == RL_OK)
         rc = rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE);
     rl_series_opts o;
+    size_t shown = 0;
     for (size_t p = 0; p < np && p < FIGURE_PAIRS && rc == RL_OK; p++) {
+        if (!(pairs[p].min_dist <= near_within(cs)))
+            break; /* sorted: no later pair is nearer */
         size_t a = pairs[p].a, b = pairs[p].b;
         rl_eg_pair_distance_trig(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a],
                                  g->pose[b], g->valid[b], (const double(*)[2])g->trig[b], g->n,
@@ -193,27 +208,41 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
         snprintf(label, sizeof label, "vehicles %d-%d", tracks[a]->id, tracks[b]->id);
         rl_series_opts_init(&o);
         o.label = label;
-        o.color = eval_geo_vehicle_color(p);
-        o.dash = 0;
-        o.line_width = 1;
+        o.use_rgb = true;
+        o.rgb = eval_vehicle_color(ctx->run, tracks[a]->id);
+        o.dash = (int)(p % 4);
+        o.line_width = 1.2;
         rc = rl_axes_line(ax, g->t, dist, g->n, &o);
+        int ids[2] = {tracks[a]->id, tracks[b]->id};
+        if (rc == RL_OK)
+            rc = eval_check_link_figure_for(ctx, "collision", ids, 2, false,
+                                            "vehicle_collision_distance");
+        shown++;
     }
     if (rc == RL_OK) {
         double x[2] = {ctx->run->window_start, ctx->run->window_stop};
         double y[2] = {cs->min_distance, cs->min_distance};
         rl_series_opts_init(&o);
         o.label = "threshold";
-        o.color = 3;
+        o.use_rgb = true;
+        o.rgb = RL_PLOT_LIMIT_COLOR;
         o.dash = 1;
         rc = rl_axes_line(ax, x, y, 2, &o);
     }
+    char title[96];
+    snprintf(title, sizeof title, shown ? "Footprint distance of the pairs within %.2g m"
+                                        : "No pair came within %.2g m", near_within(cs));
+    if (rc == RL_OK)
+        rc = rl_axes_set_title(ax, title);
     if (rc != RL_OK) {
         rl_figure_free(fig);
         return rc;
     }
     return eval_figure_add(ctx, "vehicle_collision_distance", fig,
-                           "Distance between the footprints of the closest pairs on the common "
-                           "time base (up to 1 m), with the threshold; gaps: a pose unknown");
+                           "Distance between the footprints of the closest pairs (at most 6) "
+                           "that come within max(3 x min_distance, 0.5 m) on the common time "
+                           "base, with the threshold; a pair's line has its first vehicle's "
+                           "colour; gaps: a pose unknown");
 }
 
 static int run_pairs(eval_ctx *ctx, const collision_settings *cs, eval_geo_track *const *usable,
@@ -306,6 +335,9 @@ int eval_metric_vehicle_collision(eval_ctx *ctx)
                                  "Trajectories over the map; crosses: both vehicles' positions "
                                  "while their footprints were too close",
                                  tracks, run->nvehicles, NULL, 0, &marks, "collision");
+    if (rc == RL_OK && marks.n > 0) /* the failing pairs the distance figure had no room for */
+        rc = eval_check_link_figure_for(ctx, "collision", NULL, 0, true,
+                                        "vehicle_collision_map");
     for (size_t i = 0; i < run->nvehicles; i++)
         eval_geo_track_free(&tracks[i]);
     free(tracks);
