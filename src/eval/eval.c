@@ -67,7 +67,7 @@ static int run_metric(void *arg, size_t k)
 {
     metric_tasks *m = arg;
     const eval_metric *metric = &eval_metrics[m->chosen[k]];
-    eval_ctx ctx = {m->run, metric, NULL, &m->sinks[k]};
+    eval_ctx ctx = {.run = m->run, .metric = metric, .sink = &m->sinks[k]};
     json_object_object_get_ex(m->config, metric->name, &ctx.settings);
     int rc = metric->run(&ctx);
     return rc < 0 ? rl_error_prefix(rc, "metric %s", metric->name) : rc;
