@@ -935,8 +935,8 @@ static int run_spec(const spec_src *s, json_object *root, const char *out_opt, l
     if (rc == RL_OK && lock_fd < 0)
         rc = rl_error_last_code();
     snprintf(console, sizeof console, "%s/console", dir);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdirs(console);
+    if (rc == RL_OK) /* a --resume finds it there: never through a link */
+        rc = rl_fs_mkdir_in(dir, "console", console, sizeof console);
     char problem_file[PATH_MAX];
 #ifdef RUNLAB_HAVE_EXAMPLES
     /* the built-in problem's geometry for executable planners (RUNLAB_PROBLEM_FILE), by an
