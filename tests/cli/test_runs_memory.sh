@@ -18,15 +18,17 @@ for n in 200 2000; do
     for ((i = 0; i < n; i++)); do cp -rl "$one" "$TMP/t$n/run$i"; done
 done
 
-peak_kib() { # peak_kib ARGS...: the command's peak RSS in KiB (stdout discarded)
+peak() { # peak ARGS...: runs the command; its peak RSS in KiB goes to $kib
     timeout 300 /usr/bin/time -f %M -o "$TMP/rss" "$RUNLAB" "$@" >"$TMP/out" 2>"$TMP/err"
     rc=$?
-    tail -n 1 "$TMP/rss"
+    kib=$(tail -n 1 "$TMP/rss")
 }
 for mode in "" --json --csv report; do
-    small=$(peak_kib runs $mode "$TMP/t200")
+    peak runs $mode "$TMP/t200"
+    small=$kib
     check "runs $mode on 200 runs exits 0" rc_is 0
-    large=$(peak_kib runs $mode "$TMP/t2000")
+    peak runs $mode "$TMP/t2000"
+    large=$kib
     check "runs $mode on 2,000 runs exits 0" rc_is 0
     case "$mode" in
     "") rows=$(($(wc -l <"$TMP/out") - 1)) ;;
