@@ -287,9 +287,8 @@ static int write_files(const eval_output *o, char **svgs)
 {
     char figdir[PATH_MAX];
     size_t n = o->sink->nfigures;
-    int rc = rl_path_join(figdir, sizeof figdir, o->dir, "figures");
-    if (rc == RL_OK && n > 0)
-        rc = rl_fs_mkdirs(figdir);
+    int rc = n > 0 ? rl_fs_mkdir_in(o->dir, "figures", figdir, sizeof figdir)
+                   : rl_path_join(figdir, sizeof figdir, o->dir, "figures");
     if (rc < 0)
         return rc;
     output_tasks f = {o, figdir, svgs};
