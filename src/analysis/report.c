@@ -17,7 +17,7 @@
 struct rl_report {
     char *title;
     rl_buf body;
-    bool in_links, in_kv, in_table, sortable_used;
+    bool in_links, in_kv, in_table, in_details, sortable_used, details_used;
     size_t ncols;
     unsigned table_flags;
     int nfig, ntable;
@@ -55,9 +55,12 @@ static const char CSS[] =
     "table.sortable th.asc::after{content:' \\2191';color:#333}"
     "table.sortable th.desc::after{content:' \\2193';color:#333}"
     ".scroll{overflow-x:auto}"
-    /* A sentence may break inside a long token (a topic path) so that a wide table still
-       fits the page; names and numbers in the other cells never break. */
-    "td.prose{overflow-wrap:anywhere;min-width:12em}"
+    /* A sentence breaks between words. break-word, unlike anywhere, keeps a column at least
+       as wide as its longest word (a topic path) when the table is laid out, so no word
+       is cut ("command_traje ctory"); only a token wider than the whole page breaks. */
+    "td.prose{overflow-wrap:break-word;min-width:12em}"
+    "details{margin:.3em 0}details>summary{cursor:pointer;padding:.15em 0}"
+    "details>.scroll>table{margin-top:.2em}"
     ".badge{display:inline-block;padding:.05em .55em;border-radius:.3em;font-weight:bold;"
     "font-size:.85em;letter-spacing:.03em;border:1px solid}"
     ".badge.pass{background:#e6f4ea;color:#11632a;border-color:#11632a}"
@@ -73,6 +76,11 @@ static const char CSS[] =
     "a{color:inherit}h1{border-color:#000}figure,table,tr{break-inside:avoid}"
     "h2,h3{break-after:avoid}table.sortable th::after{content:''}"
     ".scroll{overflow:visible}}";
+
+/* A folded block prints open (a closed <details> would print its summary only). */
+static const char PRINT_OPEN_JS[] =
+    "window.addEventListener('beforeprint',function(){"
+    "document.querySelectorAll('details').forEach(function(d){d.open=true})});";
 
 /* Sorts a table by the clicked column; numeric cells carry data-v. */
 static const char SORT_JS[] =
@@ -142,6 +150,32 @@ static int check_block(rl_report *r)
         return rl_error_set(RL_ESTATE, "report: a table is still open");
     end_inline(r);
     return RL_OK;
+}
+
+int rl_report_details_begin(rl_report *r, const char *summary)
+{
+    int rc = check_block(r);
+    if (rc < 0)
+        return rc;
+    if (r->in_details)
+        return rl_error_set(RL_ESTATE, "report: a folded block is already open");
+    rl_buf_puts(&r->body, "<details><summary>");
+    rl_buf_put_escaped(&r->body, summary ? summary : "");
+    rl_buf_puts(&r->body, "</summary>\n");
+    r->in_details = r->details_used = true;
+    return status(r);
+}
+
+int rl_report_details_end(rl_report *r)
+{
+    int rc = check_block(r);
+    if (rc < 0)
+        return rc;
+    if (!r->in_details)
+        return rl_error_set(RL_ESTATE, "report: no folded block open");
+    rl_buf_puts(&r->body, "</details>\n");
+    r->in_details = false;
+    return status(r);
 }
 
 int rl_report_heading(rl_report *r, int level, const char *text)
@@ -281,10 +315,25 @@ int rl_report_table_begin(rl_report *r, const char *caption, const char *const *
     return status(r);
 }
 
+static bool anchor_ok(const char *a)
+{
+    size_t n = strlen(a);
+    if (n == 0 || n > 100)
+        return false;
+    for (const char *p = a; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+            return false;
+    return true;
+}
+
 static int check_href(const char *href)
 {
     if (!href || !*href)
         return rl_error_set(RL_EINVAL, "report: empty link");
+    if (href[0] == '#') /* a place in the same page */
+        return anchor_ok(href + 1) ? RL_OK
+                                   : rl_error_set(RL_EINVAL, "report: link '%s': an anchor is "
+                                                             "1..100 of [A-Za-z0-9_-]", href);
     size_t scheme = strcspn(href, ":/?#");
     if (href[scheme] == ':' || href[0] == '/' || href[0] == '\\')
         return rl_error_set(RL_EINVAL,
@@ -310,6 +359,10 @@ static int check_href(const char *href)
 static void put_href(rl_buf *b, const char *href)
 {
     rl_buf tmp = {0};
+    if (href[0] == '#') { /* checked by check_href: nothing to encode */
+        rl_buf_put_escaped(b, href);
+        return;
+    }
     for (const unsigned char *p = (const unsigned char *)href; *p; p++) {
         if (*p == ' ' || *p == '"' || *p == '<' || *p == '>' || *p == '%' || *p == '#' ||
             *p == '?' || *p >= 0x80)
@@ -420,16 +473,28 @@ static void put_svg_renamed(rl_buf *b, const char *s, const char *prefix)
 
 int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption)
 {
+    return rl_report_figure_svg_at(r, svg, caption, NULL);
+}
+
+int rl_report_figure_svg_at(rl_report *r, const char *svg, const char *caption,
+                            const char *anchor)
+{
     int rc = check_block(r);
     if (rc < 0)
         return rc;
     if (!svg)
         return rl_error_set(RL_EINVAL, "report: NULL SVG");
+    if (anchor && !anchor_ok(anchor))
+        return rl_error_set(RL_EINVAL, "report: figure anchor '%s': use 1..100 of [A-Za-z0-9_-]",
+                            anchor);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "fig%d", ++r->nfig);
     /* An XML declaration is not allowed inside HTML. */
     const char *start = strstr(svg, "<svg");
-    rl_buf_puts(&r->body, "<figure>\n");
+    if (anchor)
+        rl_buf_printf(&r->body, "<figure id=\"%s\">\n", anchor);
+    else
+        rl_buf_puts(&r->body, "<figure>\n");
     put_svg_renamed(&r->body, start ? start : svg, prefix);
     if (caption) {
         rl_buf_puts(&r->body, "<figcaption>");
@@ -482,6 +547,8 @@ int rl_report_to_string(rl_report *r, char **out, size_t *out_len)
         return rl_error_set(RL_EINVAL, "report: NULL argument");
     if (r->in_kv || r->in_table)
         return rl_error_set(RL_ESTATE, "report: a table is still open");
+    if (r->in_details)
+        return rl_error_set(RL_ESTATE, "report: a folded block is still open");
     end_inline(r);
     if (r->body.err)
         return rl_error_set(RL_ENOMEM, "report: out of memory while building the report");
@@ -500,6 +567,11 @@ int rl_report_to_string(rl_report *r, char **out, size_t *out_len)
     if (r->sortable_used) {
         rl_buf_puts(&b, "<script>");
         rl_buf_puts(&b, SORT_JS);
+        rl_buf_puts(&b, "</script>\n");
+    }
+    if (r->details_used) {
+        rl_buf_puts(&b, "<script>");
+        rl_buf_puts(&b, PRINT_OPEN_JS);
         rl_buf_puts(&b, "</script>\n");
     }
     rl_buf_puts(&b, "</body>\n</html>\n");

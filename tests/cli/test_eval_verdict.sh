@@ -34,7 +34,12 @@ SPEEDING=$RUN
 run evaluate "$RUN"
 check "speeding: exit 1 (FAIL)" rc_is 1
 check "speeding: result FAIL" out_has "result: FAIL ("
-check "speeding: vehicle 2's speed fails" out_has "FAIL         states_speed       speed                    vehicle 2: speed up to"
+check "speeding: vehicle 2's speed fails, listed last under 'Not passed'" python3 -c '
+import re, sys
+lines = sys.stdin.read().splitlines()
+k = lines.index("Not passed: 1 FAIL, 0 INSUFFICIENT, 0 UNAVAILABLE")
+assert re.match(r"FAIL +states_speed +speed +2 +[0-9.]+\.\.[0-9.]+ +[0-9.]+ m/s +vehicle 2: speed up to", lines[k + 2]), lines[k + 2]
+assert lines[k + 3].startswith("result: FAIL ("), lines[k + 3]' <<<"$out"
 check "speeding: the acceleration at its limit passes (rounding is not a violation)" \
     out_has "vehicle 2: |longitudinal acceleration| at most 3 m/s^2 (limit 3)"
 check "speeding: only the speed of vehicle 2 fails, no interval of zero length, no 'X over the limit X'" summary '
