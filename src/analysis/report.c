@@ -51,9 +51,10 @@ static const char CSS[] =
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
     "table.kv th{background:none;border-bottom:1px solid #ddd;font-weight:600;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}"
-    "table.sortable th::after{content:' \\2195';color:#999;font-size:.8em}"
-    "table.sortable th.asc::after{content:' \\2191';color:#333}"
-    "table.sortable th.desc::after{content:' \\2193';color:#333}"
+    /* A no-break space: the arrow stays on its header's last line. */
+    "table.sortable th::after{content:'\\a0\\2195';color:#999;font-size:.8em}"
+    "table.sortable th.asc::after{content:'\\a0\\2191';color:#333}"
+    "table.sortable th.desc::after{content:'\\a0\\2193';color:#333}"
     ".scroll{overflow-x:auto}"
     /* A sentence breaks between words. break-word, unlike anywhere, keeps a column at least
        as wide as its longest word (a topic path) when the table is laid out, so no word

@@ -87,15 +87,13 @@ static int not_passed_table(rl_report *r, const struct eval_sink *s)
     for (size_t i = 0; i < s->nchecks; i++)
         n[s->checks[i].status < RL_EVAL_STATUS_COUNT ? s->checks[i].status : RL_EVAL_NA]++;
     size_t bad = n[RL_EVAL_FAIL] + n[RL_EVAL_INSUFFICIENT] + n[RL_EVAL_UNAVAILABLE];
-    int rc = rl_report_heading(r, 2, "Checks not passed");
-    if (rc < 0)
-        return rc;
     if (bad == 0)
-        return rl_report_paragraph(r, "Every check passed (or does not apply).");
+        return rl_report_paragraph(r, "Checks not passed: none (every check passed or does not "
+                                      "apply).");
     char caption[160];
     snprintf(caption, sizeof caption, "Checks not passed: %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE",
              n[RL_EVAL_FAIL], n[RL_EVAL_INSUFFICIENT], n[RL_EVAL_UNAVAILABLE]);
-    rc = rl_report_table_begin(r, caption, COLUMNS, CHECK_COLUMNS + 1, RL_TABLE_SORTABLE);
+    int rc = rl_report_table_begin(r, caption, COLUMNS, CHECK_COLUMNS + 1, RL_TABLE_SORTABLE);
     for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++)
         if (eval_check_not_passed(&s->checks[i]))
             rc = check_row(r, s, &s->checks[i], true);
