@@ -46,20 +46,22 @@ static const char CSS[] =
     "h2{font-size:1.25em;margin-top:1.8em}h3{font-size:1.08em}h4{font-size:1em}"
     "table{border-collapse:collapse;margin:.8em 0;font-size:.92em}"
     "caption{text-align:left;font-weight:bold;padding:.3em 0}"
-    "th,td{border-bottom:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:top}"
+    "th,td{border-bottom:1px solid #ddd;padding:.3em .45em;text-align:left;vertical-align:top}"
     "th{background:#f3f5f7;border-bottom:2px solid #bbb}"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
     "table.kv th{background:none;border-bottom:1px solid #ddd;font-weight:600;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}"
-    /* A no-break space: the arrow stays on its header's last line. */
-    "table.sortable th::after{content:'\\a0\\2195';color:#999;font-size:.8em}"
-    "table.sortable th.asc::after{content:'\\a0\\2191';color:#333}"
-    "table.sortable th.desc::after{content:'\\a0\\2193';color:#333}"
+    "table.sortable th::after{content:' \\2195';color:#999;font-size:.8em}"
+    "table.sortable th.asc::after{content:' \\2191';color:#333}"
+    "table.sortable th.desc::after{content:' \\2193';color:#333}"
     ".scroll{overflow-x:auto}"
     /* A sentence breaks between words. break-word, unlike anywhere, keeps a column at least
        as wide as its longest word (a topic path) when the table is laid out, so no word
        is cut ("command_traje ctory"); only a token wider than the whole page breaks. */
-    "td.prose{overflow-wrap:break-word;min-width:12em}"
+    "td.prose{overflow-wrap:break-word}"
+    /* A browser breaks a line after '-' or '/' ("6.86-9.10", "rt/vehicle/2"): words
+       holding them are kept whole (put_text_words). */
+    "span.w{white-space:nowrap}"
     "details{margin:.3em 0}details>summary{cursor:pointer;padding:.15em 0}"
     "details>.scroll>table{margin-top:.2em}"
     ".badge{display:inline-block;padding:.05em .55em;border-radius:.3em;font-weight:bold;"
@@ -222,6 +224,39 @@ int rl_report_status(rl_report *r, const char *label, rl_badge badge)
     return status(r);
 }
 
+/* Words with a '-' or '/' inside up to this many bytes are kept on one line; a longer one
+ * (a path) may break where it overflows. */
+enum { KEEP_WORD_BYTES = 60 };
+
+/* Appends `s` escaped, with each word (a run of non-blanks) that holds a '-' or '/' and is
+ * at most KEEP_WORD_BYTES long in <span class="w">, so that it never breaks across lines;
+ * the text content is the same. */
+static void put_text_words(rl_buf *b, const char *s)
+{
+    while (*s) {
+        size_t blank = strspn(s, " \t\n");
+        if (blank) {
+            rl_buf_put(b, s, blank);
+            s += blank;
+            continue;
+        }
+        size_t n = strcspn(s, " \t\n");
+        char *word = strndup(s, n);
+        if (!word) {
+            b->err = RL_ENOMEM;
+            return;
+        }
+        bool keep = n <= KEEP_WORD_BYTES && strpbrk(word, "-/") != NULL;
+        if (keep)
+            rl_buf_puts(b, "<span class=\"w\">");
+        rl_buf_put_escaped(b, word);
+        if (keep)
+            rl_buf_puts(b, "</span>");
+        free(word);
+        s += n;
+    }
+}
+
 int rl_report_kv_begin(rl_report *r, const char *caption)
 {
     int rc = check_block(r);
@@ -245,7 +280,7 @@ int rl_report_kv(rl_report *r, const char *key, const char *value)
     rl_buf_puts(&r->body, "<tr><th scope=\"row\">");
     rl_buf_put_escaped(&r->body, key ? key : "");
     rl_buf_puts(&r->body, "</th><td>");
-    rl_buf_put_escaped(&r->body, value ? value : "");
+    put_text_words(&r->body, value ? value : "");
     rl_buf_puts(&r->body, "</td></tr>\n");
     return status(r);
 }
@@ -403,7 +438,7 @@ static void put_cell(rl_report *r, const rl_report_cell *c)
             rl_buf_puts(b, "<td class=\"prose\">");
         else
             rl_buf_puts(b, "<td>");
-        rl_buf_put_escaped(b, c->text ? c->text : "");
+        put_text_words(b, c->text ? c->text : "");
         rl_buf_puts(b, "</td>");
         return;
     }

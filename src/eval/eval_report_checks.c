@@ -5,7 +5,6 @@
 
 #include "core/text.h"
 #include "runlab/error.h"
-#include "runlab/number.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,24 +31,27 @@ bool eval_check_not_passed(const rl_eval_check *c)
 }
 
 static const char *const COLUMNS[] = {"metric", "check",     "vehicles", "status", "value",
-                                      "threshold", "unit", "intervals (s)", "reason", "figure"};
+                                      "limit",  "unit", "intervals (s)", "reason"};
 enum { CHECK_COLUMNS = 9 };
 
-/* One check's row: the nine columns of every checks table, and with `fig_col` a tenth, the
- * link to its figure (empty when it has none). */
+/* One check's row, the same nine columns in every checks table; with `link`, the check's
+ * name links to its figure when it has one (a column of its own would make the table too
+ * wide for a 1100 px page). */
 static int check_row(rl_report *r, const struct eval_sink *s, const rl_eval_check *c,
-                     bool fig_col)
+                     bool link)
 {
     rl_buf vb = {0}, ib = {0};
     rl_buf_puts(&vb, ""), rl_buf_puts(&ib, "");
     for (size_t i = 0; i < c->nvehicles; i++)
         rl_buf_printf(&vb, "%s%d", i ? " " : "", c->vehicles[i]);
     for (size_t i = 0; i < c->nintervals; i++) { /* "; " between: a line may break there */
-        char a[64] = "", b[64] = ""; /* every digit: checks.csv's numbers */
+        /* 9 digits: a time to the µs in an hour's run, without the binary noise of
+           12.280000000000001 (checks.csv has every digit) */
+        char a[32] = "", b[32] = "";
         if (isfinite(c->intervals[i][0]))
-            rl_format_f64(c->intervals[i][0], a, sizeof a);
+            snprintf(a, sizeof a, "%.9g", c->intervals[i][0]);
         if (isfinite(c->intervals[i][1]))
-            rl_format_f64(c->intervals[i][1], b, sizeof b);
+            snprintf(b, sizeof b, "%.9g", c->intervals[i][1]);
         rl_buf_printf(&ib, "%s%s..%s", i ? "; " : "", a, b);
     }
     char *veh = rl_buf_take(&vb, NULL), *iv = rl_buf_take(&ib, NULL);
@@ -59,21 +61,21 @@ static int check_row(rl_report *r, const struct eval_sink *s, const rl_eval_chec
     if (isfinite(c->threshold))
         snprintf(thr, sizeof thr, "%.6g", c->threshold);
     char anchor[160] = "#";
-    const eval_figure_entry *fig = fig_col ? eval_figure_for_check(s, c) : NULL;
+    const eval_figure_entry *fig = link ? eval_figure_for_check(s, c) : NULL;
     if (fig)
         eval_figure_anchor(fig, anchor + 1, sizeof anchor - 1);
     int rc;
     if (!veh || !iv)
         rc = rl_error_set(RL_ENOMEM, "report: out of memory");
     else {
-        rl_report_cell cells[CHECK_COLUMNS + 1] = {
-            {RL_CELL_TEXT, c->metric, NULL, 0},  {RL_CELL_TEXT, c->check, NULL, 0},
+        rl_report_cell cells[CHECK_COLUMNS] = {
+            {RL_CELL_TEXT, c->metric, NULL, 0},
+            fig ? (rl_report_cell){RL_CELL_LINK, c->check, anchor, 0}
+                : (rl_report_cell){RL_CELL_TEXT, c->check, NULL, 0},
             {RL_CELL_TEXT, veh, NULL, 0},        {RL_CELL_BADGE, NULL, NULL, (rl_badge)c->status},
             {RL_CELL_TEXT, val, NULL, 0},        {RL_CELL_TEXT, thr, NULL, 0},
             {RL_CELL_TEXT, c->unit, NULL, 0},    {RL_CELL_TEXT, iv, NULL, 0},
-            {RL_CELL_TEXT, c->reason, NULL, 0},
-            fig ? (rl_report_cell){RL_CELL_LINK, "figure", anchor, 0}
-                : (rl_report_cell){RL_CELL_TEXT, "", NULL, 0}};
+            {RL_CELL_TEXT, c->reason, NULL, 0}};
         rc = rl_report_table_row_cells(r, cells);
     }
     free(veh), free(iv);
@@ -93,7 +95,7 @@ static int not_passed_table(rl_report *r, const struct eval_sink *s)
     char caption[160];
     snprintf(caption, sizeof caption, "Checks not passed: %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE",
              n[RL_EVAL_FAIL], n[RL_EVAL_INSUFFICIENT], n[RL_EVAL_UNAVAILABLE]);
-    int rc = rl_report_table_begin(r, caption, COLUMNS, CHECK_COLUMNS + 1, RL_TABLE_SORTABLE);
+    int rc = rl_report_table_begin(r, caption, COLUMNS, CHECK_COLUMNS, RL_TABLE_SORTABLE);
     for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++)
         if (eval_check_not_passed(&s->checks[i]))
             rc = check_row(r, s, &s->checks[i], true);

@@ -17,10 +17,10 @@ const eval_figure_entry *eval_figure_for_check(const struct eval_sink *s, const 
 bool eval_check_not_passed(const rl_eval_check *c);
 
 /* Adds to `r` the table "Checks not passed" (FAIL, INSUFFICIENT, UNAVAILABLE in the sink's
- * order, each with a link to its figure when there is one; a line saying none without
+ * order, each check's name a link to its figure when there is one; a line saying none without
  * them), then per metric (in the order of their checks) a folded block "metric: N
  * checks PASS" holding its PASS and N/A rows. Every check is in exactly one table, with
- * the same first nine columns (metric .. reason). */
+ * the same nine columns (metric .. reason). */
 int eval_report_checks(rl_report *r, const struct eval_sink *s);
 
 #endif

@@ -3,6 +3,7 @@
 // into the element pre#layout at the end of the page, one fact per line:
 //   TABLE i WIDTH CONTAINER SCROLL PAGE  a table's width, its container's width and scroll
 //                                        width, and the page's content width (px)
+//   MIN i WIDTH                          the table's narrowest layout (min-content), for the log
 //   SPLIT i "word" WIDTH CONTAINER       a word of a cell laid out on more than one line
 //                                        although it is narrower than half its table's container
 //   ORDER nonpass pass figure            document positions (-1: none) of the first
@@ -20,6 +21,9 @@
     var box = t.parentElement;
     out.push('TABLE ' + i + ' ' + t.getBoundingClientRect().width.toFixed(1) + ' ' + box.clientWidth + ' ' +
              box.scrollWidth + ' ' + page.toFixed(1));
+    t.style.width = 'min-content';
+    out.push('MIN ' + i + ' ' + t.getBoundingClientRect().width.toFixed(1));
+    t.style.width = '';
     t.querySelectorAll('td,th').forEach(function (cell) {
       var walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
       for (var n = walker.nextNode(); n; n = walker.nextNode()) {
