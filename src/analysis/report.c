@@ -432,12 +432,13 @@ static void put_cell(rl_report *r, const rl_report_cell *c)
         return;
     case RL_CELL_TEXT:
     default:
-        if (parse_number(c->text, &v))
+        if (parse_number(c->text, &v)) { /* one word, and a leading '-' is no break */
             rl_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">", v);
-        else if (c->text && strlen(c->text) > PROSE_CHARS)
-            rl_buf_puts(b, "<td class=\"prose\">");
-        else
-            rl_buf_puts(b, "<td>");
+            rl_buf_put_escaped(b, c->text);
+            rl_buf_puts(b, "</td>");
+            return;
+        }
+        rl_buf_puts(b, c->text && strlen(c->text) > PROSE_CHARS ? "<td class=\"prose\">" : "<td>");
         put_text_words(b, c->text ? c->text : "");
         rl_buf_puts(b, "</td>");
         return;
