@@ -40,6 +40,18 @@ lines = sys.stdin.read().splitlines()
 k = lines.index("Not passed: 1 FAIL, 0 INSUFFICIENT, 0 UNAVAILABLE")
 assert re.match(r"FAIL +states_speed +speed +2 +[0-9.]+\.\.[0-9.]+ +[0-9.]+ m/s +vehicle 2: speed up to", lines[k + 2]), lines[k + 2]
 assert lines[k + 3].startswith("result: FAIL ("), lines[k + 3]' <<<"$out"
+# Both tables' columns line up, sized to their longest cell ("command_trajectory largest
+# gap" included): REASON starts where its header does on every row.
+check "speeding: the terminal's columns line up, long check names included" python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+k = lines.index("Not passed: 1 FAIL, 0 INSUFFICIENT, 0 UNAVAILABLE")
+for table in (lines[:k - 1], lines[k + 1:k + 3]):
+    col = table[0].index("REASON")
+    assert table[0].startswith("STATUS"), table[0]
+    for row in table[1:]:
+        assert row[col - 1] == " " and row[col] != " " and row[:col].rstrip() == row[:col - 1].rstrip(), row
+assert any("command_trajectory largest gap " in row for row in lines[:k]), "no long check name"' <<<"$out"
 check "speeding: the acceleration at its limit passes (rounding is not a violation)" \
     out_has "vehicle 2: |longitudinal acceleration| at most 3 m/s^2 (limit 3)"
 check "speeding: only the speed of vehicle 2 fails, no interval of zero length, no 'X over the limit X'" summary '
@@ -112,5 +124,15 @@ check "list: the run's row says it" grep -qF "SIGINT; interrupted after 2.5 of 2
 # ---- --help tells the rule and the exit codes ----
 run evaluate --help
 check "evaluate --help: the rule and exit 3" bash -c 'grep -q "INCOMPLETE when none fails" <<<"$0" && grep -q "3 INCOMPLETE" <<<"$0"' "$out"
+
+# A narrow terminal: the columns before REASON shrink, their cells end in "…", REASON keeps 30.
+COLUMNS=60 run evaluate "$SPEEDING" --metrics topic_sanity
+check "COLUMNS=60: names cut with an ellipsis, REASON from column 30 at the latest" python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+col = lines[0].index("REASON")
+assert col <= 30, lines[0]
+assert any("\u2026 " in row for row in lines[1:]), "no ellipsis"
+assert all(row.index(" rt/vehicle/") == col - 1 for row in lines[1:] if row.startswith("PASS")), lines' <<<"$out"
 
 finish
