@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The room REASON keeps at least, and the narrowest a shrunk column gets. */
+/* The room REASON needs beside the other columns (else it goes below them), and the
+ * narrowest a shrunk column gets. */
 enum { REASON_MIN = 30, COLUMN_MIN = 8, MAX_COLUMNS = 7 };
 
 int eval_text_width(void)
@@ -35,13 +36,14 @@ static int text_cols(const char *s)
 }
 
 /* Prints `s` in `width` columns: cut to width-1 code points and "…" when longer, padded
- * with spaces, then one space. */
-static void put_cell(FILE *out, const char *s, int width)
+ * with spaces (`pad`) and one space between columns, or as it is when it ends the line. */
+static void put_cell(FILE *out, const char *s, int width, bool pad)
 {
     int cols = text_cols(s);
     if (cols <= width) {
         cli_print_escaped(out, s);
-        fprintf(out, "%*s ", width - cols, "");
+        if (pad)
+            fprintf(out, "%*s ", width - cols, "");
         return;
     }
     size_t keep = 0;
@@ -51,13 +53,14 @@ static void put_cell(FILE *out, const char *s, int width)
     if (cut)
         cli_print_escaped(out, cut);
     free(cut);
-    fputs("\u2026 ", out);
+    fputs(pad ? "\u2026 " : "\u2026", out);
 }
 
 typedef struct text_table {
     int ncols;
     const char *head[MAX_COLUMNS];
     int width[MAX_COLUMNS]; /* of the columns before the last (REASON), which runs on */
+    bool reason_below;      /* REASON on a line of its own, indented (a narrow terminal) */
 } text_table;
 
 static void table_measure(text_table *t, const char *const *cells)
@@ -69,27 +72,35 @@ static void table_measure(text_table *t, const char *const *cells)
     }
 }
 
-/* Shrinks the widest of the columns before REASON until REASON keeps REASON_MIN columns
- * of `width` (or every column is COLUMN_MIN wide). */
+/* When the columns before REASON leave it fewer than REASON_MIN of `width`, REASON goes on
+ * a line of its own under each row, and only when those columns alone are wider than
+ * `width` does the widest of them shrink (to COLUMN_MIN at least, its cells cut with "…"). */
 static void table_fit(text_table *t, int width)
 {
-    for (;;) {
-        int used = 0, widest = -1;
-        for (int i = 0; i < t->ncols - 1; i++) {
-            used += t->width[i] + 1;
+    int used = 0;
+    for (int i = 0; i < t->ncols - 1; i++)
+        used += t->width[i] + 1;
+    t->reason_below = used + REASON_MIN > width;
+    while (t->reason_below && used - 1 > width) {
+        int widest = -1;
+        for (int i = 0; i < t->ncols - 1; i++)
             if (t->width[i] > COLUMN_MIN && (widest < 0 || t->width[i] > t->width[widest]))
                 widest = i;
-        }
-        if (used + REASON_MIN <= width || widest < 0)
+        if (widest < 0)
             return;
         t->width[widest]--;
+        used--;
     }
 }
 
 static void table_row(FILE *out, const text_table *t, const char *const *cells)
 {
-    for (int i = 0; i < t->ncols - 1; i++)
-        put_cell(out, cells[i], t->width[i]);
+    for (int i = 0; i < t->ncols - 1; i++) {
+        bool ends_line = t->reason_below && i == t->ncols - 2;
+        put_cell(out, cells[i], t->width[i], !ends_line);
+        if (ends_line)
+            fputs("\n    ", out);
+    }
     cli_print_escaped(out, cells[t->ncols - 1]);
     fputc('\n', out);
 }
@@ -132,7 +143,7 @@ static void bad_cells_of(const rl_eval_check *c, bad_cells *b)
 
 static void print_passed(FILE *out, const rl_eval_result *res, int width)
 {
-    text_table t = {4, {"STATUS", "METRIC", "CHECK", "REASON"}, {0}};
+    text_table t = {4, {"STATUS", "METRIC", "CHECK", "REASON"}, {0}, false};
     size_t rows = 0;
     table_measure(&t, t.head);
     for (size_t i = 0; i < res->nchecks; i++) {
@@ -162,7 +173,7 @@ static void print_not_passed(FILE *out, const rl_eval_result *res, int width)
             res->counts[RL_EVAL_FAIL], res->counts[RL_EVAL_INSUFFICIENT],
             res->counts[RL_EVAL_UNAVAILABLE]);
     text_table t = {7, {"STATUS", "METRIC", "CHECK", "VEHICLES", "INTERVALS (s)", "WORST", "REASON"},
-                    {0}};
+                    {0}, false};
     size_t rows = 0;
     table_measure(&t, t.head);
     for (int pass = 0; pass < 2; pass++) { /* measure, then print */

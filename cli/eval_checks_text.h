@@ -16,7 +16,9 @@ int eval_text_width(void);
  * table of every FAIL, INSUFFICIENT and UNAVAILABLE check (STATUS METRIC CHECK VEHICLES
  * INTERVALS (s) WORST REASON), then the reasons several checks share, once each. Column
  * widths come from the content; when the columns before REASON would leave it fewer than
- * 30 columns the widest of them shrink and their cells end in "…". */
+ * 30 columns REASON goes on a line of its own under each row, indented, and only when those
+ * columns alone are wider than `width` do the widest of them shrink, their cells ending in
+ * "…". */
 void eval_print_checks(FILE *out, const rl_eval_result *res, int width);
 
 #endif

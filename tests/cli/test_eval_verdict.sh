@@ -125,14 +125,18 @@ check "list: the run's row says it" grep -qF "SIGINT; interrupted after 2.5 of 2
 run evaluate --help
 check "evaluate --help: the rule and exit 3" bash -c 'grep -q "INCOMPLETE when none fails" <<<"$0" && grep -q "3 INCOMPLETE" <<<"$0"' "$out"
 
-# A narrow terminal: the columns before REASON shrink, their cells end in "…", REASON keeps 30.
-COLUMNS=60 run evaluate "$SPEEDING" --metrics topic_sanity
-check "COLUMNS=60: names cut with an ellipsis, REASON from column 30 at the latest" python3 -c '
+# A narrow terminal: REASON goes under each row, indented; the columns before it fit the 40
+# columns, the widest cut with "…".
+COLUMNS=40 run evaluate "$SPEEDING" --metrics topic_sanity
+check "COLUMNS=40: REASON below each row, the other columns fit with an ellipsis" python3 -c '
 import sys
 lines = sys.stdin.read().splitlines()
-col = lines[0].index("REASON")
-assert col <= 30, lines[0]
-assert any("\u2026 " in row for row in lines[1:]), "no ellipsis"
-assert all(row.index(" rt/vehicle/") == col - 1 for row in lines[1:] if row.startswith("PASS")), lines' <<<"$out"
+assert lines[0].startswith("STATUS") and lines[1] == "    REASON", lines[:2]
+rows = [k for k, l in enumerate(lines) if l.startswith("PASS ")]
+assert len(rows) == 24, len(rows)
+for k in rows:
+    assert len(lines[k]) <= 40 and lines[k] == lines[k].rstrip(), lines[k]
+    assert lines[k + 1].startswith("    rt/vehicle/"), lines[k + 1]
+assert any("\u2026" in lines[k] for k in rows), "no ellipsis"' <<<"$out"
 
 finish
