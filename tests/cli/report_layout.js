@@ -10,6 +10,8 @@
 //                                        non-PASS row, the first PASS row and the first figure
 //   FIRST top                            the first non-PASS row's distance from the page top (px)
 //   LINK "#id"                           a same-page link whose target is missing
+//   ROW metric href                      a row of the table of checks not passed: its metric
+//                                        and the figure its check links to ("-": none)
 (function () {
   var out = [];
   document.querySelectorAll('details').forEach(function (d) { d.open = true; });
@@ -56,6 +58,13 @@
   out.push('FIRST ' + Math.round(first));
   document.querySelectorAll('a[href^="#"]').forEach(function (a) {
     if (!document.getElementById(a.getAttribute('href').slice(1))) out.push('LINK ' + JSON.stringify(a.getAttribute('href')));
+  });
+  document.querySelectorAll('table').forEach(function (t) {
+    if (!t.caption || t.caption.textContent.indexOf('Checks not passed') !== 0) return;
+    Array.prototype.forEach.call(t.tBodies[0].rows, function (tr) {
+      var a = tr.querySelector('a[href^="#"]');
+      out.push('ROW ' + tr.cells[0].textContent + ' ' + (a ? a.getAttribute('href') : '-'));
+    });
   });
   var p = document.createElement('pre');
   p.id = 'layout';

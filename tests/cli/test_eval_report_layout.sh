@@ -4,7 +4,8 @@
 # and 1920, every table fits its container (nothing cut behind a scroll bar), no word of a
 # cell is split across lines (only a token wider than half the page, a path, may break), the
 # first check that did not pass comes before the first PASS row and the first figure, and
-# near the top of the page, and every link to a figure finds it. Skips without Chromium.
+# near the top of the page, every link to a figure finds it, and a check that did not pass
+# links to its metric's figure when the metric draws one. Skips without Chromium.
 # RUNLAB_LAYOUT_SHOTS=DIR keeps a screenshot of the speeding report there to look at.
 . "$(dirname "$0")/lib.sh"
 
@@ -46,6 +47,8 @@ judge() {
     python3 - "$1" "$2" <<'PY'
 import sys
 facts, faulty = sys.argv[1].splitlines(), sys.argv[2] == "1"
+# Metrics that draw a figure in every evaluation: their failing checks link to it.
+DRAWN = {"states_speed", "command_follow", "vehicle_collision", "boundary_violation", "lanelet_collision"}
 problems, tables, order, first = [], 0, None, None
 for f in facts:
     k = f.split(" ", 1)
@@ -62,6 +65,10 @@ for f in facts:
         first = int(k[1])
     elif k[0] == "LINK":
         problems.append("link to a missing figure: " + k[1])
+    elif k[0] == "ROW":
+        metric, href = k[1].split()
+        if metric in DRAWN and href == "-":
+            problems.append(f"a {metric} check that did not pass links to no figure")
 if tables < 3:
     problems.append(f"only {tables} tables laid out (no layout facts?)")
 if order is None:
