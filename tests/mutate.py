@@ -159,8 +159,8 @@ def build_map(args):
     read with `gcov --json-format`. Written to --map with each source's digest, so a source
     edited since has its lines ignored (the mutant falls back to its block's regex)."""
     cov = args.coverage_build
-    log = open(os.path.join(ROOT, "mutate-map.log") if not os.path.isdir(cov)
-               else os.path.join(cov, "mutate-map.log"), "w", encoding="utf-8")
+    os.makedirs(cov, exist_ok=True)
+    log = open(os.path.join(cov, "mutate-map.log"), "w", encoding="utf-8")
     if not os.path.exists(os.path.join(cov, "build.ninja")):
         if run(["cmake", "-S", ROOT, "-B", cov, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                 "-DCMAKE_C_FLAGS_RELEASE=-O0 -DNDEBUG", "-DCMAKE_C_FLAGS=--coverage",
