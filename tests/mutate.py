@@ -74,12 +74,14 @@ def run(cmd, cwd, timeout, log):
 
 
 FAILED_LINE = re.compile(r"\*\*\*(Failed|Timeout|Exception)|\bFailed\s+[0-9.]+ sec")
+TEST_LINE = re.compile(r"Test\s+#\d+: (\S+)")
 
 
-def run_until_failure(cmd, cwd, timeout, log):
+def run_until_failure(cmd, cwd, timeout, log, failed_test=None):
     """Runs ctest and stops it at the first test that fails: one failure kills the mutant,
     and a mutant that makes another test hang would otherwise cost that test's whole
-    timeout. Returns ctest's exit code, 1 when stopped at a failure, 124 on a timeout."""
+    timeout. Returns ctest's exit code, 1 when stopped at a failure, 124 on a timeout.
+    The failing test's name is appended to failed_test (a list) when given."""
     log.write(f"$ {' '.join(cmd)}\n")
     log.flush()
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -91,6 +93,9 @@ def run_until_failure(cmd, cwd, timeout, log):
             log.write(line)
             if FAILED_LINE.search(line):
                 failed = True
+                name = TEST_LINE.search(line)
+                if failed_test is not None and name:
+                    failed_test.append(name.group(1))
                 break
             if time.monotonic() > deadline:
                 log.write(f"(timed out after {timeout} s)\n")
@@ -244,6 +249,47 @@ def covering_tests(cov_map, m, text):
     return found
 
 
+def killers_in_log(path):
+    """Mutant id -> the test that failed for it, from a previous run's mutate.log."""
+    killers, current = {}, None
+    if not os.path.exists(path):
+        return killers
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("==== mutant "):
+                current = line.split()[2]
+            elif current and current not in killers and FAILED_LINE.search(line):
+                name = TEST_LINE.search(line)
+                if name:
+                    killers[current] = name.group(1)
+    return killers
+
+
+def kill_in_stage1(m, args, log, killers):
+    """Runs the mutant's covering tests, stopping at the first failure. The test that killed
+    this mutant last time (build-mutate/mutate-killers.json) runs alone first: a mutant
+    is usually killed again by the same test, and the others then need not run. Records
+    the killer. True when killed."""
+    tests = set(m["stage1"])
+    first = killers.get(m["id"])
+    if first in tests:
+        failed = []
+        if run_until_failure(["ctest", "-R", names_regex([first]), "--timeout", "900"],
+                             args.build, 3600, log, failed) != 0:
+            return True
+        tests.discard(first)
+        killers.pop(m["id"], None)
+    if not tests:
+        return False
+    failed = []
+    if run_until_failure(["ctest", "-j", args.jobs, "-R", names_regex(tests), "--timeout", "900"],
+                         args.build, 3600, log, failed) != 0:
+        if failed:
+            killers[m["id"]] = failed[0]
+        return True
+    return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-mutate"))
@@ -292,6 +338,7 @@ def main():
     started = time.monotonic()
     os.makedirs(args.build, exist_ok=True)
     log_path = os.path.join(args.build, "mutate.log")
+    killers_from_log = killers_in_log(log_path)  # the last run's, before its log is replaced
     log = open(log_path, "w", encoding="utf-8")
     if not os.path.exists(os.path.join(args.build, "build.ninja")):
         if run(["cmake", "-S", ROOT, "-B", args.build, "-G", "Ninja",
@@ -321,6 +368,10 @@ def main():
             print(f"mutate: tests fail without any mutant, see {log_path}")
             return 2
 
+    killers_path = os.path.join(args.build, "mutate-killers.json")
+    killers = killers_from_log
+    if os.path.exists(killers_path):
+        killers.update(json.load(open(killers_path, encoding="utf-8")))
     killed, survivors, stillborn = [], [], []
     by_stage = {1: 0, 2: 0}
     for i, m in enumerate(mutants, 1):
@@ -338,12 +389,10 @@ def main():
                    ROOT, 1800, log) != 0:
                 stillborn.append(m)
                 verdict = "does not build (not counted)"
-            elif m["stage1"] and run_until_failure(
-                    ["ctest", "-j", args.jobs, "-R", names_regex(m["stage1"]), "--timeout",
-                     "900"], args.build, 3600, log) != 0:
+            elif m["stage1"] and kill_in_stage1(m, args, log, killers):
                 killed.append(m)
                 by_stage[1] += 1
-                verdict = "killed"
+                verdict = f"killed by {killers.get(m['id'], '?')}"
             else:
                 rest = [t for t in all_tests if t not in m["stage1"]]
                 verdict = "SURVIVED"
@@ -356,7 +405,10 @@ def main():
                         stillborn.append(m)
                         verdict = "does not build (not counted)"
                     elif run_until_failure(["ctest", "-j", args.jobs, "-R", names_regex(rest),
-                                            "--timeout", "900"], args.build, 7200, log) != 0:
+                                            "--timeout", "900"], args.build, 7200, log,
+                                           failed := []) != 0:
+                        if failed:
+                            killers[m["id"]] = failed[0]
                         killed.append(m)
                         by_stage[2] += 1
                         verdict = "killed by the rest of the suite (its block's tests miss it)"
@@ -370,6 +422,8 @@ def main():
             os.utime(path)
         print(f"mutate: [{i}/{len(mutants)}] {m['id']}: {verdict} "
               f"({time.monotonic() - t0:.0f} s)", flush=True)
+        with open(killers_path, "w", encoding="utf-8") as f:
+            json.dump(killers, f, indent=0, sort_keys=True)
     # Leave the build tree matching the source again.
     run(["cmake", "--build", args.build, "-j", args.jobs], ROOT, 3600, log)
     counted = len(killed) + len(survivors)

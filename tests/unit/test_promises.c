@@ -1,7 +1,8 @@
 /* Promises of the headers and docs that no other test read (issue 30 item 10, the table in
  * docs/testing.md "Promises and the tests that read them"): every enum value's name and its
  * way back, the docs' status and reason tables against the code, the map's projections in
- * both directions of each axis and its format detection at the exact length of each magic. */
+ * both directions of each axis, its format detection at the exact length of each magic, and
+ * the message table's array expansion at its limit. */
 #include "rl_test.h"
 
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "runlab/error.h"
 #include "runlab/eval.h"
 #include "runlab/map.h"
+#include "runlab/msgdef.h"
 #include "runlab/runs.h"
 
 /* docs/<name> from the source tree (RUNLAB_SOURCE, set by ctest). */
@@ -256,6 +258,37 @@ static void test_map_read_option_defaults(void **state)
     assert_false(o.quiet);
 }
 
+/* msgdef.h: fixed arrays of up to RL_MSG_MAX_EXPANDED elements are expanded into one column
+ * per element ("a[0]" ..), longer ones are one column of canonical JSON: N - 1, N, N + 1. */
+static void test_msg_table_expansion_limit(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {RL_MSG_MAX_EXPANDED - 1, RL_MSG_MAX_EXPANDED,
+                            RL_MSG_MAX_EXPANDED + 1};
+    for (size_t k = 0; k < 3; k++) {
+        char text[64];
+        snprintf(text, sizeof text, "uint8[%zu] a\nint32 b\n", sizes[k]);
+        rl_msgdef *def = NULL;
+        assert_int_equal(rl_msgdef_parse(&def, "ros2msg", "t/msg/A", text, strlen(text)),
+                         RL_OK);
+        char **names = NULL;
+        size_t n = 0;
+        assert_int_equal(rl_msg_columns(def, &names, &n), RL_OK);
+        bool expanded = sizes[k] <= RL_MSG_MAX_EXPANDED;
+        size_t want = expanded ? sizes[k] + 1 : 2;
+        if (n != want)
+            fail_msg("uint8[%zu]: %zu columns, want %zu", sizes[k], n, want);
+        char last[32];
+        snprintf(last, sizeof last, "a[%zu]", sizes[k] - 1);
+        assert_string_equal(names[0], expanded ? "a[0]" : "a");
+        if (expanded)
+            assert_string_equal(names[n - 2], last);
+        assert_string_equal(names[n - 1], "b");
+        rl_msg_columns_free(names, n);
+        rl_msgdef_free(def);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_map_projection_directions),
         cmocka_unit_test(test_map_detect_format_at_each_length),
         cmocka_unit_test(test_map_read_option_defaults),
+        cmocka_unit_test(test_msg_table_expansion_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
