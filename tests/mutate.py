@@ -279,14 +279,18 @@ def kill_in_stage1(m, args, log, killers):
             return True
         tests.discard(first)
         killers.pop(m["id"], None)
-    if not tests:
-        return False
-    failed = []
-    if run_until_failure(["ctest", "-j", args.jobs, "-R", names_regex(tests), "--timeout", "900"],
-                         args.build, 3600, log, failed) != 0:
-        if failed:
-            killers[m["id"]] = failed[0]
-        return True
+    # Unit tests before the command's: they take seconds where a CLI test of the lab or the
+    # bench takes minutes, and ctest -j starts the longest first.
+    units = {t for t in tests if t.startswith("unit.")}
+    for batch in (units, tests - units):
+        if not batch:
+            continue
+        failed = []
+        if run_until_failure(["ctest", "-j", args.jobs, "-R", names_regex(batch), "--timeout",
+                              "900"], args.build, 3600, log, failed) != 0:
+            if failed:
+                killers[m["id"]] = failed[0]
+            return True
     return False
 
 
@@ -309,6 +313,8 @@ def main():
     ap.add_argument("--no-whole-suite", action="store_true",
                     help="count a mutant surviving its covering tests as a survivor without "
                     "running the rest of the suite")
+    ap.add_argument("--no-killers", action="store_true",
+                    help="forget which test killed each mutant last time (as a first run)")
     ap.add_argument("--skip-baseline", action="store_true",
                     help="do not first check that the covering tests pass unmutated")
     args = ap.parse_args()
@@ -372,6 +378,9 @@ def main():
     killers = killers_from_log
     if os.path.exists(killers_path):
         killers.update(json.load(open(killers_path, encoding="utf-8")))
+    kept_killers = dict(killers)  # written back with what this run learns
+    if args.no_killers:
+        killers = {}
     killed, survivors, stillborn = [], [], []
     by_stage = {1: 0, 2: 0}
     for i, m in enumerate(mutants, 1):
@@ -423,7 +432,7 @@ def main():
         print(f"mutate: [{i}/{len(mutants)}] {m['id']}: {verdict} "
               f"({time.monotonic() - t0:.0f} s)", flush=True)
         with open(killers_path, "w", encoding="utf-8") as f:
-            json.dump(killers, f, indent=0, sort_keys=True)
+            json.dump({**kept_killers, **killers}, f, indent=0, sort_keys=True)
     # Leave the build tree matching the source again.
     run(["cmake", "--build", args.build, "-j", args.jobs], ROOT, 3600, log)
     counted = len(killed) + len(survivors)
