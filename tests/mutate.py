@@ -279,15 +279,20 @@ def kill_in_stage1(m, args, log, killers):
             return True
         tests.discard(first)
         killers.pop(m["id"], None)
-    # Unit tests before the command's: they take seconds where a CLI test of the lab or the
-    # bench takes minutes, and ctest -j starts the longest first.
+    return run_units_first(tests, args, log, m, killers)
+
+
+def run_units_first(tests, args, log, m, killers):
+    """Runs `tests` unit tests first, then the command's (they take seconds where a CLI test
+    of the lab or the bench takes minutes, and ctest -j starts the longest first), stopping
+    at the first failure; records the killer. True when one failed."""
     units = {t for t in tests if t.startswith("unit.")}
     for batch in (units, tests - units):
         if not batch:
             continue
         failed = []
         if run_until_failure(["ctest", "-j", args.jobs, "-R", names_regex(batch), "--timeout",
-                              "900"], args.build, 3600, log, failed) != 0:
+                              "900"], args.build, 7200, log, failed) != 0:
             if failed:
                 killers[m["id"]] = failed[0]
             return True
@@ -413,11 +418,7 @@ def main():
                            log) != 0:
                         stillborn.append(m)
                         verdict = "does not build (not counted)"
-                    elif run_until_failure(["ctest", "-j", args.jobs, "-R", names_regex(rest),
-                                            "--timeout", "900"], args.build, 7200, log,
-                                           failed := []) != 0:
-                        if failed:
-                            killers[m["id"]] = failed[0]
+                    elif run_units_first(set(rest), args, log, m, killers):
                         killed.append(m)
                         by_stage[2] += 1
                         verdict = "killed by the rest of the suite (its block's tests miss it)"
