@@ -1,8 +1,7 @@
 /* Internals of the plot module shared by its source files: the figure model, a growable
- * byte buffer, and the renderer interface. Layout and drawing (plot_draw.c and its
- * helpers, plot_draw.h) talk only to
- * rl_rend, which has a cairo implementation (PNG, PDF) and a direct SVG writer, so every
- * format comes from one code path while SVG text stays <text>. */
+ * byte buffer, and the renderer interface. Layout and drawing (plot_draw.c and its helpers,
+ * plot_draw.h) talk only to rl_rend, which has a cairo implementation (PNG, PDF) and a
+ * direct SVG writer, so every format comes from one code path while SVG text stays <text>. */
 #ifndef RUNLAB_PLOT_INTERNAL_H
 #define RUNLAB_PLOT_INTERNAL_H
 
