@@ -554,7 +554,7 @@ int rl_recorder_set_unmatched(rl_recorder *r, const rl_record_unmatched *items, 
     return RL_OK;
 }
 
-/* ---- status ------------ ------------------------------------------------------------------ */
+/* ---- status ---------------------------------------------------------------------------- */
 
 void rl_recorder_status(rl_recorder *r, rl_record_status *out)
 {
