@@ -117,6 +117,9 @@ int rl_bench_journal_open(const rl_bench *b, const char *path, rl_bench_journal_
 void rl_bench_journal_runs_free(rl_bench_journal_runs *runs);
 /* Appends run `ri` of planner `pi` (np progress properties) and a "t" line with the
  * benchmark's seconds so far (`elapsed`, earlier sessions included), then fsyncs. */
+/* write(2) until all of `n` bytes are out (bench_journal.c); 0, or -1 with errno set. */
+int rl_bench_write_all(int fd, const char *p, size_t n);
+
 int rl_bench_journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np,
                             double elapsed);
 
