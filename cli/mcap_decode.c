@@ -59,11 +59,6 @@ void mcap_payloads_free(mcap_payloads *p)
 
 int mcap_payloads_failed(const mcap_payloads *p) { return p->failed; }
 
-static int bytes_eq(rl_mcap_bytes b, const char *s)
-{
-    return b.len == strlen(s) && memcmp(b.data, s, b.len) == 0;
-}
-
 static void warn(const mcap_payloads *p, const rl_mcap_channel *ch, const char *why)
 {
     fprintf(stderr, "runlab: mcap: %s: warning: topic '%.*s': %s; its payloads are printed as "
@@ -82,11 +77,11 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
         return st;
     const rl_mcap_schema *s = ch->schema_id ? rl_mcap_indexed_schema(p->x, ch->schema_id) : NULL;
     char why[1200];
-    if (bytes_eq(ch->message_encoding, "json")) {
+    if (rl_mcap_bytes_eq(ch->message_encoding, rl_mcap_bytes_of("json"))) {
         st->kind = CH_JSON;
         return st;
     }
-    if (!bytes_eq(ch->message_encoding, "cdr")) {
+    if (!rl_mcap_bytes_eq(ch->message_encoding, rl_mcap_bytes_of("cdr"))) {
         snprintf(why, sizeof why, "message encoding '%.*s' is not decoded (cdr, json are)",
                  (int)ch->message_encoding.len, (const char *)ch->message_encoding.data);
         warn(p, ch, why);
@@ -96,12 +91,8 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
         warn(p, ch, "its schema is missing");
         return st;
     }
-    char *name = malloc(s->name.len + 1), *enc = malloc(s->encoding.len + 1);
+    char *name = rl_mcap_bytes_dup(s->name), *enc = rl_mcap_bytes_dup(s->encoding);
     if (name && enc) {
-        memcpy(name, s->name.data, s->name.len);
-        name[s->name.len] = '\0';
-        memcpy(enc, s->encoding.data, s->encoding.len);
-        enc[s->encoding.len] = '\0';
         if (rl_msgdef_parse(&st->def, enc, name, (const char *)s->data.data, s->data.len) == RL_OK)
             st->kind = CH_CDR;
         else
