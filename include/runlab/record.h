@@ -366,6 +366,48 @@ int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const 
  * same directory (the lock refuses the second). */
 int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text);
 
+struct json_object; /* json-c's; runlab/json.h reads it */
+
+/* stamps absent from a manifest, or not ISO 8601 UTC text */
+#define RL_RECORD_MANIFEST_NO_STAMP INT64_MIN
+
+/* A run's manifest.json as rl_record_manifest_read read it back: the fields its readers
+ * use, each NULL (strings), RL_RECORD_MANIFEST_NO_STAMP, NAN, 0 or empty when the manifest
+ * lacks it or holds it with another type (a hand-edited or older manifest is read as far
+ * as it goes), and the whole document for anything else. docs/record.md describes the
+ * keys. The strings point into `doc` and live as long as it does. */
+typedef struct rl_record_manifest {
+    struct json_object *doc; /* the whole manifest, a JSON object, owned. A caller keeping
+                                it past rl_record_manifest_free takes it over by setting
+                                this to NULL first (then json_object_put is its own) */
+    const char *format;      /* "format": "runlab.record.manifest" for a recorder's */
+    const char *run_id;      /* "run_id" */
+    const char *state;       /* "state" as written: ARMED, RECORDING, COMPLETE, ... */
+    const char *reason;      /* "result"."reason": why the run ended so */
+    const char *planner;     /* "planner" */
+    const char *start;       /* "stamps"."start": ISO 8601 UTC text of START */
+    int64_t start_ns;        /* "stamps"."start" and "stop" in ns since the epoch */
+    int64_t stop_ns;
+    double planned_duration_s; /* "planned_duration_s" when finite and > 0, else NAN */
+    const char *bag_file;    /* "bag"."file", relative to the run directory */
+    const char *map_sha256;  /* "map"."runtime_map_sha256", else "map"."sha256" */
+    int64_t recorder_pid;    /* "recorder"."pid", 0 when absent */
+    int *vehicles;           /* the integers of "vehicles", in order (others skipped); owned */
+    size_t vehicle_count;
+} rl_record_manifest;
+
+/* Reads `run_dir`/manifest.json (at most 64 MiB, strict JSON as rl_json_parse) into *out,
+ * which the caller frees with rl_record_manifest_free, also after an error (out is then
+ * empty). Errors: RL_ENOENT (no manifest.json), RL_ERANGE (too large, or a path too long),
+ * RL_EPARSE (not JSON, or not a JSON object), RL_EIO, RL_ENOMEM; the message names the
+ * file. It takes no lock: a manifest is always replaced whole (rename), so a reader sees
+ * the old one or the new one. Thread-safe for distinct `out`. */
+int rl_record_manifest_read(const char *run_dir, rl_record_manifest *out);
+
+/* Frees what rl_record_manifest_read gave (the document unless taken over, the vehicles)
+ * and empties *m. NULL is a no-op. */
+void rl_record_manifest_free(rl_record_manifest *m);
+
 /* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
  * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or
  * recorder gone and how to repair); 0 for finished runs and other directories. Never
