@@ -622,9 +622,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         case O_CLEVEL: {
             char *end;
             long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < -7 || v > 22)
-                return cli_usage_error("record", "--compression-level: '%s' is not -7..22", optarg);
-            a->opts.compression_level = (int)v;
+            if (end == optarg || *end || v < INT_MIN || v > INT_MAX)
+                return cli_usage_error("record", "--compression-level: '%s' is not a level", optarg);
+            a->opts.compression_level = (int)v; /* checked against --compression below */
             break;
         }
         case O_DROP: a->opts.keep_outside = 0; break;
@@ -637,6 +637,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
     }
     if (optind < argc)
         return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
+    if (rl_record_compression_level_check(a->opts.compression, a->opts.compression_level) != RL_OK)
+        return cli_usage_error("record", "--compression-level: %s", rl_error_last());
     if (a->repair && (a->synthetic || a->replay))
         return cli_usage_error("record", "--repair RUN takes no source");
     if (a->repair)

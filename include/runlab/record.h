@@ -6,6 +6,8 @@
 #ifndef RUNLAB_RECORD_H
 #define RUNLAB_RECORD_H
 
+#include "runlab/mcap.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,11 +33,12 @@ typedef enum rl_record_state {
 /* "IDLE", "ARMED", ... Never NULL; thread-safe. */
 const char *rl_record_state_name(rl_record_state state);
 
-typedef enum rl_record_compression {
-    RL_RECORD_COMPRESSION_NONE = 0,
-    RL_RECORD_COMPRESSION_ZSTD = 1,
-    RL_RECORD_COMPRESSION_LZ4 = 2
-} rl_record_compression;
+/* The bag's compression: the MCAP writer's kinds (runlab/mcap.h), under the recorder's
+ * names. */
+typedef rl_mcap_compression rl_record_compression;
+#define RL_RECORD_COMPRESSION_NONE RL_MCAP_COMPRESSION_NONE
+#define RL_RECORD_COMPRESSION_ZSTD RL_MCAP_COMPRESSION_ZSTD
+#define RL_RECORD_COMPRESSION_LZ4 RL_MCAP_COMPRESSION_LZ4
 
 /* "none", "zstd", "lz4". Never NULL. */
 const char *rl_record_compression_name(rl_record_compression c);
@@ -44,6 +47,16 @@ const char *rl_record_compression_name(rl_record_compression c);
  * spells them) into *out. RL_EINVAL for any other text (or NULL), with a message that
  * quotes it; *out is then unchanged. Thread-safe. */
 int rl_record_compression_from_name(const char *name, rl_record_compression *out);
+
+/* The levels rl_record_options.compression_level may take with compression `c`: zstd
+ * -7..22, lz4 0..12, none 0 (0 is always the writer's default). Into *min and *max;
+ * RL_EINVAL for an unknown `c`. Thread-safe. */
+int rl_record_compression_level_range(rl_record_compression c, int *min, int *max);
+
+/* The one check of a compression level: RL_OK when `level` is in `c`'s range, else
+ * RL_EINVAL with a message saying the level and the range ("20 is not 0..12 for lz4"),
+ * which callers prefix with where the level came from. Thread-safe. */
+int rl_record_compression_level_check(rl_record_compression c, long long level);
 
 /* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
  * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" until a prepare has
@@ -106,7 +119,8 @@ typedef struct rl_record_options {
     int keep_outside;               /* 1 (default): also write messages outside the window */
     rl_record_compression compression; /* default zstd */
     int compression_level;          /* 0 (default): the MCAP writer's (zstd 1, lz4 0);
-                                       zstd -7..22, lz4 0..12 (docs/mcap.md) */
+                                       zstd -7..22, lz4 0..12, none 0
+                                       (rl_record_compression_level_range) */
     uint64_t chunk_size;            /* MCAP chunk size, default 1 MiB */
     const char *bag_profile;        /* MCAP header profile, at most 63 bytes. NULL (default):
                                        decided at prepare, "ros2" when at least one topic is

@@ -82,9 +82,7 @@ static int mcap_open(void **ctx, const char *path, const rl_record_options *opts
     rl_mcap_writer_options_default(&wo);
     wo.profile = opts->bag_profile ? opts->bag_profile : "";
     wo.chunk_size = opts->chunk_size;
-    wo.compression = opts->compression == RL_RECORD_COMPRESSION_ZSTD  ? RL_MCAP_COMPRESSION_ZSTD
-                     : opts->compression == RL_RECORD_COMPRESSION_LZ4 ? RL_MCAP_COMPRESSION_LZ4
-                                                                      : RL_MCAP_COMPRESSION_NONE;
+    wo.compression = opts->compression; /* one enum: rl_record_compression is the writer's */
     wo.compression_level = opts->compression_level;
     mcap_sink_ctx *c = calloc(1, sizeof *c);
     if (!c)
