@@ -6,6 +6,7 @@
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
 
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,28 +106,24 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
     return st;
 }
 
+/* Payloads as standard base64 with padding (OpenSSL's EVP_EncodeBlock: no line breaks).
+ * It takes an int length, so a larger payload goes in pieces of a multiple of 3 bytes,
+ * which encode to the same text as the whole. */
 static int write_base64(mcap_payloads *p, rl_json_writer *j, rl_mcap_bytes b)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    enum { PIECE = 3 << 28 }; /* 768 MiB in, 1 GiB out: both fit an int */
     size_t need = (b.len + 2) / 3 * 4 + 1;
     if (need > p->b64_cap) {
         char *nb = realloc(p->b64, need);
         if (!nb)
-            return rl_error_set(RL_ENOMEM, "out of memory");
+            return rl_error_set(RL_ENOMEM, "out of memory for %zu bytes of base64", need);
         p->b64 = nb;
         p->b64_cap = need;
     }
     size_t n = 0;
-    for (size_t i = 0; i < b.len; i += 3) {
-        uint32_t v = (uint32_t)b.data[i] << 16;
-        if (i + 1 < b.len)
-            v |= (uint32_t)b.data[i + 1] << 8;
-        if (i + 2 < b.len)
-            v |= b.data[i + 2];
-        p->b64[n++] = tab[v >> 18 & 63];
-        p->b64[n++] = tab[v >> 12 & 63];
-        p->b64[n++] = i + 1 < b.len ? tab[v >> 6 & 63] : '=';
-        p->b64[n++] = i + 2 < b.len ? tab[v & 63] : '=';
+    for (size_t i = 0; i < b.len; i += PIECE) {
+        size_t len = b.len - i < PIECE ? b.len - i : PIECE;
+        n += (size_t)EVP_EncodeBlock((unsigned char *)p->b64 + n, b.data + i, (int)len);
     }
     int rc = rl_json_key(j, "data_base64");
     return rc < 0 ? rc : rl_json_string_n(j, p->b64, n);
