@@ -351,7 +351,7 @@ static void evaluate_usage(FILE *out)
             "       runlab evaluate --print-config\n"
             "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n\n"
             "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
-            "RUN/evaluations/YYYYmmddTHHMMSSZ/ (-2, -3 on a collision): report.html, checks.csv,\n"
+            "RUN/evaluations/YYYYmmddTHHMMSSZ/ (_2, _3 on a collision): report.html, checks.csv,\n"
             "summary.json, figures/ (PNG and SVG with their records) and config.yaml (the\n"
             "effective configuration). RUN is a run directory or a run id (or directory name)\n"
             "under $RUNLAB_HOME/experiments. A FAILED, INTERRUPTED or unfinished run is\n"
