@@ -30,6 +30,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * backslash), so a hostile path can neither split a line nor reach the terminal. */
 void cli_print_escaped(FILE *f, const char *s);
 
+/* The same for `len` bytes that may hold NUL (written as \x00): names read from a file. */
+void cli_print_escaped_n(FILE *f, const void *data, size_t len);
+
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);
 

@@ -53,6 +53,10 @@ typedef struct rl_eval_check {
     double (*intervals)[2];
     size_t nintervals;
     char *reason; /* why it failed / is unavailable, or what was measured; never NULL */
+    double judged_s, window_s; /* coverage of its data: the seconds of the window its
+                                  samples cover (gaps over the metric's max_gap not counted)
+                                  of the window's seconds; NaN when not stated (a check
+                                  without data, or about no time series) */
     char *figure; /* the stem of the figure that shows this check (figures/<figure>.png,
                      .svg), or NULL when none does */
     bool shared_reason; /* not PASS or N/A, and other checks have the same status and

@@ -26,7 +26,20 @@ int eval_figure_line(eval_ctx *ctx, rl_axes *ax, const eval_series_ref *series)
     o.rgb = eval_vehicle_color(ctx->run, series->vehicle);
     o.dash = 0;
     o.line_width = 1.2;
-    return rl_axes_line(ax, series->t, series->y, series->n, &o);
+    /* One line per stretch of samples at most max_gap apart, the label on the first: a
+     * straight line across a stall would show data where there was none. */
+    size_t start = 0, n = series->n;
+    const double *t = series->t, *y = series->y;
+    int rc = RL_OK;
+    for (size_t i = 1; rc == RL_OK && series->max_gap > 0 && i < n; i++)
+        if (t[i] - t[i - 1] > series->max_gap) {
+            rc = rl_axes_line(ax, t + start, y + start, i - start, &o);
+            o.label = NULL;
+            start = i;
+        }
+    if (rc == RL_OK)
+        rc = rl_axes_line(ax, t + start, y + start, n - start, &o);
+    return rc;
 }
 
 /* Whether the check is about exactly `vehicles` (in any order). */
@@ -52,7 +65,8 @@ int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehi
         rl_eval_check *c = &s->checks[i];
         if (c->figure || strcmp(c->metric, ctx->metric->name) != 0 ||
             (check && strcmp(c->check, check) != 0) ||
-            (c->status != RL_EVAL_FAIL && (failing_only || c->status != RL_EVAL_PASS)) ||
+            (c->status != RL_EVAL_FAIL &&
+             (failing_only || (c->status != RL_EVAL_PASS && c->status != RL_EVAL_INSUFFICIENT))) ||
             (vehicles && !same_vehicles(c, vehicles, nvehicles)))
             continue;
         if (!(c->figure = strdup(figure)))
@@ -64,6 +78,18 @@ int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehi
 int eval_check_link_figure(eval_ctx *ctx, const char *check, const char *figure)
 {
     return eval_check_link_figure_for(ctx, check, NULL, 0, false, figure);
+}
+
+bool eval_check_any_insufficient(eval_ctx *ctx, const char *check)
+{
+    const struct eval_sink *s = ctx->sink;
+    for (size_t i = 0; i < s->nchecks; i++) {
+        const rl_eval_check *c = &s->checks[i];
+        if (c->status == RL_EVAL_INSUFFICIENT && strcmp(c->metric, ctx->metric->name) == 0 &&
+            strcmp(c->check, check) == 0)
+            return true;
+    }
+    return false;
 }
 
 bool eval_check_any_failed(eval_ctx *ctx, const char *prefix)

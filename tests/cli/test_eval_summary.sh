@@ -128,7 +128,8 @@ for k in s["checks"]:
     assert k["runs"] == judged and k["PASS"] == passed, (k, per_run)
     assert abs(k["pass_rate"] - passed / judged) < 1e-12, k
 speed = [k for k in s["checks"] if k["metric"] == "states_speed" and k["check"] == "speed"][0]
-assert speed["pass_rate"] == 0.75 and speed["limit"] == "at most", speed
+# the run with stall_topic has its speed INSUFFICIENT (a 4 s gap in its states): judged, not passed
+assert speed["pass_rate"] == 0.5 and speed["not_judged"] == 1 and speed["limit"] == "at most", speed
 assert speed["by_group"]["speeding"]["pass_rate"] == 0.0, speed["by_group"]
 assert speed["by_group"]["no fault"]["pass_rate"] == 1.0, speed["by_group"]
 rate = [k for k in s["checks"] if k["check"] == "state rate"][0]
