@@ -141,7 +141,6 @@ long rl_bench_proc_rss_kb(pid_t pid);
 /* Sets up n_slots slots, makes this process a child subreaper (restored by _free) and
  * starts the keeper. */
 int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots);
-rl_bench_tree_mode rl_bench_trees_mode(const rl_bench_trees *tr);
 /* "cgroup v1 DIR", "cgroup v2 DIR" or "proc (why)": valid while tr lives. */
 const char *rl_bench_trees_describe(const rl_bench_trees *tr);
 /* In the run's first process, right after fork: joins the slot's cgroup (cgroup mode). */
