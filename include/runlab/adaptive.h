@@ -5,6 +5,8 @@
 #ifndef RUNLAB_ADAPTIVE_H
 #define RUNLAB_ADAPTIVE_H
 
+#include "runlab/bench.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -96,6 +98,27 @@ void rl_adapt_decision_free(rl_adapt_decision *d);
 /* Exact (Clopper-Pearson) interval of a binomial proportion: k successes of n at `level`
  * (0 < level < 1). RL_OK or RL_EINVAL (n == 0, k > n, level out of range). Pure. */
 int rl_adapt_clopper_pearson(size_t k, size_t n, double level, double *lo, double *hi);
+
+/* ---- the stopping rule of `runlab bench` (runs: auto) ----------------------------- */
+
+/* A stopping rule for rl_bench_run_spec made of a spec's adaptive keys: at each look it
+ * reads every planner's first n runs (the attribute of a run that did not solve exactly,
+ * or that lacks the attribute or has a non-number there, counts as +infinity: worse than
+ * any solved run; the success goal reads the exact solutions) and decides with
+ * rl_adapt_decide. Its looks say "ranking settled at 0.95 after 23 runs per planner: A <
+ * B" or "max_runs reached, ranking not settled between A and B". */
+typedef struct rl_adapt_rule rl_adapt_rule;
+
+/* Makes the rule of `keys` (rl_bench_spec_adaptive). RL_OK with *out owned by the caller
+ * (rl_adapt_rule_free), RL_EINVAL (the keys' ranges) or RL_ENOMEM. */
+int rl_adapt_rule_new(const rl_bench_adaptive_keys *keys, rl_adapt_rule **out);
+/* The rule to put in rl_bench_run_opts.stop_rule; valid while the rule lives. The rule
+ * must not be shared by two benchmarks running at once. */
+const rl_bench_stop_rule *rl_adapt_rule_get(const rl_adapt_rule *rule);
+/* Why the benchmark the rule last decided stopped ("" before it stopped). Valid while
+ * the rule lives. */
+const char *rl_adapt_rule_stopped(const rl_adapt_rule *rule);
+void rl_adapt_rule_free(rl_adapt_rule *rule);
 
 #ifdef __cplusplus
 }
