@@ -186,6 +186,30 @@ static void test_decide_ranking_direct(void **state)
     assert_int_equal(d.pairs[0].order, 0);
     assert_true(d.statistic > d.bound);
     rl_adapt_decision_free(&d);
+    /* three planners far apart: Holm holds the pairs, smallest p first, to alpha/3,
+       alpha/2 and alpha (alpha = 0.05/9 per look) */
+    double c[30];
+    for (int i = 0; i < 30; i++)
+        c[i] = 3 + i * 0.01;
+    const double *v3[3] = {a, b, c};
+    assert_int_equal(rl_adapt_decide(&o, 0, 9, v3, NULL, 3, 30, &d), RL_OK);
+    assert_true(d.settled);
+    assert_int_equal(d.n_pairs, 3);
+    double want[3] = {d.alpha_look / 3, d.alpha_look / 2, d.alpha_look}, got[3];
+    for (size_t i = 0; i < 3; i++) {
+        got[i] = d.pairs[i].bound;
+        assert_int_equal(d.pairs[i].order, -1); /* a < b < c */
+    }
+    for (size_t i = 0; i < 3; i++) /* sorted ascending */
+        for (size_t j = i + 1; j < 3; j++)
+            if (got[j] < got[i]) {
+                double t = got[i];
+                got[i] = got[j];
+                got[j] = t;
+            }
+    for (size_t i = 0; i < 3; i++)
+        assert_float_equal(got[i], want[i], 1e-15);
+    rl_adapt_decision_free(&d);
     a[3] = NAN;
     assert_int_equal(rl_adapt_decide(&o, 0, 9, v, NULL, 2, 10, &d), RL_EINVAL);
     assert_int_equal(rl_adapt_decide(&o, 9, 9, v, NULL, 2, 10, &d), RL_EINVAL);
