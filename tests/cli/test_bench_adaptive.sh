@@ -110,6 +110,42 @@ check "spec.json records runs: auto" \
 run bench --help
 check "--help documents --adaptive" out_has "--adaptive"
 
+# goal success and ci: intervals per planner in the trail, a reason of their own. With
+# every run solved, 20 of 20 gives a Clopper-Pearson interval [0.734, 1] at 1 - 0.05/12
+# (within +-0.3), 14 of 14 gives [0.644, 1] (not): the stop is at 20 unless a run failed.
+for goal in success ci; do
+    sed -e "s/^confidence: 0.95/goal: $goal\nwidth: 0.3\nrelative_width: 0.5/" "$TMP/auto.yaml" >"$TMP/$goal.yaml"
+    run bench "$TMP/$goal.yaml" --out-dir "$TMP/res-$goal"
+    check "goal $goal exits 0" rc_is 0
+    gdir=$(tail -n1 <<<"$out")
+    bad=$(python3 - "$gdir" "$goal" <<'PY'
+import json, re, sys
+d, goal = sys.argv[1], sys.argv[2]
+a = json.load(open(d + "/manifest.json"))["adaptive"]
+n, looks = a["runs_per_planner"], a["looks"]
+if a["goal"] != goal: print("goal", a["goal"])
+for l in looks:
+    if len(l["intervals"]) != 3: print("look without 3 intervals")
+    for iv in l["intervals"]:
+        if iv["lo"] is not None and iv["hi"] is not None and not iv["lo"] <= iv["estimate"] <= iv["hi"]: print("estimate outside its interval", iv)
+    if l["settled"] != all(iv["settled"] for iv in l["intervals"]): print("settled is not every planner settled")
+if goal == "success":
+    ok = re.fullmatch(r"success rates known within \+-0\.3 at 0\.95 after %d runs per planner" % n, a["stopped"]) or \
+         re.fullmatch(r"max_runs reached, success rate of \S+ not within \+-0\.3", a["stopped"])
+    if not ok: print("why:", a["stopped"])
+    all_solved = all(iv["estimate"] == 1 for iv in looks[-1]["intervals"])
+    if all_solved and (n != 20 or not a["settled"]): print("all solved but not settled at 20:", n)
+    if all_solved and abs(looks[-1]["intervals"][0]["lo"] - (0.05 / 4 / 3 / 2) ** (1 / 20)) > 1e-9: print("lo", looks[-1]["intervals"][0]["lo"])
+else:
+    ok = re.fullmatch(r"medians of time known within 50% at 0\.95 after %d runs per planner" % n, a["stopped"]) or \
+         re.fullmatch(r"max_runs reached, median of time for \S+ not within 50%", a["stopped"])
+    if not ok: print("why:", a["stopped"])
+PY
+)
+    check "goal $goal: intervals and reason are consistent" test -z "$bad"
+    [ -z "$bad" ] || echo "$bad"
+done
+
 # Bad keys are refused with the key named.
 sed -e 's/^confidence: 0.95/confidence: 1.5/' "$TMP/auto.yaml" >"$TMP/bad1.yaml"
 run bench "$TMP/bad1.yaml" --out-dir "$TMP/bad"
