@@ -743,6 +743,21 @@ static size_t count_done(const rl_bench *b)
 static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slots, size_t n_slots,
                       size_t *cursor_p, size_t *cursor_r, size_t *pi, size_t *ri, double *limit)
 {
+    if (req->run_count > 0 && req->round_robin) { /* run by run, planner by planner */
+        for (; *cursor_r < req->run_count; (*cursor_r)++, *cursor_p = 0) {
+            for (; *cursor_p < b->n_planners; (*cursor_p)++) {
+                size_t p = *cursor_p, r = *cursor_r;
+                if (r < b->done_cap[p] && b->done[p][r])
+                    continue;
+                *pi = p;
+                *ri = r;
+                *limit = req->max_time;
+                (*cursor_p)++;
+                return true;
+            }
+        }
+        return false;
+    }
     if (req->run_count > 0) {
         for (; *cursor_p < b->n_planners; (*cursor_p)++, *cursor_r = 0) {
             for (; *cursor_r < req->run_count; (*cursor_r)++) {
