@@ -161,7 +161,8 @@ static int open_topic(export_topic *t, rl_mcap_indexed *x, const char *file, con
     if (!ch)
         return cli_fail("mcap", "%s: no channel with topic '%s'", file, shown);
     const rl_mcap_schema *s = ch->schema_id ? rl_mcap_indexed_schema(x, ch->schema_id) : NULL;
-    if (!s || !rl_mcap_bytes_eq(ch->message_encoding, rl_mcap_bytes_of("cdr")))
+    if (!s || !rl_msg_codec_find_bytes(s->encoding.data, s->encoding.len,
+                                       ch->message_encoding.data, ch->message_encoding.len))
         return cli_fail("mcap", "%s: topic '%s': only cdr messages with a ros2msg or omgidl schema "
                                 "can be exported", file, shown);
     if (!(t->def = parse_schema(s)))

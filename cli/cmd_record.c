@@ -10,6 +10,7 @@
 #include "runlab/error.h"
 #include "runlab/map.h"
 #include "runlab/mcap.h"
+#include "runlab/msgdef.h"
 #include "runlab/number.h"
 #include "runlab/record.h"
 #include "runlab/time.h"
@@ -462,10 +463,9 @@ static const char *replay_profile(const rl_mcap_indexed *idx)
     size_t n = idx ? rl_mcap_indexed_channels(idx, &ch) : 0;
     for (size_t i = 0; i < n; i++) {
         const rl_mcap_schema *s = rl_mcap_indexed_schema(idx, ch[i].schema_id);
-        if (!s ||
-            !(rl_mcap_bytes_eq(s->encoding, rl_mcap_bytes_of("ros2msg")) ||
-              rl_mcap_bytes_eq(s->encoding, rl_mcap_bytes_of("ros2idl"))) ||
-            !rl_mcap_bytes_eq(ch[i].message_encoding, rl_mcap_bytes_of("cdr")))
+        if (!s || !rl_msg_codec_ros2_profile(rl_msg_codec_find_bytes(
+                      s->encoding.data, s->encoding.len, ch[i].message_encoding.data,
+                      ch[i].message_encoding.len)))
             return "";
     }
     return n ? "ros2" : "";

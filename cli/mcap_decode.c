@@ -86,19 +86,25 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
         st->kind = CH_JSON;
         return st;
     }
-    if (!rl_mcap_bytes_eq(ch->message_encoding, rl_mcap_bytes_of("cdr"))) {
-        snprintf(why, sizeof why, "message encoding '%.*s' is not decoded (cdr, json are)",
-                 (int)ch->message_encoding.len, (const char *)ch->message_encoding.data);
+    if (!s) {
+        int shown = (int)(ch->message_encoding.len > 64 ? 64 : ch->message_encoding.len);
+        snprintf(why, sizeof why, "its schema is missing (message encoding '%.*s'; json needs "
+                 "none, %s need one)", shown, (const char *)ch->message_encoding.data,
+                 rl_msg_codec_supported());
         warn(p, ch, why);
         return st;
     }
-    if (!s) {
-        warn(p, ch, "its schema is missing");
+    const rl_msg_codec *codec = rl_msg_codec_find_bytes(s->encoding.data, s->encoding.len,
+                                                        ch->message_encoding.data,
+                                                        ch->message_encoding.len);
+    if (!codec) {
+        warn(p, ch, rl_error_last());
         return st;
     }
-    char *name = rl_mcap_bytes_dup(s->name), *enc = rl_mcap_bytes_dup(s->encoding);
-    if (name && enc) {
-        if (rl_msgdef_parse(&st->def, enc, name, (const char *)s->data.data, s->data.len) == RL_OK)
+    char *name = rl_mcap_bytes_dup(s->name);
+    if (name) {
+        if (rl_msg_codec_parse(codec, &st->def, name, (const char *)s->data.data, s->data.len) ==
+            RL_OK)
             st->kind = CH_CDR;
         else
             warn(p, ch, rl_error_last());
@@ -106,7 +112,6 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
         warn(p, ch, "out of memory");
     }
     free(name);
-    free(enc);
     return st;
 }
 

@@ -7,6 +7,7 @@
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
+#include "runlab/msgdef.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
 
@@ -345,13 +346,13 @@ static int same_str(const char *a, const char *b)
     return strcmp(a, b ? b : "") == 0;
 }
 
-/* A topic the MCAP ros2 profile allows: a ros2msg or ros2idl schema, cdr messages. */
+/* A topic the MCAP ros2 profile allows and runlab reads back: a named schema whose
+ * encoding pair the codec table decodes under that profile (ros2msg/cdr). */
 static int fits_ros2(const char *schema_name, const char *schema_encoding,
                      const char *message_encoding)
 {
-    return schema_name && *schema_name && schema_encoding &&
-           (strcmp(schema_encoding, "ros2msg") == 0 || strcmp(schema_encoding, "ros2idl") == 0) &&
-           message_encoding && strcmp(message_encoding, "cdr") == 0;
+    return schema_name && *schema_name &&
+           rl_msg_codec_ros2_profile(rl_msg_codec_find(schema_encoding, message_encoding));
 }
 
 /* Decides the bag's profile at prepare (see rl_record_options.bag_profile). */
@@ -411,7 +412,7 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
         pthread_mutex_unlock(&r->topic_mu);
         return rl_error_set(RL_EINVAL,
                             "recorder topic %s: the bag's profile is ros2, which needs a "
-                            "ros2msg or ros2idl schema and cdr messages (schema encoding '%s', "
+                            "ros2msg schema and cdr messages (schema encoding '%s', "
                             "message encoding '%s'); choose the bag_profile",
                             topic, schema_encoding ? schema_encoding : "",
                             message_encoding ? message_encoding : "");

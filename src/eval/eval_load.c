@@ -406,9 +406,10 @@ static void field_missing(eval_loaded *l, size_t vi, eval_field f, const char *w
         v->missing[f] = why;
 }
 
-/* A channel whose messages are not CDR is refused by name, not decoded as CDR: its topic
- * is missing for the metrics (their checks say why) and the decoding counts say so. */
-static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, rl_mcap_bytes enc)
+/* A channel whose encodings the codec table does not decode (say json messages) is refused
+ * by name, not decoded as CDR: its topic is missing for the metrics (their checks say why)
+ * and the decoding counts say so. `unsupported` is the table's reason, naming both. */
+static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, const char *unsupported)
 {
     static const eval_field fields[3][6] = {
         {EVAL_STATE_TOPIC, EVAL_STATE_STAMP, EVAL_STATE_POSE, EVAL_STATE_SPEED, EVAL_STATE_ACCEL,
@@ -417,16 +418,7 @@ static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, rl_mc
          EVAL_OBS_TOPIC},
         {EVAL_CMD_TOPIC, EVAL_CMD_VALID_AFTER, EVAL_CMD_POINTS, EVAL_CMD_TOPIC, EVAL_CMD_TOPIC,
          EVAL_CMD_TOPIC}};
-    char shown[64]; /* printable ASCII as it is, other bytes as \xNN, at most 15 bytes */
-    size_t k = 0;
-    for (size_t i = 0; i < enc.len && i < 15; i++) {
-        unsigned char ch = enc.data[i];
-        k += (size_t)snprintf(shown + k, sizeof shown - k, ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
-    }
-    if (enc.len > 15)
-        snprintf(shown + k, sizeof shown - k, "...");
-    const char *why = keepf(l, "%s: message encoding '%s' is not cdr: refused, not decoded",
-                            topic, shown);
+    const char *why = keepf(l, "%s: %s: refused, not decoded", topic, unsupported);
     rl_buf_printf(&l->notes, "%s.\n", why);
     if (c->kind >= CH_STATE && c->kind <= CH_CMD) {
         int t = c->kind - CH_STATE;
@@ -873,8 +865,9 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 continue;
             }
             rl_mcap_bytes menc = rec.u.channel.message_encoding;
-            if (!(menc.len == 3 && memcmp(menc.data, "cdr", 3) == 0)) {
-                refuse_channel(l, c, topic, menc);
+            if (!rl_msg_codec_find_bytes(sc->encoding.data, sc->encoding.len, menc.data,
+                                         menc.len)) {
+                refuse_channel(l, c, topic, rl_error_last());
                 continue;
             }
             if ((rc = channel_setup(l, c, sc, topic)) < 0)

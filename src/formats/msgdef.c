@@ -2,6 +2,7 @@
  * fill, lookups, the check that no struct contains itself by value, and the normalised
  * text `runlab mcap schema` prints. */
 #include "msgdef_internal.h"
+#include "msg_codec.h"
 
 #include "core/text.h"
 #include "runlab/error.h"
@@ -378,10 +379,10 @@ int msgdef_finish(rl_msgdef *d, uint32_t root)
     return rc;
 }
 
-int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, const char *text,
-                    size_t len)
+int rl_msg_codec_parse(const rl_msg_codec *codec, rl_msgdef **out, const char *name,
+                       const char *text, size_t len)
 {
-    if (!out || !encoding || !name || (!text && len))
+    if (!out || !codec || !name || (!text && len))
         return rl_error_set(RL_EINVAL, "schema: NULL argument");
     *out = NULL;
     if (len > MSGDEF_MAX_TEXT)
@@ -391,14 +392,8 @@ int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, con
     int rc = msgdef_new(&d, name);
     if (rc < 0)
         return rc;
-    d->wstring_ros = strcmp(encoding, "ros2msg") == 0;
-    if (d->wstring_ros)
-        rc = msgdef_parse_ros2(d, name, text ? text : "", len);
-    else if (strcmp(encoding, "omgidl") == 0)
-        rc = msgdef_parse_idl(d, name, text ? text : "", len);
-    else
-        rc = rl_error_set(RL_EUNSUPPORTED, "schema '%s': encoding '%s' is not supported "
-                                           "(ros2msg, omgidl)", name, encoding);
+    d->wstring_ros = msg_codec_wstring_ros(codec);
+    rc = msg_codec_parser(codec)(d, name, text ? text : "", len);
     if (rc == RL_OK)
         rc = cdr_plan_build(d, &d->plan);
     if (rc < 0) {
@@ -407,6 +402,18 @@ int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, con
     }
     *out = d;
     return RL_OK;
+}
+
+int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, const char *text,
+                    size_t len)
+{
+    if (!out || !encoding || !name || (!text && len))
+        return rl_error_set(RL_EINVAL, "schema: NULL argument");
+    *out = NULL;
+    const rl_msg_codec *codec = rl_msg_codec_find(encoding, RL_MESSAGE_ENCODING_CDR);
+    if (!codec)
+        return rl_error_set(RL_EUNSUPPORTED, "schema '%s': %s", name, rl_error_last());
+    return rl_msg_codec_parse(codec, out, name, text, len);
 }
 
 /* ---- Normalised text ------------------------------------------------------------------ */

@@ -425,6 +425,58 @@ static void test_idl_xcdr1_optional(void **state)
     rl_msgdef_free(d);
 }
 
+/* The encoding table: the pairs it decodes, everything else refused with both names, and
+ * rl_msgdef_parse going through it (ros2idl, which the parser cannot read, is refused). */
+static void test_codec_table(void **state)
+{
+    (void)state;
+    const rl_msg_codec *ros = rl_msg_codec_find("ros2msg", "cdr");
+    const rl_msg_codec *idl = rl_msg_codec_find("omgidl", "cdr");
+    assert_non_null(ros);
+    assert_non_null(idl);
+    assert_true(ros != idl);
+    assert_string_equal(rl_msg_codec_schema_encoding(idl), "omgidl");
+    assert_string_equal(rl_msg_codec_message_encoding(idl), "cdr");
+    assert_true(rl_msg_codec_ros2_profile(ros));
+    assert_false(rl_msg_codec_ros2_profile(idl));
+    assert_false(rl_msg_codec_ros2_profile(NULL));
+    assert_true(rl_msg_codec_find_bytes("omgidl!", 6, "cdrx", 3) == idl);
+    const char *refused[][2] = {{"ros2idl", "cdr"}, {"ros2msg", "json"}, {"omgidl", ""},
+                                {"", "cdr"}, {"ROS2MSG", "cdr"}, {"ros2msg", "cdr2"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_null(rl_msg_codec_find(refused[i][0], refused[i][1]));
+        assert_int_equal(rl_error_last_code(), RL_EUNSUPPORTED);
+        char want[96];
+        snprintf(want, sizeof want, "schema encoding '%s' with message encoding '%s' is not decoded",
+                 refused[i][0], refused[i][1]);
+        assert_non_null(strstr(rl_error_last(), want));
+        assert_non_null(strstr(rl_error_last(), "(ros2msg/cdr, omgidl/cdr are)"));
+    }
+    assert_null(rl_msg_codec_find_bytes("ros\x01", 4, NULL, 0));
+    assert_non_null(strstr(rl_error_last(), "'ros\\x01' with message encoding ''"));
+    rl_msgdef *d = NULL;
+    const char *ros2idl = "module pkg { module msg { struct T { long a; }; }; };";
+    assert_int_equal(rl_msgdef_parse(&d, "ros2idl", "pkg/msg/T", ros2idl, strlen(ros2idl)),
+                     RL_EUNSUPPORTED);
+    assert_null(d);
+    assert_non_null(strstr(rl_error_last(), "schema 'pkg/msg/T': schema encoding 'ros2idl'"));
+    assert_int_equal(rl_msg_codec_parse(NULL, &d, "T", "", 0), RL_EINVAL);
+    /* The same schema through the codec and through rl_msgdef_parse: the same types. */
+    const char *wide = "struct T { wstring w; long a; };";
+    assert_int_equal(rl_msg_codec_parse(idl, &d, "T", wide, strlen(wide)),
+                     RL_OK);
+    char *a = NULL, *b = NULL;
+    assert_int_equal(rl_msgdef_format(d, &a), RL_OK);
+    rl_msgdef_free(d);
+    assert_int_equal(rl_msgdef_parse(&d, "omgidl", "T", wide, strlen(wide)),
+                     RL_OK);
+    assert_int_equal(rl_msgdef_format(d, &b), RL_OK);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    rl_msgdef_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_idl_mutable),
         cmocka_unit_test(test_idl_default_extensibility),
         cmocka_unit_test(test_idl_xcdr1_optional),
+        cmocka_unit_test(test_codec_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
