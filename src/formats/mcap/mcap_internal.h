@@ -1,4 +1,4 @@
-/* Private helpers shared by the MCAP sources (src/formats/mcap_*.c): little-endian
+/* Private helpers shared by the MCAP sources (src/formats/mcap/mcap_*.c): little-endian
  * access done byte by byte (no unaligned casts), a growable byte buffer, and the
  * compressors used by the writer. Not part of the public API. */
 #ifndef RUNLAB_MCAP_INTERNAL_H
