@@ -1,7 +1,10 @@
 /* Shared pieces of the runlab command: the exit codes, the error line format
  * ("runlab: <what>: <why>" on stderr) and the signature of a subcommand.
- * Each subcommand lives in cli/cmd_<name>.c and is listed in cli/main.c; the shared
- * helpers below (but cli_load_runs) live in cli/cli_common.c. */
+ * Each top-level command's entry is a cmd_* function in a cli/cmd_*.c file, listed in
+ * cli/main.c's table (cmd_lab.c holds `experiment`, cmd_eval.c `list` and `evaluate`); a
+ * command may hand subcommands and parts to files of its own (cmd_mcap_msg.c, plot_*.c,
+ * demo_*.c, experiment_*.c; see docs/ARCHITECTURE.md). The shared helpers below live in
+ * cli/cli_common.c, but cli_load_runs, which lives in cli/cli_runs.c. */
 #ifndef RUNLAB_CLI_H
 #define RUNLAB_CLI_H
 
