@@ -3,7 +3,7 @@
 # then configures and builds with CMake + Ninja. Build trees: build/ (Release, gcc),
 # build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets),
 # build-tsan/ (ThreadSanitizer, clang, the threaded tests only).
-.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench mutate clean format
+.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench fuzz mutate clean format
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN := -G Ninja
@@ -60,6 +60,14 @@ test-release: build
 
 bench: deps build/build.ninja
 	cmake --build build -j $(JOBS) --target run_benchmarks
+
+# Every libFuzzer target for FUZZ_SECONDS each (default 60), FUZZ_JOBS at a time (default
+# 2); prints executions, coverage and findings per target (scripts/fuzz.sh, docs/testing.md).
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 2
+fuzz: build-clang/build.ninja
+	cmake --build build-clang -j $(JOBS) --target $$(cd fuzz && ls fuzz_*.c | sed 's/[.]c$$//')
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz.sh
 
 # Mutation testing: plants each bug of tests/mutants.txt in turn (build-mutate/, Release),
 # runs the tests covering its module, prints the score and the survivors (docs/testing.md).

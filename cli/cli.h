@@ -33,6 +33,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * backslash), so a hostile path can neither split a line nor reach the terminal. */
 void cli_print_escaped(FILE *f, const char *s);
 
+/* The same for `len` bytes that may hold NUL (written as \x00): names read from a file. */
+void cli_print_escaped_n(FILE *f, const void *data, size_t len);
+
 /* True when argv holds -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);
 
@@ -41,6 +44,17 @@ bool cli_wants_help(int argc, char **argv);
  * cli_fail's code with the error printed. */
 struct rl_run_set;
 int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run_set **set);
+/* Its parts, for a command that walks runs itself (`runlab runs`, rl_runs_each): each root
+ * must be a directory (RL_EXIT_OK, or cli_fail's code with the error printed); and the
+ * progress callback (rl_runs_progress_fn), which opens a bar on a terminal once it sees
+ * many runs. Zero-initialise the progress; rl_progress_finish(bar) when done. */
+int cli_check_roots(const char *cmd, char **roots, size_t num_roots);
+struct rl_progress;
+struct cli_load_progress {
+    struct rl_progress *bar;
+    bool tried;
+};
+void cli_on_run_loaded(size_t done, size_t total, const char *path, void *user);
 
 /* Subcommands. */
 int cmd_bench(int argc, char **argv);
@@ -76,6 +90,17 @@ int cmd_record(int argc, char **argv);
 /* `runlab list` and `runlab evaluate` (cli/cmd_eval.c). */
 int cmd_list(int argc, char **argv);
 int cmd_evaluate(int argc, char **argv);
+/* `runlab evaluate --summary` (cli/cmd_eval_summary.c); cmd_evaluate hands argv over. The
+ * run filters `list` shares: CLI_FILTER_OPTIONS in a getopt_long table, and
+ * cli_filter_option(c, filter, any) true (and the filter set) when getopt's c was one. */
+int cmd_evaluate_summary(int argc, char **argv);
+#define CLI_FILTER_OPTIONS                                                                  \
+    {"state", required_argument, NULL, 0x100}, {"result", required_argument, NULL, 0x101},  \
+    {"since", required_argument, NULL, 0x102}, {"until", required_argument, NULL, 0x103},   \
+    {"vehicle", required_argument, NULL, 0x104}, {"planner", required_argument, NULL, 0x105}, \
+    {"fault", required_argument, NULL, 0x106}
+struct rl_eval_run_filter;
+bool cli_filter_option(int c, struct rl_eval_run_filter *filter, bool *any);
 /* The lab over DDS (cmd_lab.c): `runlab recorder` and `runlab experiment`. */
 int cmd_recorder(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);

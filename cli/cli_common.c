@@ -52,7 +52,13 @@ bool cli_wants_help(int argc, char **argv)
 
 void cli_print_escaped(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    cli_print_escaped_n(f, s, strlen(s));
+}
+
+void cli_print_escaped_n(FILE *f, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (const unsigned char *end = p + len; p < end; p++) {
         if (*p == '\\')
             fputs("\\\\", f);
         else if (*p == '\n')

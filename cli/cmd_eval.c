@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- runlab list ----------------------------------------------------------------- */
@@ -25,68 +26,185 @@
 static void list_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab list [--json] [HOME]\n\n"
+            "Usage: runlab list [--json] [--sort [-]FIELD] [FILTERS] [HOME]\n\n"
             "Lists the recorded runs under HOME/experiments (HOME: $RUNLAB_HOME, else ~/runlab),\n"
-            "newest first, in these columns: RUN (directory), STATE, VEHICLES, DURATION\n"
-            "(START..STOP), PLANNER, MAP (hash, first 12 hex digits), EVALUATIONS (how many,\n"
-            "and the result (PASS, FAIL, INCOMPLETE) of the latest full one; \"+partial\" when a\n"
-            "newer evaluation ran only some metrics (--metrics), which does not replace that\n"
-            "result), SCENARIO (the simulator's vehicle count, seed and faults, from the\n"
-            "manifest's scenario) and RESULT (the reason a run did not complete, with\n"
-            "\"interrupted after 2.5 of 20 s\" for a run stopped early).\n\n"
-            "  --json   one JSON array, an object per run\n\n"
-            "Exit codes: 0 listed, 1 failure, 2 usage (also: a HOME given that is not a\n"
-            "directory).\n");
+            "newest first, one row of at most 120 columns each: RUN (the run's time once:\n"
+            "the run id when it holds the directory's UTC stamp, as generated ones\n"
+            "\"run-<UTC>-<pid>\" do, else the directory name \"<UTC>_<run id>\"; both are\n"
+            "what `runlab evaluate` takes), STATE, VEH (how many vehicles), DUR (START..STOP;\n"
+            "\"2.5/20s\" for a run stopped early: how far it got of its plan), PLANNER,\n"
+            "EVALUATIONS (how many, and the result (PASS, FAIL, INCOMPLETE) of the latest full\n"
+            "one; \"+partial\" when a newer evaluation ran only some metrics (--metrics), which\n"
+            "does not replace that result), SCENARIO (the simulator's seed and faults) and\n"
+            "NOTE (the reason a run did not complete). A cell too long for its column ends\n"
+            "in '~'; --json has every field whole (vehicle ids, map hash, each evaluation,\n"
+            "the interruption).\n\n"
+            "  --json             one JSON array, an object per run (every field, whatever\n"
+            "                     the filters: they choose runs, not fields)\n"
+            "  --sort [-]FIELD    order by time, name, state, result, duration, planner,\n"
+            "                     vehicles, seed, faults or evaluations; ascending, or\n"
+            "                     descending with '-' (default -time: newest first)\n\n"
+            "Filters (each a comma-separated list of alternatives; all must hold):\n"
+            "  --state S          COMPLETE, FAILED, INTERRUPTED, UNFINISHED, ...\n"
+            "  --result R         the latest full evaluation's PASS, FAIL, INCOMPLETE, or NONE\n"
+            "                     (never fully evaluated)\n"
+            "  --since T          recorded at or after T (the directory's UTC stamp, else\n"
+            "                     START): YYYY-mm-dd or YYYY-mm-ddTHH:MM:SSZ, UTC, < 2262\n"
+            "  --until T          recorded before T (a date alone: before that day's end)\n"
+            "  --vehicle ID       runs with any of these vehicle ids\n"
+            "  --planner NAME     the manifest's planner\n"
+            "  --fault KIND       runs with a simulator fault of that kind (speeding, ...),\n"
+            "                     or NONE: runs without a fault\n\n"
+            "Exit codes: 0 listed (also none matching), 1 failure, 2 usage (a bad filter\n"
+            "value, or a HOME given that is not a directory).\n");
+}
+
+enum { LIST_COLUMNS = 120 };
+
+/* One table row being laid out: cells are appended with their width and the row is cut
+ * at LIST_COLUMNS, so that no row is wider than a terminal of that many columns. */
+typedef struct list_row {
+    char text[4 * LIST_COLUMNS];
+    int used; /* columns used (bytes: cells are ASCII after escaping) */
+} list_row;
+
+/* `s` as cli_print_escaped shows it (\n, \t, \xNN), at most cap - 1 bytes. */
+static void escape_into(char *out, size_t cap, const char *s)
+{
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < cap; p++) {
+        if (*p == '\\' || *p == '\n' || *p == '\t' || *p == '\r')
+            k += (size_t)snprintf(out + k, cap - k, "\\%c",
+                                  *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : '\\');
+        else if (*p < 0x20 || *p == 0x7f)
+            k += (size_t)snprintf(out + k, cap - k, "\\x%02x", *p);
+        else
+            out[k++] = (char)*p;
+    }
+    out[k] = 0;
+}
+
+/* Appends `s` escaped in a cell of `width` columns (0: as long as it is), cut with '~'
+ * when longer, then a space. A UTF-8 character may count as several columns here: rows
+ * come out narrower, never wider. */
+static void row_cell(list_row *r, const char *raw, int width, bool left)
+{
+    char s[1024];
+    escape_into(s, sizeof s, raw);
+    char cell[LIST_COLUMNS + 1];
+    int n = 0, len = (int)strlen(s);
+    int w = width > 0 ? width : len;
+    if (w > LIST_COLUMNS)
+        w = LIST_COLUMNS;
+    for (int i = 0; i < len && n < w; i++)
+        cell[n++] = s[i];
+    if (len > w && w > 0)
+        cell[w - 1] = '~';
+    cell[n] = 0;
+    int room = (int)sizeof r->text - r->used - 1;
+    int k = snprintf(r->text + r->used, (size_t)(room > 0 ? room : 0), left ? "%-*s " : "%*s ",
+                     w, cell);
+    if (k > 0)
+        r->used += k < room ? k : room;
+}
+
+static void row_print(list_row *r)
+{
+    while (r->used > 0 && r->text[r->used - 1] == ' ')
+        r->used--;
+    if (r->used > LIST_COLUMNS) {
+        r->used = LIST_COLUMNS;
+        r->text[LIST_COLUMNS - 1] = '~';
+    }
+    printf("%.*s\n", r->used, r->text);
+}
+
+/* The cells of one run, in column order. */
+enum { C_RUN, C_STATE, C_VEH, C_DUR, C_PLANNER, C_EVAL, C_SCENARIO, C_NOTE, C_COUNT };
+
+static void run_cells(const rl_eval_listed_run *r, char cells[C_COUNT][256])
+{
+    for (int c = 0; c < C_COUNT; c++)
+        snprintf(cells[c], 256, "-");
+    /* The run's time once: the directory is "<UTC>_<run id>", and a generated run id holds
+       the same UTC ("run-<UTC>-<pid>"): then the run id alone, else the directory name. */
+    const char *us = strchr(r->name, '_');
+    bool stamped = us && us - r->name == 16 && r->name[8] == 'T';
+    bool id_has_time = stamped && r->run_id && strcmp(us + 1, r->run_id) == 0 &&
+                       memmem(r->run_id, strlen(r->run_id), r->name, 16);
+    snprintf(cells[C_RUN], 256, "%s", id_has_time ? r->run_id : r->name);
+    snprintf(cells[C_STATE], 256, "%s", r->state);
+    if (r->nvehicles)
+        snprintf(cells[C_VEH], 256, "%zu", r->nvehicles);
+    /* A run stopped early: how far it got of its plan ("2.5/20s"). */
+    if (isfinite(r->duration_s) && r->interruption && isfinite(r->planned_s))
+        snprintf(cells[C_DUR], 256, "%.1f/%.0fs", r->duration_s, r->planned_s);
+    else if (isfinite(r->duration_s))
+        snprintf(cells[C_DUR], 256, "%.1fs", r->duration_s);
+    if (r->planner)
+        snprintf(cells[C_PLANNER], 256, "%s", r->planner);
+    if (r->nevaluations) {
+        const rl_eval_listed_evaluation *full = rl_eval_listed_full(r);
+        snprintf(cells[C_EVAL], 256, "%zu (%s%s)", r->nevaluations,
+                 full ? rl_eval_verdict_name((rl_eval_verdict)full->verdict) : "no full",
+                 rl_eval_listed_newer_partial(r) ? " +partial" : "");
+    }
+    if (r->seed >= 0 || r->nfaults) {
+        int k = 0;
+        if (r->seed >= 0)
+            k = snprintf(cells[C_SCENARIO], 256, "seed %lld", (long long)r->seed);
+        for (size_t f = 0; f < r->nfaults && k >= 0 && k < 256; f++)
+            k += snprintf(cells[C_SCENARIO] + k, 256 - (size_t)k, "%s%s",
+                          k == 0 ? "" : f ? "," : " ", r->faults[f]);
+    } else if (r->scenario) {
+        snprintf(cells[C_SCENARIO], 256, "%s", r->scenario);
+    }
+    /* A complete run's reason ("finished") says nothing the state does not. */
+    if (r->result && strcmp(r->state, "COMPLETE") != 0)
+        snprintf(cells[C_NOTE], 256, "%s", r->result);
 }
 
 static void list_text(const rl_eval_listed_run *runs, size_t n)
 {
-    int width = 3; /* the longest directory name, so columns line up */
-    int swidth = 8; /* the longest scenario ("SCENARIO") */
-    for (size_t i = 0; i < n; i++) {
-        if ((int)strlen(runs[i].name) > width && strlen(runs[i].name) < 200)
-            width = (int)strlen(runs[i].name);
-        if (runs[i].scenario && (int)strlen(runs[i].scenario) > swidth &&
-            strlen(runs[i].scenario) < 120)
-            swidth = (int)strlen(runs[i].scenario);
-    }
-    printf("%-*s %-11s %-9s %9s %-12s %-12s %-17s %-*s %s\n", width, "RUN", "STATE", "VEHICLES",
-           "DURATION", "PLANNER", "MAP", "EVALUATIONS", swidth, "SCENARIO", "RESULT");
-    /* EVALUATIONS holds "12 (FAIL +partial)" and "12 (INCOMPLETE)"; longer cells push on. */
-    for (size_t i = 0; i < n; i++) {
-        const rl_eval_listed_run *r = &runs[i];
-        char veh[32] = "-", dur[32] = "-", map[16] = "-", ev[48] = "-";
-        if (r->nvehicles) {
-            int k = 0;
-            for (size_t v = 0; v < r->nvehicles && k < (int)sizeof veh - 8; v++)
-                k += snprintf(veh + k, sizeof veh - (size_t)k, "%s%d", v ? "," : "", r->vehicles[v]);
+    static const char *const head[C_COUNT] = {"RUN",     "STATE",       "VEH",      "DUR",
+                                              "PLANNER", "EVALUATIONS", "SCENARIO", "NOTE"};
+    /* Each column as wide as its longest cell, within a cap; NOTE takes what is left. */
+    static const int cap[C_COUNT] = {40, 11, 3, 10, 12, 20, 48, 0};
+    int width[C_COUNT];
+    for (int c = 0; c < C_COUNT; c++)
+        width[c] = (int)strlen(head[c]);
+    char(*cells)[C_COUNT][256] = n ? calloc(n, sizeof *cells) : NULL;
+    for (size_t i = 0; cells && i < n; i++) {
+        run_cells(&runs[i], cells[i]);
+        for (int c = 0; c < C_COUNT; c++) {
+            int len = (int)strlen(cells[i][c]);
+            if (len > width[c])
+                width[c] = cap[c] && len > cap[c] ? cap[c] : len;
         }
-        if (isfinite(r->duration_s))
-            snprintf(dur, sizeof dur, "%.1f s", r->duration_s);
-        if (r->map_sha256)
-            snprintf(map, sizeof map, "%.12s", r->map_sha256);
-        if (r->nevaluations) {
-            const rl_eval_listed_evaluation *full = rl_eval_listed_full(r);
-            snprintf(ev, sizeof ev, "%zu (%s%s)", r->nevaluations,
-                     full ? rl_eval_verdict_name((rl_eval_verdict)full->verdict) : "no full",
-                     rl_eval_listed_newer_partial(r) ? " +partial" : "");
-        }
-        cli_print_escaped(stdout, r->name);
-        int pad = width - (int)strlen(r->name);
-        printf("%*s %-11s %-9s %9s ", pad > 0 ? pad : 0, "", r->state, veh, dur);
-        const char *planner = r->planner ? r->planner : "-";
-        cli_print_escaped(stdout, planner);
-        pad = 12 - (int)strlen(planner);
-        printf("%*s %-12s %-17s ", pad > 0 ? pad : 0, "", map, ev);
-        const char *scenario = r->scenario ? r->scenario : "-";
-        cli_print_escaped(stdout, scenario);
-        pad = swidth - (int)strlen(scenario);
-        printf("%*s ", pad > 0 ? pad : 0, "");
-        cli_print_escaped(stdout, r->result ? r->result : "-");
-        if (r->interruption)
-            printf("; %s", r->interruption);
-        printf("\n");
     }
+    /* The scenario gives way first when the row would be wider than the terminal, down to
+       12 columns, leaving NOTE up to 24 (a longer note is cut at the row's end). */
+    int total = 0, note = width[C_NOTE] < 24 ? width[C_NOTE] : 24;
+    for (int c = 0; c < C_NOTE; c++)
+        total += width[c] + 1;
+    if (total + note > LIST_COLUMNS && width[C_SCENARIO] > 12) {
+        int over = total + note - LIST_COLUMNS;
+        width[C_SCENARIO] = width[C_SCENARIO] - over > 12 ? width[C_SCENARIO] - over : 12;
+    }
+    static const bool left[C_COUNT] = {true, true, false, false, true, true, true, true};
+    list_row row = {.used = 0};
+    for (int c = 0; c < C_COUNT; c++)
+        row_cell(&row, head[c], c == C_NOTE ? 0 : width[c], left[c]);
+    row_print(&row);
+    for (size_t i = 0; cells && i < n; i++) {
+        row = (list_row){.used = 0};
+        for (int c = 0; c < C_COUNT; c++)
+            row_cell(&row, cells[i][c], c == C_NOTE ? 0 : width[c], left[c]);
+        row_print(&row);
+    }
+    if (n && !cells)
+        fprintf(stderr, "runlab: list: out of memory\n");
+    free(cells);
 }
 
 static int list_json(const rl_eval_listed_run *runs, size_t n)
@@ -113,6 +231,11 @@ static int list_json(const rl_eval_listed_run *runs, size_t n)
         rl_json_key(j, "planner"), r->planner ? rl_json_string(j, r->planner) : rl_json_null(j);
         rl_json_key(j, "map_sha256"), r->map_sha256 ? rl_json_string(j, r->map_sha256) : rl_json_null(j);
         rl_json_key(j, "scenario"), r->scenario ? rl_json_string(j, r->scenario) : rl_json_null(j);
+        rl_json_key(j, "seed"), r->seed >= 0 ? rl_json_int64(j, r->seed) : rl_json_null(j);
+        rl_json_key(j, "faults"), rl_json_begin_array(j);
+        for (size_t f = 0; f < r->nfaults; f++)
+            rl_json_string(j, r->faults[f]);
+        rl_json_end_array(j);
         rl_json_key(j, "planned_duration"), rl_json_double(j, r->planned_s);
         rl_json_key(j, "interruption");
         r->interruption ? rl_json_string(j, r->interruption) : rl_json_null(j);
@@ -153,9 +276,13 @@ static int list_json(const rl_eval_listed_run *runs, size_t n)
 int cmd_list(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"sort", required_argument, NULL, 's'},
                                              {"help", no_argument, NULL, 'h'},
+                                             CLI_FILTER_OPTIONS,
                                              {NULL, 0, NULL, 0}};
-    bool json = false;
+    bool json = false, filtered = false;
+    const char *sort = NULL;
+    rl_eval_run_filter filter = {0};
     int c;
     opterr = 0;
     optind = 1;
@@ -166,6 +293,12 @@ int cmd_list(int argc, char **argv)
         }
         if (c == 'j')
             json = true;
+        else if (c == 's')
+            sort = optarg;
+        else if (cli_filter_option(c, &filter, &filtered))
+            continue;
+        else if (c == ':')
+            return cli_usage_error("list", "option '%s' needs a value", argv[optind - 1]);
         else
             return cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
     }
@@ -190,6 +323,11 @@ int cmd_list(int argc, char **argv)
     size_t n;
     if (rl_eval_list_runs(home, &runs, &n) < 0)
         return cli_fail("list", "%s", rl_error_last());
+    if ((filtered && rl_eval_list_filter(runs, &n, &filter) < 0) ||
+        (sort && rl_eval_list_sort(runs, n, sort) < 0)) {
+        rl_eval_list_free(runs, n);
+        return cli_usage_error("list", "%s", rl_error_last());
+    }
     int rc = RL_OK;
     if (json)
         rc = list_json(runs, n);
@@ -210,12 +348,16 @@ static void evaluate_usage(FILE *out)
 {
     fprintf(out,
             "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--map FILE] [--open]\n"
-            "       runlab evaluate --print-config\n\n"
+            "       runlab evaluate --print-config\n"
+            "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n\n"
             "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
             "RUN/evaluations/YYYYmmddTHHMMSSZ/ (-2, -3 on a collision): report.html, checks.csv,\n"
-            "summary.json, figures/ (PNG and SVG with their records) and config.yaml (the\n"
-            "effective configuration). RUN is a run directory or a run id (or directory name)\n"
-            "under $RUNLAB_HOME/experiments. A FAILED, INTERRUPTED or unfinished run is\n"
+            "summary.json, decoding.csv (per topic: messages that did not decode, the first\n"
+            "error), figures/ (PNG and SVG with their records) and config.yaml (the\n"
+            "effective configuration). Every check states its coverage (seconds judged of\n"
+            "the window); one over a gap longer than its metric's max_gap cannot PASS.\n"
+            "RUN is a run directory or a run id (or directory name) under\n"
+            "$RUNLAB_HOME/experiments. A FAILED, INTERRUPTED or unfinished run is\n"
             "evaluated as far as its data goes.\n\n"
             "  --config FILE     YAML overriding the defaults per metric section\n"
             "  --metrics a,b     only these metrics (default: all)\n"
@@ -288,6 +430,9 @@ int cmd_evaluate(int argc, char **argv)
                                              {"print-config", no_argument, NULL, 'p'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) /* one report over many runs */
+        if (strcmp(argv[i], "--summary") == 0)
+            return cmd_evaluate_summary(argc, argv);
     rl_eval_options o = {0};
     bool open_it = false, print_config = false;
     int c;

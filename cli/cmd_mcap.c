@@ -320,6 +320,27 @@ static void print_warnings(const char *path, const rl_mcap_indexed *x)
 
 /* ---- info --------------------------------------------------------------------------- */
 
+/* Names read from the file (profile, library, schema and topic names, encodings) reach the
+ * terminal escaped (cli_print_escaped_n): a control byte in them can neither split a line
+ * nor drive the terminal. The text is the caller's to free; NULL when out of memory. */
+static char *shown_bytes(rl_mcap_bytes b)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    cli_print_escaped_n(f, b.data, b.len);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* printf's "%s" of an escaped name, "?" when it could not be made. */
+#define SHOWN(t) ((t) ? (t) : "?")
+
 static int cmd_info(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -349,11 +370,16 @@ static int cmd_info(int argc, char **argv)
         return rc;
     }
     print_warnings(path, x);
-    printf("file:        %s\nsize:        %zu bytes\n", path, len);
-    if (have_header)
-        printf("profile:     %.*s\nlibrary:     %.*s\n", (int)hdr.u.header.profile.len,
-               (const char *)hdr.u.header.profile.data, (int)hdr.u.header.library.len,
-               (const char *)hdr.u.header.library.data);
+    printf("file:        ");
+    cli_print_escaped(stdout, path);
+    printf("\nsize:        %zu bytes\n", len);
+    if (have_header) {
+        char *profile = shown_bytes(hdr.u.header.profile);
+        char *library = shown_bytes(hdr.u.header.library);
+        printf("profile:     %s\nlibrary:     %s\n", SHOWN(profile), SHOWN(library));
+        free(profile);
+        free(library);
+    }
     printf("index:       %s\n", rl_mcap_indexed_used_summary(x)
                                     ? "summary"
                                     : "none usable (file scanned linearly)");
@@ -439,18 +465,24 @@ static int cmd_info(int argc, char **argv)
     const rl_mcap_schema *sch = NULL;
     size_t ns = rl_mcap_indexed_schemas(x, &sch);
     printf("schemas:     %zu\n", ns);
-    for (size_t i = 0; i < ns; i++)
-        printf("  %5u  %.*s  [%.*s, %zu bytes]\n", sch[i].id, (int)sch[i].name.len,
-               (const char *)sch[i].name.data, (int)sch[i].encoding.len,
-               (const char *)sch[i].encoding.data, sch[i].data.len);
+    for (size_t i = 0; i < ns; i++) {
+        char *name = shown_bytes(sch[i].name), *enc = shown_bytes(sch[i].encoding);
+        printf("  %5u  %s  [%s, %zu bytes]\n", sch[i].id, SHOWN(name), SHOWN(enc),
+               sch[i].data.len);
+        free(name);
+        free(enc);
+    }
     printf("channels:    %zu\n", nch);
     for (size_t i = 0; i < nch; i++) {
         const rl_mcap_schema *s = rl_mcap_indexed_schema(x, chans[i].schema_id);
-        printf("  %5u  %-24.*s %10" PRIu64 " msgs  [%.*s]  schema %u%s%.*s\n", chans[i].id,
-               (int)chans[i].topic.len, (const char *)chans[i].topic.data, counts[chans[i].id],
-               (int)chans[i].message_encoding.len, (const char *)chans[i].message_encoding.data,
-               chans[i].schema_id, s ? " " : "", s ? (int)s->name.len : 0,
-               s ? (const char *)s->name.data : "");
+        char *topic = shown_bytes(chans[i].topic), *enc = shown_bytes(chans[i].message_encoding);
+        char *sname = s ? shown_bytes(s->name) : NULL;
+        printf("  %5u  %-24s %10" PRIu64 " msgs  [%s]  schema %u%s%s\n", chans[i].id,
+               SHOWN(topic), counts[chans[i].id], SHOWN(enc), chans[i].schema_id, s ? " " : "",
+               s ? SHOWN(sname) : "");
+        free(topic);
+        free(enc);
+        free(sname);
     }
     free(counts);
     rl_mcap_indexed_close(x);
@@ -517,8 +549,9 @@ static int cmd_cat(int argc, char **argv)
             /* A message whose channel the file never defines has no topic. */
             rl_mcap_bytes topic = ch ? ch->topic : (rl_mcap_bytes){(const uint8_t *)"", 0};
             if (!o.json) {
-                printf("%" PRIu64 " %.*s seq=%" PRIu32 " publish=%" PRIu64 " size=%zu\n",
-                       m.log_time, (int)topic.len, (const char *)topic.data, m.sequence,
+                printf("%" PRIu64 " ", m.log_time);
+                cli_print_escaped_n(stdout, topic.data, topic.len); /* never a raw control byte */
+                printf(" seq=%" PRIu32 " publish=%" PRIu64 " size=%zu\n", m.sequence,
                        m.publish_time, m.data.len);
                 continue;
             }

@@ -269,7 +269,8 @@ int cmd_plot(int argc, char **argv)
     rl_csv_options_init(&co);
     co.delimiter = o.delim;
     rl_csv_reader *rd = NULL;
-    if (rl_csv_open_file(&rd, o.file, (size_t)1 << 32, &co) != RL_OK)
+    /* a window of 1 MiB slid over the file: memory is the numbers kept, not the file */
+    if (rl_csv_open_stream(&rd, o.file, (size_t)1 << 20, &co) != RL_OK)
         return cli_fail("plot", "%s", rl_error_last());
     rl_figure *fig = NULL;
     size_t n = 0, cap = 0;

@@ -3,6 +3,8 @@
  * as a decoded "message" object, or as "data_base64" with a one-time warning naming why. */
 #include "mcap_decode.h"
 
+#include "cli.h"
+
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
 
@@ -66,9 +68,11 @@ static int bytes_eq(rl_mcap_bytes b, const char *s)
 
 static void warn(const mcap_payloads *p, const rl_mcap_channel *ch, const char *why)
 {
-    fprintf(stderr, "runlab: mcap: %s: warning: topic '%.*s': %s; its payloads are printed as "
-                    "data_base64\n",
-            p->file, (int)ch->topic.len, (const char *)ch->topic.data, why);
+    fprintf(stderr, "runlab: mcap: %s: warning: topic '", p->file);
+    cli_print_escaped_n(stderr, ch->topic.data, ch->topic.len); /* names reach no terminal raw */
+    fputs("': ", stderr);
+    cli_print_escaped(stderr, why); /* it may quote the file's encoding name */
+    fputs("; its payloads are printed as data_base64\n", stderr);
 }
 
 /* Decides once per channel how its payloads are written. */
@@ -176,8 +180,9 @@ int mcap_payloads_write(mcap_payloads *p, const rl_mcap_channel *ch, const rl_mc
     p->failed = 1;
     char why[1100];
     snprintf(why, sizeof why, "%s", rl_error_last());
-    fprintf(stderr, "runlab: mcap: %s: topic '%.*s', log_time %llu: %s\n", p->file,
-            (int)ch->topic.len, (const char *)ch->topic.data, (unsigned long long)m->log_time, why);
+    fprintf(stderr, "runlab: mcap: %s: topic '", p->file);
+    cli_print_escaped_n(stderr, ch->topic.data, ch->topic.len);
+    fprintf(stderr, "', log_time %llu: %s\n", (unsigned long long)m->log_time, why);
     int rc = rl_json_key(j, "decode_error");
     if (rc == RL_OK)
         rc = rl_json_string(j, why);

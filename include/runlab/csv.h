@@ -58,6 +58,18 @@ int rl_csv_open_mem(rl_csv_reader **out, const char *data, size_t len, const cha
 int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
                      const rl_csv_options *opts);
 
+/* The longest row rl_csv_open_stream reads (its window grows to hold one row at most). */
+#define RL_CSV_STREAM_MAX_ROW ((size_t)64 << 20)
+
+/* Reads the file through a window of `window` bytes (at least 4 KiB) slid over it, so
+ * memory stays bounded whatever the file's size: a row longer than the window makes it
+ * grow, up to RL_CSV_STREAM_MAX_ROW (then RL_ERANGE naming the line). The file is opened
+ * as rl_fs_open_input does (regular files only, never blocking) and read no further than
+ * its size at open. Rows, errors and messages are as for a whole buffer (offsets count
+ * from the start of the file); a row's fields are valid until the next call. */
+int rl_csv_open_stream(rl_csv_reader **out, const char *path, size_t window,
+                       const rl_csv_options *opts);
+
 /* Advances to the next row. Returns 1 with `row` filled, 0 at end of input, or a negative
  * code (RL_EPARSE, RL_ERANGE) with a message "name:line:column: byte N: what" (column and
  * N count bytes from 1 and 0; column 1 of line 1 is the byte after a BOM). After an

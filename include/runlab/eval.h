@@ -53,6 +53,10 @@ typedef struct rl_eval_check {
     double (*intervals)[2];
     size_t nintervals;
     char *reason; /* why it failed / is unavailable, or what was measured; never NULL */
+    double judged_s, window_s; /* coverage of its data: the seconds of the window its
+                                  samples cover (gaps over the metric's max_gap not counted)
+                                  of the window's seconds; NaN when not stated (a check
+                                  without data, or about no time series) */
     char *figure; /* the stem of the figure that shows this check (figures/<figure>.png,
                      .svg), or NULL when none does */
     bool shared_reason; /* not PASS or N/A, and other checks have the same status and
@@ -143,6 +147,10 @@ typedef struct rl_eval_listed_run {
                            collision:2:6:9"), NULL when it has none */
     rl_eval_listed_evaluation *evaluations; /* oldest first */
     size_t nevaluations;
+    int64_t start_ns;   /* START as UTC nanoseconds, INT64_MIN when not recorded */
+    int64_t seed;       /* the simulator's seed (manifest scenario), -1 when none */
+    char **faults;      /* the simulator's faults as given ("speeding:2:6:12"), in order */
+    size_t nfaults;
 } rl_eval_listed_run;
 
 /* Every run directory under <home>/experiments (home as rl_record_home resolves it),
@@ -156,6 +164,77 @@ const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *r
  * NULL. Borrowed from `run`. */
 const rl_eval_listed_evaluation *rl_eval_listed_newer_partial(const rl_eval_listed_run *run);
 void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
+
+/* Which runs `runlab list` and `runlab evaluate --summary` take (eval_select.c). Each
+ * member is NULL for "any", else a comma-separated list whose items are alternatives; the
+ * members are all required. Names compare case-insensitively. */
+typedef struct rl_eval_run_filter {
+    const char *state;   /* manifest states: COMPLETE, FAILED, INTERRUPTED, UNFINISHED, ... */
+    const char *result;  /* the latest full evaluation's PASS, FAIL, INCOMPLETE; NONE: none */
+    const char *since;   /* recorded at or after (the directory name's UTC stamp, else
+                            START): ISO 8601 UTC, or YYYY-mm-dd (that day's 00:00) */
+    const char *until;   /* recorded before: same forms (a date alone: before that day's end) */
+    const char *vehicle; /* runs with any of these vehicle ids */
+    const char *planner; /* the manifest's planner name */
+    const char *fault;   /* runs with a simulator fault of this kind ("speeding"), or NONE:
+                            runs without a fault */
+} rl_eval_run_filter;
+
+/* Keeps in `runs` (first *count) those the filter takes, in their order, freeing the
+ * others; *count becomes how many are kept. RL_EINVAL names the member and item that
+ * cannot be read (a bad time, a vehicle id that is not a number, an unknown result). A
+ * NULL filter keeps every run. Not thread-safe on the same array. */
+int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_run_filter *filter);
+
+/* Sorts runs by `field`: time (recorded: the directory's UTC stamp, else START), name, state, result,
+ * duration, planner, vehicles (how many), seed, faults, evaluations (how many); ascending,
+ * or descending with a leading '-' ("-time": newest first). Ties keep the directory name
+ * order, newest first. RL_EINVAL names an unknown field. */
+int rl_eval_list_sort(rl_eval_listed_run *runs, size_t count, const char *field);
+
+/* ---- One report over many runs (runlab evaluate --summary) ---------------------------- */
+
+/* What a summary is asked to do. Zero-initialise; NULL members take defaults. */
+typedef struct rl_eval_summary_options {
+    const char *const *runs;  /* run directories (rl_eval_resolve_run's output); a run named
+                                 twice is summarised once */
+    size_t nruns;
+    const char *out_dir;      /* the new directory to write (it must not exist: RL_EEXIST);
+                                 NULL: <home>/summaries/<UTC>[_N], home as rl_record_home */
+    const char *home;         /* for the default out_dir; NULL: rl_record_home's default */
+    const char *config_path;  /* as rl_eval_options; an evaluation is reused only when its
+                                 config.yaml is this configuration (same SHA-256) */
+    const char *group_by;     /* planner (NULL), scenario (the faults), fault (their kinds),
+                                 seed, state, vehicles, or a manifest field path ("a.b") */
+    int jobs;                 /* evaluations at once; <= 0: one per core */
+    int argc;                 /* command line for the figure records (0: /proc/self/cmdline) */
+    char *const *argv;
+} rl_eval_summary_options;
+
+/* What a summary found. Free with rl_eval_summary_result_free. */
+typedef struct rl_eval_summary_result {
+    char *dir;          /* the summary directory written */
+    size_t nruns;       /* runs summarised (distinct) */
+    size_t reused;      /* runs whose latest full evaluation matched and was read */
+    size_t evaluated;   /* runs evaluated now */
+    size_t errors;      /* runs that could not be evaluated (listed in the report) */
+    size_t verdicts[RL_EVAL_VERDICT_COUNT]; /* runs per result */
+    char config_sha256[65]; /* the configuration's hash, as summary.json says */
+} rl_eval_summary_result;
+
+/* Summarises many runs in one new directory: report.html, checks.csv (one row per run and
+ * check of its evaluation: run, metric, check, vehicles), summary.json (per run its result
+ * and evaluation; per metric and check the pass rate overall and per group), figures/ (pass
+ * rates per group, the distribution of each check's worst value) and runs/<k>_<name>, a
+ * relative symbolic link to each run's evaluation, through which the report links a failing
+ * run's own report. Each run's latest full evaluation is reused when it ran with the same
+ * configuration and the run's own map; the other runs are evaluated (rl_eval_run, a new
+ * evaluation directory each) on up to `jobs` threads. A run that cannot be evaluated is
+ * listed with its reason, not fatal. Returns RL_OK, or RL_EINVAL (no runs, bad options or
+ * configuration), RL_EEXIST (out_dir exists), RL_EIO / RL_ENOMEM. Call from one thread;
+ * it uses plot as rl_eval_run does (rl_plot_release_caches afterwards is the caller's). */
+int rl_eval_summary(const rl_eval_summary_options *opts, rl_eval_summary_result *result);
+void rl_eval_summary_result_free(rl_eval_summary_result *result);
 
 #ifdef __cplusplus
 }

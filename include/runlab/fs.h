@@ -49,6 +49,15 @@ enum {
  * pass rl_path_check_name. The created path is written to `out` (capacity `cap`). */
 int rl_fs_mkdir_new(const char *parent, const char *name, int flags, char *out, size_t cap);
 
+/* Creates directory `name` (one component, checked by rl_path_check_name) inside the
+ * existing directory `parent`, or takes it when it is already a directory there; the
+ * path is written to `out` (capacity `cap`). It never follows a symbolic link at `name`:
+ * what runlab writes inside a run stays inside it, so a link there (to anywhere) is
+ * refused with RL_EINVAL and "PARENT/NAME: is a symbolic link"; anything else that is not
+ * a directory is RL_EEXIST. `parent` itself may be reached through links (the caller's
+ * choice). Thread-safe. */
+int rl_fs_mkdir_in(const char *parent, const char *name, char *out, size_t cap);
+
 /* Bytes available to an unprivileged user on the filesystem holding `path`. */
 int rl_fs_free_bytes(const char *path, uint64_t *out);
 

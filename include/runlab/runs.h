@@ -136,6 +136,20 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
                           void *user, rl_run_set **out);
 void rl_run_set_free(rl_run_set *set);
 
+/* Called by rl_runs_each for each run, in path order (`index` of `total`), always from the
+ * calling thread. The run is borrowed: it is freed when the callback returns. A negative
+ * return (an RL_E* code, with the message set) stops the walk; rl_runs_each returns it. */
+typedef int (*rl_runs_each_fn)(const rl_run *run, size_t index, size_t total, void *user);
+
+/* rl_runs_load without holding every run: the same walk, order and runs, but each run is
+ * handed to `fn` and freed before the next few are loaded, so memory does not grow with
+ * the number of runs (a batch of at most 64 runs at once, loaded by the pool of
+ * rl_run_limits.threads). The walk errors go to *walk_errors (free each string and the
+ * array) when both pointers are given. Returns RL_OK, RL_EINVAL, RL_ENOMEM, RL_EIO, or the
+ * callback's code. */
+int rl_runs_each(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
+                 rl_runs_each_fn fn, void *user, char ***walk_errors, size_t *num_walk_errors);
+
 /* Counts by status and by reason. */
 typedef struct rl_runs_report {
     size_t total;
@@ -146,6 +160,8 @@ typedef struct rl_runs_report {
 } rl_runs_report;
 
 void rl_runs_aggregate(const rl_run_set *set, rl_runs_report *out);
+/* Adds one run to the counts (start from a zeroed report; walk_errors is the caller's). */
+void rl_runs_report_add(rl_runs_report *out, const rl_run *run);
 
 /* Writes the report as text lines ("runs: 12 (parsed 9, degraded 2, skipped 1)" then one
  * line per reason with a count). Returns RL_OK or RL_EIO. */

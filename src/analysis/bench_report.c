@@ -844,9 +844,7 @@ int rl_bench_report_write(const char *dir, const rl_bench_report_opts *opts, cha
     if (rc == RL_OK)
         rc = rl_path_join(c.results_path, sizeof c.results_path, dir, "results.json");
     if (rc == RL_OK)
-        rc = rl_path_join(path, sizeof path, dir, "figures");
-    if (rc == RL_OK)
-        rc = rl_fs_mkdirs(path);
+        rc = rl_fs_mkdir_in(dir, "figures", path, sizeof path); /* never through a link */
     if (rc == RL_OK) {
         snprintf(title, sizeof title, "Benchmark report: %s", m.experiment);
         rc = rl_report_new(&c.rep, title);

@@ -1263,6 +1263,41 @@ int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits
     return rl_runs_load_progress(roots, num_roots, limits, NULL, NULL, out);
 }
 
+/* Walks every root into `w` and sorts the run paths found. */
+static void walk_roots(struct walk *w, const char *const *roots, size_t num_roots)
+{
+    memset(w, 0, sizeof *w);
+    for (size_t i = 0; i < num_roots; i++) {
+        size_t n = strlen(roots[i]);
+        char root[PATH_MAX];
+        if (n == 0 || n >= sizeof root) {
+            walk_error(w, "'%.200s': empty or too long", roots[i]);
+            continue;
+        }
+        memcpy(root, roots[i], n + 1);
+        while (n > 1 && root[n - 1] == '/')
+            root[--n] = '\0';
+        walk_dir(w, root, 0);
+    }
+    walk_links(w);
+    if (w->npaths)
+        qsort(w->paths, w->npaths, sizeof *w->paths, name_cmp);
+}
+
+static void walk_free(struct walk *w)
+{
+    for (size_t i = 0; i < w->npaths; i++)
+        free(w->paths[i]);
+    free(w->paths);
+    for (size_t i = 0; i < w->nerrors; i++)
+        free(w->errors[i]);
+    free(w->errors);
+    free(w->seen);
+    for (size_t i = 0; i < w->nlinks; i++)
+        free(w->links[i].path);
+    free(w->links);
+}
+
 int rl_runs_load_progress(const char *const *roots, size_t num_roots,
                           const rl_run_limits *limits, rl_runs_progress_fn progress,
                           void *user, rl_run_set **out)
@@ -1273,27 +1308,12 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
     if (!roots && num_roots)
         return rl_error_set(RL_EINVAL, "runs: no roots");
     struct walk w;
-    memset(&w, 0, sizeof w);
-    for (size_t i = 0; i < num_roots; i++) {
-        size_t n = strlen(roots[i]);
-        char root[PATH_MAX];
-        if (n == 0 || n >= sizeof root) {
-            walk_error(&w, "'%.200s': empty or too long", roots[i]);
-            continue;
-        }
-        memcpy(root, roots[i], n + 1);
-        while (n > 1 && root[n - 1] == '/')
-            root[--n] = '\0';
-        walk_dir(&w, root, 0);
-    }
-    walk_links(&w);
+    walk_roots(&w, roots, num_roots);
     rl_run_set *set = calloc(1, sizeof *set);
     int rc = RL_OK;
     if (!set || w.oom) {
         rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
     } else {
-        if (w.npaths)
-            qsort(w.paths, w.npaths, sizeof *w.paths, name_cmp);
         set->runs = calloc(w.npaths ? w.npaths : 1, sizeof *set->runs);
         if (!set->runs)
             rc = rl_error_set(RL_ENOMEM, "runs: out of memory");
@@ -1306,16 +1326,7 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
         w.errors = NULL;
         w.nerrors = 0;
     }
-    for (size_t i = 0; i < w.npaths; i++)
-        free(w.paths[i]);
-    free(w.paths);
-    for (size_t i = 0; i < w.nerrors; i++)
-        free(w.errors[i]);
-    free(w.errors);
-    free(w.seen);
-    for (size_t i = 0; i < w.nlinks; i++)
-        free(w.links[i].path);
-    free(w.links);
+    walk_free(&w);
     if (rc != RL_OK) {
         rl_run_set_free(set);
         return rc;
@@ -1324,21 +1335,61 @@ int rl_runs_load_progress(const char *const *roots, size_t num_roots,
     return RL_OK;
 }
 
+/* Runs loaded at once by rl_runs_each: enough to keep every loading thread busy, few
+ * enough that memory does not grow with the tree. */
+enum { EACH_BATCH = 4 * MAX_THREADS };
+
+int rl_runs_each(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
+                 rl_runs_each_fn fn, void *user, char ***walk_errors, size_t *num_walk_errors)
+{
+    if (walk_errors)
+        *walk_errors = NULL;
+    if (num_walk_errors)
+        *num_walk_errors = 0;
+    if (!fn || (!roots && num_roots))
+        return rl_error_set(RL_EINVAL, "runs: no roots or no callback");
+    struct walk w;
+    walk_roots(&w, roots, num_roots);
+    int rc = w.oom ? rl_error_set(RL_ENOMEM, "runs: out of memory") : RL_OK;
+    rl_run *batch[EACH_BATCH];
+    for (size_t start = 0; rc == RL_OK && start < w.npaths; start += EACH_BATCH) {
+        size_t n = w.npaths - start < EACH_BATCH ? w.npaths - start : EACH_BATCH;
+        memset(batch, 0, sizeof batch);
+        rc = load_all(w.paths + start, n, limits, NULL, NULL, batch);
+        for (size_t i = 0; i < n; i++) {
+            if (rc == RL_OK)
+                rc = fn(batch[i], start + i, w.npaths, user);
+            rl_run_free(batch[i]);
+        }
+    }
+    if (walk_errors && num_walk_errors) {
+        *walk_errors = w.errors;
+        *num_walk_errors = w.nerrors;
+        w.errors = NULL;
+        w.nerrors = 0;
+    }
+    walk_free(&w);
+    return rc;
+}
+
+void rl_runs_report_add(rl_runs_report *out, const rl_run *r)
+{
+    out->total++;
+    out->by_status[r->status]++;
+    out->rows += r->num_rows;
+    for (int k = 0; k < RL_REASON_COUNT; k++)
+        if (r->reasons & (1u << k))
+            out->by_reason[k]++;
+}
+
 void rl_runs_aggregate(const rl_run_set *set, rl_runs_report *out)
 {
     memset(out, 0, sizeof *out);
     if (!set)
         return;
     out->walk_errors = set->num_walk_errors;
-    for (size_t i = 0; i < set->count; i++) {
-        const rl_run *r = set->runs[i];
-        out->total++;
-        out->by_status[r->status]++;
-        out->rows += r->num_rows;
-        for (int k = 0; k < RL_REASON_COUNT; k++)
-            if (r->reasons & (1u << k))
-                out->by_reason[k]++;
-    }
+    for (size_t i = 0; i < set->count; i++)
+        rl_runs_report_add(out, set->runs[i]);
 }
 
 int rl_runs_report_print(const rl_runs_report *rep, FILE *f)

@@ -1,17 +1,20 @@
 /* The RFC 4180 CSV reader and writer behind runlab/csv.h.
  * The reader walks a bounded byte range once, copying each row's decoded fields into one
  * scratch buffer so they can be NUL-terminated without writing into the caller's input;
- * the writer builds each row in memory and hands it to stdio with one fwrite. */
+ * a streamed file is that range as a window slid over the file (rl_csv_open_stream).
+ * The writer builds each row in memory and hands it to stdio with one fwrite. */
 #include "runlab/csv.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
     DEFAULT_MAX_FIELDS = 65536,
@@ -42,7 +45,14 @@ struct rl_csv_reader {
     size_t expected;   /* field count of the first row; 0 before it */
     unsigned char special[256]; /* bytes that end an unquoted field */
     char *name;
-    char *owned;       /* the file buffer of rl_csv_open_file */
+    char *owned;       /* the file buffer of rl_csv_open_file, the window of a stream */
+
+    /* A stream (rl_csv_open_stream): `data` is `owned`, holding the file's bytes from
+     * offset `base` on, `len` of them; `fd` is -1 for a whole buffer. */
+    int fd;
+    uint64_t base;
+    uint64_t file_left; /* bytes of the size at open not read yet */
+    size_t window_cap, window_max;
 
     /* The current row: decoded bytes with a NUL after each field. Fields are recorded as
      * offsets while the row is built, because growing the scratch moves it. */
@@ -60,8 +70,8 @@ struct rl_csv_reader {
 static int fail_at(rl_csv_reader *r, int code, size_t at, uint64_t line, size_t lstart,
                    const char *what)
 {
-    snprintf(r->err_msg, sizeof r->err_msg, "%s:%" PRIu64 ":%zu: byte %zu: %s", r->name,
-             line, at - lstart + 1, at, what);
+    snprintf(r->err_msg, sizeof r->err_msg, "%s:%" PRIu64 ":%zu: byte %" PRIu64 ": %s",
+             r->name, line, at - lstart + 1, r->base + at, what);
     r->err_code = code;
     return rl_error_set(code, "%s", r->err_msg);
 }
@@ -106,6 +116,7 @@ int rl_csv_open_mem(rl_csv_reader **out, const char *data, size_t len, const cha
     }
     r->data = data ? data : "";
     r->len = len;
+    r->fd = -1;
     r->opts = o;
     r->line = 1;
     r->special[(unsigned char)o.delimiter] = r->special['"'] = 1;
@@ -134,10 +145,84 @@ int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
     return RL_OK;
 }
 
+/* Moves the unread bytes from `keep` on to the window's front and reads more of the file
+ * behind them, doubling the window first when `grow` (a row did not fit; the caller has
+ * checked window_max). RL_OK, RL_ENOMEM or RL_EIO. */
+static int stream_fill(rl_csv_reader *r, size_t keep, bool grow)
+{
+    size_t have = r->len - keep;
+    if (keep > 0)
+        memmove(r->owned, r->owned + keep, have);
+    r->base += keep;
+    r->pos -= keep;
+    r->line_start -= keep;
+    r->len = have;
+    if (grow) {
+        size_t cap = r->window_cap * 2 < r->window_max ? r->window_cap * 2 : r->window_max;
+        char *p = realloc(r->owned, cap);
+        if (!p)
+            return rl_error_set(RL_ENOMEM, "%s: out of memory for a %zu-byte window", r->name,
+                                cap);
+        r->owned = p;
+        r->window_cap = cap;
+    }
+    while (r->len < r->window_cap && r->file_left > 0) {
+        size_t want = r->window_cap - r->len;
+        if (want > r->file_left)
+            want = (size_t)r->file_left;
+        ssize_t n = read(r->fd, r->owned + r->len, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return rl_error_set_errno(RL_EIO, errno, "%s: read", r->name);
+        if (n == 0) {
+            r->file_left = 0; /* it shrank: what is there is the file */
+            break;
+        }
+        r->len += (size_t)n;
+        r->file_left -= (uint64_t)n;
+    }
+    r->data = r->owned;
+    return RL_OK;
+}
+
+int rl_csv_open_stream(rl_csv_reader **out, const char *path, size_t window,
+                       const rl_csv_options *opts)
+{
+    *out = NULL;
+    uint64_t size = 0;
+    int fd = rl_fs_open_input(path, &size);
+    if (fd < 0)
+        return fd;
+    int rc = rl_csv_open_mem(out, "", 0, path, opts);
+    if (rc != RL_OK) {
+        close(fd);
+        return rc;
+    }
+    rl_csv_reader *r = *out;
+    r->fd = fd;
+    r->file_left = size;
+    r->window_cap = window < 4096 ? 4096 : window;
+    r->window_max = RL_CSV_STREAM_MAX_ROW > r->window_cap ? RL_CSV_STREAM_MAX_ROW : r->window_cap;
+    r->owned = malloc(r->window_cap);
+    rc = r->owned ? stream_fill(r, 0, false)
+                  : rl_error_set(RL_ENOMEM, "%s: out of memory", path);
+    if (rc != RL_OK) {
+        rl_csv_close(r);
+        *out = NULL;
+        return rc;
+    }
+    if (r->len >= 3 && memcmp(r->data, "\xEF\xBB\xBF", 3) == 0)
+        r->pos = r->line_start = 3;
+    return RL_OK;
+}
+
 void rl_csv_close(rl_csv_reader *r)
 {
     if (!r)
         return;
+    if (r->fd >= 0)
+        close(r->fd);
     free(r->scratch);
     free(r->offs);
     free(r->fields);
@@ -294,12 +379,8 @@ static int parse_quoted(rl_csv_reader *r, size_t *used)
     }
 }
 
-int rl_csv_next(rl_csv_reader *r, rl_csv_row *row)
+static int parse_row(rl_csv_reader *r, rl_csv_row *row)
 {
-    if (!r || !row)
-        return rl_error_set(RL_EINVAL, "csv: NULL reader or row");
-    if (r->err_code)
-        return rl_error_set(r->err_code, "%s", r->err_msg);
     if (r->pos >= r->len)
         return 0;
 
@@ -393,8 +474,55 @@ int rl_csv_next(rl_csv_reader *r, rl_csv_row *row)
     row->fields = r->fields;
     row->count = count;
     row->line = row_line;
-    row->byte_offset = row_pos;
+    row->byte_offset = r->base + row_pos;
     return 1;
+}
+
+int rl_csv_next(rl_csv_reader *r, rl_csv_row *row)
+{
+    if (!r || !row)
+        return rl_error_set(RL_EINVAL, "csv: NULL reader or row");
+    if (r->err_code)
+        return rl_error_set(r->err_code, "%s", r->err_msg);
+    if (r->fd < 0)
+        return parse_row(r, row);
+    /* A stream: the row is parsed in the window; when the parse came to the window's end
+     * (or failed) with more of the file left, the row may be cut, so it is parsed again
+     * from its start with more of the file behind it: the window is refilled, and doubled
+     * when the row already fills it, up to window_max. */
+    bool again = false;
+    for (;;) {
+        bool last_try = false;
+        if (r->file_left > 0 && (again || r->len - r->pos < r->window_cap / 2)) {
+            size_t keep = r->line_start < r->pos ? r->line_start : r->pos;
+            bool full = again && keep == 0 && r->len == r->window_cap;
+            if (full && r->window_cap >= r->window_max) {
+                last_try = true;
+            } else {
+                int rc = stream_fill(r, keep, full);
+                if (rc != RL_OK)
+                    return rc;
+            }
+        }
+        const size_t pos = r->pos, lstart = r->line_start, expected = r->expected;
+        const uint64_t line = r->line;
+        int got = parse_row(r, row);
+        bool whole = got > 0 && r->pos + 1 < r->len;
+        if (r->file_left == 0 || whole || (last_try && got < 0))
+            return got;
+        r->pos = pos;
+        r->line_start = lstart;
+        r->line = line;
+        r->expected = expected;
+        r->err_code = 0;
+        if (last_try) {
+            char what[96];
+            snprintf(what, sizeof what, "row longer than %zu bytes (the reader's limit)",
+                     r->window_max);
+            return fail_here(r, RL_ERANGE, r->pos, what);
+        }
+        again = true;
+    }
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -205,6 +205,38 @@ int rl_fs_mkdir_new(const char *parent, const char *name, int flags, char *out, 
     return rl_error_set(RL_EEXIST, "%s/%s: 9999 suffixed names already taken", parent, name);
 }
 
+/* mkdirat + openat(O_NOFOLLOW) relative to the parent's descriptor: the name is looked
+ * at once, in that directory, and a link planted there is never followed. */
+int rl_fs_mkdir_in(const char *parent, const char *name, char *out, size_t cap)
+{
+    int rc = rl_path_join(out, cap, parent, name);
+    if (rc < 0)
+        return rc;
+    int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return io_error(errno, parent, "open directory");
+    if (mkdirat(dfd, name, 0755) != 0 && errno != EEXIST)
+        rc = io_error(errno, out, "mkdir");
+    int fd = rc < 0 ? -1 : openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (rc == RL_OK && fd < 0) {
+        int err = errno;
+        struct stat st;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            rc = rl_error_set(RL_EINVAL,
+                              "%s: is a symbolic link; runlab writes nothing through a link "
+                              "inside a run",
+                              out);
+        else if (err == ENOTDIR || err == ELOOP)
+            rc = rl_error_set(RL_EEXIST, "%s: exists and is not a directory", out);
+        else
+            rc = io_error(err, out, "open directory");
+    }
+    if (fd >= 0)
+        close(fd);
+    close(dfd);
+    return rc;
+}
+
 int rl_fs_free_bytes(const char *path, uint64_t *out)
 {
     struct statvfs sv;

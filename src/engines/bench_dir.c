@@ -304,8 +304,8 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
     if (rc == RL_OK && (ss->lock_fd = lock_dir(ss->dir)) < 0)
         rc = rl_error_last_code();
     snprintf(console, sizeof console, "%s/console", ss->dir);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdirs(console);
+    if (rc == RL_OK) /* a --resume finds it there: never through a link */
+        rc = rl_fs_mkdir_in(ss->dir, "console", console, sizeof console);
     char problem_file[PATH_MAX];
     /* the built-in problem's geometry for executable planners (RUNLAB_PROBLEM_FILE) */
     if (rc == RL_OK && ss->problem)

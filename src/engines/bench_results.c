@@ -85,14 +85,42 @@ static bool prop_name_known(const rl_bench *b, const char *name)
     return false;
 }
 
+/* The properties the harness sets on every run (finish); a run keeps them whatever the
+ * limit on names, so its status, solved and time always reach the log and database. */
+static bool harness_prop_name(const char *name)
+{
+    static const char *const own[] = {"time",      "memory",    "memory with startup",
+                                      "simplification time",    "cpu time",
+                                      "wall time", "status",    "solved",
+                                      "exit code", "exit signal"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(own[i], name) == 0)
+            return true;
+    return false;
+}
+
 /* Keeps the experiment within RL_BENCH_MAX_PROPERTY_NAMES distinct property names: a run
- * whose new names would pass it loses exactly those properties (the run alone pays for
- * them) and says so in its reason. */
+ * whose new names would pass it loses exactly those of the planner's properties (the run
+ * alone pays for them) and says so in its reason. The harness's own names are counted
+ * first and always kept (the planner's, set before them, used to push out "exit signal",
+ * then "solved" and "status"). One new to an experiment already full ("memory with
+ * startup" first seen in a late run) is kept too: the experiment can pass the limit by at
+ * most those ten names, far below SQLite's 2000 columns. */
 void rl_bench_limit_property_names(const rl_bench *b, rl_bench_run_data *r)
 {
     size_t fresh = 0, kept = 0, dropped = 0;
     for (size_t i = 0; i < r->n_props; i++) {
-        bool known = prop_name_known(b, r->props[i].name);
+        const char *name = r->props[i].name;
+        if (!harness_prop_name(name) || prop_name_known(b, name))
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(r->props[k].name, name) == 0;
+        fresh += !seen;
+    }
+    for (size_t i = 0; i < r->n_props; i++) {
+        bool own = harness_prop_name(r->props[i].name);
+        bool known = own || prop_name_known(b, r->props[i].name);
         for (size_t k = 0; !known && k < kept; k++) /* a name repeated in this run */
             known = strcmp(r->props[k].name, r->props[i].name) == 0;
         if (!known && b->n_prop_names + fresh >= RL_BENCH_MAX_PROPERTY_NAMES) {

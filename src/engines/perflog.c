@@ -1223,9 +1223,7 @@ int rl_perflog_save_map(rl_perflog *pl, int k, const void *data, size_t len, con
         return rl_error_set(RL_EINVAL, "perflog: map extension must be 1..%d letters/digits",
                             EXT_MAX);
     char dir[PATH_MAX], file[64], path[PATH_MAX];
-    int rc = rl_path_join(dir, sizeof dir, pl->run_dir, "maps");
-    if (rc == RL_OK)
-        rc = rl_fs_mkdirs(dir);
+    int rc = rl_fs_mkdir_in(pl->run_dir, "maps", dir, sizeof dir); /* never through a link */
     snprintf(file, sizeof file, "%05d.%s", k, ext);
     if (rc == RL_OK)
         rc = rl_path_join(path, sizeof path, dir, file);

@@ -29,8 +29,9 @@
 int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
 {
     char parent[PATH_MAX], stamp[32];
-    int rc = rl_path_join(parent, sizeof parent, run_dir, "evaluations");
-    if (rc < 0 || (rc = rl_fs_mkdirs(parent)) < 0)
+    /* RUN/evaluations as a link would put the evaluation outside the run: refused. */
+    int rc = rl_fs_mkdir_in(run_dir, "evaluations", parent, sizeof parent);
+    if (rc < 0)
         return rl_error_prefix(rc, "evaluation directory");
     if ((rc = rl_time_format_compact(now_ns, stamp, sizeof stamp)) < 0)
         return rc;
@@ -67,7 +68,7 @@ static int run_metric(void *arg, size_t k)
 {
     metric_tasks *m = arg;
     const eval_metric *metric = &eval_metrics[m->chosen[k]];
-    eval_ctx ctx = {m->run, metric, NULL, &m->sinks[k]};
+    eval_ctx ctx = {.run = m->run, .metric = metric, .sink = &m->sinks[k]};
     json_object_object_get_ex(m->config, metric->name, &ctx.settings);
     int rc = metric->run(&ctx);
     return rc < 0 ? rl_error_prefix(rc, "metric %s", metric->name) : rc;

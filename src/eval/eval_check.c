@@ -3,6 +3,8 @@
  * window's sample range and handing figures to the evaluation. */
 #include "eval/eval_sink.h"
 
+#include "eval/eval_coverage.h"
+
 #include "core/text.h"
 #include "runlab/error.h"
 #include "runlab/json.h"
@@ -217,6 +219,7 @@ int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t
     c.status = status;
     c.value = value;
     c.threshold = threshold;
+    c.judged_s = c.window_s = NAN;
     c.metric = strdup(ctx->metric->name);
     c.check = dup_or_empty(check);
     c.unit = dup_or_empty(unit);
@@ -234,6 +237,16 @@ int eval_check_add(eval_ctx *ctx, const char *check, const int *vehicles, size_t
     }
     va_end(ap);
     int ok = c.metric && c.check && c.unit && c.reason;
+    if (ok && ctx->coverage.active) { /* the data's coverage, and what it does to the status */
+        c.judged_s = ctx->coverage.judged_s;
+        c.window_s = ctx->coverage.window_s;
+        char *why = NULL;
+        ok = eval_coverage_apply(&ctx->coverage, &c.status, c.reason, &why) == RL_OK;
+        if (why) {
+            free(c.reason);
+            c.reason = why;
+        }
+    }
     if (ok && nvehicles) {
         c.vehicles = malloc(nvehicles * sizeof *c.vehicles);
         ok = c.vehicles != NULL;

@@ -26,7 +26,20 @@ int eval_figure_line(eval_ctx *ctx, rl_axes *ax, const eval_series_ref *series)
     o.rgb = eval_vehicle_color(ctx->run, series->vehicle);
     o.dash = 0;
     o.line_width = 1.2;
-    return rl_axes_line(ax, series->t, series->y, series->n, &o);
+    /* One line per stretch of samples at most max_gap apart, the label on the first: a
+     * straight line across a stall would show data where there was none. */
+    size_t start = 0, n = series->n;
+    const double *t = series->t, *y = series->y;
+    int rc = RL_OK;
+    for (size_t i = 1; rc == RL_OK && series->max_gap > 0 && i < n; i++)
+        if (t[i] - t[i - 1] > series->max_gap) {
+            rc = rl_axes_line(ax, t + start, y + start, i - start, &o);
+            o.label = NULL;
+            start = i;
+        }
+    if (rc == RL_OK)
+        rc = rl_axes_line(ax, t + start, y + start, n - start, &o);
+    return rc;
 }
 
 /* Whether the check is about exactly `vehicles` (in any order). */

@@ -74,12 +74,42 @@ typedef struct eval_commands {
     eval_traj_point *points;
 } eval_commands;
 
+/* A vehicle's topics, for the decoding counts and the coverage of checks. */
+typedef enum eval_topic {
+    EVAL_TOPIC_STATE = 0,
+    EVAL_TOPIC_OBS,
+    EVAL_TOPIC_CMD,
+    EVAL_TOPIC_COUNT
+} eval_topic;
+
+/* "state", "observation", "command_trajectory" (rt/vehicle/<id>/<name>). */
+const char *eval_topic_name(eval_topic topic);
+
+/* A topic mostly fails to decode when more than this fraction of its messages did not
+ * decode: its checks are INSUFFICIENT with `undecodable` as the reason (docs/eval.md). */
+#define EVAL_UNDECODABLE_FRACTION 0.5
+
+/* How one topic of a vehicle decoded (issue 29.8): nothing that did not decode is dropped
+ * silently; summary.json, decoding.csv and the report state it per topic. */
+typedef struct eval_decoding {
+    size_t messages;         /* messages of the topic in the bag, decoded or not */
+    size_t failed;           /* of those, how many did not decode */
+    size_t first_index;      /* the first that did not: its index among the topic's messages */
+    int64_t first_log_ns;    /* its log time (ns since the epoch) */
+    double first_t;          /* the same in s since START */
+    const char *first_error; /* why it did not decode; NULL when none failed */
+    const char *refused;     /* the channel was not decoded at all (its message encoding is
+                                not cdr): why; else NULL */
+    const char *undecodable; /* more than EVAL_UNDECODABLE_FRACTION failed: the reason its
+                                checks are INSUFFICIENT; else NULL */
+} eval_decoding;
+
 typedef struct eval_vehicle {
     int id;
     eval_states state;       /* rt/vehicle/<id>/state */
     eval_observations obs;   /* rt/vehicle/<id>/observation */
     eval_commands cmd;       /* rt/vehicle/<id>/command_trajectory */
-    size_t decode_errors[3]; /* messages of state, observation, command that did not decode */
+    eval_decoding decoding[EVAL_TOPIC_COUNT]; /* per eval_topic */
     const char *missing[EVAL_FIELD_COUNT];
 } eval_vehicle;
 
@@ -122,12 +152,29 @@ typedef struct eval_metric {
 extern const eval_metric eval_metrics[];
 extern const size_t eval_metric_total;
 
+/* The data behind the checks a metric is adding (eval_coverage.c; set with
+ * eval_coverage_begin): how much of the window it covers, the stretches it leaves
+ * unjudged, and whether one of its topics mostly failed to decode. */
+typedef struct eval_coverage {
+    bool active;
+    bool judge_gaps;      /* a PASS over a gap longer than max_gap becomes INSUFFICIENT */
+    double window_s;      /* the window's length */
+    double judged_s;      /* the part of it within max_gap of a sample */
+    double max_gap;
+    double (*gaps)[2];    /* the unjudged stretches, in time order */
+    size_t ngaps, cap_gaps;
+    char what[160];       /* the topics judged, for reasons ("rt/vehicle/2/state") */
+    const char *undecodable; /* one of them mostly did not decode: why; else NULL */
+    char decode_note[160];   /* some of its messages did not decode: how many ("" none) */
+} eval_coverage;
+
 /* What a metric sees while it runs. */
 struct eval_ctx {
     const eval_run *run;
     const eval_metric *metric;
     json_object *settings; /* its section of the effective configuration (an object) */
     struct eval_sink *sink; /* where checks and figures go (framework-private) */
+    eval_coverage coverage; /* applied to every check added while active */
 };
 
 /* ---- Settings: the metric's section of default.yaml merged with --config ---------------
@@ -186,6 +233,31 @@ int eval_check_unavailable(eval_ctx *ctx, const char *check, int vehicle, const 
 int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_t have,
                             double need, const char *what);
 
+/* ---- Coverage (eval_coverage.c) -------------------------------------------------------
+ * Every check states how much of the window its data covers: judged_s of window_s seconds,
+ * where a second is judged when it lies within max_gap of samples on both sides (the
+ * window's edges count as gaps when the first sample comes later than max_gap after START,
+ * or the last earlier than max_gap before STOP). A metric sets the data of the checks it is
+ * about to add with eval_coverage_begin (one vehicle's topic: the sample times `t`, sorted,
+ * n long, inside the window or not), adds more with eval_coverage_add (the other vehicle of
+ * a pair: the gaps are joined), then adds its checks and calls eval_coverage_end. While it
+ * is set, eval_check_add records the coverage on every check, and:
+ *   - a check of a topic that mostly did not decode is INSUFFICIENT with that reason
+ *     (unless it is UNAVAILABLE or N/A); where fewer did not, the reason says how many;
+ *   - with `judge_gaps`, a PASS over a gap longer than max_gap is INSUFFICIENT naming the
+ *     gap (start..end, length): what was not seen cannot pass. A FAIL stays: it was judged
+ *     from the samples that exist.
+ * Returns RL_OK or RL_ENOMEM (the coverage is then unset). */
+int eval_coverage_begin(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, const double *t,
+                        size_t n, double max_gap, bool judge_gaps);
+int eval_coverage_add(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, const double *t,
+                      size_t n);
+/* Only the decoding of another topic the checks read (the commands of command_follow). */
+void eval_coverage_topic(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic);
+void eval_coverage_end(eval_ctx *ctx);
+/* The metric's `max_gap` setting; RL_EINVAL naming the key when missing or not > 0. */
+int eval_setting_max_gap(eval_ctx *ctx, double *out);
+
 /* ---- Figures --------------------------------------------------------------------------
  * Hands a finished figure to the evaluation (always takes ownership, also on error): it
  * is saved as figures/<name>.png and .svg with their records, and drawn in the report
@@ -198,6 +270,8 @@ typedef struct eval_series_ref {
     const double *t, *y;
     size_t n;
     int vehicle; /* the vehicle's id: the line takes its colour (eval_vehicle_color) */
+    double max_gap; /* > 0: the line breaks where samples are further apart (a gap is drawn
+                       as a gap, not as a straight line through it); 0: never */
 } eval_series_ref;
 
 /* The common figure of a quantity over time (speed, deviation, pair distance): one line
@@ -215,7 +289,8 @@ int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
  * colour after the last vehicle's. */
 unsigned eval_vehicle_color(const eval_run *run, int id);
 
-/* Draws one series (time plot line) in its vehicle's colour, labelled. */
+/* Draws one series (time plot line) in its vehicle's colour, labelled, broken where samples
+ * lie further apart than its max_gap (> 0). */
 int eval_figure_line(eval_ctx *ctx, rl_axes *ax, const eval_series_ref *series);
 
 /* Names `figure` as the figure that shows the running metric's checks called `check`

@@ -3,6 +3,7 @@
  * it (each with its summary.json's verdict), newest first. Bad runs are listed, not fatal. */
 #include "runlab/eval.h"
 
+#include "eval/eval_list.h"
 #include "eval/eval_verdict.h"
 
 #include "core/text.h"
@@ -187,12 +188,35 @@ static char *scenario_brief(json_object *m)
     return strdup(buf);
 }
 
+/* The scenario's seed and faults one by one, for filtering and sorting. */
+static void scenario_fields(json_object *m, rl_eval_listed_run *r)
+{
+    json_object *sc, *sim, *faults;
+    int64_t v;
+    if (rl_json_get_object(m, "scenario", &sc) != RL_OK ||
+        rl_json_get_object(sc, "runlab_sim", &sim) != RL_OK)
+        return;
+    if (rl_json_get_int64(sim, "seed", &v) == RL_OK)
+        r->seed = v;
+    if (rl_json_get_array(sim, "faults", &faults) != RL_OK)
+        return;
+    size_t n = json_object_array_length(faults);
+    r->faults = n ? calloc(n, sizeof *r->faults) : NULL;
+    for (size_t i = 0; r->faults && i < n; i++) {
+        const char *f = json_object_get_string(json_object_array_get_idx(faults, i));
+        if (f && (r->faults[r->nfaults] = strdup(f)))
+            r->nfaults++;
+    }
+}
+
 static void read_manifest(rl_eval_listed_run *r)
 {
     char p[PATH_MAX], why[256];
     json_object *m = NULL, *o;
     r->duration_s = NAN;
     r->planned_s = NAN;
+    r->start_ns = INT64_MIN;
+    r->seed = -1;
     bool unfinished = rl_record_run_unfinished(r->dir, why, sizeof why) == 1;
     if (rl_path_join(p, sizeof p, r->dir, "manifest.json") < 0 ||
         rl_json_read_file(p, MAX_MANIFEST_BYTES, &m) < 0 || !json_object_is_type(m, json_type_object)) {
@@ -206,6 +230,7 @@ static void read_manifest(rl_eval_listed_run *r)
         r->state = strdup("UNREADABLE");
     r->planner = dup_str(m, "planner");
     r->scenario = scenario_brief(m);
+    scenario_fields(m, r);
     if (rl_json_get_object(m, "result", &o) == RL_OK)
         r->result = dup_str(o, "reason");
     if (rl_json_get_object(m, "map", &o) == RL_OK) {
@@ -227,9 +252,11 @@ static void read_manifest(rl_eval_listed_run *r)
     if (rl_json_get_object(m, "stamps", &o) == RL_OK &&
         rl_json_get_string(o, "start", &start) == RL_OK) {
         r->start = strdup(start);
-        if (rl_json_get_string(o, "stop", &stop) == RL_OK && rl_time_parse_iso(start, &a) == RL_OK &&
-            rl_time_parse_iso(stop, &b) == RL_OK)
-            r->duration_s = (double)(b - a) / 1e9;
+        if (rl_time_parse_iso(start, &a) == RL_OK) {
+            r->start_ns = a;
+            if (rl_json_get_string(o, "stop", &stop) == RL_OK && rl_time_parse_iso(stop, &b) == RL_OK)
+                r->duration_s = (double)(b - a) / 1e9;
+        }
     }
     json_object_put(m);
     r->planned_s = eval_planned_duration(r->dir);
@@ -285,19 +312,45 @@ int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count)
     return RL_OK;
 }
 
+int eval_list_one(const char *dir, rl_eval_listed_run *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *slash = strrchr(dir, '/');
+    r->dir = strdup(dir);
+    r->name = strdup(slash && slash[1] ? slash + 1 : dir);
+    if (!r->dir || !r->name) {
+        eval_listed_run_clear(r);
+        return rl_error_set(RL_ENOMEM, "runs: out of memory");
+    }
+    read_manifest(r);
+    int rc = r->state ? read_evaluations(r) : rl_error_set(RL_ENOMEM, "runs: out of memory");
+    if (rc < 0)
+        eval_listed_run_clear(r);
+    return rc;
+}
+
 void rl_eval_list_free(rl_eval_listed_run *runs, size_t count)
 {
-    for (size_t i = 0; runs && i < count; i++) {
-        rl_eval_listed_run *r = &runs[i];
+    for (size_t i = 0; runs && i < count; i++)
+        eval_listed_run_clear(&runs[i]);
+    free(runs);
+}
+
+void eval_listed_run_clear(rl_eval_listed_run *r)
+{
+    {
         free(r->dir), free(r->name), free(r->run_id), free(r->state), free(r->result);
         free(r->planner), free(r->map_sha256), free(r->start), free(r->vehicles);
         free(r->interruption);
         free(r->scenario);
+        for (size_t k = 0; k < r->nfaults; k++)
+            free(r->faults[k]);
+        free(r->faults);
         for (size_t k = 0; k < r->nevaluations; k++)
             free(r->evaluations[k].name);
         free(r->evaluations);
     }
-    free(runs);
+    memset(r, 0, sizeof *r);
 }
 
 const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *run)

@@ -203,9 +203,15 @@ static void read_manifest(eval_loaded *l, const char *dir)
     json_object *stamps;
     const char *start;
     if (rl_json_get_object(l->manifest, "stamps", &stamps) == RL_OK &&
-        rl_json_get_string(stamps, "start", &start) == RL_OK &&
-        rl_time_parse_iso(start, &l->base_ns) == RL_OK)
-        l->have_base = true;
+        rl_json_get_string(stamps, "start", &start) == RL_OK) {
+        if (rl_time_parse_iso(start, &l->base_ns) == RL_OK)
+            l->have_base = true;
+        else /* said, not ignored: START then comes from the trigger or the first message */
+            rl_buf_printf(&l->notes,
+                          "manifest.json: stamps.start: not a time (%s): ignored, the window "
+                          "is taken from the bag.\n",
+                          rl_error_last());
+    }
     char why[512];
     bool being_written = rl_record_run_unfinished(dir, why, sizeof why) == 1;
     if (strcmp(l->run.state, "COMPLETE") != 0) {
@@ -403,6 +409,37 @@ static void field_missing(eval_loaded *l, size_t vi, eval_field f, const char *w
         v->missing[f] = why;
 }
 
+/* A channel whose messages are not CDR is refused by name, not decoded as CDR: its topic
+ * is missing for the metrics (their checks say why) and the decoding counts say so. */
+static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, rl_mcap_bytes enc)
+{
+    static const eval_field fields[3][6] = {
+        {EVAL_STATE_TOPIC, EVAL_STATE_STAMP, EVAL_STATE_POSE, EVAL_STATE_SPEED, EVAL_STATE_ACCEL,
+         EVAL_STATE_TOPIC},
+        {EVAL_OBS_TOPIC, EVAL_OBS_STAMP, EVAL_OBS_POSE, EVAL_OBS_TOPIC, EVAL_OBS_TOPIC,
+         EVAL_OBS_TOPIC},
+        {EVAL_CMD_TOPIC, EVAL_CMD_VALID_AFTER, EVAL_CMD_POINTS, EVAL_CMD_TOPIC, EVAL_CMD_TOPIC,
+         EVAL_CMD_TOPIC}};
+    char shown[64]; /* printable ASCII as it is, other bytes as \xNN, at most 15 bytes */
+    size_t k = 0;
+    for (size_t i = 0; i < enc.len && i < 15; i++) {
+        unsigned char ch = enc.data[i];
+        k += (size_t)snprintf(shown + k, sizeof shown - k, ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
+    }
+    if (enc.len > 15)
+        snprintf(shown + k, sizeof shown - k, "...");
+    const char *why = keepf(l, "%s: message encoding '%s' is not cdr: refused, not decoded",
+                            topic, shown);
+    rl_buf_printf(&l->notes, "%s.\n", why);
+    if (c->kind >= CH_STATE && c->kind <= CH_CMD) {
+        int t = c->kind - CH_STATE;
+        l->run.vehicles[c->vehicle].decoding[t].refused = why;
+        for (int f = 0; f < 6; f++)
+            field_missing(l, c->vehicle, fields[t][f], why);
+    }
+    c->kind = CH_IGNORE;
+}
+
 /* Parses the channel's schema and compiles its paths; a path the schema lacks marks the
  * fields it feeds as missing for that vehicle. */
 static int channel_setup(eval_loaded *l, chan_dec *c, const rl_mcap_schema *sc, const char *topic)
@@ -514,6 +551,21 @@ static int get_f64(const chan_dec *c, size_t i, double *out)
     return RL_OK;
 }
 
+/* Counts one message of a topic, and the first that did not decode (`why`: NULL when it
+ * did) with its index and log time. */
+static void decode_count(eval_loaded *l, eval_decoding *d, const rl_mcap_message *m,
+                         const char *why)
+{
+    if (why) {
+        if (d->failed++ == 0) {
+            d->first_index = d->messages;
+            d->first_log_ns = (int64_t)m->log_time;
+            d->first_error = keepf(l, "%s", why);
+        }
+    }
+    d->messages++;
+}
+
 /* A state or observation message: its fields (the header stamp first, then numbers) are
  * appended to the topic's columns after the receive time; a message that does not decode
  * is counted instead. */
@@ -528,13 +580,17 @@ static int decode_samples(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
     double **const *cols = state ? state_cols : obs_cols;
     size_t *n = state ? &s->n : &o->n, nvals = c->npaths;
     double vals[MAX_PATHS];
-    bool ok = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL) == RL_OK;
-    for (size_t i = 0; ok && i < nvals; i++)
-        ok = (i == 0 ? get_stamp(l, c, i, &vals[i]) : get_f64(c, i, &vals[i])) == RL_OK;
-    if (!ok) {
-        v->decode_errors[state ? 0 : 1]++;
+    int erc = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, NULL, NULL);
+    if (erc == RL_ENOMEM)
+        return erc;
+    const char *why = erc < 0 ? rl_error_last() : NULL;
+    for (size_t i = 0; !why && i < nvals; i++)
+        if ((i == 0 ? get_stamp(l, c, i, &vals[i]) : get_f64(c, i, &vals[i])) != RL_OK)
+            why = i == 0 ? "header.create_stamp is missing or not an integer"
+                         : "a pose/speed field is missing or not a number";
+    decode_count(l, &v->decoding[state ? EVAL_TOPIC_STATE : EVAL_TOPIC_OBS], m, why);
+    if (why)
         return RL_OK;
-    }
     int rc = grow_cols(cols, nvals + 1, state ? &l->cap_states[c->vehicle] : &l->cap_obs[c->vehicle],
                        *n + 1);
     if (rc < 0)
@@ -585,9 +641,12 @@ static int decode_cmd(eval_loaded *l, chan_dec *c, const rl_mcap_message *m)
     int rc = rl_msg_extract_run(c->ex, m->data.data, m->data.len, c->f, on_point, &pv);
     if (rc == RL_ENOMEM || rc == RL_ERANGE)
         return rc;
-    if (rc < 0 || get_stamp(l, c, 0, &stamps[0]) < 0 || get_stamp(l, c, 1, &stamps[1]) < 0) {
+    const char *why = rc < 0 ? rl_error_last() : NULL;
+    if (!why && (get_stamp(l, c, 0, &stamps[0]) < 0 || get_stamp(l, c, 1, &stamps[1]) < 0))
+        why = "header.create_stamp or header.valid_after_stamp is missing or not an integer";
+    decode_count(l, &v->decoding[EVAL_TOPIC_CMD], m, why);
+    if (why) {
         s->npoints = first;
-        v->decode_errors[2]++;
         return RL_OK;
     }
     size_t cap = l->cap_cmd[c->vehicle];
@@ -816,6 +875,11 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 c->kind = CH_IGNORE;
                 continue;
             }
+            rl_mcap_bytes menc = rec.u.channel.message_encoding;
+            if (!(menc.len == 3 && memcmp(menc.data, "cdr", 3) == 0)) {
+                refuse_channel(l, c, topic, menc);
+                continue;
+            }
             if ((rc = channel_setup(l, c, sc, topic)) < 0)
                 goto out;
             if (presize(l, c, counts, ncounts, rec.u.channel.id) < 0)
@@ -925,6 +989,26 @@ static void sort_by_time(double *const *cols, size_t ncols, size_t n)
     }
 }
 
+/* The first failure's time since START, and whether the topic mostly failed to decode:
+ * then the reason its checks are INSUFFICIENT, also a note on top. */
+static void decoding_settle(eval_loaded *l, eval_vehicle *v, eval_topic k, int64_t zero)
+{
+    eval_decoding *d = &v->decoding[k];
+    if (d->failed == 0)
+        return;
+    d->first_t = ns_diff(d->first_log_ns, zero);
+    if ((double)d->failed > EVAL_UNDECODABLE_FRACTION * (double)d->messages) {
+        d->undecodable = keepf(l,
+                               "rt/vehicle/%d/%s: %zu of %zu messages did not decode (more than "
+                               "%.0f %%), the first (message %zu, at %.3f s): %s",
+                               v->id, eval_topic_name(k), d->failed, d->messages,
+                               100 * EVAL_UNDECODABLE_FRACTION, d->first_index, d->first_t,
+                               d->first_error ? d->first_error : "?");
+        if (d->undecodable)
+            rl_buf_printf(&l->notes, "%s: its checks are INSUFFICIENT.\n", d->undecodable);
+    }
+}
+
 static void set_window(eval_loaded *l)
 {
     int64_t zero = l->have_start ? l->start_ns : l->first_ns;
@@ -946,6 +1030,9 @@ static void set_window(eval_loaded *l)
     }
     if (l->run.window_note)
         rl_buf_printf(&l->notes, "Window: %s.\n", l->run.window_note);
+    for (size_t vi = 0; vi < l->run.nvehicles; vi++)
+        for (int k = 0; k < EVAL_TOPIC_COUNT; k++)
+            decoding_settle(l, &l->run.vehicles[vi], (eval_topic)k, zero);
     for (size_t vi = 0; vi < l->run.nvehicles; vi++) {
         eval_states *s = &l->run.vehicles[vi].state;
         eval_observations *o = &l->run.vehicles[vi].obs;

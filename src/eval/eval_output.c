@@ -3,6 +3,7 @@
  * self-contained report.html whose top says how the run ended, then the checks table. */
 #include "eval/eval_output.h"
 
+#include "eval/eval_decoding.h"
 #include "core/text.h"
 #include "eval/eval_parallel.h"
 #include "runlab/csv.h"
@@ -70,6 +71,14 @@ static char *num_text(double v)
     return rl_buf_take(&b, NULL);
 }
 
+/* judged_s / window_s, NaN when not stated (an empty window is covered when judged). */
+static double eval_check_coverage(const rl_eval_check *c)
+{
+    if (!isfinite(c->judged_s) || !isfinite(c->window_s))
+        return NAN;
+    return c->window_s > 0 ? round(c->judged_s / c->window_s * 1e6) / 1e6 : 1; /* 6 digits */
+}
+
 static int write_csv(const eval_output *o)
 {
     char *text = NULL;
@@ -81,20 +90,22 @@ static int write_csv(const eval_output *o)
     int rc = rl_csv_writer_new(&w, f, ',', false);
     if (rc == RL_OK) {
         static const char *const head[] = {"metric", "check",     "vehicles", "status", "value",
-                                           "threshold", "unit", "intervals", "reason"};
-        rc = rl_csv_write_row(w, head, 9);
+                                           "threshold", "unit", "intervals", "reason",
+                                           "coverage"};
+        rc = rl_csv_write_row(w, head, 10);
         for (size_t i = 0; rc == RL_OK && i < o->sink->nchecks; i++) {
             const rl_eval_check *c = &o->sink->checks[i];
             char *veh = vehicles_text(c), *iv = intervals_text(c, ";");
             char *val = num_text(c->value), *thr = num_text(c->threshold);
-            if (!veh || !iv || !val || !thr)
+            char *cov = num_text(eval_check_coverage(c));
+            if (!veh || !iv || !val || !thr || !cov)
                 rc = rl_error_set(RL_ENOMEM, "checks.csv: out of memory");
             else {
                 const char *row[] = {c->metric, c->check, veh, rl_eval_status_name(c->status),
-                                     val, thr, c->unit, iv, c->reason};
-                rc = rl_csv_write_row(w, row, 9);
+                                     val, thr, c->unit, iv, c->reason, cov};
+                rc = rl_csv_write_row(w, row, 10);
             }
-            free(veh), free(iv), free(val), free(thr);
+            free(veh), free(iv), free(val), free(thr), free(cov);
         }
         rl_csv_writer_free(w);
     }
@@ -128,6 +139,9 @@ static int json_check(rl_json_writer *j, const rl_eval_check *c)
     rl_json_end_array(j);
     rl_json_key(j, "reason"), rl_json_string(j, c->reason);
     rl_json_key(j, "figure"), c->figure ? rl_json_string(j, c->figure) : rl_json_null(j);
+    rl_json_key(j, "coverage"), rl_json_double(j, eval_check_coverage(c));
+    rl_json_key(j, "judged_s"), rl_json_double(j, c->judged_s);
+    rl_json_key(j, "window_s"), rl_json_double(j, c->window_s);
     return rl_json_end_object(j);
 }
 
@@ -193,6 +207,7 @@ static int write_summary(const eval_output *o)
     for (int s = 0; s < RL_EVAL_STATUS_COUNT; s++)
         rl_json_key(j, rl_eval_status_name((rl_eval_status)s)), rl_json_int64(j, (int64_t)v->counts[s]);
     rl_json_end_object(j);
+    rl_json_key(j, "decoding"), eval_decoding_json(j, run);
     rl_json_key(j, "checks"), rl_json_begin_array(j);
     for (size_t i = 0; i < o->sink->nchecks; i++)
         json_check(j, &o->sink->checks[i]);
@@ -244,9 +259,9 @@ static int write_figure(const eval_output *o, const char *figdir, size_t i, char
  * rl_figure: different figures may be used from different threads): drawing the figures
  * is most of an evaluation's time after reading, and config.yaml, checks.csv and
  * summary.json are written beside them. Tasks 0..2 are those three files, in the order a
- * failure among them is reported, then one per figure; the maps of the footprint metrics,
+ * failure among them is reported (and decoding.csv), then one per figure; the maps of the footprint metrics,
  * the costliest, come last, and eval_parallel starts from the last. */
-enum { SMALL_FILES = 3 };
+enum { SMALL_FILES = 4 };
 
 typedef struct output_tasks {
     const eval_output *o;
@@ -261,6 +276,7 @@ static int output_task(void *arg, size_t i)
     case 0: return write_config(f->o);
     case 1: return write_csv(f->o);
     case 2: return write_summary(f->o);
+    case 3: return eval_decoding_csv(f->o->dir, f->o->run);
     default: return write_figure(f->o, f->figdir, i - SMALL_FILES, &f->svgs[i - SMALL_FILES]);
     }
 }
@@ -271,20 +287,37 @@ static int write_files(const eval_output *o, char **svgs)
 {
     char figdir[PATH_MAX];
     size_t n = o->sink->nfigures;
-    int rc = rl_path_join(figdir, sizeof figdir, o->dir, "figures");
-    if (rc == RL_OK && n > 0)
-        rc = rl_fs_mkdirs(figdir);
+    int rc = n > 0 ? rl_fs_mkdir_in(o->dir, "figures", figdir, sizeof figdir)
+                   : rl_path_join(figdir, sizeof figdir, o->dir, "figures");
     if (rc < 0)
         return rc;
     output_tasks f = {o, figdir, svgs};
     return eval_parallel(SMALL_FILES + n, output_task, &f, NULL);
 }
 
+/* The reason with the coverage after it when under 100 % ("; coverage 60 % (6.0 of 10.0
+ * s)"); NULL when the reason stands alone (or out of memory: then it does). */
+static char *report_reason(const rl_eval_check *c)
+{
+    double cov = eval_check_coverage(c);
+    if (!isfinite(cov) || cov >= 0.9995)
+        return NULL;
+    rl_buf b = {0};
+    rl_buf_printf(&b, "%s; coverage %.1f %% (%.2f of %.2f s)", c->reason, 100 * cov, c->judged_s,
+                  c->window_s);
+    return rl_buf_take(&b, NULL);
+}
+
 static int report_checks(rl_report *r, const struct eval_sink *s)
 {
     static const char *const head[] = {"metric", "check", "vehicles", "status", "value",
                                        "threshold", "unit", "intervals (s)", "reason"};
-    int rc = rl_report_table_begin(r, "Checks", head, 9, RL_TABLE_SORTABLE);
+    int rc = rl_report_paragraph(r, "Coverage (the seconds of the window a check's data "
+                                    "judges, gaps over the metric's max_gap not counted) follows "
+                                    "the reason where it is under 100 %; summary.json and "
+                                    "checks.csv state it for every check.");
+    if (rc == RL_OK)
+        rc = rl_report_table_begin(r, "Checks", head, 9, RL_TABLE_SORTABLE);
     for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++) {
         const rl_eval_check *c = &s->checks[i];
         char *veh = vehicles_text(c), *iv = intervals_text(c, "; ");
@@ -293,6 +326,7 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
             snprintf(val, sizeof val, "%.6g", c->value);
         if (isfinite(c->threshold))
             snprintf(thr, sizeof thr, "%.6g", c->threshold);
+        char *why = report_reason(c);
         if (!veh || !iv)
             rc = rl_error_set(RL_ENOMEM, "report: out of memory");
         else {
@@ -301,10 +335,10 @@ static int report_checks(rl_report *r, const struct eval_sink *s)
                 {RL_CELL_TEXT, veh, NULL, 0},        {RL_CELL_BADGE, NULL, NULL, (rl_badge)c->status},
                 {RL_CELL_TEXT, val, NULL, 0},        {RL_CELL_TEXT, thr, NULL, 0},
                 {RL_CELL_TEXT, c->unit, NULL, 0},    {RL_CELL_TEXT, iv, NULL, 0},
-                {RL_CELL_TEXT, c->reason, NULL, 0}};
+                {RL_CELL_TEXT, why ? why : c->reason, NULL, 0}};
             rc = rl_report_table_row_cells(r, cells);
         }
-        free(veh), free(iv);
+        free(veh), free(iv), free(why);
     }
     return rc == RL_OK ? rl_report_table_end(r) : rc;
 }
@@ -361,6 +395,8 @@ static int write_report(const eval_output *o, char *const *svgs)
     }
     if ((rc = report_checks(r, o->sink)) < 0)
         goto out;
+    if ((rc = eval_decoding_report(r, run)) < 0)
+        goto out;
     rl_report_kv_begin(r, "Run");
     rl_report_kv(r, "directory", run->dir);
     rl_report_kv(r, "run id", run->run_id);
@@ -390,6 +426,7 @@ static int write_report(const eval_output *o, char *const *svgs)
     rl_report_heading(r, 2, "Files");
     rl_report_link(r, "summary.json", NULL);
     rl_report_link(r, "checks.csv", NULL);
+    rl_report_link(r, "decoding.csv", NULL);
     rl_report_link(r, "config.yaml", NULL);
     char path[PATH_MAX];
     if ((rc = rl_path_join(path, sizeof path, o->dir, "report.html")) == RL_OK)

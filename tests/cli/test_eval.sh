@@ -113,7 +113,11 @@ sim --fault stall_topic:1:3:5
 run evaluate "$RUN" --metrics "$MINE"
 check "stall_topic: exit 1" rc_is 1
 json_check "stall_topic: topic_sanity fails for vehicle 1 only (obs may)" \
-    'set(f for f in failing() if f[0] != "obs") <= {("topic_sanity","state largest gap",(1,)),("topic_sanity","state rate",(1,))} and ("topic_sanity","state largest gap",(1,)) in failing()'
+    'set((c["metric"], c["check"], tuple(c["vehicles"])) for c in s["checks"] if c["status"] == "FAIL" and c["metric"] != "obs") <= {("topic_sanity","state largest gap",(1,)),("topic_sanity","state rate",(1,))} and ("topic_sanity","state largest gap",(1,)) in failing()'
+# Issue 28.4: what was not seen cannot pass; the other checks are INSUFFICIENT naming the gap.
+json_check "stall_topic: vehicle 1's other checks over its states are INSUFFICIENT, never PASS" \
+    'all(c["status"] == "INSUFFICIENT" and "no data 2.98..5.02 s" in c["reason"] for c in s["checks"] if c["vehicles"] == [1] and c["metric"] == "states_speed")'
+
 json_check "stall_topic: the gap is the bag's, covering 3..5 s" '
     (lambda c, ts: c["intervals"] == [[a, b] for a, b in zip(ts, ts[1:]) if b - a > 0.1]
         and c["intervals"][0][0] <= 3.0 and c["intervals"][0][1] >= 5.0)(

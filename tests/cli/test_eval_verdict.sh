@@ -51,7 +51,7 @@ check "partial: exit 0 (obs passes)" rc_is 0
 check "partial: the result line says partial" out_has "result: PASS, partial (--metrics)"
 check "partial: summary.json records it" summary 's["partial"] is True and s["metrics"] == ["obs"] and s["result"] == "PASS"'
 run list
-row=$(grep -F "$(basename "$RUN")" <<<"$out")
+row=$(grep -F "$(basename "$RUN" | cut -d_ -f2-)" <<<"$out") # the RUN column: the run id
 check "list: the latest full evaluation's FAIL, marked +partial" grep -qF "2 (FAIL +partial)" <<<"$row"
 run list --json
 check "list --json: verdict, its evaluation and the newer partial one" python3 -c '
@@ -101,8 +101,8 @@ check "interrupted: exit 0 (its checks pass)" rc_is 0
 check "interrupted: the result line says how far it got" out_has "result: PASS, interrupted after 2.5 of 20 s, partial (--metrics) ("
 check "interrupted: summary.json says it" summary 's["interruption"] == "interrupted after 2.5 of 20 s" and s["run"]["planned_duration"] == 20'
 run list
-row=$(grep -F "$(basename "$RUN")" <<<"$out")
-check "list: the run's row says it" grep -qF "SIGINT; interrupted after 2.5 of 20 s" <<<"$row"
+row=$(grep -F "$(basename "$RUN" | cut -d_ -f2-)" <<<"$out") # the RUN column: the run id
+check "list: the run's row says it (INTERRUPTED, 2.5 of 20 s, SIGINT)" grep -qE "INTERRUPTED +2 +2.5/20s .* SIGINT$" <<<"$row"
 
 # ---- --help tells the rule and the exit codes ----
 run evaluate --help

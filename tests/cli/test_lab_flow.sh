@@ -133,7 +133,8 @@ assert len(run) == 1 and run[0]["state"] == "FAILED" and sys.argv[2] in run[0]["
 run list
 check "vehicle lost: runlab list's table says FAILED" python3 -c '
 import os, sys
-row = [l.split() for l in sys.stdin.read().splitlines() if l.split() and l.split()[0] == os.path.basename(sys.argv[1])]
+name = os.path.basename(sys.argv[1])  # the RUN column: the run id when it holds the time
+row = [l.split() for l in sys.stdin.read().splitlines() if l.split() and l.split()[0] in (name, name.split("_", 1)[1])]
 assert len(row) == 1 and row[0][1] == "FAILED", row' "$dir" <<<"$out"
 check "vehicle lost: the manifest lists the loss" test "$(json_get "$dir/manifest.json" '[l["vehicle"] for l in d["vehicle_losses"]]')" = "[2]"
 wait "$listener"

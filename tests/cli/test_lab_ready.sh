@@ -85,6 +85,6 @@ wait "$sim"
 run list "$TMP/home"
 check "list: exits 0" rc_is 0
 check "list: a SCENARIO column" out_has "SCENARIO"
-check "list: the scenario of both runs" test "$(grep -c 'sim 4 veh seed 5 drift:3:1:2' <<<"$out")" -eq 2
+check "list: the scenario of both runs" test "$(grep -c 'seed 5 drift:3:1:2' <<<"$out")" -eq 2
 
 finish

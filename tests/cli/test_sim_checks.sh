@@ -45,7 +45,7 @@ run list --help
 check "list --help names the columns in the order printed" python3 - "$header" "$out" <<'PY'
 import re, sys
 header = sys.argv[1].split()
-help_cols = re.findall(r"\b(RUN|STATE|VEHICLES|DURATION|PLANNER|MAP|EVALUATIONS|SCENARIO|RESULT)\b", sys.argv[2])
+help_cols = re.findall(r"\b(RUN|STATE|VEH|DUR|PLANNER|EVALUATIONS|SCENARIO|NOTE)\b", sys.argv[2])
 sys.exit(0 if help_cols == header else 1)
 PY
 

@@ -90,7 +90,14 @@ for i, (c, r, t) in enumerate(zip(checks, rows, h.rows)):
         iv = intervals(text)
         expect(where + ": %s intervals" % src, len(iv) == len(c["intervals"]) and all(
             abs(a - b) <= 1e-6 * max(1, abs(b)) for x, y in zip(iv, c["intervals"]) for a, b in zip(x, y)), (text, c["intervals"]))
-    expect(where + ": reason", r["reason"] == c["reason"] == t[8], (r["reason"], t[8]))
+    # The report follows the reason with the coverage where it is under 100 %.
+    cov = c.get("coverage")
+    shown = c["reason"] if cov is None or cov >= 0.9995 else "%s; coverage %.1f %% (%.2f of %.2f s)" % (
+        c["reason"], 100 * cov, c["judged_s"], c["window_s"])
+    expect(where + ": reason", r["reason"] == c["reason"] and t[8] == shown, (r["reason"], t[8]))
+    expect(where + ": csv coverage", (cov is None and r.get("coverage") == "") or
+           (cov is not None and r.get("coverage") not in (None, "") and abs(float(r["coverage"]) - cov) < 1e-9),
+           (r.get("coverage"), cov))
     expect(where + ": a status of the five", c["status"] in ("PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"), c["status"])
     expect(where + ": intervals ordered inside the window", all(
         s["window"]["start"] - 1e-9 <= a <= b <= s["window"]["stop"] + 1e-9 for a, b in c["intervals"]), c["intervals"])

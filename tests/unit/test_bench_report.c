@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,6 +183,30 @@ static void test_report_errors(void **state)
     rl_test_tmpdir_free(d);
 }
 
+/* figures/ as a link out of the benchmark directory (issue 29 item 7): refused, nothing is
+ * drawn at the link's target. */
+static void test_report_figures_link(void **state)
+{
+    (void)state;
+    char *d = rl_test_tmpdir();
+    char from[1024], path[1100], outside[1024];
+    snprintf(from, sizeof from, "%s/results.json", g_dir);
+    size_t len;
+    char *json = rl_test_read_file(from, &len);
+    snprintf(path, sizeof path, "%s/results.json", d);
+    rl_test_write_file(path, json, len);
+    free(json);
+    snprintf(outside, sizeof outside, "%s/outside", d);
+    assert_int_equal(mkdir(outside, 0755), 0);
+    snprintf(path, sizeof path, "%s/figures", d);
+    assert_int_equal(symlink(outside, path), 0);
+    assert_int_equal(rl_bench_report_write(d, NULL, NULL, 0), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "figures: is a symbolic link"));
+    snprintf(path, sizeof path, "%s/status.png", outside);
+    assert_int_not_equal(access(path, F_OK), 0);
+    rl_test_tmpdir_free(d);
+}
+
 static bool find_chromium(char *out, size_t cap)
 {
     static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
@@ -250,6 +275,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_contents),
         cmocka_unit_test(test_report_errors),
+        cmocka_unit_test(test_report_figures_link),
         cmocka_unit_test(test_report_chromium),
     };
     int failed = cmocka_run_group_tests(tests, setup, teardown);

@@ -666,6 +666,89 @@ static void test_core_csv_f64_through_csv(void **state)
     free(out);
 }
 
+/* Parses `data` whole and as a stream of a 4 KiB window from a file; both must give the
+ * same rows, line numbers, offsets and final result (0, or the same error message). */
+static void same_as_whole(const char *dir, const char *data, size_t len, bool uniform)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    rl_test_write_file(path, data, len);
+    rl_csv_options o;
+    rl_csv_options_init(&o);
+    o.require_uniform = uniform;
+    rl_csv_reader *a = NULL, *b = NULL;
+    assert_int_equal(rl_csv_open_mem(&a, data, len, path, &o), RL_OK);
+    assert_int_equal(rl_csv_open_stream(&b, path, 4096, &o), RL_OK);
+    for (;;) {
+        rl_csv_row ra, rb;
+        int ga = rl_csv_next(a, &ra);
+        char ea[1100];
+        snprintf(ea, sizeof ea, "%s", ga < 0 ? rl_error_last() : "");
+        int gb = rl_csv_next(b, &rb);
+        assert_int_equal(ga, gb);
+        if (ga < 0)
+            assert_string_equal(ea, rl_error_last());
+        if (ga <= 0)
+            break;
+        assert_int_equal(ra.count, rb.count);
+        assert_int_equal(ra.line, rb.line);
+        assert_int_equal(ra.byte_offset, rb.byte_offset);
+        for (size_t i = 0; i < ra.count; i++) {
+            assert_int_equal(ra.fields[i].len, rb.fields[i].len);
+            assert_memory_equal(ra.fields[i].data, rb.fields[i].data, ra.fields[i].len);
+        }
+    }
+    rl_csv_close(a);
+    rl_csv_close(b);
+}
+
+/* rl_csv_open_stream (issue 29 item 6): rows cut by the window's edge at every place (in
+ * a quoted field, between CR and LF, at a delimiter), rows longer than the window, and
+ * errors late in the file read exactly as from one buffer. */
+static void test_core_csv_stream_matches_whole(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    srand(29);
+    for (int round = 0; round < 60; round++) {
+        size_t cap = 200000, len = 0;
+        char *buf = malloc(cap + 60000);
+        assert_non_null(buf);
+        if (round % 7 == 0)
+            len += (size_t)sprintf(buf, "\xEF\xBB\xBF");
+        while (len < cap) {
+            for (int f = 0; f < 3; f++) {
+                int kind = rand() % 10;
+                if (kind == 0) { /* quoted, with a newline, a CRLF and a doubled quote */
+                    len += (size_t)sprintf(buf + len, "\"a\nb\r\nc\"\"d%d\"", rand() % 1000);
+                } else if (kind == 1 && round % 3 == 0) { /* longer than the window */
+                    size_t n = 4000 + (size_t)(rand() % 9000);
+                    memset(buf + len, 'x', n);
+                    len += n;
+                } else {
+                    len += (size_t)sprintf(buf + len, "%d.%d", rand() % 100000, rand() % 100);
+                }
+                buf[len++] = f < 2 ? ',' : '\n';
+                if (f == 2 && rand() % 4 == 0) {
+                    buf[len - 1] = '\r';
+                    buf[len++] = '\n';
+                }
+            }
+        }
+        if (round % 5 == 1) /* an error past the first window */
+            len += (size_t)sprintf(buf + len, "1,2\"x,3\n");
+        if (round % 5 == 2)
+            len += (size_t)sprintf(buf + len, "1,\"open,3\n4,5,6\n");
+        if (round % 5 == 3)
+            len += (size_t)sprintf(buf + len, "1,2\n");
+        if (round % 5 == 4)
+            len -= 1; /* no final newline */
+        same_as_whole(dir, buf, len, round % 2 == 0);
+        free(buf);
+    }
+    rl_test_tmpdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_core_csv_scan_every_position),
         cmocka_unit_test(test_core_csv_bounds_every_prefix),
         cmocka_unit_test(test_core_csv_open_file),
+        cmocka_unit_test(test_core_csv_stream_matches_whole),
         cmocka_unit_test(test_core_csv_writer_quoting),
         cmocka_unit_test(test_core_csv_writer_io_error),
         cmocka_unit_test(test_core_csv_writer_roundtrip_random),

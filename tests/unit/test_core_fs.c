@@ -221,6 +221,46 @@ static void test_mkdirs_and_remove(void **state)
     rl_test_tmpdir_free(dir);
 }
 
+/* rl_fs_mkdir_in (issue 29 item 7): a link in the place of the directory is refused and its
+ * target stays untouched, whether it points to a directory, to nothing or to a file. */
+static void test_mkdir_in_refuses_links(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    char run[PATH_MAX], outside[PATH_MAX], link[PATH_MAX + 16], out[PATH_MAX + 32];
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(outside, sizeof outside, "%s/outside", dir);
+    assert_int_equal(mkdir(run, 0755), 0);
+    assert_int_equal(mkdir(outside, 0755), 0);
+
+    assert_int_equal(rl_fs_mkdir_in(run, "new", out, sizeof out), RL_OK);
+    struct stat st;
+    assert_int_equal(lstat(out, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(rl_fs_mkdir_in(run, "new", out, sizeof out), RL_OK); /* already there */
+
+    snprintf(link, sizeof link, "%s/evaluations", run);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(rl_fs_mkdir_in(run, "evaluations", out, sizeof out), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "evaluations: is a symbolic link"));
+    assert_int_equal(count_entries(outside), 0);
+
+    snprintf(link, sizeof link, "%s/dangling", run);
+    assert_int_equal(symlink("no-such-dir", link), 0);
+    assert_int_equal(rl_fs_mkdir_in(run, "dangling", out, sizeof out), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "dangling: is a symbolic link"));
+    char target[PATH_MAX + 16];
+    snprintf(target, sizeof target, "%s/no-such-dir", run);
+    assert_int_not_equal(access(target, F_OK), 0);
+
+    snprintf(link, sizeof link, "%s/file", run);
+    rl_test_write_file(link, "x", 1);
+    assert_int_equal(rl_fs_mkdir_in(run, "file", out, sizeof out), RL_EEXIST);
+    assert_non_null(strstr(rl_error_last(), "not a directory"));
+    assert_int_equal(rl_fs_mkdir_in(run, "../escape", out, sizeof out), RL_EINVAL);
+    rl_test_tmpdir_free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_join),
         cmocka_unit_test(test_sanitize),
         cmocka_unit_test(test_mkdirs_and_remove),
+        cmocka_unit_test(test_mkdir_in_refuses_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,7 +87,7 @@ static void run_metric(eval_run *run, const char *name, int (*fn)(eval_ctx *), c
     json_object *settings = json_tokener_parse(json);
     assert_non_null(settings);
     memset(sink, 0, sizeof *sink);
-    eval_ctx ctx = {run, &m, settings, sink};
+    eval_ctx ctx = {.run = run, .metric = &m, .settings = settings, .sink = sink};
     int rc = fn(&ctx);
     json_object_put(settings);
     if (rc != RL_OK)
@@ -428,7 +428,7 @@ static void test_boundary_violation(void **state)
     eval_metric m = {"boundary_violation", "test", eval_metric_boundary_violation};
     json_object *settings = json_tokener_parse(json);
     memset(&s, 0, sizeof s);
-    eval_ctx ctx = {&run, &m, settings, &s};
+    eval_ctx ctx = {.run = &run, .metric = &m, .settings = settings, .sink = &s};
     assert_int_equal(eval_metric_boundary_violation(&ctx), RL_EINVAL);
     assert_non_null(strstr(rl_error_last(), "boundary_violation.polygon"));
     json_object_put(settings);
@@ -495,6 +495,63 @@ static void test_lanelet_collision(void **state)
     one_lane_map_close(&m);
 }
 
+/* The coverage of a check's data (issue 28.4), worked by hand on a 10 s window with
+ * max_gap 0.25 s: gaps between samples, at the window's edges, a sample before START
+ * bridging the start, no sample at all, and a pair joining the gaps of both vehicles. */
+static void test_coverage_gaps(void **state)
+{
+    (void)state;
+    eval_run run = {.window_start = 0, .window_stop = 10};
+    eval_vehicle v[2] = {{.id = 1}, {.id = 2}};
+    eval_metric m = {"states_speed", "test", NULL};
+    struct eval_sink s = {0};
+    eval_ctx ctx = {.run = &run, .metric = &m, .sink = &s};
+    /* 0.1 s steps, none from 3 to 7 s: 4 s unjudged, 6 judged. */
+    double a[101];
+    size_t na = 0;
+    for (int i = 0; i <= 100; i++)
+        if (i <= 30 || i >= 70)
+            a[na++] = i * 0.1;
+    assert_int_equal(eval_coverage_begin(&ctx, &v[0], EVAL_TOPIC_STATE, a, na, 0.25, true), RL_OK);
+    assert_int_equal(ctx.coverage.ngaps, 1);
+    assert_true(fabs(ctx.coverage.judged_s - 6) < 1e-9 && ctx.coverage.window_s == 10);
+    /* A PASS becomes INSUFFICIENT naming the gap; a FAIL stays. */
+    assert_int_equal(eval_check_add(&ctx, "c", &v[0].id, 1, RL_EVAL_PASS, 0, 1, "", NULL, "ok"),
+                     RL_OK);
+    assert_int_equal(eval_check_add(&ctx, "c", &v[0].id, 1, RL_EVAL_FAIL, 2, 1, "", NULL, "bad"),
+                     RL_OK);
+    assert_int_equal(s.checks[0].status, RL_EVAL_INSUFFICIENT);
+    assert_non_null(strstr(s.checks[0].reason, "no data 3.00..7.00 s (4.00 s, longer than "
+                                               "max_gap 0.25 s): judged 6.00 of 10.00 s"));
+    assert_int_equal(s.checks[1].status, RL_EVAL_FAIL);
+    assert_string_equal(s.checks[1].reason, "bad");
+    assert_true(fabs(s.checks[1].judged_s - 6) < 1e-9 && s.checks[1].window_s == 10);
+    /* The other vehicle of a pair, sparse: a sample before START 0.6 s before the next
+       does not bridge the start. The gaps of both join. */
+    double b[] = {-0.1, 0.5, 1, 1.2, 2, 9};
+    /* 0..0.5 (from -0.1), 0.5..1, 1.2..2, 2..9 (holds 3..7), 9..10: joined 0..1 and
+       1.2..10; only 1..1.2 is judged. */
+    assert_int_equal(eval_coverage_add(&ctx, &v[1], EVAL_TOPIC_STATE, b, 6), RL_OK);
+    assert_int_equal(ctx.coverage.ngaps, 2);
+    assert_true(fabs(ctx.coverage.judged_s - 0.2) < 1e-9);
+    assert_non_null(strstr(ctx.coverage.what, "rt/vehicle/1/state and rt/vehicle/2/state"));
+    /* A sample before START within max_gap bridges the start; STOP's edge within it too. */
+    double c[] = {-0.2, 0.05, 0.3, 0.55, 0.8, 1.0};
+    run.window_stop = 1.1;
+    assert_int_equal(eval_coverage_begin(&ctx, &v[0], EVAL_TOPIC_STATE, c, 6, 0.25, true), RL_OK);
+    assert_int_equal(ctx.coverage.ngaps, 0);
+    assert_true(fabs(ctx.coverage.judged_s - 1.1) < 1e-9);
+    /* No sample: nothing judged. */
+    assert_int_equal(eval_coverage_begin(&ctx, &v[0], EVAL_TOPIC_STATE, NULL, 0, 0.25, true), RL_OK);
+    assert_true(ctx.coverage.judged_s == 0 && ctx.coverage.ngaps == 1);
+    eval_coverage_end(&ctx);
+    assert_false(ctx.coverage.active);
+    /* Unset: a check states no coverage. */
+    assert_int_equal(eval_check_add(&ctx, "c", NULL, 0, RL_EVAL_PASS, 0, 1, "", NULL, "x"), RL_OK);
+    assert_true(isnan(s.checks[2].judged_s) && s.checks[2].status == RL_EVAL_PASS);
+    eval_sink_clear(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_thresholds_at_their_boundaries),
         cmocka_unit_test(test_boundary_violation),
         cmocka_unit_test(test_lanelet_collision),
+        cmocka_unit_test(test_coverage_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

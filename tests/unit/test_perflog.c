@@ -521,6 +521,15 @@ static void test_map_snapshots(void **state)
     assert_int_equal(rl_perflog_start(pl), RL_OK);
     assert_int_equal(rl_perflog_map_due(pl, 5, false), -1);
     assert_int_equal(rl_perflog_map_due(pl, 5, true), 0);
+    /* maps/ as a link out of the run (issue 29 item 7): refused, nothing written there. */
+    char outside[PATH_MAX], link[PATH_MAX + 16];
+    snprintf(outside, sizeof outside, "%s/outside", root);
+    assert_int_equal(mkdir(outside, 0755), 0);
+    snprintf(link, sizeof link, "%s/maps", rl_perflog_run_dir(pl));
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(rl_perflog_save_map(pl, 0, "x", 1, "pgm", 0, 0, 0), RL_EINVAL);
+    assert_non_null(strstr(rl_error_last(), "maps: is a symbolic link"));
+    assert_false(exists(outside, "00000.pgm"));
     rl_perflog_free(pl);
     rl_test_tmpdir_free(root);
 }

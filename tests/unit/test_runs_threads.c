@@ -1,7 +1,8 @@
 /* Tests of rl_runs_load's pool of loading threads: many runs loaded by 1, 3 and 8 threads
  * give the same set, every number equal to the double the test wrote (printed %.17g, so
  * strtod reads it back exactly), in line endings LF and CRLF, with quoted and non-numeric
- * cells and a dropped row; the progress callback runs on the calling thread, once per run.
+ * cells and a dropped row; the progress callback runs on the calling thread, once per run;
+ * rl_runs_each hands the same runs over in path order, batch after batch.
  * Run under ThreadSanitizer (label threads). */
 #include "rl_test.h"
 
@@ -139,10 +140,61 @@ static void test_same_set_with_any_thread_count(void **state)
     rl_test_tmpdir_free(root);
 }
 
+/* rl_runs_each (issue 29 item 5): more runs than one batch (64) reach the callback in path
+ * order, on the calling thread, equal to what was written, with any thread count; a
+ * negative return stops the walk and is returned. */
+enum { EACH_RUNS = 99 }; /* run00..run98: names sort as numbers */
+
+struct each_log {
+    pthread_t caller;
+    const struct written *w;
+    size_t calls, stop_at;
+    bool wrong;
+};
+
+static int on_each(const rl_run *run, size_t index, size_t total, void *user)
+{
+    struct each_log *log = user;
+    if (!pthread_equal(pthread_self(), log->caller) || index != log->calls ||
+        total != EACH_RUNS)
+        log->wrong = true;
+    check_run(run, (int)index, &log->w[index]);
+    log->calls++;
+    return index == log->stop_at ? rl_error_set(RL_ERANGE, "stop here") : RL_OK;
+}
+
+static void test_each_in_path_order(void **state)
+{
+    (void)state;
+    char *root = rl_test_tmpdir();
+    static struct written w[EACH_RUNS];
+    for (int r = 0; r < EACH_RUNS; r++)
+        write_run(root, r, &w[r]);
+    static const size_t counts[] = {1, 3, 8};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        rl_run_limits lim = {.threads = counts[c]};
+        const char *roots[] = {root};
+        struct each_log log = {.caller = pthread_self(), .w = w, .stop_at = SIZE_MAX};
+        char **errors = NULL;
+        size_t nerrors = 0;
+        assert_int_equal(rl_runs_each(roots, 1, &lim, on_each, &log, &errors, &nerrors), RL_OK);
+        assert_int_equal(log.calls, EACH_RUNS);
+        assert_false(log.wrong);
+        assert_int_equal(nerrors, 0);
+        free(errors);
+        log = (struct each_log){.caller = pthread_self(), .w = w, .stop_at = 70};
+        assert_int_equal(rl_runs_each(roots, 1, &lim, on_each, &log, NULL, NULL), RL_ERANGE);
+        assert_int_equal(log.calls, 71);
+        assert_false(log.wrong);
+    }
+    rl_test_tmpdir_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_set_with_any_thread_count),
+        cmocka_unit_test(test_each_in_path_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,7 +157,8 @@ static int deviation_figure(eval_ctx *ctx, const follow_settings *fs, const foll
         if (s[i].n == 0)
             continue;
         snprintf(labels[k], sizeof labels[k], "vehicle %d", s[i].id);
-        refs[k] = (eval_series_ref){labels[k], s[i].t, s[i].dev, s[i].n, s[i].id};
+        refs[k] = (eval_series_ref){labels[k], s[i].t, s[i].dev, s[i].n, s[i].id,
+                                    fs->common.max_gap};
         k++;
     }
     int rc = eval_figure_over_time(ctx, "command_follow_deviation",
@@ -233,7 +234,12 @@ int eval_metric_command_follow(eval_ctx *ctx)
         int urc = RL_OK;
         if (rc != RL_OK)
             break;
-        if (missing)
+        tp->break_gap = fs.common.max_gap;
+        if ((rc = eval_geo_coverage_begin(ctx, &t, fs.common.max_gap)) == RL_OK)
+            eval_coverage_topic(ctx, v, EVAL_TOPIC_CMD); /* the references come from it */
+        if (rc != RL_OK)
+            (void)0;
+        else if (missing)
             rc = eval_check_unavailable(ctx, "deviation", v->id, missing);
         else if (eval_geo_track_usable(ctx, "deviation", &t, fs.common.min_samples,
                                        fs.common.min_coverage, fs.common.max_gap, &urc)) {
@@ -242,6 +248,7 @@ int eval_metric_command_follow(eval_ctx *ctx)
                 rc = judge(ctx, &fs, &series[i]);
         } else
             rc = urc;
+        eval_coverage_end(ctx);
     }
     if (rc == RL_OK)
         rc = deviation_figure(ctx, &fs, series, run->nvehicles);

@@ -58,6 +58,52 @@ double eval_geo_coverage(const eval_run *run, const eval_geo_track *t, double ma
     return fmin(1, covered / span);
 }
 
+static const eval_vehicle *track_vehicle(const eval_run *run, const eval_geo_track *t)
+{
+    for (size_t i = 0; i < run->nvehicles; i++)
+        if (run->vehicles[i].id == t->id)
+            return &run->vehicles[i];
+    return NULL;
+}
+
+/* The track's times into a new array (NULL with n 0: none). */
+static int track_times(const eval_geo_track *t, double **out)
+{
+    *out = NULL;
+    if (t->n == 0)
+        return RL_OK;
+    *out = malloc(t->n * sizeof **out);
+    if (!*out)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the coverage");
+    for (size_t i = 0; i < t->n; i++)
+        (*out)[i] = t->p[i].t;
+    return RL_OK;
+}
+
+int eval_geo_coverage_begin(eval_ctx *ctx, const eval_geo_track *t, double max_gap)
+{
+    const eval_vehicle *v = track_vehicle(ctx->run, t);
+    double *times;
+    int rc = v ? track_times(t, &times) : RL_OK;
+    if (!v || rc < 0)
+        return rc;
+    rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_STATE, times, t->n, max_gap, true);
+    free(times);
+    return rc;
+}
+
+int eval_geo_coverage_add(eval_ctx *ctx, const eval_geo_track *t)
+{
+    const eval_vehicle *v = track_vehicle(ctx->run, t);
+    double *times;
+    int rc = v && ctx->coverage.active ? track_times(t, &times) : RL_OK;
+    if (!v || !ctx->coverage.active || rc < 0)
+        return rc;
+    rc = eval_coverage_add(ctx, v, EVAL_TOPIC_STATE, times, t->n);
+    free(times);
+    return rc;
+}
+
 int eval_geo_settings(eval_ctx *ctx, eval_geo_common_settings *s)
 {
     int rc = eval_setting_f64(ctx, "min_samples", &s->min_samples);
@@ -198,11 +244,22 @@ static int draw_track(eval_ctx *ctx, rl_axes *ax, const eval_geo_track *t, const
     o.dash = 0;
     o.line_width = width;
     o.alpha = alpha < 0 ? 0.85 : alpha;
+    /* A gap in time (poses further apart than break_gap, and than the thinning's step) is
+     * drawn as a gap: the next piece starts after it instead of sharing its end point. */
+    double period = t->n > 1 ? (t->p[t->n - 1].t - t->p[0].t) / (double)(t->n - 1) : 0;
+    double step = k > 1 ? (double)(idx[1] - idx[0]) : 1;
+    double gap = t->break_gap > 0 ? fmax(t->break_gap, 1.5 * step * period) : INFINITY;
     int rc = RL_OK;
-    for (size_t j = 0; rc == RL_OK && (j == 0 || j + 1 < k); j += TRACK_PIECE) {
-        size_t len = k - j < TRACK_PIECE + 1 ? k - j : TRACK_PIECE + 1;
+    size_t j = 0;
+    while (rc == RL_OK && (j == 0 || j + 1 < k)) {
+        size_t len = 1;
+        while (j + len < k && len < TRACK_PIECE + 1 &&
+               !(t->p[idx[j + len]].t - t->p[idx[j + len - 1]].t > gap))
+            len++;
         rc = rl_axes_line(ax, x + j, y + j, len, &o);
         o.label = NULL;
+        bool broken = j + len < k && t->p[idx[j + len]].t - t->p[idx[j + len - 1]].t > gap;
+        j += broken || len == 1 ? len : len - 1;
     }
     free(x);
     free(y);
@@ -576,6 +633,9 @@ int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec
     eval_geo_marks marks = {0};
     for (size_t v = 0; rc == RL_OK && v < run->nvehicles; v++) {
         rc = eval_geo_track_make(run, &run->vehicles[v], &tracks[v]);
+        tracks[v].break_gap = cs.max_gap;
+        if (rc == RL_OK)
+            rc = eval_geo_coverage_begin(ctx, &tracks[v], cs.max_gap);
         int urc;
         if (rc == RL_OK && eval_geo_track_usable(ctx, spec->check, &tracks[v], cs.min_samples,
                                                  cs.min_coverage, cs.max_gap, &urc))
@@ -583,6 +643,7 @@ int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec
                                    cs.max_gap, &marks);
         else if (rc == RL_OK)
             rc = urc;
+        eval_coverage_end(ctx);
     }
     if (rc == RL_OK && run->nvehicles == 0)
         rc = eval_check_add(ctx, spec->check, NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,

@@ -15,6 +15,7 @@ typedef struct eval_geo_track {
     rl_eg_pose *p;
     size_t n;
     const char *missing; /* why there are no poses (topic or field missing), else NULL */
+    double break_gap;    /* > 0: figures break the track where poses are further apart */
 } eval_geo_track;
 
 /* Fills *out for vehicle v. RL_OK or RL_ENOMEM. */
@@ -30,6 +31,12 @@ double eval_geo_coverage(const eval_run *run, const eval_geo_track *t, double ma
  * false; true when it may be judged. Errors (RL_ENOMEM) in *rc. */
 bool eval_geo_track_usable(eval_ctx *ctx, const char *check, const eval_geo_track *t,
                            double min_samples, double min_coverage, double max_gap, int *rc);
+
+/* The coverage (eval_coverage_begin) of the checks about track `t` (its vehicle's state
+ * topic, on the track's times), gaps judged; _add joins the other track of a pair. RL_OK or
+ * RL_ENOMEM. */
+int eval_geo_coverage_begin(eval_ctx *ctx, const eval_geo_track *t, double max_gap);
+int eval_geo_coverage_add(eval_ctx *ctx, const eval_geo_track *t);
 
 /* Reads the settings every motion metric has: min_samples, min_coverage, max_gap. */
 typedef struct eval_geo_common_settings {

@@ -47,10 +47,21 @@ static int judge(eval_ctx *ctx, int vid, const char *check, const char *what, co
 
 /* The state's position at time `at` on the time base `st` (sorted), interpolated between
  * the two states around it; false when `at` is outside them or they lie more than
- * `max_gap` apart. `*k` is a search hint that only moves forward. */
+ * `max_gap` apart. `*k` is a search hint: forward in steps, back by bisection. */
 static bool state_at(const eval_states *s, const double *st, double at, double max_gap, size_t *k,
                      double *x, double *y)
 {
+    if (*k < s->n && st[*k] > at) { /* sightings' stamps may go back (late ones): search */
+        size_t lo = 0, hi = *k;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (st[mid] < at)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        *k = lo > 0 ? lo - 1 : 0;
+    }
     while (*k + 1 < s->n && st[*k + 1] < at)
         (*k)++;
     size_t i = *k;
@@ -76,7 +87,7 @@ typedef struct obs_series {
 
 static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, obs_series *out, double min_samples,
                          double max_age, double max_distance, double max_gap, double resolution,
-                         double min_duration)
+                         double min_duration, double data_gap)
 {
     const eval_run *run = ctx->run;
     size_t first, n = eval_window(run, v->obs.t, v->obs.n, &first);
@@ -84,14 +95,18 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, obs_series *out, 
     bool age_ok = !v->missing[EVAL_OBS_STAMP];
     const char *dist_missing = v->missing[EVAL_OBS_POSE] ? v->missing[EVAL_OBS_POSE]
                                                          : v->missing[EVAL_STATE_POSE];
+    if ((rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_OBS, v->obs.t, v->obs.n, data_gap, true)) < 0)
+        return rc;
     if (!age_ok)
         rc = eval_check_unavailable(ctx, "age", v->id, v->missing[EVAL_OBS_STAMP]);
     else if ((double)n < min_samples)
         rc = eval_check_insufficient(ctx, "age", v->id, n, min_samples, "observations");
     else {
         double *age = malloc(n * sizeof *age);
-        if (!age)
+        if (!age) {
+            eval_coverage_end(ctx);
             return rl_error_set(RL_ENOMEM, "obs: out of memory");
+        }
         for (size_t i = 0; i < n; i++)
             age[i] = v->obs.t[first + i] - v->obs.stamp[first + i];
         rc = judge(ctx, v->id, "age", "age", "s", v->obs.t + first, age, n, max_age, resolution,
@@ -100,6 +115,7 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, obs_series *out, 
         out->age_t = v->obs.t + first;
         out->nage = n;
     }
+    eval_coverage_end(ctx);
     if (rc < 0)
         return rc;
     if (dist_missing)
@@ -122,12 +138,17 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, obs_series *out, 
         t[m] = v->obs.t[i];
         dist[m++] = hypot(v->obs.x[i] - x, v->obs.y[i] - y);
     }
-    if ((double)m < min_samples)
+    /* Judged where an observation has states around it: the gaps of either topic. */
+    rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_OBS, t, m, data_gap, true);
+    if (rc == RL_OK)
+        rc = eval_coverage_add(ctx, v, EVAL_TOPIC_STATE, v->state.t, v->state.n);
+    if (rc == RL_OK && (double)m < min_samples)
         rc = eval_check_insufficient(ctx, "distance", v->id, m, min_samples,
                                      "observations with states around them");
-    else
+    else if (rc == RL_OK)
         rc = judge(ctx, v->id, "distance", "distance to the state pose", "m", t, dist, m, max_distance,
                    resolution, min_duration);
+    eval_coverage_end(ctx);
     out->dist_t = t;
     out->dist = dist;
     out->ndist = m;
@@ -135,7 +156,8 @@ static int judge_vehicle(eval_ctx *ctx, const eval_vehicle *v, obs_series *out, 
 }
 
 /* Age and distance of every vehicle's observations over time with the limits. */
-static int obs_figure(eval_ctx *ctx, const obs_series *os, double max_age, double max_distance)
+static int obs_figure(eval_ctx *ctx, const obs_series *os, double max_age, double max_distance,
+                      double data_gap)
 {
     const eval_run *run = ctx->run;
     size_t nv = run->nvehicles;
@@ -149,9 +171,11 @@ static int obs_figure(eval_ctx *ctx, const obs_series *os, double max_age, doubl
         int id = run->vehicles[i].id;
         snprintf(labels[i], sizeof labels[i], "vehicle %d", id);
         if (os[i].nage)
-            age[na++] = (eval_series_ref){labels[i], os[i].age_t, os[i].age, os[i].nage, id};
+            age[na++] = (eval_series_ref){labels[i], os[i].age_t, os[i].age, os[i].nage, id,
+                                          data_gap};
         if (os[i].ndist)
-            dist[nd++] = (eval_series_ref){labels[i], os[i].dist_t, os[i].dist, os[i].ndist, id};
+            dist[nd++] = (eval_series_ref){labels[i], os[i].dist_t, os[i].dist, os[i].ndist, id,
+                                           data_gap};
     }
     if (rc == RL_OK && (na || nd)) {
         eval_panel_spec p[2] = {
@@ -173,14 +197,15 @@ static int obs_figure(eval_ctx *ctx, const obs_series *os, double max_age, doubl
 
 int eval_metric_obs(eval_ctx *ctx)
 {
-    double min_samples, max_age, max_distance, max_gap, min_duration, resolution;
+    double min_samples, max_age, max_distance, max_gap, min_duration, resolution, data_gap;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
         (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_age", &max_age)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_distance", &max_distance)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_interpolation_gap", &max_gap)) < 0 ||
-        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
+        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0 ||
+        (rc = eval_setting_max_gap(ctx, &data_gap)) < 0)
         return rc;
     size_t nv = ctx->run->nvehicles;
     obs_series *os = calloc(nv ? nv : 1, sizeof *os);
@@ -188,9 +213,9 @@ int eval_metric_obs(eval_ctx *ctx)
         return rl_error_set(RL_ENOMEM, "obs: out of memory");
     for (size_t i = 0; rc == RL_OK && i < nv; i++)
         rc = judge_vehicle(ctx, &ctx->run->vehicles[i], &os[i], min_samples, max_age,
-                           max_distance, max_gap, resolution, min_duration);
+                           max_distance, max_gap, resolution, min_duration, data_gap);
     if (rc == RL_OK && nv)
-        rc = obs_figure(ctx, os, max_age, max_distance);
+        rc = obs_figure(ctx, os, max_age, max_distance, data_gap);
     for (size_t i = 0; i < nv; i++) {
         free(os[i].age);
         free(os[i].dist_t);

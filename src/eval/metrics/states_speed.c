@@ -13,6 +13,8 @@ typedef struct limit_check {
     eval_field field;
     double limit, resolution;
     bool absolute; /* compare |value| (acceleration and braking alike) */
+    double max_gap; /* states further apart: the time between is unjudged (and a gap in the
+                       figure) */
 } limit_check;
 
 /* One vehicle, one quantity: FAIL when it exceeds the limit for at least min_duration. */
@@ -75,7 +77,7 @@ static int quantity_figure(eval_ctx *ctx, const limit_check *lc, const char *nam
             continue;
         snprintf(labels[k], sizeof labels[k], "vehicle %d", v->id);
         const double *y = lc->field == EVAL_STATE_SPEED ? v->state.speed : v->state.accel;
-        s[k] = (eval_series_ref){labels[k], v->state.t, y, v->state.n, v->id};
+        s[k] = (eval_series_ref){labels[k], v->state.t, y, v->state.n, v->id, lc->max_gap};
         k++;
     }
     int rc = RL_OK;
@@ -93,23 +95,27 @@ static int quantity_figure(eval_ctx *ctx, const limit_check *lc, const char *nam
 
 int eval_metric_states_speed(eval_ctx *ctx)
 {
-    double min_samples, max_speed, max_accel, min_duration, resolution;
+    double min_samples, max_speed, max_accel, min_duration, resolution, max_gap;
     int rc;
     if ((rc = eval_setting_f64(ctx, "min_samples", &min_samples)) < 0 ||
         (rc = eval_setting_resolution(ctx, &resolution)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_speed", &max_speed)) < 0 ||
         (rc = eval_setting_f64(ctx, "max_acceleration", &max_accel)) < 0 ||
-        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0)
+        (rc = eval_setting_f64(ctx, "min_duration", &min_duration)) < 0 ||
+        (rc = eval_setting_max_gap(ctx, &max_gap)) < 0)
         return rc;
     const limit_check checks[] = {
-        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, resolution, false},
+        {"speed", "speed", "m/s", EVAL_STATE_SPEED, max_speed, resolution, false, max_gap},
         {"acceleration", "|longitudinal acceleration|", "m/s^2", EVAL_STATE_ACCEL, max_accel,
-         resolution, true}};
+         resolution, true, max_gap}};
     const eval_run *run = ctx->run;
     for (size_t i = 0; i < run->nvehicles; i++) {
         const eval_vehicle *v = &run->vehicles[i];
         size_t first, n = eval_window(run, v->state.t, v->state.n, &first);
-        for (size_t c = 0; c < 2; c++) {
+        if ((rc = eval_coverage_begin(ctx, v, EVAL_TOPIC_STATE, v->state.t, v->state.n, max_gap,
+                                      true)) < 0)
+            return rc;
+        for (size_t c = 0; c < 2 && rc == RL_OK; c++) {
             const limit_check *lc = &checks[c];
             const double *values = c == 0 ? v->state.speed : v->state.accel;
             if (v->missing[lc->field])
@@ -119,9 +125,10 @@ int eval_metric_states_speed(eval_ctx *ctx)
                                              "states");
             else
                 rc = judge(ctx, v, lc, values, first, n, min_duration);
-            if (rc < 0)
-                return rc;
         }
+        eval_coverage_end(ctx);
+        if (rc < 0)
+            return rc;
     }
     rc = quantity_figure(ctx, &checks[0], "speed", "Speed", "speed",
                          "Speed of each vehicle over time; dashed: the limit");

@@ -270,10 +270,11 @@ static int topic_figure(eval_ctx *ctx, const char *name, const topic_data *d, si
         if ((rc = topic_series_make(run, dv, ts, &ser[v])) < 0)
             break;
         if (ser[v].nrate)
-            rate[nr++] = (eval_series_ref){labels[v], ser[v].rate_t, ser[v].rate, ser[v].nrate, id};
-        gap[ng++] = (eval_series_ref){labels[v], ser[v].gap_t, ser[v].gap, ser[v].ngap, id};
+            rate[nr++] = (eval_series_ref){labels[v], ser[v].rate_t, ser[v].rate, ser[v].nrate, id,
+                                           0};
+        gap[ng++] = (eval_series_ref){labels[v], ser[v].gap_t, ser[v].gap, ser[v].ngap, id, 0};
         if (ser[v].noff)
-            off[no++] = (eval_series_ref){labels[v], dv->t, ser[v].off, ser[v].noff, id};
+            off[no++] = (eval_series_ref){labels[v], dv->t, ser[v].off, ser[v].noff, id, 0};
     }
     char title[96], rtitle[96], fig[48], caption[320];
     snprintf(title, sizeof title, "Topic %s: rate, gaps and stamps", name);
@@ -363,6 +364,10 @@ int eval_metric_topic_sanity(eval_ctx *ctx)
                              cs, v->cmd.n};
         for (int k = 0; k < 3 && rc == RL_OK; k++) {
             snprintf(dv[k].topic, sizeof dv[k].topic, "rt/vehicle/%d/%s", v->id, names[k]);
+            /* Coverage is stated, not judged: this metric's own gap check judges gaps. */
+            if ((rc = eval_coverage_begin(ctx, v, (eval_topic)k, dv[k].t,
+                                          dv[k].t ? dv[k].n : 0, ts[k].max_gap, false)) < 0)
+                break;
             size_t first;
             dv[k].n = dv[k].t ? eval_window(run, dv[k].t, dv[k].n, &first) : 0;
             if (dv[k].t) {
@@ -370,6 +375,7 @@ int eval_metric_topic_sanity(eval_ctx *ctx)
                 dv[k].stamp += first;
             }
             rc = judge_topic(ctx, v->id, &dv[k], &ts[k], min_samples, tolerance);
+            eval_coverage_end(ctx);
         }
     }
     /* A topic's figure only when one of its checks fails: a healthy topic has nothing to

@@ -261,8 +261,14 @@ static int run_pairs(eval_ctx *ctx, const collision_settings *cs, eval_geo_track
     for (size_t a = 0; rc == RL_OK && a < nu; a++)
         for (size_t b = a + 1; rc == RL_OK && b < nu; b++) {
             pairs[k] = (pair_result){a, b, INFINITY};
-            rc = judge_pair(ctx, cs, &g, a, b, usable[a]->id, usable[b]->id, dist, bad, neg,
-                            marks, &pairs[k].min_dist);
+            /* A pair is judged where both poses are known: the gaps of either track. */
+            rc = eval_geo_coverage_begin(ctx, usable[a], cs->common.max_gap);
+            if (rc == RL_OK)
+                rc = eval_geo_coverage_add(ctx, usable[b]);
+            if (rc == RL_OK)
+                rc = judge_pair(ctx, cs, &g, a, b, usable[a]->id, usable[b]->id, dist, bad, neg,
+                                marks, &pairs[k].min_dist);
+            eval_coverage_end(ctx);
             k++;
         }
     if (rc == RL_OK)
@@ -309,6 +315,9 @@ int eval_metric_vehicle_collision(eval_ctx *ctx)
     size_t nu = 0;
     for (size_t i = 0; rc == RL_OK && i < run->nvehicles; i++) {
         rc = eval_geo_track_make(run, &run->vehicles[i], &tracks[i]);
+        tracks[i].break_gap = cs.common.max_gap;
+        if (rc == RL_OK)
+            rc = eval_geo_coverage_begin(ctx, &tracks[i], cs.common.max_gap);
         int urc;
         if (rc == RL_OK && eval_geo_track_usable(ctx, "collision", &tracks[i],
                                                  cs.common.min_samples, cs.common.min_coverage,
@@ -316,6 +325,7 @@ int eval_metric_vehicle_collision(eval_ctx *ctx)
             usable[nu++] = &tracks[i];
         else if (rc == RL_OK)
             rc = urc;
+        eval_coverage_end(ctx);
     }
     eval_geo_marks marks = {0};
     if (rc == RL_OK && nu >= 2)
