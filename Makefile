@@ -3,7 +3,7 @@
 # then configures and builds with CMake + Ninja. Build trees: build/ (Release, gcc),
 # build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets),
 # build-tsan/ (ThreadSanitizer, clang, the threaded tests only).
-.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench fuzz mutate clean format
+.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench fuzz mutate mutate-map clean format
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN := -G Ninja
@@ -70,9 +70,14 @@ fuzz: build-clang/build.ninja
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz.sh
 
 # Mutation testing: plants each bug of tests/mutants.txt in turn (build-mutate/, Release),
-# runs the tests covering its module, prints the score and the survivors (docs/testing.md).
+# runs the tests covering it first and the rest of the suite only for its survivors, prints
+# the score and the survivors (docs/testing.md). `make mutate-map` builds the cached
+# coverage map (build-coverage/, gcov) that picks the covering tests by line.
 mutate: deps
 	python3 tests/mutate.py
+
+mutate-map: deps
+	python3 tests/mutate.py --build-map
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -3,6 +3,7 @@
  * `runlab evaluate RUN`: one offline evaluation of a run (runlab/eval.h); exit 0 PASS, 1 FAIL,
  * 3 INCOMPLETE (nothing failed, some checks INSUFFICIENT or UNAVAILABLE), 2 when it cannot run. */
 #include "cli.h"
+#include "eval_checks_text.h"
 
 #include "runlab/error.h"
 #include "runlab/eval.h"
@@ -397,30 +398,6 @@ static void open_report(const char *dir)
         fprintf(stderr, "runlab: evaluate: could not open %s (xdg-open)\n", path);
 }
 
-/* One line per check, but a reason several checks share once for all of them. */
-static void print_checks(const rl_eval_result *res)
-{
-    for (size_t i = 0; i < res->nchecks; i++) {
-        const rl_eval_check *c = &res->checks[i];
-        if (c->shared_reason)
-            continue;
-        printf("%-12s %-18s %-24s ", rl_eval_status_name(c->status), c->metric, c->check);
-        cli_print_escaped(stdout, c->reason);
-        printf("\n");
-    }
-    for (const char *p = res->shared_reasons; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        char *line = strndup(p, n);
-        if (line) {
-            cli_print_escaped(stdout, line);
-            printf("\n");
-        }
-        free(line);
-        p += n + (nl ? 1 : 0);
-    }
-}
-
 int cmd_evaluate(int argc, char **argv)
 {
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
@@ -488,7 +465,7 @@ int cmd_evaluate(int argc, char **argv)
     }
     if (*res.run_note)
         fputs(res.run_note, stdout);
-    print_checks(&res);
+    eval_print_checks(stdout, &res, eval_text_width());
     printf("result: %s%s%s%s (%zu checks: %zu PASS, %zu FAIL, %zu INSUFFICIENT, %zu UNAVAILABLE, %zu N/A)\n",
            rl_eval_verdict_name(res.verdict), *res.interruption ? ", " : "", res.interruption,
            res.partial ? ", partial (--metrics)" : "", res.nchecks, res.counts[RL_EVAL_PASS],

@@ -57,7 +57,8 @@ typedef enum rl_cell_kind { RL_CELL_TEXT = 0, RL_CELL_BADGE, RL_CELL_LINK } rl_c
 typedef struct rl_report_cell {
     rl_cell_kind kind;
     const char *text; /* TEXT and LINK: the shown text (NULL = empty) */
-    const char *href; /* LINK: a relative path to a sibling file (see rl_report_link) */
+    const char *href; /* LINK: a relative path to a sibling file (see rl_report_link), or
+                         "#ANCHOR", a place in the same page (rl_report_figure_svg_at) */
     rl_badge badge;   /* BADGE */
 } rl_report_cell;
 
@@ -80,6 +81,18 @@ int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
  * rl_report_figure. Other SVG is inlined as it is (its ids must not collide). Borrowed;
  * errors as rl_report_figure (RL_EINVAL for NULL). */
 int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption);
+
+/* As rl_report_figure_svg, with id="anchor" on the <figure> so that a table's link cell
+ * "#anchor" leads to it. `anchor` is 1..100 of [A-Za-z0-9_-] and should be unique in the
+ * page (RL_EINVAL otherwise; NULL: no id). */
+int rl_report_figure_svg_at(rl_report *r, const char *svg, const char *caption,
+                            const char *anchor);
+
+/* A folded block (<details>): `summary` is the line shown while it is closed; the blocks
+ * added until rl_report_details_end are shown when a reader opens it (printing opens
+ * it). Blocks do not nest (RL_ESTATE). */
+int rl_report_details_begin(rl_report *r, const char *summary);
+int rl_report_details_end(rl_report *r);
 
 /* A link to a file beside the report. `href` must be relative and stay inside the report's
  * directory: no scheme ("http:"), no leading '/', no ".." component (RL_EINVAL).

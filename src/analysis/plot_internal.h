@@ -1,7 +1,7 @@
 /* Internals of the plot module shared by its source files: the figure model, a growable
- * byte buffer, and the renderer interface. Layout and drawing (plot_draw.c) talk only to
- * rl_rend, which has a cairo implementation (PNG, PDF) and a direct SVG writer, so every
- * format comes from one code path while SVG text stays <text>. */
+ * byte buffer, and the renderer interface. Layout and drawing (plot_draw.c and its helpers,
+ * plot_draw.h) talk only to rl_rend, which has a cairo implementation (PNG, PDF) and a
+ * direct SVG writer, so every format comes from one code path while SVG text stays <text>. */
 #ifndef RUNLAB_PLOT_INTERNAL_H
 #define RUNLAB_PLOT_INTERNAL_H
 
@@ -126,7 +126,7 @@ typedef struct rl_series {
      * is laid out once per format, and a long series took a scan each time. */
     double ext_lo[2][2], ext_hi[2][2];
     bool ext_any[2][2], ext_known[2][2];
-    /* The line's decimated runs in page coordinates (plot_draw.c) for the layout in
+    /* The line's decimated runs in page coordinates (plot_series.c) for the layout in
      * runs_key: the PNG and the SVG of a figure share one layout. */
     double runs_key[13];
     double *runs_pts; /* runs_npts points, x y interleaved */

@@ -17,7 +17,7 @@
 struct rl_report {
     char *title;
     rl_buf body;
-    bool in_links, in_kv, in_table, sortable_used;
+    bool in_links, in_kv, in_table, in_details, sortable_used, details_used;
     size_t ncols;
     unsigned table_flags;
     int nfig, ntable;
@@ -46,7 +46,7 @@ static const char CSS[] =
     "h2{font-size:1.25em;margin-top:1.8em}h3{font-size:1.08em}h4{font-size:1em}"
     "table{border-collapse:collapse;margin:.8em 0;font-size:.92em}"
     "caption{text-align:left;font-weight:bold;padding:.3em 0}"
-    "th,td{border-bottom:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:top}"
+    "th,td{border-bottom:1px solid #ddd;padding:.3em .45em;text-align:left;vertical-align:top}"
     "th{background:#f3f5f7;border-bottom:2px solid #bbb}"
     "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
     "table.kv th{background:none;border-bottom:1px solid #ddd;font-weight:600;color:#444}"
@@ -55,9 +55,15 @@ static const char CSS[] =
     "table.sortable th.asc::after{content:' \\2191';color:#333}"
     "table.sortable th.desc::after{content:' \\2193';color:#333}"
     ".scroll{overflow-x:auto}"
-    /* A sentence may break inside a long token (a topic path) so that a wide table still
-       fits the page; names and numbers in the other cells never break. */
-    "td.prose{overflow-wrap:anywhere;min-width:12em}"
+    /* A sentence breaks between words. break-word, unlike anywhere, keeps a column at least
+       as wide as its longest word (a topic path) when the table is laid out, so no word
+       is cut ("command_traje ctory"); only a token wider than the whole page breaks. */
+    "td.prose{overflow-wrap:break-word}"
+    /* A browser breaks a line after '-' or '/' ("6.86-9.10", "rt/vehicle/2"): words
+       holding them are kept whole (put_text_words). */
+    "span.w{white-space:nowrap}"
+    "details{margin:.3em 0}details>summary{cursor:pointer;padding:.15em 0}"
+    "details>.scroll>table{margin-top:.2em}"
     ".badge{display:inline-block;padding:.05em .55em;border-radius:.3em;font-weight:bold;"
     "font-size:.85em;letter-spacing:.03em;border:1px solid}"
     ".badge.pass{background:#e6f4ea;color:#11632a;border-color:#11632a}"
@@ -73,6 +79,11 @@ static const char CSS[] =
     "a{color:inherit}h1{border-color:#000}figure,table,tr{break-inside:avoid}"
     "h2,h3{break-after:avoid}table.sortable th::after{content:''}"
     ".scroll{overflow:visible}}";
+
+/* A folded block prints open (a closed <details> would print its summary only). */
+static const char PRINT_OPEN_JS[] =
+    "window.addEventListener('beforeprint',function(){"
+    "document.querySelectorAll('details').forEach(function(d){d.open=true})});";
 
 /* Sorts a table by the clicked column; numeric cells carry data-v. */
 static const char SORT_JS[] =
@@ -144,6 +155,32 @@ static int check_block(rl_report *r)
     return RL_OK;
 }
 
+int rl_report_details_begin(rl_report *r, const char *summary)
+{
+    int rc = check_block(r);
+    if (rc < 0)
+        return rc;
+    if (r->in_details)
+        return rl_error_set(RL_ESTATE, "report: a folded block is already open");
+    rl_buf_puts(&r->body, "<details><summary>");
+    rl_buf_put_escaped(&r->body, summary ? summary : "");
+    rl_buf_puts(&r->body, "</summary>\n");
+    r->in_details = r->details_used = true;
+    return status(r);
+}
+
+int rl_report_details_end(rl_report *r)
+{
+    int rc = check_block(r);
+    if (rc < 0)
+        return rc;
+    if (!r->in_details)
+        return rl_error_set(RL_ESTATE, "report: no folded block open");
+    rl_buf_puts(&r->body, "</details>\n");
+    r->in_details = false;
+    return status(r);
+}
+
 int rl_report_heading(rl_report *r, int level, const char *text)
 {
     int rc = check_block(r);
@@ -187,6 +224,39 @@ int rl_report_status(rl_report *r, const char *label, rl_badge badge)
     return status(r);
 }
 
+/* Words with a '-' or '/' inside up to this many bytes are kept on one line; a longer one
+ * (a path) may break where it overflows. */
+enum { KEEP_WORD_BYTES = 60 };
+
+/* Appends `s` escaped, with each word (a run of non-blanks) that holds a '-' or '/' and is
+ * at most KEEP_WORD_BYTES long in <span class="w">, so that it never breaks across lines;
+ * the text content is the same. */
+static void put_text_words(rl_buf *b, const char *s)
+{
+    while (*s) {
+        size_t blank = strspn(s, " \t\n");
+        if (blank) {
+            rl_buf_put(b, s, blank);
+            s += blank;
+            continue;
+        }
+        size_t n = strcspn(s, " \t\n");
+        char *word = strndup(s, n);
+        if (!word) {
+            b->err = RL_ENOMEM;
+            return;
+        }
+        bool keep = n <= KEEP_WORD_BYTES && strpbrk(word, "-/") != NULL;
+        if (keep)
+            rl_buf_puts(b, "<span class=\"w\">");
+        rl_buf_put_escaped(b, word);
+        if (keep)
+            rl_buf_puts(b, "</span>");
+        free(word);
+        s += n;
+    }
+}
+
 int rl_report_kv_begin(rl_report *r, const char *caption)
 {
     int rc = check_block(r);
@@ -210,7 +280,7 @@ int rl_report_kv(rl_report *r, const char *key, const char *value)
     rl_buf_puts(&r->body, "<tr><th scope=\"row\">");
     rl_buf_put_escaped(&r->body, key ? key : "");
     rl_buf_puts(&r->body, "</th><td>");
-    rl_buf_put_escaped(&r->body, value ? value : "");
+    put_text_words(&r->body, value ? value : "");
     rl_buf_puts(&r->body, "</td></tr>\n");
     return status(r);
 }
@@ -281,10 +351,25 @@ int rl_report_table_begin(rl_report *r, const char *caption, const char *const *
     return status(r);
 }
 
+static bool anchor_ok(const char *a)
+{
+    size_t n = strlen(a);
+    if (n == 0 || n > 100)
+        return false;
+    for (const char *p = a; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+            return false;
+    return true;
+}
+
 static int check_href(const char *href)
 {
     if (!href || !*href)
         return rl_error_set(RL_EINVAL, "report: empty link");
+    if (href[0] == '#') /* a place in the same page */
+        return anchor_ok(href + 1) ? RL_OK
+                                   : rl_error_set(RL_EINVAL, "report: link '%s': an anchor is "
+                                                             "1..100 of [A-Za-z0-9_-]", href);
     size_t scheme = strcspn(href, ":/?#");
     if (href[scheme] == ':' || href[0] == '/' || href[0] == '\\')
         return rl_error_set(RL_EINVAL,
@@ -310,6 +395,10 @@ static int check_href(const char *href)
 static void put_href(rl_buf *b, const char *href)
 {
     rl_buf tmp = {0};
+    if (href[0] == '#') { /* checked by check_href: nothing to encode */
+        rl_buf_put_escaped(b, href);
+        return;
+    }
     for (const unsigned char *p = (const unsigned char *)href; *p; p++) {
         if (*p == ' ' || *p == '"' || *p == '<' || *p == '>' || *p == '%' || *p == '#' ||
             *p == '?' || *p >= 0x80)
@@ -343,13 +432,14 @@ static void put_cell(rl_report *r, const rl_report_cell *c)
         return;
     case RL_CELL_TEXT:
     default:
-        if (parse_number(c->text, &v))
+        if (parse_number(c->text, &v)) { /* one word, and a leading '-' is no break */
             rl_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">", v);
-        else if (c->text && strlen(c->text) > PROSE_CHARS)
-            rl_buf_puts(b, "<td class=\"prose\">");
-        else
-            rl_buf_puts(b, "<td>");
-        rl_buf_put_escaped(b, c->text ? c->text : "");
+            rl_buf_put_escaped(b, c->text);
+            rl_buf_puts(b, "</td>");
+            return;
+        }
+        rl_buf_puts(b, c->text && strlen(c->text) > PROSE_CHARS ? "<td class=\"prose\">" : "<td>");
+        put_text_words(b, c->text ? c->text : "");
         rl_buf_puts(b, "</td>");
         return;
     }
@@ -420,16 +510,28 @@ static void put_svg_renamed(rl_buf *b, const char *s, const char *prefix)
 
 int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption)
 {
+    return rl_report_figure_svg_at(r, svg, caption, NULL);
+}
+
+int rl_report_figure_svg_at(rl_report *r, const char *svg, const char *caption,
+                            const char *anchor)
+{
     int rc = check_block(r);
     if (rc < 0)
         return rc;
     if (!svg)
         return rl_error_set(RL_EINVAL, "report: NULL SVG");
+    if (anchor && !anchor_ok(anchor))
+        return rl_error_set(RL_EINVAL, "report: figure anchor '%s': use 1..100 of [A-Za-z0-9_-]",
+                            anchor);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "fig%d", ++r->nfig);
     /* An XML declaration is not allowed inside HTML. */
     const char *start = strstr(svg, "<svg");
-    rl_buf_puts(&r->body, "<figure>\n");
+    if (anchor)
+        rl_buf_printf(&r->body, "<figure id=\"%s\">\n", anchor);
+    else
+        rl_buf_puts(&r->body, "<figure>\n");
     put_svg_renamed(&r->body, start ? start : svg, prefix);
     if (caption) {
         rl_buf_puts(&r->body, "<figcaption>");
@@ -482,6 +584,8 @@ int rl_report_to_string(rl_report *r, char **out, size_t *out_len)
         return rl_error_set(RL_EINVAL, "report: NULL argument");
     if (r->in_kv || r->in_table)
         return rl_error_set(RL_ESTATE, "report: a table is still open");
+    if (r->in_details)
+        return rl_error_set(RL_ESTATE, "report: a folded block is still open");
     end_inline(r);
     if (r->body.err)
         return rl_error_set(RL_ENOMEM, "report: out of memory while building the report");
@@ -500,6 +604,11 @@ int rl_report_to_string(rl_report *r, char **out, size_t *out_len)
     if (r->sortable_used) {
         rl_buf_puts(&b, "<script>");
         rl_buf_puts(&b, SORT_JS);
+        rl_buf_puts(&b, "</script>\n");
+    }
+    if (r->details_used) {
+        rl_buf_puts(&b, "<script>");
+        rl_buf_puts(&b, PRINT_OPEN_JS);
         rl_buf_puts(&b, "</script>\n");
     }
     rl_buf_puts(&b, "</body>\n</html>\n");

@@ -1,11 +1,11 @@
 /* YAML behind runlab/yaml.h. Reading drives libfyaml's event parser and builds json-c
  * objects itself, which gives exact control over the YAML 1.2 core schema, duplicate
- * keys, alias expansion limits and error positions. Writing is a small block-style
- * emitter whose quoting rule is the reader's own scalar resolver, so output reads back
- * equal. */
+ * keys, alias expansion limits and error positions. Plain scalars are typed by
+ * yaml_scalar.c; writing is yaml_write.c's. */
 #include "runlab/yaml.h"
 
 #include "json_internal.h"
+#include "yaml_internal.h"
 #include "runlab/number.h"
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -20,168 +20,6 @@
 /* Aliases are expanded into copies; this bounds the nodes they may add in total, so a
  * "billion laughs" document fails quickly instead of exhausting memory. */
 enum { YAML_MAX_ALIAS_NODES = 1000000 };
-/* Bounds the height of the built tree (aliases nest copies inside copies), keeping the
- * recursive json-c free and the emitter's recursion shallow. */
-enum { YAML_MAX_DEPTH = 1000 };
-
-/* ---- Scalar resolution (YAML 1.2 core schema) --------------------------------------- */
-
-enum scalar_kind { SK_NULL, SK_BOOL, SK_INT, SK_UINT, SK_FLOAT, SK_STRING, SK_RANGE };
-
-struct scalar {
-    enum scalar_kind kind;
-    bool b;
-    int64_t i;
-    uint64_t u;
-    double d;
-};
-
-static bool eq(const char *s, size_t n, const char *lit)
-{
-    return n == strlen(lit) && memcmp(s, lit, n) == 0;
-}
-
-static bool all_in(const char *s, size_t n, const char *set)
-{
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '\0' || !strchr(set, s[i]))
-            return false;
-    return true;
-}
-
-/* Accumulates digits of `base` into a uint64; false on overflow. */
-static bool parse_unsigned(const char *s, size_t n, unsigned base, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = (unsigned char)s[i];
-        unsigned d = c <= '9' ? c - '0' : (c | 0x20u) - 'a' + 10;
-        if (v > (UINT64_MAX - d) / base)
-            return false;
-        v = v * base + d;
-    }
-    *out = v;
-    return true;
-}
-
-static bool is_float_syntax(const char *s, size_t n)
-{
-    size_t i = 0;
-    if (i < n && (s[i] == '-' || s[i] == '+'))
-        i++;
-    size_t int_digits = 0, frac_digits = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-        i++, int_digits++;
-    if (i < n && s[i] == '.') {
-        i++;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++, frac_digits++;
-    }
-    if (int_digits == 0 && frac_digits == 0)
-        return false;
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '-' || s[i] == '+'))
-            i++;
-        size_t exp_digits = 0;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++, exp_digits++;
-        if (exp_digits == 0)
-            return false;
-    }
-    return i == n;
-}
-
-/* Types a plain scalar. SK_RANGE marks a number that does not fit (an error when read,
- * and a reason to quote when written). */
-static void resolve_plain(const char *s, size_t n, struct scalar *out)
-{
-    memset(out, 0, sizeof *out);
-    if (n == 0 || eq(s, n, "~") || eq(s, n, "null") || eq(s, n, "Null") || eq(s, n, "NULL")) {
-        out->kind = SK_NULL;
-        return;
-    }
-    if (eq(s, n, "true") || eq(s, n, "True") || eq(s, n, "TRUE")) {
-        out->kind = SK_BOOL;
-        out->b = true;
-        return;
-    }
-    if (eq(s, n, "false") || eq(s, n, "False") || eq(s, n, "FALSE")) {
-        out->kind = SK_BOOL;
-        return;
-    }
-    /* Integers: [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+ */
-    uint64_t u;
-    bool neg = false, is_int = false, fits = false;
-    if (n > 2 && s[0] == '0' && s[1] == 'o' && all_in(s + 2, n - 2, "01234567")) {
-        is_int = true;
-        fits = parse_unsigned(s + 2, n - 2, 8, &u);
-    } else if (n > 2 && s[0] == '0' && s[1] == 'x' &&
-               all_in(s + 2, n - 2, "0123456789abcdefABCDEF")) {
-        is_int = true;
-        fits = parse_unsigned(s + 2, n - 2, 16, &u);
-    } else {
-        size_t k = s[0] == '-' || s[0] == '+' ? 1 : 0;
-        if (all_in(s + k, n - k, "0123456789")) {
-            is_int = true;
-            neg = s[0] == '-';
-            fits = parse_unsigned(s + k, n - k, 10, &u);
-        }
-    }
-    if (is_int) {
-        if (!fits) {
-            out->kind = SK_RANGE;
-        } else if (neg) {
-            if (u > (uint64_t)INT64_MAX + 1) {
-                out->kind = SK_RANGE;
-            } else {
-                out->kind = SK_INT;
-                out->i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
-            }
-        } else if (u <= (uint64_t)INT64_MAX) {
-            out->kind = SK_INT;
-            out->i = (int64_t)u;
-        } else {
-            out->kind = SK_UINT;
-            out->u = u;
-        }
-        return;
-    }
-    if (eq(s, n, ".inf") || eq(s, n, ".Inf") || eq(s, n, ".INF") || eq(s, n, "+.inf") ||
-        eq(s, n, "+.Inf") || eq(s, n, "+.INF")) {
-        out->kind = SK_FLOAT;
-        out->d = INFINITY;
-        return;
-    }
-    if (eq(s, n, "-.inf") || eq(s, n, "-.Inf") || eq(s, n, "-.INF")) {
-        out->kind = SK_FLOAT;
-        out->d = -INFINITY;
-        return;
-    }
-    if (eq(s, n, ".nan") || eq(s, n, ".NaN") || eq(s, n, ".NAN")) {
-        out->kind = SK_FLOAT;
-        out->d = NAN;
-        return;
-    }
-    if (is_float_syntax(s, n)) {
-        char small[64];
-        char *buf = n < sizeof small ? small : malloc(n + 1);
-        if (!buf) {
-            out->kind = SK_RANGE; /* reported as out of range; only under memory failure */
-            return;
-        }
-        memcpy(buf, s, n);
-        buf[n] = '\0';
-        out->d = rl_parse_f64(buf, NULL);
-        if (buf != small)
-            free(buf);
-        out->kind = isinf(out->d) ? SK_RANGE : SK_FLOAT;
-        return;
-    }
-    out->kind = SK_STRING;
-}
 
 /* ---- Reader ------------------------------------------------------------------------ */
 
@@ -534,19 +372,19 @@ static int scalar_value(struct builder *b, struct fy_event *e, const struct fy_m
         const char *suf = core_suffix(tag, tag_len, &sl);
         if (!suf)
             return yerr(b, RL_EUNSUPPORTED, m, "unsupported tag '%.*s'", (int)tag_len, tag);
-        if (eq(suf, sl, "str")) {
+        if (rl_yaml_eq(suf, sl, "str")) {
             sc.kind = SK_STRING;
         } else {
-            resolve_plain(s, n, &sc);
-            bool ok = (eq(suf, sl, "null") && sc.kind == SK_NULL) ||
-                      (eq(suf, sl, "bool") && sc.kind == SK_BOOL) ||
-                      (eq(suf, sl, "int") && (sc.kind == SK_INT || sc.kind == SK_UINT)) ||
-                      (eq(suf, sl, "float") &&
+            rl_yaml_resolve_plain(s, n, &sc);
+            bool ok = (rl_yaml_eq(suf, sl, "null") && sc.kind == SK_NULL) ||
+                      (rl_yaml_eq(suf, sl, "bool") && sc.kind == SK_BOOL) ||
+                      (rl_yaml_eq(suf, sl, "int") && (sc.kind == SK_INT || sc.kind == SK_UINT)) ||
+                      (rl_yaml_eq(suf, sl, "float") &&
                        (sc.kind == SK_FLOAT || sc.kind == SK_INT || sc.kind == SK_UINT));
             if (!ok)
                 return yerr(b, RL_EPARSE, m, "'%.*s' is not a valid !!%.*s", (int)(n > 60 ? 60 : n),
                             s, (int)sl, suf);
-            if (eq(suf, sl, "float") && sc.kind != SK_FLOAT) {
+            if (rl_yaml_eq(suf, sl, "float") && sc.kind != SK_FLOAT) {
                 sc.d = sc.kind == SK_INT ? (double)sc.i : (double)sc.u;
                 sc.kind = SK_FLOAT;
             }
@@ -554,7 +392,7 @@ static int scalar_value(struct builder *b, struct fy_event *e, const struct fy_m
     } else if (tag || fy_token_scalar_style(t) != FYSS_PLAIN) {
         sc.kind = SK_STRING; /* quoted, block and "!"-tagged scalars are never typed */
     } else {
-        resolve_plain(s, n, &sc);
+        rl_yaml_resolve_plain(s, n, &sc);
     }
     switch (sc.kind) {
     case SK_NULL: *out = NULL; return RL_OK;
@@ -635,7 +473,7 @@ static int on_start(struct builder *b, struct fy_event *e, const struct fy_mark 
     tag_of(b, e, &tag, &tag_len, &tm);
     if (tag) {
         const char *suf = core_suffix(tag, tag_len, &sl);
-        if (!suf || !eq(suf, sl, is_map ? "map" : "seq"))
+        if (!suf || !rl_yaml_eq(suf, sl, is_map ? "map" : "seq"))
             return yerr(b, RL_EUNSUPPORTED, tm, "unsupported tag '%.*s' on a %s", (int)tag_len,
                         tag, is_map ? "mapping" : "sequence");
     }
@@ -685,7 +523,7 @@ static int on_alias(struct builder *b, struct fy_event *e, const struct fy_mark 
         return yerr(b, RL_EUNSUPPORTED, m, "alias '*%.*s' used as a mapping key", (int)n, name);
     const struct anchor *a = NULL;
     for (size_t i = b->n_anchors; i-- > 0;) { /* the latest definition wins */
-        if (eq(name, n, b->anchors[i].name)) {
+        if (rl_yaml_eq(name, n, b->anchors[i].name)) {
             a = &b->anchors[i];
             break;
         }
@@ -865,269 +703,4 @@ int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **
 int rl_yaml_read_file(const char *path, size_t max_bytes, json_object **out)
 {
     return rl_doc_read_file(path, max_bytes, out, rl_yaml_parse, "yaml");
-}
-
-/* ---- Emitter ----------------------------------------------------------------------- */
-
-static void sb_indent(rl_buf *sb, size_t n)
-{
-    static const char spaces[] = "                                ";
-    while (n > 0) {
-        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-        rl_buf_put(sb, spaces, k);
-        n -= k;
-    }
-}
-
-/* Code points YAML allows unescaped (its c-printable set), minus the BOM and the line
- * separators that some readers treat as line breaks. */
-static bool yaml_printable(uint32_t cp)
-{
-    return (cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF) ||
-           (cp >= 0xE000 && cp <= 0xFFFD && cp != 0xFEFF) || (cp >= 0x10000 && cp <= 0x10FFFF);
-}
-
-/* Whether the string can be written plain and read back as the same string. Deliberately
- * conservative: anything doubtful is quoted, which costs only two characters. */
-static bool plain_safe(const char *s, size_t n)
-{
-    if (n == 0 || strchr("-?:,[]{}#&*!|>'\"%@`. +0123456789", s[0]) || s[n - 1] == ' ')
-        return false;
-    struct scalar sc;
-    resolve_plain(s, n, &sc);
-    if (sc.kind != SK_STRING)
-        return false;
-    /* YAML 1.1 readers take these as booleans; quoting keeps the file portable. */
-    static const char *const yaml11[] = {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No",
-                                         "NO", "on", "On", "ON", "off", "Off", "OFF"};
-    for (size_t i = 0; i < sizeof yaml11 / sizeof *yaml11; i++)
-        if (eq(s, n, yaml11[i]))
-            return false;
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        if (u[i] >= 0x80) {
-            uint32_t cp;
-            size_t k = rl_utf8_decode(u + i, n - i, &cp);
-            /* U+2028/2029 are line breaks to YAML 1.1 readers. */
-            if (k == 0 || !yaml_printable(cp) || cp == 0x2028 || cp == 0x2029)
-                return false;
-            i += k;
-            continue;
-        }
-        char c = s[i];
-        if (c < 0x20 || c == 0x7F || strchr(",[]{}", c))
-            return false;
-        if (c == ':' && (i + 1 == n || s[i + 1] == ' '))
-            return false;
-        if (c == '#' && s[i - 1] == ' ')
-            return false;
-        i++;
-    }
-    return true;
-}
-
-static void emit_quoted(rl_buf *sb, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    const unsigned char *u = (const unsigned char *)s;
-    rl_buf_put(sb, "\"", 1);
-    size_t run = 0, i = 0;
-    while (i < n) {
-        uint32_t cp = u[i];
-        size_t adv = 1;
-        if (cp >= 0x80) {
-            adv = rl_utf8_decode(u + i, n - i, &cp);
-            if (adv == 0) {
-                /* Not UTF-8: YAML text cannot carry the byte, so it is replaced. */
-                rl_buf_put(sb, s + run, i - run);
-                rl_buf_put(sb, "\xEF\xBF\xBD", 3);
-                run = ++i;
-                continue;
-            }
-        }
-        char esc[12];
-        const char *rep = NULL;
-        if (cp == '"')
-            rep = "\\\"";
-        else if (cp == '\\')
-            rep = "\\\\";
-        else if (cp == 0)
-            rep = "\\0";
-        else if (cp == '\t')
-            rep = "\\t";
-        else if (cp == '\n')
-            rep = "\\n";
-        else if (cp == '\r')
-            rep = "\\r";
-        else if (cp == 0x2028)
-            rep = "\\L";
-        else if (cp == 0x2029)
-            rep = "\\P";
-        else if (!yaml_printable(cp)) {
-            if (cp <= 0xFF)
-                snprintf(esc, sizeof esc, "\\x%c%c", hex[cp >> 4], hex[cp & 15]);
-            else
-                snprintf(esc, sizeof esc, "\\u%04" PRIX32, cp);
-            rep = esc;
-        }
-        if (rep) {
-            rl_buf_put(sb, s + run, i - run);
-            rl_buf_puts(sb, rep);
-            run = i + adv;
-        }
-        i += adv;
-    }
-    rl_buf_put(sb, s + run, n - run);
-    rl_buf_put(sb, "\"", 1);
-}
-
-static void emit_string(rl_buf *sb, const char *s, size_t n)
-{
-    if (plain_safe(s, n))
-        rl_buf_put(sb, s, n);
-    else
-        emit_quoted(sb, s, n);
-}
-
-static void emit_scalar(rl_buf *sb, json_object *v)
-{
-    char buf[RL_DOUBLE_BUF];
-    switch (json_object_get_type(v)) {
-    case json_type_null: rl_buf_puts(sb, "null"); return;
-    case json_type_boolean: rl_buf_puts(sb, json_object_get_boolean(v) ? "true" : "false"); return;
-    case json_type_int: {
-        int64_t i = json_object_get_int64(v);
-        if (i == INT64_MAX)
-            snprintf(buf, sizeof buf, "%" PRIu64, json_object_get_uint64(v));
-        else
-            snprintf(buf, sizeof buf, "%" PRId64, i);
-        rl_buf_puts(sb, buf);
-        return;
-    }
-    case json_type_double: {
-        double d = json_object_get_double(v);
-        if (isnan(d))
-            rl_buf_puts(sb, ".nan");
-        else if (isinf(d))
-            rl_buf_puts(sb, d > 0 ? ".inf" : "-.inf");
-        else
-            rl_buf_put(sb, buf, rl_format_double(d, buf));
-        return;
-    }
-    case json_type_string:
-        emit_string(sb, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-        return;
-    case json_type_object: rl_buf_puts(sb, "{}"); return;
-    case json_type_array: rl_buf_puts(sb, "[]"); return;
-    }
-}
-
-static bool is_block(json_object *v)
-{
-    return (json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0) ||
-           (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0);
-}
-
-/* Implicit keys are limited to 1024 characters; longer ones use the explicit "? " form. */
-enum { IMPLICIT_KEY_MAX = 1000 };
-
-static int emit_block(rl_buf *sb, json_object *v, size_t indent, bool first_inline,
-                      int depth);
-
-/* After "key:" or "- " or ":": the value, inline when scalar, else on following lines. */
-static int emit_after(rl_buf *sb, json_object *v, size_t indent, int depth)
-{
-    if (is_block(v)) {
-        rl_buf_put(sb, "\n", 1);
-        return emit_block(sb, v, indent + 2, false, depth + 1);
-    }
-    rl_buf_put(sb, " ", 1);
-    emit_scalar(sb, v);
-    rl_buf_put(sb, "\n", 1);
-    return RL_OK;
-}
-
-static int emit_block(rl_buf *sb, json_object *v, size_t indent, bool first_inline,
-                      int depth)
-{
-    if (depth > YAML_MAX_DEPTH)
-        return rl_error_set(RL_ERANGE, "yaml emit: value nested deeper than %d levels",
-                            YAML_MAX_DEPTH);
-    bool first = true;
-    int rc = RL_OK;
-    if (json_object_is_type(v, json_type_object)) {
-        json_object_object_foreach(v, key, child)
-        {
-            if (!first || !first_inline)
-                sb_indent(sb, indent);
-            first = false;
-            size_t before = sb->len;
-            emit_string(sb, key, strlen(key));
-            if (sb->len - before > IMPLICIT_KEY_MAX) {
-                /* Rewrite as an explicit key. */
-                char *k = sb->err ? NULL : strndup(sb->data + before, sb->len - before);
-                sb->len = before;
-                rl_buf_put(sb, "? ", 2);
-                if (!k) {
-                    sb->err = rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
-                    return rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
-                }
-                rl_buf_puts(sb, k);
-                free(k);
-                rl_buf_put(sb, "\n", 1);
-                sb_indent(sb, indent);
-            }
-            rl_buf_put(sb, ":", 1);
-            if ((rc = emit_after(sb, child, indent, depth)) != RL_OK)
-                return rc;
-        }
-        return RL_OK;
-    }
-    size_t n = json_object_array_length(v);
-    for (size_t i = 0; i < n; i++) {
-        json_object *child = json_object_array_get_idx(v, i);
-        if (!first || !first_inline)
-            sb_indent(sb, indent);
-        first = false;
-        rl_buf_put(sb, "-", 1);
-        if (is_block(child)) {
-            /* Compact nesting: the child's first line shares the "- " line. */
-            rl_buf_put(sb, " ", 1);
-            if ((rc = emit_block(sb, child, indent + 2, true, depth + 1)) != RL_OK)
-                return rc;
-        } else if ((rc = emit_after(sb, child, indent, depth)) != RL_OK) {
-            return rc;
-        }
-    }
-    return RL_OK;
-}
-
-int rl_yaml_to_string(json_object *obj, char **out, size_t *out_len)
-{
-    if (!out)
-        return rl_error_set(RL_EINVAL, "yaml emit: NULL output pointer");
-    *out = NULL;
-    rl_buf sb = {0};
-    int rc = RL_OK;
-    if (is_block(obj)) {
-        rc = emit_block(&sb, obj, 0, false, 0);
-    } else {
-        emit_scalar(&sb, obj);
-        rl_buf_put(&sb, "\n", 1);
-    }
-    if (rc == RL_OK && sb.err)
-        rc = rl_error_set(RL_ENOMEM, "yaml emit: out of memory");
-    if (rc != RL_OK) {
-        free(sb.data);
-        return rc;
-    }
-    *out = sb.data;
-    if (out_len)
-        *out_len = sb.len;
-    return RL_OK;
-}
-
-int rl_yaml_write_file(const char *path, json_object *obj)
-{
-    return rl_doc_write_file(path, obj, rl_yaml_to_string, "yaml");
 }

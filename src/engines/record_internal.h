@@ -1,4 +1,4 @@
-/* Internals of the recorder engine shared by record.c (state machine, queue, threads)
+/* Internals of the recorder engine shared by record.c (state machine), its threads' files
  * and the sinks: the recorder struct and the small sink interface through which the
  * writer thread writes the bag, so the state machine and queues can be tested with an
  * in-memory or failing sink. The run's files are record_dir.h's, which knows nothing of
@@ -219,7 +219,37 @@ static inline void rec_bump(_Atomic uint64_t *c, uint64_t v)
 }
 
 /* Moves ARMED/RECORDING to FAILED with the reason; returns 1 if this call did it. The
- * writer notices and finishes the bag and the manifest (record.c). */
+ * writer notices and finishes the bag and the manifest (record_writer.c). */
 int rec_fail_run(rl_recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An absolute CLOCK_MONOTONIC deadline for pthread_cond_timedwait (the recorder's
+ * condition variables are made with that clock). */
+static inline void rec_abs_deadline(struct timespec *ts, int64_t mono_ns)
+{
+    ts->tv_sec = (time_t)(mono_ns / 1000000000ll);
+    ts->tv_nsec = (long)(mono_ns % 1000000000ll);
+}
+
+/* The recorder's threads, started with the recorder as argument: the writer
+ * (record_writer.c; started by prepare, joined by finish, cancel or free), the monitor
+ * (record_monitor.c) and the disk thread (record_disk.c; both for the recorder's life),
+ * and the durability thread (record_sync.c; the writer's own). */
+void *rec_writer_main(void *arg);
+void *rec_monitor_main(void *arg);
+void *rec_disk_main(void *arg);
+void *rec_sync_main(void *arg);
+
+/* After a flush: wakes the durability thread (`threaded`), or syncs here. Writer thread. */
+int rec_request_sync(rl_recorder *r, int threaded);
+
+/* The manifest (record_disk.c). rec_write_manifest writes it from the state as it is now
+ * (any thread but the monitor: it waits for the disk); rec_request_manifest asks the disk
+ * thread for one and never waits; rec_manifest_behind says whether a run that ended has
+ * changes its last manifest does not show; rec_grow_manifest_room keeps the reserved room
+ * in step with the topics (writer thread). */
+int rec_write_manifest(rl_recorder *r);
+void rec_request_manifest(rl_recorder *r);
+int rec_manifest_behind(rl_recorder *r);
+void rec_grow_manifest_room(rl_recorder *r);
 
 #endif

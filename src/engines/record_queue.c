@@ -1,6 +1,6 @@
 /* The producer side of the recorder engine (runlab/record.h): rl_recorder_push and
  * rl_recorder_push_many put messages into the bounded queue that the writer thread
- * (record.c) takes from. Small payloads are copied into shared blocks, large ones into
+ * (record_writer.c) takes from. Small payloads are copied into shared blocks, large ones into
  * allocations of their own, and a payload the producer hands over is kept without a copy.
  * A push never waits for room: a message beyond the limits is dropped, counted, and fails
  * the run. */

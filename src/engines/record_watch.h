@@ -1,7 +1,8 @@
 /* The recorder monitor's judgement of the writer, apart from the clock: how long the
  * writer has gone without progress (or sat in one fsync) in time the monitor watched,
- * and which gaps between the monitor's wakes were pauses of the whole process. record.c
- * feeds it the monotonic times it reads; tests feed it times at each boundary. */
+ * and which gaps between the monitor's wakes were pauses of the whole process.
+ * record_monitor.c feeds it the monotonic times it reads (record_disk.c asks it about free
+ * space); tests feed it times at each boundary. */
 #ifndef RUNLAB_RECORD_WATCH_H
 #define RUNLAB_RECORD_WATCH_H
 

@@ -212,3 +212,11 @@ int eval_coverage_apply(const eval_coverage *c, rl_eval_status *status, const ch
     return *new_reason ? RL_OK
                        : rl_error_set(RL_ENOMEM, "evaluation: out of memory for a reason");
 }
+
+/* judged_s / window_s, NaN when not stated (an empty window is covered when judged). */
+double eval_check_coverage(const rl_eval_check *c)
+{
+    if (!isfinite(c->judged_s) || !isfinite(c->window_s))
+        return NAN;
+    return c->window_s > 0 ? round(c->judged_s / c->window_s * 1e6) / 1e6 : 1; /* 6 digits */
+}

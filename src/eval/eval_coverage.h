@@ -11,4 +11,8 @@
 int eval_coverage_apply(const eval_coverage *c, rl_eval_status *status, const char *reason,
                         char **new_reason);
 
+/* A check's coverage as the outputs state it: judged_s / window_s rounded to 6 digits, NaN
+ * when the check states none (an empty window counts as covered). */
+double eval_check_coverage(const rl_eval_check *c);
+
 #endif

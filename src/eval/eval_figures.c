@@ -65,7 +65,8 @@ int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehi
         rl_eval_check *c = &s->checks[i];
         if (c->figure || strcmp(c->metric, ctx->metric->name) != 0 ||
             (check && strcmp(c->check, check) != 0) ||
-            (c->status != RL_EVAL_FAIL && (failing_only || c->status != RL_EVAL_PASS)) ||
+            (c->status != RL_EVAL_FAIL &&
+             (failing_only || (c->status != RL_EVAL_PASS && c->status != RL_EVAL_INSUFFICIENT))) ||
             (vehicles && !same_vehicles(c, vehicles, nvehicles)))
             continue;
         if (!(c->figure = strdup(figure)))
@@ -77,6 +78,18 @@ int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehi
 int eval_check_link_figure(eval_ctx *ctx, const char *check, const char *figure)
 {
     return eval_check_link_figure_for(ctx, check, NULL, 0, false, figure);
+}
+
+bool eval_check_any_insufficient(eval_ctx *ctx, const char *check)
+{
+    const struct eval_sink *s = ctx->sink;
+    for (size_t i = 0; i < s->nchecks; i++) {
+        const rl_eval_check *c = &s->checks[i];
+        if (c->status == RL_EVAL_INSUFFICIENT && strcmp(c->metric, ctx->metric->name) == 0 &&
+            strcmp(c->check, check) == 0)
+            return true;
+    }
+    return false;
 }
 
 bool eval_check_any_failed(eval_ctx *ctx, const char *prefix)

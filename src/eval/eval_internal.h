@@ -304,6 +304,9 @@ int eval_check_link_figure_for(eval_ctx *ctx, const char *check, const int *vehi
 
 /* Whether a check of the running metric whose name starts with `prefix` is FAIL. */
 bool eval_check_any_failed(eval_ctx *ctx, const char *prefix);
+/* Whether this metric added a check named `check` that is INSUFFICIENT (a gap in its data:
+ * its figure shows where the track breaks off, so a metric draws it then too). */
+bool eval_check_any_insufficient(eval_ctx *ctx, const char *check);
 
 /* One panel of eval_figure_panels: series over time and limits drawn as dashed black
  * lines at lo and hi (NaN: none), e.g. the +- of an absolute limit. `step` draws steps. */

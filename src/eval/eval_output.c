@@ -1,11 +1,15 @@
 /* Writes one evaluation directory: config.yaml (the effective configuration), checks.csv,
  * summary.json (issue 15's shape), figures/<name>.png/.svg with their records, and a
- * self-contained report.html whose top says how the run ended, then the checks table. */
+ * self-contained report.html whose top says the verdict and how the run ended, then the
+ * checks that did not pass, the passed ones folded per metric (eval_report_checks.c), the
+ * figures and the run's facts. */
 #include "eval/eval_output.h"
 
+#include "eval/eval_coverage.h"
 #include "eval/eval_decoding.h"
 #include "core/text.h"
 #include "eval/eval_parallel.h"
+#include "eval/eval_report_checks.h"
 #include "runlab/csv.h"
 #include "runlab/error.h"
 #include "runlab/fs.h"
@@ -69,14 +73,6 @@ static char *num_text(double v)
     rl_buf_puts(&b, "");
     put_num(&b, v);
     return rl_buf_take(&b, NULL);
-}
-
-/* judged_s / window_s, NaN when not stated (an empty window is covered when judged). */
-static double eval_check_coverage(const rl_eval_check *c)
-{
-    if (!isfinite(c->judged_s) || !isfinite(c->window_s))
-        return NAN;
-    return c->window_s > 0 ? round(c->judged_s / c->window_s * 1e6) / 1e6 : 1; /* 6 digits */
 }
 
 static int write_csv(const eval_output *o)
@@ -295,54 +291,6 @@ static int write_files(const eval_output *o, char **svgs)
     return eval_parallel(SMALL_FILES + n, output_task, &f, NULL);
 }
 
-/* The reason with the coverage after it when under 100 % ("; coverage 60 % (6.0 of 10.0
- * s)"); NULL when the reason stands alone (or out of memory: then it does). */
-static char *report_reason(const rl_eval_check *c)
-{
-    double cov = eval_check_coverage(c);
-    if (!isfinite(cov) || cov >= 0.9995)
-        return NULL;
-    rl_buf b = {0};
-    rl_buf_printf(&b, "%s; coverage %.1f %% (%.2f of %.2f s)", c->reason, 100 * cov, c->judged_s,
-                  c->window_s);
-    return rl_buf_take(&b, NULL);
-}
-
-static int report_checks(rl_report *r, const struct eval_sink *s)
-{
-    static const char *const head[] = {"metric", "check", "vehicles", "status", "value",
-                                       "threshold", "unit", "intervals (s)", "reason"};
-    int rc = rl_report_paragraph(r, "Coverage (the seconds of the window a check's data "
-                                    "judges, gaps over the metric's max_gap not counted) follows "
-                                    "the reason where it is under 100 %; summary.json and "
-                                    "checks.csv state it for every check.");
-    if (rc == RL_OK)
-        rc = rl_report_table_begin(r, "Checks", head, 9, RL_TABLE_SORTABLE);
-    for (size_t i = 0; rc == RL_OK && i < s->nchecks; i++) {
-        const rl_eval_check *c = &s->checks[i];
-        char *veh = vehicles_text(c), *iv = intervals_text(c, "; ");
-        char val[32] = "", thr[32] = ""; /* for people: 6 digits (the JSON has them all) */
-        if (isfinite(c->value))
-            snprintf(val, sizeof val, "%.6g", c->value);
-        if (isfinite(c->threshold))
-            snprintf(thr, sizeof thr, "%.6g", c->threshold);
-        char *why = report_reason(c);
-        if (!veh || !iv)
-            rc = rl_error_set(RL_ENOMEM, "report: out of memory");
-        else {
-            rl_report_cell cells[9] = {
-                {RL_CELL_TEXT, c->metric, NULL, 0},  {RL_CELL_TEXT, c->check, NULL, 0},
-                {RL_CELL_TEXT, veh, NULL, 0},        {RL_CELL_BADGE, NULL, NULL, (rl_badge)c->status},
-                {RL_CELL_TEXT, val, NULL, 0},        {RL_CELL_TEXT, thr, NULL, 0},
-                {RL_CELL_TEXT, c->unit, NULL, 0},    {RL_CELL_TEXT, iv, NULL, 0},
-                {RL_CELL_TEXT, why ? why : c->reason, NULL, 0}};
-            rc = rl_report_table_row_cells(r, cells);
-        }
-        free(veh), free(iv), free(why);
-    }
-    return rc == RL_OK ? rl_report_table_end(r) : rc;
-}
-
 static int write_report(const eval_output *o, char *const *svgs)
 {
     const eval_run *run = o->run;
@@ -352,17 +300,6 @@ static int write_report(const eval_output *o, char *const *svgs)
     int rc = rl_report_new(&r, title);
     if (rc < 0)
         return rc;
-    /* How the run ended and what that means for the data comes first. */
-    const char *p = o->notes;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        char *line = strndup(p, n);
-        if (line)
-            rl_report_paragraph(r, line);
-        free(line);
-        p += n + (nl ? 1 : 0);
-    }
     const eval_verdict *v = o->verdict;
     static const rl_badge badges[] = {RL_BADGE_PASS, RL_BADGE_FAIL, RL_BADGE_INCOMPLETE};
     rl_report_status(r, "Result", badges[v->verdict]);
@@ -372,6 +309,17 @@ static int write_report(const eval_output *o, char *const *svgs)
              v->interruption, v->interruption[0] ? "; " : "", o->sink->nchecks, counts[0],
              counts[1], counts[2], counts[3], counts[4]);
     rl_report_paragraph(r, line);
+    /* How the run ended and what that means for the data, right under the verdict. */
+    const char *p = o->notes;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char *note = strndup(p, n);
+        if (note)
+            rl_report_paragraph(r, note);
+        free(note);
+        p += n + (nl ? 1 : 0);
+    }
     if (v->partial) {
         rl_buf m = {0};
         rl_buf_puts(&m, "A partial evaluation (--metrics): only ");
@@ -393,10 +341,19 @@ static int write_report(const eval_output *o, char *const *svgs)
         free(one);
         q += n + (nl ? 1 : 0);
     }
-    if ((rc = report_checks(r, o->sink)) < 0)
+    if ((rc = eval_report_checks(r, o->sink)) < 0)
         goto out;
     if ((rc = eval_decoding_report(r, run)) < 0)
         goto out;
+    /* The figures follow the checks, each with the anchor the checks' links name. */
+    if (o->sink->nfigures > 0)
+        rl_report_heading(r, 2, "Figures");
+    for (size_t i = 0; i < o->sink->nfigures; i++) {
+        char anchor[160];
+        eval_figure_anchor(&o->sink->figures[i], anchor, sizeof anchor);
+        if ((rc = rl_report_figure_svg_at(r, svgs[i], o->sink->figures[i].caption, anchor)) < 0)
+            goto out;
+    }
     rl_report_kv_begin(r, "Run");
     rl_report_kv(r, "directory", run->dir);
     rl_report_kv(r, "run id", run->run_id);
@@ -420,9 +377,6 @@ static int write_report(const eval_output *o, char *const *svgs)
     rl_report_kv(r, "vehicles", ids_text ? ids_text : "");
     free(ids_text);
     rl_report_kv_end(r);
-    for (size_t i = 0; i < o->sink->nfigures; i++)
-        if ((rc = rl_report_figure_svg(r, svgs[i], o->sink->figures[i].caption)) < 0)
-            goto out;
     rl_report_heading(r, 2, "Files");
     rl_report_link(r, "summary.json", NULL);
     rl_report_link(r, "checks.csv", NULL);

@@ -73,12 +73,16 @@ for c in s["checks"]:
 for key in want:
     if key not in seen:
         problems.append(f"{key}: no FAIL (the faults did not make it fail)")
-# Checks no figure shows (UNAVAILABLE, INSUFFICIENT) name none; the key is always there.
+# Checks no figure shows (UNAVAILABLE, N/A) name none; an INSUFFICIENT one names the figure
+# of its data (the gap drawn as a gap) when its metric drew one; the key is always there.
 for c in s["checks"]:
     if "figure" not in c:
         problems.append("%s/%s: no figure key" % (c["metric"], c["check"]))
-    elif c["status"] not in ("PASS", "FAIL") and c["figure"] is not None:
+    elif c["status"] in ("UNAVAILABLE", "N/A") and c["figure"] is not None:
         problems.append("%s/%s %s: figure %s" % (c["metric"], c["check"], c["status"], c["figure"]))
+    elif c["status"] == "INSUFFICIENT" and c["figure"] is not None and \
+            not os.path.isfile(os.path.join(ev, "figures", c["figure"] + ".png")):
+        problems.append("%s/%s INSUFFICIENT: figure %s not in figures/" % (c["metric"], c["check"], c["figure"]))
 ')
 check "every failing check names its figure ($p)" test -z "$p"
 

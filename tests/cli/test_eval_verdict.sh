@@ -34,7 +34,24 @@ SPEEDING=$RUN
 run evaluate "$RUN"
 check "speeding: exit 1 (FAIL)" rc_is 1
 check "speeding: result FAIL" out_has "result: FAIL ("
-check "speeding: vehicle 2's speed fails" out_has "FAIL         states_speed       speed                    vehicle 2: speed up to"
+check "speeding: vehicle 2's speed fails, listed last under 'Not passed'" python3 -c '
+import re, sys
+lines = sys.stdin.read().splitlines()
+k = lines.index("Not passed: 1 FAIL, 0 INSUFFICIENT, 0 UNAVAILABLE")
+assert re.match(r"FAIL +states_speed +speed +2 +[0-9.]+\.\.[0-9.]+ +[0-9.]+ m/s +vehicle 2: speed up to", lines[k + 2]), lines[k + 2]
+assert lines[k + 3].startswith("result: FAIL ("), lines[k + 3]' <<<"$out"
+# Both tables' columns line up, sized to their longest cell ("command_trajectory largest
+# gap" included): REASON starts where its header does on every row.
+check "speeding: the terminal's columns line up, long check names included" python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+k = lines.index("Not passed: 1 FAIL, 0 INSUFFICIENT, 0 UNAVAILABLE")
+for table in (lines[:k - 1], lines[k + 1:k + 3]):
+    col = table[0].index("REASON")
+    assert table[0].startswith("STATUS"), table[0]
+    for row in table[1:]:
+        assert row[col - 1] == " " and row[col] != " " and row[:col].rstrip() == row[:col - 1].rstrip(), row
+assert any("command_trajectory largest gap " in row for row in lines[:k]), "no long check name"' <<<"$out"
 check "speeding: the acceleration at its limit passes (rounding is not a violation)" \
     out_has "vehicle 2: |longitudinal acceleration| at most 3 m/s^2 (limit 3)"
 check "speeding: only the speed of vehicle 2 fails, no interval of zero length, no 'X over the limit X'" summary '
@@ -107,5 +124,19 @@ check "list: the run's row says it (INTERRUPTED, 2.5 of 20 s, SIGINT)" grep -qE 
 # ---- --help tells the rule and the exit codes ----
 run evaluate --help
 check "evaluate --help: the rule and exit 3" bash -c 'grep -q "INCOMPLETE when none fails" <<<"$0" && grep -q "3 INCOMPLETE" <<<"$0"' "$out"
+
+# A narrow terminal: REASON goes under each row, indented; the columns before it fit the 40
+# columns, the widest cut with "…".
+COLUMNS=40 run evaluate "$SPEEDING" --metrics topic_sanity
+check "COLUMNS=40: REASON below each row, the other columns fit with an ellipsis" python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+assert lines[0].startswith("STATUS") and lines[1] == "    REASON", lines[:2]
+rows = [k for k, l in enumerate(lines) if l.startswith("PASS ")]
+assert len(rows) == 24, len(rows)
+for k in rows:
+    assert len(lines[k]) <= 40 and lines[k] == lines[k].rstrip(), lines[k]
+    assert lines[k + 1].startswith("    rt/vehicle/"), lines[k + 1]
+assert any("\u2026" in lines[k] for k in rows), "no ellipsis"' <<<"$out"
 
 finish

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # The three views of one evaluation agree cell by cell: summary.json's checks, checks.csv's
-# rows and report.html's Checks table (same order; values exact in the CSV, to 6 significant
-# digits in the report; intervals as "t0..t1;..."), and summary.json's counts and verdict
-# follow from its checks (docs/eval.md). Usage: eval_outputs_check.py EVALUATION_DIR
+# rows and report.html's checks tables (the CSV in the same order; the report's "Checks not
+# passed" table first, then the passed checks folded per metric, each check in exactly one
+# row; values exact in the CSV, to 6 significant digits in the report; intervals as
+# "t0..t1;..."), and summary.json's counts and verdict follow from its checks
+# (docs/eval.md). Usage: eval_outputs_check.py EVALUATION_DIR
 import csv
 import html.parser
 import json
@@ -29,7 +31,7 @@ class Checks(html.parser.HTMLParser):
 
     def handle_endtag(self, tag):
         if tag == "caption":
-            self.in_checks = self.cap.strip() == "Checks"
+            self.in_checks = self.cap.strip().startswith("Checks")
             self.cap = None
         elif tag == "td" and self.cell is not None:
             self.row.append(self.cell.strip())
@@ -69,7 +71,15 @@ def intervals(text):
 checks = s["checks"]
 expect("as many CSV rows as checks", len(rows) == len(checks), (len(rows), len(checks)))
 expect("as many report rows as checks", len(h.rows) == len(checks), (len(h.rows), len(checks)))
-for i, (c, r, t) in enumerate(zip(checks, rows, h.rows)):
+# The report lists what did not pass first, then the rest per metric, each group in
+# summary.json's order.
+NOT_PASSED = ("FAIL", "INSUFFICIENT", "UNAVAILABLE")
+metrics = list(dict.fromkeys(c["metric"] for c in checks))
+order = [c for c in checks if c["status"] in NOT_PASSED] + [
+    c for m in metrics for c in checks if c["metric"] == m and c["status"] not in NOT_PASSED]
+in_report = [order.index(c) for c in checks]  # report row of each check
+report_rows = [h.rows[k] if k < len(h.rows) else [""] * 9 for k in in_report]
+for i, (c, r, t) in enumerate(zip(checks, rows, report_rows)):
     where = "check %d (%s / %s / %s)" % (i, c["metric"], c["check"], c["vehicles"])
     expect(where + ": csv metric, check", (r["metric"], r["check"]) == (c["metric"], c["check"]), r)
     expect(where + ": report metric, check", t[0:2] == [c["metric"], c["check"]], t[0:2])

@@ -99,7 +99,7 @@ static void test_full_report(void **state)
     assert_non_null(strstr(html, "<td class=\"num\" data-v=\"12.5\">12.5</td>"));
     assert_non_null(strstr(html, "<td class=\"num\" data-v=\"98\">98%</td>"));
     assert_non_null(strstr(html, "<td class=\"num\" data-v=\"-300\">-3e2</td>"));
-    assert_non_null(strstr(html, "<td>n/a</td>"));
+    assert_non_null(strstr(html, "<td><span class=\"w\">n/a</span></td>")); /* kept whole */
     assert_non_null(strstr(html, "<td>inf</td>"));
     assert_non_null(strstr(html, "<td>B&amp;B</td>"));
     /* Badges: colour class and the word. */
@@ -243,6 +243,49 @@ static void test_state_errors(void **state)
     rl_report_free(r);
 }
 
+/* Folded blocks, figures with an anchor and links to it, and words that keep whole. */
+static void test_details_anchors_words(void **state)
+{
+    (void)state;
+    rl_report *r = NULL;
+    assert_int_equal(rl_report_new(&r, "t"), RL_OK);
+    assert_int_equal(rl_report_details_end(r), RL_ESTATE);
+    assert_int_equal(rl_report_details_begin(r, "states_speed: 2 checks <PASS>"), RL_OK);
+    assert_int_equal(rl_report_details_begin(r, "nested"), RL_ESTATE);
+    char *html = NULL;
+    assert_int_equal(rl_report_to_string(r, &html, NULL), RL_ESTATE); /* still open */
+    const char *hdr[2] = {"check", "reason"};
+    assert_int_equal(rl_report_table_begin(r, NULL, hdr, 2, 0), RL_OK);
+    assert_int_equal(rl_report_details_end(r), RL_ESTATE); /* the table is open */
+    rl_report_cell cells[2] = {{RL_CELL_LINK, "speed", "#fig-speed", RL_BADGE_NA},
+                               {RL_CELL_TEXT, "6.86-9.10 s on rt/vehicle/2/state and a "
+                                              "very long sentence after it",
+                                NULL, RL_BADGE_NA}};
+    assert_int_equal(rl_report_table_row_cells(r, cells), RL_OK);
+    cells[0].href = "#no space";
+    assert_int_equal(rl_report_table_row_cells(r, cells), RL_EINVAL);
+    cells[0].href = "#";
+    assert_int_equal(rl_report_table_row_cells(r, cells), RL_EINVAL);
+    assert_int_equal(rl_report_table_end(r), RL_OK);
+    assert_int_equal(rl_report_details_end(r), RL_OK);
+    const char *svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>";
+    assert_int_equal(rl_report_figure_svg_at(r, svg, "Speed", "fig-speed"), RL_OK);
+    assert_int_equal(rl_report_figure_svg_at(r, svg, NULL, "bad\"id"), RL_EINVAL);
+    assert_int_equal(rl_report_figure_svg_at(r, svg, NULL, ""), RL_EINVAL);
+    assert_int_equal(rl_report_to_string(r, &html, NULL), RL_OK);
+    assert_non_null(strstr(html, "<details><summary>states_speed: 2 checks &lt;PASS&gt;</summary>"));
+    assert_non_null(strstr(html, "</table></div>\n</details>"));
+    assert_non_null(strstr(html, "<a href=\"#fig-speed\">speed</a>"));
+    assert_non_null(strstr(html, "<figure id=\"fig-speed\">"));
+    assert_int_equal(count(html, "<figure"), 1);
+    assert_non_null(strstr(html, "beforeprint")); /* printing opens the folded blocks */
+    /* Words with '-' or '/' are kept on one line; the text is unchanged. */
+    assert_non_null(strstr(html, "<td class=\"prose\"><span class=\"w\">6.86-9.10</span> s on "
+                                 "<span class=\"w\">rt/vehicle/2/state</span> and a very long"));
+    free(html);
+    rl_report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_no_script_without_sortable),
         cmocka_unit_test(test_links_stay_local),
         cmocka_unit_test(test_state_errors),
+        cmocka_unit_test(test_details_anchors_words),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rl_plot_release_caches();

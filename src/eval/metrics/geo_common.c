@@ -648,11 +648,12 @@ int eval_geo_footprint_metric(eval_ctx *ctx, const eval_geo_footprint_spec *spec
     if (rc == RL_OK && run->nvehicles == 0)
         rc = eval_check_add(ctx, spec->check, NULL, 0, RL_EVAL_UNAVAILABLE, NAN, NAN, NULL, NULL,
                             "no vehicle in the run");
-    if (rc == RL_OK && run->nvehicles > 0 && (spec->always_figure || marks.n > 0))
+    bool draw = spec->always_figure || marks.n > 0 || eval_check_any_insufficient(ctx, spec->check);
+    if (rc == RL_OK && run->nvehicles > 0 && draw)
         rc = eval_geo_map_figure(ctx, spec->figure, spec->figure_title, spec->figure_title,
                                  tracks, run->nvehicles, spec->area, spec->narea, &marks,
                                  "out");
-    if (rc == RL_OK && run->nvehicles > 0 && (spec->always_figure || marks.n > 0))
+    if (rc == RL_OK && run->nvehicles > 0 && draw)
         rc = eval_check_link_figure(ctx, spec->check, spec->figure);
     for (size_t v = 0; v < run->nvehicles; v++)
         eval_geo_track_free(&tracks[v]);
