@@ -188,7 +188,8 @@ static void test_command_follow(void **state)
     c = find(&s, 6, -1);
     assert_int_equal(c->status, RL_EVAL_INSUFFICIENT);
     NEAR(c->value, 6, 0);
-    assert_null(c->figure); /* INSUFFICIENT: no figure shows it */
+    /* INSUFFICIENT: linked to the figure of its data where its metric drew one */
+    assert_string_equal(c->figure, "command_follow_deviation");
     assert_string_equal(find(&s, 2, -1)->figure, "command_follow_deviation");
     assert_string_equal(find(&s, 3, -1)->figure, "command_follow_deviation");
     /* The deviation over time, and along the path colour-mapped. */
