@@ -259,9 +259,6 @@ const rl_bench_prop *rl_bench_param(const rl_bench *b, const char *name);
 /* Adds a planner; the benchmark owns it from then on, also on failure. Names must be
  * unique and valid as for properties. */
 int rl_bench_add_planner(rl_bench *b, rl_bench_planner *planner);
-/* Adds the planner an allocator makes for the problem. */
-int rl_bench_add_planner_alloc(rl_bench *b, rl_bench_planner *(*alloc)(void *ctx, void *problem),
-                               void *ctx);
 size_t rl_bench_planner_count(const rl_bench *b);
 /* Frees every planner added so far. */
 void rl_bench_clear_planners(rl_bench *b);

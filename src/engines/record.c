@@ -56,13 +56,8 @@ static int check_options(const rl_record_options *o)
     if ((unsigned)o->compression > RL_RECORD_COMPRESSION_LZ4)
         return rl_error_set(RL_EINVAL, "recorder option compression: unknown value %d",
                             (int)o->compression);
-    if (o->compression_level < (o->compression == RL_RECORD_COMPRESSION_ZSTD ? -7 : 0) ||
-        o->compression_level > (o->compression == RL_RECORD_COMPRESSION_ZSTD  ? 22
-                                : o->compression == RL_RECORD_COMPRESSION_LZ4 ? 12
-                                                                              : 0))
-        return rl_error_set(RL_EINVAL, "recorder option compression_level: %d is out of range "
-                            "for %s (zstd -7..22, lz4 0..12, none 0)", o->compression_level,
-                            rl_record_compression_name(o->compression));
+    if (rl_record_compression_level_check(o->compression, o->compression_level) != RL_OK)
+        return rl_error_set(RL_EINVAL, "recorder option compression_level: %s", rl_error_last());
     if (o->chunk_size < 1024 || o->chunk_size > (1ull << 30))
         return rl_error_set(RL_EINVAL, "recorder option chunk_size: must be 1 KiB..1 GiB");
     return RL_OK;

@@ -51,8 +51,10 @@ except StopIteration:
 run_dir = lines[ev].split("$ runlab evaluate ", 1)[1]
 if not lines[li + 1].startswith("RUN ") or "SCENARIO" not in lines[li + 1]:
     problems.append("list header: %r" % lines[li + 1])
-if not any(l.startswith(run_dir.rsplit("/", 1)[1] + " ") and "COMPLETE" in l and "sim 4 veh seed 1" in l
-           for l in lines[li + 2:ev]):
+# the RUN column holds the run id where the directory's name ends with it (20..Z_<id>)
+names = (run_dir.rsplit("/", 1)[1], run_dir.rsplit("/", 1)[1].split("_", 1)[-1])
+if not any(l.split()[:1] and l.split()[0] in names and "COMPLETE" in l and
+           re.search(r"COMPLETE\s+4\s.*\bseed 1\b", l) for l in lines[li + 2:ev]):
     problems.append("the new run is not listed COMPLETE with its scenario")
 if not any(re.match(r"^result: [A-Z]+.* \(\d+ checks", l) for l in lines[ev:]):
     problems.append("no evaluation result line")

@@ -8,6 +8,7 @@
 #include "runlab/msgdef.h"
 #include "msg_roundtrip.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,31 @@ static void test_ros2_constructs(void **state)
     d = parse_ok("ros2msg", "std_msgs/msg/Empty", "# nothing\n");
     const uint8_t p[] = {0x00, 0x01, 0x00, 0x00, 0x00};
     json_is(d, p, sizeof p, "{}");
+    rl_msgdef_free(d);
+}
+
+/* The type table: every type of the schema (the primitives, unnamed, and the named
+ * types, each once), the root among them, NULL past the end. */
+static void test_type_table(void **state)
+{
+    (void)state;
+    rl_msgdef *d = parse_ok("ros2msg", "pkg/msg/Outer",
+                            "pkg/Inner a\npkg/Inner b\nint8 c\n" SEP "MSG: pkg/Inner\nint32 x\n");
+    size_t n = rl_msgdef_type_count(d);
+    assert_true(n >= 2);
+    size_t outer = 0, inner = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        assert_non_null(rl_msgdef_type(d, i));
+        const char *name = rl_msgdef_type(d, i)->name; /* NULL for primitives */
+        outer += name && strcmp(name, "pkg/msg/Outer") == 0;
+        inner += name && strcmp(name, "pkg/msg/Inner") == 0;
+    }
+    assert_int_equal(outer, 1);
+    assert_int_equal(inner, 1);
+    assert_true(rl_msgdef_root(d) < n);
+    assert_string_equal(rl_msgdef_type(d, rl_msgdef_root(d))->name, "pkg/msg/Outer");
+    assert_null(rl_msgdef_type(d, (uint32_t)n));
+    assert_int_equal(rl_msgdef_type_count(NULL), 0);
     rl_msgdef_free(d);
 }
 
@@ -404,6 +430,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ros2_constructs),
         cmocka_unit_test(test_ros2_errors),
+        cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_ros2_service_event),
         cmocka_unit_test(test_idl_constructs),
         cmocka_unit_test(test_idl_errors),

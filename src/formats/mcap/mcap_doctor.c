@@ -457,8 +457,8 @@ static void check_chunk_index(dctx *d, const rl_mcap_record *rec)
         return;
     }
     if (x->chunk_length != ci->length || x->compressed_size != ci->csize ||
-        x->uncompressed_size != ci->usize || x->compression.len != ci->comp_len ||
-        memcmp(x->compression.data, ci->comp, ci->comp_len) != 0)
+        x->uncompressed_size != ci->usize ||
+        !rl_mcap_bytes_eq(x->compression, (rl_mcap_bytes){ci->comp, ci->comp_len}))
         vio(d, rec->offset,
             "ChunkIndex record: chunk at %llu: length/sizes/compression (%llu, %llu, %llu) "
             "differ from the chunk's (%llu, %llu, %llu)",
@@ -502,9 +502,10 @@ static void check_chunk_index(dctx *d, const rl_mcap_record *rec)
             (unsigned long long)total);
 }
 
-static int bytes_eq(rl_mcap_bytes b, const char *s, size_t n)
+/* A name kept by remember_named, as bytes (it may hold NULs). */
+static rl_mcap_bytes kept(const char *s, size_t len)
 {
-    return b.len == n && (n == 0 || memcmp(b.data, s, n) == 0);
+    return (rl_mcap_bytes){(const uint8_t *)s, len};
 }
 
 static void remember_named(dctx *d, named_ref **arr, size_t *count, size_t *cap,
@@ -516,22 +517,16 @@ static void remember_named(dctx *d, named_ref **arr, size_t *count, size_t *cap,
     memset(e, 0, sizeof *e);
     e->offset = rec->offset;
     e->length = RL_MCAP_RECORD_PREFIX + (uint64_t)rec->body.len;
-    e->name = malloc(name.len + 1);
-    e->media_type = malloc(media.len + 1);
+    e->name = rl_mcap_bytes_dup(name);
+    e->media_type = rl_mcap_bytes_dup(media);
     if (!e->name || !e->media_type) {
         free(e->name);
         free(e->media_type);
         d->oom = 1;
         return;
     }
-    if (name.len)
-        memcpy(e->name, name.data, name.len);
-    e->name[name.len] = '\0';
     e->name_len = name.len;
     e->media_len = media.len;
-    if (media.len)
-        memcpy(e->media_type, media.data, media.len);
-    e->media_type[media.len] = '\0';
     if (rec->opcode == RL_MCAP_OP_ATTACHMENT) {
         e->log_time = rec->u.attachment.log_time;
         e->create_time = rec->u.attachment.create_time;
@@ -559,8 +554,8 @@ static void check_attachment_index(dctx *d, const rl_mcap_record *rec)
         return;
     }
     if (x->length != a->length || x->log_time != a->log_time || x->create_time != a->create_time ||
-        x->data_size != a->data_size || !bytes_eq(x->name, a->name, a->name_len) ||
-        !bytes_eq(x->media_type, a->media_type, a->media_len))
+        x->data_size != a->data_size || !rl_mcap_bytes_eq(x->name, kept(a->name, a->name_len)) ||
+        !rl_mcap_bytes_eq(x->media_type, kept(a->media_type, a->media_len)))
         vio(d, rec->offset,
             "AttachmentIndex record: fields differ from the Attachment at %llu ('%s')",
             (unsigned long long)a->offset, a->name);
@@ -576,7 +571,7 @@ static void check_metadata_index(dctx *d, const rl_mcap_record *rec)
             (unsigned long long)x->offset);
         return;
     }
-    if (x->length != m->length || !bytes_eq(x->name, m->name, m->name_len))
+    if (x->length != m->length || !rl_mcap_bytes_eq(x->name, kept(m->name, m->name_len)))
         vio(d, rec->offset, "MetadataIndex record: length or name differ from the Metadata at %llu",
             (unsigned long long)m->offset);
 }

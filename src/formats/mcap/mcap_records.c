@@ -160,6 +160,28 @@ static rl_mcap_bytes get_p64(cursor *c, const char *f)
     return get_n(c, f, n);
 }
 
+rl_mcap_bytes rl_mcap_bytes_of(const char *s)
+{
+    rl_mcap_bytes b = {(const uint8_t *)s, s ? strlen(s) : 0};
+    return b;
+}
+
+int rl_mcap_bytes_eq(rl_mcap_bytes a, rl_mcap_bytes b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
+}
+
+char *rl_mcap_bytes_dup(rl_mcap_bytes b)
+{
+    char *s = malloc(b.len + 1);
+    if (s) {
+        if (b.len)
+            memcpy(s, b.data, b.len);
+        s[b.len] = '\0';
+    }
+    return s;
+}
+
 int rl_mcap_map_str_next(rl_mcap_bytes map, size_t *pos, rl_mcap_bytes *key, rl_mcap_bytes *value)
 {
     if (*pos >= map.len)

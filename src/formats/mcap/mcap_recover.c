@@ -167,17 +167,6 @@ static int own(const rl_mcap_record *in, owned_rec **out)
     return RL_OK;
 }
 
-static char *dup_bytes(rl_mcap_bytes b)
-{
-    char *s = malloc(b.len + 1);
-    if (s) {
-        if (b.len)
-            memcpy(s, b.data, b.len);
-        s[b.len] = '\0';
-    }
-    return s;
-}
-
 /* Appends to one of the report's lists (the first MAX_LOST_ENTRIES entries are kept). */
 static int list_add(rl_mcap_lost_range **list, size_t *count, uint64_t offset, uint64_t length,
                     const char *why)
@@ -628,9 +617,9 @@ static int handle_chunk(rctx *c, const rl_mcap_record *rec)
     c->after = AFTER_INTACT;
     if (c->pass == 1 && !c->saw_chunk) {
         c->saw_chunk = 1;
-        c->first_comp = ch->compression.len == 4 && memcmp(ch->compression.data, "zstd", 4) == 0
+        c->first_comp = rl_mcap_bytes_eq(ch->compression, rl_mcap_bytes_of("zstd"))
                             ? RL_MCAP_COMPRESSION_ZSTD
-                        : ch->compression.len == 3 && memcmp(ch->compression.data, "lz4", 3) == 0
+                        : rl_mcap_bytes_eq(ch->compression, rl_mcap_bytes_of("lz4"))
                             ? RL_MCAP_COMPRESSION_LZ4
                             : RL_MCAP_COMPRESSION_NONE;
     }
@@ -670,8 +659,8 @@ static int handle_top(rctx *c, const rl_mcap_record *rec)
     switch (rec->opcode) {
     case RL_MCAP_OP_HEADER:
         if (c->pass == 1 && !c->profile) {
-            c->profile = dup_bytes(rec->u.header.profile);
-            c->library = dup_bytes(rec->u.header.library);
+            c->profile = rl_mcap_bytes_dup(rec->u.header.profile);
+            c->library = rl_mcap_bytes_dup(rec->u.header.library);
             if (!c->profile || !c->library)
                 return rl_error_set(RL_ENOMEM, "mcap recover: out of memory");
         }

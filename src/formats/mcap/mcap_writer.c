@@ -132,12 +132,6 @@ void rl_mcap_writer_options_default(rl_mcap_writer_options *o)
     o->chunk_crc = o->data_section_crc = o->summary_crc = o->attachment_crc = 1;
 }
 
-static rl_mcap_bytes bstr(const char *s)
-{
-    rl_mcap_bytes b = {(const uint8_t *)s, s ? strlen(s) : 0};
-    return b;
-}
-
 /* Room for one more of `count` elements of `size` bytes (checked growth in core/text.h). */
 static int grow(void **arr, size_t *cap, size_t count, size_t size)
 {
@@ -294,11 +288,11 @@ int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_op
     rl_mcap_record h;
     memset(&h, 0, sizeof h);
     h.opcode = RL_MCAP_OP_HEADER;
-    h.u.header.profile = bstr(opts->profile);
+    h.u.header.profile = rl_mcap_bytes_of(opts->profile);
     char lib[128];
     if (!opts->library)
         snprintf(lib, sizeof lib, "runlab %s", rl_version_string());
-    h.u.header.library = bstr(opts->library ? opts->library : lib);
+    h.u.header.library = rl_mcap_bytes_of(opts->library ? opts->library : lib);
     int rc = emit_bytes(w, rl_mcap_magic, RL_MCAP_MAGIC_LEN);
     if (rc == RL_OK)
         rc = emit_record(w, &h, NULL);
@@ -378,7 +372,7 @@ static int close_chunk_state(rl_mcap_writer *w, chunk_state *cs)
     ch->message_end_time = cs->messages ? cs->end_time : 0;
     ch->uncompressed_size = cs->chunk.len;
     ch->uncompressed_crc = cs->crc;
-    ch->compression = bstr(mcap_compression_name(w->o.compression));
+    ch->compression = rl_mcap_bytes_of(mcap_compression_name(w->o.compression));
     ch->records.data = recs;
     ch->records.len = recs_len;
 
@@ -461,7 +455,7 @@ static int close_chunk_state(rl_mcap_writer *w, chunk_state *cs)
         e->ci.message_index_offsets.data = offsets;
         e->ci.message_index_offsets.len = offsets_len;
         e->ci.message_index_length = mi_len;
-        e->ci.compression = bstr(mcap_compression_name(w->o.compression));
+        e->ci.compression = rl_mcap_bytes_of(mcap_compression_name(w->o.compression));
         e->ci.compressed_size = recs_len;
         e->ci.uncompressed_size = cs->chunk.len;
     } else {

@@ -9,7 +9,6 @@
 
 #include "runlab/error.h"
 
-#include <locale.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,10 +68,6 @@ typedef struct cdr_json_out {
 } cdr_json_out;
 int cdr_json_visit(void *ctx, const rl_msg_visit *v);
 void cdr_json_put_value(cdr_json_out *j, const rl_msg_value *v);
-/* The C numeric locale on this thread while numbers are written (returns the old one for
- * cdr_c_numeric_leave); '.' as the decimal point whatever the application set. */
-locale_t cdr_c_numeric_enter(void);
-void cdr_c_numeric_leave(locale_t old);
 /* Room for n more bytes and a NUL; RL_ENOMEM (sticky) otherwise. */
 int cdr_json_reserve(cdr_json_out *j, size_t n);
 

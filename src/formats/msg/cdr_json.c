@@ -6,9 +6,7 @@
 #include "core/text.h"
 #include "runlab/error.h"
 
-#include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,49 +66,6 @@ static void put_i64(json_out *j, int64_t v)
         put_u64(j, (uint64_t)v, 0);
 }
 
-/* The C locale, set on this thread while a message is written, so that snprintf and
- * strtod use '.' whatever LC_NUMERIC the application chose (once per message, not once
- * per number). */
-static locale_t c_numeric;
-static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
-
-static void make_c_numeric(void)
-{
-    c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-}
-
-locale_t cdr_c_numeric_enter(void)
-{
-    pthread_once(&c_numeric_once, make_c_numeric);
-    return c_numeric != (locale_t)0 ? uselocale(c_numeric) : (locale_t)0;
-}
-
-void cdr_c_numeric_leave(locale_t old)
-{
-    if (old != (locale_t)0)
-        uselocale(old);
-}
-
-/* Shortest text that reads back to the same value, for float32 (doubles go to the faster
- * rl_shortest_f64): a decimal of up to `safe` digits survives the round trip (15 for
- * double, 6 for float), so when %.<safe>g reads back it is the shortest (%g drops
- * trailing zeros); else one more digit at a time. Subnormals: every length from 1. */
-static size_t format_shortest(double v, int is_f32, char *buf, size_t cap)
-{
-    int n = 0;
-    int p = is_f32 ? (fpclassify((float)v) == FP_SUBNORMAL ? 1 : 6) : (fpclassify(v) == FP_SUBNORMAL ? 1 : 15);
-    int last = is_f32 ? 9 : 17;
-    for (;; p++) {
-        n = snprintf(buf, cap, "%.*g", p, v);
-        if (p >= last)
-            break;
-        double back = strtod(buf, NULL);
-        if (is_f32 ? (float)back == (float)v : memcmp(&back, &v, sizeof v) == 0)
-            break;
-    }
-    return n > 0 ? (size_t)n : 0;
-}
-
 static void put_float(json_out *j, double v, int is_f32)
 {
     if (isnan(v)) {
@@ -127,7 +82,8 @@ static void put_float(json_out *j, double v, int is_f32)
     if (cdr_json_reserve(j, 40) < 0)
         return;
     char *buf = *j->buf + j->len;
-    size_t n = is_f32 ? format_shortest(v, 1, buf, 37) : rl_shortest_f64(v, buf);
+    /* number.c's formatters, as every other file runlab writes: '.' whatever the locale */
+    size_t n = is_f32 ? rl_shortest_f32((float)v, buf) : rl_shortest_f64(v, buf);
     size_t k = 0;
     while (k < n && buf[k] != '.' && buf[k] != 'e')
         k++;
@@ -302,9 +258,7 @@ int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char *
     if (!buf || !cap)
         return rl_error_set(RL_EINVAL, "message JSON: NULL buffer");
     json_out j = {.buf = buf, .cap = cap};
-    locale_t old = cdr_c_numeric_enter();
     int rc = rl_msg_decode_flags(def, data, len, RL_MSG_DECODE_ARRAYS, cdr_json_visit, &j);
-    cdr_c_numeric_leave(old);
     if (rc == RL_OK && cdr_json_reserve(&j, 0) == RL_OK)
         (*buf)[j.len] = '\0';
     else if (rc == RL_OK)

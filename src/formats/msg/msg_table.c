@@ -190,9 +190,7 @@ int rl_msg_row_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_
         row->ncols = n;
     }
     row_state s = {.def = def, .row = row, .j = {.buf = &row->buf, .cap = &row->cap}};
-    locale_t old = cdr_c_numeric_enter();
     int rc = rl_msg_decode(def, data, len, row_visit, &s);
-    cdr_c_numeric_leave(old);
     if (rc == RL_OK && s.cell != row->ncols)
         rc = rl_error_set(RL_ERANGE, "row: %zu cells for %zu columns", s.cell, row->ncols);
     if (rc == RL_OK && cdr_json_reserve(&s.j, 0) < 0)
