@@ -90,7 +90,7 @@ typedef struct rl_msg_type {
 typedef struct rl_msgdef rl_msgdef;
 
 /* ---- Encodings -----------------------------------------------------------------------
- * One table (src/formats/msg_codec.c) says which (schema encoding, message encoding)
+ * One table (src/formats/msg/msg_codec.c) says which (schema encoding, message encoding)
  * pairs runlab decodes and with what: today ros2msg/cdr and omgidl/cdr ("ros2idl" is
  * refused). Every reader asks it instead of comparing strings; docs/msgdef.md "Adding an
  * encoding". Codecs are static and immutable: any thread may use them, nothing to free. */

@@ -4,7 +4,7 @@
  * locale. */
 #include "runlab/number.h"
 
-#include "core/number_scan.h"
+#include "core/number_digits.h"
 #include "core/text.h"
 
 #include <locale.h>

@@ -9,7 +9,7 @@
 #include "runlab/hash.h"
 #include "runlab/map.h"
 
-#include "formats/map_internal.h"
+#include "formats/map/map_internal.h"
 
 #include <limits.h>
 #include <math.h>

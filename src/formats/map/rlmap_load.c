@@ -1,7 +1,7 @@
 /* Opens runtime maps: in memory or mmap'd from a file, checking magic, version, sizes,
  * CRCs and every offset and index once, so that no query can read out of bounds; then
- * plain accessors over the mapped structures, the map's summary (info) and loading any
- * map file (compiling a Lanelet2 or CommonRoad source in memory). */
+ * plain accessors over the mapped structures and the map's summary (info). Loading any map
+ * file (rl_map_load, compiling a source in memory) is in map_read.c. */
 #include "map_internal.h"
 
 #include "runlab/error.h"
@@ -235,41 +235,6 @@ int rl_map_open_file(const char *path, rl_map **out)
     }
     (*out)->mapped = p;
     (*out)->mapped_len = len;
-    return RL_OK;
-}
-
-int rl_map_load(const char *path, const rl_map_read_options *o, rl_map **out,
-                rl_map_source **src_out)
-{
-    *out = NULL;
-    if (src_out)
-        *src_out = NULL;
-    uint8_t magic[8] = {0};
-    int fd = rl_fs_open_input(path, NULL);
-    if (fd < 0)
-        return fd;
-    ssize_t got = read(fd, magic, sizeof magic);
-    close(fd);
-    if (got == (ssize_t)sizeof magic && rl_map_detect_format(magic, 8) == RL_MAP_FORMAT_RUNTIME)
-        return rl_map_open_file(path, out);
-    rl_map_source *src = NULL;
-    int rc = rl_map_source_read_file(path, o, &src);
-    void *bytes = NULL;
-    size_t len = 0;
-    if (rc == RL_OK)
-        rc = rl_map_compile(src, NULL, &bytes, &len);
-    if (rc == RL_OK)
-        rc = rl_map_open_mem(bytes, len, 0, out);
-    if (rc < 0) {
-        free(bytes);
-        rl_map_source_free(src);
-        return rc;
-    }
-    (*out)->owned = bytes;
-    if (src_out)
-        *src_out = src;
-    else
-        rl_map_source_free(src);
     return RL_OK;
 }
 

@@ -77,9 +77,11 @@ int msgdef_names_put(msgdef_names *h, const char *key, size_t len, uint32_t valu
         s->value = value;
         return RL_OK;
     }
-    char *copy = msgdef_strndup(key, len);
+    char *copy = malloc(len + 1); /* its own copy: the table sits below the builder */
     if (!copy)
         return rl_error_set(RL_ENOMEM, "schema: out of memory");
+    memcpy(copy, key, len);
+    copy[len] = '\0';
     *s = (struct msgdef_name_slot){.key = copy, .len = len, .hash = hash, .value = value};
     h->n++;
     return RL_OK;

@@ -3,7 +3,7 @@
  * columns added per property as they appear, the same values and NULLs, the same views.
  * Every dynamic identifier is quoted and checked, every value is bound. */
 #include "core/text.h"
-#include "formats/ompl_log.h"
+#include "formats/ompl/ompl_log.h"
 
 #include "runlab/error.h"
 

@@ -60,6 +60,9 @@ int msgdef_array_type(rl_msgdef *d, rl_msg_kind kind, uint32_t elem, uint32_t bo
                       uint32_t *index);
 /* A new empty definition holding the primitive types. */
 int msgdef_new(rl_msgdef **out, const char *schema);
+/* Frees a definition's types, constants and names (not its decoding plan, which
+ * rl_msgdef_free frees first). NULL is a no-op. */
+void msgdef_destroy(rl_msgdef *d);
 /* Checks that no struct contains itself by value (which no payload could end) and sets
  * the root. */
 int msgdef_finish(rl_msgdef *d, uint32_t root);

@@ -5,7 +5,7 @@
  * the union area. Deterministic: same source, same bytes. */
 #include "map_internal.h"
 
-#include "../core/text.h"
+#include "core/text.h"
 #include "runlab/error.h"
 #include "runlab/hash.h"
 

@@ -3,7 +3,7 @@
  * universal newlines) and keeps each line, so the database step can repeat the parser's
  * own transformations; the writer emits the grammar OMPL 1.5/1.6 write. */
 #include "core/text.h"
-#include "formats/ompl_log.h"
+#include "formats/ompl/ompl_log.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"

@@ -1,6 +1,7 @@
 /* Map sources: what both readers share. Projections (local tangent plane, UTM by the
  * Krueger series, Lanelet2's spherical Mercator), Lanelet2's bound alignment, the
- * degenerate-lanelet warnings, format detection, reading a file and freeing a source. */
+ * degenerate-lanelet warnings, format detection and freeing a source. Reading a file
+ * (map_read.c) calls the readers, which call these; nothing here calls a reader. */
 #include "map_internal.h"
 
 #include "runlab/error.h"
@@ -364,30 +365,6 @@ rl_map_format rl_map_detect_format(const void *data, size_t len)
         return RL_MAP_FORMAT_UNKNOWN;
     }
     return RL_MAP_FORMAT_UNKNOWN;
-}
-
-enum { MAP_MAX_FILE = 1u << 30 };
-
-int rl_map_source_read_file(const char *path, const rl_map_read_options *o, rl_map_source **out)
-{
-    char *data = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = rl_fs_read_all(path, MAP_MAX_FILE, &data, &len);
-    if (rc < 0)
-        return rc;
-    switch (rl_map_detect_format(data, len)) {
-    case RL_MAP_FORMAT_LANELET2: rc = rl_lanelet2_read_mem(data, len, path, o, out); break;
-    case RL_MAP_FORMAT_COMMONROAD: rc = rl_commonroad_read_mem(data, len, path, o, out); break;
-    case RL_MAP_FORMAT_RUNTIME:
-        rc = rl_error_set(RL_EINVAL, "%s: a compiled runtime map, not a map source", path);
-        break;
-    default:
-        rc = rl_error_set(RL_EPARSE,
-                          "%s: not a map file (expected an <osm> or <commonRoad> XML root)", path);
-    }
-    free(data);
-    return rc;
 }
 
 static void free_strings(char **v, size_t n)

@@ -1,7 +1,7 @@
 /* The CDR decoder driven by the message type model (runlab/msgdef.h): encapsulation
  * header, XCDR1 and XCDR2 alignment, DHEADERs, EMHEADERs and XCDR1 parameter lists,
- * optional members; feeds a visitor, and reads single fields by compiled path. Every
- * length is checked against the bytes left; nothing is allocated per message. */
+ * optional members; the tree walker feeds a visitor (rl_msg_decode in cdr_decode.c picks it or
+ * the plan). Every length is checked against the bytes left; nothing is allocated per message. */
 #include "cdr_internal.h"
 
 #include "runlab/error.h"
@@ -28,19 +28,6 @@ static int swap_for(int big_endian)
 #endif
 }
 
-int cdr_fail(cdr_dec *d, int code, const char *what)
-{
-    return rl_error_set(code, "field '%s': byte offset %zu: %s", d->plen ? d->path : "(root)",
-                        d->pos, what);
-}
-
-int cdr_fail_need(cdr_dec *d, size_t n)
-{
-    char msg[96];
-    snprintf(msg, sizeof msg, "needs %zu bytes, %zu left", n, d->end - d->pos);
-    return cdr_fail(d, RL_ETRUNCATED, msg);
-}
-
 static int rd_u32(cdr_dec *d, uint32_t *out)
 {
     int rc = cdr_align(d, 4);
@@ -49,19 +36,6 @@ static int rd_u32(cdr_dec *d, uint32_t *out)
         d->pos += 4;
     }
     return rc;
-}
-
-int cdr_read_prim(cdr_dec *d, rl_msg_kind k, rl_msg_value *out)
-{
-    size_t n = msgdef_prim_size(k);
-    if (!n)
-        return cdr_fail(d, RL_EINVAL, "not a primitive type");
-    int rc = cdr_align(d, n);
-    if (rc < 0 || (rc = cdr_need(d, n)) < 0)
-        return rc;
-    cdr_load_prim(d, k, d->buf + d->pos, out);
-    d->pos += n;
-    return RL_OK;
 }
 
 /* Reads a string, an enum or a primitive: a leaf of the type tree. */
@@ -102,43 +76,6 @@ int cdr_read_leaf(cdr_dec *d, const rl_msg_type *ty, rl_msg_value *out)
         return cdr_fail(d, RL_EPARSE, msg);
     }
     return RL_OK;
-}
-
-/* ---- Paths and events -------------------------------------------------------------------- */
-
-size_t cdr_push_name(cdr_dec *d, const char *name)
-{
-    size_t saved = d->plen;
-    size_t n = strlen(name);
-    size_t dot = d->plen ? 1 : 0;
-    if (d->plen + dot + n < sizeof d->path) {
-        if (dot)
-            d->path[d->plen] = '.';
-        memcpy(d->path + d->plen + dot, name, n + 1);
-        d->plen += dot + n;
-    }
-    return saved;
-}
-
-size_t cdr_push_index(cdr_dec *d, size_t i)
-{
-    size_t saved = d->plen;
-    char digits[24];
-    size_t n = 0;
-    do { /* no snprintf: this runs for every array element */
-        digits[n++] = (char)('0' + i % 10);
-        i /= 10;
-    } while (i);
-    if (d->plen + n + 3 > sizeof d->path)
-        return saved;
-    char *p = d->path + d->plen;
-    *p++ = '[';
-    while (n)
-        *p++ = digits[--n];
-    *p++ = ']';
-    *p = '\0';
-    d->plen = (size_t)(p - d->path);
-    return saved;
 }
 
 /* ---- Structure ------------------------------------------------------------------------ */
@@ -651,46 +588,6 @@ int cdr_open(cdr_dec *d, const rl_msgdef *def, const uint8_t *data, size_t len)
     d->pos = 4;
     d->origin = 4;
     return RL_OK;
-}
-
-static int decode(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
-                  rl_msg_visit_fn fn, void *ctx, int use_plan)
-{
-    cdr_dec d;
-    int rc = cdr_open(&d, def, data, len);
-    if (rc < 0)
-        return rc;
-    if (!fn)
-        return rl_error_set(RL_EINVAL, "cdr: NULL visitor");
-    if (flags & ~(unsigned)RL_MSG_DECODE_ARRAYS)
-        return rl_error_set(RL_EINVAL, "cdr: unknown decode flags 0x%x", flags);
-    d.fn = fn;
-    d.ctx = ctx;
-    d.values = (flags & RL_MSG_DECODE_ARRAYS) != 0;
-    rc = use_plan && def->plan && d.top_ext == RL_MSG_EXT_FINAL
-             ? cdr_plan_run(&d, def->plan)
-             : cdr_decode_value(&d, def->root, NULL, 0);
-    if (d.stopped)
-        return d.stopped;
-    return rc < 0 ? rc : RL_OK;
-}
-
-int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
-                  void *ctx)
-{
-    return decode(def, data, len, 0, fn, ctx, 1);
-}
-
-int rl_msg_decode_flags(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
-                        rl_msg_visit_fn fn, void *ctx)
-{
-    return decode(def, data, len, flags, fn, ctx, 1);
-}
-
-int cdr_decode_tree(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
-                    rl_msg_visit_fn fn, void *ctx)
-{
-    return decode(def, data, len, flags, fn, ctx, 0);
 }
 
 int cdr_skip_value(cdr_dec *d, uint32_t t)

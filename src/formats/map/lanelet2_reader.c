@@ -5,7 +5,7 @@
 #include "map_internal.h"
 #include "map_xml.h"
 
-#include "../core/text.h"
+#include "core/text.h"
 #include "runlab/error.h"
 
 #include <stdarg.h>

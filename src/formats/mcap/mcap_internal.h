@@ -1,4 +1,4 @@
-/* Private helpers shared by the MCAP sources (src/formats/mcap_*.c): little-endian
+/* Private helpers shared by the MCAP sources (src/formats/mcap/mcap_*.c): little-endian
  * access done byte by byte (no unaligned casts), a growable byte buffer, and the
  * compressors used by the writer. Not part of the public API. */
 #ifndef RUNLAB_MCAP_INTERNAL_H
@@ -88,7 +88,7 @@ const char *mcap_compression_name(rl_mcap_compression c);
  * message never says the offset twice). */
 const char *mcap_skip_byte_prefix(const char *msg);
 
-/* Damage handling shared by recover and doctor (mcap_recover.c). */
+/* Damage handling shared by recover, doctor and the indexed reader (mcap_scan.c). */
 
 /* 1 when a well-formed top-level record starts at `pos` (known opcode other than
  * Header, length within the file, body parses, and what follows is another plausible
@@ -99,6 +99,9 @@ int mcap_record_plausible_at(const uint8_t *data, size_t len, size_t pos, uint64
 /* Where to continue after the top-level record at `at` failed: past it when its framing
  * is intact (a CRC or body error), else the next plausible record after `at`, else `len`. */
 size_t mcap_resync(const uint8_t *data, size_t len, size_t at, uint64_t max_chunk);
+/* Whether the record prefix at `pos` could start a record: a known opcode and a length
+ * that fits in the `len` bytes (mcap_scan.c). */
+int mcap_prefix_plausible(const uint8_t *data, size_t len, size_t pos);
 
 /* Exact copies of Chunk records (a chunk written twice): a set of the chunks seen, by
  * their byte range in one buffer. Zero-initialise; free with mcap_chunk_set_free. */
