@@ -60,11 +60,11 @@ class RunData:
         seed (int | None): the manifest's random_seed.
     """
 
-    __slots__ = ("_c", "_manifest", "_summary")
+    __slots__ = ("_c", "_manifest", "_summary", "_columns")
 
     def __init__(self, c_run):
         self._c = c_run
-        self._manifest = self._summary = _UNSET
+        self._manifest = self._summary = self._columns = _UNSET
 
     def __repr__(self):
         return (f"RunData({self.path!r}, status={self.status.value}, "
@@ -75,7 +75,12 @@ class RunData:
     reasons = property(lambda self: self._c.reasons)
     messages = property(lambda self: self._c.messages)
     num_rows = property(lambda self: self._c.num_rows)
-    columns = property(lambda self: self._c.columns)
+
+    @property
+    def columns(self):
+        if self._columns is _UNSET:
+            self._columns = self._c.columns
+        return self._columns
     column_names = property(lambda self: self._c.column_names)
     seed = property(lambda self: self._c.seed)
     final_gain_by_layer = property(

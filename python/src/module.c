@@ -39,6 +39,18 @@ static PyObject *register_errors(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* Raises the exception librunlab's `code` maps to, so tests can check the mapping for
+ * codes the loaders only return on rare failures (RL_ENOMEM, RL_EIO). */
+static PyObject *raise_code(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int code;
+    const char *message;
+    if (!PyArg_ParseTuple(args, "is", &code, &message))
+        return NULL;
+    return pyrl_raise(code, message);
+}
+
 static PyObject *status_name(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -57,6 +69,8 @@ static PyMethodDef methods[] = {
      "aggregate(runs, walk_errors) -> (text, total, by_status, by_reason, rows)."},
     {"_register_errors", register_errors, METH_O,
      "_register_errors({code: class, 'default': class}): runlab.errors calls this."},
+    {"_raise", raise_code, METH_VARARGS,
+     "_raise(code, message): raises what librunlab's code maps to (for the tests)."},
     {"status_name", status_name, METH_O, "status_name(code) -> 'EPARSE' etc."},
     {NULL, NULL, 0, NULL}};
 

@@ -14,7 +14,6 @@
 typedef struct {
     PyObject_HEAD
     rl_run *run;
-    PyObject *columns; /* dict name -> ndarray, made on first use */
 } PyRlRun;
 
 extern PyTypeObject PyRlRun_Type;

@@ -30,13 +30,11 @@ PyObject *pyrl_run_wrap(rl_run *run)
         return NULL;
     }
     obj->run = run;
-    obj->columns = NULL;
     return (PyObject *)obj;
 }
 
 static void run_dealloc(PyRlRun *self)
 {
-    Py_CLEAR(self->columns);
     rl_run_free(self->run);
     PyObject_Free(self);
 }
@@ -130,26 +128,22 @@ static PyObject *column_array(PyRlRun *self, size_t j)
     return arr;
 }
 
+/* A new dict on each call: caching it here would make a cycle (Run -> dict -> array ->
+ * Run) that the collector cannot see, since Run is not a GC type; RunData caches it. */
 static PyObject *run_columns(PyRlRun *self, void *closure)
 {
     (void)closure;
-    if (!self->columns) {
-        PyObject *dict = PyDict_New();
-        for (size_t j = 0; dict && j < self->run->num_columns; j++) {
-            PyObject *arr = column_array(self, j);
-            if (!arr || PyDict_SetItemString(dict, self->run->column_names[j], arr) < 0) {
-                Py_XDECREF(arr);
-                Py_CLEAR(dict);
-                break;
-            }
-            Py_DECREF(arr);
+    PyObject *dict = PyDict_New();
+    for (size_t j = 0; dict && j < self->run->num_columns; j++) {
+        PyObject *arr = column_array(self, j);
+        if (!arr || PyDict_SetItemString(dict, self->run->column_names[j], arr) < 0) {
+            Py_XDECREF(arr);
+            Py_CLEAR(dict);
+            break;
         }
-        if (!dict)
-            return NULL;
-        self->columns = dict;
+        Py_DECREF(arr);
     }
-    Py_INCREF(self->columns);
-    return self->columns;
+    return dict;
 }
 
 static PyObject *json_text(json_object *obj)
@@ -218,7 +212,7 @@ static PyGetSetDef run_getset[] = {
     {"messages", (getter)run_messages, NULL, "One human-readable line per problem.", NULL},
     {"num_rows", (getter)run_num_rows, NULL, "Complete data rows kept.", NULL},
     {"column_names", (getter)run_column_names, NULL, "CSV header, in order.", NULL},
-    {"columns", (getter)run_columns, NULL, "dict name -> float64 ndarray (no copy).", NULL},
+    {"columns", (getter)run_columns, NULL, "A new dict name -> float64 ndarray over the run's buffers (no copy).", NULL},
     {"manifest_json", (getter)run_manifest_json, NULL, "run_manifest.yaml as JSON text.", NULL},
     {"summary_json", (getter)run_summary_json, NULL, "episode_summary.yaml as JSON text.", NULL},
     {"final_gain", (getter)run_final_gain, NULL, "Sum of the layer gains, or None.", NULL},
