@@ -3,6 +3,7 @@
 Modules:
     runlab.perflog  per-cycle runs (load_run, load_runs, aggregate_report, runs_frame);
                     also exported here at the top level
+    runlab.bench    benchmarks: runlab.bench.load(DIR) -> results.db's tables as DataFrames
     runlab.errors   runlab.Error and its subclasses, raised with librunlab's message
 
 Loading releases the GIL, so threads can load in parallel. Columns are numpy arrays filled
@@ -21,12 +22,13 @@ from . import _runlab  # noqa: F401  (the C extension: fails here if librunlab i
 from .errors import (Error, ParseError, NotFoundError, InvalidArgumentError,  # noqa: F401
                      UnsupportedError, RunlabIOError, OutOfMemoryError, BusyError)
 from . import perflog  # noqa: F401
+from . import bench  # noqa: F401
 from .perflog import (RunStatus, RunData, RunSet, Report, WalkWarning,  # noqa: F401
                       load_run, load_runs, aggregate_report, runs_frame)
 
 __version__ = "0.1.0"
 
-__all__ = ["perflog", "errors", "Error", "ParseError", "NotFoundError",
+__all__ = ["perflog", "bench", "errors", "Error", "ParseError", "NotFoundError",
            "InvalidArgumentError", "UnsupportedError", "RunlabIOError", "OutOfMemoryError",
            "BusyError", "RunStatus", "RunData", "RunSet", "Report", "WalkWarning",
            "load_run", "load_runs", "aggregate_report", "runs_frame"]
