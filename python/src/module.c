@@ -67,6 +67,8 @@ static PyMethodDef methods[] = {
      "load_runs(roots, progress) -> (runs, walk_errors): rl_runs_load_progress."},
     {"aggregate", pyrl_aggregate, METH_VARARGS,
      "aggregate(runs, walk_errors) -> (text, total, by_status, by_reason, rows)."},
+    {"open_mcap", pyrl_open_mcap, METH_VARARGS,
+     "open_mcap(path) -> Mcap: rl_mcap_indexed_open (GIL released)."},
     {"_register_errors", register_errors, METH_O,
      "_register_errors({code: class, 'default': class}): runlab.errors calls this."},
     {"_raise", raise_code, METH_VARARGS,
@@ -85,7 +87,7 @@ PyMODINIT_FUNC PyInit__runlab(void)
 {
     if (pyrl_numpy_init() < 0)
         return NULL;
-    if (PyType_Ready(&PyRlRun_Type) < 0)
+    if (PyType_Ready(&PyRlRun_Type) < 0 || pyrl_mcap_ready() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)

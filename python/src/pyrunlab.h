@@ -29,6 +29,11 @@ PyObject *pyrl_raise(int code, const char *message);
 PyObject *pyrl_load_run(PyObject *self, PyObject *args);
 PyObject *pyrl_load_runs(PyObject *self, PyObject *args);
 PyObject *pyrl_aggregate(PyObject *self, PyObject *args);
+/* mcap_object.c: the Mcap type and runlab._runlab.open_mcap. */
+extern PyTypeObject PyRlMcap_Type;
+PyObject *pyrl_open_mcap(PyObject *self, PyObject *args);
+int pyrl_mcap_ready(void);
+
 /* One-time numpy C-API import; returns -1 with an exception set on failure. */
 int pyrl_numpy_init(void);
 
