@@ -5,6 +5,7 @@ Modules:
                     also exported here at the top level
     runlab.bench    benchmarks: runlab.bench.load(DIR) -> results.db's tables as DataFrames
     runlab.mcap     recordings: runlab.mcap.open(FILE) -> topics, messages, frame(topic)
+    runlab.lab      the lab: list_runs(home) as `runlab list --json`, evaluation(run)
     runlab.errors   runlab.Error and its subclasses, raised with librunlab's message
 
 Loading releases the GIL, so threads can load in parallel. Columns are numpy arrays filled
@@ -25,12 +26,13 @@ from .errors import (Error, ParseError, NotFoundError, InvalidArgumentError,  # 
 from . import perflog  # noqa: F401
 from . import bench  # noqa: F401
 from . import mcap  # noqa: F401
+from . import lab  # noqa: F401
 from .perflog import (RunStatus, RunData, RunSet, Report, WalkWarning,  # noqa: F401
                       load_run, load_runs, aggregate_report, runs_frame)
 
 __version__ = "0.1.0"
 
-__all__ = ["perflog", "bench", "mcap", "errors", "Error", "ParseError", "NotFoundError",
+__all__ = ["perflog", "bench", "mcap", "lab", "errors", "Error", "ParseError", "NotFoundError",
            "InvalidArgumentError", "UnsupportedError", "RunlabIOError", "OutOfMemoryError",
            "BusyError", "RunStatus", "RunData", "RunSet", "Report", "WalkWarning",
            "load_run", "load_runs", "aggregate_report", "runs_frame"]

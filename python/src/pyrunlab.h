@@ -34,6 +34,10 @@ extern PyTypeObject PyRlMcap_Type;
 PyObject *pyrl_open_mcap(PyObject *self, PyObject *args);
 int pyrl_mcap_ready(void);
 
+/* lab_list.c: runlab._runlab.list_runs and resolve_run. */
+PyObject *pyrl_list_runs(PyObject *self, PyObject *args);
+PyObject *pyrl_resolve_run(PyObject *self, PyObject *args);
+
 /* One-time numpy C-API import; returns -1 with an exception set on failure. */
 int pyrl_numpy_init(void);
 
