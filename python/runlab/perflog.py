@@ -119,10 +119,14 @@ class RunData:
                 "planner": m.get("planner"), "stamp": os.path.basename(self.path.rstrip("/")),
                 "seed": self.seed}
 
-    def frame(self):
-        """The run's CSV as a pandas.DataFrame (one row per cycle, columns in CSV order)."""
+    def frame(self, copy=False):
+        """The run's CSV as a pandas.DataFrame (one row per cycle, columns in CSV order).
+
+        Without ``copy`` its columns are the arrays of :attr:`columns` (no copy: memory
+        stays what the C loader filled, and writing into one shows in the other); pass
+        ``copy=True`` for a frame of its own."""
         import pandas as pd
-        return pd.DataFrame(self.columns, columns=self.column_names)
+        return pd.DataFrame(self.columns, columns=self.column_names, copy=copy)
 
 
 _UNSET = object()

@@ -187,6 +187,10 @@ class PerflogTest(unittest.TestCase):
         df = run.frame()
         ref = pd.read_csv(self.dirs[0] / "performance_log.csv").astype("float64")
         pd.testing.assert_frame_equal(df, ref)
+        # frame() is the loader's arrays, not a copy (copy=True gives one of its own).
+        self.assertTrue(np.shares_memory(df["TotalCost"].to_numpy(), run.columns["TotalCost"]))
+        self.assertFalse(np.shares_memory(run.frame(copy=True)["TotalCost"].to_numpy(),
+                                          run.columns["TotalCost"]))
         runs = runlab.load_runs(self.root)
         long = runlab.runs_frame(runs)
         self.assertEqual(len(long), sum(r.num_rows for r in runs))
