@@ -281,7 +281,11 @@ class PerflogTest(unittest.TestCase):
     def test_help_is_documentation(self):
         for obj in (runlab, runlab.perflog, runlab.load_run, runlab.load_runs,
                     runlab.aggregate_report, runlab.runs_frame, runlab.RunData,
-                    runlab.RunData.frame, runlab.RunStatus, runlab.Error, runlab.ParseError):
+                    runlab.RunData.frame, runlab.RunStatus, runlab.Error, runlab.ParseError,
+                    runlab.bench, runlab.bench.load, runlab.bench.Benchmark, runlab.mcap,
+                    runlab.mcap.open, runlab.mcap.Recording, runlab.mcap.Recording.messages,
+                    runlab.mcap.Recording.frame, runlab.lab, runlab.lab.list_runs,
+                    runlab.lab.evaluation):
             self.assertTrue(obj.__doc__ and len(obj.__doc__) > 40, obj)
 
     def test_rss_stable_over_1000_loads_of_100_runs(self):
