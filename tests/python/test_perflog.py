@@ -145,6 +145,10 @@ class PerflogTest(unittest.TestCase):
         self.assertEqual(by_path[str(d[2])].frame().shape if pd else (0, 0), (0, 0))
         self.assertIs(by_path[str(d[3])].status, runlab.RunStatus.SKIPPED)
         self.assertIn("bad_summary", by_path[str(d[4])].reasons)
+        if pd is not None:  # the direct frame equals pandas' own constructor's, any run
+            for r in runs:
+                pd.testing.assert_frame_equal(r.frame(), r.frame(copy=True))
+                self.assertEqual(r.frame().shape, (r.num_rows, len(r.columns)))
         report = runlab.aggregate_report(runs)
         cli = runlab_cmd("runs", "report", root, check=False).stdout
         self.assertEqual(str(report), cli.rstrip("\n"))
