@@ -141,6 +141,8 @@ def _frame_over(columns, num_rows):
     pandas' dict constructor costs ~0.5 ms for 40 columns, more than a third of loading
     the run in C, this ~0.1 ms. pandas' internals differ between versions: None (and the
     caller uses the public constructor) when they are not the ones known here."""
+    if not columns:
+        return None  # no column: pandas' own empty frame
     try:
         import pandas as pd
         from pandas.core.internals import BlockManager
