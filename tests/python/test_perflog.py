@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import warnings
 
@@ -281,6 +282,38 @@ class PerflogTest(unittest.TestCase):
         for t in threads:
             t.join()
         self.assertEqual(results, [one] * 4)
+
+    def test_gil_released_while_c_loads(self):
+        # With a switch interval of 100 s the interpreter never hands the GIL over by
+        # itself, so another thread can only count while the main thread is inside a C
+        # call that released it. The call is the bare extension function (no Python code,
+        # no stat() around it). Repeated until seen, within a generous time limit: a
+        # loaded machine may not schedule the counting thread during one short load.
+        counter = [0]
+        stop = threading.Event()
+
+        def count():
+            while not stop.is_set():
+                counter[0] += 1
+                time.sleep(0)  # gives the GIL back so the main thread can go on
+        old = sys.getswitchinterval()
+        t = threading.Thread(target=count)
+        t.start()
+        seen = False
+        try:
+            sys.setswitchinterval(100.0)
+            deadline = time.monotonic() + 120
+            root = str(self.root)
+            while not seen and time.monotonic() < deadline:
+                before = counter[0]
+                runlab._runlab.load_runs([root], None)
+                seen = counter[0] != before
+                time.sleep(0.001)
+        finally:
+            sys.setswitchinterval(old)
+            stop.set()
+            t.join()
+        self.assertTrue(seen, "no other thread ran while load_runs was in C")
 
     def test_help_is_documentation(self):
         for obj in (runlab, runlab.perflog, runlab.load_run, runlab.load_runs,
