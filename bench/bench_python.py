@@ -4,8 +4,8 @@ this script (same interpreter, same files, warm page cache), and against Polars'
 read_csv when Polars is importable. Prints CPU seconds (user + system, every thread),
 wall seconds and the peak memory added, per tool, and the ratios.
 
-Tree: RUNLAB_BENCH_PY_RUNS runs (default 100; the issue's figure is 1,000) x 2000 cycles
-x 40 columns, written once as performance_log.csv files under a temporary directory
+Tree: RUNLAB_BENCH_PY_RUNS runs (default 1,000: 870 MiB of CSV, ~20 s) x 2000 cycles x 40
+columns, written once as performance_log.csv files under a temporary directory
 (a run_manifest.yaml-less tree: the loader marks them DEGRADED/no_manifest, which costs
 nothing measurable). `make bench` runs it with the build tree's package."""
 
@@ -88,13 +88,15 @@ def main():
     except ImportError as e:
         print(f"bench_python: skipped: {e} (needs the built package and python3-pandas)")
         return 0
-    runs = int(os.environ.get("RUNLAB_BENCH_PY_RUNS", "100"))
+    runs = int(os.environ.get("RUNLAB_BENCH_PY_RUNS", "1000"))
     tmp = tempfile.mkdtemp(prefix="runlab-bench-py-")
     try:
         size = write_tree(tmp, runs)
         numbers_mib = runs * CYCLES * COLUMNS * 8 / 2**20
         print(f"bench_python: {runs} runs x {CYCLES} cycles x {COLUMNS} columns, "
               f"{size / 2**20:.0f} MiB of CSV, {numbers_mib:.0f} MiB of numbers")
+        # runlab-columns: load_runs and .columns only, i.e. the C loader seen from Python;
+        # runlab: load_runs + frame(), what a pandas user does.
         tools = ["runlab-columns", "runlab", "pandas"]
         try:
             import polars  # noqa: F401
