@@ -22,6 +22,8 @@ packages=(
   nodejs npm
   # the run-loader benchmark (bench/bench_runs.c) compares against pandas.read_csv
   python3-pandas python3-yaml
+  # the Python package (python/, docs/python.md): its C extension, numpy arrays, setup.py
+  python3-dev python3-numpy python3-setuptools
   # the recorder tests validate every manifest against docs/record-manifest.schema.json
   python3-jsonschema
 )
