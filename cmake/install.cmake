@@ -1,0 +1,22 @@
+# What a C or CMake user, and a Debian user, expects of an installed runlab beyond the
+# binaries: runlab.pc, the CMake package (runlab::runlab, runlab::runlab_static), man pages
+# and bash completion; the Debian packages (CPack) come from cmake/deb.cmake.
+include(CMakePackageConfigHelpers)
+
+# pkg-config: relocatable (prefix from the .pc file's own place), so `cmake --install
+# --prefix P` and DESTDIR both give a file that points at its own tree.
+file(RELATIVE_PATH RL_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/runlab.pc.in ${CMAKE_BINARY_DIR}/generated/runlab.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/generated/runlab.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# CMake: find_package(runlab 0.2 CONFIG REQUIRED). Same major version, minor at least as asked.
+set(RL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/runlab)
+install(EXPORT runlabTargets NAMESPACE runlab:: DESTINATION ${RL_CMAKE_DIR} COMPONENT dev)
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/runlabConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/generated/runlabConfig.cmake INSTALL_DESTINATION ${RL_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/generated/runlabConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/generated/runlabConfig.cmake
+              ${CMAKE_BINARY_DIR}/generated/runlabConfigVersion.cmake
+        DESTINATION ${RL_CMAKE_DIR} COMPONENT dev)
