@@ -6,6 +6,7 @@ include(CMakePackageConfigHelpers)
 # pkg-config: relocatable (prefix from the .pc file's own place), so `cmake --install
 # --prefix P` and DESTDIR both give a file that points at its own tree.
 file(RELATIVE_PATH RL_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" RL_PC_TO_PREFIX "${RL_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/runlab.pc.in ${CMAKE_BINARY_DIR}/generated/runlab.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/generated/runlab.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
