@@ -21,3 +21,16 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/generated/runlabConfigVersi
 install(FILES ${CMAKE_BINARY_DIR}/generated/runlabConfig.cmake
               ${CMAKE_BINARY_DIR}/generated/runlabConfigVersion.cmake
         DESTINATION ${RL_CMAKE_DIR} COMPONENT dev)
+
+# Man pages (runlab(1), runlab-<command>(1)) and bash completion, written from the built
+# command's own --help at build time (scripts/gen_cli_docs.py), so they never disagree.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(RL_CLI_DOCS ${CMAKE_BINARY_DIR}/generated/cli-docs)
+add_custom_command(OUTPUT ${RL_CLI_DOCS}/stamp
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/scripts/gen_cli_docs.py $<TARGET_FILE:runlab> ${RL_CLI_DOCS}
+  DEPENDS runlab ${CMAKE_SOURCE_DIR}/scripts/gen_cli_docs.py
+  COMMENT "Writing man pages and bash completion from runlab --help")
+add_custom_target(runlab_cli_docs ALL DEPENDS ${RL_CLI_DOCS}/stamp)
+install(DIRECTORY ${RL_CLI_DOCS}/man1 DESTINATION ${CMAKE_INSTALL_MANDIR} COMPONENT runlab)
+install(FILES ${RL_CLI_DOCS}/completion/runlab
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runlab)

@@ -24,6 +24,9 @@ packages=(
   python3-pandas python3-yaml
   # the recorder tests validate every manifest against docs/record-manifest.schema.json
   python3-jsonschema
+  # the installed completion is tested with bash-completion's helpers; lintian checks the
+  # Debian packages of `make deb` (tests/cli/test_install_deb.sh)
+  bash-completion lintian
 )
 
 missing=()
