@@ -34,6 +34,16 @@ install: build
 uninstall:
 	@bash scripts/uninstall.sh build/install_manifest.txt
 
+# `make deb`: the Debian packages runlab, librunlab0 and librunlab-dev (CPack, cmake/deb.cmake)
+# in build-deb/packages/, built for prefix /usr (multiarch library paths), without the tests.
+build-deb/build.ninja: | deps
+	cmake -S . -B build-deb $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DRUNLAB_TESTS=OFF
+
+deb: build-deb/build.ninja
+	cmake --build build-deb -j $(JOBS)
+	cd build-deb && cpack -B packages
+	@ls -1 build-deb/packages/*.deb
+
 build-asan/build.ninja: | deps
 	cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=asan
 

@@ -34,3 +34,5 @@ add_custom_target(runlab_cli_docs ALL DEPENDS ${RL_CLI_DOCS}/stamp)
 install(DIRECTORY ${RL_CLI_DOCS}/man1 DESTINATION ${CMAKE_INSTALL_MANDIR} COMPONENT runlab)
 install(FILES ${RL_CLI_DOCS}/completion/runlab
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runlab)
+
+include(${CMAKE_CURRENT_LIST_DIR}/deb.cmake)
