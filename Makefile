@@ -26,13 +26,15 @@ run: build
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the command, both libraries, headers,
 # runlab.pc, the CMake package, man pages, bash completion and the data, under the
 # GNUInstallDirs paths of PREFIX. `make uninstall` removes exactly what the last install
-# from build/ wrote (build/install_manifest.txt).
+# from build/ wrote (build/install_manifest.txt, under the DESTDIR that install used).
 PREFIX ?= /usr/local
+# cmake --install lists paths without DESTDIR: the DESTDIR used is kept beside the manifest.
 install: build
 	DESTDIR="$(DESTDIR)" cmake --install build --prefix "$(PREFIX)"
+	@printf '%s\n' "$(DESTDIR)" >build/install_destdir.txt
 
 uninstall:
-	@bash scripts/uninstall.sh build/install_manifest.txt
+	@bash scripts/uninstall.sh build/install_manifest.txt "$(if $(DESTDIR),$(DESTDIR),$$(cat build/install_destdir.txt 2>/dev/null))"
 
 # `make deb`: the Debian packages runlab, librunlab0 and librunlab-dev (CPack, cmake/deb.cmake)
 # in build-deb/packages/, built for prefix /usr (multiarch library paths), without the tests.

@@ -196,5 +196,21 @@ check "after uninstall only the file it did not install is left ($left)" test "$
 left=$(cd "$P" && find . -path '*runlab*' | tr '\n' ' ')
 check "... and no runlab directory ($left)" test -z "$left"
 
+# A staged install (DESTDIR, as packagers do): the manifest lists the paths without DESTDIR,
+# so uninstall.sh is given it, and removes the staged files only.
+{
+    flock 9
+    DESTDIR="$TMP/stage" cmake --install "$BUILD" --prefix /opt/runlab-test >"$TMP/stage.out" 2>&1
+    rc=$?
+    cp "$BUILD/install_manifest.txt" "$TMP/stage-manifest.txt"
+} 9>>"$BUILD/.install.lock"
+out=$(tail -n 5 "$TMP/stage.out")
+check "DESTDIR=STAGE cmake --install --prefix /opt/runlab-test stages under STAGE" test -x "$TMP/stage/opt/runlab-test/bin/runlab"
+check "... and writes nothing to /opt/runlab-test" test ! -e /opt/runlab-test
+out=$(bash "$SRC/scripts/uninstall.sh" "$TMP/stage-manifest.txt" "$TMP/stage" 2>&1)
+rc=$?
+left=$(cd "$TMP/stage" && find . -type f | tr '\n' ' ')
+check "uninstall.sh MANIFEST STAGE removes every staged file ($left)" test "$rc" -eq 0 -a -z "$left"
+
 echo "$((checks - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]
