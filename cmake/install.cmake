@@ -4,9 +4,15 @@
 include(CMakePackageConfigHelpers)
 
 # pkg-config: relocatable (prefix from the .pc file's own place), so `cmake --install
-# --prefix P` and DESTDIR both give a file that points at its own tree.
-file(RELATIVE_PATH RL_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
-string(REGEX REPLACE "/$" "" RL_PC_TO_PREFIX "${RL_PC_TO_PREFIX}")
+# --prefix P` and DESTDIR both give a file that points at its own tree; for /usr (the
+# Debian packages) the plain /usr, so pkg-config drops the system -L and -I as usual.
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(RL_PC_PREFIX /usr)
+else()
+  file(RELATIVE_PATH RL_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+  string(REGEX REPLACE "/$" "" RL_PC_TO_PREFIX "${RL_PC_TO_PREFIX}")
+  set(RL_PC_PREFIX "\${pcfiledir}/${RL_PC_TO_PREFIX}")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/runlab.pc.in ${CMAKE_BINARY_DIR}/generated/runlab.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/generated/runlab.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
