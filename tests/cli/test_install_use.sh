@@ -30,6 +30,13 @@ for f in "$libdir/pkgconfig/runlab.pc" "$libdir/cmake/runlab/runlabConfig.cmake"
     check "installed: $f" test -e "$P/$f"
 done
 
+for f in share/man/man1/runlab.1.gz share/man/man1/runlab-evaluate.1.gz \
+    share/bash-completion/completions/runlab; do
+    check "installed: $f" test -e "$P/$f"
+done
+out=$(man -M "$P/share/man" -w runlab-evaluate 2>&1)
+check "man finds runlab-evaluate(1) in the prefix's man path" test "$out" = "$P/share/man/man1/runlab-evaluate.1.gz"
+
 # Programs built against an ASan/TSan librunlab need the same runtime.
 SAN=""
 nm -D --undefined-only "$P/$libdir/librunlab.so" | grep -q __asan_init && SAN="-fsanitize=address,undefined"
