@@ -5,7 +5,8 @@ dynamic symbols against them, or prefixes RL_API where a declaration lacks it.
 
   rl_api.py list [HEADER...]            name<TAB>header<TAB>marked(1/0), one per line
   rl_api.py check LIB.so [HEADER...]    exit 1 naming each missing / extra symbol
-  rl_api.py annotate [HEADER...]        add `RL_API ` in front of unmarked declarations
+  rl_api.py annotate [HEADER...]        add `RL_API ` in front of unmarked declarations (and
+                                        #include "runlab/export.h" where it is missing)
 Headers default to include/runlab/*.h beside this script."""
 import glob
 import os
@@ -193,6 +194,11 @@ def cmd_annotate(args):
             if not marked:
                 text = text[:start] + "RL_API " + text[start:]
                 changed += 1
+        # A header that declares anything needs the macro: after its include guard.
+        if decls and '#include "runlab/export.h"' not in text and not h.endswith("export.h"):
+            m = re.search(r"#define RUNLAB_\w+_H\n", text)
+            if m:
+                text = text[:m.end()] + '\n#include "runlab/export.h"\n' + text[m.end():]
         with open(h, "w", encoding="utf-8") as f:
             f.write(text)
     print(f"annotate: {changed} declarations marked RL_API")
