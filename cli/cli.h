@@ -1,7 +1,10 @@
 /* Shared pieces of the runlab command: the exit codes, the error line format
  * ("runlab: <what>: <why>" on stderr) and the signature of a subcommand.
- * Each subcommand lives in cli/cmd_<name>.c and is listed in cli/main.c; the shared
- * helpers below (but cli_load_runs) live in cli/cli_common.c. */
+ * Each top-level command's entry is a cmd_* function in a cli/cmd_*.c file, listed in
+ * cli/main.c's table (cmd_lab.c holds `experiment`, cmd_eval.c `list` and `evaluate`); a
+ * command may hand subcommands and parts to files of its own (cmd_mcap_msg.c, plot_*.c,
+ * demo_*.c, experiment_*.c; see docs/ARCHITECTURE.md). The shared helpers below live in
+ * cli/cli_common.c, but cli_load_runs, which lives in cli/cli_runs.c. */
 #ifndef RUNLAB_CLI_H
 #define RUNLAB_CLI_H
 
@@ -41,6 +44,17 @@ bool cli_wants_help(int argc, char **argv);
  * cli_fail's code with the error printed. */
 struct rl_run_set;
 int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run_set **set);
+/* Its parts, for a command that walks runs itself (`runlab runs`, rl_runs_each): each root
+ * must be a directory (RL_EXIT_OK, or cli_fail's code with the error printed); and the
+ * progress callback (rl_runs_progress_fn), which opens a bar on a terminal once it sees
+ * many runs. Zero-initialise the progress; rl_progress_finish(bar) when done. */
+int cli_check_roots(const char *cmd, char **roots, size_t num_roots);
+struct rl_progress;
+struct cli_load_progress {
+    struct rl_progress *bar;
+    bool tried;
+};
+void cli_on_run_loaded(size_t done, size_t total, const char *path, void *user);
 
 /* Subcommands. */
 int cmd_bench(int argc, char **argv);

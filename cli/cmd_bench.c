@@ -5,6 +5,7 @@
  * directories into one; `bench report` rewrites a directory's report.html. */
 #include "cli.h"
 
+#include "runlab/adaptive.h"
 #include "runlab/bench.h"
 #include "runlab/bench_report.h"
 #include "runlab/error.h"
@@ -31,7 +32,7 @@ enum { MAX_LOGS = 4096 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab bench SPEC.yaml [--out-dir ROOT] [-j N]\n"
+            "Usage: runlab bench SPEC.yaml [--out-dir ROOT] [-j N] [--adaptive]\n"
             "       runlab bench --resume DIR\n"
             "       runlab bench import LOG... --db OUT.db\n"
             "       runlab bench merge DIR... --db OUT.db\n"
@@ -51,11 +52,18 @@ static void usage(FILE *out)
             "                 for smoke tests and sweeps, not for published timings.\n"
             "  --resume DIR   finish an interrupted benchmark: runs in DIR's journal are kept,\n"
             "                 the missing ones run, the outputs are rewritten\n"
+            "  --adaptive     runs: auto whatever the spec's runs say: run every planner\n"
+            "                 round-robin and stop when the spec's goal (ranking, ci, success)\n"
+            "                 is reached at its confidence, or at max_runs; the manifest and\n"
+            "                 report say why it stopped (docs/bench.md, adaptive benchmarks)\n"
             "  --db OUT.db    (import, merge) the database to create or extend\n"
             "  -h, --help     this help\n\n"
             "Spec keys: experiment, problem, planners (name + planner or command, settings,\n"
-            "progress), seed, max_time, max_mem, runs (0 = until max_time of summed run time),\n"
-            "time_between_updates, simplify, save_console_output, jobs, grace, parameters, out.\n"
+            "progress), seed, max_time, max_mem, runs (0 = until max_time of summed run time,\n"
+            "auto = adaptive), time_between_updates, simplify, save_console_output, jobs, grace,\n"
+            "parameters, out; with runs: auto also confidence (0.95), min_runs (10), max_runs\n"
+            "(200), goal (ranking|ci|success), attribute (time), relative_width (0.1), width\n"
+            "(0.05).\n"
             "See docs/bench.md.\n");
 }
 
@@ -254,9 +262,16 @@ static void on_phase(void *ud, rl_bench_phase phase, const char *dir, size_t tot
 }
 
 static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_opt,
-                    const char *resume_dir, bool quiet, char *report_out, size_t report_cap)
+                    const char *resume_dir, bool adaptive, bool quiet, char *report_out,
+                    size_t report_cap)
 {
     ui u = {.quiet = quiet};
+    /* runs: auto (or --adaptive): the stopping rule of runlab/adaptive.h */
+    rl_bench_adaptive_keys akeys;
+    adaptive |= rl_bench_spec_adaptive(spec, &akeys);
+    rl_adapt_rule *rule = NULL;
+    if (adaptive && rl_adapt_rule_new(&akeys, &rule) < 0)
+        return cli_fail("bench", "%s", rl_error_last());
     rl_bench_run_opts opts = {.out_root = out_opt,
                               .jobs = jobs_opt > 0 ? (unsigned)jobs_opt : 0,
                               .resume_dir = resume_dir,
@@ -264,7 +279,9 @@ static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_op
                               .builtins = BUILTINS_OR_NULL,
                               .events = {.on_run_done = on_run_done, .ud = &u},
                               .on_phase = on_phase,
-                              .ud = &u};
+                              .ud = &u,
+                              .adaptive = adaptive,
+                              .stop_rule = rule ? rl_adapt_rule_get(rule) : NULL};
     rl_bench_session *ss = NULL;
     int rc = rl_bench_run_spec(spec, &opts, &ss);
     rl_progress_finish(u.bar);
@@ -275,6 +292,7 @@ static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_op
                "resume\n%s\n",
                dir, dir);
         rl_bench_session_free(ss);
+        rl_adapt_rule_free(rule);
         return RL_EXIT_OK;
     }
     const char *dir = ss ? rl_bench_session_dir(ss) : NULL;
@@ -301,6 +319,8 @@ static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_op
             printf("\n");
         }
         print_comparison(e);
+        if (rule)
+            printf("Stopped: %s\n", rl_adapt_rule_stopped(rule));
         printf("%s\n", dir);
     }
     /* A planner none of whose runs solved is a failed benchmark for scripts and CI,
@@ -325,9 +345,11 @@ static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_op
     if (rc < 0) {
         int r = cli_fail("bench", "%s", rl_error_last());
         rl_bench_session_free(ss);
+        rl_adapt_rule_free(rule);
         return r;
     }
     rl_bench_session_free(ss);
+    rl_adapt_rule_free(rule);
     /* the demo's crashing planner fails on purpose: only a real benchmark fails for it */
     return a_planner_failed && !quiet ? RL_EXIT_FAILURE : RL_EXIT_OK;
 }
@@ -467,7 +489,7 @@ int cli_bench_demo(const char *out_parent)
            "process\n");
     fflush(stdout);
     char report[PATH_MAX] = "";
-    int rc = run_spec(spec, out_parent, 1, NULL, true, report, sizeof report);
+    int rc = run_spec(spec, out_parent, 1, NULL, false, true, report, sizeof report);
     rl_bench_spec_free(spec);
     if (rc == RL_EXIT_OK)
         printf("Benchmark report: %s\n", report);
@@ -486,9 +508,11 @@ int cmd_bench(int argc, char **argv)
                                          {"out", required_argument, NULL, 'o'}, /* old name */
                                          {"jobs", required_argument, NULL, 'j'},
                                          {"resume", required_argument, NULL, 'r'},
+                                         {"adaptive", no_argument, NULL, 'a'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out = NULL, *resume = NULL;
+    bool adaptive = false;
     long jobs = 0;
     int c;
     optind = 1;
@@ -504,6 +528,7 @@ int cmd_bench(int argc, char **argv)
             break;
         }
         case 'r': resume = optarg; break;
+        case 'a': adaptive = true; break;
         case 'h': usage(stdout); return RL_EXIT_OK;
         default: return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
         }
@@ -514,7 +539,7 @@ int cmd_bench(int argc, char **argv)
         rl_bench_spec *spec = NULL;
         if (rl_bench_spec_load_dir(resume, &spec) < 0)
             return cli_fail("bench", "--resume %s: %s", resume, rl_error_last());
-        int r = run_spec(spec, NULL, jobs, resume, false, NULL, 0);
+        int r = run_spec(spec, NULL, jobs, resume, false, false, NULL, 0);
         rl_bench_spec_free(spec);
         return r;
     }
@@ -523,7 +548,7 @@ int cmd_bench(int argc, char **argv)
     rl_bench_spec *spec = NULL;
     if (rl_bench_spec_load(argv[optind], &spec) < 0)
         return cli_fail("bench", "%s", rl_error_last());
-    int r = run_spec(spec, out, jobs, NULL, false, NULL, 0);
+    int r = run_spec(spec, out, jobs, NULL, adaptive, false, NULL, 0);
     rl_bench_spec_free(spec);
     return r;
 }

@@ -352,7 +352,7 @@ static void evaluate_usage(FILE *out)
             "       runlab evaluate --print-config\n"
             "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n\n"
             "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
-            "RUN/evaluations/YYYYmmddTHHMMSSZ/ (-2, -3 on a collision): report.html, checks.csv,\n"
+            "RUN/evaluations/YYYYmmddTHHMMSSZ/ (_2, _3 on a collision): report.html, checks.csv,\n"
             "summary.json, decoding.csv (per topic: messages that did not decode, the first\n"
             "error), figures/ (PNG and SVG with their records) and config.yaml (the\n"
             "effective configuration). Every check states its coverage (seconds judged of\n"

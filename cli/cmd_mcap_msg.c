@@ -19,25 +19,10 @@
 
 enum { MAX_EXPORT_TOPICS = 256 };
 
-static int bytes_is(rl_mcap_bytes b, const char *s)
-{
-    return b.len == strlen(s) && memcmp(b.data, s, b.len) == 0;
-}
-
-static char *dup_bytes(rl_mcap_bytes b)
-{
-    char *s = malloc(b.len + 1);
-    if (s) {
-        memcpy(s, b.data, b.len);
-        s[b.len] = '\0';
-    }
-    return s;
-}
-
 /* Parses the schema of a Schema record; NULL with the error set. */
 static rl_msgdef *parse_schema(const rl_mcap_schema *s)
 {
-    char *name = dup_bytes(s->name), *enc = dup_bytes(s->encoding);
+    char *name = rl_mcap_bytes_dup(s->name), *enc = rl_mcap_bytes_dup(s->encoding);
     rl_msgdef *d = NULL;
     if (!name || !enc)
         rl_error_set(RL_ENOMEM, "out of memory");
@@ -88,7 +73,7 @@ int cmd_mcap_schema(int argc, char **argv)
         if (topic) {
             int used = 0;
             for (size_t c = 0; c < nc; c++)
-                used |= channels[c].schema_id == s->id && bytes_is(channels[c].topic, topic);
+                used |= channels[c].schema_id == s->id && rl_mcap_bytes_eq(channels[c].topic, rl_mcap_bytes_of(topic));
             if (!used)
                 continue;
         }
@@ -171,12 +156,13 @@ static int open_topic(export_topic *t, rl_mcap_indexed *x, const char *file, con
     size_t nc = rl_mcap_indexed_channels(x, &channels);
     const rl_mcap_channel *ch = NULL;
     for (size_t c = 0; c < nc && !ch; c++)
-        if (bytes_is(channels[c].topic, t->topic))
+        if (rl_mcap_bytes_eq(channels[c].topic, rl_mcap_bytes_of(t->topic)))
             ch = &channels[c];
     if (!ch)
         return cli_fail("mcap", "%s: no channel with topic '%s'", file, shown);
     const rl_mcap_schema *s = ch->schema_id ? rl_mcap_indexed_schema(x, ch->schema_id) : NULL;
-    if (!s || !bytes_is(ch->message_encoding, "cdr"))
+    if (!s || !rl_msg_codec_find_bytes(s->encoding.data, s->encoding.len,
+                                       ch->message_encoding.data, ch->message_encoding.len))
         return cli_fail("mcap", "%s: topic '%s': only cdr messages with a ros2msg or omgidl schema "
                                 "can be exported", file, shown);
     if (!(t->def = parse_schema(s)))
@@ -327,7 +313,7 @@ int cmd_mcap_export(int argc, char **argv)
             continue;
         }
         for (size_t i = 0; ch && i < ntopics; i++) {
-            if (!bytes_is(ch->topic, ts[i].topic))
+            if (!rl_mcap_bytes_eq(ch->topic, rl_mcap_bytes_of(ts[i].topic)))
                 continue;
             if (ch->schema_id != ts[i].schema_id) {
                 char et[512];

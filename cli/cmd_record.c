@@ -10,6 +10,7 @@
 #include "runlab/error.h"
 #include "runlab/map.h"
 #include "runlab/mcap.h"
+#include "runlab/msgdef.h"
 #include "runlab/number.h"
 #include "runlab/record.h"
 #include "runlab/time.h"
@@ -455,11 +456,6 @@ static void end_live_status(struct live_status *ls)
     pthread_mutex_unlock(&ls->mu);
 }
 
-static int bytes_are(rl_mcap_bytes b, const char *s)
-{
-    return b.len == strlen(s) && memcmp(b.data, s, b.len) == 0;
-}
-
 /* "ros2" when the replayed file's channels all fit the MCAP ros2 profile, else "". */
 static const char *replay_profile(const rl_mcap_indexed *idx)
 {
@@ -467,8 +463,9 @@ static const char *replay_profile(const rl_mcap_indexed *idx)
     size_t n = idx ? rl_mcap_indexed_channels(idx, &ch) : 0;
     for (size_t i = 0; i < n; i++) {
         const rl_mcap_schema *s = rl_mcap_indexed_schema(idx, ch[i].schema_id);
-        if (!s || !(bytes_are(s->encoding, "ros2msg") || bytes_are(s->encoding, "ros2idl")) ||
-            !bytes_are(ch[i].message_encoding, "cdr"))
+        if (!s || !rl_msg_codec_ros2_profile(rl_msg_codec_find_bytes(
+                      s->encoding.data, s->encoding.len, ch[i].message_encoding.data,
+                      ch[i].message_encoding.len)))
             return "";
     }
     return n ? "ros2" : "";
@@ -625,9 +622,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
         case O_CLEVEL: {
             char *end;
             long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < -7 || v > 22)
-                return cli_usage_error("record", "--compression-level: '%s' is not -7..22", optarg);
-            a->opts.compression_level = (int)v;
+            if (end == optarg || *end || v < INT_MIN || v > INT_MAX)
+                return cli_usage_error("record", "--compression-level: '%s' is not a level", optarg);
+            a->opts.compression_level = (int)v; /* checked against --compression below */
             break;
         }
         case O_DROP: a->opts.keep_outside = 0; break;
@@ -640,6 +637,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
     }
     if (optind < argc)
         return cli_usage_error("record", "unexpected argument '%s'", argv[optind]);
+    if (rl_record_compression_level_check(a->opts.compression, a->opts.compression_level) != RL_OK)
+        return cli_usage_error("record", "--compression-level: %s", rl_error_last());
     if (a->repair && (a->synthetic || a->replay))
         return cli_usage_error("record", "--repair RUN takes no source");
     if (a->repair)

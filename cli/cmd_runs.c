@@ -19,52 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Below this many runs a load is quick and a progress line would only be noise. */
-enum { PROGRESS_MIN_RUNS = 100 };
-
-struct load_progress {
-    rl_progress *bar;
-    bool tried;
-};
-
-static void on_run_loaded(size_t done, size_t total, const char *path, void *user)
-{
-    (void)path;
-    struct load_progress *lp = user;
-    if (!lp->tried) {
-        lp->tried = true;
-        if (total >= PROGRESS_MIN_RUNS && isatty(STDERR_FILENO))
-            (void)rl_progress_new(&lp->bar, stderr, "runs", total, 1);
-    }
-    if (lp->bar)
-        rl_progress_update(lp->bar, done, NULL);
-}
-
-/* A root that is not there is the user's mistake, not an empty result. */
-static int check_roots(const char *cmd, char **roots, size_t num_roots)
-{
-    for (size_t i = 0; i < num_roots; i++) {
-        struct stat st;
-        if (stat(roots[i], &st) != 0)
-            return cli_fail(cmd, "%s: %s", roots[i], strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-            return cli_fail(cmd, "%s: not a directory", roots[i]);
-    }
-    return RL_EXIT_OK;
-}
-
-int cli_load_runs(const char *cmd, char **roots, size_t num_roots, struct rl_run_set **set)
-{
-    int crc = check_roots(cmd, roots, num_roots);
-    if (crc != RL_EXIT_OK)
-        return crc;
-    struct load_progress lp = {NULL, false};
-    int rc = rl_runs_load_progress((const char *const *)roots, num_roots, NULL, on_run_loaded,
-                                   &lp, set);
-    rl_progress_finish(lp.bar);
-    return rc == RL_OK ? RL_EXIT_OK : cli_fail(cmd, "%s", rl_error_last());
-}
-
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: runlab runs [--json | --csv] ROOT...\n"
@@ -362,14 +316,14 @@ struct runs_out {
     rl_json_writer *json;
     struct csv_rows csv;
     rl_runs_report report;
-    struct load_progress lp;
+    struct cli_load_progress lp;
 };
 
 static int on_run(const rl_run *r, size_t index, size_t total, void *user)
 {
     struct runs_out *o = user;
     if (o->kind != OUT_TABLE || !isatty(STDOUT_FILENO)) /* no bar between the table's lines */
-        on_run_loaded(index + 1, total, r->path, &o->lp);
+        cli_on_run_loaded(index + 1, total, r->path, &o->lp);
     switch (o->kind) {
     case OUT_TABLE: table_row(r); return RL_OK;
     case OUT_JSON: return json_run(o->json, r);
@@ -380,7 +334,7 @@ static int on_run(const rl_run *r, size_t index, size_t total, void *user)
 
 static int list_runs(enum out_kind kind, char **roots, size_t num_roots)
 {
-    int crc = check_roots("runs", roots, num_roots);
+    int crc = cli_check_roots("runs", roots, num_roots);
     if (crc != RL_EXIT_OK)
         return crc;
     struct runs_out o;

@@ -8,6 +8,7 @@
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
 
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +62,6 @@ void mcap_payloads_free(mcap_payloads *p)
 
 int mcap_payloads_failed(const mcap_payloads *p) { return p->failed; }
 
-static int bytes_eq(rl_mcap_bytes b, const char *s)
-{
-    return b.len == strlen(s) && memcmp(b.data, s, b.len) == 0;
-}
-
 static void warn(const mcap_payloads *p, const rl_mcap_channel *ch, const char *why)
 {
     fprintf(stderr, "runlab: mcap: %s: warning: topic '", p->file);
@@ -86,27 +82,29 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
         return st;
     const rl_mcap_schema *s = ch->schema_id ? rl_mcap_indexed_schema(p->x, ch->schema_id) : NULL;
     char why[1200];
-    if (bytes_eq(ch->message_encoding, "json")) {
+    if (rl_mcap_bytes_eq(ch->message_encoding, rl_mcap_bytes_of("json"))) {
         st->kind = CH_JSON;
         return st;
     }
-    if (!bytes_eq(ch->message_encoding, "cdr")) {
-        snprintf(why, sizeof why, "message encoding '%.*s' is not decoded (cdr, json are)",
-                 (int)ch->message_encoding.len, (const char *)ch->message_encoding.data);
+    if (!s) {
+        int shown = (int)(ch->message_encoding.len > 64 ? 64 : ch->message_encoding.len);
+        snprintf(why, sizeof why, "its schema is missing (message encoding '%.*s'; json needs "
+                 "none, %s need one)", shown, (const char *)ch->message_encoding.data,
+                 rl_msg_codec_supported());
         warn(p, ch, why);
         return st;
     }
-    if (!s) {
-        warn(p, ch, "its schema is missing");
+    const rl_msg_codec *codec = rl_msg_codec_find_bytes(s->encoding.data, s->encoding.len,
+                                                        ch->message_encoding.data,
+                                                        ch->message_encoding.len);
+    if (!codec) {
+        warn(p, ch, rl_error_last());
         return st;
     }
-    char *name = malloc(s->name.len + 1), *enc = malloc(s->encoding.len + 1);
-    if (name && enc) {
-        memcpy(name, s->name.data, s->name.len);
-        name[s->name.len] = '\0';
-        memcpy(enc, s->encoding.data, s->encoding.len);
-        enc[s->encoding.len] = '\0';
-        if (rl_msgdef_parse(&st->def, enc, name, (const char *)s->data.data, s->data.len) == RL_OK)
+    char *name = rl_mcap_bytes_dup(s->name);
+    if (name) {
+        if (rl_msg_codec_parse(codec, &st->def, name, (const char *)s->data.data, s->data.len) ==
+            RL_OK)
             st->kind = CH_CDR;
         else
             warn(p, ch, rl_error_last());
@@ -114,32 +112,27 @@ static channel_state *state_of(mcap_payloads *p, const rl_mcap_channel *ch)
         warn(p, ch, "out of memory");
     }
     free(name);
-    free(enc);
     return st;
 }
 
+/* Payloads as standard base64 with padding (OpenSSL's EVP_EncodeBlock: no line breaks).
+ * It takes an int length, so a larger payload goes in pieces of a multiple of 3 bytes,
+ * which encode to the same text as the whole. */
 static int write_base64(mcap_payloads *p, rl_json_writer *j, rl_mcap_bytes b)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    enum { PIECE = 3 << 28 }; /* 768 MiB in, 1 GiB out: both fit an int */
     size_t need = (b.len + 2) / 3 * 4 + 1;
     if (need > p->b64_cap) {
         char *nb = realloc(p->b64, need);
         if (!nb)
-            return rl_error_set(RL_ENOMEM, "out of memory");
+            return rl_error_set(RL_ENOMEM, "out of memory for %zu bytes of base64", need);
         p->b64 = nb;
         p->b64_cap = need;
     }
     size_t n = 0;
-    for (size_t i = 0; i < b.len; i += 3) {
-        uint32_t v = (uint32_t)b.data[i] << 16;
-        if (i + 1 < b.len)
-            v |= (uint32_t)b.data[i + 1] << 8;
-        if (i + 2 < b.len)
-            v |= b.data[i + 2];
-        p->b64[n++] = tab[v >> 18 & 63];
-        p->b64[n++] = tab[v >> 12 & 63];
-        p->b64[n++] = i + 1 < b.len ? tab[v >> 6 & 63] : '=';
-        p->b64[n++] = i + 2 < b.len ? tab[v & 63] : '=';
+    for (size_t i = 0; i < b.len; i += PIECE) {
+        size_t len = b.len - i < PIECE ? b.len - i : PIECE;
+        n += (size_t)EVP_EncodeBlock((unsigned char *)p->b64 + n, b.data + i, (int)len);
     }
     int rc = rl_json_key(j, "data_base64");
     return rc < 0 ? rc : rl_json_string_n(j, p->b64, n);

@@ -1,6 +1,6 @@
-/* Internal to the figure tools over run directories: cli/cmd_plot_runs.c (options, where
- * figures go, gain-cost and normalized-gain) and cli/plot_timing.c (timing). The options
- * both parse into, and the helpers both use to load runs and save figures. */
+/* Internal to the figure tools over run directories: cli/cmd_plot_runs.c (options,
+ * gain-cost and normalized-gain) and cli/plot_timing.c (timing). The options both parse
+ * into, and the helpers both use (cli/plot_runs.c) to load runs, place and save figures. */
 #ifndef RUNLAB_CLI_PLOT_RUNS_H
 #define RUNLAB_CLI_PLOT_RUNS_H
 

@@ -89,14 +89,8 @@ int read_recorder_config(const char *cmd, const char *path, recorder_config *c)
     if (rc == RL_EPARSE)
         return cli_fail(cmd, "%s: %s", path, rl_error_last());
     if (rc == RL_OK) {
-        bool lz4 = c->engine.compression == RL_RECORD_COMPRESSION_LZ4;
-        if (c->engine.compression == RL_RECORD_COMPRESSION_NONE ||
-            level < (lz4 ? 0 : -7) || level > (lz4 ? 12 : 22))
-            return cli_fail(cmd, "%s: compression_level: %lld is not %s", path,
-                            (long long)level,
-                            c->engine.compression == RL_RECORD_COMPRESSION_NONE
-                                ? "allowed without compression"
-                                : lz4 ? "0..12 for lz4" : "-7..22 for zstd");
+        if (rl_record_compression_level_check(c->engine.compression, level) != RL_OK)
+            return cli_fail(cmd, "%s: compression_level: %s", path, rl_error_last());
         c->engine.compression_level = (int)level;
     }
     double timeout = 0;

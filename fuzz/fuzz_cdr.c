@@ -8,7 +8,7 @@
  * those of the per-element events. */
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
-#include "formats/cdr_internal.h"
+#include "formats/msg/cdr_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * input; a log that parses must format, parse again and format to the same text (the
  * writer and reader agree), and must go into an in-memory SQLite database the way OMPL's
  * own parser would put it, or fail there with a message; never a crash. */
-#include "formats/ompl_log.h"
+#include "formats/ompl/ompl_log.h"
 #include "runlab/error.h"
 
 #include <stdint.h>

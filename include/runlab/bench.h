@@ -159,6 +159,8 @@ typedef struct rl_bench_request {
     int64_t start_ns;            /* the experiment's start (UTC ns; 0: now). A resumed
                                     benchmark passes its first start, so its log keeps
                                     one name and its date. */
+    bool round_robin;            /* run r of every planner before run r + 1 of any
+                                    (default false: planner by planner, as OMPL) */
 } rl_bench_request;
 
 /* Fills the defaults above. */
@@ -261,9 +263,6 @@ RL_API const rl_bench_prop *rl_bench_param(const rl_bench *b, const char *name);
 /* Adds a planner; the benchmark owns it from then on, also on failure. Names must be
  * unique and valid as for properties. */
 RL_API int rl_bench_add_planner(rl_bench *b, rl_bench_planner *planner);
-/* Adds the planner an allocator makes for the problem. */
-RL_API int rl_bench_add_planner_alloc(rl_bench *b, rl_bench_planner *(*alloc)(void *ctx, void *problem),
-                               void *ctx);
 RL_API size_t rl_bench_planner_count(const rl_bench *b);
 /* Frees every planner added so far. */
 RL_API void rl_bench_clear_planners(rl_bench *b);
@@ -355,6 +354,39 @@ typedef struct rl_bench_builtins {
                                      const char *const *values, size_t n);
 } rl_bench_builtins;
 
+/* The adaptive keys of a spec (`runs: auto`, docs/bench.md), as read and range-checked. */
+typedef struct rl_bench_adaptive_keys {
+    double confidence;     /* 'confidence' (default 0.95) */
+    unsigned min_runs;     /* 'min_runs' (default 10) */
+    unsigned max_runs;     /* 'max_runs' (default 200) */
+    const char *goal;      /* 'goal': "ranking" (default), "ci" or "success" */
+    const char *attribute; /* 'attribute': the run property ranked or estimated
+                              (default "time") */
+    double relative_width; /* 'relative_width' (ci; default 0.1) */
+    double width;          /* 'width' (success; default 0.05) */
+} rl_bench_adaptive_keys;
+
+/* Whether the spec asks for an adaptive benchmark (`runs: auto`); fills *out with its
+ * adaptive keys either way (defaults where absent). Strings are valid while the spec
+ * lives. Thread-safe. */
+RL_API bool rl_bench_spec_adaptive(const rl_bench_spec *spec, rl_bench_adaptive_keys *out);
+
+/* How an adaptive benchmark stops: the engine runs every planner round-robin up to
+ * looks[0] runs, asks `decide`, and goes on to looks[1], ... until it says stop or the
+ * looks are over. The rule lives above the engine (runlab/adaptive.h makes one). */
+typedef struct rl_bench_stop_rule {
+    const unsigned *looks; /* runs per planner at each look, increasing */
+    size_t n_looks;
+    /* Decides at look `look` from the first looks[look] runs of every planner in `e`
+     * (which may hold more after a resume). Sets *stop; puts in *look_json a JSON object
+     * of the look (malloc'd text, the engine frees it: runs, statistic, bound, ...)
+     * and, when stopping or at the last look, in `why` the sentence saying why the
+     * benchmark stopped. RL_OK or an error (set). */
+    int (*decide)(void *ud, size_t look, const rl_bench_experiment *e, bool *stop,
+                  char **look_json, char *why, size_t why_cap);
+    void *ud;
+} rl_bench_stop_rule;
+
 /* Where rl_bench_run_spec is: told through rl_bench_run_opts.on_phase. */
 typedef enum rl_bench_phase {
     RL_BENCH_PHASE_DIR_READY = 0,  /* the directory exists with spec.json; not yet locked */
@@ -377,6 +409,12 @@ typedef struct rl_bench_run_opts {
      * `total_runs` the runs the benchmark has (planners x runs). May be NULL. */
     void (*on_phase)(void *ud, rl_bench_phase phase, const char *dir, size_t total_runs);
     void *ud;
+    /* Run adaptively (`runs: auto`) whatever the spec's runs say (`--adaptive`); spec.json
+     * records it, so a resume runs adaptively too. */
+    bool adaptive;
+    /* The stopping rule of an adaptive benchmark (required then: RL_EINVAL without it;
+     * ignored otherwise). The manifest gets its trail under "adaptive". */
+    const rl_bench_stop_rule *stop_rule;
 } rl_bench_run_opts;
 
 /* A benchmark carried out by rl_bench_run_spec: its directory (locked until freed) and

@@ -61,6 +61,19 @@ typedef struct rl_mcap_bytes {
     size_t len;
 } rl_mcap_bytes;
 
+/* The bytes of NUL-terminated `s` (without its NUL), borrowed: valid while `s` is. NULL
+ * gives empty bytes. For comparing a field with text: rl_mcap_bytes_eq(ch->message_encoding,
+ * rl_mcap_bytes_of("cdr")). Thread-safe. */
+RL_API rl_mcap_bytes rl_mcap_bytes_of(const char *s);
+
+/* 1 when `a` and `b` hold the same bytes (either may hold NULs; data may be NULL when len
+ * is 0), else 0. Thread-safe. */
+RL_API int rl_mcap_bytes_eq(rl_mcap_bytes a, rl_mcap_bytes b);
+
+/* A NUL-terminated copy of `b` (malloc'd, the caller frees), NULL when out of memory. A
+ * field holding NUL bytes reads, as a C string, up to the first. Thread-safe. */
+RL_API char *rl_mcap_bytes_dup(rl_mcap_bytes b);
+
 /* One string->string map entry, for building Channel and Metadata records. */
 typedef struct rl_mcap_kv {
     rl_mcap_bytes key;

@@ -91,6 +91,35 @@ typedef struct rl_msg_type {
 
 typedef struct rl_msgdef rl_msgdef;
 
+/* ---- Encodings -----------------------------------------------------------------------
+ * One table (src/formats/msg/msg_codec.c) says which (schema encoding, message encoding)
+ * pairs runlab decodes and with what: today ros2msg/cdr and omgidl/cdr ("ros2idl" is
+ * refused). Every reader asks it instead of comparing strings; docs/msgdef.md "Adding an
+ * encoding". Codecs are static and immutable: any thread may use them, nothing to free. */
+#define RL_SCHEMA_ENCODING_ROS2MSG "ros2msg"
+#define RL_SCHEMA_ENCODING_OMGIDL "omgidl"
+#define RL_MESSAGE_ENCODING_CDR "cdr"
+
+typedef struct rl_msg_codec rl_msg_codec;
+
+/* The codec for the pair, or NULL with RL_EUNSUPPORTED set (rl_error_last names both
+ * encodings, non-printable bytes as \xNN, and the supported pairs). NULL encodings count
+ * as "". The _bytes form takes MCAP's length-counted strings. */
+RL_API const rl_msg_codec *rl_msg_codec_find(const char *schema_encoding, const char *message_encoding);
+RL_API const rl_msg_codec *rl_msg_codec_find_bytes(const void *schema_encoding, size_t schema_len,
+                                            const void *message_encoding, size_t message_len);
+RL_API const char *rl_msg_codec_schema_encoding(const rl_msg_codec *codec);
+RL_API const char *rl_msg_codec_message_encoding(const rl_msg_codec *codec);
+/* True for the pairs the MCAP ros2 profile allows and runlab decodes (ros2msg/cdr). */
+RL_API bool rl_msg_codec_ros2_profile(const rl_msg_codec *codec);
+/* The supported pairs for messages: "ros2msg/cdr, omgidl/cdr". Static. */
+RL_API const char *rl_msg_codec_supported(void);
+/* Parses a schema with the codec's parser (as rl_msgdef_parse, which is this with the
+ * codec for (encoding, "cdr")); payloads then decode with rl_msg_decode and friends.
+ * RL_EINVAL for a NULL codec. */
+RL_API int rl_msg_codec_parse(const rl_msg_codec *codec, rl_msgdef **out, const char *name,
+                       const char *text, size_t len);
+
 /* Parses a schema as MCAP stores it: `encoding` "ros2msg" (also "ros2idl" is refused as
  * unsupported) or "omgidl"; `name` is the schema name (the root type: "pkg/msg/Type",
  * "a::b::T"); `text` need not be NUL-terminated. ros2msg names ending in `_Event` whose

@@ -7,6 +7,7 @@
 #define RUNLAB_RECORD_H
 
 #include "runlab/export.h"
+#include "runlab/mcap.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,11 +34,12 @@ typedef enum rl_record_state {
 /* "IDLE", "ARMED", ... Never NULL; thread-safe. */
 RL_API const char *rl_record_state_name(rl_record_state state);
 
-typedef enum rl_record_compression {
-    RL_RECORD_COMPRESSION_NONE = 0,
-    RL_RECORD_COMPRESSION_ZSTD = 1,
-    RL_RECORD_COMPRESSION_LZ4 = 2
-} rl_record_compression;
+/* The bag's compression: the MCAP writer's kinds (runlab/mcap.h), under the recorder's
+ * names. */
+typedef rl_mcap_compression rl_record_compression;
+#define RL_RECORD_COMPRESSION_NONE RL_MCAP_COMPRESSION_NONE
+#define RL_RECORD_COMPRESSION_ZSTD RL_MCAP_COMPRESSION_ZSTD
+#define RL_RECORD_COMPRESSION_LZ4 RL_MCAP_COMPRESSION_LZ4
 
 /* "none", "zstd", "lz4". Never NULL. */
 RL_API const char *rl_record_compression_name(rl_record_compression c);
@@ -46,6 +48,16 @@ RL_API const char *rl_record_compression_name(rl_record_compression c);
  * spells them) into *out. RL_EINVAL for any other text (or NULL), with a message that
  * quotes it; *out is then unchanged. Thread-safe. */
 RL_API int rl_record_compression_from_name(const char *name, rl_record_compression *out);
+
+/* The levels rl_record_options.compression_level may take with compression `c`: zstd
+ * -7..22, lz4 0..12, none 0 (0 is always the writer's default). Into *min and *max;
+ * RL_EINVAL for an unknown `c`. Thread-safe. */
+RL_API int rl_record_compression_level_range(rl_record_compression c, int *min, int *max);
+
+/* The one check of a compression level: RL_OK when `level` is in `c`'s range, else
+ * RL_EINVAL with a message saying the level and the range ("20 is not 0..12 for lz4"),
+ * which callers prefix with where the level came from. Thread-safe. */
+RL_API int rl_record_compression_level_check(rl_record_compression c, long long level);
 
 /* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
  * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" until a prepare has
@@ -108,7 +120,8 @@ typedef struct rl_record_options {
     int keep_outside;               /* 1 (default): also write messages outside the window */
     rl_record_compression compression; /* default zstd */
     int compression_level;          /* 0 (default): the MCAP writer's (zstd 1, lz4 0);
-                                       zstd -7..22, lz4 0..12 (docs/mcap.md) */
+                                       zstd -7..22, lz4 0..12, none 0
+                                       (rl_record_compression_level_range) */
     uint64_t chunk_size;            /* MCAP chunk size, default 1 MiB */
     const char *bag_profile;        /* MCAP header profile, at most 63 bytes. NULL (default):
                                        decided at prepare, "ros2" when at least one topic is
@@ -367,6 +380,48 @@ RL_API int rl_record_repair_as(const char *run_dir, rl_record_state final_state,
  * a run that has not finished), RL_ENOENT, RL_EIO. Not concurrently with a repair of the
  * same directory (the lock refuses the second). */
 RL_API int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text);
+
+struct json_object; /* json-c's; runlab/json.h reads it */
+
+/* stamps absent from a manifest, or not ISO 8601 UTC text */
+#define RL_RECORD_MANIFEST_NO_STAMP INT64_MIN
+
+/* A run's manifest.json as rl_record_manifest_read read it back: the fields its readers
+ * use, each NULL (strings), RL_RECORD_MANIFEST_NO_STAMP, NAN, 0 or empty when the manifest
+ * lacks it or holds it with another type (a hand-edited or older manifest is read as far
+ * as it goes), and the whole document for anything else. docs/record.md describes the
+ * keys. The strings point into `doc` and live as long as it does. */
+typedef struct rl_record_manifest {
+    struct json_object *doc; /* the whole manifest, a JSON object, owned. A caller keeping
+                                it past rl_record_manifest_free takes it over by setting
+                                this to NULL first (then json_object_put is its own) */
+    const char *format;      /* "format": "runlab.record.manifest" for a recorder's */
+    const char *run_id;      /* "run_id" */
+    const char *state;       /* "state" as written: ARMED, RECORDING, COMPLETE, ... */
+    const char *reason;      /* "result"."reason": why the run ended so */
+    const char *planner;     /* "planner" */
+    const char *start;       /* "stamps"."start": ISO 8601 UTC text of START */
+    int64_t start_ns;        /* "stamps"."start" and "stop" in ns since the epoch */
+    int64_t stop_ns;
+    double planned_duration_s; /* "planned_duration_s" when finite and > 0, else NAN */
+    const char *bag_file;    /* "bag"."file", relative to the run directory */
+    const char *map_sha256;  /* "map"."runtime_map_sha256", else "map"."sha256" */
+    int64_t recorder_pid;    /* "recorder"."pid", 0 when absent */
+    int *vehicles;           /* the integers of "vehicles", in order (others skipped); owned */
+    size_t vehicle_count;
+} rl_record_manifest;
+
+/* Reads `run_dir`/manifest.json (at most 64 MiB, strict JSON as rl_json_parse) into *out,
+ * which the caller frees with rl_record_manifest_free, also after an error (out is then
+ * empty). Errors: RL_ENOENT (no manifest.json), RL_ERANGE (too large, or a path too long),
+ * RL_EPARSE (not JSON, or not a JSON object), RL_EIO, RL_ENOMEM; the message names the
+ * file. It takes no lock: a manifest is always replaced whole (rename), so a reader sees
+ * the old one or the new one. Thread-safe for distinct `out`. */
+RL_API int rl_record_manifest_read(const char *run_dir, rl_record_manifest *out);
+
+/* Frees what rl_record_manifest_read gave (the document unless taken over, the vehicles)
+ * and empties *m. NULL is a no-op. */
+RL_API void rl_record_manifest_free(rl_record_manifest *m);
 
 /* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
  * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or

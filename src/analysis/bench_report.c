@@ -2,6 +2,7 @@
  * export, so this analysis module does not depend on the engine's internals), computes
  * per-planner statistics (runlab/stats.h) and draws status rates, box plots and best-cost
  * curves (runlab/plot.h) into report.html and figures/. */
+#include "analysis/bench_report_adaptive.h"
 #include "runlab/bench_report.h"
 
 #include "runlab/bench.h"
@@ -852,6 +853,8 @@ int rl_bench_report_write(const char *dir, const rl_bench_report_opts *opts, cha
     bool drawn = false;
     if (rc == RL_OK)
         rc = summary(&c, &m);
+    if (rc == RL_OK) /* runs: auto: why it stopped, and the decisions that said so */
+        rc = rl_bench_report_adaptive(c.rep, dir);
     if (rc == RL_OK)
         rc = rl_report_heading(c.rep, 2, "Solved and status rates");
     if (rc == RL_OK)

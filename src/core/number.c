@@ -4,11 +4,12 @@
  * locale. */
 #include "runlab/number.h"
 
-#include "core/number_scan.h"
+#include "core/number_digits.h"
 #include "core/text.h"
 
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -289,6 +290,25 @@ const char *rl_scan_decimal(const char *s, const char *end, double *out)
     if (significant > 19)
         return scan_decimal_careful(s, end, out);
     return scan_finish(p, end, m, exp10, neg, out);
+}
+
+/* A decimal of up to 6 significant digits survives a float's round trip (1 for
+ * subnormals), so when %.6g reads back it is the shortest (%g drops trailing zeros); else
+ * one more digit at a time, and 9 always does. */
+size_t rl_shortest_f32(float v, char *buf)
+{
+    enum { CAP = 32 };
+    locale_t loc = c_locale();
+    locale_t old = loc != (locale_t)0 ? uselocale(loc) : (locale_t)0;
+    int n = 0;
+    for (int p = fpclassify(v) == FP_SUBNORMAL ? 1 : 6;; p++) {
+        n = snprintf(buf, CAP, "%.*g", p, (double)v);
+        if (p >= 9 || (float)strtod(buf, NULL) == v)
+            break;
+    }
+    if (old != (locale_t)0)
+        uselocale(old);
+    return n > 0 ? (size_t)n : 0;
 }
 
 size_t rl_format_f64(double v, char *buf, size_t cap)

@@ -45,4 +45,10 @@ int rl_grow_array(void **arr, size_t *cap, size_t need, size_t elem, const char 
  * formatter behind rl_format_f64 and the message JSON. */
 size_t rl_shortest_f64(double v, char *buf);
 
+/* The same for a finite float: the shortest %g text (at most 9 significant digits) that
+ * reads back to the same float, NUL-terminated in buf (32 bytes suffice); returns the
+ * length. Written and read back in number.c's C locale, so '.' whatever LC_NUMERIC the
+ * application chose; thread-safe. The message JSON's float32 values. */
+size_t rl_shortest_f32(float v, char *buf);
+
 #endif

@@ -474,16 +474,6 @@ int rl_bench_add_planner(rl_bench *b, rl_bench_planner *p)
     return RL_OK;
 }
 
-int rl_bench_add_planner_alloc(rl_bench *b, rl_bench_planner *(*alloc)(void *ctx, void *problem),
-                               void *ctx)
-{
-    rl_bench_planner *p = alloc(ctx, b->problem);
-    if (!p)
-        return rl_error_last_code() < 0 ? rl_error_last_code()
-                                        : rl_error_set(RL_ERR, "planner allocator failed");
-    return rl_bench_add_planner(b, p);
-}
-
 size_t rl_bench_planner_count(const rl_bench *b)
 {
     return b->n_planners;

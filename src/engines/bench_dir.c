@@ -2,6 +2,7 @@
  * spec's benchmark, makes (or reopens, to resume) OUT/<experiment>_<stamp> with
  * spec.json, problem.json, the lock, journal.tsv and console/, runs it and writes the
  * OMPL log, results.db/.csv/.json and manifest.json. The report above it is the caller's. */
+#include "engines/bench_adaptive.h"
 #include "engines/bench_spec.h"
 
 #include "runlab/error.h"
@@ -64,7 +65,7 @@ static int lock_dir(const char *dir)
  * database written whole (a resumed benchmark rewrites it), CSV, JSON, and last the
  * manifest, whose presence says the engine's part is done. */
 static int write_outputs(const char *dir, const rl_bench_experiment *e, json_object *spec_json,
-                         int64_t started, char *log_name, size_t log_cap)
+                         json_object *adaptive, int64_t started, char *log_name, size_t log_cap)
 {
     char path[PATH_MAX];
     int rc = rl_bench_default_log_name(e, log_name, log_cap);
@@ -130,6 +131,9 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
     /* how runs' processes were followed: cgroup v1, cgroup v2 or /proc, and why */
     if (e->process_tree)
         json_object_object_add(m, "process_tree", json_object_new_string(e->process_tree));
+    /* an adaptive benchmark: why it stopped and the decision at every look */
+    if (adaptive)
+        json_object_object_add(m, "adaptive", json_object_get(adaptive));
     rc = rl_path_join(path, sizeof path, dir, "manifest.json");
     if (rc == RL_OK)
         rc = rl_json_write_file(path, m);
@@ -159,8 +163,8 @@ static int write_problem_file(const rl_bench_builtins *bi, const void *problem, 
 
 /* Makes ROOT/<experiment>_<stamp> (a suffix when taken) and writes spec.json into it:
  * the spec as run, for --resume and for the manifest. */
-static int make_dir(const rl_bench_spec *spec, const char *root_dir, int64_t started, char *dir,
-                    size_t cap)
+static int make_dir(const rl_bench_spec *spec, const char *root_dir, int64_t started,
+                    bool force_adaptive, char *dir, size_t cap)
 {
     char stamp[RL_TIME_DIRSTAMP_LEN], name[RL_NAME_MAX + 1], safe[RL_NAME_MAX + 1];
     rl_time_format_dirstamp(started, stamp, sizeof stamp);
@@ -182,7 +186,18 @@ static int make_dir(const rl_bench_spec *spec, const char *root_dir, int64_t sta
     if (spec->src.dir)
         json_object_object_add(saved, "source_dir", json_object_new_string(spec->src.dir));
     json_object_object_add(saved, "started_ns", json_object_new_int64(started));
-    json_object_object_add(saved, "spec", json_object_get(spec->sp.root));
+    json_object *as_run = json_object_get(spec->sp.root);
+    if (force_adaptive && !spec->sp.adaptive) { /* --adaptive: the spec as run says so */
+        json_object_put(as_run);
+        as_run = NULL;
+        if (json_object_deep_copy(spec->sp.root, &as_run, NULL) != 0) {
+            json_object_put(saved);
+            return rl_error_set(RL_ENOMEM, "out of memory");
+        }
+        json_object_object_del(as_run, "run_count");
+        json_object_object_add(as_run, "runs", json_object_new_string("auto"));
+    }
+    json_object_object_add(saved, "spec", as_run);
     rc = rl_json_write_file(path, saved);
     json_object_put(saved);
     return rc;
@@ -265,7 +280,16 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
         rl_bench_session_free(ss);
         return rc;
     }
+    rl_bench_adaptive_keys akeys;
+    bool adaptive = rl_bench_spec_adaptive(spec, &akeys) || o->adaptive;
+    if (adaptive && !o->stop_rule) {
+        rl_bench_session_free(ss);
+        return rl_error_set(RL_EINVAL, "%s: runs: auto needs a stopping rule (runlab/adaptive.h)",
+                            spec->src.path);
+    }
     rl_bench_request req = spec->sp.req;
+    if (adaptive)
+        req.run_count = akeys.max_runs;
     req.jobs = (unsigned)(o->jobs > 0 ? o->jobs : (unsigned)spec->sp.jobs);
     req.problem_spec = spec->sp.problem;
     /* the one start time: spec.json's, the log's name and date, the manifest's (the
@@ -290,7 +314,7 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
         const char *root_dir = o->out_root      ? o->out_root
                                : spec->sp.out ? spec->sp.out
                                               : "bench-results";
-        if ((rc = make_dir(spec, root_dir, started, ss->dir, sizeof ss->dir)) < 0 &&
+        if ((rc = make_dir(spec, root_dir, started, adaptive, ss->dir, sizeof ss->dir)) < 0 &&
             !ss->dir[0]) {
             rl_bench_session_free(ss);
             return rc;
@@ -317,17 +341,20 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
     snprintf(path, sizeof path, "%s/journal.tsv", ss->dir);
     req.console_dir = console;
     req.journal_path = path;
+    json_object *trail = NULL;
     rl_bench_set_events(ss->bench, &o->events);
     if (rc == RL_OK) {
         phase(o, RL_BENCH_PHASE_RUNS_START, ss->dir,
               (size_t)req.run_count * rl_bench_planner_count(ss->bench));
-        rc = rl_bench_execute(ss->bench, &req);
+        rc = adaptive ? rl_bench_execute_adaptive(ss->bench, &req, o->stop_rule, &akeys, &trail)
+                      : rl_bench_execute(ss->bench, &req);
         phase(o, RL_BENCH_PHASE_RUNS_END, ss->dir, 0);
     }
     char log_name[256];
     if (rc == RL_OK)
-        rc = write_outputs(ss->dir, rl_bench_results(ss->bench), spec->sp.root, started, log_name,
-                           sizeof log_name);
+        rc = write_outputs(ss->dir, rl_bench_results(ss->bench), spec->sp.root, trail, started,
+                           log_name, sizeof log_name);
+    json_object_put(trail);
     if (rc < 0) {
         rl_bench_session_free(ss);
         return rc;

@@ -33,7 +33,7 @@
 
 enum {
     LINE_MAX_BYTES = 65536,
-    MEM_POLL_NS = 5000000, /* RSS is checked every 5 ms */
+    MEM_POLL_NS = 5000000,  /* RSS is checked every 5 ms */
     SETUP_ALLOWANCE_S = 30, /* a run that never starts solving is killed after this */
     EXIT_ALLOWANCE_S = 5    /* after "end", time for an in-process run to exit */
 };
@@ -56,12 +56,12 @@ typedef struct slot {
     size_t index;          /* this slot's number in trees */
     bool killed;           /* SIGKILL sent: the status is decided by killed_for */
     rl_bench_status killed_for;
-    int console_in;        /* read end of the run's stdout/stderr pipe (-1: none) */
-    int console_out;       /* the planner's console file, appended (-1: none) */
-    size_t console_kept;   /* bytes of this run's output written to the file */
-    uint64_t console_cut;  /* bytes beyond the limit, counted and dropped */
-    char *reason;    /* the harness's reason (a kill, a protocol violation) */
-    char *run_error; /* what the run reported on an "error" line */
+    int console_in;       /* read end of the run's stdout/stderr pipe (-1: none) */
+    int console_out;      /* the planner's console file, appended (-1: none) */
+    size_t console_kept;  /* bytes of this run's output written to the file */
+    uint64_t console_cut; /* bytes beyond the limit, counted and dropped */
+    char *reason;         /* the harness's reason (a kill, a protocol violation) */
+    char *run_error;      /* what the run reported on an "error" line */
     bool got_status, got_time, got_end, got_start;
     rl_bench_status status;
     double solve_time;
@@ -75,21 +75,6 @@ typedef struct slot {
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void emitf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emitf(int fd, const char *fmt, ...)
 {
@@ -99,7 +84,7 @@ static void emitf(int fd, const char *fmt, ...)
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (n > 0)
-        write_all(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+        rl_bench_write_all(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 static void set_reason(slot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -227,7 +212,8 @@ static void child_exec(rl_bench *b, rl_bench_planner *pl, size_t pi, size_t ri, 
     setenv("RUNLAB_SETTINGS", settings, 1);
     int in[2];
     if (pipe(in) == 0) {
-        if (write_all(in[1], settings, strlen(settings)) < 0 || write_all(in[1], "\n", 1) < 0) {
+        if (rl_bench_write_all(in[1], settings, strlen(settings)) < 0 ||
+            rl_bench_write_all(in[1], "\n", 1) < 0) {
             /* a planner that reads stdin then sees less; RUNLAB_SETTINGS still has it */
         }
         close(in[1]);
@@ -338,8 +324,8 @@ static int handle_line(slot *s, rl_bench_planner *pl, char *line, double grace)
             return protocol_error(s, "bad property:", rl_error_last());
         rl_bench_column_name_map(f[1], column, sizeof column);
         if (strcmp(column, f[1]) != 0)
-            rl_bench_props_set(&s->renamed, &s->n_renamed, &s->cap_renamed, column,
-                               RL_BENCH_TEXT, f[1]);
+            rl_bench_props_set(&s->renamed, &s->n_renamed, &s->cap_renamed, column, RL_BENCH_TEXT,
+                               f[1]);
         rl_bench_props_set(&s->props, &s->n_props, &s->cap_props, column, type, f[3]);
     } else if (strcmp(f[0], "time") == 0 && n == 2) {
         char *end;
@@ -478,7 +464,7 @@ static void drain_console(slot *s, size_t limit)
         size_t keep = s->console_kept < limit ? limit - s->console_kept : 0;
         if (keep > (size_t)n)
             keep = (size_t)n;
-        if (keep && write_all(s->console_out, buf, keep) == 0)
+        if (keep && rl_bench_write_all(s->console_out, buf, keep) == 0)
             s->console_kept += keep;
         s->console_cut += (uint64_t)((size_t)n - keep);
     }
@@ -496,7 +482,7 @@ static void close_console(slot *s, size_t limit)
                                  s->console_cut, limit)
                       : 0;
         if (len > 0)
-            write_all(s->console_out, note, (size_t)len);
+            rl_bench_write_all(s->console_out, note, (size_t)len);
         close(s->console_out);
     }
     if (s->console_in >= 0)
@@ -526,12 +512,13 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
             console_in = cp[0];
             console_fd = cp[1];
             char mark[512];
-            int n = snprintf(mark, sizeof mark,
-                             "=== runlab: planner '%s', run %zu (index %zu), seed %" PRIu64
-                             " ===\n",
-                             pl->name, ri + 1, ri, rl_bench_mix_seed(b->seed, pi, ri));
+            int n =
+                snprintf(mark, sizeof mark,
+                         "=== runlab: planner '%s', run %zu (index %zu), seed %" PRIu64 " ===\n",
+                         pl->name, ri + 1, ri, rl_bench_mix_seed(b->seed, pi, ri));
             if (n > 0)
-                write_all(console_out, mark, (size_t)n < sizeof mark ? (size_t)n : sizeof mark - 1);
+                rl_bench_write_all(console_out, mark,
+                                   (size_t)n < sizeof mark ? (size_t)n : sizeof mark - 1);
         } else if (console_out >= 0) {
             close(console_out);
             console_out = -1;
@@ -660,8 +647,8 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     }
     if (s->run_error && s->reason && strcmp(s->reason, s->run_error) != 0) {
         char *both = NULL; /* e.g. a timeout after an "error" line: keep both */
-        if (asprintf(&both, "%s (the run had reported the error: %s)", s->reason,
-                     s->run_error) >= 0) {
+        if (asprintf(&both, "%s (the run had reported the error: %s)", s->reason, s->run_error) >=
+            0) {
             free(s->reason);
             s->reason = both;
         }
@@ -720,10 +707,10 @@ static int finish(rl_bench *b, const rl_bench_request *req, slot *s, int wstatus
     s->renamed = NULL;
     s->n_renamed = s->cap_renamed = 0;
     rl_bench_limit_property_names(b, &r); /* before the journal, so resume reads what was kept */
-    int rc = journal_fd >= 0 ? rl_bench_journal_append(journal_fd, pi, ri, &r, pl->n_progress,
-                                                      b->prior_duration +
-                                                          (double)(rl_mono_ns() - b->session_ns) / 1e9)
-                            : RL_OK;
+    int rc = journal_fd >= 0 ? rl_bench_journal_append(
+                                   journal_fd, pi, ri, &r, pl->n_progress,
+                                   b->prior_duration + (double)(rl_mono_ns() - b->session_ns) / 1e9)
+                             : RL_OK;
     if (rc < 0) {
         rl_bench_run_data_free(&r);
         return rc;
@@ -756,6 +743,21 @@ static size_t count_done(const rl_bench *b)
 static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slots, size_t n_slots,
                       size_t *cursor_p, size_t *cursor_r, size_t *pi, size_t *ri, double *limit)
 {
+    if (req->run_count > 0 && req->round_robin) { /* run by run, planner by planner */
+        for (; *cursor_r < req->run_count; (*cursor_r)++, *cursor_p = 0) {
+            for (; *cursor_p < b->n_planners; (*cursor_p)++) {
+                size_t p = *cursor_p, r = *cursor_r;
+                if (r < b->done_cap[p] && b->done[p][r])
+                    continue;
+                *pi = p;
+                *ri = r;
+                *limit = req->max_time;
+                (*cursor_p)++;
+                return true;
+            }
+        }
+        return false;
+    }
     if (req->run_count > 0) {
         for (; *cursor_p < b->n_planners; (*cursor_p)++, *cursor_r = 0) {
             for (; *cursor_r < req->run_count; (*cursor_r)++) {
@@ -832,7 +834,8 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
             return rc;
         b->prior_duration = done.prior_duration;
         for (size_t i = 0; i < done.n && rc == RL_OK; i++)
-            rc = rl_bench_record_result(b, done.runs[i].planner, done.runs[i].run, &done.runs[i].data);
+            rc = rl_bench_record_result(b, done.runs[i].planner, done.runs[i].run,
+                                        &done.runs[i].data);
         rl_bench_journal_runs_free(&done);
         if (rc < 0) {
             close(journal_fd);

@@ -1,6 +1,6 @@
 /* Engine side of `runlab bench import`: OMPL benchmark logs into one SQLite database, the work of OMPL's
  * ompl_benchmark_statistics.py (readBenchmarkLog then computeViews) done in C. */
-#include "formats/ompl_log.h"
+#include "formats/ompl/ompl_log.h"
 #include "runlab/bench.h"
 #include "runlab/error.h"
 #include "runlab/log.h"

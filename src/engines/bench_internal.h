@@ -117,6 +117,9 @@ int rl_bench_journal_open(const rl_bench *b, const char *path, rl_bench_journal_
 void rl_bench_journal_runs_free(rl_bench_journal_runs *runs);
 /* Appends run `ri` of planner `pi` (np progress properties) and a "t" line with the
  * benchmark's seconds so far (`elapsed`, earlier sessions included), then fsyncs. */
+/* write(2) until all of `n` bytes are out (bench_journal.c); 0, or -1 with errno set. */
+int rl_bench_write_all(int fd, const char *p, size_t n);
+
 int rl_bench_journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np,
                             double elapsed);
 
@@ -138,7 +141,6 @@ long rl_bench_proc_rss_kb(pid_t pid);
 /* Sets up n_slots slots, makes this process a child subreaper (restored by _free) and
  * starts the keeper. */
 int rl_bench_trees_new(rl_bench_trees **out, size_t n_slots);
-rl_bench_tree_mode rl_bench_trees_mode(const rl_bench_trees *tr);
 /* "cgroup v1 DIR", "cgroup v2 DIR" or "proc (why)": valid while tr lives. */
 const char *rl_bench_trees_describe(const rl_bench_trees *tr);
 /* In the run's first process, right after fork: joins the slot's cgroup (cgroup mode). */

@@ -15,7 +15,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static int write_all(int fd, const char *p, size_t n)
+/* write(2) until all of `n` bytes are out, across EINTR and short writes (async-signal-safe:
+ * the harness also uses it in a forked child). 0, or -1 with errno set. */
+int rl_bench_write_all(int fd, const char *p, size_t n)
 {
     while (n) {
         ssize_t w = write(fd, p, n);
@@ -62,7 +64,7 @@ static void j_field(char **p, size_t *len, size_t *cap, const char *s, bool tab)
  * benchmark has taken so far (earlier sessions included), so a resumed benchmark reports
  * its total time. */
 int rl_bench_journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_data *r, size_t np,
-                          double elapsed)
+                            double elapsed)
 {
     char *line = NULL, num[64];
     size_t len = 0, cap = 0;
@@ -94,7 +96,8 @@ int rl_bench_journal_append(int fd, size_t pi, size_t ri, const rl_bench_run_dat
     len--;
     snprintf(num, sizeof num, "t\t%.9g\n", elapsed);
     int rc = RL_OK;
-    if (write_all(fd, line, len) < 0 || write_all(fd, num, strlen(num)) < 0 || fsync(fd) < 0)
+    if (rl_bench_write_all(fd, line, len) < 0 || rl_bench_write_all(fd, num, strlen(num)) < 0 ||
+        fsync(fd) < 0)
         rc = rl_error_set_errno(RL_EIO, errno, "journal write");
     free(line);
     return rc;
@@ -243,7 +246,6 @@ static int journal_load(const rl_bench *b, const char *path, const char *header,
     return RL_OK;
 }
 
-
 /* The journal's first line: the format, the experiment and its planners, so a journal is
  * never resumed by another benchmark. */
 static int journal_header(const rl_bench *b, char **out)
@@ -295,7 +297,7 @@ int rl_bench_journal_open(const rl_bench *b, const char *path, rl_bench_journal_
     if (good == 0) {
         size_t hl = strlen(header);
         header[hl] = '\n';
-        if (write_all(fd, header, hl + 1) < 0 || fsync(fd) < 0)
+        if (rl_bench_write_all(fd, header, hl + 1) < 0 || fsync(fd) < 0)
             rc = rl_error_set_errno(RL_EIO, errno, "%s", path);
     }
     free(header);

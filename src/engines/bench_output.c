@@ -1,8 +1,8 @@
 /* Benchmark results out: the OMPL log, the OMPL-schema SQLite database and CSV. Both the
- * log and the database are made from one OMPL log model (formats/ompl_log.h), so the
+ * log and the database are made from one OMPL log model (formats/ompl/ompl_log.h), so the
  * database runlab writes equals the one OMPL's parser makes of runlab's log. */
 #include "engines/bench_internal.h"
-#include "formats/ompl_log.h"
+#include "formats/ompl/ompl_log.h"
 
 #include "runlab/error.h"
 #include "runlab/fs.h"

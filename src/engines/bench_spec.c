@@ -114,6 +114,13 @@ static const char *const TOP_KEYS[] = {"experiment",
                                        "parameters",
                                        "out",
                                        "display_progress",
+                                       "confidence",
+                                       "min_runs",
+                                       "max_runs",
+                                       "goal",
+                                       "attribute",
+                                       "relative_width",
+                                       "width",
                                        NULL};
 static const char *const PLANNER_KEYS[] = {"name",     "planner",  "command", "settings",
                                            "progress", "accepts",  NULL};
@@ -167,6 +174,48 @@ static int get_str(const spec_src *s, json_object *o, const char *key, bool requ
     return RL_OK;
 }
 
+/* The keys of `runs: auto` (docs/bench.md), read and checked whether or not the runs are
+ * adaptive, so a typo is found before a fixed benchmark runs too. */
+static int read_adaptive_keys(const spec_src *s, json_object *root, rl_bench_adaptive_keys *a)
+{
+    *a = (rl_bench_adaptive_keys){.confidence = 0.95,
+                                  .min_runs = 10,
+                                  .max_runs = 200,
+                                  .goal = "ranking",
+                                  .attribute = "time",
+                                  .relative_width = 0.1,
+                                  .width = 0.05};
+    double lo = a->min_runs, hi = a->max_runs;
+    int rc;
+    if ((rc = get_num(s, root, "confidence", 0.5, 0.9999, &a->confidence)) < 0 ||
+        (rc = get_num(s, root, "min_runs", 2, 100000, &lo)) < 0 ||
+        (rc = get_num(s, root, "max_runs", 2, 100000, &hi)) < 0 ||
+        (rc = get_num(s, root, "relative_width", 1e-6, 10, &a->relative_width)) < 0 ||
+        (rc = get_num(s, root, "width", 1e-6, 0.5, &a->width)) < 0 ||
+        (rc = get_str(s, root, "goal", false, &a->goal)) < 0 ||
+        (rc = get_str(s, root, "attribute", false, &a->attribute)) < 0)
+        return rc;
+    if (lo != floor(lo) || hi != floor(hi))
+        return spec_err(s, NULL, 0, lo != floor(lo) ? "min_runs" : "max_runs",
+                        "expected a whole number");
+    if (hi < lo)
+        return spec_err(s, NULL, 0, "max_runs", "%g is below min_runs %g", hi, lo);
+    a->min_runs = (unsigned)lo;
+    a->max_runs = (unsigned)hi;
+    if (strcmp(a->goal, "ranking") != 0 && strcmp(a->goal, "ci") != 0 &&
+        strcmp(a->goal, "success") != 0)
+        return spec_err(s, NULL, 0, "goal", "'%s': expected ranking, ci or success", a->goal);
+    if (rl_bench_check_name(a->attribute, "attribute") < 0)
+        return spec_err(s, NULL, 0, "attribute", "%s", rl_error_last());
+    return RL_OK;
+}
+
+bool rl_bench_spec_adaptive(const rl_bench_spec *spec, rl_bench_adaptive_keys *out)
+{
+    *out = spec->sp.adapt;
+    return spec->sp.adaptive;
+}
+
 int rl_bench_spec_read(const spec_src *s, json_object *root, spec_keys *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -200,10 +249,19 @@ int rl_bench_spec_read(const spec_src *s, json_object *root, spec_keys *sp)
         (rc = get_bool(s, root, "display_progress", &sp->req.display_progress)) < 0 ||
         (rc = get_bool(s, root, "save_console_output", &sp->req.save_console_output)) < 0)
         return rc;
+    if ((rc = read_adaptive_keys(s, root, &sp->adapt)) < 0)
+        return rc;
     d = sp->req.run_count;
     const char *runs_key =
         json_object_object_get_ex(root, "run_count", NULL) ? "run_count" : "runs";
-    if ((rc = get_num(s, root, runs_key, 0, 1e6, &d)) < 0)
+    json_object *runs_v;
+    if (json_object_object_get_ex(root, runs_key, &runs_v) &&
+        json_object_is_type(runs_v, json_type_string)) {
+        if (strcmp(json_object_get_string(runs_v), "auto") != 0)
+            return spec_err(s, NULL, 0, runs_key, "expected a whole number or auto");
+        sp->adaptive = true;
+        d = sp->adapt.max_runs; /* the most it can take */
+    } else if ((rc = get_num(s, root, runs_key, 0, 1e6, &d)) < 0)
         return rc;
     if (d != floor(d))
         return spec_err(s, NULL, 0, runs_key, "expected a whole number");

@@ -21,6 +21,8 @@ typedef struct spec {
     const char *experiment, *problem, *out;
     int64_t seed, jobs;
     rl_bench_request req;
+    bool adaptive;               /* runs: auto */
+    rl_bench_adaptive_keys adapt; /* read whether adaptive or not */
 } spec_keys;
 
 struct rl_bench_spec {

@@ -572,11 +572,6 @@ const char *rl_bench_trees_describe(const rl_bench_trees *tr)
     return tr->describe;
 }
 
-rl_bench_tree_mode rl_bench_trees_mode(const rl_bench_trees *tr)
-{
-    return tr->mode;
-}
-
 void rl_bench_tree_enter(const rl_bench_trees *tr, size_t slot)
 {
     /* Only the harness may hold the keeper's pipe open, or the keeper would never learn

@@ -7,6 +7,7 @@
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
+#include "runlab/msgdef.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
 
@@ -56,13 +57,8 @@ static int check_options(const rl_record_options *o)
     if ((unsigned)o->compression > RL_RECORD_COMPRESSION_LZ4)
         return rl_error_set(RL_EINVAL, "recorder option compression: unknown value %d",
                             (int)o->compression);
-    if (o->compression_level < (o->compression == RL_RECORD_COMPRESSION_ZSTD ? -7 : 0) ||
-        o->compression_level > (o->compression == RL_RECORD_COMPRESSION_ZSTD  ? 22
-                                : o->compression == RL_RECORD_COMPRESSION_LZ4 ? 12
-                                                                              : 0))
-        return rl_error_set(RL_EINVAL, "recorder option compression_level: %d is out of range "
-                            "for %s (zstd -7..22, lz4 0..12, none 0)", o->compression_level,
-                            rl_record_compression_name(o->compression));
+    if (rl_record_compression_level_check(o->compression, o->compression_level) != RL_OK)
+        return rl_error_set(RL_EINVAL, "recorder option compression_level: %s", rl_error_last());
     if (o->chunk_size < 1024 || o->chunk_size > (1ull << 30))
         return rl_error_set(RL_EINVAL, "recorder option chunk_size: must be 1 KiB..1 GiB");
     return RL_OK;
@@ -350,13 +346,13 @@ static int same_str(const char *a, const char *b)
     return strcmp(a, b ? b : "") == 0;
 }
 
-/* A topic the MCAP ros2 profile allows: a ros2msg or ros2idl schema, cdr messages. */
+/* A topic the MCAP ros2 profile allows and runlab reads back: a named schema whose
+ * encoding pair the codec table decodes under that profile (ros2msg/cdr). */
 static int fits_ros2(const char *schema_name, const char *schema_encoding,
                      const char *message_encoding)
 {
-    return schema_name && *schema_name && schema_encoding &&
-           (strcmp(schema_encoding, "ros2msg") == 0 || strcmp(schema_encoding, "ros2idl") == 0) &&
-           message_encoding && strcmp(message_encoding, "cdr") == 0;
+    return schema_name && *schema_name &&
+           rl_msg_codec_ros2_profile(rl_msg_codec_find(schema_encoding, message_encoding));
 }
 
 /* Decides the bag's profile at prepare (see rl_record_options.bag_profile). */
@@ -416,7 +412,7 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
         pthread_mutex_unlock(&r->topic_mu);
         return rl_error_set(RL_EINVAL,
                             "recorder topic %s: the bag's profile is ros2, which needs a "
-                            "ros2msg or ros2idl schema and cdr messages (schema encoding '%s', "
+                            "ros2msg schema and cdr messages (schema encoding '%s', "
                             "message encoding '%s'); choose the bag_profile",
                             topic, schema_encoding ? schema_encoding : "",
                             message_encoding ? message_encoding : "");

@@ -56,6 +56,40 @@ int rl_record_compression_from_name(const char *name, rl_record_compression *out
     return rl_error_set(RL_EINVAL, "'%s' is not none, zstd or lz4", name ? name : "(null)");
 }
 
+/* Per kind: what zstd (ZSTD_minCLevel() is far lower, but below -7 a chunk grows more than
+ * it saves time) and LZ4 frames (LZ4HC_CLEVEL_MAX) accept; none takes only 0. */
+static const struct {
+    int min, max;
+} level_range[] = {
+    [RL_RECORD_COMPRESSION_NONE] = {0, 0},
+    [RL_RECORD_COMPRESSION_ZSTD] = {-7, 22},
+    [RL_RECORD_COMPRESSION_LZ4] = {0, 12},
+};
+
+int rl_record_compression_level_range(rl_record_compression c, int *min, int *max)
+{
+    if ((unsigned)c >= sizeof level_range / sizeof level_range[0])
+        return rl_error_set(RL_EINVAL, "compression: unknown value %d", (int)c);
+    *min = level_range[c].min;
+    *max = level_range[c].max;
+    return RL_OK;
+}
+
+int rl_record_compression_level_check(rl_record_compression c, long long level)
+{
+    int min, max;
+    int rc = rl_record_compression_level_range(c, &min, &max);
+    if (rc < 0)
+        return rc;
+    if (level >= min && level <= max)
+        return RL_OK;
+    if (c == RL_RECORD_COMPRESSION_NONE)
+        return rl_error_set(RL_EINVAL, "%lld is not allowed without compression (only 0)",
+                            level);
+    return rl_error_set(RL_EINVAL, "%lld is not %d..%d for %s", level, min, max,
+                        rl_record_compression_name(c));
+}
+
 int rl_record_home(const char *home, char *out, size_t cap)
 {
     const char *h = home;

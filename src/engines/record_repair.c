@@ -8,6 +8,7 @@
 
 #include "runlab/error.h"
 #include "runlab/fs.h"
+#include "runlab/json.h"
 #include "runlab/mcap.h"
 #include "runlab/provenance.h"
 #include "runlab/time.h"
@@ -24,25 +25,17 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MANIFEST_MAX = 64 << 20 };
+enum { CONFIG_MAX = 64 << 20 };
 
-/* Reads a JSON object file; NULL when missing (*missing = 1) or unreadable. */
-static json_object *read_json(const char *dir, const char *name, int *missing)
+/* Reads config/recorder.json of the run; NULL when missing or unreadable. */
+static json_object *read_config(const char *dir)
 {
     char path[PATH_MAX];
-    *missing = 0;
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+    json_object *o = NULL;
+    if (snprintf(path, sizeof path, "%s/config/recorder.json", dir) >= (int)sizeof path ||
+        rl_json_read_file(path, CONFIG_MAX, &o) < 0)
         return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    int rc = rl_fs_read_all(path, MANIFEST_MAX, &text, &len);
-    if (rc < 0) {
-        *missing = rc == RL_ENOENT;
-        return NULL;
-    }
-    json_object *o = json_tokener_parse(text);
-    free(text);
-    if (o && !json_object_is_type(o, json_type_object)) {
+    if (!json_object_is_type(o, json_type_object)) {
         json_object_put(o);
         o = NULL;
     }
@@ -92,11 +85,10 @@ static const char *base_of(const char *path, char *buf, size_t cap)
 /* Whether `dir` looks like a recorder's run directory: its manifest says so, or it has
  * the recorder's config, or (killed in its first milliseconds) its name is
  * "<UTC time>_<run id>" inside an experiments/ folder. */
-static int looks_like_run(const char *dir, json_object *manifest)
+static int looks_like_run(const char *dir, const rl_record_manifest *manifest)
 {
-    const char *fmt = get_str(manifest, "format");
-    if (fmt)
-        return strcmp(fmt, "runlab.record.manifest") == 0;
+    if (manifest->format)
+        return strcmp(manifest->format, "runlab.record.manifest") == 0;
     char path[PATH_MAX], buf[PATH_MAX];
     struct stat st;
     if (snprintf(path, sizeof path, "%s/config/recorder.json", dir) < (int)sizeof path &&
@@ -192,16 +184,6 @@ static void census_free(bag_census *c)
     free(c->t);
 }
 
-static char *dup_bytes(rl_mcap_bytes b)
-{
-    char *s = malloc(b.len + 1);
-    if (s) {
-        memcpy(s, b.data, b.len);
-        s[b.len] = '\0';
-    }
-    return s;
-}
-
 /* Messages per topic of a complete bag, inside/outside START..STOP by log time. */
 static int take_census(const char *bag, int64_t start, int64_t stop, bag_census *c)
 {
@@ -221,9 +203,9 @@ static int take_census(const char *bag, int64_t start, int64_t stop, bag_census 
     for (size_t i = 0; i < nch; i++) {
         const rl_mcap_schema *s = rl_mcap_indexed_schema(idx, chans[i].schema_id);
         rl_mcap_bytes none = {(const uint8_t *)"", 0};
-        c->t[i].name = dup_bytes(chans[i].topic);
-        c->t[i].schema = dup_bytes(s ? s->name : none);
-        c->t[i].encoding = dup_bytes(chans[i].message_encoding);
+        c->t[i].name = rl_mcap_bytes_dup(chans[i].topic);
+        c->t[i].schema = rl_mcap_bytes_dup(s ? s->name : none);
+        c->t[i].encoding = rl_mcap_bytes_dup(chans[i].message_encoding);
         c->n++;
         if (!c->t[i].name || !c->t[i].schema || !c->t[i].encoding)
             rc = rl_error_set(RL_ENOMEM, "out of memory");
@@ -381,21 +363,17 @@ int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const 
     int dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EINVAL, errno, "%s", run_dir);
-    int missing = 0;
-    json_object *man = read_json(run_dir, "manifest.json", &missing);
-    int unreadable = !man && !missing;
-    int rc = RL_OK;
-    if (!looks_like_run(run_dir, man))
+    rl_record_manifest read;
+    int rc = rl_record_manifest_read(run_dir, &read);
+    int unreadable = rc < 0 && rc != RL_ENOENT;
+    rc = RL_OK;
+    if (!looks_like_run(run_dir, &read))
         rc = rl_error_set(RL_EINVAL, "%s: not a recorder run directory (no recorder manifest, "
                           "no config/recorder.json)", run_dir);
     /* A live recorder holds this lock; it is held for the repair too. */
     else if (!lock_dead_run(dfd)) {
         int e = errno;
-        json_object *rec = NULL, *pid = NULL;
-        long holder = man && json_object_object_get_ex(man, "recorder", &rec) &&
-                              json_object_object_get_ex(rec, "pid", &pid)
-                          ? (long)json_object_get_int64(pid)
-                          : 0;
+        long holder = (long)read.recorder_pid;
         if (e != EWOULDBLOCK)
             rc = rl_error_set_errno(RL_EIO, e, "%s: lock", run_dir);
         else if (holder)
@@ -406,20 +384,24 @@ int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const 
                               run_dir);
     }
     if (rc < 0) {
-        json_object_put(man);
+        rl_record_manifest_free(&read);
         close(dfd);
         return rc;
     }
-    const char *state = get_str(man, "state");
+    /* The document is rewritten below: it is taken over from the reader. */
+    json_object *man = read.doc;
+    read.doc = NULL;
+    const char *state = read.state;
     if (man)
         snprintf(rep->previous_state, sizeof rep->previous_state, "%s", state ? state : "?");
     else if (unreadable)
         snprintf(rep->previous_state, sizeof rep->previous_state, "UNREADABLE");
-    int config_missing = 0;
-    json_object *config = read_json(run_dir, "config/recorder.json", &config_missing);
-    if (!man)
+    rl_record_manifest_free(&read);
+    if (!man) {
+        json_object *config = read_config(run_dir);
         man = fresh_manifest(run_dir, config);
-    json_object_put(config);
+        json_object_put(config);
+    }
 
     json_object *bagobj = NULL, *stamps = NULL;
     json_object_object_get_ex(man, "bag", &bagobj);
@@ -601,18 +583,19 @@ int rl_record_manifest_note(const char *run_dir, const char *key, const char *js
         json_object_put(value);
         return rl_error_set_errno(errno == ENOENT ? RL_ENOENT : RL_EINVAL, errno, "%s", run_dir);
     }
-    int rc = RL_OK, missing = 0;
-    json_object *man = NULL;
+    int rc = RL_OK;
+    rl_record_manifest read = {0};
     if (!lock_dead_run(dfd))
         rc = errno == EWOULDBLOCK
                  ? rl_error_set(RL_EBUSY, "%s: its recorder still holds the run", run_dir)
                  : rl_error_set_errno(RL_EIO, errno, "%s: lock", run_dir);
-    else if (!(man = read_json(run_dir, "manifest.json", &missing)))
-        rc = rl_error_set(missing ? RL_ENOENT : RL_EINVAL, "%s: manifest.json %s", run_dir,
-                          missing ? "is missing" : "is unreadable");
-    else if (!is_terminal(get_str(man, "state")))
+    else if ((rc = rl_record_manifest_read(run_dir, &read)) < 0)
+        rc = rl_error_set(rc == RL_ENOENT ? RL_ENOENT : RL_EINVAL, "%s: manifest.json %s",
+                          run_dir, rc == RL_ENOENT ? "is missing" : "is unreadable");
+    else if (!is_terminal(read.state))
         rc = rl_error_set(RL_EINVAL, "%s: the run has not finished (%s)", run_dir,
-                          get_str(man, "state") ? get_str(man, "state") : "no state");
+                          read.state ? read.state : "no state");
+    json_object *man = read.doc;
     if (rc == RL_OK) {
         json_object_object_add(man, key, value);
         value = NULL;
@@ -635,7 +618,7 @@ int rl_record_manifest_note(const char *run_dir, const char *key, const char *js
         free(buf);
     }
     json_object_put(value);
-    json_object_put(man);
+    rl_record_manifest_free(&read);
     close(dfd); /* lets the lock go */
     return rc;
 }
@@ -652,11 +635,11 @@ int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap)
                      stat(path, &st) == 0;
     if (!has_config && !run_id_of_dir_name(base_of(run_dir, buf, sizeof buf)))
         return 0;
-    int missing = 0;
-    json_object *man = read_json(run_dir, "manifest.json", &missing);
+    rl_record_manifest man;
+    int have_manifest = rl_record_manifest_read(run_dir, &man) == RL_OK;
     int result = 0;
-    if (looks_like_run(run_dir, man)) {
-        const char *state = get_str(man, "state");
+    if (looks_like_run(run_dir, &man)) {
+        const char *state = man.state;
         if (!is_terminal(state)) {
             int dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             int alive = dfd >= 0 && flock(dfd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -669,10 +652,11 @@ int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap)
                 snprintf(why, cap,
                          "unfinished recording (%s, its recorder is gone); `runlab record "
                          "--repair %s` recovers it",
-                         man ? (state ? state : "manifest without state") : "no manifest.json",
+                         have_manifest ? (state ? state : "manifest without state")
+                                       : "no manifest.json",
                          run_dir);
         }
     }
-    json_object_put(man);
+    rl_record_manifest_free(&man);
     return result;
 }

@@ -75,12 +75,6 @@ static void remember_schema(mcap_sink_ctx *c, uint16_t id, const char *name,
     c->schemas[c->n_schemas++] = e;
 }
 
-static rl_mcap_bytes bytes_of(const char *s)
-{
-    rl_mcap_bytes b = {(const uint8_t *)s, strlen(s)};
-    return b;
-}
-
 static int mcap_open(void **ctx, const char *path, const rl_record_options *opts, void *user)
 {
     (void)user;
@@ -88,9 +82,7 @@ static int mcap_open(void **ctx, const char *path, const rl_record_options *opts
     rl_mcap_writer_options_default(&wo);
     wo.profile = opts->bag_profile ? opts->bag_profile : "";
     wo.chunk_size = opts->chunk_size;
-    wo.compression = opts->compression == RL_RECORD_COMPRESSION_ZSTD  ? RL_MCAP_COMPRESSION_ZSTD
-                     : opts->compression == RL_RECORD_COMPRESSION_LZ4 ? RL_MCAP_COMPRESSION_LZ4
-                                                                      : RL_MCAP_COMPRESSION_NONE;
+    wo.compression = opts->compression; /* one enum: rl_record_compression is the writer's */
     wo.compression_level = opts->compression_level;
     mcap_sink_ctx *c = calloc(1, sizeof *c);
     if (!c)
@@ -139,8 +131,8 @@ static int mcap_add_channel(void *ctx, uint16_t id, const char *topic, const cha
                 return rl_error_set(RL_ERANGE, "MCAP bag: too many topics");
             rl_mcap_schema s = {0};
             s.id = (uint16_t)(id + 1);
-            s.name = bytes_of(schema_name);
-            s.encoding = bytes_of(enc);
+            s.name = rl_mcap_bytes_of(schema_name);
+            s.encoding = rl_mcap_bytes_of(enc);
             s.data.data = schema_data;
             s.data.len = schema_len;
             int rc = rl_mcap_writer_add_schema(w, &s);
@@ -153,8 +145,8 @@ static int mcap_add_channel(void *ctx, uint16_t id, const char *topic, const cha
     rl_mcap_channel c = {0};
     c.id = id;
     c.schema_id = schema_id;
-    c.topic = bytes_of(topic);
-    c.message_encoding = bytes_of(message_encoding ? message_encoding : "");
+    c.topic = rl_mcap_bytes_of(topic);
+    c.message_encoding = rl_mcap_bytes_of(message_encoding ? message_encoding : "");
     return rl_mcap_writer_add_channel(w, &c);
 }
 

@@ -1,6 +1,6 @@
 /* rl_eval_run: one offline evaluation. Builds the effective configuration, loads the run,
  * runs the chosen metrics from the registry (several at once) and writes
- * RUN/evaluations/<UTC>[-N]/ (checks, summary, configuration, figures and the report,
+ * RUN/evaluations/<UTC>[_N]/ (checks, summary, configuration, figures and the report,
  * eval_output.c), then hands the checks to the caller. */
 #include "eval/eval_config.h"
 #include "eval/eval_load.h"
@@ -16,7 +16,6 @@
 #include "runlab/record.h"
 #include "runlab/time.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,8 +23,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The evaluation directory: the UTC time, then "-2", "-3", ... when it exists (mkdir(2)
- * decides, so two evaluations at once never share one). */
+/* The evaluation directory: the UTC time, then "_2", "_3", ... when it exists, as every
+ * new directory runlab makes (rl_fs_mkdir_new: mkdir(2) decides, so two evaluations at
+ * once never share one). */
 int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
 {
     char parent[PATH_MAX], stamp[32];
@@ -35,20 +35,7 @@ int eval_dir_create(const char *run_dir, int64_t now_ns, char *out, size_t cap)
         return rl_error_prefix(rc, "evaluation directory");
     if ((rc = rl_time_format_compact(now_ns, stamp, sizeof stamp)) < 0)
         return rc;
-    for (int k = 1; k < 10000; k++) {
-        char name[64];
-        if (k == 1)
-            snprintf(name, sizeof name, "%s", stamp);
-        else
-            snprintf(name, sizeof name, "%s-%d", stamp, k);
-        if ((rc = rl_path_join(out, cap, parent, name)) < 0)
-            return rc;
-        if (mkdir(out, 0777) == 0)
-            return RL_OK;
-        if (errno != EEXIST)
-            return rl_error_set_errno(RL_EIO, errno, "%s", out);
-    }
-    return rl_error_set(RL_EEXIST, "%s: no free evaluation directory name for %s", parent, stamp);
+    return rl_fs_mkdir_new(parent, stamp, RL_MKDIR_ADD_SUFFIX, out, cap);
 }
 
 /* The chosen metrics run on several threads at once (eval_parallel): they only read the

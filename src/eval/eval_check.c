@@ -62,28 +62,10 @@ static int setting(eval_ctx *ctx, const char *key, json_type want, json_object *
 
 int eval_setting_f64(eval_ctx *ctx, const char *key, double *out)
 {
-    json_object *v;
+    json_object *v = NULL;
     int rc = setting(ctx, key, json_type_double, &v);
     if (rc == RL_OK)
         *out = json_object_get_double(v);
-    return rc;
-}
-
-int eval_setting_bool(eval_ctx *ctx, const char *key, bool *out)
-{
-    json_object *v;
-    int rc = setting(ctx, key, json_type_boolean, &v);
-    if (rc == RL_OK)
-        *out = json_object_get_boolean(v);
-    return rc;
-}
-
-int eval_setting_str(eval_ctx *ctx, const char *key, const char **out)
-{
-    json_object *v;
-    int rc = setting(ctx, key, json_type_string, &v);
-    if (rc == RL_OK)
-        *out = json_object_get_string(v);
     return rc;
 }
 

@@ -180,9 +180,6 @@ struct eval_ctx {
 /* ---- Settings: the metric's section of default.yaml merged with --config ---------------
  * RL_EINVAL naming "<metric>.<key>" when the key is missing or of the wrong type. */
 int eval_setting_f64(eval_ctx *ctx, const char *key, double *out);
-int eval_setting_bool(eval_ctx *ctx, const char *key, bool *out);
-/* Borrowed from the settings, valid while the metric runs. */
-int eval_setting_str(eval_ctx *ctx, const char *key, const char **out);
 
 /* ---- Intervals ------------------------------------------------------------------------ */
 typedef struct eval_intervals {

@@ -21,13 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { MAX_MANIFEST_BYTES = 16 << 20, MAX_SUMMARY_BYTES = 64 << 20 };
-
-static char *dup_str(json_object *o, const char *key)
-{
-    const char *s;
-    return rl_json_get_string(o, key, &s) == RL_OK ? strdup(s) : NULL;
-}
+enum { MAX_SUMMARY_BYTES = 64 << 20 };
 
 static int cmp_names_desc(const void *a, const void *b)
 {
@@ -209,56 +203,42 @@ static void scenario_fields(json_object *m, rl_eval_listed_run *r)
     }
 }
 
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
 static void read_manifest(rl_eval_listed_run *r)
 {
-    char p[PATH_MAX], why[256];
-    json_object *m = NULL, *o;
+    char why[256];
+    rl_record_manifest m;
     r->duration_s = NAN;
     r->planned_s = NAN;
     r->start_ns = INT64_MIN;
     r->seed = -1;
     bool unfinished = rl_record_run_unfinished(r->dir, why, sizeof why) == 1;
-    if (rl_path_join(p, sizeof p, r->dir, "manifest.json") < 0 ||
-        rl_json_read_file(p, MAX_MANIFEST_BYTES, &m) < 0 || !json_object_is_type(m, json_type_object)) {
+    if (rl_record_manifest_read(r->dir, &m) < 0) {
         r->state = strdup(unfinished ? "UNFINISHED" : "UNREADABLE");
-        json_object_put(m);
+        rl_record_manifest_free(&m);
         return;
     }
-    r->run_id = dup_str(m, "run_id");
-    r->state = dup_str(m, "state");
-    if (!r->state)
-        r->state = strdup("UNREADABLE");
-    r->planner = dup_str(m, "planner");
-    r->scenario = scenario_brief(m);
-    scenario_fields(m, r);
-    if (rl_json_get_object(m, "result", &o) == RL_OK)
-        r->result = dup_str(o, "reason");
-    if (rl_json_get_object(m, "map", &o) == RL_OK) {
-        r->map_sha256 = dup_str(o, "runtime_map_sha256");
-        if (!r->map_sha256)
-            r->map_sha256 = dup_str(o, "sha256");
+    r->run_id = dup_or_null(m.run_id);
+    r->state = strdup(m.state ? m.state : "UNREADABLE");
+    r->planner = dup_or_null(m.planner);
+    r->scenario = scenario_brief(m.doc);
+    scenario_fields(m.doc, r);
+    r->result = dup_or_null(m.reason);
+    r->map_sha256 = dup_or_null(m.map_sha256);
+    r->vehicles = m.vehicle_count ? calloc(m.vehicle_count, sizeof *r->vehicles) : NULL;
+    for (size_t i = 0; r->vehicles && i < m.vehicle_count; i++)
+        r->vehicles[r->nvehicles++] = m.vehicles[i];
+    r->start = dup_or_null(m.start);
+    if (m.start_ns != RL_RECORD_MANIFEST_NO_STAMP) {
+        r->start_ns = m.start_ns;
+        if (m.stop_ns != RL_RECORD_MANIFEST_NO_STAMP)
+            r->duration_s = (double)(m.stop_ns - m.start_ns) / 1e9;
     }
-    if (rl_json_get_array(m, "vehicles", &o) == RL_OK) {
-        size_t n = json_object_array_length(o);
-        r->vehicles = n ? calloc(n, sizeof *r->vehicles) : NULL;
-        for (size_t i = 0; r->vehicles && i < n; i++) {
-            json_object *e = json_object_array_get_idx(o, i);
-            if (json_object_is_type(e, json_type_int))
-                r->vehicles[r->nvehicles++] = (int)json_object_get_int64(e);
-        }
-    }
-    const char *start, *stop;
-    int64_t a, b;
-    if (rl_json_get_object(m, "stamps", &o) == RL_OK &&
-        rl_json_get_string(o, "start", &start) == RL_OK) {
-        r->start = strdup(start);
-        if (rl_time_parse_iso(start, &a) == RL_OK) {
-            r->start_ns = a;
-            if (rl_json_get_string(o, "stop", &stop) == RL_OK && rl_time_parse_iso(stop, &b) == RL_OK)
-                r->duration_s = (double)(b - a) / 1e9;
-        }
-    }
-    json_object_put(m);
+    rl_record_manifest_free(&m);
     r->planned_s = eval_planned_duration(r->dir);
     char text[160];
     eval_interruption_text(r->state, r->duration_s, r->planned_s, text, sizeof text);

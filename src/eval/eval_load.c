@@ -168,50 +168,47 @@ static int grow_cols(double **const cols[], size_t ncols, size_t *cap, size_t ne
 
 static void read_manifest(eval_loaded *l, const char *dir)
 {
-    char path[PATH_MAX];
+    rl_record_manifest m;
     l->run.state = "UNKNOWN";
     l->run.state_reason = "";
     l->run.run_id = "";
     l->run.planned_duration = eval_planned_duration(dir);
-    if (rl_path_join(path, sizeof path, dir, "manifest.json") < 0 ||
-        rl_json_read_file(path, MAX_MANIFEST_BYTES, &l->manifest) < 0) {
+    if (rl_record_manifest_read(dir, &m) < 0) {
         rl_buf_printf(&l->notes, "No readable manifest.json (%s): the run is evaluated from its bag alone.\n",
                       rl_error_last());
+        rl_record_manifest_free(&m);
         l->manifest = NULL;
         l->run.unfinished = true;
         return;
     }
-    const char *s;
-    if (rl_json_get_string(l->manifest, "state", &s) == RL_OK)
-        l->run.state = s;
-    if (rl_json_get_string(l->manifest, "run_id", &s) == RL_OK)
-        l->run.run_id = s;
-    json_object *res, *arr;
-    if (rl_json_get_object(l->manifest, "result", &res) == RL_OK &&
-        rl_json_get_string(res, "reason", &s) == RL_OK)
-        l->run.state_reason = s;
-    if (rl_json_get_array(l->manifest, "vehicles", &arr) == RL_OK) {
-        for (size_t i = 0; i < json_object_array_length(arr); i++) {
-            json_object *e = json_object_array_get_idx(arr, i);
-            size_t idx;
-            if (json_object_is_type(e, json_type_int))
-                (void)find_vehicle(l, (int)json_object_get_int64(e), &idx);
-        }
+    /* The document is kept (the map and the scenario are read from it later); the
+       strings below point into it. */
+    l->manifest = m.doc;
+    m.doc = NULL;
+    if (m.state)
+        l->run.state = m.state;
+    if (m.run_id)
+        l->run.run_id = m.run_id;
+    if (m.reason)
+        l->run.state_reason = m.reason;
+    for (size_t i = 0; i < m.vehicle_count; i++) {
+        size_t idx;
+        (void)find_vehicle(l, m.vehicles[i], &idx);
     }
     /* Times are kept relative to the manifest's START when it has one, so that they need
        no shift (which would cost precision) once the trigger confirms it. */
-    json_object *stamps;
-    const char *start;
-    if (rl_json_get_object(l->manifest, "stamps", &stamps) == RL_OK &&
-        rl_json_get_string(stamps, "start", &start) == RL_OK) {
-        if (rl_time_parse_iso(start, &l->base_ns) == RL_OK)
-            l->have_base = true;
-        else /* said, not ignored: START then comes from the trigger or the first message */
-            rl_buf_printf(&l->notes,
-                          "manifest.json: stamps.start: not a time (%s): ignored, the window "
-                          "is taken from the bag.\n",
-                          rl_error_last());
+    if (m.start_ns != RL_RECORD_MANIFEST_NO_STAMP) {
+        l->base_ns = m.start_ns;
+        l->have_base = true;
+    } else if (m.start) { /* said, not ignored: START then comes from the trigger or the first message */
+        int64_t unused;
+        (void)rl_time_parse_iso(m.start, &unused); /* for its message */
+        rl_buf_printf(&l->notes,
+                      "manifest.json: stamps.start: not a time (%s): ignored, the window "
+                      "is taken from the bag.\n",
+                      rl_error_last());
     }
+    rl_record_manifest_free(&m);
     char why[512];
     bool being_written = rl_record_run_unfinished(dir, why, sizeof why) == 1;
     if (strcmp(l->run.state, "COMPLETE") != 0) {
@@ -409,9 +406,10 @@ static void field_missing(eval_loaded *l, size_t vi, eval_field f, const char *w
         v->missing[f] = why;
 }
 
-/* A channel whose messages are not CDR is refused by name, not decoded as CDR: its topic
- * is missing for the metrics (their checks say why) and the decoding counts say so. */
-static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, rl_mcap_bytes enc)
+/* A channel whose encodings the codec table does not decode (say json messages) is refused
+ * by name, not decoded as CDR: its topic is missing for the metrics (their checks say why)
+ * and the decoding counts say so. `unsupported` is the table's reason, naming both. */
+static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, const char *unsupported)
 {
     static const eval_field fields[3][6] = {
         {EVAL_STATE_TOPIC, EVAL_STATE_STAMP, EVAL_STATE_POSE, EVAL_STATE_SPEED, EVAL_STATE_ACCEL,
@@ -420,16 +418,7 @@ static void refuse_channel(eval_loaded *l, chan_dec *c, const char *topic, rl_mc
          EVAL_OBS_TOPIC},
         {EVAL_CMD_TOPIC, EVAL_CMD_VALID_AFTER, EVAL_CMD_POINTS, EVAL_CMD_TOPIC, EVAL_CMD_TOPIC,
          EVAL_CMD_TOPIC}};
-    char shown[64]; /* printable ASCII as it is, other bytes as \xNN, at most 15 bytes */
-    size_t k = 0;
-    for (size_t i = 0; i < enc.len && i < 15; i++) {
-        unsigned char ch = enc.data[i];
-        k += (size_t)snprintf(shown + k, sizeof shown - k, ch >= 0x20 && ch < 0x7f ? "%c" : "\\x%02x", ch);
-    }
-    if (enc.len > 15)
-        snprintf(shown + k, sizeof shown - k, "...");
-    const char *why = keepf(l, "%s: message encoding '%s' is not cdr: refused, not decoded",
-                            topic, shown);
+    const char *why = keepf(l, "%s: %s: refused, not decoded", topic, unsupported);
     rl_buf_printf(&l->notes, "%s.\n", why);
     if (c->kind >= CH_STATE && c->kind <= CH_CMD) {
         int t = c->kind - CH_STATE;
@@ -876,8 +865,9 @@ static int read_bag(eval_loaded *l, const char *path, const void *mem, size_t le
                 continue;
             }
             rl_mcap_bytes menc = rec.u.channel.message_encoding;
-            if (!(menc.len == 3 && memcmp(menc.data, "cdr", 3) == 0)) {
-                refuse_channel(l, c, topic, menc);
+            if (!rl_msg_codec_find_bytes(sc->encoding.data, sc->encoding.len, menc.data,
+                                         menc.len)) {
+                refuse_channel(l, c, topic, rl_error_last());
                 continue;
             }
             if ((rc = channel_setup(l, c, sc, topic)) < 0)

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_SUMMARY_JSON = 64 << 20, MAX_MANIFEST = 16 << 20, MAX_RUNS = 1000000,
+enum { MAX_SUMMARY_JSON = 64 << 20, MAX_RUNS = 1000000,
        MAX_JOBS = 256 };
 
 /* The effective configuration's SHA-256, over the bytes config.yaml holds for it. */
@@ -235,12 +235,12 @@ static char *join_faults(const rl_eval_listed_run *l, bool kinds_only)
 /* A manifest field by its path "a.b.c": strings as they are, anything else as JSON. */
 static char *manifest_field(const char *dir, const char *path)
 {
-    char p[PATH_MAX];
-    json_object *m, *o;
-    if (snprintf(p, sizeof p, "%s/manifest.json", dir) >= (int)sizeof p ||
-        rl_json_read_file(p, MAX_MANIFEST, &m) != RL_OK)
+    rl_record_manifest m;
+    if (rl_record_manifest_read(dir, &m) != RL_OK) {
+        rl_record_manifest_free(&m);
         return strdup("(none)");
-    o = m;
+    }
+    json_object *o = m.doc;
     char key[256];
     for (const char *k = path; o && *k;) {
         size_t n = strcspn(k, ".");
@@ -258,7 +258,7 @@ static char *manifest_field(const char *dir, const char *path)
               : json_object_is_type(o, json_type_string)
                   ? strdup(json_object_get_string(o))
                   : strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-    json_object_put(m);
+    rl_record_manifest_free(&m);
     return s;
 }
 

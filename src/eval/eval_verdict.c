@@ -8,6 +8,7 @@
 #include "runlab/error.h"
 #include "runlab/fs.h"
 #include "runlab/json.h"
+#include "runlab/record.h"
 
 #include <limits.h>
 
@@ -62,21 +63,20 @@ void eval_interruption_text(const char *state, double elapsed, double planned, c
 
 double eval_planned_duration(const char *dir)
 {
-    static const char *const files[] = {"manifest.json", "experiment.json"};
-    for (size_t i = 0; i < 2; i++) {
-        char path[PATH_MAX];
-        json_object *o = NULL;
-        double s;
-        if (rl_path_join(path, sizeof path, dir, files[i]) < 0 ||
-            rl_json_read_file(path, 16 << 20, &o) < 0)
-            continue;
-        bool found = rl_json_get_double(o, "planned_duration_s", &s) == RL_OK && isfinite(s) &&
-                     s > 0;
-        json_object_put(o);
-        if (found)
-            return s;
-    }
-    return NAN;
+    rl_record_manifest m;
+    double s = rl_record_manifest_read(dir, &m) == RL_OK ? m.planned_duration_s : NAN;
+    rl_record_manifest_free(&m);
+    if (isfinite(s))
+        return s;
+    /* experiment.json beside it when the manifest does not say (eval_verdict.h). */
+    char path[PATH_MAX];
+    json_object *o = NULL;
+    if (rl_path_join(path, sizeof path, dir, "experiment.json") < 0 ||
+        rl_json_read_file(path, 16 << 20, &o) < 0)
+        return NAN;
+    bool found = rl_json_get_double(o, "planned_duration_s", &s) == RL_OK && isfinite(s) && s > 0;
+    json_object_put(o);
+    return found ? s : NAN;
 }
 
 static bool shares_reason(const rl_eval_check *a, const rl_eval_check *b)

@@ -60,7 +60,7 @@ json_check "clean run: summary keys" \
 json_check "clean run: the largest speed is the bag's" \
     'abs(check("states_speed","speed",1)["value"] - max(m["message"]["speed"] for m in series("rt/vehicle/1/state"))) < 1e-12'
 ev=$(tail -n 1 <<<"$out")
-check "evaluation directory is named YYYYmmddTHHMMSSZ" grep -Eq '/evaluations/[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$' <<<"$ev"
+check "evaluation directory is named YYYYmmddTHHMMSSZ" grep -Eq '/evaluations/[0-9]{8}T[0-9]{6}Z(_[0-9]+)?$' <<<"$ev"
 for f in report.html checks.csv summary.json config.yaml figures/speed.png figures/speed.svg figures/speed.yaml; do
     check "clean run: $f written" test -s "$ev/$f"
 done

@@ -153,10 +153,10 @@ check "251 of 501: undecodable, INSUFFICIENT" py '
 check "json channel written" damage encoding json
 run evaluate "$dir"
 check "non-cdr: refused, naming topic and encoding" \
-    out_has "rt/vehicle/2/state: message encoding 'json' is not cdr: refused, not decoded"
+    out_has "rt/vehicle/2/state: schema encoding 'omgidl' with message encoding 'json' is not decoded (ros2msg/cdr, omgidl/cdr are): refused, not decoded"
 check "non-cdr: checks UNAVAILABLE with that reason; decoding.csv says refused" py '
-    c("states_speed", "speed", [2])["status"] == "UNAVAILABLE" and "not cdr" in c("states_speed", "speed", [2])["reason"]
-    and "not cdr" in topic("rt/vehicle/2/state")["refused"] and topic("rt/vehicle/2/state")["messages"] == "0"'
+    c("states_speed", "speed", [2])["status"] == "UNAVAILABLE" and "message encoding \x27json\x27 is not decoded" in c("states_speed", "speed", [2])["reason"]
+    and "message encoding \x27json\x27 is not decoded" in topic("rt/vehicle/2/state")["refused"] and topic("rt/vehicle/2/state")["messages"] == "0"'
 
 # ---- 29.8: an unparsable stamps.start is reported with the field's path ----
 cp "$TMP/plain.mcap" "$bag"

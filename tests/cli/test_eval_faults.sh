@@ -127,7 +127,9 @@ check "live: experiment exits 0" rc_is 0
 dir=$(tail -n 1 <<<"$out")
 wait "$sim"
 run evaluate "$dir"
-check "live: evaluate runs (exit 0 or 1)" test "$rc" -le 1
+# exit 3 (INCOMPLETE) too: a stall of the states longer than max_gap on a loaded machine
+# makes the checks over it INSUFFICIENT, never PASS
+check "live: evaluate runs (exit 0, 1 or 3: $rc)" test "$rc" -le 1 -o "$rc" -eq 3
 summary=$(ls -d "$dir"/evaluations/*/summary.json | tail -n 1)
 problems=$(python3 - "$summary" <<'EOF'
 import json, sys

@@ -336,6 +336,28 @@ static void test_resume(void **state)
     rl_test_tmpdir_free(tmp);
 }
 
+/* The progress snapshot: nothing running before; after a benchmark of two planners, two
+ * runs each, every run counted, 100 %, a planner named and nothing running. */
+static void test_progress(void **state)
+{
+    (void)state;
+    rl_bench *b = make_bench(false);
+    rl_bench_progress p;
+    rl_bench_get_progress(b, &p);
+    assert_false(p.running);
+    assert_int_equal(p.active_run, 0);
+    assert_true(p.progress_percentage == 0);
+    rl_bench_request req;
+    request(&req, 2, STATUS_MAX_TIME);
+    assert_int_equal(rl_bench_execute(b, &req), RL_OK);
+    rl_bench_get_progress(b, &p);
+    assert_false(p.running);
+    assert_int_equal(p.active_run, 4);
+    assert_true(p.progress_percentage == 100);
+    assert_true(strcmp(p.active_planner, "fast") == 0 || strcmp(p.active_planner, "progress") == 0);
+    rl_bench_free(b);
+}
+
 static void test_run_count_zero(void **state)
 {
     (void)state;
@@ -480,7 +502,7 @@ int main(void)
         cmocka_unit_test(test_bad_planners), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_resume),       cmocka_unit_test(test_run_count_zero),
         cmocka_unit_test(test_resume_keeps_every_sample), cmocka_unit_test(test_bad_names),
-        cmocka_unit_test(test_request_bounds),
+        cmocka_unit_test(test_request_bounds),     cmocka_unit_test(test_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 #include "rl_test.h"
 
 #include "bench_dbcmp.h"
-#include "formats/ompl_log.h"
+#include "formats/ompl/ompl_log.h"
 #include "runlab/bench.h"
 #include "runlab/error.h"
 

@@ -8,7 +8,7 @@
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
 #include "runlab/number.h"
-#include "formats/cdr_internal.h"
+#include "formats/msg/cdr_internal.h"
 #include "msg_roundtrip.h"
 
 #include "xtypes_test.h" /* idlc's code for tests/idl/xtypes_test.idl */

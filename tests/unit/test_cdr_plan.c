@@ -1,4 +1,4 @@
-/* The decoding plan (src/formats/cdr_plan.c) against the tree walker it stands in for:
+/* The decoding plan (src/formats/msg/cdr_plan.c) against the tree walker it stands in for:
  * for many schemas (nested structs, arrays and sequences of structs, strings, enums,
  * unions, optionals, multi-dimensional arrays, long paths, indices past 9 and 99), both
  * byte orders and both XCDR versions, every payload, every cut of it and every one-byte
@@ -8,7 +8,7 @@
 
 #include "runlab/error.h"
 #include "runlab/msgdef.h"
-#include "formats/cdr_internal.h"
+#include "formats/msg/cdr_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* wstring in CDR (src/formats/cdr_wstring.c) against hand-made payloads with known bytes:
+/* wstring in CDR (src/formats/msg/cdr_wstring.c) against hand-made payloads with known bytes:
  * omgidl in the XTypes 1.3 layout (uint32 byte count, 2-byte UTF-16 code units, no NUL;
  * the bytes Cyclone DDS writes, the same under XCDR1 and XCDR2), ros2msg in the ROS 2 type
  * supports' layout (uint32 count of code units, 4 bytes each), both byte orders; a

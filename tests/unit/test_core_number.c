@@ -7,6 +7,7 @@
 #include "runlab/number.h"
 
 #include "core/number_scan.h"
+#include "core/text.h"
 
 #include <float.h>
 #include <math.h>
@@ -298,6 +299,45 @@ static void test_end_bound(void **state)
     }
 }
 
+/* Float32 text (the message JSON's): some exact spellings, then for floats of every
+ * exponent the text reads back to the same float and no %g with fewer digits does. */
+static void test_shortest_f32(void **state)
+{
+    (void)state;
+    char buf[32];
+    const struct {
+        float v;
+        const char *text;
+    } exact[] = {{0.1f, "0.1"},           {1.0f, "1"},      {-0.0f, "-0"},
+                 {16777217.0f, "16777216"}, {FLT_MAX, "3.4028235e+38"},
+                 {1e-45f, "1e-45"},         {1.0f / 3, "0.33333334"}};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        size_t n = rl_shortest_f32(exact[i].v, buf);
+        assert_string_equal(buf, exact[i].text);
+        assert_int_equal(n, strlen(exact[i].text));
+    }
+    uint32_t x = 12345;
+    for (int k = 0; k < 100000; k++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        float v;
+        memcpy(&v, &x, sizeof v);
+        if (!isfinite(v))
+            continue;
+        rl_shortest_f32(v, buf);
+        float back = strtof(buf, NULL);
+        if (memcmp(&back, &v, sizeof v) != 0)
+            fail_msg("%a printed as %s reads back as %a", (double)v, buf, (double)back);
+        char shorter[32];
+        for (int p = 1; p < 9; p++) {
+            snprintf(shorter, sizeof shorter, "%.*g", p, (double)v);
+            if (strlen(shorter) >= strlen(buf))
+                break;
+            if (strtof(shorter, NULL) == v)
+                fail_msg("%a printed as %s, but %s is shorter", (double)v, buf, shorter);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_random_decimals),
         cmocka_unit_test(test_printed_doubles),
         cmocka_unit_test(test_end_bound),
+        cmocka_unit_test(test_shortest_f32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

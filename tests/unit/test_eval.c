@@ -728,7 +728,7 @@ static void test_eval_dir_names(void **state)
     char want[PATH_MAX];
     snprintf(want, sizeof want, "%s/evaluations/20251201T201500Z", root);
     assert_string_equal(a, want);
-    strcat(want, "-2");
+    strcat(want, "_2"); /* the suffix of every new directory (rl_fs_mkdir_new) */
     assert_string_equal(b, want);
     want[strlen(want) - 1] = '3';
     assert_string_equal(c, want);

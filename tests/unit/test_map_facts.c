@@ -8,7 +8,7 @@
 #include "runlab/json.h"
 #include "runlab/map.h"
 
-#include "formats/map_internal.h"
+#include "formats/map/map_internal.h"
 
 #include <limits.h>
 #include <math.h>

@@ -9,7 +9,7 @@
 #include "runlab/hash.h"
 #include "runlab/map.h"
 
-#include "formats/map_internal.h"
+#include "formats/map/map_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -173,6 +173,25 @@ static void test_hand_cases(void **state)
     box = (rl_map_box){50, 50, 0, 1, 1};
     assert_false(rl_map_footprint_inside(m, &box, 0));
     assert_false(rl_map_footprint_inside_brute(m, &box));
+    unbuild(&b);
+}
+
+/* A lanelet that widens from 2 m to 3 m: its start and end widths and its area. */
+static void test_lanelet_widths(void **state)
+{
+    (void)state;
+    static char xml[2048];
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\"?>\n<commonRoad commonRoadVersion=\"2020a\" "
+             "benchmarkID=\"T-1\">\n");
+    cr_lanelet(xml, sizeof xml, 1, 0, 2, 10, 3, 0, 0, 10, 0, "");
+    size_t n = strlen(xml);
+    snprintf(xml + n, sizeof xml - n, "</commonRoad>\n");
+    built b = build(xml, true);
+    size_t a = idx_of(b.map, 1);
+    assert_true(fabs(rl_map_lanelet_start_width(b.map, a) - 2) < 1e-12);
+    assert_true(fabs(rl_map_lanelet_end_width(b.map, a) - 3) < 1e-12);
+    assert_true(fabs(rl_map_lanelet_area(b.map, a) - 25) < 1e-9);
     unbuild(&b);
 }
 
@@ -703,6 +722,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),     cmocka_unit_test(test_boxes),
+        cmocka_unit_test(test_lanelet_widths),
         cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_footprint_vs_brute),
         cmocka_unit_test(test_runtime_format), cmocka_unit_test(test_boundary_sections),
         cmocka_unit_test(test_lanelet2_rules), cmocka_unit_test(test_absurd_width_warning),

@@ -8,6 +8,7 @@
 #include "runlab/msgdef.h"
 #include "msg_roundtrip.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,31 @@ static void test_ros2_constructs(void **state)
     d = parse_ok("ros2msg", "std_msgs/msg/Empty", "# nothing\n");
     const uint8_t p[] = {0x00, 0x01, 0x00, 0x00, 0x00};
     json_is(d, p, sizeof p, "{}");
+    rl_msgdef_free(d);
+}
+
+/* The type table: every type of the schema (the primitives, unnamed, and the named
+ * types, each once), the root among them, NULL past the end. */
+static void test_type_table(void **state)
+{
+    (void)state;
+    rl_msgdef *d = parse_ok("ros2msg", "pkg/msg/Outer",
+                            "pkg/Inner a\npkg/Inner b\nint8 c\n" SEP "MSG: pkg/Inner\nint32 x\n");
+    size_t n = rl_msgdef_type_count(d);
+    assert_true(n >= 2);
+    size_t outer = 0, inner = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        assert_non_null(rl_msgdef_type(d, i));
+        const char *name = rl_msgdef_type(d, i)->name; /* NULL for primitives */
+        outer += name && strcmp(name, "pkg/msg/Outer") == 0;
+        inner += name && strcmp(name, "pkg/msg/Inner") == 0;
+    }
+    assert_int_equal(outer, 1);
+    assert_int_equal(inner, 1);
+    assert_true(rl_msgdef_root(d) < n);
+    assert_string_equal(rl_msgdef_type(d, rl_msgdef_root(d))->name, "pkg/msg/Outer");
+    assert_null(rl_msgdef_type(d, (uint32_t)n));
+    assert_int_equal(rl_msgdef_type_count(NULL), 0);
     rl_msgdef_free(d);
 }
 
@@ -399,11 +425,64 @@ static void test_idl_xcdr1_optional(void **state)
     rl_msgdef_free(d);
 }
 
+/* The encoding table: the pairs it decodes, everything else refused with both names, and
+ * rl_msgdef_parse going through it (ros2idl, which the parser cannot read, is refused). */
+static void test_codec_table(void **state)
+{
+    (void)state;
+    const rl_msg_codec *ros = rl_msg_codec_find("ros2msg", "cdr");
+    const rl_msg_codec *idl = rl_msg_codec_find("omgidl", "cdr");
+    assert_non_null(ros);
+    assert_non_null(idl);
+    assert_true(ros != idl);
+    assert_string_equal(rl_msg_codec_schema_encoding(idl), "omgidl");
+    assert_string_equal(rl_msg_codec_message_encoding(idl), "cdr");
+    assert_true(rl_msg_codec_ros2_profile(ros));
+    assert_false(rl_msg_codec_ros2_profile(idl));
+    assert_false(rl_msg_codec_ros2_profile(NULL));
+    assert_true(rl_msg_codec_find_bytes("omgidl!", 6, "cdrx", 3) == idl);
+    const char *refused[][2] = {{"ros2idl", "cdr"}, {"ros2msg", "json"}, {"omgidl", ""},
+                                {"", "cdr"}, {"ROS2MSG", "cdr"}, {"ros2msg", "cdr2"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_null(rl_msg_codec_find(refused[i][0], refused[i][1]));
+        assert_int_equal(rl_error_last_code(), RL_EUNSUPPORTED);
+        char want[96];
+        snprintf(want, sizeof want, "schema encoding '%s' with message encoding '%s' is not decoded",
+                 refused[i][0], refused[i][1]);
+        assert_non_null(strstr(rl_error_last(), want));
+        assert_non_null(strstr(rl_error_last(), "(ros2msg/cdr, omgidl/cdr are)"));
+    }
+    assert_null(rl_msg_codec_find_bytes("ros\x01", 4, NULL, 0));
+    assert_non_null(strstr(rl_error_last(), "'ros\\x01' with message encoding ''"));
+    rl_msgdef *d = NULL;
+    const char *ros2idl = "module pkg { module msg { struct T { long a; }; }; };";
+    assert_int_equal(rl_msgdef_parse(&d, "ros2idl", "pkg/msg/T", ros2idl, strlen(ros2idl)),
+                     RL_EUNSUPPORTED);
+    assert_null(d);
+    assert_non_null(strstr(rl_error_last(), "schema 'pkg/msg/T': schema encoding 'ros2idl'"));
+    assert_int_equal(rl_msg_codec_parse(NULL, &d, "T", "", 0), RL_EINVAL);
+    /* The same schema through the codec and through rl_msgdef_parse: the same types. */
+    const char *wide = "struct T { wstring w; long a; };";
+    assert_int_equal(rl_msg_codec_parse(idl, &d, "T", wide, strlen(wide)),
+                     RL_OK);
+    char *a = NULL, *b = NULL;
+    assert_int_equal(rl_msgdef_format(d, &a), RL_OK);
+    rl_msgdef_free(d);
+    assert_int_equal(rl_msgdef_parse(&d, "omgidl", "T", wide, strlen(wide)),
+                     RL_OK);
+    assert_int_equal(rl_msgdef_format(d, &b), RL_OK);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    rl_msgdef_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ros2_constructs),
         cmocka_unit_test(test_ros2_errors),
+        cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_ros2_service_event),
         cmocka_unit_test(test_idl_constructs),
         cmocka_unit_test(test_idl_errors),
@@ -413,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_idl_mutable),
         cmocka_unit_test(test_idl_default_extensibility),
         cmocka_unit_test(test_idl_xcdr1_optional),
+        cmocka_unit_test(test_codec_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

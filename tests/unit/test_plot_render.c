@@ -327,6 +327,35 @@ static void test_png_encoder_matches_cairo(void **state)
     rl_test_tmpdir_free(dir);
 }
 
+/* The grid at the major ticks is on by default and off when asked: the same figure's SVG
+ * has strokes in the grid's light grey only with it. */
+static void test_grid_on_and_off(void **state)
+{
+    (void)state;
+    char *dir = rl_test_tmpdir();
+    size_t grey[2];
+    for (int on = 0; on < 2; on++) {
+        rl_axes *ax;
+        rl_figure *f = one_panel(&ax, "Grid");
+        add_kind(ax, 0);
+        if (!on)
+            assert_int_equal(rl_axes_set_grid(ax, false), RL_OK);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/grid%d.svg", dir, on);
+        if (rl_figure_save(f, path, RL_PLOT_AUTO) != RL_OK)
+            fail_msg("save %s: %s", path, rl_error_last());
+        char *svg = rl_test_read_file(path, NULL);
+        grey[on] = 0;
+        for (const char *p = svg; (p = strstr(p, "stroke=\"#e0e0e0\"")); p++) /* 0.88 grey */
+            grey[on]++;
+        free(svg);
+        rl_figure_free(f);
+    }
+    assert_int_equal(grey[0], 0);
+    assert_true(grey[1] > 4); /* a line at each major tick of both axes */
+    rl_test_tmpdir_free(dir);
+}
+
 static void test_multi_panel_and_log(void **state)
 {
     (void)state;
@@ -1133,6 +1162,7 @@ int main(void)
         cmocka_unit_test(test_stroker_matches_cairo),
         cmocka_unit_test(test_redraw_same_svg),
         cmocka_unit_test(test_multi_panel_and_log),
+        cmocka_unit_test(test_grid_on_and_off),
         cmocka_unit_test(test_nan_counted_in_note),
         cmocka_unit_test(test_empty_and_single_point),
         cmocka_unit_test(test_million_points_keep_spike),

@@ -2,7 +2,7 @@
  * used (two runs in one second of one process) take the next suffix instead of failing
  * or touching the other run; the run's names are "" while a prepare fills them in another
  * thread and fixed afterwards (the heartbeat and status readers race with prepare); the
- * compression names read back as the values they name. */
+ * compression names read back as the values they name, and each has its level range. */
 #include "rl_test.h"
 
 #include "runlab/error.h"
@@ -192,6 +192,36 @@ static void test_compression_names_round_trip(void **state)
     }
 }
 
+/* Each compression's level range, and the one check that uses it: the edges pass, one
+ * past either edge fails with the range named; an unknown compression has no range. */
+static void test_compression_level_ranges(void **state)
+{
+    (void)state;
+    const struct {
+        rl_record_compression c;
+        int min, max;
+    } want[] = {{RL_RECORD_COMPRESSION_NONE, 0, 0},
+                {RL_RECORD_COMPRESSION_ZSTD, -7, 22},
+                {RL_RECORD_COMPRESSION_LZ4, 0, 12}};
+    for (size_t i = 0; i < 3; i++) {
+        int min = 99, max = -99;
+        assert_int_equal(rl_record_compression_level_range(want[i].c, &min, &max), RL_OK);
+        assert_int_equal(min, want[i].min);
+        assert_int_equal(max, want[i].max);
+        assert_int_equal(rl_record_compression_level_check(want[i].c, min), RL_OK);
+        assert_int_equal(rl_record_compression_level_check(want[i].c, max), RL_OK);
+        assert_int_equal(rl_record_compression_level_check(want[i].c, min - 1), RL_EINVAL);
+        assert_int_equal(rl_record_compression_level_check(want[i].c, max + 1), RL_EINVAL);
+    }
+    assert_int_equal(rl_record_compression_level_check(RL_RECORD_COMPRESSION_LZ4, 13), RL_EINVAL);
+    assert_string_equal(rl_error_last(), "13 is not 0..12 for lz4");
+    assert_int_equal(rl_record_compression_level_check(RL_RECORD_COMPRESSION_ZSTD, -8), RL_EINVAL);
+    assert_string_equal(rl_error_last(), "-8 is not -7..22 for zstd");
+    int min, max;
+    assert_int_equal(rl_record_compression_level_range((rl_record_compression)3, &min, &max),
+                     RL_EINVAL);
+}
+
 /* The run's parameter snapshots and scenario: the scenario given to prepare is the
  * manifest's; rl_recorder_set_nodes replaces both (config/nodes.json and the manifest's
  * scenario, rewritten at once) while ARMED or RECORDING, refuses text that is no JSON
@@ -245,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_given_id_is_still_refused),
         cmocka_unit_test(test_names_read_while_prepare_fills_them),
         cmocka_unit_test(test_compression_names_round_trip),
+        cmocka_unit_test(test_compression_level_ranges),
         cmocka_unit_test(test_nodes_and_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
