@@ -3,7 +3,7 @@
 # then configures and builds with CMake + Ninja. Build trees: build/ (Release, gcc),
 # build-asan/ (ASan + UBSan, gcc), build-clang/ (clang -Werror, fuzz targets),
 # build-tsan/ (ThreadSanitizer, clang, the threaded tests only).
-.PHONY: all deps build run test test-release test-asan test-clang test-tsan bench fuzz mutate mutate-map clean format
+.PHONY: all deps build run install uninstall deb test test-release test-asan test-clang test-tsan bench fuzz mutate mutate-map clean format
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN := -G Ninja
@@ -22,6 +22,29 @@ build: deps build/build.ninja
 
 run: build
 	./build/bin/runlab demo
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the command, both libraries, headers,
+# runlab.pc, the CMake package, man pages, bash completion and the data, under the
+# GNUInstallDirs paths of PREFIX. `make uninstall` removes exactly what the last install
+# from build/ wrote (build/install_manifest.txt, under the DESTDIR that install used).
+PREFIX ?= /usr/local
+# cmake --install lists paths without DESTDIR: the DESTDIR used is kept beside the manifest.
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install build --prefix "$(PREFIX)"
+	@printf '%s\n' "$(DESTDIR)" >build/install_destdir.txt
+
+uninstall:
+	@bash scripts/uninstall.sh build/install_manifest.txt "$(if $(DESTDIR),$(DESTDIR),$$(cat build/install_destdir.txt 2>/dev/null))"
+
+# `make deb`: the Debian packages runlab, librunlab0 and librunlab-dev (CPack, cmake/deb.cmake)
+# in build-deb/packages/, built for prefix /usr (multiarch library paths), without the tests.
+build-deb/build.ninja: | deps
+	cmake -S . -B build-deb $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DRUNLAB_TESTS=OFF
+
+deb: build-deb/build.ninja
+	cmake --build build-deb -j $(JOBS)
+	cd build-deb && cpack -B packages
+	@ls -1 build-deb/packages/*.deb
 
 build-asan/build.ninja: | deps
 	cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=asan

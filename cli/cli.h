@@ -106,7 +106,7 @@ int cmd_recorder(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 /* The repository's CPM lab map (data/maps/LabMapCommonRoad.xml) found beside the running
- * executable (build tree: <exe>/../../data/maps, installed: <exe>/../share/runlab/maps) into
+ * executable (installed: <exe>/../share/runlab/maps, else build tree: <exe>/../../data/maps) into
  * `out`; 1 found, 0 not (cmd_sim.c). */
 int cli_default_map(char *out, size_t cap);
 /* The lab's part of `runlab demo` (demo_lab.c): a simulated experiment recorded over DDS on

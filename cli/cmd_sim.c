@@ -44,7 +44,9 @@ int cli_default_map(char *out, size_t cap)
     if (!slash)
         return 0;
     *slash = '\0';
-    static const char *const rel[] = {"../../data/maps", "../data/maps", "../share/runlab/maps"};
+    /* The install layout first (PREFIX/bin -> PREFIX/share), so an installed command never
+     * takes a stray data/maps beside its prefix; then the build tree (build/bin). */
+    static const char *const rel[] = {"../share/runlab/maps", "../../data/maps", "../data/maps"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         int w = snprintf(out, cap, "%s/%s/LabMapCommonRoad.xml", self, rel[i]);
         if (w > 0 && (size_t)w < cap && access(out, R_OK) == 0)

@@ -26,6 +26,9 @@ packages=(
   python3-dev python3-numpy python3-setuptools
   # the recorder tests validate every manifest against docs/record-manifest.schema.json
   python3-jsonschema
+  # the installed completion is tested with bash-completion's helpers; lintian checks the
+  # Debian packages of `make deb` (tests/cli/test_install_deb.sh)
+  bash-completion lintian
 )
 
 missing=()

@@ -5,6 +5,8 @@
 #ifndef RUNLAB_ADAPTIVE_H
 #define RUNLAB_ADAPTIVE_H
 
+#include "runlab/export.h"
+
 #include "runlab/bench.h"
 
 #include <stdbool.h>
@@ -22,9 +24,9 @@ typedef enum rl_adapt_goal {
 } rl_adapt_goal;
 
 /* "ranking", "ci", "success"; "?" for other values. Thread-safe. */
-const char *rl_adapt_goal_name(rl_adapt_goal goal);
+RL_API const char *rl_adapt_goal_name(rl_adapt_goal goal);
 /* Parses a goal word. RL_OK or RL_EINVAL. */
-int rl_adapt_goal_parse(const char *word, rl_adapt_goal *out);
+RL_API int rl_adapt_goal_parse(const char *word, rl_adapt_goal *out);
 
 enum { RL_ADAPT_MAX_LOOKS = 64, RL_ADAPT_MAX_RUNS = 100000 };
 
@@ -39,15 +41,15 @@ typedef struct rl_adapt_opts {
 } rl_adapt_opts;
 
 /* Fills the defaults above. */
-void rl_adapt_opts_init(rl_adapt_opts *o);
+RL_API void rl_adapt_opts_init(rl_adapt_opts *o);
 /* Checks the ranges above; RL_EINVAL names the field. */
-int rl_adapt_opts_check(const rl_adapt_opts *o);
+RL_API int rl_adapt_opts_check(const rl_adapt_opts *o);
 
 /* The looks: run counts per planner min_runs, ceil(1.5 x previous), ..., max_runs
  * (strictly increasing, at most RL_ADAPT_MAX_LOOKS; growth is raised when needed to stay
  * within that). Writes up to `cap` counts to `looks` and returns how many there are
  * (call with cap 0 to count). Options must have passed rl_adapt_opts_check. Pure. */
-size_t rl_adapt_looks(const rl_adapt_opts *o, unsigned *looks, size_t cap);
+RL_API size_t rl_adapt_looks(const rl_adapt_opts *o, unsigned *looks, size_t cap);
 
 /* One pair at a look (ranking). */
 typedef struct rl_adapt_pair {
@@ -90,14 +92,14 @@ typedef struct rl_adapt_decision {
  * success: Clopper-Pearson at 1 - alpha_look / n_planners. Fills *out (free with
  * rl_adapt_decision_free). RL_OK, RL_EINVAL (bad options, look out of range, a NaN
  * value, fewer than 2 planners for ranking, no runs) or RL_ENOMEM. Pure; thread-safe. */
-int rl_adapt_decide(const rl_adapt_opts *o, size_t look, size_t n_looks,
+RL_API int rl_adapt_decide(const rl_adapt_opts *o, size_t look, size_t n_looks,
                     const double *const *values, const bool *const *success, size_t n_planners,
                     size_t n_runs, rl_adapt_decision *out);
-void rl_adapt_decision_free(rl_adapt_decision *d);
+RL_API void rl_adapt_decision_free(rl_adapt_decision *d);
 
 /* Exact (Clopper-Pearson) interval of a binomial proportion: k successes of n at `level`
  * (0 < level < 1). RL_OK or RL_EINVAL (n == 0, k > n, level out of range). Pure. */
-int rl_adapt_clopper_pearson(size_t k, size_t n, double level, double *lo, double *hi);
+RL_API int rl_adapt_clopper_pearson(size_t k, size_t n, double level, double *lo, double *hi);
 
 /* ---- the stopping rule of `runlab bench` (runs: auto) ----------------------------- */
 
@@ -111,14 +113,14 @@ typedef struct rl_adapt_rule rl_adapt_rule;
 
 /* Makes the rule of `keys` (rl_bench_spec_adaptive). RL_OK with *out owned by the caller
  * (rl_adapt_rule_free), RL_EINVAL (the keys' ranges) or RL_ENOMEM. */
-int rl_adapt_rule_new(const rl_bench_adaptive_keys *keys, rl_adapt_rule **out);
+RL_API int rl_adapt_rule_new(const rl_bench_adaptive_keys *keys, rl_adapt_rule **out);
 /* The rule to put in rl_bench_run_opts.stop_rule; valid while the rule lives. The rule
  * must not be shared by two benchmarks running at once. */
-const rl_bench_stop_rule *rl_adapt_rule_get(const rl_adapt_rule *rule);
+RL_API const rl_bench_stop_rule *rl_adapt_rule_get(const rl_adapt_rule *rule);
 /* Why the benchmark the rule last decided stopped ("" before it stopped). Valid while
  * the rule lives. */
-const char *rl_adapt_rule_stopped(const rl_adapt_rule *rule);
-void rl_adapt_rule_free(rl_adapt_rule *rule);
+RL_API const char *rl_adapt_rule_stopped(const rl_adapt_rule *rule);
+RL_API void rl_adapt_rule_free(rl_adapt_rule *rule);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef RUNLAB_BENCH_H
 #define RUNLAB_BENCH_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,10 +28,10 @@ typedef enum rl_bench_type {
 } rl_bench_type;
 
 /* "BOOLEAN", "INTEGER", "REAL", "ENUM", "TEXT"; "?" for other values. Thread-safe. */
-const char *rl_bench_type_name(rl_bench_type type);
+RL_API const char *rl_bench_type_name(rl_bench_type type);
 /* Parses a type word (case-sensitive, as above; "DOUBLE" is taken as REAL, "STRING" as
  * TEXT). RL_OK or RL_EINVAL. */
-int rl_bench_type_parse(const char *word, rl_bench_type *out);
+RL_API int rl_bench_type_parse(const char *word, rl_bench_type *out);
 
 /* Outcome of one run. 0..8 are OMPL's PlannerStatus values (8 = ABORT) so that OMPL's
  * tools read them; 9.. are runlab's, for what the isolation sees. */
@@ -50,7 +52,7 @@ typedef enum rl_bench_status {
 } rl_bench_status;
 
 /* Description as written in the log's enum line ("Exact solution"). Thread-safe. */
-const char *rl_bench_status_name(rl_bench_status status);
+RL_API const char *rl_bench_status_name(rl_bench_status status);
 
 /* ---- inside a run -------------------------------------------------------------------- */
 
@@ -61,24 +63,24 @@ typedef struct rl_bench_run rl_bench_run;
 
 /* True once the run's time limit is reached: the planner's termination check. Cheap (one
  * clock read); async-signal-safe. */
-bool rl_bench_run_should_stop(const rl_bench_run *run);
+RL_API bool rl_bench_run_should_stop(const rl_bench_run *run);
 /* Seconds since solve() was called. */
-double rl_bench_run_elapsed(const rl_bench_run *run);
+RL_API double rl_bench_run_elapsed(const rl_bench_run *run);
 /* The seed of this run (the experiment seed mixed with planner and run index). */
-uint64_t rl_bench_run_seed(const rl_bench_run *run);
+RL_API uint64_t rl_bench_run_seed(const rl_bench_run *run);
 /* Publishes the current value of progress property `index` (declared order). The harness
  * samples the published values every time_between_updates from the parent process
  * through shared memory with a sequence lock: the planner never waits and is never read
  * half-way. RL_ERANGE for a bad index. */
-int rl_bench_run_progress(rl_bench_run *run, size_t index, double value);
+RL_API int rl_bench_run_progress(rl_bench_run *run, size_t index, double value);
 /* Sets a run property ("solution length", RL_BENCH_REAL, "1.25"). Names: 1..127 bytes,
  * no control characters, ';', '|', ',' or '=' and not one of the database's own columns;
  * values: no control characters or ';'. Returns RL_OK, RL_EINVAL (message says why) or
  * RL_ENOMEM. A name set twice keeps the last value. */
-int rl_bench_run_set(rl_bench_run *run, const char *name, rl_bench_type type, const char *value);
-int rl_bench_run_set_real(rl_bench_run *run, const char *name, double value);
-int rl_bench_run_set_int(rl_bench_run *run, const char *name, int64_t value);
-int rl_bench_run_set_bool(rl_bench_run *run, const char *name, bool value);
+RL_API int rl_bench_run_set(rl_bench_run *run, const char *name, rl_bench_type type, const char *value);
+RL_API int rl_bench_run_set_real(rl_bench_run *run, const char *name, double value);
+RL_API int rl_bench_run_set_int(rl_bench_run *run, const char *name, int64_t value);
+RL_API int rl_bench_run_set_bool(rl_bench_run *run, const char *name, bool value);
 
 /* ---- planners ---------------------------------------------------------------------- */
 
@@ -118,7 +120,7 @@ typedef struct rl_bench_planner {
  * protocol of docs/bench.md on its standard output. `progress` lists "name TYPE"
  * declarations of the progress properties it reports (may be NULL). Returns a new
  * planner owned by the caller (free with its free member) or NULL (error set). */
-rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *argv, size_t argc,
+RL_API rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *argv, size_t argc,
                                         const char *const *progress, size_t n_progress);
 
 /* Gives an executable planner its settings: n keys with their values (strings as the
@@ -127,7 +129,7 @@ rl_bench_planner *rl_bench_planner_exec(const char *name, const char *const *arg
  * plannerConfigs) and passed to each run as a JSON object (see exec_settings_json).
  * Replaces earlier settings. RL_OK, RL_EINVAL (not an executable planner, a bad key, a
  * JSON object over 60 KiB) or RL_ENOMEM. Not thread-safe. */
-int rl_bench_planner_exec_settings(rl_bench_planner *p, const char *const *keys,
+RL_API int rl_bench_planner_exec_settings(rl_bench_planner *p, const char *const *keys,
                                    const char *const *values, const char *const *json_values,
                                    size_t n);
 
@@ -162,7 +164,7 @@ typedef struct rl_bench_request {
 } rl_bench_request;
 
 /* Fills the defaults above. */
-void rl_bench_request_init(rl_bench_request *req);
+RL_API void rl_bench_request_init(rl_bench_request *req);
 
 /* Events. on_planner_switch and on_run_done run in the harness; on_pre_run and
  * on_post_run run in the run's process (around solve), where on_post_run may add run
@@ -247,66 +249,66 @@ typedef struct rl_bench rl_bench;
 /* New benchmark of `problem` (opaque, passed to planners; not owned). `name` is the
  * experiment name (1..127 bytes, no control characters); `setup_info` describes the
  * problem for the log (may be NULL). Returns NULL with the error set. */
-rl_bench *rl_bench_new(const char *name, void *problem, const char *setup_info);
+RL_API rl_bench *rl_bench_new(const char *name, void *problem, const char *setup_info);
 /* Frees the benchmark, its planners (their free) and results. NULL is fine. */
-void rl_bench_free(rl_bench *b);
+RL_API void rl_bench_free(rl_bench *b);
 
 /* Typed experiment parameters ("num_obstacles", INTEGER, "4"). Names as for run
  * properties; a name given twice is RL_EEXIST. */
-int rl_bench_add_param(rl_bench *b, const char *name, rl_bench_type type, const char *value);
-size_t rl_bench_param_count(const rl_bench *b);
+RL_API int rl_bench_add_param(rl_bench *b, const char *name, rl_bench_type type, const char *value);
+RL_API size_t rl_bench_param_count(const rl_bench *b);
 /* The parameter named `name`, or NULL. Valid until the benchmark is freed. */
-const rl_bench_prop *rl_bench_param(const rl_bench *b, const char *name);
+RL_API const rl_bench_prop *rl_bench_param(const rl_bench *b, const char *name);
 
 /* Adds a planner; the benchmark owns it from then on, also on failure. Names must be
  * unique and valid as for properties. */
-int rl_bench_add_planner(rl_bench *b, rl_bench_planner *planner);
-size_t rl_bench_planner_count(const rl_bench *b);
+RL_API int rl_bench_add_planner(rl_bench *b, rl_bench_planner *planner);
+RL_API size_t rl_bench_planner_count(const rl_bench *b);
 /* Frees every planner added so far. */
-void rl_bench_clear_planners(rl_bench *b);
+RL_API void rl_bench_clear_planners(rl_bench *b);
 
-void rl_bench_set_seed(rl_bench *b, uint64_t seed);
-void rl_bench_set_events(rl_bench *b, const rl_bench_events *events);
+RL_API void rl_bench_set_seed(rl_bench *b, uint64_t seed);
+RL_API void rl_bench_set_events(rl_bench *b, const rl_bench_events *events);
 
 /* Runs the benchmark. When req->journal_path names an existing journal of this
  * benchmark, its runs are taken as done and only the missing ones run (resume).
  * Returns RL_OK when every run was carried out (whatever their status) or an error
  * of the harness itself (fork, pipes, journal I/O). Not reentrant. */
-int rl_bench_execute(rl_bench *b, const rl_bench_request *req);
+RL_API int rl_bench_execute(rl_bench *b, const rl_bench_request *req);
 
 /* A consistent snapshot of the running benchmark; any thread. */
-void rl_bench_get_progress(rl_bench *b, rl_bench_progress *out);
+RL_API void rl_bench_get_progress(rl_bench *b, rl_bench_progress *out);
 
 /* The results (valid until the next rl_bench_execute or rl_bench_free). */
-const rl_bench_experiment *rl_bench_results(const rl_bench *b);
+RL_API const rl_bench_experiment *rl_bench_results(const rl_bench *b);
 
 /* ---- output ------------------------------------------------------------------------ */
 
 /* Writes the results as an OMPL benchmark log (atomically). */
-int rl_bench_write_log(const rl_bench_experiment *e, const char *path);
+RL_API int rl_bench_write_log(const rl_bench_experiment *e, const char *path);
 /* Adds the results to a SQLite database in OMPL's schema (created when missing), the
  * same database OMPL's ompl_benchmark_statistics.py makes of the log. */
-int rl_bench_write_db(const rl_bench_experiment *e, const char *db_path);
+RL_API int rl_bench_write_db(const rl_bench_experiment *e, const char *db_path);
 /* Default log name from host and start time, "runlab_<host>_<YYYYmmddTHHMMSSZ>.log". */
-int rl_bench_default_log_name(const rl_bench_experiment *e, char *out, size_t cap);
+RL_API int rl_bench_default_log_name(const rl_bench_experiment *e, char *out, size_t cap);
 /* Writes one CSV row per run: planner, run, status, then every run property. */
-int rl_bench_write_csv(const rl_bench_experiment *e, const char *path);
+RL_API int rl_bench_write_csv(const rl_bench_experiment *e, const char *path);
 
 /* Writes the whole experiment as JSON (atomically): header fields, parameters, and per
  * planner its settings, progress property names and runs (status, reason, properties
  * as typed JSON values, progress samples as rows of numbers, time first). */
-int rl_bench_write_json(const rl_bench_experiment *e, const char *path);
+RL_API int rl_bench_write_json(const rl_bench_experiment *e, const char *path);
 
 /* Reads OMPL benchmark logs into one SQLite database, as OMPL's own script does
  * (readBenchmarkLog then computeViews): same schema, rows, values and NULLs. The
  * database is created or extended. An experiment the database already holds (same name,
  * host, start date and seed) is skipped with a warning on the log, never added twice.
  * RL_EPARSE names the file and line. */
-int rl_bench_import_logs(const char *const *paths, size_t n, const char *db_path);
+RL_API int rl_bench_import_logs(const char *const *paths, size_t n, const char *db_path);
 
 /* Checks a planner, parameter or property name (see rl_bench_run_set). `what` names
  * it in the message. RL_OK or RL_EINVAL. */
-int rl_bench_check_name(const char *name, const char *what);
+RL_API int rl_bench_check_name(const char *name, const char *what);
 
 /* ---- specs and benchmark directories (docs/bench.md) ---------------------------------- */
 
@@ -322,18 +324,18 @@ typedef struct rl_bench_spec rl_bench_spec;
  * checked when the benchmark is built (rl_bench_run_spec). Returns RL_OK with *out owned
  * by the caller (rl_bench_spec_free); RL_EINVAL or RL_EPARSE with the message
  * "SOURCE:LINE: KEY: what" (the line when it can be found); RL_ENOMEM. Thread-safe. */
-int rl_bench_spec_parse(const char *text, size_t len, const char *source, const char *source_dir,
+RL_API int rl_bench_spec_parse(const char *text, size_t len, const char *source, const char *source_dir,
                         rl_bench_spec **out);
 /* Reads a spec file (at most 1 MiB) and parses it as above, with relative commands
  * taken from the file's directory. Errors as above, or the read's (RL_ENOENT, RL_EIO). */
-int rl_bench_spec_load(const char *path, rl_bench_spec **out);
+RL_API int rl_bench_spec_load(const char *path, rl_bench_spec **out);
 /* The spec a benchmark directory was started with (DIR/spec.json, written by
  * rl_bench_run_spec), with its first start time, for resuming it. Errors of the read,
  * or RL_EPARSE when spec.json has no spec. */
-int rl_bench_spec_load_dir(const char *dir, rl_bench_spec **out);
-void rl_bench_spec_free(rl_bench_spec *spec);
+RL_API int rl_bench_spec_load_dir(const char *dir, rl_bench_spec **out);
+RL_API void rl_bench_spec_free(rl_bench_spec *spec);
 /* The experiment's name; valid while the spec lives. */
-const char *rl_bench_spec_experiment(const rl_bench_spec *spec);
+RL_API const char *rl_bench_spec_experiment(const rl_bench_spec *spec);
 
 /* Built-in problems and planners, which live above the library (runlab's are in
  * examples/rlx.h): rl_bench_run_spec asks them for a spec's `problem` and for planners
@@ -367,7 +369,7 @@ typedef struct rl_bench_adaptive_keys {
 /* Whether the spec asks for an adaptive benchmark (`runs: auto`); fills *out with its
  * adaptive keys either way (defaults where absent). Strings are valid while the spec
  * lives. Thread-safe. */
-bool rl_bench_spec_adaptive(const rl_bench_spec *spec, rl_bench_adaptive_keys *out);
+RL_API bool rl_bench_spec_adaptive(const rl_bench_spec *spec, rl_bench_adaptive_keys *out);
 
 /* How an adaptive benchmark stops: the engine runs every planner round-robin up to
  * looks[0] runs, asks `decide`, and goes on to looks[1], ... until it says stop or the
@@ -430,16 +432,16 @@ typedef struct rl_bench_session rl_bench_session;
  * RL_EINVAL (spec), RL_EBUSY, the harness's (rl_bench_execute), I/O errors naming the
  * file, RL_ENOMEM; a directory already made keeps what was written. Not reentrant: one
  * call per process at a time (the harness is a subreaper). */
-int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
+RL_API int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
                       rl_bench_session **out);
 /* The benchmark directory. Valid until the session is freed. */
-const char *rl_bench_session_dir(const rl_bench_session *s);
+RL_API const char *rl_bench_session_dir(const rl_bench_session *s);
 /* True when a resumed directory was finished already (no results then). */
-bool rl_bench_session_finished_already(const rl_bench_session *s);
+RL_API bool rl_bench_session_finished_already(const rl_bench_session *s);
 /* The results (NULL when finished already). Valid until the session is freed. */
-const rl_bench_experiment *rl_bench_session_results(const rl_bench_session *s);
+RL_API const rl_bench_experiment *rl_bench_session_results(const rl_bench_session *s);
 /* Releases the directory's lock and frees the session. NULL is fine. */
-void rl_bench_session_free(rl_bench_session *s);
+RL_API void rl_bench_session_free(rl_bench_session *s);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef RUNLAB_BENCH_REPORT_H
 #define RUNLAB_BENCH_REPORT_H
 
+#include "runlab/export.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -27,7 +29,7 @@ typedef struct rl_bench_report_opts {
  * not a benchmark's results (the message names the key), RL_ENOMEM, or the I/O error of a
  * write. Files are written atomically, so a failure leaves earlier ones intact.
  * Thread-safe for different directories (figures and reports are per call). */
-int rl_bench_report_write(const char *dir, const rl_bench_report_opts *opts, char *path_out,
+RL_API int rl_bench_report_write(const char *dir, const rl_bench_report_opts *opts, char *path_out,
                           size_t cap);
 
 #ifdef __cplusplus

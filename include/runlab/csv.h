@@ -6,6 +6,8 @@
 #ifndef RUNLAB_CSV_H
 #define RUNLAB_CSV_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,7 +44,7 @@ typedef struct rl_csv_options {
 } rl_csv_options;
 
 /* Defaults as documented in rl_csv_options. */
-void rl_csv_options_init(rl_csv_options *opts);
+RL_API void rl_csv_options_init(rl_csv_options *opts);
 
 typedef struct rl_csv_reader rl_csv_reader;
 
@@ -50,12 +52,12 @@ typedef struct rl_csv_reader rl_csv_reader;
  * NUL-terminated). `name` is used in error messages ("runs.csv"; NULL gives "<memory>").
  * `opts` may be NULL for defaults. Returns RL_OK, RL_ENOMEM, or RL_EINVAL for a delimiter
  * of '"', CR, LF or NUL, or max_fields 0. */
-int rl_csv_open_mem(rl_csv_reader **out, const char *data, size_t len, const char *name,
+RL_API int rl_csv_open_mem(rl_csv_reader **out, const char *data, size_t len, const char *name,
                     const rl_csv_options *opts);
 
 /* Reads a whole file (at most `max_bytes`, else RL_ERANGE) and parses it; the reader owns
  * the buffer. */
-int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
+RL_API int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
                      const rl_csv_options *opts);
 
 /* The longest row rl_csv_open_stream reads (its window grows to hold one row at most). */
@@ -67,7 +69,7 @@ int rl_csv_open_file(rl_csv_reader **out, const char *path, size_t max_bytes,
  * as rl_fs_open_input does (regular files only, never blocking) and read no further than
  * its size at open. Rows, errors and messages are as for a whole buffer (offsets count
  * from the start of the file); a row's fields are valid until the next call. */
-int rl_csv_open_stream(rl_csv_reader **out, const char *path, size_t window,
+RL_API int rl_csv_open_stream(rl_csv_reader **out, const char *path, size_t window,
                        const rl_csv_options *opts);
 
 /* Advances to the next row. Returns 1 with `row` filled, 0 at end of input, or a negative
@@ -77,34 +79,34 @@ int rl_csv_open_stream(rl_csv_reader **out, const char *path, size_t window,
  * (RL_ENOMEM excepted: it is not sticky). Line ends are LF or CRLF; a CR not followed by
  * LF outside quotes is an error. An empty last line (final newline) is not a row; any
  * other empty line is a row of one empty field. */
-int rl_csv_next(rl_csv_reader *r, rl_csv_row *row);
+RL_API int rl_csv_next(rl_csv_reader *r, rl_csv_row *row);
 
-void rl_csv_close(rl_csv_reader *r);
+RL_API void rl_csv_close(rl_csv_reader *r);
 
 /* Writer. Output goes to a FILE* the caller owns (the writer never closes it). */
 typedef struct rl_csv_writer rl_csv_writer;
 
 /* `delimiter` 0 means ','. `crlf` selects "\r\n" line ends (RFC 4180) instead of "\n". */
-int rl_csv_writer_new(rl_csv_writer **out, FILE *file, char delimiter, bool crlf);
+RL_API int rl_csv_writer_new(rl_csv_writer **out, FILE *file, char delimiter, bool crlf);
 
 /* Appends one field to the current row, quoting it when it contains the delimiter, a quote,
  * CR or LF, or leading/trailing spaces (and a first field of the file starting with a UTF-8
  * BOM, which a reader would drop). The row is built in memory and written by
  * rl_csv_end_row with one fwrite. Errors: RL_ENOMEM, RL_EINVAL. */
-int rl_csv_write_field(rl_csv_writer *w, const char *data, size_t len);
-int rl_csv_write_str(rl_csv_writer *w, const char *s);
+RL_API int rl_csv_write_field(rl_csv_writer *w, const char *data, size_t len);
+RL_API int rl_csv_write_str(rl_csv_writer *w, const char *s);
 /* Numbers: integers exactly; doubles in the shortest form that reads back identically;
  * NaN as "nan", infinities as "inf" / "-inf". */
-int rl_csv_write_i64(rl_csv_writer *w, int64_t v);
-int rl_csv_write_f64(rl_csv_writer *w, double v);
+RL_API int rl_csv_write_i64(rl_csv_writer *w, int64_t v);
+RL_API int rl_csv_write_f64(rl_csv_writer *w, double v);
 /* Ends the current row and writes it: RL_EIO when the FILE refuses it, RL_ESTATE for a
  * row without fields (CSV cannot express one). A row of a single empty field is written
  * as "" so it does not look like a blank line. */
-int rl_csv_end_row(rl_csv_writer *w);
+RL_API int rl_csv_end_row(rl_csv_writer *w);
 /* Writes a whole row of `n` NUL-terminated strings. */
-int rl_csv_write_row(rl_csv_writer *w, const char *const *fields, size_t n);
+RL_API int rl_csv_write_row(rl_csv_writer *w, const char *const *fields, size_t n);
 /* Frees the writer; a row not ended with rl_csv_end_row is discarded. */
-void rl_csv_writer_free(rl_csv_writer *w);
+RL_API void rl_csv_writer_free(rl_csv_writer *w);
 
 /* rl_format_f64, the number form the writer uses, is declared in runlab/number.h. */
 

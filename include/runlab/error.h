@@ -5,6 +5,8 @@
 #ifndef RUNLAB_ERROR_H
 #define RUNLAB_ERROR_H
 
+#include "runlab/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,30 +32,30 @@ typedef enum rl_status {
 } rl_status;
 
 /* Short fixed name of a status ("EPARSE"). Never NULL; thread-safe. */
-const char *rl_status_name(int code);
+RL_API const char *rl_status_name(int code);
 
 /* Records a formatted message as this thread's last error and returns `code`, so a
  * failing function can `return rl_error_set(RL_EINVAL, "run id '%s': ...", id);`.
  * Messages longer than the slot (1 KiB) are truncated. Thread-safe (thread-local). */
-int rl_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RL_API int rl_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Like rl_error_set, with ": <strerror(errnum)>" appended. Returns `code`. */
-int rl_error_set_errno(int code, int errnum, const char *fmt, ...)
+RL_API int rl_error_set_errno(int code, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Prepends context to this thread's last message ("<context>: <old message>") and
  * returns `code`; used by callers to add the file name or key a callee did not know. */
-int rl_error_prefix(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RL_API int rl_error_prefix(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* This thread's last error message; "" when none. The pointer stays valid until the
  * next rl_error_* call on this thread. Thread-safe. */
-const char *rl_error_last(void);
+RL_API const char *rl_error_last(void);
 
 /* This thread's last error code; RL_OK when none. */
-int rl_error_last_code(void);
+RL_API int rl_error_last_code(void);
 
 /* Forgets this thread's last error. */
-void rl_error_clear(void);
+RL_API void rl_error_clear(void);
 
 #ifdef __cplusplus
 }

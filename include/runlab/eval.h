@@ -5,6 +5,8 @@
 #ifndef RUNLAB_EVAL_H
 #define RUNLAB_EVAL_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +26,7 @@ typedef enum rl_eval_status {
 } rl_eval_status;
 
 /* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A"; "?" out of range. Thread-safe. */
-const char *rl_eval_status_name(rl_eval_status status);
+RL_API const char *rl_eval_status_name(rl_eval_status status);
 
 /* The overall result of an evaluation, one rule (docs/eval.md): FAIL when any check is
  * FAIL; INCOMPLETE when none is but some are INSUFFICIENT or UNAVAILABLE; PASS otherwise
@@ -37,9 +39,9 @@ typedef enum rl_eval_verdict {
 } rl_eval_verdict;
 
 /* "PASS", "FAIL", "INCOMPLETE"; "?" out of range. Thread-safe. */
-const char *rl_eval_verdict_name(rl_eval_verdict verdict);
+RL_API const char *rl_eval_verdict_name(rl_eval_verdict verdict);
 /* The rule above applied to counts of checks per status. Thread-safe. */
-rl_eval_verdict rl_eval_verdict_of(const size_t counts[RL_EVAL_STATUS_COUNT]);
+RL_API rl_eval_verdict rl_eval_verdict_of(const size_t counts[RL_EVAL_STATUS_COUNT]);
 
 /* One check's result. Owned by whoever made it (rl_eval_result). `value` and `threshold`
  * are NaN when they do not apply; intervals are [t0, t1] in seconds since START. */
@@ -99,21 +101,21 @@ typedef struct rl_eval_result {
  * run or bag), RL_ECRC (the runtime map's SHA-256 differs from the manifest's; the message
  * names both). A FAILED, INTERRUPTED or unfinished run is evaluated as far as its data
  * goes. Thread-safe apart from plot's font caches (see plot.h). */
-int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *result);
-void rl_eval_result_free(rl_eval_result *result);
+RL_API int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *result);
+RL_API void rl_eval_result_free(rl_eval_result *result);
 
 /* Resolves RUN as given to `runlab evaluate`: an existing directory, else a run id or
  * directory name under <home>/experiments (home as rl_record_home resolves it). RL_ENOENT
  * names what was tried. */
-int rl_eval_resolve_run(const char *run, const char *home, char *out, size_t cap);
+RL_API int rl_eval_resolve_run(const char *run, const char *home, char *out, size_t cap);
 
 /* The built-in default configuration (default.yaml), NUL-terminated, static. */
-const char *rl_eval_default_config(void);
+RL_API const char *rl_eval_default_config(void);
 
 /* The registered metrics: name and one-line summary of metric i < rl_eval_metric_count(). */
-size_t rl_eval_metric_count(void);
-const char *rl_eval_metric_name(size_t i);
-const char *rl_eval_metric_summary(size_t i);
+RL_API size_t rl_eval_metric_count(void);
+RL_API const char *rl_eval_metric_name(size_t i);
+RL_API const char *rl_eval_metric_summary(size_t i);
 
 /* ---- Listing runs (runlab list) ------------------------------------------------------ */
 
@@ -156,14 +158,14 @@ typedef struct rl_eval_listed_run {
 /* Every run directory under <home>/experiments (home as rl_record_home resolves it),
  * newest first (by directory name, which starts with the UTC time). A missing
  * experiments/ folder is an empty list. Free with rl_eval_list_free. */
-int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count);
+RL_API int rl_eval_list_runs(const char *home, rl_eval_listed_run **out, size_t *count);
 /* The run's verdict: its latest evaluation that ran every metric (a newer partial one,
  * `--metrics`, does not replace it), or NULL when it has none. Borrowed from `run`. */
-const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *run);
+RL_API const rl_eval_listed_evaluation *rl_eval_listed_full(const rl_eval_listed_run *run);
 /* Its newest evaluation when that is partial and newer than rl_eval_listed_full's, else
  * NULL. Borrowed from `run`. */
-const rl_eval_listed_evaluation *rl_eval_listed_newer_partial(const rl_eval_listed_run *run);
-void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
+RL_API const rl_eval_listed_evaluation *rl_eval_listed_newer_partial(const rl_eval_listed_run *run);
+RL_API void rl_eval_list_free(rl_eval_listed_run *runs, size_t count);
 
 /* Which runs `runlab list` and `runlab evaluate --summary` take (eval_select.c). Each
  * member is NULL for "any", else a comma-separated list whose items are alternatives; the
@@ -184,13 +186,13 @@ typedef struct rl_eval_run_filter {
  * others; *count becomes how many are kept. RL_EINVAL names the member and item that
  * cannot be read (a bad time, a vehicle id that is not a number, an unknown result). A
  * NULL filter keeps every run. Not thread-safe on the same array. */
-int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_run_filter *filter);
+RL_API int rl_eval_list_filter(rl_eval_listed_run *runs, size_t *count, const rl_eval_run_filter *filter);
 
 /* Sorts runs by `field`: time (recorded: the directory's UTC stamp, else START), name, state, result,
  * duration, planner, vehicles (how many), seed, faults, evaluations (how many); ascending,
  * or descending with a leading '-' ("-time": newest first). Ties keep the directory name
  * order, newest first. RL_EINVAL names an unknown field. */
-int rl_eval_list_sort(rl_eval_listed_run *runs, size_t count, const char *field);
+RL_API int rl_eval_list_sort(rl_eval_listed_run *runs, size_t count, const char *field);
 
 /* ---- One report over many runs (runlab evaluate --summary) ---------------------------- */
 
@@ -233,8 +235,8 @@ typedef struct rl_eval_summary_result {
  * listed with its reason, not fatal. Returns RL_OK, or RL_EINVAL (no runs, bad options or
  * configuration), RL_EEXIST (out_dir exists), RL_EIO / RL_ENOMEM. Call from one thread;
  * it uses plot as rl_eval_run does (rl_plot_release_caches afterwards is the caller's). */
-int rl_eval_summary(const rl_eval_summary_options *opts, rl_eval_summary_result *result);
-void rl_eval_summary_result_free(rl_eval_summary_result *result);
+RL_API int rl_eval_summary(const rl_eval_summary_options *opts, rl_eval_summary_result *result);
+RL_API void rl_eval_summary_result_free(rl_eval_summary_result *result);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef RUNLAB_LAB_H
 #define RUNLAB_LAB_H
 
+#include "runlab/export.h"
+
 #include "runlab/record.h"
 
 #include <stdbool.h>
@@ -38,25 +40,25 @@ extern "C" {
 
 /* ROS 2 topic "/x/y" -> DDS topic "rt/x/y" (the name must start with '/').
  * RL_EINVAL for a name without a leading '/', RL_ERANGE when `cap` is too small. */
-int rl_lab_ros_topic(const char *ros_name, char *out, size_t cap);
+RL_API int rl_lab_ros_topic(const char *ros_name, char *out, size_t cap);
 
 /* ROS 2 type "pkg/msg/T" (or "pkg/srv/S_Request") -> "pkg::msg::dds_::T_". RL_EINVAL when the
  * name does not have three '/'-separated parts, RL_ERANGE when `cap` is too small. */
-int rl_lab_ros_type(const char *ros_type, char *out, size_t cap);
+RL_API int rl_lab_ros_type(const char *ros_type, char *out, size_t cap);
 
 /* ROS 2 service "/s" -> request topic "rq/sRequest" and reply topic "rr/sReply" (each out
  * buffer `cap` bytes). Errors as rl_lab_ros_topic. */
-int rl_lab_ros_service(const char *ros_service, char *request_topic, char *reply_topic,
+RL_API int rl_lab_ros_service(const char *ros_service, char *request_topic, char *reply_topic,
                        size_t cap);
 
 /* 1 when DDS topic name `topic` matches `pattern`, where '*' stands for any run of bytes
  * (also '/'), else 0. Thread-safe. */
-int rl_lab_topic_match(const char *pattern, const char *topic);
+RL_API int rl_lab_topic_match(const char *pattern, const char *topic);
 
 /* DDS topic names of a vehicle's topics: "rt/vehicle/<id>/<what>" with `what` one of
  * "state", "observation", "command_trajectory", "command_path_tracking",
  * "command_speed_curvature", "command_direct". RL_ERANGE when `cap` is too small. */
-int rl_lab_vehicle_topic(int vehicle_id, const char *what, char *out, size_t cap);
+RL_API int rl_lab_vehicle_topic(int vehicle_id, const char *what, char *out, size_t cap);
 
 /* ---- Schemas from type information -------------------------------------------------- */
 
@@ -68,7 +70,7 @@ int rl_lab_vehicle_topic(int vehicle_id, const char *what, char *out, size_t cap
  * Errors: RL_EPARSE (bytes that are no TypeMapping), RL_ENOENT (`type_name` or a dependency
  * missing in the mapping), RL_EUNSUPPORTED (maps, bitsets, bitmasks, annotations, wide
  * strings, recursive types: the message names the type), RL_ENOMEM. Thread-safe. */
-int rl_lab_schema_from_type_mapping(const void *type_mapping, size_t len, const char *type_name,
+RL_API int rl_lab_schema_from_type_mapping(const void *type_mapping, size_t len, const char *type_name,
                                     char **out);
 
 /* ---- Recorder node ------------------------------------------------------------------- */
@@ -110,7 +112,7 @@ typedef struct rl_lab_recorder_options {
 
 /* Defaults: domain 0, no patterns or schemas, no control descriptor, the intervals above.
  * Thread-safe. */
-void rl_lab_recorder_options_default(rl_lab_recorder_options *opts);
+RL_API void rl_lab_recorder_options_default(rl_lab_recorder_options *opts);
 
 typedef struct rl_lab_recorder rl_lab_recorder;
 
@@ -126,35 +128,35 @@ typedef struct rl_lab_recorder rl_lab_recorder;
  * Errors: RL_EBUSY (another recorder holds the host lock or answers on the domain; the
  * message names its host and pid), RL_EINVAL (options), RL_EIO (DDS could not start: the
  * message has Cyclone's reason), RL_ENOMEM. */
-int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *opts);
+RL_API int rl_lab_recorder_new(rl_lab_recorder **out, const rl_lab_recorder_options *opts);
 
 /* The engine's status (strings as rl_record_status says, but valid only until the next run is
  * prepared, which replaces the engine, or free). Thread-safe. */
-void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
+RL_API void rl_lab_recorder_status(rl_lab_recorder *n, rl_record_status *out);
 
 /* The state of the current (or last) run, and its run directory copied into `run_dir`
  * (cap bytes, NUL-terminated, truncated to fit; "" before the first prepare). Unlike
  * rl_lab_recorder_status, nothing returned depends on the node afterwards. Thread-safe. */
-rl_record_state rl_lab_recorder_run(rl_lab_recorder *n, char *run_dir, size_t cap);
+RL_API rl_record_state rl_lab_recorder_run(rl_lab_recorder *n, char *run_dir, size_t cap);
 
 /* True once the node's control descriptor (options.control_fd) has reached end of file and
  * the run it was driving, if any, has been ended INTERRUPTED ("control flow lost") with its
  * bag closed and manifest written. The node goes on serving; `runlab recorder` exits.
  * Thread-safe. */
-bool rl_lab_recorder_control_closed(rl_lab_recorder *n);
+RL_API bool rl_lab_recorder_control_closed(rl_lab_recorder *n);
 
 /* Number of DDS topics being recorded (readers made). Thread-safe. */
-size_t rl_lab_recorder_topic_count(rl_lab_recorder *n);
+RL_API size_t rl_lab_recorder_topic_count(rl_lab_recorder *n);
 
 /* Transient-local samples (READY, the map announcement, ...) received before prepare and
  * held for the bag: the latest per writer and instance, written with their own receive
  * times once prepare has opened it. 0 after a prepare. Thread-safe. */
-size_t rl_lab_recorder_held_count(rl_lab_recorder *n);
+RL_API size_t rl_lab_recorder_held_count(rl_lab_recorder *n);
 
 /* Stops serving, cancels a recording still running (INTERRUPTED, reason "recorder
  * stopped"), waits for the bag to be closed, leaves the domain and frees. NULL is ignored.
  * Not concurrently with other calls on `n`. */
-void rl_lab_recorder_free(rl_lab_recorder *n);
+RL_API void rl_lab_recorder_free(rl_lab_recorder *n);
 
 /* ---- Client (the control flow's side) ------------------------------------------------ */
 
@@ -162,10 +164,10 @@ typedef struct rl_lab_client rl_lab_client;
 
 /* Joins `domain` with the service clients, the heartbeat reader, the trigger writer and the
  * ready-status reader. Errors: RL_EINVAL, RL_EIO (DDS), RL_ENOMEM. */
-int rl_lab_client_new(rl_lab_client **out, int domain);
+RL_API int rl_lab_client_new(rl_lab_client **out, int domain);
 
 /* Stops the control heartbeat, leaves the domain and frees. NULL is ignored. */
-void rl_lab_client_free(rl_lab_client *c);
+RL_API void rl_lab_client_free(rl_lab_client *c);
 
 /* A service's answer. */
 typedef struct rl_lab_reply {
@@ -187,11 +189,11 @@ typedef struct rl_lab_reply {
  * RL_OK with `out` filled, also when
  * the recorder refused (out->ok == 0); RL_ETIMEOUT when no answer came; RL_EIO (DDS).
  * `stop_stamp_ns` is STOP's stamp or 0; `reason` may be NULL. One call at a time per client. */
-int rl_lab_client_prepare(rl_lab_client *c, const rl_record_run *run, int64_t timeout_ns,
+RL_API int rl_lab_client_prepare(rl_lab_client *c, const rl_record_run *run, int64_t timeout_ns,
                           rl_lab_reply *out);
-int rl_lab_client_begin(rl_lab_client *c, const char *run_id, int64_t timeout_ns,
+RL_API int rl_lab_client_begin(rl_lab_client *c, const char *run_id, int64_t timeout_ns,
                         rl_lab_reply *out);
-int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stamp_ns,
+RL_API int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stamp_ns,
                          const char *reason, int64_t timeout_ns, rl_lab_reply *out);
 
 /* How often rl_lab_client_drive publishes the control heartbeat. */
@@ -208,14 +210,14 @@ int rl_lab_client_finish(rl_lab_client *c, const char *run_id, int64_t stop_stam
  * older recorder does not read it). `source_id` NULL: "runlab client". Strings are copied.
  * One call at a time per client, as the service calls.
  * RL_EINVAL (run id or source longer than 79 bytes), RL_EIO (DDS), RL_ERR (no thread). */
-int rl_lab_client_drive(rl_lab_client *c, const char *run_id, const char *source_id);
+RL_API int rl_lab_client_drive(rl_lab_client *c, const char *run_id, const char *source_id);
 
 /* System trigger kinds, as on the wire. */
 typedef enum rl_lab_trigger { RL_LAB_START = 1, RL_LAB_STOP = 2 } rl_lab_trigger;
 
 /* Publishes START or STOP with `stamp_ns` on rt/lab/system_trigger (reliable,
  * transient-local, keep-last 1, so a late joiner still sees the last one). RL_EIO. */
-int rl_lab_client_trigger(rl_lab_client *c, rl_lab_trigger kind, int64_t stamp_ns);
+RL_API int rl_lab_client_trigger(rl_lab_client *c, rl_lab_trigger kind, int64_t stamp_ns);
 
 /* The last recording-state heartbeat seen. */
 typedef struct rl_lab_heartbeat {
@@ -235,23 +237,23 @@ typedef struct rl_lab_heartbeat {
 
 /* Waits up to `timeout_ns` for a heartbeat newer than the `count`-th (0: any) and copies the
  * newest into `out`. RL_OK, RL_ETIMEOUT (out untouched). Thread-safe. */
-int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeout_ns,
+RL_API int rl_lab_client_wait_heartbeat(rl_lab_client *c, uint64_t count, int64_t timeout_ns,
                                  rl_lab_heartbeat *out);
 
 /* Whether the recorder is lost to the control flow: no heartbeat for longer than
  * `timeout_ns` (1.5 s for `runlab experiment`) at `now_mono_ns` (rl_mono_ns()). Silence of
  * exactly the timeout is not yet a loss. Pure; thread-safe. */
-bool rl_lab_heartbeat_lost(const rl_lab_heartbeat *hb, int64_t now_mono_ns, int64_t timeout_ns);
+RL_API bool rl_lab_heartbeat_lost(const rl_lab_heartbeat *hb, int64_t now_mono_ns, int64_t timeout_ns);
 
 /* Waits up to `timeout_ns` until each of the `n` vehicle ids has published a ready status.
  * RL_OK, or RL_ETIMEOUT with the message listing the vehicles still missing. */
-int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
+RL_API int rl_lab_client_wait_ready(rl_lab_client *c, const int *vehicles, size_t n,
                              int64_t timeout_ns);
 
 /* The vehicle ids that have published a ready status since the client joined, ascending:
  * up to `cap` of them into `out`; returns how many there are (may exceed `cap`).
  * Thread-safe. */
-size_t rl_lab_client_ready_vehicles(rl_lab_client *c, int *out, size_t cap);
+RL_API size_t rl_lab_client_ready_vehicles(rl_lab_client *c, int *out, size_t cap);
 
 /* A map announcement (rt/lab/map, transient-local: what the simulator or the lab's map
  * server drives on). */
@@ -263,7 +265,7 @@ typedef struct rl_lab_map_announcement {
 
 /* Waits up to `timeout_ns` for a map announcement and copies the newest into `out`.
  * RL_OK, RL_ETIMEOUT (out untouched). Thread-safe. */
-int rl_lab_client_wait_map(rl_lab_client *c, int64_t timeout_ns, rl_lab_map_announcement *out);
+RL_API int rl_lab_client_wait_map(rl_lab_client *c, int64_t timeout_ns, rl_lab_map_announcement *out);
 
 /* ---- Vehicle watch (the control flow's watchdog) -------------------------------------- */
 
@@ -274,16 +276,16 @@ typedef struct rl_lab_vehicle_watch rl_lab_vehicle_watch;
 
 /* Joins `domain` and watches the `n` (<= 256) vehicle ids 0..255. Not armed yet: nothing is
  * lost before rl_lab_vehicle_watch_arm. Errors: RL_EINVAL, RL_EIO (DDS), RL_ENOMEM. */
-int rl_lab_vehicle_watch_new(rl_lab_vehicle_watch **out, int domain, const int *vehicles,
+RL_API int rl_lab_vehicle_watch_new(rl_lab_vehicle_watch **out, int domain, const int *vehicles,
                              size_t n);
 
 /* Leaves the domain and frees. NULL is ignored. Not concurrently with other calls on `w`. */
-void rl_lab_vehicle_watch_free(rl_lab_vehicle_watch *w);
+RL_API void rl_lab_vehicle_watch_free(rl_lab_vehicle_watch *w);
 
 /* Starts the clock (rl_mono_ns(), normally at START): from now on a vehicle that publishes
  * no state for longer than the timeout is lost; a vehicle silent since before counts from
  * here. Thread-safe. */
-void rl_lab_vehicle_watch_arm(rl_lab_vehicle_watch *w, int64_t now_mono_ns);
+RL_API void rl_lab_vehicle_watch_arm(rl_lab_vehicle_watch *w, int64_t now_mono_ns);
 
 /* A vehicle found lost. */
 typedef struct rl_lab_vehicle_loss {
@@ -295,16 +297,16 @@ typedef struct rl_lab_vehicle_loss {
 /* Vehicles newly lost at `now_mono_ns` (silent for longer than `timeout_ns` since their last
  * state or since armed, whichever is later): up to `cap` into `out`, each vehicle reported
  * once in the watch's life; returns how many. None before arming. Thread-safe. */
-size_t rl_lab_vehicle_watch_check(rl_lab_vehicle_watch *w, int64_t now_mono_ns,
+RL_API size_t rl_lab_vehicle_watch_check(rl_lab_vehicle_watch *w, int64_t now_mono_ns,
                                   int64_t timeout_ns, rl_lab_vehicle_loss *out, size_t cap);
 
 /* State messages received from `vehicle` so far (0 for a vehicle not watched). Thread-safe. */
-uint64_t rl_lab_vehicle_watch_states(rl_lab_vehicle_watch *w, int vehicle);
+RL_API uint64_t rl_lab_vehicle_watch_states(rl_lab_vehicle_watch *w, int vehicle);
 
 /* Whether a vehicle last heard at `last_seen_mono_ns` (0: never) is lost at `now_mono_ns`
  * for a watch armed at `armed_mono_ns`: silent for longer than `timeout_ns` since the later
  * of the two. Silence of exactly the timeout is not yet a loss. Pure; thread-safe. */
-bool rl_lab_vehicle_silent(int64_t last_seen_mono_ns, int64_t armed_mono_ns,
+RL_API bool rl_lab_vehicle_silent(int64_t last_seen_mono_ns, int64_t armed_mono_ns,
                            int64_t now_mono_ns, int64_t timeout_ns);
 
 /* ---- Simulator ------------------------------------------------------------------------ */
@@ -340,10 +342,10 @@ typedef struct rl_lab_fault {
 
 /* Parses "KIND:VEHICLE:T0[:T1]" (kinds: collision, leave_lane, leave_area, speeding,
  * stall_topic, late_observation, drift). RL_EINVAL with the part named. Thread-safe. */
-int rl_lab_fault_parse(const char *text, rl_lab_fault *out);
+RL_API int rl_lab_fault_parse(const char *text, rl_lab_fault *out);
 
 /* "collision", ... Never NULL. */
-const char *rl_lab_fault_name(rl_lab_fault_kind kind);
+RL_API const char *rl_lab_fault_name(rl_lab_fault_kind kind);
 
 typedef struct rl_lab_sim_options {
     int domain;              /* DDS domain (DDS mode) */
@@ -364,7 +366,7 @@ typedef struct rl_lab_sim_options {
     const char *run_id;      /* offline: NULL = generated */
 } rl_lab_sim_options;
 
-void rl_lab_sim_options_default(rl_lab_sim_options *opts);
+RL_API void rl_lab_sim_options_default(rl_lab_sim_options *opts);
 
 /* Runs the vehicles on `opts->domain`: announces the map (rt/lab/map, transient-local: the
  * absolute path and SHA-256 of `map_path`, when there is one), each vehicle publishes READY (rt/lab/ready_status), stands
@@ -376,7 +378,7 @@ void rl_lab_sim_options_default(rl_lab_sim_options *opts);
  * they arrive. Brakes to a stand at STOP; returns after STOP, after `duration` past START,
  * or when `should_stop(user)` returns nonzero (polled every step). RL_OK, RL_EINVAL
  * (options), map errors, RL_EIO (DDS). */
-int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user), void *user);
+RL_API int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user), void *user);
 
 /* The same vehicles without DDS, faster than real time and deterministic for a seed: writes
  * a run through the recorder engine into `home` (NULL: $RUNLAB_HOME or ~/runlab), with READY,
@@ -384,7 +386,7 @@ int rl_lab_sim_run(const rl_lab_sim_options *opts, int (*should_stop)(void *user
  * observations as raw CDR with omgidl schemas, and the map (runtime map and original). The
  * run directory goes to `run_dir` (`cap` bytes). Errors as rl_recorder_prepare, RL_EINVAL,
  * map errors. */
-int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir,
+RL_API int rl_lab_sim_offline(const rl_lab_sim_options *opts, const char *home, char *run_dir,
                        size_t cap);
 
 #ifdef __cplusplus

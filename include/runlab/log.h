@@ -4,6 +4,8 @@
 #ifndef RUNLAB_LOG_H
 #define RUNLAB_LOG_H
 
+#include "runlab/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,17 +18,17 @@ typedef enum rl_log_level {
 } rl_log_level;
 
 /* Sets the process-wide threshold: messages above it are dropped. Thread-safe (atomic). */
-void rl_log_set_level(rl_log_level level);
+RL_API void rl_log_set_level(rl_log_level level);
 
 /* Current threshold. Defaults to RL_LOG_WARN, or RUNLAB_LOG's value when set. */
-rl_log_level rl_log_get_level(void);
+RL_API rl_log_level rl_log_get_level(void);
 
 /* Parses "error", "warn", "info" or "debug". Returns RL_OK or RL_EINVAL (message set). */
-int rl_log_level_parse(const char *name, rl_log_level *out);
+RL_API int rl_log_level_parse(const char *name, rl_log_level *out);
 
 /* Writes one line to stderr when `level` passes the threshold. A whole line is written
  * with a single write(2), so lines from several threads do not interleave. */
-void rl_log(rl_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RL_API void rl_log(rl_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define rl_log_error(...) rl_log(RL_LOG_ERROR, __VA_ARGS__)
 #define rl_log_warn(...) rl_log(RL_LOG_WARN, __VA_ARGS__)

@@ -7,6 +7,8 @@
 #ifndef RUNLAB_MAP_H
 #define RUNLAB_MAP_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,13 +36,13 @@ typedef enum rl_map_projection {
 } rl_map_projection;
 
 /* Name ("ltp", "utm", "smerc", "metric", "local", "none", "auto"); never NULL. */
-const char *rl_map_projection_name(rl_map_projection p);
+RL_API const char *rl_map_projection_name(rl_map_projection p);
 /* Parses a name as above; RL_OK or RL_EINVAL (message lists the names). */
-int rl_map_projection_parse(const char *name, rl_map_projection *out);
+RL_API int rl_map_projection_parse(const char *name, rl_map_projection *out);
 
 /* Projects one lat/lon (degrees) to map metres relative to the projected origin.
  * For LTP, UTM and SMERC only; RL_OK or RL_EINVAL. Thread-safe. */
-int rl_map_project(rl_map_projection p, double origin_lat, double origin_lon, double lat,
+RL_API int rl_map_project(rl_map_projection p, double origin_lat, double origin_lon, double lat,
                    double lon, rl_map_point *out);
 
 /* Default origin (the Lanelet2 examples' Karlsruhe origin). */
@@ -54,7 +56,7 @@ typedef struct rl_map_read_options {
     bool quiet;                    /* do not log warnings (they are still collected) */
 } rl_map_read_options;
 
-void rl_map_read_options_init(rl_map_read_options *o);
+RL_API void rl_map_read_options_init(rl_map_read_options *o);
 
 typedef enum rl_map_format {
     RL_MAP_FORMAT_UNKNOWN = 0,
@@ -65,7 +67,7 @@ typedef enum rl_map_format {
 
 /* Guesses the format from the first bytes (XML root "osm" or "commonRoad", or the runtime
  * map's magic). */
-rl_map_format rl_map_detect_format(const void *data, size_t len);
+RL_API rl_map_format rl_map_detect_format(const void *data, size_t len);
 
 /* ---------------------------------------------------------------------------------------
  * Map source: what a reader found, in the map frame. Read-only after reading. */
@@ -125,17 +127,17 @@ typedef struct rl_map_source {
  * "name:line:column: element <e> id N: what" for malformed XML, bad numbers and dangling
  * references of lanelets; RL_ENOMEM; RL_EINVAL for bad options. Thread-safe for
  * distinct outputs. */
-int rl_lanelet2_read_mem(const char *data, size_t len, const char *name,
+RL_API int rl_lanelet2_read_mem(const char *data, size_t len, const char *name,
                          const rl_map_read_options *o, rl_map_source **out);
 
 /* Reads a CommonRoad XML document (2018b, 2020a) from memory; as rl_lanelet2_read_mem. */
-int rl_commonroad_read_mem(const char *data, size_t len, const char *name,
+RL_API int rl_commonroad_read_mem(const char *data, size_t len, const char *name,
                            const rl_map_read_options *o, rl_map_source **out);
 
 /* Reads a Lanelet2 or CommonRoad file (format from its content). Options may be NULL. */
-int rl_map_source_read_file(const char *path, const rl_map_read_options *o, rl_map_source **out);
+RL_API int rl_map_source_read_file(const char *path, const rl_map_read_options *o, rl_map_source **out);
 
-void rl_map_source_free(rl_map_source *src);
+RL_API void rl_map_source_free(rl_map_source *src);
 
 /* ---------------------------------------------------------------------------------------
  * Runtime map. */
@@ -156,7 +158,7 @@ enum { RL_MAP_MAX_BOUND_POINTS = 20000 };
  * source always gives the same bytes. Options may be NULL. RL_OK, RL_ENOMEM, RL_ERANGE
  * (among others: a bound of more than RL_MAP_MAX_BOUND_POINTS points, a position farther
  * than 1e9 m from the origin, a lanelet id used twice). */
-int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, void **bytes,
+RL_API int rl_map_compile(const rl_map_source *src, const rl_map_compile_options *o, void **bytes,
                    size_t *len);
 
 enum { RL_MAP_OPEN_NO_CRC = 1 }; /* skip the checksum (fuzzing); structure is still checked */
@@ -165,23 +167,23 @@ enum { RL_MAP_OPEN_NO_CRC = 1 }; /* skip the checksum (fuzzing); structure is st
  * aligned). Checks magic, version, size, CRC-32 and every offset and index, so a map that
  * opens never reads out of bounds. RL_EPARSE / RL_ECRC / RL_EUNSUPPORTED with the byte
  * offset and field in the message. */
-int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out);
+RL_API int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out);
 
 /* Opens a runtime-map file with mmap (read-only, shared). Errors as rl_map_open_mem plus
  * RL_ENOENT / RL_EIO naming the path. */
-int rl_map_open_file(const char *path, rl_map **out);
+RL_API int rl_map_open_file(const char *path, rl_map **out);
 
 /* Opens any map file: a runtime map directly, a Lanelet2 or CommonRoad file by reading and
  * compiling it in memory (options may be NULL). When `src_out` is not NULL and the file
  * was a source file, the source is handed over too (else *src_out = NULL). */
-int rl_map_load(const char *path, const rl_map_read_options *o, rl_map **out,
+RL_API int rl_map_load(const char *path, const rl_map_read_options *o, rl_map **out,
                 rl_map_source **src_out);
 
 /* Closes a map (unmaps or frees what it owns). NULL is fine. */
-void rl_map_close(rl_map *map);
+RL_API void rl_map_close(rl_map *map);
 
 /* The runtime map's bytes (the SHA-256 of these names the map). */
-const void *rl_map_bytes(const rl_map *map, size_t *len);
+RL_API const void *rl_map_bytes(const rl_map *map, size_t *len);
 
 typedef struct rl_map_info {
     uint32_t version;
@@ -201,7 +203,7 @@ typedef struct rl_map_info {
 } rl_map_info;
 
 /* Fills *info. The sha256 is of the runtime map's bytes. Thread-safe. */
-void rl_map_get_info(const rl_map *map, rl_map_info *info);
+RL_API void rl_map_get_info(const rl_map *map, rl_map_info *info);
 
 /* Lanelet flags. */
 enum {
@@ -214,13 +216,13 @@ enum {
 };
 
 /* Lanelets are numbered 0..count-1 in the order of their ids (signed). */
-size_t rl_map_lanelet_count(const rl_map *map);
-int64_t rl_map_lanelet_id(const rl_map *map, size_t idx);
+RL_API size_t rl_map_lanelet_count(const rl_map *map);
+RL_API int64_t rl_map_lanelet_id(const rl_map *map, size_t idx);
 /* Index of lanelet `id`; RL_OK or RL_ENOENT. */
-int rl_map_lanelet_find(const rl_map *map, int64_t id, size_t *idx);
-uint32_t rl_map_lanelet_flags(const rl_map *map, size_t idx);
+RL_API int rl_map_lanelet_find(const rl_map *map, int64_t id, size_t *idx);
+RL_API uint32_t rl_map_lanelet_flags(const rl_map *map, size_t idx);
 /* Subtype text ("" when none). Valid while the map is open. */
-const char *rl_map_lanelet_subtype(const rl_map *map, size_t idx);
+RL_API const char *rl_map_lanelet_subtype(const rl_map *map, size_t idx);
 
 typedef enum rl_map_line {
     RL_MAP_LEFT = 0,
@@ -230,35 +232,35 @@ typedef enum rl_map_line {
 } rl_map_line;
 /* Points of a lanelet's bound, centre line or polygon (left bound then right bound
  * reversed, closed implicitly); pointers into the map. Returns the count. */
-size_t rl_map_lanelet_line(const rl_map *map, size_t idx, rl_map_line which,
+RL_API size_t rl_map_lanelet_line(const rl_map *map, size_t idx, rl_map_line which,
                            const rl_map_point **pts);
 /* Polygon area (absolute shoelace), start and end width. */
-double rl_map_lanelet_area(const rl_map *map, size_t idx);
-double rl_map_lanelet_start_width(const rl_map *map, size_t idx);
-double rl_map_lanelet_end_width(const rl_map *map, size_t idx);
+RL_API double rl_map_lanelet_area(const rl_map *map, size_t idx);
+RL_API double rl_map_lanelet_start_width(const rl_map *map, size_t idx);
+RL_API double rl_map_lanelet_end_width(const rl_map *map, size_t idx);
 
 /* Routing graph: successor / predecessor / adjacent lanelet indices (pointer into the map).
  * For Lanelet2 a successor starts where the lanelet ends (both bounds); for CommonRoad the
  * file's links. Returns the count. */
-size_t rl_map_successors(const rl_map *map, size_t idx, const uint32_t **out);
-size_t rl_map_predecessors(const rl_map *map, size_t idx, const uint32_t **out);
+RL_API size_t rl_map_successors(const rl_map *map, size_t idx, const uint32_t **out);
+RL_API size_t rl_map_predecessors(const rl_map *map, size_t idx, const uint32_t **out);
 /* Adjacent lanelet index or -1. */
-long rl_map_adjacent(const rl_map *map, size_t idx, bool left);
+RL_API long rl_map_adjacent(const rl_map *map, size_t idx, bool left);
 
 /* ---- Geometry. All queries are read-only and thread-safe on an open map. ---- */
 
 /* Point in one lanelet's polygon (even-odd; the boundary counts as inside). */
-bool rl_map_point_in_lanelet(const rl_map *map, size_t idx, double x, double y);
+RL_API bool rl_map_point_in_lanelet(const rl_map *map, size_t idx, double x, double y);
 
 /* Lanelets containing the point: writes up to `cap` indices (ascending) and returns how
  * many contain it. */
-size_t rl_map_lanelets_at(const rl_map *map, double x, double y, uint32_t *out, size_t cap);
+RL_API size_t rl_map_lanelets_at(const rl_map *map, double x, double y, uint32_t *out, size_t cap);
 
 /* Point on the drivable area (inside some lanelet). Indexed: a grid cell lookup, and
  * polygon tests only near boundaries. */
-bool rl_map_point_drivable(const rl_map *map, double x, double y);
+RL_API bool rl_map_point_drivable(const rl_map *map, double x, double y);
 /* Same answer by testing every polygon (the baseline of the benchmark and the tests). */
-bool rl_map_point_drivable_brute(const rl_map *map, double x, double y);
+RL_API bool rl_map_point_drivable_brute(const rl_map *map, double x, double y);
 
 typedef struct rl_map_where {
     bool inside;
@@ -268,7 +270,7 @@ typedef struct rl_map_where {
 } rl_map_where;
 
 /* Signed distance to the nearest lane boundary (as above). */
-void rl_map_where_is(const rl_map *map, double x, double y, rl_map_where *out);
+RL_API void rl_map_where_is(const rl_map *map, double x, double y, rl_map_where *out);
 
 /* Arc-length coordinates of a point relative to one lanelet's centre line. */
 typedef struct rl_map_frenet {
@@ -278,7 +280,7 @@ typedef struct rl_map_frenet {
     double heading;               /* direction of the centre line there, radians */
     double dist_left, dist_right; /* distance to the left / right bound */
 } rl_map_frenet;
-void rl_map_lanelet_frenet(const rl_map *map, size_t idx, double x, double y, rl_map_frenet *out);
+RL_API void rl_map_lanelet_frenet(const rl_map *map, size_t idx, double x, double y, rl_map_frenet *out);
 
 /* A vehicle footprint: rectangle centred on (x, y), `length` along yaw, `width` across. */
 typedef struct rl_map_box {
@@ -286,7 +288,7 @@ typedef struct rl_map_box {
 } rl_map_box;
 
 /* Corners front-left, front-right, rear-right, rear-left. */
-void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4]);
+RL_API void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4]);
 
 /* Whole footprint inside the union of lanelets: corners and every point of the edges
  * (not only corners). Gaps between lanelets narrower than `gap_tolerance` metres may be
@@ -294,22 +296,22 @@ void rl_map_box_corners(const rl_map_box *b, rl_map_point out[4]);
  * gap_tolerance/2 of a lanelet (to within gap_tolerance/16: gaps under 7/8 of the
  * tolerance always close, gaps over it never). A hole of the drivable area lying wholly
  * inside the rectangle, touching no edge, is not seen. */
-bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance);
+RL_API bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, double gap_tolerance);
 /* rl_map_footprint_inside's answer with no gap closing (gap_tolerance 0), without the
  * index: each edge split where it crosses any lanelet edge, the middle of every piece
  * tested against every polygon (the baseline of the benchmark and the tests; about 1e4
  * times slower). Thread-safe on an open map. */
-bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b);
+RL_API bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b);
 
 /* Oriented rectangles (separating axes): overlap (touching counts) and distance (0 when
  * they overlap). Thread-safe, no map needed. */
-bool rl_map_box_overlap(const rl_map_box *a, const rl_map_box *b);
-double rl_map_box_distance(const rl_map_box *a, const rl_map_box *b);
+RL_API bool rl_map_box_overlap(const rl_map_box *a, const rl_map_box *b);
+RL_API double rl_map_box_distance(const rl_map_box *a, const rl_map_box *b);
 
 /* Draws the map (lanelet polygons, bounds, the lab area; ids when `ids`) to an SVG, PNG or
  * PDF file chosen by the extension (src/analysis/map_draw.c, cairo). RL_OK, RL_EINVAL
  * (unknown extension), RL_EIO naming the path. */
-int rl_map_draw(const rl_map *map, const char *path, bool ids);
+RL_API int rl_map_draw(const rl_map *map, const char *path, bool ids);
 
 #ifdef __cplusplus
 }

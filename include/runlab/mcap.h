@@ -6,6 +6,8 @@
 #ifndef RUNLAB_MCAP_H
 #define RUNLAB_MCAP_H
 
+#include "runlab/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +25,7 @@ enum {
 };
 
 /* The 8 magic bytes. */
-extern const uint8_t rl_mcap_magic[RL_MCAP_MAGIC_LEN];
+RL_API extern const uint8_t rl_mcap_magic[RL_MCAP_MAGIC_LEN];
 
 /* Record opcodes of the specification. 0x80-0xFF are private records; readers pass
  * every opcode they do not know to the caller as a record with only `body` set. */
@@ -46,7 +48,7 @@ typedef enum rl_mcap_opcode {
 } rl_mcap_opcode;
 
 /* Spec name of an opcode ("Chunk", "MessageIndex"); "Unknown" for others. Never NULL. */
-const char *rl_mcap_opcode_name(unsigned opcode);
+RL_API const char *rl_mcap_opcode_name(unsigned opcode);
 
 /* ---- Records ---------------------------------------------------------------------
  * Parsed records never own memory: every string and byte field points into the buffer
@@ -62,15 +64,15 @@ typedef struct rl_mcap_bytes {
 /* The bytes of NUL-terminated `s` (without its NUL), borrowed: valid while `s` is. NULL
  * gives empty bytes. For comparing a field with text: rl_mcap_bytes_eq(ch->message_encoding,
  * rl_mcap_bytes_of("cdr")). Thread-safe. */
-rl_mcap_bytes rl_mcap_bytes_of(const char *s);
+RL_API rl_mcap_bytes rl_mcap_bytes_of(const char *s);
 
 /* 1 when `a` and `b` hold the same bytes (either may hold NULs; data may be NULL when len
  * is 0), else 0. Thread-safe. */
-int rl_mcap_bytes_eq(rl_mcap_bytes a, rl_mcap_bytes b);
+RL_API int rl_mcap_bytes_eq(rl_mcap_bytes a, rl_mcap_bytes b);
 
 /* A NUL-terminated copy of `b` (malloc'd, the caller frees), NULL when out of memory. A
  * field holding NUL bytes reads, as a C string, up to the first. Thread-safe. */
-char *rl_mcap_bytes_dup(rl_mcap_bytes b);
+RL_API char *rl_mcap_bytes_dup(rl_mcap_bytes b);
 
 /* One string->string map entry, for building Channel and Metadata records. */
 typedef struct rl_mcap_kv {
@@ -209,33 +211,33 @@ typedef struct rl_mcap_record {
  * opcode 0x00, which the specification leaves invalid, is RL_EPARSE (zeroed bytes).
  * Returns RL_OK or RL_EPARSE ("<Type> record: <field>: ...", no offset: callers that know
  * it prefix it). Thread-safe; allocates nothing. */
-int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mcap_record *out);
+RL_API int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mcap_record *out);
 
 /* Serialises `rec` (opcode, length, body) into `out` when `cap` is large enough, and
  * returns the number of bytes the record takes (like snprintf: call with cap 0 to size).
  * The union member of `rec->opcode` is used; for unknown opcodes `rec->body` is copied.
  * Attachment crc: the stored `crc` field is written as given (compute it with
  * rl_mcap_attachment_crc, or pass 0 for "no crc"). Thread-safe; allocates nothing. */
-size_t rl_mcap_record_encode(const rl_mcap_record *rec, uint8_t *out, size_t cap);
+RL_API size_t rl_mcap_record_encode(const rl_mcap_record *rec, uint8_t *out, size_t cap);
 
 /* CRC-32 of an attachment's fields log_time..data, as stored in its crc field. */
-uint32_t rl_mcap_attachment_crc(const rl_mcap_attachment *a);
+RL_API uint32_t rl_mcap_attachment_crc(const rl_mcap_attachment *a);
 
 /* Iterators over validated serialised maps. `*pos` starts at 0. They return 1 with an
  * entry, 0 at the end, RL_EPARSE if the bytes are malformed (never for maps from
  * rl_mcap_record_parse). */
-int rl_mcap_map_str_next(rl_mcap_bytes map, size_t *pos, rl_mcap_bytes *key, rl_mcap_bytes *value);
-int rl_mcap_map_u16u64_next(rl_mcap_bytes map, size_t *pos, uint16_t *key, uint64_t *value);
+RL_API int rl_mcap_map_str_next(rl_mcap_bytes map, size_t *pos, rl_mcap_bytes *key, rl_mcap_bytes *value);
+RL_API int rl_mcap_map_u16u64_next(rl_mcap_bytes map, size_t *pos, uint16_t *key, uint64_t *value);
 
 /* Entry `i` (< mi->count) of a message index. */
-void rl_mcap_message_index_entry(const rl_mcap_message_index *mi, size_t i, uint64_t *log_time,
+RL_API void rl_mcap_message_index_entry(const rl_mcap_message_index *mi, size_t i, uint64_t *log_time,
                                  uint64_t *offset);
 
 /* Next record of a buffer of concatenated records (a decompressed chunk): parses the
  * record at `*pos` into `out` (offset = *pos, chunk_offset RL_MCAP_NO_CHUNK) and advances
  * `*pos`. Returns 1 with a record, 0 when `*pos == len`, RL_EPARSE/RL_ETRUNCATED naming
  * the offset and record type. Thread-safe. */
-int rl_mcap_records_next(const uint8_t *buf, size_t len, size_t *pos, rl_mcap_record *out);
+RL_API int rl_mcap_records_next(const uint8_t *buf, size_t len, size_t *pos, rl_mcap_record *out);
 
 /* Decompresses a chunk's records. For compression "" no copy is made: `*out` points at
  * chunk->records and `*owned` is 0. Otherwise a buffer of exactly uncompressed_size bytes
@@ -243,7 +245,7 @@ int rl_mcap_records_next(const uint8_t *buf, size_t len, size_t *pos, rl_mcap_re
  * The CRC is checked when `verify_crc` and uncompressed_crc != 0. Errors: RL_EUNSUPPORTED
  * (unknown compression), RL_ERANGE (too large), RL_EPARSE (corrupt or size mismatch),
  * RL_ECRC, RL_ENOMEM. Thread-safe. */
-int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int verify_crc,
+RL_API int rl_mcap_chunk_decompress(const rl_mcap_chunk *chunk, uint64_t max_size, int verify_crc,
                              const uint8_t **out, size_t *out_len, int *owned);
 
 /* ---- Writer ----------------------------------------------------------------------- */
@@ -281,7 +283,7 @@ typedef struct rl_mcap_writer_options {
     int attachment_crc;              /* Attachment crc; default 1 */
 } rl_mcap_writer_options;
 
-void rl_mcap_writer_options_default(rl_mcap_writer_options *opts);
+RL_API void rl_mcap_writer_options_default(rl_mcap_writer_options *opts);
 
 /* A writer. Not thread-safe: one thread at a time per writer (different writers are
  * independent). With compressed chunks the writer starts one worker thread of its own
@@ -297,11 +299,11 @@ typedef struct rl_mcap_writer rl_mcap_writer;
  * counted, so pipes such as stdout work). Writes magic and Header at once. `opts` NULL
  * means defaults; the options are copied. Errors: RL_EINVAL (bad options), RL_ENOMEM,
  * RL_EIO/RL_ENOSPC. */
-int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_options *opts);
+RL_API int rl_mcap_writer_open_fd(rl_mcap_writer **out, int fd, const rl_mcap_writer_options *opts);
 
 /* Creates (or truncates) `path` with mode 0644 and starts a file on it; the writer owns
  * the descriptor and closes it in rl_mcap_writer_close / rl_mcap_writer_free. */
-int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
+RL_API int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
                              const rl_mcap_writer_options *opts);
 
 /* Adds a Schema (id >= 1, chosen by the caller, unique) or a Channel (unique id; its
@@ -309,8 +311,8 @@ int rl_mcap_writer_open_path(rl_mcap_writer **out, const char *path,
  * chunking, else directly. The writer copies what it keeps for the summary. Errors:
  * RL_EINVAL (id 0, unknown schema), RL_EEXIST (id already used with other content; an
  * identical repeat is accepted and ignored), RL_ENOMEM, RL_EIO, RL_ENOSPC. */
-int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema);
-int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel);
+RL_API int rl_mcap_writer_add_schema(rl_mcap_writer *w, const rl_mcap_schema *schema);
+RL_API int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel);
 
 /* Adds a message on an added channel (RL_EINVAL otherwise). Log times may be in any
  * order. With chunking, the chunk is closed once its uncompressed size exceeds
@@ -318,36 +320,36 @@ int rl_mcap_writer_add_channel(rl_mcap_writer *w, const rl_mcap_channel *channel
  * worker and is written and indexed when the next chunk closes or by any other call
  * (which keeps the file in call order). An error of the worker is reported by a later
  * call. */
-int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg);
+RL_API int rl_mcap_writer_add_message(rl_mcap_writer *w, const rl_mcap_message *msg);
 
 /* Adds an Attachment or Metadata record, always outside chunks (the open chunk stays
  * open). The attachment crc is computed when the option is on; `a->crc` is ignored. */
-int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a);
-int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m);
+RL_API int rl_mcap_writer_add_attachment(rl_mcap_writer *w, const rl_mcap_attachment *a);
+RL_API int rl_mcap_writer_add_metadata(rl_mcap_writer *w, const rl_mcap_metadata *m);
 
 /* Ends the open chunk, writes everything buffered and fsyncs (descriptors that cannot
  * be synced, such as pipes, are only written). Afterwards everything added so far is
  * durable and readable by the streamed reader. */
-int rl_mcap_writer_flush(rl_mcap_writer *w);
+RL_API int rl_mcap_writer_flush(rl_mcap_writer *w);
 
 /* Ends the open chunk (Chunk record and its message indexes) and writes everything
  * buffered, without fsync: afterwards everything added so far is in the file for the
  * streamed reader and for rl_mcap_recover_*, and survives the process being killed, but
  * not a power loss until the descriptor is synced. fsync(2) on the descriptor from
  * another thread while the writer goes on is safe; that is what it is for. */
-int rl_mcap_writer_end_chunk(rl_mcap_writer *w);
+RL_API int rl_mcap_writer_end_chunk(rl_mcap_writer *w);
 
 /* Byte offset at which the next record will be written (bytes written + buffered); a
  * chunk in the worker's hands is written first. */
-uint64_t rl_mcap_writer_position(const rl_mcap_writer *w);
+RL_API uint64_t rl_mcap_writer_position(const rl_mcap_writer *w);
 
 /* Ends the open chunk, writes DataEnd, the summary, summary offsets, Footer and magic,
  * closes an owned descriptor and frees the writer (always, even on error). Does not
  * fsync a borrowed descriptor (call rl_mcap_writer_flush first for that). */
-int rl_mcap_writer_close(rl_mcap_writer *w);
+RL_API int rl_mcap_writer_close(rl_mcap_writer *w);
 
 /* Frees the writer without finishing the file (error paths). NULL is ignored. */
-void rl_mcap_writer_free(rl_mcap_writer *w);
+RL_API void rl_mcap_writer_free(rl_mcap_writer *w);
 
 /* ---- Streamed reader -------------------------------------------------------------- */
 
@@ -371,7 +373,7 @@ typedef struct rl_mcap_reader_options {
     int decompress_ahead;
 } rl_mcap_reader_options;
 
-void rl_mcap_reader_options_default(rl_mcap_reader_options *opts);
+RL_API void rl_mcap_reader_options_default(rl_mcap_reader_options *opts);
 
 /* Reads a file from start to end, one record per call. Not thread-safe per reader. */
 typedef struct rl_mcap_reader rl_mcap_reader;
@@ -382,10 +384,10 @@ typedef struct rl_mcap_reader rl_mcap_reader;
  * records are read with pread(2) into a buffer kept between chunks (except in
  * RL_MCAP_CHUNKS_RAW), other records through the mapping, whose pages are handed back
  * behind the reader in files over 64 MiB. */
-int rl_mcap_reader_open(rl_mcap_reader **out, const char *path, const rl_mcap_reader_options *opts);
+RL_API int rl_mcap_reader_open(rl_mcap_reader **out, const char *path, const rl_mcap_reader_options *opts);
 
 /* Reads `len` bytes at `data`, borrowed: they must outlive the reader. */
-int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
+RL_API int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
                             const rl_mcap_reader_options *opts);
 
 /* Next record into `rec`. Returns 1 with a record, 0 after the footer and closing magic,
@@ -401,29 +403,29 @@ int rl_mcap_reader_open_mem(rl_mcap_reader **out, const void *data, size_t len,
  * of a mapped file until the reader is closed. The streamed reader checks the
  * leading magic, that a record's length fits in the bytes left, and the CRCs, but not the
  * placement rules (that is a checker's job), so damaged files can be scanned. */
-int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec);
+RL_API int rl_mcap_reader_next(rl_mcap_reader *r, rl_mcap_record *rec);
 
 /* Conditions that did not stop reading: a DataEnd whose data-section CRC does not match
  * (every record before it was read and checked, so it is a warning for a reader, not an
  * error; rl_mcap_doctor still reports it). The count so far, and the first one's text
  * ("byte N: DataEnd record: data section CRC mismatch: ..."), NULL when none; valid until
  * the reader is closed. */
-size_t rl_mcap_reader_warning_count(const rl_mcap_reader *r);
-const char *rl_mcap_reader_warning(const rl_mcap_reader *r);
+RL_API size_t rl_mcap_reader_warning_count(const rl_mcap_reader *r);
+RL_API const char *rl_mcap_reader_warning(const rl_mcap_reader *r);
 
 /* File offset of the next top-level record to be read (after an error: of the record that
  * failed, or of the chunk it is in). */
-uint64_t rl_mcap_reader_offset(const rl_mcap_reader *r);
+RL_API uint64_t rl_mcap_reader_offset(const rl_mcap_reader *r);
 
 /* Continues at top-level file offset `offset` (>= 8), leaving any open chunk and clearing
  * an error; used to skip damaged regions or re-read. RL_ERANGE beyond the end. */
-int rl_mcap_reader_seek(rl_mcap_reader *r, uint64_t offset);
+RL_API int rl_mcap_reader_seek(rl_mcap_reader *r, uint64_t offset);
 
 /* The whole file's bytes (mapped or read), valid until close. */
-const uint8_t *rl_mcap_reader_data(const rl_mcap_reader *r, size_t *len);
+RL_API const uint8_t *rl_mcap_reader_data(const rl_mcap_reader *r, size_t *len);
 
 /* Frees the reader; NULL is ignored. */
-void rl_mcap_reader_close(rl_mcap_reader *r);
+RL_API void rl_mcap_reader_close(rl_mcap_reader *r);
 
 /* ---- Summary alone ------------------------------------------------------------------
  * The summary section of a complete file, reached through its footer: nothing before it
@@ -440,7 +442,7 @@ void rl_mcap_reader_close(rl_mcap_reader *r);
  * RL_EPARSE (no leading magic, a malformed footer, summary_start out of range) or RL_ECRC,
  * naming the byte offset. `*start` and `*end` are 0 unless 1 is returned. The summary's
  * records themselves are not parsed. Thread-safe; allocates nothing. */
-int rl_mcap_summary_find(const uint8_t *data, size_t len, int verify_crc, size_t *start,
+RL_API int rl_mcap_summary_find(const uint8_t *data, size_t len, int verify_crc, size_t *start,
                          size_t *end);
 
 /* The summary's Statistics record (message counts per channel, time range), as
@@ -448,7 +450,7 @@ int rl_mcap_summary_find(const uint8_t *data, size_t len, int verify_crc, size_t
  * `data`), 0 when there is no summary or it holds no Statistics record (`*out` zeroed),
  * or rl_mcap_summary_find's errors and those of rl_mcap_records_next for a malformed
  * record before the Statistics. Thread-safe; allocates nothing. */
-int rl_mcap_summary_statistics(const uint8_t *data, size_t len, int verify_crc,
+RL_API int rl_mcap_summary_statistics(const uint8_t *data, size_t len, int verify_crc,
                                rl_mcap_statistics *out);
 
 /* ---- Indexed reader --------------------------------------------------------------- */
@@ -463,43 +465,43 @@ typedef struct rl_mcap_indexed rl_mcap_indexed;
 
 /* `max_chunk_size` bounds decompressed chunks (0 = 4 GiB). Errors: RL_EIO, RL_ENOENT,
  * RL_EPARSE / RL_ETRUNCATED / RL_ECRC when even the linear scan fails. */
-int rl_mcap_indexed_open(rl_mcap_indexed **out, const char *path, uint64_t max_chunk_size);
+RL_API int rl_mcap_indexed_open(rl_mcap_indexed **out, const char *path, uint64_t max_chunk_size);
 /* Same on `len` borrowed bytes. */
-int rl_mcap_indexed_open_mem(rl_mcap_indexed **out, const void *data, size_t len,
+RL_API int rl_mcap_indexed_open_mem(rl_mcap_indexed **out, const void *data, size_t len,
                              uint64_t max_chunk_size);
-void rl_mcap_indexed_close(rl_mcap_indexed *idx);
+RL_API void rl_mcap_indexed_close(rl_mcap_indexed *idx);
 
 /* 1 when the summary was used, 0 when the file was scanned linearly. */
-int rl_mcap_indexed_used_summary(const rl_mcap_indexed *idx);
+RL_API int rl_mcap_indexed_used_summary(const rl_mcap_indexed *idx);
 
 /* Conditions found while opening that did not stop reading, one text each ("byte N: ..."):
  * a data-section CRC mismatch, and a chunk that is an exact copy of an earlier one (its
  * messages are served once). Returns how many (at most 32 are kept); `*out` points at
  * them, valid until close. */
-size_t rl_mcap_indexed_warnings(const rl_mcap_indexed *idx, const char *const **out);
+RL_API size_t rl_mcap_indexed_warnings(const rl_mcap_indexed *idx, const char *const **out);
 
 /* Tables, valid until close. Schemas and channels are sorted by id, one per id. */
-size_t rl_mcap_indexed_schemas(const rl_mcap_indexed *idx, const rl_mcap_schema **out);
-size_t rl_mcap_indexed_channels(const rl_mcap_indexed *idx, const rl_mcap_channel **out);
+RL_API size_t rl_mcap_indexed_schemas(const rl_mcap_indexed *idx, const rl_mcap_schema **out);
+RL_API size_t rl_mcap_indexed_channels(const rl_mcap_indexed *idx, const rl_mcap_channel **out);
 /* NULL when unknown. */
-const rl_mcap_schema *rl_mcap_indexed_schema(const rl_mcap_indexed *idx, uint16_t id);
-const rl_mcap_channel *rl_mcap_indexed_channel(const rl_mcap_indexed *idx, uint16_t id);
+RL_API const rl_mcap_schema *rl_mcap_indexed_schema(const rl_mcap_indexed *idx, uint16_t id);
+RL_API const rl_mcap_channel *rl_mcap_indexed_channel(const rl_mcap_indexed *idx, uint16_t id);
 /* The Statistics record, NULL when the file has none (also after a linear scan). */
-const rl_mcap_statistics *rl_mcap_indexed_statistics(const rl_mcap_indexed *idx);
+RL_API const rl_mcap_statistics *rl_mcap_indexed_statistics(const rl_mcap_indexed *idx);
 /* Chunk indexes in file order (built from the chunks after a linear scan). */
-size_t rl_mcap_indexed_chunk_indexes(const rl_mcap_indexed *idx, const rl_mcap_chunk_index **out);
-size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *idx,
+RL_API size_t rl_mcap_indexed_chunk_indexes(const rl_mcap_indexed *idx, const rl_mcap_chunk_index **out);
+RL_API size_t rl_mcap_indexed_attachment_indexes(const rl_mcap_indexed *idx,
                                           const rl_mcap_attachment_index **out);
-size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *idx,
+RL_API size_t rl_mcap_indexed_metadata_indexes(const rl_mcap_indexed *idx,
                                         const rl_mcap_metadata_index **out);
 /* Whether message iterators check each chunk's uncompressed_crc (when not 0) as they load
  * it: 1 by default, as the streamed reader's verify_crcs; 0 skips the check (faster; a
  * damaged chunk may then yield wrong bytes or a parse error instead of RL_ECRC). Applies
  * to chunks loaded afterwards. Not thread-safe with running iterators. */
-void rl_mcap_indexed_set_verify_crcs(rl_mcap_indexed *idx, int verify);
+RL_API void rl_mcap_indexed_set_verify_crcs(rl_mcap_indexed *idx, int verify);
 /* Number of chunks decompressed or parsed so far by message iterators (for checking that
  * a query touches only the chunks it needs). */
-uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *idx);
+RL_API uint64_t rl_mcap_indexed_chunks_loaded(const rl_mcap_indexed *idx);
 
 /* A message query. Times are inclusive: start <= log_time <= end. */
 typedef struct rl_mcap_query {
@@ -510,14 +512,14 @@ typedef struct rl_mcap_query {
     int reverse; /* 1: newest first */
 } rl_mcap_query;
 
-void rl_mcap_query_default(rl_mcap_query *q);
+RL_API void rl_mcap_query_default(rl_mcap_query *q);
 
 typedef struct rl_mcap_message_iter rl_mcap_message_iter;
 
 /* Starts a query (`q` NULL = everything, forward). Messages come in log-time order; equal
  * log times keep file order (reversed with `reverse`). Only chunks whose time range and
  * channels match are loaded, and at most the chunks overlapping in time at once. */
-int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
+RL_API int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
                              rl_mcap_message_iter **out);
 
 /* Next message: 1 with `msg` (and `*channel`, when not NULL, its Channel record), 0 at the
@@ -526,9 +528,9 @@ int rl_mcap_indexed_messages(rl_mcap_indexed *idx, const rl_mcap_query *q,
  * file; decompressed when compressed), or into the bytes given to open_mem, or, for a
  * message outside any chunk, into the mapped file, and stays valid until the next call or
  * rl_mcap_message_iter_free. */
-int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
+RL_API int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
                               const rl_mcap_channel **channel);
-void rl_mcap_message_iter_free(rl_mcap_message_iter *it);
+RL_API void rl_mcap_message_iter_free(rl_mcap_message_iter *it);
 
 /* ---- Recovery ---------------------------------------------------------------------- */
 
@@ -598,13 +600,13 @@ typedef struct rl_mcap_recover_options {
  * defined elsewhere (for example in the summary). `opts` may be NULL. Errors: RL_EPARSE
  * (not an MCAP file: no leading magic), RL_EIO/RL_ENOSPC (writing), RL_ENOMEM. A damaged
  * input is not an error. */
-int rl_mcap_recover_fd(const char *in_path, int out_fd, const rl_mcap_recover_options *opts,
+RL_API int rl_mcap_recover_fd(const char *in_path, int out_fd, const rl_mcap_recover_options *opts,
                        rl_mcap_recover_report *report);
 /* Same on `len` borrowed bytes. */
-int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
+RL_API int rl_mcap_recover_mem(const void *data, size_t len, int out_fd,
                         const rl_mcap_recover_options *opts, rl_mcap_recover_report *report);
 /* Frees the report's lists; the struct itself is the caller's. NULL is ignored. */
-void rl_mcap_recover_report_free(rl_mcap_recover_report *report);
+RL_API void rl_mcap_recover_report_free(rl_mcap_recover_report *report);
 
 /* ---- Doctor ------------------------------------------------------------------------ */
 
@@ -640,10 +642,10 @@ typedef struct rl_mcap_doctor_report {
  * channels against the data section; footer offsets. Unreadable stretches are reported
  * and skipped. Returns RL_OK with `report` filled (count 0 means healthy), or RL_ENOENT /
  * RL_EIO (cannot open) / RL_ENOMEM. */
-int rl_mcap_doctor(const char *path, rl_mcap_doctor_report *report);
+RL_API int rl_mcap_doctor(const char *path, rl_mcap_doctor_report *report);
 /* Same on `len` borrowed bytes. */
-int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *report);
-void rl_mcap_doctor_report_free(rl_mcap_doctor_report *report);
+RL_API int rl_mcap_doctor_mem(const void *data, size_t len, rl_mcap_doctor_report *report);
+RL_API void rl_mcap_doctor_report_free(rl_mcap_doctor_report *report);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef RUNLAB_MSGDEF_H
 #define RUNLAB_MSGDEF_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,19 +105,19 @@ typedef struct rl_msg_codec rl_msg_codec;
 /* The codec for the pair, or NULL with RL_EUNSUPPORTED set (rl_error_last names both
  * encodings, non-printable bytes as \xNN, and the supported pairs). NULL encodings count
  * as "". The _bytes form takes MCAP's length-counted strings. */
-const rl_msg_codec *rl_msg_codec_find(const char *schema_encoding, const char *message_encoding);
-const rl_msg_codec *rl_msg_codec_find_bytes(const void *schema_encoding, size_t schema_len,
+RL_API const rl_msg_codec *rl_msg_codec_find(const char *schema_encoding, const char *message_encoding);
+RL_API const rl_msg_codec *rl_msg_codec_find_bytes(const void *schema_encoding, size_t schema_len,
                                             const void *message_encoding, size_t message_len);
-const char *rl_msg_codec_schema_encoding(const rl_msg_codec *codec);
-const char *rl_msg_codec_message_encoding(const rl_msg_codec *codec);
+RL_API const char *rl_msg_codec_schema_encoding(const rl_msg_codec *codec);
+RL_API const char *rl_msg_codec_message_encoding(const rl_msg_codec *codec);
 /* True for the pairs the MCAP ros2 profile allows and runlab decodes (ros2msg/cdr). */
-bool rl_msg_codec_ros2_profile(const rl_msg_codec *codec);
+RL_API bool rl_msg_codec_ros2_profile(const rl_msg_codec *codec);
 /* The supported pairs for messages: "ros2msg/cdr, omgidl/cdr". Static. */
-const char *rl_msg_codec_supported(void);
+RL_API const char *rl_msg_codec_supported(void);
 /* Parses a schema with the codec's parser (as rl_msgdef_parse, which is this with the
  * codec for (encoding, "cdr")); payloads then decode with rl_msg_decode and friends.
  * RL_EINVAL for a NULL codec. */
-int rl_msg_codec_parse(const rl_msg_codec *codec, rl_msgdef **out, const char *name,
+RL_API int rl_msg_codec_parse(const rl_msg_codec *codec, rl_msgdef **out, const char *name,
                        const char *text, size_t len);
 
 /* Parses a schema as MCAP stores it: `encoding` "ros2msg" (also "ros2idl" is refused as
@@ -125,24 +127,24 @@ int rl_msg_codec_parse(const rl_msg_codec *codec, rl_msgdef **out, const char *n
  * Errors (RL_EPARSE) name the schema, the line and column and what was expected;
  * RL_EUNSUPPORTED for other encodings. The result is immutable and may be shared by
  * threads. Free with rl_msgdef_free. */
-int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, const char *text,
+RL_API int rl_msgdef_parse(rl_msgdef **out, const char *encoding, const char *name, const char *text,
                     size_t len);
-void rl_msgdef_free(rl_msgdef *def);
+RL_API void rl_msgdef_free(rl_msgdef *def);
 
 /* The type table: rl_msgdef_type(def, i) for i < rl_msgdef_type_count(def), NULL past
  * it. The root (the schema's message type) is rl_msgdef_root(def). */
-size_t rl_msgdef_type_count(const rl_msgdef *def);
-const rl_msg_type *rl_msgdef_type(const rl_msgdef *def, uint32_t index);
-uint32_t rl_msgdef_root(const rl_msgdef *def);
+RL_API size_t rl_msgdef_type_count(const rl_msgdef *def);
+RL_API const rl_msg_type *rl_msgdef_type(const rl_msgdef *def, uint32_t index);
+RL_API uint32_t rl_msgdef_root(const rl_msgdef *def);
 /* IDL module-level constants ("a::b::MAX"), in declaration order; ros2msg constants
  * belong to their message type (rl_msg_type.constants). */
-const rl_msg_constant *rl_msgdef_constants(const rl_msgdef *def, size_t *count);
+RL_API const rl_msg_constant *rl_msgdef_constants(const rl_msgdef *def, size_t *count);
 /* Index of the named struct/enum/union, or RL_ENOENT. */
-int rl_msgdef_find(const rl_msgdef *def, const char *name, uint32_t *index);
+RL_API int rl_msgdef_find(const rl_msgdef *def, const char *name, uint32_t *index);
 
 /* Normalised text of the schema: every struct, enum and union reachable from the root,
  * dependencies first, one member per line ("float64[36] covariance"). Caller frees. */
-int rl_msgdef_format(const rl_msgdef *def, char **out);
+RL_API int rl_msgdef_format(const rl_msgdef *def, char **out);
 
 /* ---- Decoding ------------------------------------------------------------------------
  * Payloads are CDR with the 4-byte encapsulation header. Every length and count is
@@ -207,7 +209,7 @@ typedef int (*rl_msg_visit_fn)(void *ctx, const rl_msg_visit *v);
 /* Walks the payload with the schema's root type, in declaration order. Returns RL_OK
  * after the whole message, the visitor's positive value when it stopped early, or a
  * negative status. */
-int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
+RL_API int rl_msg_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_visit_fn fn,
                   void *ctx);
 
 /* Options of rl_msg_decode_flags (or-ed). */
@@ -220,24 +222,24 @@ enum {
 };
 
 /* rl_msg_decode with options (flags 0: the same). Unknown flags are RL_EINVAL. */
-int rl_msg_decode_flags(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
+RL_API int rl_msg_decode_flags(const rl_msgdef *def, const uint8_t *data, size_t len, unsigned flags,
                         rl_msg_visit_fn fn, void *ctx);
 
 /* Element i of a VALUES event, as a VALUE event for it would carry it. RL_ERANGE when
  * i >= v->count, RL_EINVAL when v is not a VALUES event. Thread-safe. */
-int rl_msg_values_get(const rl_msg_visit *v, size_t i, rl_msg_value *out);
+RL_API int rl_msg_values_get(const rl_msg_visit *v, size_t i, rl_msg_value *out);
 
 /* Elements [first, first + n) of a VALUES event as doubles (integers converted, bool 0/1);
  * returns how many were written (n, fewer at the end of the array, 0 when v is not a
  * VALUES event). Thread-safe. */
-size_t rl_msg_values_f64(const rl_msg_visit *v, size_t first, double *out, size_t n);
+RL_API size_t rl_msg_values_f64(const rl_msg_visit *v, size_t first, double *out, size_t n);
 
 /* Canonical JSON of the payload into *buf (capacity *cap, grown with realloc; the caller
  * keeps and frees it, so a loop allocates only while messages grow): 64-bit integers
  * exact, floats shortest (float32 as float32), "NaN"/"Infinity"/"-Infinity", enums and
  * char/byte/octet as numbers, unions as {"_d": d, "<case>": v}, absent optionals null.
  * *out_len is the length without the terminating NUL. */
-int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char **buf,
+RL_API int rl_msg_to_json(const rl_msgdef *def, const uint8_t *data, size_t len, char **buf,
                    size_t *cap, size_t *out_len);
 
 /* ---- Field paths ---------------------------------------------------------------------
@@ -248,23 +250,23 @@ typedef struct rl_msg_path rl_msg_path;
 /* Compiles `path` against the root type; it must end at a primitive, string or enum.
  * RL_ENOENT names the first part that does not exist; RL_EINVAL for bad syntax. The
  * compiled path refers to `def`, which must outlive it. Free with rl_msg_path_free. */
-int rl_msg_path_compile(rl_msg_path **out, const rl_msgdef *def, const char *path);
-void rl_msg_path_free(rl_msg_path *path);
+RL_API int rl_msg_path_compile(rl_msg_path **out, const rl_msgdef *def, const char *path);
+RL_API void rl_msg_path_free(rl_msg_path *path);
 /* Reads the field from one payload. RL_ENOENT when an index is past a sequence's length
  * or an optional member / union case on the way is absent. Thread-safe, no allocation. */
-int rl_msg_path_get(const rl_msg_path *path, const uint8_t *data, size_t len,
+RL_API int rl_msg_path_get(const rl_msg_path *path, const uint8_t *data, size_t len,
                     rl_msg_value *out);
 
 /* A wstring value (kind RL_MSG_WSTRING) as UTF-8: writes up to cap - 1 bytes and a NUL to
  * out (when cap > 0) and returns the full UTF-8 length, so a first call with cap 0 sizes
  * the buffer. A string value is copied as it is. Thread-safe. */
-size_t rl_msg_wstring_utf8(const rl_msg_value *v, char *out, size_t cap);
+RL_API size_t rl_msg_wstring_utf8(const rl_msg_value *v, char *out, size_t cap);
 
 /* The value as a double (integers converted, bool 0/1); RL_EINVAL for strings. */
-int rl_msg_value_f64(const rl_msg_value *v, double *out);
+RL_API int rl_msg_value_f64(const rl_msg_value *v, double *out);
 
 /* One-shot convenience: compile `path`, read it as a double, free. */
-int rl_msg_get_f64(const rl_msgdef *def, const uint8_t *data, size_t len, const char *path,
+RL_API int rl_msg_get_f64(const rl_msgdef *def, const uint8_t *data, size_t len, const char *path,
                    double *out);
 
 /* ---- Extraction: many fields in one pass ------------------------------------------------
@@ -293,15 +295,15 @@ typedef struct rl_msg_field {
  * (RL_EUNSUPPORTED for the path otherwise). Fails only with RL_EINVAL (NULL arguments) or
  * RL_ENOMEM. The result is immutable: one extraction may run on many threads at once.
  * Free with rl_msg_extract_free. */
-int rl_msg_extract_compile(rl_msg_extract **out, const rl_msgdef *def, const char *const *paths,
+RL_API int rl_msg_extract_compile(rl_msg_extract **out, const rl_msgdef *def, const char *const *paths,
                            size_t npaths);
-void rl_msg_extract_free(rl_msg_extract *ex);
+RL_API void rl_msg_extract_free(rl_msg_extract *ex);
 /* The number of paths given to rl_msg_extract_compile. */
-size_t rl_msg_extract_count(const rl_msg_extract *ex);
+RL_API size_t rl_msg_extract_count(const rl_msg_extract *ex);
 /* RL_OK when path i compiled; else the error rl_msg_path_compile gives for it (RL_ENOENT: the
  * schema lacks it, RL_EINVAL: bad syntax) or RL_EUNSUPPORTED, with its message in *why
  * (owned by the extraction). */
-int rl_msg_extract_status(const rl_msg_extract *ex, size_t i, const char **why);
+RL_API int rl_msg_extract_status(const rl_msg_extract *ex, size_t i, const char **why);
 
 /* Called after each element of the "[]" sequence with `fields`, whose "[]" paths then hold
  * that element's values. Return 0 to go on, > 0 to stop (rl_msg_extract_run returns it),
@@ -313,7 +315,7 @@ typedef int (*rl_msg_element_fn)(void *ctx, size_t index, const rl_msg_field *fi
  * callback's stop value, or a malformed payload's error as rl_msg_path_get gives it
  * (RL_EPARSE / RL_ETRUNCATED naming the field path and byte offset), after which `fields`
  * is partly filled. No allocation; thread-safe. */
-int rl_msg_extract_run(const rl_msg_extract *ex, const uint8_t *data, size_t len,
+RL_API int rl_msg_extract_run(const rl_msg_extract *ex, const uint8_t *data, size_t len,
                        rl_msg_field *fields, rl_msg_element_fn each, void *ctx);
 
 /* ---- Tables ----------------------------------------------------------------------------
@@ -324,8 +326,8 @@ int rl_msg_extract_run(const rl_msg_extract *ex, const uint8_t *data, size_t len
 enum { RL_MSG_MAX_EXPANDED = 1024 };
 
 /* The column names of the root type; free with rl_msg_columns_free. */
-int rl_msg_columns(const rl_msgdef *def, char ***names, size_t *count);
-void rl_msg_columns_free(char **names, size_t count);
+RL_API int rl_msg_columns(const rl_msgdef *def, char ***names, size_t *count);
+RL_API void rl_msg_columns_free(char **names, size_t count);
 
 /* One decoded row: cell i is buf[offsets[i] .. offsets[i + 1]) — numbers as in the JSON,
  * strings raw, absent members empty. Zero-initialise, reuse for many payloads, then
@@ -336,8 +338,8 @@ typedef struct rl_msg_row {
     size_t *offsets; /* ncols + 1 entries */
     size_t ncols;
 } rl_msg_row;
-int rl_msg_row_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_row *row);
-void rl_msg_row_free(rl_msg_row *row);
+RL_API int rl_msg_row_decode(const rl_msgdef *def, const uint8_t *data, size_t len, rl_msg_row *row);
+RL_API void rl_msg_row_free(rl_msg_row *row);
 
 /* ---- Encoding ----------------------------------------------------------------------------
  * CDR from a JSON value in the canonical form rl_msg_to_json writes (numbers, "NaN" /
@@ -360,10 +362,10 @@ struct json_object;
  * extensibility of ros2msg types (an omgidl type has its own; the caller picks a kind that
  * fits the root's: CDR/CDR2 for final, D_CDR2 appendable, PL_CDR/PL_CDR2 mutable).
  * Thread-safe. */
-int rl_msg_encode_json(const rl_msgdef *def, struct json_object *value, int kind, uint8_t **out,
+RL_API int rl_msg_encode_json(const rl_msgdef *def, struct json_object *value, int kind, uint8_t **out,
                        size_t *len);
 /* The same from JSON text. */
-int rl_msg_encode_json_text(const rl_msgdef *def, const char *json, size_t json_len, int kind,
+RL_API int rl_msg_encode_json_text(const rl_msgdef *def, const char *json, size_t json_len, int kind,
                             uint8_t **out, size_t *len);
 
 #ifdef __cplusplus

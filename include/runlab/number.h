@@ -5,6 +5,8 @@
 #ifndef RUNLAB_NUMBER_H
 #define RUNLAB_NUMBER_H
 
+#include "runlab/export.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -15,10 +17,10 @@ extern "C" {
  * same bits, -0 included; NaN as "nan", infinities as "inf" / "-inf". 32 bytes always
  * suffice. Returns the length; like snprintf it truncates to `cap` - 1 bytes and returns
  * the full length. Thread-safe. */
-size_t rl_format_f64(double v, char *buf, size_t cap);
+RL_API size_t rl_format_f64(double v, char *buf, size_t cap);
 
 /* strtod in the C locale, whatever LC_NUMERIC the application set. Thread-safe. */
-double rl_parse_f64(const char *s, char **end);
+RL_API double rl_parse_f64(const char *s, char **end);
 
 /* A fast exact reader of plain decimals ([+-]digits[.digits][(e|E)[+-]digits], at least one
  * digit) and of "nan" and "inf" (any case, optional sign), for bulk loading. Reads the
@@ -29,7 +31,7 @@ double rl_parse_f64(const char *s, char **end);
  * exactly here (more than 19 significant digits, a decimal exponent beyond +-27, or beyond
  * +-22 over 2^53 on a compiler without 128-bit integers): the caller then calls
  * rl_parse_f64. Never reads at or past `end`. Thread-safe, no allocation. */
-const char *rl_scan_decimal(const char *s, const char *end, double *out);
+RL_API const char *rl_scan_decimal(const char *s, const char *end, double *out);
 
 #ifdef __cplusplus
 }

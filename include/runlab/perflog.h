@@ -5,6 +5,8 @@
 #ifndef RUNLAB_PERFLOG_H
 #define RUNLAB_PERFLOG_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,10 +36,10 @@ typedef enum rl_end_reason {
 } rl_end_reason;
 
 /* "budget_exhausted", "goal_reached", "no_step", "stopped"; "unknown" otherwise. */
-const char *rl_end_reason_name(rl_end_reason reason);
+RL_API const char *rl_end_reason_name(rl_end_reason reason);
 
 /* "timer", "counter", "total", "gauge"; "unknown" otherwise. */
-const char *rl_perflog_type_name(rl_perflog_type type);
+RL_API const char *rl_perflog_type_name(rl_perflog_type type);
 
 typedef struct rl_perflog_config {
     const char *root;     /* data root; NULL: $RUNLAB_DATA_ROOT, else $HOME/runlab_data */
@@ -53,23 +55,23 @@ typedef struct rl_perflog_config {
 } rl_perflog_config;
 
 /* Defaults: everything NULL/0, log_performance true, cost_budget unbounded. */
-void rl_perflog_config_init(rl_perflog_config *cfg);
+RL_API void rl_perflog_config_init(rl_perflog_config *cfg);
 
 typedef struct rl_perflog rl_perflog;
 
 /* Creates a logger (nothing is written yet). The config's strings are copied. Names are
  * checked with rl_path_check_name: RL_EINVAL for a bad one. The caller owns `*out`
  * (rl_perflog_free). A logger is used by one thread at a time. */
-int rl_perflog_new(rl_perflog **out, const rl_perflog_config *cfg);
+RL_API int rl_perflog_new(rl_perflog **out, const rl_perflog_config *cfg);
 
 /* Frees the logger. If an episode is running, first ends it as RL_END_STOPPED (so a
  * summary exists). NULL is ignored. */
-void rl_perflog_free(rl_perflog *pl);
+RL_API void rl_perflog_free(rl_perflog *pl);
 
 /* Declares a layer instance (name -> kind, e.g. "planning" -> "next_best_view"), before
  * rl_perflog_start. Its columns appear after the agent's, prefixed "<name>.", layers
  * sorted by name. RL_EEXIST for a repeated name, RL_ESTATE after start. */
-int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind);
+RL_API int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind);
 
 /* Declares a column before rl_perflog_start and returns its handle in `*id`. `layer` NULL
  * for the agent's own columns, else a declared layer's name (the column is then named
@@ -84,36 +86,36 @@ int rl_perflog_add_layer(rl_perflog *pl, const char *name, const char *kind);
  * ElapsedWallTimeSec, and logs in it what rl_perflog_set_totals was last given. A column
  * the agent declared under one of these names is its own (it sets it; perflog never
  * writes it). */
-int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_perflog_type type,
+RL_API int rl_perflog_declare(rl_perflog *pl, const char *layer, const char *name, rl_perflog_type type,
                        const char *unit, const char *parent, int *id);
 
 /* Records one parameter for params.yaml (flat keys, e.g. "planning.sensor_range"), before
  * start. Keys: letters, digits, '_', '.', '-'. A repeated key replaces the value. */
-int rl_perflog_param_f64(rl_perflog *pl, const char *key, double value);
-int rl_perflog_param_i64(rl_perflog *pl, const char *key, int64_t value);
-int rl_perflog_param_str(rl_perflog *pl, const char *key, const char *value);
+RL_API int rl_perflog_param_f64(rl_perflog *pl, const char *key, double value);
+RL_API int rl_perflog_param_i64(rl_perflog *pl, const char *key, int64_t value);
+RL_API int rl_perflog_param_str(rl_perflog *pl, const char *key, const char *value);
 
 /* Starts the episode: creates the run directory
  * <root>[/<task>]/<dataset>/<scene>/<planner>/<YYYYmmdd_HHMMSS>[_k]/ (a new one; an
  * existing name gets the suffix _2, _3, ...), writes run_manifest.yaml and params.yaml,
  * and (with log_performance) performance_log.csv's header. The schema is fixed from here.
  * Errors: RL_ESTATE if already started, RL_EIO/RL_ENOSPC from the file system. */
-int rl_perflog_start(rl_perflog *pl);
+RL_API int rl_perflog_start(rl_perflog *pl);
 
 /* The run directory, valid after a successful start (until rl_perflog_free); else NULL. */
-const char *rl_perflog_run_dir(const rl_perflog *pl);
+RL_API const char *rl_perflog_run_dir(const rl_perflog *pl);
 
 /* The manifest's schema_fingerprint ("sha256:<64 hex>"), valid after start; else NULL. */
-const char *rl_perflog_fingerprint(const rl_perflog *pl);
+RL_API const char *rl_perflog_fingerprint(const rl_perflog *pl);
 
 /* Per-cycle recording. These never fail and never allocate; an invalid id, a NULL
  * logger, a logger not started, or log_performance false makes them do nothing. Timer
  * start/stop pairs may nest; a stop without start is ignored. */
-void rl_perflog_timer_start(rl_perflog *pl, int id);
-void rl_perflog_timer_stop(rl_perflog *pl, int id);
-void rl_perflog_count(rl_perflog *pl, int id, int64_t n); /* counter += n */
-void rl_perflog_add(rl_perflog *pl, int id, double v);    /* total += v */
-void rl_perflog_set(rl_perflog *pl, int id, double v);    /* gauge or total = v */
+RL_API void rl_perflog_timer_start(rl_perflog *pl, int id);
+RL_API void rl_perflog_timer_stop(rl_perflog *pl, int id);
+RL_API void rl_perflog_count(rl_perflog *pl, int id, int64_t n); /* counter += n */
+RL_API void rl_perflog_add(rl_perflog *pl, int id, double v);    /* total += v */
+RL_API void rl_perflog_set(rl_perflog *pl, int id, double v);    /* gauge or total = v */
 
 /* Episode totals for episode_summary.yaml and the per-cycle standard total columns; the
  * agent updates them as it goes, typically once per cycle before rl_perflog_cycle_end
@@ -130,35 +132,35 @@ typedef struct rl_episode_totals {
  * columns perflog added (see rl_perflog_declare); rows before the first call hold nan
  * there. Until the first call, the summary takes each total from the agent's own column
  * of that name (a total or gauge) when it declared one, else 0. RL_EINVAL for NULL. */
-int rl_perflog_set_totals(rl_perflog *pl, const rl_episode_totals *totals);
+RL_API int rl_perflog_set_totals(rl_perflog *pl, const rl_episode_totals *totals);
 /* real_accumulated_gain of a declared layer, for the summary. A layer whose gain is never
  * set this way states the value of its "<layer>.RealAccumulatedGain" column (a total or
  * gauge) when it has one, else 0. The figures draw that column (perflog does not add it).
  * RL_ENOENT for an unknown layer. */
-int rl_perflog_set_gain(rl_perflog *pl, const char *layer, double gain);
+RL_API int rl_perflog_set_gain(rl_perflog *pl, const char *layer, double gain);
 
 /* Ends a cycle: with log_performance, writes one CSV row (CycleIndex, ElapsedWallTimeSec,
  * then every column in CSV order) and flushes it, so a crash loses no finished cycle;
  * then resets timers and counters. Counts cycles either way. RL_ESTATE when not started,
  * RL_EIO on a write error. Also returns 1 (instead of RL_OK) when a stop was requested
  * by a signal (see rl_perflog_handle_signals), so loops can test `rc != 0`. */
-int rl_perflog_cycle_end(rl_perflog *pl);
+RL_API int rl_perflog_cycle_end(rl_perflog *pl);
 
 /* Map snapshots. With N = num_maps_to_save > 0 and a finite budget, snapshot k
  * (k = 0..N-1) is due at the first call after spent_cost passed k/N of the budget, at most
  * one per cycle; with an unbounded budget, snapshot 0 is due when `episode_ending`.
  * Returns the due index k (>= 0) or -1 when none is due. */
-int rl_perflog_map_due(rl_perflog *pl, double spent_cost, bool episode_ending);
+RL_API int rl_perflog_map_due(rl_perflog *pl, double spent_cost, bool episode_ending);
 
 /* Writes snapshot `k` (as returned by rl_perflog_map_due) to maps/<k, 5 digits>.<ext>
  * atomically and appends a row to map_log.csv (MapIndex, Cycle, SpentCost,
  * TotalPathLength, TotalPathDuration, File). `ext`: 1..8 letters/digits. */
-int rl_perflog_save_map(rl_perflog *pl, int k, const void *data, size_t len, const char *ext,
+RL_API int rl_perflog_save_map(rl_perflog *pl, int k, const void *data, size_t len, const char *ext,
                         double spent_cost, double path_length, double path_duration);
 
 /* Ends the episode: writes episode_summary.yaml (atomically) and closes the CSV. Later
  * per-cycle calls do nothing; a second end is RL_ESTATE. */
-int rl_perflog_end(rl_perflog *pl, rl_end_reason reason);
+RL_API int rl_perflog_end(rl_perflog *pl, rl_end_reason reason);
 
 /* ---- Signals --------------------------------------------------------------------------
  * SIGINT/SIGTERM during an episode must still leave a summary, but a signal handler may
@@ -177,18 +179,18 @@ int rl_perflog_end(rl_perflog *pl, rl_end_reason reason);
  * Only one logger at a time owns the handlers; installing for another replaces it.
  * Call from the thread running the loop, after rl_perflog_start. */
 enum { RL_PERFLOG_SIG_EXIT = 1 };
-int rl_perflog_handle_signals(rl_perflog *pl, int flags);
+RL_API int rl_perflog_handle_signals(rl_perflog *pl, int flags);
 
 /* Restores the dispositions saved by rl_perflog_handle_signals (also done by end/free). */
-void rl_perflog_release_signals(void);
+RL_API void rl_perflog_release_signals(void);
 
 /* True once SIGINT/SIGTERM arrived while handlers were installed. Async-signal-safe. */
-bool rl_perflog_stop_requested(void);
+RL_API bool rl_perflog_stop_requested(void);
 
 /* Computes the schema fingerprint of `n` columns given as parallel arrays (names, type
  * names, units, parents; NULL parent = none) as docs/perflog.md defines it, into `out`
  * ("sha256:" + 64 hex + NUL: at least 72 bytes). Used by the loader to check manifests. */
-int rl_perflog_compute_fingerprint(const char *const *names, const char *const *types,
+RL_API int rl_perflog_compute_fingerprint(const char *const *names, const char *const *types,
                                    const char *const *units, const char *const *parents, size_t n,
                                    char *out, size_t cap);
 

@@ -7,6 +7,8 @@
 #ifndef RUNLAB_PLOT_H
 #define RUNLAB_PLOT_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -87,64 +89,64 @@ typedef struct rl_series_opts {
 } rl_series_opts;
 
 /* Fills `opts` with the defaults (automatic colour, dash and marker; no label). */
-void rl_series_opts_init(rl_series_opts *opts);
+RL_API void rl_series_opts_init(rl_series_opts *opts);
 
 /* ---- Figures ------------------------------------------------------------------------
  * Figures are not thread-safe; different figures may be used from different threads.
  * Every function returns RL_OK or a negative rl_status with a message (runlab/error.h). */
 
 /* A new figure of rows x cols panels (1..16 each), 6.4 x 4.8 inches at 100 dpi. */
-int rl_figure_new(rl_figure **out, int rows, int cols);
+RL_API int rl_figure_new(rl_figure **out, int rows, int cols);
 /* Frees the figure, its panels and all copied data; NULL is a no-op. */
-void rl_figure_free(rl_figure *fig);
+RL_API void rl_figure_free(rl_figure *fig);
 
 /* Size in inches at `dpi` dots per inch (dpi 36..1200; sizes 1..100 in). Text and line
  * widths are in points (1/72 in), so a larger dpi gives a sharper, not a smaller, figure. */
-int rl_figure_set_size_in(rl_figure *fig, double width_in, double height_in, double dpi);
+RL_API int rl_figure_set_size_in(rl_figure *fig, double width_in, double height_in, double dpi);
 /* Size in pixels at `dpi` (the PNG has exactly this size; SVG uses it as width/height). */
-int rl_figure_set_size_px(rl_figure *fig, int width_px, int height_px, double dpi);
+RL_API int rl_figure_set_size_px(rl_figure *fig, int width_px, int height_px, double dpi);
 /* Figure title (suptitle) above every panel; NULL removes it. */
-int rl_figure_set_title(rl_figure *fig, const char *title);
+RL_API int rl_figure_set_title(rl_figure *fig, const char *title);
 
 /* Panel at (row, col), borrowed from the figure; NULL when out of range. */
-rl_axes *rl_figure_axes(rl_figure *fig, int row, int col);
+RL_API rl_axes *rl_figure_axes(rl_figure *fig, int row, int col);
 
 /* Number of values skipped so far because they were NaN or infinite (or not positive
  * on a log axis, counted when the figure is drawn). */
-size_t rl_figure_skipped(const rl_figure *fig);
+RL_API size_t rl_figure_skipped(const rl_figure *fig);
 
 /* Renders to `path`; `format` AUTO uses the extension (.png, .svg, .pdf, else RL_EINVAL).
  * PNG and SVG files are written atomically. */
-int rl_figure_save(rl_figure *fig, const char *path, rl_plot_format format);
+RL_API int rl_figure_save(rl_figure *fig, const char *path, rl_plot_format format);
 
 /* Renders to SVG in memory: a new NUL-terminated string owned by the caller (free()).
  * `id_prefix` (letters, digits, '-', '_'; NULL = "rl") keeps clip-path ids unique when
  * several figures are inlined in one HTML page. */
-int rl_figure_to_svg(rl_figure *fig, const char *id_prefix, char **out, size_t *out_len);
+RL_API int rl_figure_to_svg(rl_figure *fig, const char *id_prefix, char **out, size_t *out_len);
 
 /* ---- Panels ------------------------------------------------------------------------
  * Setters copy their strings (NULL clears) and return RL_OK, RL_EINVAL for a value out of
  * range, or RL_ENOMEM. */
 
-int rl_axes_set_title(rl_axes *ax, const char *title);
+RL_API int rl_axes_set_title(rl_axes *ax, const char *title);
 /* Axis label and unit, drawn as "label [unit]"; either may be NULL. */
-int rl_axes_set_xlabel(rl_axes *ax, const char *label, const char *unit);
-int rl_axes_set_ylabel(rl_axes *ax, const char *label, const char *unit);
+RL_API int rl_axes_set_xlabel(rl_axes *ax, const char *label, const char *unit);
+RL_API int rl_axes_set_ylabel(rl_axes *ax, const char *label, const char *unit);
 /* Log axes draw only positive values; the others are skipped and counted. */
-int rl_axes_set_xscale(rl_axes *ax, rl_plot_scale scale);
-int rl_axes_set_yscale(rl_axes *ax, rl_plot_scale scale);
+RL_API int rl_axes_set_xscale(rl_axes *ax, rl_plot_scale scale);
+RL_API int rl_axes_set_yscale(rl_axes *ax, rl_plot_scale scale);
 /* Fixed limits; NaN for either end keeps it automatic. lo must be < hi when both set. */
-int rl_axes_set_xlim(rl_axes *ax, double lo, double hi);
-int rl_axes_set_ylim(rl_axes *ax, double lo, double hi);
-int rl_axes_set_legend(rl_axes *ax, rl_legend_pos pos);
+RL_API int rl_axes_set_xlim(rl_axes *ax, double lo, double hi);
+RL_API int rl_axes_set_ylim(rl_axes *ax, double lo, double hi);
+RL_API int rl_axes_set_legend(rl_axes *ax, rl_legend_pos pos);
 /* Bars: grouped or stacked, vertical (default) or horizontal. */
-int rl_axes_set_bar_mode(rl_axes *ax, rl_bar_mode mode, bool horizontal);
+RL_API int rl_axes_set_bar_mode(rl_axes *ax, rl_bar_mode mode, bool horizontal);
 /* Equal aspect (trajectories, maps): one data unit has the same length on x and y; the
  * limits of the axis with room to spare are widened. Linear axes only; fixed limits of
  * that axis are widened too. Default off. */
-int rl_axes_set_equal_aspect(rl_axes *ax, bool on);
+RL_API int rl_axes_set_equal_aspect(rl_axes *ax, bool on);
 /* Light grid at the major ticks (default on). */
-int rl_axes_set_grid(rl_axes *ax, bool on);
+RL_API int rl_axes_set_grid(rl_axes *ax, bool on);
 
 /* ---- Series -------------------------------------------------------------------------
  * `opts` may be NULL for defaults. Points with a non-finite x or y are skipped (and
@@ -153,33 +155,33 @@ int rl_axes_set_grid(rl_axes *ax, bool on);
 /* Polyline through (x[i], y[i]) in the given order; with band_lo/band_hi a shaded band
  * behind it. Long lines are decimated per pixel column (first, min, max, last kept), so
  * the drawing is identical to the full line and a million points render fast. */
-int rl_axes_line(rl_axes *ax, const double *x, const double *y, size_t n,
+RL_API int rl_axes_line(rl_axes *ax, const double *x, const double *y, size_t n,
                  const rl_series_opts *opts);
 /* Step line: the value y[i] holds from x[i] to x[i+1] ("post" steps). */
-int rl_axes_step(rl_axes *ax, const double *x, const double *y, size_t n,
+RL_API int rl_axes_step(rl_axes *ax, const double *x, const double *y, size_t n,
                  const rl_series_opts *opts);
-int rl_axes_scatter(rl_axes *ax, const double *x, const double *y, size_t n,
+RL_API int rl_axes_scatter(rl_axes *ax, const double *x, const double *y, size_t n,
                     const rl_series_opts *opts);
 /* Empirical CDF of `n` samples (a step from 0 to 1). */
-int rl_axes_ecdf(rl_axes *ax, const double *values, size_t n, const rl_series_opts *opts);
+RL_API int rl_axes_ecdf(rl_axes *ax, const double *values, size_t n, const rl_series_opts *opts);
 /* Histogram of `n` samples; several histograms in one panel overlap translucently. */
-int rl_axes_hist(rl_axes *ax, const double *values, size_t n, const rl_series_opts *opts);
+RL_API int rl_axes_hist(rl_axes *ax, const double *values, size_t n, const rl_series_opts *opts);
 /* One box (Tukey: box Q1..Q3, median line, whiskers to the most extreme sample within
  * 1.5 IQR, outliers as points) of `n` samples, placed at the next category slot and named
  * `name` on the category axis. Boxes and bars cannot share a panel (RL_ESTATE). */
-int rl_axes_box(rl_axes *ax, const char *name, const double *values, size_t n,
+RL_API int rl_axes_box(rl_axes *ax, const char *name, const double *values, size_t n,
                 const rl_series_opts *opts);
 /* One bar series: values[i] for categories[i], i < ncat. The first bar series of a panel
  * sets the categories; later ones must have the same ncat and may pass categories NULL.
  * Non-finite values draw no bar and are counted. */
-int rl_axes_bar(rl_axes *ax, const char *const *categories, size_t ncat, const double *values,
+RL_API int rl_axes_bar(rl_axes *ax, const char *const *categories, size_t ncat, const double *values,
                 const rl_series_opts *opts);
 
 /* ---- Palette and ticks ------------------------------------------------------------ */
 
 /* Okabe-Ito colour `i` (mod 8) as 0xRRGGBB: blue, orange, bluish green, vermillion,
  * reddish purple, sky blue, black, yellow. */
-unsigned rl_plot_palette(int i);
+RL_API unsigned rl_plot_palette(int i);
 
 /* The colours that stand for vehicles, the same in every figure (time plots, maps):
  * rl_plot_vehicle_color(k) for the k-th vehicle (k >= 0; cycles after
@@ -187,31 +189,31 @@ unsigned rl_plot_palette(int i);
  * violations) or black (limits, maps), so a mark or a limit is never read as a vehicle.
  * Pure, thread-safe. */
 enum { RL_PLOT_VEHICLE_COLORS = 12 };
-unsigned rl_plot_vehicle_color(int k);
+RL_API unsigned rl_plot_vehicle_color(int k);
 #define RL_PLOT_VIOLATION_COLOR 0xD55E00u /* Okabe-Ito vermillion */
 #define RL_PLOT_LIMIT_COLOR 0x000000u     /* limits and thresholds (dashed) */
 
 /* "Nice" ticks for [lo, hi]: multiples of the smallest step 1, 2 or 5 x 10^k that gives at
  * most `max_ticks` (>= 2) ticks inside the range. Writes up to `cap` values and the step;
  * returns the count (>= 1 for a finite lo <= hi, 0 otherwise). Pure, thread-safe. */
-int rl_plot_ticks_linear(double lo, double hi, int max_ticks, double *ticks, int cap, double *step);
+RL_API int rl_plot_ticks_linear(double lo, double hi, int max_ticks, double *ticks, int cap, double *step);
 /* Log-axis ticks for [lo, hi] (lo > 0): powers of ten, every k-th decade so at most
  * `max_ticks` remain; when the range spans less than two decades, 2x and 5x are added. */
-int rl_plot_ticks_log(double lo, double hi, int max_ticks, double *ticks, int cap);
+RL_API int rl_plot_ticks_log(double lo, double hi, int max_ticks, double *ticks, int cap);
 /* Tick label for `v` on an axis with tick spacing `step`: SI prefixes (k, M, G, m, µ, n)
  * when |v| >= 1e4 or |v| < 1e-2, otherwise fixed decimals as the step needs; "−" (U+2212)
  * as minus sign. Returns the length written (truncated to cap - 1). */
-size_t rl_plot_format_tick(double v, double step, char *buf, size_t cap);
+RL_API size_t rl_plot_format_tick(double v, double step, char *buf, size_t cap);
 
 /* "10" with a superscript exponent ("10⁻³") for the power of ten nearest to v > 0: the
  * labels of log axes that span beyond 0.01 .. 10^4. Returns the length written. */
-size_t rl_plot_format_pow10(double v, char *buf, size_t cap);
+RL_API size_t rl_plot_format_pow10(double v, char *buf, size_t cap);
 
 /* Frees the process-wide font caches that cairo and fontconfig keep after the first text
  * is measured, so leak checkers (ASan, valgrind) see a clean exit. Call once at process
  * end, when no thread draws or uses cairo or fontconfig any more; drawing afterwards
  * still works (the caches are rebuilt). Never fails. */
-void rl_plot_release_caches(void);
+RL_API void rl_plot_release_caches(void);
 
 /* ---- Figure records ---------------------------------------------------------------
  * Beside "dir/name.ext" writes "dir/name.yaml": the figure files present with that stem
@@ -228,7 +230,7 @@ typedef struct rl_figure_record {
 /* Writes the record for `figure_path` (its extension is replaced by .yaml) atomically.
  * `rec` may be NULL (command line from /proc/self/cmdline, no inputs). Returns RL_OK,
  * RL_EINVAL for an empty path, RL_ENOMEM, or the I/O error of the write. Thread-safe. */
-int rl_figure_record_write(const char *figure_path, const rl_figure_record *rec);
+RL_API int rl_figure_record_write(const char *figure_path, const rl_figure_record *rec);
 
 #ifdef __cplusplus
 }

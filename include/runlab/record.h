@@ -6,6 +6,7 @@
 #ifndef RUNLAB_RECORD_H
 #define RUNLAB_RECORD_H
 
+#include "runlab/export.h"
 #include "runlab/mcap.h"
 
 #include <stddef.h>
@@ -31,7 +32,7 @@ typedef enum rl_record_state {
 } rl_record_state;
 
 /* "IDLE", "ARMED", ... Never NULL; thread-safe. */
-const char *rl_record_state_name(rl_record_state state);
+RL_API const char *rl_record_state_name(rl_record_state state);
 
 /* The bag's compression: the MCAP writer's kinds (runlab/mcap.h), under the recorder's
  * names. */
@@ -41,22 +42,22 @@ typedef rl_mcap_compression rl_record_compression;
 #define RL_RECORD_COMPRESSION_LZ4 RL_MCAP_COMPRESSION_LZ4
 
 /* "none", "zstd", "lz4". Never NULL. */
-const char *rl_record_compression_name(rl_record_compression c);
+RL_API const char *rl_record_compression_name(rl_record_compression c);
 
 /* The compression named `name` ("none", "zstd" or "lz4", as rl_record_compression_name
  * spells them) into *out. RL_EINVAL for any other text (or NULL), with a message that
  * quotes it; *out is then unchanged. Thread-safe. */
-int rl_record_compression_from_name(const char *name, rl_record_compression *out);
+RL_API int rl_record_compression_from_name(const char *name, rl_record_compression *out);
 
 /* The levels rl_record_options.compression_level may take with compression `c`: zstd
  * -7..22, lz4 0..12, none 0 (0 is always the writer's default). Into *min and *max;
  * RL_EINVAL for an unknown `c`. Thread-safe. */
-int rl_record_compression_level_range(rl_record_compression c, int *min, int *max);
+RL_API int rl_record_compression_level_range(rl_record_compression c, int *min, int *max);
 
 /* The one check of a compression level: RL_OK when `level` is in `c`'s range, else
  * RL_EINVAL with a message saying the level and the range ("20 is not 0..12 for lz4"),
  * which callers prefix with where the level came from. Thread-safe. */
-int rl_record_compression_level_check(rl_record_compression c, long long level);
+RL_API int rl_record_compression_level_check(rl_record_compression c, long long level);
 
 /* What the heartbeat and rl_recorder_status report. Strings are owned by the recorder
  * and stay valid until rl_recorder_free (`run_dir`, `run_id` are "" until a prepare has
@@ -134,7 +135,7 @@ typedef struct rl_record_options {
 
 /* Fills `opts` with the defaults above (home and lock_dir NULL, domain 0, no
  * heartbeat). Never fails; thread-safe. */
-void rl_record_options_default(rl_record_options *opts);
+RL_API void rl_record_options_default(rl_record_options *opts);
 
 /* What prepare is told about the run. Everything is copied. */
 typedef struct rl_record_run {
@@ -170,12 +171,12 @@ typedef struct rl_recorder rl_recorder;
  * pid. The lock is an flock(2), so a crashed owner never leaves a stale lock behind.
  * Errors: RL_EINVAL (bad options, message names the field), RL_EBUSY (another recorder
  * holds the lock; the message names its pid), RL_EIO, RL_ENOMEM. */
-int rl_recorder_new(rl_recorder **out, const rl_record_options *opts);
+RL_API int rl_recorder_new(rl_recorder **out, const rl_record_options *opts);
 
 /* Stops the threads (a recording still running is cancelled first, ending
  * INTERRUPTED), releases the lock and frees. Waits for the writer thread, so a writer
  * stalled in the kernel delays it. NULL is ignored. Not concurrently with other calls. */
-void rl_recorder_free(rl_recorder *r);
+RL_API void rl_recorder_free(rl_recorder *r);
 
 /* IDLE -> ARMED. Checks free space, reserves the run id (a run id is used by one run
  * only, ever: "experiments/.run-ids/<id>" points to its directory), creates
@@ -191,27 +192,27 @@ void rl_recorder_free(rl_recorder *r);
  * RL_EEXIST (run id already used, or the directory exists), RL_ENOSPC, RL_ENOENT (map),
  * RL_EPARSE / RL_ECRC / RL_EUNSUPPORTED (a map that does not read: file, line or byte
  * offset in the message), RL_EIO. */
-int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
+RL_API int rl_recorder_prepare(rl_recorder *r, const rl_record_run *run);
 
 /* Replaces the run's parameter snapshots (config/nodes.json, rewritten atomically) and its
  * scenario (the manifest's "scenario", rewritten with it) after prepare: snapshots from
  * nodes that answered later. Either may be NULL (left as it is). ARMED or RECORDING, else
  * RL_ESTATE; RL_EINVAL for text that is no JSON object; RL_EIO, RL_ENOMEM. Thread-safe. */
-int rl_recorder_set_nodes(rl_recorder *r, const char *nodes_json, const char *scenario_json);
+RL_API int rl_recorder_set_nodes(rl_recorder *r, const char *nodes_json, const char *scenario_json);
 
 /* ARMED -> RECORDING (the acknowledgement after which START is published); rewrites the
  * manifest so that it says so even after a crash. RL_ESTATE otherwise.
  * All transitions (prepare, begin, mark_*, finish, cancel) are thread-safe: they are
  * serialised inside, and one that loses a race is refused like any illegal one. */
-int rl_recorder_begin(rl_recorder *r);
+RL_API int rl_recorder_begin(rl_recorder *r);
 
 /* Marks the START / STOP stamps (ns since the epoch, as message stamps; the manifest is
  * rewritten with them by the recorder's disk thread, never by the caller). May be called
  * after messages stamped later have been pushed, within the write delay. START only in
  * RECORDING and once; STOP only after START, once, and not before START's stamp.
  * Refusals (RL_ESTATE, RL_EINVAL) change nothing. Thread-safe. */
-int rl_recorder_mark_start(rl_recorder *r, int64_t stamp_ns);
-int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp_ns);
+RL_API int rl_recorder_mark_start(rl_recorder *r, int64_t stamp_ns);
+RL_API int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp_ns);
 
 /* RECORDING -> COMPLETE when STOP was marked, else INTERRUPTED (`reason`, or "finished
  * without STOP"). Writes every queued message, closes the bag and rewrites the
@@ -222,12 +223,12 @@ int rl_recorder_mark_stop(rl_recorder *r, int64_t stamp_ns);
  * that count and has the manifest rewritten with it (by the recorder's disk thread, so
  * the call never waits for the disk), and still returns RL_ESTATE saying why the run
  * failed. rl_recorder_free ends it too. */
-int rl_recorder_finish(rl_recorder *r, const char *reason);
+RL_API int rl_recorder_finish(rl_recorder *r, const char *reason);
 
 /* ARMED or RECORDING -> INTERRUPTED with `reason` (e.g. "SIGINT"). Queued messages are
  * still written and the bag is closed properly. RL_ESTATE in other states (on a FAILED run
  * it ends the count of messages refused after the failure, as finish does). */
-int rl_recorder_cancel(rl_recorder *r, const char *reason);
+RL_API int rl_recorder_cancel(rl_recorder *r, const char *reason);
 
 /* ARMED or RECORDING -> FAILED with `reason` (copied; NULL or "" reads "failed"): for a
  * failure the caller saw, such as a vehicle lost mid-run. Unlike a failure of the recorder
@@ -237,7 +238,7 @@ int rl_recorder_cancel(rl_recorder *r, const char *reason);
  * by itself it ends the late count and keeps that run's reason); RL_EIO when the writer
  * failed during the drain (the run is then FAILED with the writer's reason). Thread-safe;
  * one end call (finish, cancel or fail) wins, the others get RL_ESTATE. */
-int rl_recorder_fail(rl_recorder *r, const char *reason);
+RL_API int rl_recorder_fail(rl_recorder *r, const char *reason);
 
 /* Registers a topic and returns its id through `out_id` (ids are dense, from 0). The same
  * topic name again returns the existing id when schema and encoding are equal,
@@ -245,7 +246,7 @@ int rl_recorder_fail(rl_recorder *r, const char *reason);
  * Allowed in IDLE, ARMED and RECORDING. Thread-safe. At most 4096 topics (RL_ERANGE).
  * RL_EINVAL when the bag's profile is "ros2" (given, or decided at prepare) and the topic
  * has no ros2msg / ros2idl schema or no cdr message encoding. */
-int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
+RL_API int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_name,
                           const char *schema_encoding, const void *schema_data,
                           size_t schema_len, const char *message_encoding, uint16_t *out_id);
 
@@ -257,7 +258,7 @@ int rl_recorder_add_topic(rl_recorder *r, const char *topic, const char *schema_
  * Allowed in every state; a run already ended has its manifest rewritten (by the disk
  * thread) when the description changed. Thread-safe. RL_ENOENT (unknown topic id),
  * RL_EINVAL (not a JSON object, or too long: the message says which), RL_ENOMEM. */
-int rl_recorder_set_topic_qos(rl_recorder *r, uint16_t topic_id, const char *qos_json);
+RL_API int rl_recorder_set_topic_qos(rl_recorder *r, uint16_t topic_id, const char *qos_json);
 
 /* Something the recorder was asked to record that yielded nothing (or not everything):
  * `name` (a topic or a pattern of topics) and `reason`, both at most 1024 bytes. */
@@ -271,7 +272,7 @@ typedef struct rl_record_unmatched {
  * 1024 entries. The next manifest carries the list; a run already ended has its manifest
  * rewritten (by the disk thread) when the list changed. Allowed in every state.
  * Thread-safe. RL_EINVAL (too many entries, a NULL or too long string), RL_ENOMEM. */
-int rl_recorder_set_unmatched(rl_recorder *r, const rl_record_unmatched *items, size_t count);
+RL_API int rl_recorder_set_unmatched(rl_recorder *r, const rl_record_unmatched *items, size_t count);
 
 /* Hands one message to the recorder: copied into the queue, never blocks for space.
  * `receive_ns` is the log time (and the stamp classified against START..STOP),
@@ -281,7 +282,7 @@ int rl_recorder_set_unmatched(rl_recorder *r, const rl_record_unmatched *items, 
  * counted, except in a FAILED run until its finish, cancel or free (see rl_recorder_finish),
  * where it is counted received and dropped for its topic. RL_EINVAL for an unknown topic
  * id or a negative stamp. Thread-safe. */
-int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
+RL_API int rl_recorder_push(rl_recorder *r, uint16_t topic_id, int64_t receive_ns, int64_t publish_ns,
                      const void *data, size_t len);
 
 /* Gives a payload handed over with rl_record_msg.release back to its producer. */
@@ -308,20 +309,20 @@ typedef struct rl_record_msg {
  * Stops at the first message refused: `*queued` (required) says how many were queued
  * before it, and the return value is what rl_recorder_push returned for it (counted the
  * same way); RL_OK when all were queued. Thread-safe. */
-int rl_recorder_push_many(rl_recorder *r, uint16_t topic_id, const rl_record_msg *msgs,
+RL_API int rl_recorder_push_many(rl_recorder *r, uint16_t topic_id, const rl_record_msg *msgs,
                           size_t count, size_t *queued);
 
 /* In a terminal state, waits until the writer thread has written or dropped everything
  * and closed the bag; the counters and manifest are final afterwards (a FAILED run is
  * finished by the writer on its own). RL_ESTATE before a terminal state. */
-int rl_recorder_wait(rl_recorder *r);
+RL_API int rl_recorder_wait(rl_recorder *r);
 
 /* Current state; thread-safe. */
-rl_record_state rl_recorder_state(const rl_recorder *r);
+RL_API rl_record_state rl_recorder_state(const rl_recorder *r);
 
 /* Fills `out` with the current status (see rl_record_status for string lifetimes).
  * Thread-safe. */
-void rl_recorder_status(rl_recorder *r, rl_record_status *out);
+RL_API void rl_recorder_status(rl_recorder *r, rl_record_status *out);
 
 /* Per-topic counters. Returns RL_OK, or RL_ENOENT when `topic_id` is not registered.
  * `topic` points into the recorder (valid until free). Thread-safe. */
@@ -329,18 +330,18 @@ typedef struct rl_record_topic_stats {
     const char *topic;
     uint64_t received, inside, outside, written, dropped, bytes;
 } rl_record_topic_stats;
-int rl_recorder_topic_stats(rl_recorder *r, uint16_t topic_id, rl_record_topic_stats *out);
+RL_API int rl_recorder_topic_stats(rl_recorder *r, uint16_t topic_id, rl_record_topic_stats *out);
 
 /* Path of the run directory and of the bag file inside it: "" until a prepare has
  * succeeded (also while one runs in another thread), then fixed. Valid until free;
  * thread-safe. */
-const char *rl_recorder_run_dir(const rl_recorder *r);
-const char *rl_recorder_bag_path(const rl_recorder *r);
+RL_API const char *rl_recorder_run_dir(const rl_recorder *r);
+RL_API const char *rl_recorder_bag_path(const rl_recorder *r);
 
 /* Checks a run id as prepare does: rl_path_check_name plus at most 64 bytes, and only
  * letters, digits, '-', '_', '.' (a run id also ends up in topic names and URLs).
  * RL_OK or RL_EINVAL with a message naming the offending byte. */
-int rl_record_check_run_id(const char *run_id);
+RL_API int rl_record_check_run_id(const char *run_id);
 
 /* What rl_record_repair did. */
 typedef struct rl_record_repair_report {
@@ -361,14 +362,14 @@ typedef struct rl_record_repair_report {
  * RL_EBUSY (its recorder is still running: it holds the run directory's lock), RL_EINVAL
  * (not a recorder run directory), RL_ENOENT, RL_EIO, RL_ENOSPC. Not concurrently with
  * itself on one directory (the lock refuses the second). */
-int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
+RL_API int rl_record_repair(const char *run_dir, rl_record_repair_report *out);
 
 /* rl_record_repair for a caller that knows why the recorder died (the control flow that
  * drove it): an unfinished run is rewritten as `final_state` (RL_RECORD_INTERRUPTED or
  * RL_RECORD_FAILED) with `reason` as the result's reason, word for word (NULL or "": the
  * repair's own sentence, as rl_record_repair). A finished run is left alone as there.
  * Errors as rl_record_repair, and RL_EINVAL for another `final_state`. */
-int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const char *reason,
+RL_API int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const char *reason,
                         rl_record_repair_report *out);
 
 /* Adds (or replaces) the top-level key `key` of a finished run's manifest.json with the JSON
@@ -378,7 +379,7 @@ int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const 
  * run's recorder still holds the directory), RL_EINVAL (another key, text that is no JSON,
  * a run that has not finished), RL_ENOENT, RL_EIO. Not concurrently with a repair of the
  * same directory (the lock refuses the second). */
-int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text);
+RL_API int rl_record_manifest_note(const char *run_dir, const char *key, const char *json_text);
 
 struct json_object; /* json-c's; runlab/json.h reads it */
 
@@ -416,22 +417,22 @@ typedef struct rl_record_manifest {
  * RL_EPARSE (not JSON, or not a JSON object), RL_EIO, RL_ENOMEM; the message names the
  * file. It takes no lock: a manifest is always replaced whole (rename), so a reader sees
  * the old one or the new one. Thread-safe for distinct `out`. */
-int rl_record_manifest_read(const char *run_dir, rl_record_manifest *out);
+RL_API int rl_record_manifest_read(const char *run_dir, rl_record_manifest *out);
 
 /* Frees what rl_record_manifest_read gave (the document unless taken over, the vehicles)
  * and empties *m. NULL is a no-op. */
-void rl_record_manifest_free(rl_record_manifest *m);
+RL_API void rl_record_manifest_free(rl_record_manifest *m);
 
 /* 1 when `run_dir` is a recorder run that has not finished (no manifest, or one in
  * ARMED or RECORDING), with a one-line description in `why` (recording in progress, or
  * recorder gone and how to repair); 0 for finished runs and other directories. Never
  * fails; changes nothing (it holds the run directory's lock shared for a moment to see
  * whether its recorder lives). */
-int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap);
+RL_API int rl_record_run_unfinished(const char *run_dir, char *why, size_t cap);
 
 /* Resolves the runlab home: `home` if not NULL, else $RUNLAB_HOME, else $HOME/runlab.
  * RL_ERANGE when `cap` is too small, RL_ENOENT when neither variable is set. */
-int rl_record_home(const char *home, char *out, size_t cap);
+RL_API int rl_record_home(const char *home, char *out, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef RUNLAB_REPORT_H
 #define RUNLAB_REPORT_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,26 +29,26 @@ typedef enum rl_badge {
 } rl_badge;
 
 /* "PASS", "FAIL", "INSUFFICIENT", "UNAVAILABLE", "N/A", "INCOMPLETE"; "?" for other values. */
-const char *rl_badge_name(rl_badge b);
+RL_API const char *rl_badge_name(rl_badge b);
 
 /* A new empty report whose <title> and first heading is `title`. Reports are not
  * thread-safe; different reports may be built in different threads. All functions return
  * RL_OK or a negative rl_status with a message (runlab/error.h); on RL_ENOMEM the report
  * stays usable but incomplete and rl_report_write fails. */
-int rl_report_new(rl_report **out, const char *title);
+RL_API int rl_report_new(rl_report **out, const char *title);
 /* Frees the report; NULL is a no-op. */
-void rl_report_free(rl_report *r);
+RL_API void rl_report_free(rl_report *r);
 
 /* Heading of `level` 1..4 (the report title is the only h1 by convention). */
-int rl_report_heading(rl_report *r, int level, const char *text);
-int rl_report_paragraph(rl_report *r, const char *text);
+RL_API int rl_report_heading(rl_report *r, int level, const char *text);
+RL_API int rl_report_paragraph(rl_report *r, const char *text);
 /* A line "<label> <badge>". */
-int rl_report_status(rl_report *r, const char *label, rl_badge badge);
+RL_API int rl_report_status(rl_report *r, const char *label, rl_badge badge);
 
 /* Key/value table: begin (caption may be NULL), rows, end. */
-int rl_report_kv_begin(rl_report *r, const char *caption);
-int rl_report_kv(rl_report *r, const char *key, const char *value);
-int rl_report_kv_end(rl_report *r);
+RL_API int rl_report_kv_begin(rl_report *r, const char *caption);
+RL_API int rl_report_kv(rl_report *r, const char *key, const char *value);
+RL_API int rl_report_kv_end(rl_report *r);
 
 /* Data tables. Cells that parse completely as numbers (optionally with a trailing '%')
  * are right-aligned with tabular figures; with RL_TABLE_SORTABLE a click on a header sorts
@@ -62,17 +64,17 @@ typedef struct rl_report_cell {
     rl_badge badge;   /* BADGE */
 } rl_report_cell;
 
-int rl_report_table_begin(rl_report *r, const char *caption, const char *const *headers,
+RL_API int rl_report_table_begin(rl_report *r, const char *caption, const char *const *headers,
                           size_t ncols, unsigned flags);
 /* One row of ncols text cells (NULL cells are empty). */
-int rl_report_table_row(rl_report *r, const char *const *cells);
+RL_API int rl_report_table_row(rl_report *r, const char *const *cells);
 /* One row of ncols typed cells. */
-int rl_report_table_row_cells(rl_report *r, const rl_report_cell *cells);
-int rl_report_table_end(rl_report *r);
+RL_API int rl_report_table_row_cells(rl_report *r, const rl_report_cell *cells);
+RL_API int rl_report_table_end(rl_report *r);
 
 /* Renders `fig` to SVG and inlines it, with an optional caption. Drawing changes nothing
  * in the figure but its count of values skipped on log axes; it may be freed right after. */
-int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
+RL_API int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
 
 /* Inlines a figure already drawn as SVG, with an optional caption: `svg` is the
  * NUL-terminated document rl_figure_to_svg gives with the NULL id prefix (the bytes
@@ -80,34 +82,34 @@ int rl_report_figure(rl_report *r, struct rl_figure *fig, const char *caption);
  * clip-path ids get the report's figure prefix: the page is the same as with
  * rl_report_figure. Other SVG is inlined as it is (its ids must not collide). Borrowed;
  * errors as rl_report_figure (RL_EINVAL for NULL). */
-int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption);
+RL_API int rl_report_figure_svg(rl_report *r, const char *svg, const char *caption);
 
 /* As rl_report_figure_svg, with id="anchor" on the <figure> so that a table's link cell
  * "#anchor" leads to it. `anchor` is 1..100 of [A-Za-z0-9_-] and should be unique in the
  * page (RL_EINVAL otherwise; NULL: no id). */
-int rl_report_figure_svg_at(rl_report *r, const char *svg, const char *caption,
+RL_API int rl_report_figure_svg_at(rl_report *r, const char *svg, const char *caption,
                             const char *anchor);
 
 /* A folded block (<details>): `summary` is the line shown while it is closed; the blocks
  * added until rl_report_details_end are shown when a reader opens it (printing opens
  * it). Blocks do not nest (RL_ESTATE). */
-int rl_report_details_begin(rl_report *r, const char *summary);
-int rl_report_details_end(rl_report *r);
+RL_API int rl_report_details_begin(rl_report *r, const char *summary);
+RL_API int rl_report_details_end(rl_report *r);
 
 /* A link to a file beside the report. `href` must be relative and stay inside the report's
  * directory: no scheme ("http:"), no leading '/', no ".." component (RL_EINVAL).
  * Consecutive links share one line. `text` NULL shows the href. */
-int rl_report_link(rl_report *r, const char *href, const char *text);
+RL_API int rl_report_link(rl_report *r, const char *href, const char *text);
 
 /* The finished HTML document (the report remains usable), a new string owned by the
  * caller (free()). */
-int rl_report_to_string(rl_report *r, char **out, size_t *out_len);
+RL_API int rl_report_to_string(rl_report *r, char **out, size_t *out_len);
 /* Writes the document to `path` atomically. */
-int rl_report_write(rl_report *r, const char *path);
+RL_API int rl_report_write(rl_report *r, const char *path);
 
 /* Escapes `s` for HTML/XML text and attribute values: & < > " ' become entities, control
  * characters and invalid UTF-8 become U+FFFD. New string owned by the caller (free()). */
-int rl_html_escape(const char *s, char **out);
+RL_API int rl_html_escape(const char *s, char **out);
 
 #ifdef __cplusplus
 }

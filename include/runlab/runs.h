@@ -5,6 +5,8 @@
 #ifndef RUNLAB_RUNS_H
 #define RUNLAB_RUNS_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,9 +47,9 @@ typedef enum rl_run_reason {
 } rl_run_reason;
 
 /* "parsed", "degraded", "skipped". */
-const char *rl_run_status_name(rl_run_status status);
+RL_API const char *rl_run_status_name(rl_run_status status);
 /* Short snake_case name of a reason ("truncated_row"); "unknown" out of range. */
-const char *rl_run_reason_name(rl_run_reason reason);
+RL_API const char *rl_run_reason_name(rl_run_reason reason);
 
 /* One loaded run. All fields are read-only for the caller and owned by the run. */
 typedef struct rl_run {
@@ -91,18 +93,18 @@ typedef struct rl_run_limits {
 /* Loads one run directory into a new rl_run (free with rl_run_free). Bad or missing files
  * never make it fail: they set the status and reasons. Returns RL_OK, RL_EINVAL (NULL
  * argument) or RL_ENOMEM. `limits` may be NULL. Thread-safe (no shared state). */
-int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out);
-void rl_run_free(rl_run *run);
+RL_API int rl_run_load(const char *dir, const rl_run_limits *limits, rl_run **out);
+RL_API void rl_run_free(rl_run *run);
 
 /* Column by name (borrowed, num_rows values) or NULL when the run has no such column. */
-const double *rl_run_column(const rl_run *run, const char *name);
+RL_API const double *rl_run_column(const rl_run *run, const char *name);
 
 /* Final gain of one layer of the run (see rl_run.layer_gains); NaN when the run has no
  * gain for that layer. */
-double rl_run_layer_gain(const rl_run *run, const char *layer);
+RL_API double rl_run_layer_gain(const rl_run *run, const char *layer);
 
 /* True when the reason's bit is set. */
-bool rl_run_has_reason(const rl_run *run, rl_run_reason reason);
+RL_API bool rl_run_has_reason(const rl_run *run, rl_run_reason reason);
 
 /* A set of runs found below roots, sorted by path. */
 typedef struct rl_run_set {
@@ -122,7 +124,7 @@ typedef struct rl_run_set {
  * a failure. Runs are loaded by a small pool of threads (rl_run_limits.threads), one run
  * per task; the set is the same whatever the thread count. Returns RL_OK, RL_EINVAL,
  * RL_ENOMEM or RL_EIO (no thread could be started); free with rl_run_set_free. */
-int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
+RL_API int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_run_set **out);
 
 /* Called by rl_runs_load_progress after each run is loaded (`done` of `total`, the path of
@@ -131,10 +133,10 @@ int rl_runs_load(const char *const *roots, size_t num_roots, const rl_run_limits
 typedef void (*rl_runs_progress_fn)(size_t done, size_t total, const char *path, void *user);
 
 /* rl_runs_load with a progress callback (NULL: none), for long loads of many runs. */
-int rl_runs_load_progress(const char *const *roots, size_t num_roots,
+RL_API int rl_runs_load_progress(const char *const *roots, size_t num_roots,
                           const rl_run_limits *limits, rl_runs_progress_fn progress,
                           void *user, rl_run_set **out);
-void rl_run_set_free(rl_run_set *set);
+RL_API void rl_run_set_free(rl_run_set *set);
 
 /* Called by rl_runs_each for each run, in path order (`index` of `total`), always from the
  * calling thread. The run is borrowed: it is freed when the callback returns. A negative
@@ -147,7 +149,7 @@ typedef int (*rl_runs_each_fn)(const rl_run *run, size_t index, size_t total, vo
  * rl_run_limits.threads). The walk errors go to *walk_errors (free each string and the
  * array) when both pointers are given. Returns RL_OK, RL_EINVAL, RL_ENOMEM, RL_EIO, or the
  * callback's code. */
-int rl_runs_each(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
+RL_API int rl_runs_each(const char *const *roots, size_t num_roots, const rl_run_limits *limits,
                  rl_runs_each_fn fn, void *user, char ***walk_errors, size_t *num_walk_errors);
 
 /* Counts by status and by reason. */
@@ -159,13 +161,13 @@ typedef struct rl_runs_report {
     size_t rows; /* data rows over all runs */
 } rl_runs_report;
 
-void rl_runs_aggregate(const rl_run_set *set, rl_runs_report *out);
+RL_API void rl_runs_aggregate(const rl_run_set *set, rl_runs_report *out);
 /* Adds one run to the counts (start from a zeroed report; walk_errors is the caller's). */
-void rl_runs_report_add(rl_runs_report *out, const rl_run *run);
+RL_API void rl_runs_report_add(rl_runs_report *out, const rl_run *run);
 
 /* Writes the report as text lines ("runs: 12 (parsed 9, degraded 2, skipped 1)" then one
  * line per reason with a count). Returns RL_OK or RL_EIO. */
-int rl_runs_report_print(const rl_runs_report *report, FILE *file);
+RL_API int rl_runs_report_print(const rl_runs_report *report, FILE *file);
 
 #ifdef __cplusplus
 }

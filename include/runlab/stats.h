@@ -5,6 +5,8 @@
 #ifndef RUNLAB_STATS_H
 #define RUNLAB_STATS_H
 
+#include "runlab/export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -17,11 +19,11 @@ extern "C" {
  * finite, except that +inf is allowed at the top (a run with no result yet); the result
  * is then +inf when it falls there. Returns RL_OK, or RL_EINVAL for n == 0, a NULL
  * pointer or p outside [0, 1]. */
-int rl_stats_quantile_sorted(const double *sorted, size_t n, double p, double *out);
+RL_API int rl_stats_quantile_sorted(const double *sorted, size_t n, double p, double *out);
 
 /* Median of `n` samples in any order (copied and sorted; the input is left as is).
  * NaN samples are RL_EINVAL. Returns RL_OK, RL_EINVAL (n == 0, NaN) or RL_ENOMEM. */
-int rl_stats_median(const double *x, size_t n, double *out);
+RL_API int rl_stats_median(const double *x, size_t n, double *out);
 
 /* Distribution-free confidence interval of the median. */
 typedef struct rl_median_ci {
@@ -39,13 +41,13 @@ typedef struct rl_median_ci {
  * independent samples of a continuous variable. Returns RL_OK (also when the interval is
  * not available: out->available is then false), RL_EINVAL (n == 0, NaN sample, level
  * outside (0, 1)) or RL_ENOMEM. */
-int rl_stats_median_ci(const double *x, size_t n, double level, rl_median_ci *out);
+RL_API int rl_stats_median_ci(const double *x, size_t n, double level, rl_median_ci *out);
 
 /* P(B <= k) for B ~ Binomial(n, 1/2), computed in log space (any n). Pure. */
-double rl_stats_binom_half_cdf(size_t n, size_t k);
+RL_API double rl_stats_binom_half_cdf(size_t n, size_t k);
 
 /* Standard normal distribution function Phi(z). Pure. */
-double rl_stats_normal_cdf(double z);
+RL_API double rl_stats_normal_cdf(double z);
 
 /* Wilcoxon rank-sum / Mann-Whitney U test of sample x against sample y. */
 typedef struct rl_ranksum {
@@ -64,7 +66,7 @@ typedef struct rl_ranksum {
  * The approximation is rough below about 8 samples per group. Returns RL_OK, RL_EINVAL
  * (an empty sample, NaN values) or RL_ENOMEM. Infinite values are allowed (they rank
  * at the ends). */
-int rl_stats_ranksum(const double *x, size_t nx, const double *y, size_t ny, rl_ranksum *out);
+RL_API int rl_stats_ranksum(const double *x, size_t nx, const double *y, size_t ny, rl_ranksum *out);
 
 #ifdef __cplusplus
 }

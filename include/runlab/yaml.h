@@ -5,6 +5,8 @@
 #ifndef RUNLAB_YAML_H
 #define RUNLAB_YAML_H
 
+#include "runlab/export.h"
+
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -21,19 +23,19 @@ extern "C" {
  * numbers out of range (RL_ERANGE), and aliases that would expand to more than a
  * million copied nodes (RL_ERANGE). Aliases become independent copies. Nothing is
  * printed; the message is "name:line:col: what". */
-int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **out);
+RL_API int rl_yaml_parse(const char *text, size_t len, const char *name, json_object **out);
 
 /* Reads a file of at most `max_bytes` and parses it. */
-int rl_yaml_read_file(const char *path, size_t max_bytes, json_object **out);
+RL_API int rl_yaml_read_file(const char *path, size_t max_bytes, json_object **out);
 
 /* Emits `obj` as block-style YAML (keys in insertion order; strings quoted whenever they
  * would otherwise read back as another type or are not plain-safe) into a new string
  * owned by the caller (free()). Reading the output back gives an equal document, except
  * that bytes which are not valid UTF-8 (YAML is Unicode text) become U+FFFD. */
-int rl_yaml_to_string(json_object *obj, char **out, size_t *out_len);
+RL_API int rl_yaml_to_string(json_object *obj, char **out, size_t *out_len);
 
 /* Writes `obj` as YAML to `path` atomically (rl_fs_write_atomic). */
-int rl_yaml_write_file(const char *path, json_object *obj);
+RL_API int rl_yaml_write_file(const char *path, json_object *obj);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,12 @@
 . "$(dirname "$0")/lib.sh"
 BUILD="${RUNLAB_BIN:?}/.."
 P="$TMP/prefix"
-cmake --install "$BUILD" --prefix "$P" >"$TMP/install.out" 2>&1
-rc=$?
+# BUILD/install_manifest.txt is shared: tests installing from this tree take turns.
+{
+    flock 9
+    cmake --install "$BUILD" --prefix "$P" >"$TMP/install.out" 2>&1
+    rc=$?
+} 9>>"$BUILD/.install.lock"
 out=$(cat "$TMP/install.out")
 err=""
 check "cmake --install exits 0" rc_is 0

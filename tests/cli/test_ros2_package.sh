@@ -17,8 +17,12 @@ out=$(head -c 2000 "$TMP/diff.out")
 check "idl/ros2/runlab_msgs is up to date (run scripts/ros2_package.py idl/ros2/runlab_msgs)" rc_is 0
 
 P="$TMP/prefix"
-cmake --install "$BUILD" --prefix "$P" >"$TMP/install.out" 2>&1
-rc=$?
+# BUILD/install_manifest.txt is shared: tests installing from this tree take turns.
+{
+    flock 9
+    cmake --install "$BUILD" --prefix "$P" >"$TMP/install.out" 2>&1
+    rc=$?
+} 9>>"$BUILD/.install.lock"
 out=$(cat "$TMP/install.out")
 check "cmake --install exits 0" rc_is 0
 for f in share/runlab/ros2/runlab_msgs/package.xml share/runlab/ros2/runlab_msgs/CMakeLists.txt \
