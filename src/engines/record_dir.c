@@ -6,6 +6,7 @@
 #include "engines/record_watch.h"
 
 #include "runlab/error.h"
+#include "runlab/json.h"
 #include "runlab/fs.h"
 #include "runlab/hash.h"
 #include "runlab/provenance.h"
@@ -257,29 +258,24 @@ void rl_rec_lock_release(rec_lock *l)
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-static char *json_text(json_object *o, const char *path, size_t *len)
+/* The text of a manifest or config file, ending in a newline: through runlab's JSON writer,
+ * which turns any byte string into valid JSON (invalid UTF-8 becomes U+FFFD), so the strict
+ * reader always reads back what was written (json-c's own serialiser copies raw bytes: a
+ * topic name with invalid UTF-8 from a damaged bag made a repaired manifest unreadable). */
+char *rl_rec_json_text(json_object *o, const char *path, size_t *len)
 {
-    const char *text = json_object_to_json_string_length(
-        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
-        len);
-    if (!text) {
-        rl_error_set(RL_ENOMEM, "%s: cannot serialise JSON", path);
+    char *buf = NULL;
+    if (rl_json_to_string(o, &buf, len) < 0) {
+        rl_error_prefix(rl_error_last_code(), "%s", path);
         return NULL;
     }
-    char *buf = malloc(*len + 1);
-    if (!buf) {
-        rl_error_set(RL_ENOMEM, "%s: out of memory", path);
-        return NULL;
-    }
-    memcpy(buf, text, *len);
-    buf[(*len)++] = '\n';
     return buf;
 }
 
 static int write_json(const char *path, json_object *o)
 {
     size_t len = 0;
-    char *buf = json_text(o, path, &len);
+    char *buf = rl_rec_json_text(o, path, &len);
     if (!buf)
         return rl_error_last_code();
     int rc = rl_fs_write_atomic(path, buf, len, 0644);
@@ -817,7 +813,7 @@ int rl_rec_manifest_write(rec_run_info *info, const rec_manifest *s)
         return rc;
     json_object *m = manifest_json(info, s);
     size_t len = 0;
-    char *text = m ? json_text(m, path, &len) : NULL;
+    char *text = m ? rl_rec_json_text(m, path, &len) : NULL;
     json_object_put(m);
     if (!text)
         return rl_error_set(RL_ENOMEM, "%s: out of memory", path);

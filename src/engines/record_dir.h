@@ -162,6 +162,10 @@ int rl_rec_reserve(rec_run_info *info, uint64_t bytes);
 /* Writes `text` (len bytes) as `path` atomically; on failure falls back to the room file
  * `reserve_fd` (preallocated, at `reserve_path`), which is consumed then (*reserve_fd
  * becomes -1). */
+/* A JSON document as the text runlab writes it (valid UTF-8, a newline at the end); NULL with
+ * the error set (prefixed by `path`). The caller frees it. */
+char *rl_rec_json_text(struct json_object *o, const char *path, size_t *len);
+
 int rl_rec_write_with_reserve(const char *path, const char *text, size_t len, int *reserve_fd,
                               const char *reserve_path);
 

@@ -529,33 +529,22 @@ int rl_record_repair_as(const char *run_dir, rl_record_state final_state, const 
     char path[PATH_MAX];
     rc = rl_path_join(path, sizeof path, run_dir, "manifest.json");
     size_t len = 0;
-    const char *text = rc == RL_OK ? json_object_to_json_string_length(
-                                         man, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                  JSON_C_TO_STRING_NOSLASHESCAPE,
-                                         &len)
-                                   : NULL;
-    if (rc == RL_OK && !text)
-        rc = rl_error_set(RL_ENOMEM, "%s: cannot serialise", path);
+    char *buf = rc == RL_OK ? rl_rec_json_text(man, path, &len) : NULL;
+    if (rc == RL_OK && !buf)
+        rc = rl_error_last_code();
     if (rc == RL_OK) {
-        char *buf = malloc(len + 1);
-        if (!buf)
-            rc = rl_error_set(RL_ENOMEM, "out of memory");
-        else {
-            memcpy(buf, text, len);
-            buf[len] = '\n';
-            /* The dead recorder's room for the manifest, if it left one, is used when the
-             * disk is full. */
-            char reserve[PATH_MAX];
-            int rfd = -1;
-            if (snprintf(reserve, sizeof reserve, "%s/%s", run_dir, RL_REC_RESERVE_NAME) <
-                (int)sizeof reserve)
-                rfd = open(reserve, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-            rc = rl_rec_write_with_reserve(path, buf, len + 1, &rfd, reserve);
-            if (rfd >= 0)
-                close(rfd);
-            free(buf);
-        }
+        /* The dead recorder's room for the manifest, if it left one, is used when the
+         * disk is full. */
+        char reserve[PATH_MAX];
+        int rfd = -1;
+        if (snprintf(reserve, sizeof reserve, "%s/%s", run_dir, RL_REC_RESERVE_NAME) <
+            (int)sizeof reserve)
+            rfd = open(reserve, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        rc = rl_rec_write_with_reserve(path, buf, len, &rfd, reserve);
+        if (rfd >= 0)
+            close(rfd);
     }
+    free(buf);
     if (rc == RL_OK) {
         remove_leftovers(run_dir);
         snprintf(rep->what, sizeof rep->what,
@@ -602,19 +591,11 @@ int rl_record_manifest_note(const char *run_dir, const char *key, const char *js
         char path[PATH_MAX];
         rc = rl_path_join(path, sizeof path, run_dir, "manifest.json");
         size_t len = 0;
-        const char *text = rc == RL_OK ? json_object_to_json_string_length(
-                                             man, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                      JSON_C_TO_STRING_NOSLASHESCAPE,
-                                             &len)
-                                       : NULL;
-        char *buf = text ? malloc(len + 1) : NULL;
+        char *buf = rc == RL_OK ? rl_rec_json_text(man, path, &len) : NULL;
         if (rc == RL_OK && !buf)
-            rc = rl_error_set(RL_ENOMEM, "%s: cannot serialise", path);
-        if (rc == RL_OK) {
-            memcpy(buf, text, len);
-            buf[len] = '\n';
-            rc = rl_fs_write_atomic(path, buf, len + 1, 0644);
-        }
+            rc = rl_error_last_code();
+        if (rc == RL_OK)
+            rc = rl_fs_write_atomic(path, buf, len, 0644);
         free(buf);
     }
     json_object_put(value);
