@@ -74,9 +74,9 @@ typedef struct sample {
 static size_t read_times(const char *dir, sample *s)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/results.json", dir);
     json_object *root, *pls;
-    if (rl_json_read_file(path, 256u << 20, &root) < 0)
+    if (snprintf(path, sizeof path, "%s/results.json", dir) >= (int)sizeof path ||
+        rl_json_read_file(path, 256u << 20, &root) < 0)
         return 0;
     size_t np = 0;
     if (json_object_object_get_ex(root, "planners", &pls))
