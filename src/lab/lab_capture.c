@@ -3,7 +3,9 @@
  * reliability and durability the writer offers (lab_capture_qos.c), with the schema from the
  * writer's type information (XTypes type lookup, so types runlab was not built with are
  * recorded too); its readers' receive path (lab_capture_receive.c) hands the raw CDR of
- * every sample to the recorder engine in batches; type lookup runs on a worker thread. */
+ * every sample to the recorder engine in batches; type lookup runs on a small pool of worker
+ * threads, so that one writer whose type lookup stalls (its node died mid-discovery) does not
+ * hold up the subscription of every other topic. */
 #include "lab/lab_capture_receive.h"
 #include "lab/lab_internal.h"
 
@@ -16,11 +18,16 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* How long type lookup may wait for the writer's type objects. */
 #define TYPE_LOOKUP_TIMEOUT DDS_SECS(3)
+
+/* Subscribing threads: each type lookup blocks up to TYPE_LOOKUP_TIMEOUT, and a lab brings
+   tens of topics at once (every vehicle's state, observation and command when it starts). */
+#define SUBSCRIBE_WORKERS 4
 
 /* One discovered writer (several writers of one topic, type and partition set share one:
  * its group). A group's writers may offer different reliability and durability: each
@@ -32,6 +39,8 @@ typedef struct publication {
     dds_qos_t *qos;                  /* the first writer's QoS (with its type information) */
     int keyed;
     int state; /* 0 not matched by any pattern, 1 subscribed, 2 failed (logged once) */
+    int busy;  /* a worker is subscribing it or adding readers (no other worker takes it) */
+    int64_t busy_since_ns; /* rl_mono_ns() when that began */
     unsigned offered;  /* classes the group's writers offer (bits 1 << class) */
     unsigned readers;  /* classes of the readers made for it (bits 1 << class) */
     char *failure;     /* why (some of) its writers are not recorded, or NULL */
@@ -50,10 +59,10 @@ struct lab_capture {
     dds_entity_t discovery;
     pthread_mutex_t mu;
     pthread_cond_t wake;
-    pthread_t worker;
-    int worker_started, stop, rescan;
+    pthread_t workers[SUBSCRIBE_WORKERS];
+    int workers_started, stop, rescan;
     publication *pubs;       /* every distinct writer seen */
-    publication *pending;    /* new ones, for the worker */
+    publication *pending;    /* new ones, for the workers */
     char **patterns;
     int *asked;              /* per pattern: asked for (lab_capture_add_pattern) */
     size_t pattern_count, pattern_cap;
@@ -181,7 +190,8 @@ static void on_incompatible(dds_entity_t reader, const dds_requested_incompatibl
     lab_handoff_publish();
 }
 
-/* Tells the engine how the topic of `topic_id` is read (the manifest's "qos"). Worker only. */
+/* Tells the engine how the topic of `topic_id` is read (the manifest's "qos"). On the
+ * worker that holds the publication busy. */
 static void describe_topic(lab_capture *c, uint16_t topic_id)
 {
     unsigned classes[64];
@@ -198,7 +208,7 @@ static void describe_topic(lab_capture *c, uint16_t topic_id)
 }
 
 /* Makes one reader of `reader_class` for `p`'s group, whose earlier readers' classes are
- * `earlier` (it skips the writers they fit). Worker only, without the lock. */
+ * `earlier` (it skips the writers they fit). On the worker holding `p` busy, without the lock. */
 static int make_reader(lab_capture *c, publication *p, unsigned reader_class, unsigned earlier)
 {
     dds_qos_t *q = lab_qos_reader(reader_class);
@@ -249,7 +259,8 @@ static int make_reader(lab_capture *c, publication *p, unsigned reader_class, un
     return RL_OK;
 }
 
-/* Adds the readers `p`'s writers need (none fits a class offered). Worker only. */
+/* Adds the readers `p`'s writers need (none fits a class offered). On the worker holding
+ * `p` busy. */
 static int add_readers(lab_capture *c, publication *p)
 {
     pthread_mutex_lock(&c->mu);
@@ -267,8 +278,8 @@ static int add_readers(lab_capture *c, publication *p)
     return rc;
 }
 
-/* Makes the topic, schema, subscriber and readers for `p`. Runs on the worker, without the
- * lock held. */
+/* Makes the topic, schema, subscriber and readers for `p`. Runs on the worker holding `p`
+ * busy, without the lock held. */
 static int subscribe(lab_capture *c, publication *p)
 {
     dds_builtintopic_endpoint_t ep = {.topic_name = p->topic, .type_name = p->type, .qos = p->qos};
@@ -319,14 +330,15 @@ static int subscribe(lab_capture *c, publication *p)
     return rc;
 }
 
-/* A publication the worker has to act on: a new group that a pattern matches, or a
+/* A publication no worker holds and one has to act on: a new group that a pattern matches, or a
  * subscribed one whose writers offer a class none of its readers fits. Under the lock. */
 static publication *next_todo(lab_capture *c)
 {
     unsigned need[LAB_CLASS_COUNT];
     for (publication *p = c->pubs; p; p = p->next)
-        if ((p->state == 0 && matches(c, p->topic)) ||
-            (p->state == 1 && lab_qos_readers_needed(p->offered, p->readers, need) > 0))
+        if (!p->busy &&
+            ((p->state == 0 && matches(c, p->topic)) ||
+             (p->state == 1 && lab_qos_readers_needed(p->offered, p->readers, need) > 0)))
             return p;
     return NULL;
 }
@@ -365,6 +377,8 @@ static void *worker_main(void *arg)
         }
         int fresh = todo->state == 0;
         todo->state = 1;
+        todo->busy = 1;
+        todo->busy_since_ns = rl_mono_ns();
         pthread_mutex_unlock(&c->mu);
         int rc = fresh ? subscribe(c, todo) : add_readers(c, todo);
         /* A writer found after the run ended is no loss: said, but not as a warning. */
@@ -375,6 +389,7 @@ static void *worker_main(void *arg)
             note_failure(c, todo, rl_error_last());
         }
         pthread_mutex_lock(&c->mu);
+        todo->busy = 0;
         if (rc < 0 && !todo->readers) {
             todo->state = 2; /* never tried again: said once */
         } else if (rc < 0) {
@@ -454,11 +469,11 @@ static void on_publication(dds_entity_t reader, void *arg)
             for (publication *p = c->pending; p && !known; p = p->next)
                 known = same_pub(p, ep, parts) ? p : NULL;
             /* Another writer of a known group: a class of QoS none of the group's readers
-               fits gets a reader of its own (the worker makes it). */
+               fits gets a reader of its own (a worker makes it). */
             if (known && (known->offered | offers) != known->offered) {
                 known->offered |= offers;
                 c->rescan = 1;
-                pthread_cond_signal(&c->wake);
+                pthread_cond_broadcast(&c->wake);
             }
             publication *np = known ? NULL : calloc(1, sizeof *np);
             if (np) {
@@ -475,7 +490,7 @@ static void on_publication(dds_entity_t reader, void *arg)
                 if (np->topic && np->type) {
                     np->next = c->pending;
                     c->pending = np;
-                    pthread_cond_signal(&c->wake);
+                    pthread_cond_broadcast(&c->wake);
                 } else {
                     free(np->topic);
                     free(np->type);
@@ -520,9 +535,11 @@ int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *re
     pthread_mutex_unlock(&c->mu);
     if (rc == RL_OK && drc < 0)
         rc = lab_dds_fail(drc, "participant GUID");
-    if (rc == RL_OK && pthread_create(&c->worker, NULL, worker_main, c) != 0)
-        rc = rl_error_set(RL_ERR, "cannot start the discovery worker");
-    c->worker_started = rc == RL_OK;
+    for (int i = 0; rc == RL_OK && i < SUBSCRIBE_WORKERS; i++)
+        if (pthread_create(&c->workers[i], NULL, worker_main, c) != 0)
+            rc = rl_error_set(RL_ERR, "cannot start the discovery workers");
+        else
+            c->workers_started++;
     if (rc == RL_OK) {
         lab_handoff_publish();
         dds_listener_t *l = dds_create_listener(c);
@@ -574,11 +591,36 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern, int asked)
         c->patterns[c->pattern_count++] = copy;
         copy = NULL;
         c->rescan = 1;
-        pthread_cond_signal(&c->wake);
+        pthread_cond_broadcast(&c->wake);
     }
     pthread_mutex_unlock(&c->mu);
     free(copy);
     return rc;
+}
+
+size_t lab_capture_backlog(lab_capture *c, char *text, size_t cap)
+{
+    size_t waiting = 0;
+    const publication *oldest = NULL;
+    pthread_mutex_lock(&c->mu);
+    int64_t now = rl_mono_ns();
+    for (int list = 0; list < 2; list++)
+        for (const publication *p = list ? c->pending : c->pubs; p; p = p->next) {
+            int matched = matches(c, p->topic);
+            if (matched && (list || p->state == 0 || p->busy))
+                waiting++;
+            if (matched && !list && p->busy &&
+                (!oldest || p->busy_since_ns < oldest->busy_since_ns))
+                oldest = p;
+        }
+    if (cap && oldest)
+        snprintf(text, cap, "%zu discovered writer group(s) not yet subscribed; the longest "
+                 "subscription under way, %s, for %.1f s", waiting, oldest->topic,
+                 (double)(now - oldest->busy_since_ns) / 1e9);
+    else if (cap)
+        snprintf(text, cap, "%zu discovered writer group(s) not yet subscribed", waiting);
+    pthread_mutex_unlock(&c->mu);
+    return waiting;
 }
 
 size_t lab_capture_topic_count(lab_capture *c)
@@ -661,14 +703,20 @@ static void collect_unmatched(lab_capture *c, const reader_view *rv, size_t nrv,
             }
         if (matched)
             continue;
-        const publication *found = NULL, *failed = NULL;
-        for (const publication *p = c->pubs; p; p = p->next)
-            if (rl_lab_topic_match(pat, p->topic)) {
-                found = found ? found : p;
-                failed = failed ? failed : (p->failure ? p : NULL);
-            }
+        const publication *found = NULL, *failed = NULL, *waiting = NULL;
+        for (int list = 0; list < 2; list++)
+            for (const publication *p = list ? c->pending : c->pubs; p; p = p->next)
+                if (rl_lab_topic_match(pat, p->topic)) {
+                    found = found ? found : p;
+                    failed = failed ? failed : (p->failure ? p : NULL);
+                    waiting = waiting ? waiting : (list || p->state == 0 || p->busy ? p : NULL);
+                }
         if (!found)
             lab_unmatched_add(l, pat, "no writer discovered during the run");
+        else if (waiting && !failed)
+            lab_unmatched_add(l, pat, "writers were discovered (%s), but the recorder was "
+                              "still subscribing to them (type lookup) when the run ended",
+                              waiting->topic);
         else if (failed)
             lab_unmatched_add(l, pat, "%s: not recorded: %s", failed->topic, failed->failure);
         else if (incompatible)
@@ -759,11 +807,11 @@ void lab_capture_stop(lab_capture *c)
     lab_handoff_acquire(); /* the listeners ended when the participant was deleted */
     pthread_mutex_lock(&c->mu);
     c->stop = 1;
-    pthread_cond_signal(&c->wake);
+    pthread_cond_broadcast(&c->wake);
     pthread_mutex_unlock(&c->mu);
-    if (c->worker_started)
-        pthread_join(c->worker, NULL);
-    c->worker_started = 0;
+    for (int i = 0; i < c->workers_started; i++)
+        pthread_join(c->workers[i], NULL);
+    c->workers_started = 0;
 }
 
 void lab_capture_close(lab_capture *c)

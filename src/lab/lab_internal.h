@@ -166,6 +166,10 @@ int lab_capture_add_pattern(lab_capture *c, const char *pattern, int asked);
 void lab_capture_settle(lab_capture *c, int final);
 
 /* Readers made so far. Thread-safe. */
+/* How many discovered writer groups that a pattern matches wait for their subscription
+ * (type lookup, readers), written as a sentence into `text` (with the longest one under
+ * way); for warnings that say why a topic was not recorded yet. Any thread. */
+size_t lab_capture_backlog(lab_capture *c, char *text, size_t cap);
 size_t lab_capture_topic_count(lab_capture *c);
 
 /* Transient-local samples received while the recorder was IDLE are held (the latest per

@@ -342,8 +342,10 @@ static void await_ready(rl_lab_recorder *n, int64_t timeout_ns)
         if (!missing)
             return;
         if (rl_mono_ns() >= deadline) {
+            char backlog[512];
+            lab_capture_backlog(n->capture, backlog, sizeof backlog);
             rl_log(RL_LOG_WARN, "recorder: begin: READY of %zu prepared vehicle(s) (first: %d) "
-                   "not received; beginning without", missing, first);
+                   "not received; beginning without (%s)", missing, first, backlog);
             return;
         }
         struct timespec ts = {0, 5 * 1000000};

@@ -24,7 +24,7 @@ check() { # check DESCRIPTION CONDITION...
         echo "FAIL: $what"
         echo "  rc=$rc"
         echo "  stdout: ${out:0:600}"
-        echo "  stderr: ${err:0:600}"
+        echo "  stderr: ${err:0:3000}"
     fi
 }
 
