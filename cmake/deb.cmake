@@ -1,6 +1,6 @@
 # The Debian packages (`make deb`, CPack): runlab (the command, its man pages, completion
-# and data), librunlab<ABI> (the shared library) and librunlab-dev (headers, static library,
-# runlab.pc, the CMake package). Runtime dependencies are computed by dpkg-shlibdeps; the
+# and data), librunlab<ABI> (the shared library), librunlab-dev (headers, static library,
+# runlab.pc, the CMake package) and, when the Python package is built, python3-runlab. Runtime dependencies are computed by dpkg-shlibdeps; the
 # -dev package names the -dev packages of the libraries runlab.pc and runlabConfig.cmake ask
 # pkg-config for (nothing computes those).
 set(CPACK_GENERATOR DEB)
@@ -10,7 +10,11 @@ set(CPACK_PACKAGE_CONTACT "runlab maintainers <runlab@lab.invalid>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runlab lib dev)
+set(RL_DEB_COMPONENTS runlab lib dev)
+if(TARGET runlab_python)
+  list(APPEND RL_DEB_COMPONENTS python)
+endif()
+set(CPACK_COMPONENTS_ALL ${RL_DEB_COMPONENTS})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
@@ -45,10 +49,34 @@ Headers, static library, pkg-config file (runlab.pc) and CMake package
 (find_package(runlab) gives runlab::runlab and runlab::runlab_static)
 of librunlab.")
 
+# The extension module links librunlab statically (so the package does not need librunlab's
+# exact ABI); dpkg-shlibdeps adds the C libraries, this line the interpreter it was built for
+# (one minor version, as Debian's own python3-* extension packages) and what the modules import.
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-runlab)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+# numpy's C ABI and the oldest numpy of its API, as Debian's dh_numpy3 writes them (read from
+# the file it reads; without it, plain python3-numpy).
+set(rl_numpy_depends "python3-numpy")
+if(EXISTS /usr/share/numpy3/versions)
+  file(STRINGS /usr/share/numpy3/versions rl_numpy_abi REGEX "^abi [0-9]+$")
+  file(STRINGS /usr/share/numpy3/versions rl_numpy_min REGEX "^api-min-version ")
+  string(REGEX REPLACE "^abi " "" rl_numpy_abi "${rl_numpy_abi}")
+  string(REGEX REPLACE "^api-min-version " "" rl_numpy_min "${rl_numpy_min}")
+  if(rl_numpy_abi AND rl_numpy_min)
+    set(rl_numpy_depends "python3-numpy (>= ${rl_numpy_min}), python3-numpy-abi${rl_numpy_abi}")
+  endif()
+endif()
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+    "python3 (>= ${RL_PYTHON_VERSION}), python3 (<< ${RL_PYTHON_VERSION_NEXT}), ${rl_numpy_depends}, python3-pandas")
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION "runlab for Python: runs, benchmarks, recordings in numpy and pandas
+The runlab package for Python 3: load per-cycle runs, benchmark results,
+MCAP recordings and lab evaluations into numpy arrays and pandas DataFrames,
+through librunlab's own readers (a C extension module).")
+
 # Every package carries its copyright file and changelog (Debian policy 12.5, 12.7).
 configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/changelog.in ${CMAKE_BINARY_DIR}/generated/debian/changelog @ONLY)
 execute_process(COMMAND gzip -9nf ${CMAKE_BINARY_DIR}/generated/debian/changelog)
-foreach(comp runlab lib dev)
+foreach(comp ${RL_DEB_COMPONENTS})
   string(TOUPPER ${comp} COMP)
   install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/copyright ${CMAKE_BINARY_DIR}/generated/debian/changelog.gz
           DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${COMP}_PACKAGE_NAME} COMPONENT ${comp})

@@ -1,6 +1,7 @@
 # What a C or CMake user, and a Debian user, expects of an installed runlab beyond the
 # binaries: runlab.pc, the CMake package (runlab::runlab, runlab::runlab_static), man pages
-# and bash completion; the Debian packages (CPack) come from cmake/deb.cmake.
+# and bash completion; the Debian packages (CPack) come from cmake/deb.cmake, included by the
+# top-level CMakeLists.txt once every component (the Python package's too) is known.
 include(CMakePackageConfigHelpers)
 
 # pkg-config: relocatable (prefix from the .pc file's own place), so `cmake --install
@@ -41,4 +42,3 @@ install(DIRECTORY ${RL_CLI_DOCS}/man1 DESTINATION ${CMAKE_INSTALL_MANDIR} COMPON
 install(FILES ${RL_CLI_DOCS}/completion/runlab
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runlab)
 
-include(${CMAKE_CURRENT_LIST_DIR}/deb.cmake)

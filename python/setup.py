@@ -68,6 +68,20 @@ def librunlab():
                      "tree, install runlab (pkg-config runlab), or set RUNLAB_PREFIX")
 
 
+def header_version():
+    """The project's version, from the macros CMakeLists.txt reads too."""
+    text = open(os.path.join(HERE, "..", "include", "runlab", "version.h"), encoding="utf-8").read()
+    parts = []
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        for line in text.splitlines():
+            if line.startswith(f"#define RUNLAB_VERSION_{part} "):
+                parts.append(line.split()[2])
+    if len(parts) != 3:
+        raise SystemExit("runlab setup.py: RUNLAB_VERSION_MAJOR/MINOR/PATCH not found in "
+                         "include/runlab/version.h")
+    return ".".join(parts)
+
+
 ext = Extension("runlab._runlab", sources=sorted(glob.glob(os.path.join("src", "*.c"))),
                 depends=glob.glob(os.path.join("src", "*.h")),
                 extra_compile_args=["-std=c17", "-D_GNU_SOURCE", "-fvisibility=hidden"],
@@ -76,7 +90,7 @@ ext.include_dirs.append(numpy.get_include())
 
 setup(
     name="runlab",
-    version="0.1.0",
+    version=header_version(),
     description="runlab's runs, benchmarks, recordings and evaluations in numpy and pandas",
     packages=["runlab"],
     ext_modules=[ext],

@@ -30,7 +30,9 @@ from . import lab  # noqa: F401
 from .perflog import (RunStatus, RunData, RunSet, Report, WalkWarning,  # noqa: F401
                       load_run, load_runs, aggregate_report, runs_frame)
 
-__version__ = "0.1.0"
+# The library's own version (rl_version): one number for the command, the C library and this
+# package.
+__version__ = _runlab.version()
 
 __all__ = ["perflog", "bench", "mcap", "lab", "errors", "Error", "ParseError", "NotFoundError",
            "InvalidArgumentError", "UnsupportedError", "RunlabIOError", "OutOfMemoryError",

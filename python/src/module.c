@@ -4,6 +4,7 @@
 #include "pyrunlab.h"
 
 #include <runlab/error.h>
+#include <runlab/version.h>
 
 static PyObject *error_classes; /* dict: int code -> exception class */
 
@@ -60,7 +61,20 @@ static PyObject *status_name(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(rl_status_name((int)code));
 }
 
+/* The version of the librunlab this module runs on ("0.2.0"): runlab.__version__, so that
+ * the Python package never states a version its library is not. */
+static PyObject *library_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int major = 0, minor = 0, patch = 0;
+    rl_version(&major, &minor, &patch);
+    return PyUnicode_FromFormat("%d.%d.%d", major, minor, patch);
+}
+
 static PyMethodDef methods[] = {
+    {"version", library_version, METH_NOARGS,
+     "version() -> the running librunlab's version, e.g. '0.2.0'."},
     {"load_run", pyrl_load_run, METH_VARARGS,
      "load_run(path) -> Run: rl_run_load on one run directory (GIL released)."},
     {"load_runs", pyrl_load_runs, METH_VARARGS,

@@ -1,6 +1,7 @@
 # Issue 32: the Debian packages (CPack, cmake/deb.cmake) from this build tree: runlab (command,
 # man pages, completion, maps), librunlab0 (the shared library, with shlibs and the ldconfig
-# trigger) and librunlab-dev (headers, static library, runlab.pc, CMake files), with runtime
+# trigger), librunlab-dev (headers, static library, runlab.pc, CMake files) and, where this
+# build made the Python package, python3-runlab (issue 33), with runtime
 # dependencies computed by dpkg-shlibdeps; inspected with dpkg-deb --contents, checked by
 # lintian (no errors); installed, used and purged where this test runs as root and no
 # runlab package is installed already (skipped with a message otherwise).
@@ -22,6 +23,14 @@ deb_runlab=$(ls "$TMP"/pkg/runlab_*.deb 2>/dev/null)
 deb_lib=$(ls "$TMP"/pkg/librunlab"${abi}"_*.deb 2>/dev/null)
 deb_dev=$(ls "$TMP"/pkg/librunlab-dev_*.deb 2>/dev/null)
 check "three packages: runlab, librunlab$abi, librunlab-dev" test -f "$deb_runlab" -a -f "$deb_lib" -a -f "$deb_dev"
+# The Python package is built where python3-dev and python3-numpy are (python/CMakeLists.txt).
+deb_py=""
+if ls "$BUILD"/python/runlab/_runlab*.so >/dev/null 2>&1; then
+    deb_py=$(ls "$TMP"/pkg/python3-runlab_*.deb 2>/dev/null)
+    check "python3-runlab is packaged beside them" test -f "$deb_py"
+else
+    echo "SKIP python3-runlab: this build has no Python package (python3-dev, python3-numpy)"
+fi
 
 not() { ! "$@"; }
 contents() { dpkg-deb --contents "$1" | awk '{print $6}' | sed 's|^\./|/|'; }
@@ -40,6 +49,19 @@ for f in '^/usr/include/runlab/version\.h$' '^/usr/lib/(.*/)?librunlab\.a$' '^/u
     '^/usr/lib/(.*/)?pkgconfig/runlab\.pc$' '^/usr/lib/(.*/)?cmake/runlab/runlabConfig\.cmake$'; do
     check "librunlab-dev.deb holds $f" has "$deb_dev" "$f"
 done
+if [ -f "$deb_py" ]; then
+    for f in '^/usr/lib/python3/dist-packages/runlab/__init__\.py$' \
+        '^/usr/lib/python3/dist-packages/runlab/_runlab\.cpython-[0-9]+-[^/]*\.so$' \
+        '^/usr/share/doc/python3-runlab/copyright$'; do
+        check "python3-runlab.deb holds $f" has "$deb_py" "$f"
+    done
+    check "python3-runlab.deb holds no library, header or command" \
+        not has "$deb_py" 'librunlab|/include/|/bin/'
+    deps=$(dpkg-deb -f "$deb_py" Depends)
+    out=$deps
+    check "python3-runlab depends on its python3 minor version, numpy's ABI and pandas" \
+        grep -qE '^python3 \(>= 3\.[0-9]+\), python3 \(<< 3\.[0-9]+\), python3-numpy.*python3-pandas' <<<"$deps"
+fi
 deps=$(dpkg-deb -f "$deb_runlab" Depends)
 out=$deps
 check "runlab's dependencies are computed (libzstd1, libddsc0debian, libfyaml0 with versions)" \
@@ -50,7 +72,7 @@ check "librunlab$abi has its shlibs file" grep -qE "^librunlab $abi librunlab$ab
 check "... and activates the ldconfig trigger" grep -qx "activate-noawait ldconfig" "$TMP/ctl/triggers"
 
 if command -v lintian >/dev/null; then
-    out=$(lintian --tag-display-limit 0 "$deb_runlab" "$deb_lib" "$deb_dev" 2>&1)
+    out=$(lintian --tag-display-limit 0 "$deb_runlab" "$deb_lib" "$deb_dev" $deb_py 2>&1)
     errors=$(grep '^E: ' <<<"$out")
     check "lintian reports no errors ($(grep -c '^W: ' <<<"$out") warnings)" test -z "$errors"
 else
@@ -58,16 +80,17 @@ else
 fi
 
 # Install, use, purge: as root only, and never over a runlab the system already has.
-installed=$(dpkg-query -W -f='${Package} ${Status}\n' runlab "librunlab$abi" librunlab-dev 2>/dev/null | grep ' installed$')
+pkgs="runlab librunlab$abi librunlab-dev${deb_py:+ python3-runlab}"
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | grep ' installed$')
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP install/remove: not root"
 elif [ -n "$installed" ]; then
     echo "SKIP install/remove: already installed here: $installed"
 else
-    out=$(dpkg -i "$deb_lib" "$deb_dev" "$deb_runlab" 2>&1)
+    out=$(dpkg -i "$deb_lib" "$deb_dev" "$deb_runlab" $deb_py 2>&1)
     rc=$?
-    check "dpkg -i of the three packages exits 0" rc_is 0
-    files=$(dpkg -L runlab "librunlab$abi" librunlab-dev 2>/dev/null | sort -u)
+    check "dpkg -i of the packages exits 0 ($pkgs)" rc_is 0
+    files=$(dpkg -L $pkgs 2>/dev/null | sort -u)
     out=$(cd "$TMP" && /usr/bin/runlab --version 2>&1)
     rc=$?
     check "the packaged runlab runs" rc_is 0
@@ -81,9 +104,19 @@ else
     rc=$?
     out=$(tail -n 15 <<<"$out")
     check "the packaged runlab demo exits 0" rc_is 0
-    out=$(dpkg --purge librunlab-dev runlab "librunlab$abi" 2>&1)
+    if [ -n "$deb_py" ]; then
+        # Debian's own python3, no PYTHONPATH: the package is found where dpkg put it.
+        out=$(cd "$TMP" && env -u PYTHONPATH /usr/bin/python3 -c \
+            'import runlab, sys; r = runlab.load_runs(sys.argv[1]); print(runlab.__file__, runlab.__version__, type(r).__name__)' \
+            "$TMP/demo" 2>&1)
+        rc=$?
+        check "Debian's python3 imports the packaged runlab" rc_is 0
+        check "... from /usr/lib/python3/dist-packages, version $(dpkg-deb -f "$deb_py" Version)" \
+            grep -qE "^/usr/lib/python3/dist-packages/runlab/__init__\.py $(dpkg-deb -f "$deb_py" Version) RunSet$" <<<"$out"
+    fi
+    out=$(dpkg --purge ${deb_py:+python3-runlab} librunlab-dev runlab "librunlab$abi" 2>&1)
     rc=$?
-    check "dpkg --purge of the three exits 0" rc_is 0
+    check "dpkg --purge of the packages exits 0" rc_is 0
     left=""
     while IFS= read -r f; do
         [ -f "$f" ] || [ -L "$f" ] && left="$left $f"

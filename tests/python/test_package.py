@@ -47,12 +47,20 @@ class PackageTest(unittest.TestCase):
         subprocess.run([str(BUILD / "bin" / "runlab"), "explore", "--root", str(run), "--budget",
                         "40"], check=True, capture_output=True)
         code = ("import runlab, sys; rs = runlab.load_runs(sys.argv[1]); "
+                "print(runlab.__version__); "
                 "print(runlab.__file__, len(rs), rs[0].status.value, rs[0].num_rows)")
         out = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True,
                              text=True, env=dict(env, PYTHONPATH=str(target)))
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertTrue(out.stdout.startswith(str(target)), out.stdout)
-        self.assertTrue(out.stdout.rstrip().endswith(" 1 PARSED 11"), out.stdout)
+        version, loaded = out.stdout.split("\n", 1)
+        self.assertTrue(loaded.startswith(str(target)), out.stdout)
+        self.assertTrue(loaded.rstrip().endswith(" 1 PARSED 11"), out.stdout)
+        # One version everywhere: the command's, the module's and pip's record of the package.
+        cli = subprocess.run([str(BUILD / "bin" / "runlab"), "--version"], capture_output=True,
+                             text=True, check=True).stdout.split()
+        self.assertEqual(cli[:2], ["runlab", version], (cli, version))
+        self.assertTrue((target / f"runlab-{version}.dist-info").is_dir(),
+                        sorted(p.name for p in target.iterdir()))
 
     def test_setup_says_what_is_missing(self):
         env = dict(os.environ, PKG_CONFIG_PATH=str(self.tmp / "nothing"),
