@@ -50,8 +50,8 @@ for f in '^/usr/include/runlab/version\.h$' '^/usr/lib/(.*/)?librunlab\.a$' '^/u
     check "librunlab-dev.deb holds $f" has "$deb_dev" "$f"
 done
 if [ -f "$deb_py" ]; then
-    for f in '^/usr/lib/python3/dist-packages/runlab/__init__\.py$' \
-        '^/usr/lib/python3/dist-packages/runlab/_runlab\.cpython-[0-9]+-[^/]*\.so$' \
+    for f in '^/usr/lib/python3(\.[0-9]+)?/dist-packages/runlab/__init__\.py$' \
+        '^/usr/lib/python3(\.[0-9]+)?/dist-packages/runlab/_runlab\.cpython-[0-9]+-[^/]*\.so$' \
         '^/usr/share/doc/python3-runlab/copyright$'; do
         check "python3-runlab.deb holds $f" has "$deb_py" "$f"
     done
@@ -111,8 +111,8 @@ else
             "$TMP/demo" 2>&1)
         rc=$?
         check "Debian's python3 imports the packaged runlab" rc_is 0
-        check "... from /usr/lib/python3/dist-packages, version $(dpkg-deb -f "$deb_py" Version)" \
-            grep -qE "^/usr/lib/python3/dist-packages/runlab/__init__\.py $(dpkg-deb -f "$deb_py" Version) RunSet$" <<<"$out"
+        check "... from /usr/lib/python3*/dist-packages, version $(dpkg-deb -f "$deb_py" Version)" \
+            grep -qE "^/usr/lib/python3(\.[0-9]+)?/dist-packages/runlab/__init__\.py $(dpkg-deb -f "$deb_py" Version) RunSet$" <<<"$out"
     fi
     out=$(dpkg --purge ${deb_py:+python3-runlab} librunlab-dev runlab "librunlab$abi" 2>&1)
     rc=$?

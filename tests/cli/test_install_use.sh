@@ -37,6 +37,20 @@ done
 out=$(man -M "$P/share/man" -w runlab-evaluate 2>&1)
 check "man finds runlab-evaluate(1) in the prefix's man path" test "$out" = "$P/share/man/man1/runlab-evaluate.1.gz"
 
+# The Python package (where this build made it): under P/lib/python3.X/dist-packages, the
+# directory Debian's python3 searches for P=/usr/local; importable from there alone.
+pyinit=$(grep '/runlab/__init__\.py$' "$TMP/manifest.txt")
+if [ -n "$pyinit" ]; then
+    check "the Python package installs under P/lib/python3.X/dist-packages ($pyinit)" \
+        grep -qE "^$P/lib/python3\.[0-9]+/dist-packages/runlab/__init__\.py$" <<<"$pyinit"
+    out=$(cd "$TMP" && env PYTHONPATH="$(dirname "$(dirname "$pyinit")")" /usr/bin/python3 -c \
+        'import runlab; print(runlab.__file__, runlab.__version__)' 2>&1)
+    rc=$?
+    check "Debian's python3 imports the installed package ($out)" test "$out" = "$pyinit $(sed -n 's/^Version: //p' "$P/$libdir/pkgconfig/runlab.pc")"
+else
+    echo "SKIP the Python package: this build has none (python3-dev, python3-numpy)"
+fi
+
 # Programs built against an ASan/TSan librunlab need the same runtime.
 SAN=""
 nm -D --undefined-only "$P/$libdir/librunlab.so" | grep -q __asan_init && SAN="-fsanitize=address,undefined"
