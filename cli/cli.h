@@ -8,6 +8,8 @@
 #ifndef RUNLAB_CLI_H
 #define RUNLAB_CLI_H
 
+#include "runlab/bench.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -58,6 +60,31 @@ void cli_on_run_loaded(size_t done, size_t total, const char *path, void *user);
 
 /* Subcommands. */
 int cmd_bench(int argc, char **argv);
+/* One benchmark session of the CLI (cmd_bench.c): runs `spec` (or resumes resume_dir, or
+ * merges merge_dirs into merge_out) with progress, writes report.html, prints the summary
+ * and the directory; returns the exit code. */
+typedef struct cli_bench_job {
+    const rl_bench_spec *spec; /* NULL when merging */
+    const char *out_root;      /* --out-dir */
+    long jobs;                 /* -j (0: the spec's) */
+    const char *resume_dir;    /* --resume */
+    bool adaptive, quiet;      /* --adaptive; no progress bar and no failure exit (demo) */
+    unsigned shard_index, shard_count;  /* --shard K/N */
+    const char *const *merge_dirs;      /* bench merge DIR... --out OUT */
+    size_t n_merge;
+    const char *merge_out;
+    bool force;
+    char *report_out; /* receives report.html's path (may be NULL) */
+    size_t report_cap;
+} cli_bench_job;
+int cli_bench_run(const cli_bench_job *job);
+/* `bench merge DIR... --out DIR`, `bench status DIR` and `bench SPEC --slurm`
+ * (cmd_bench_cluster.c). */
+int cli_bench_merge_out(int argc, char **argv);
+/* "K/N" with 1 <= K <= N <= 100000 into *k, *n: 0, or -1 when malformed. */
+int cli_parse_shard(const char *text, unsigned *k, unsigned *n);
+int cli_bench_status(int argc, char **argv);
+int cli_bench_slurm(int argc, char **argv);
 /* The benchmark demonstration of `runlab demo` (cmd_bench.c); writes under out_parent. */
 int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);

@@ -32,8 +32,12 @@ enum { MAX_LOGS = 4096 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab bench SPEC.yaml [--out-dir ROOT] [-j N] [--adaptive]\n"
+            "Usage: runlab bench SPEC.yaml [--out-dir ROOT] [-j N] [--adaptive] [--shard K/N]\n"
+            "       runlab bench SPEC.yaml --slurm [--shards N] [--partition P] [--time T]\n"
+            "                  [--cpus-per-task C] [--mem M] [--array-limit L] [--dry-run]\n"
             "       runlab bench --resume DIR\n"
+            "       runlab bench merge SHARD_DIR... --out DIR [--force]\n"
+            "       runlab bench status DIR\n"
             "       runlab bench import LOG... --db OUT.db\n"
             "       runlab bench merge DIR... --db OUT.db\n"
             "       runlab bench report DIR\n\n"
@@ -52,6 +56,12 @@ static void usage(FILE *out)
             "                 for smoke tests and sweeps, not for published timings.\n"
             "  --resume DIR   finish an interrupted benchmark: runs in DIR's journal are kept,\n"
             "                 the missing ones run, the outputs are rewritten\n"
+            "  --shard K/N    run only the K-th of N slices of the (planner, run) cells, into\n"
+            "                 ROOT/<experiment>_shard-K-of-N (run again, it resumes); each\n"
+            "                 cell keeps its seed; `bench merge SHARDS... --out DIR` joins\n"
+            "                 the N shards into one benchmark (docs/bench.md, on a cluster)\n"
+            "  --slurm        write and submit a Slurm array job of N shards and a merge job\n"
+            "                 (`runlab bench --slurm --help`); `bench status DIR` follows it\n"
             "  --adaptive     runs: auto whatever the spec's runs say: run every planner\n"
             "                 round-robin and stop when the spec's goal (ranking, ci, success)\n"
             "                 is reached at its confidence, or at max_runs; the manifest and\n"
@@ -106,7 +116,8 @@ static void disarm_interrupt_note(void)
 
 typedef struct ui {
     rl_progress *bar;
-    bool quiet; /* no progress bar (the demo) */
+    bool quiet;  /* no progress bar (the demo) */
+    bool no_bar; /* a merge: nothing runs, so no bar */
 } ui;
 
 static void on_run_done(void *ud, const char *planner, size_t run_index, rl_bench_status status,
@@ -252,7 +263,8 @@ static void on_phase(void *ud, rl_bench_phase phase, const char *dir, size_t tot
            the note */
         arm_interrupt_note(dir);
     } else if (phase == RL_BENCH_PHASE_RUNS_START) {
-        if (!u->quiet && rl_progress_new(&u->bar, stderr, "runs", total_runs, -1) < 0)
+        if (!u->quiet && !u->no_bar &&
+            rl_progress_new(&u->bar, stderr, "runs", total_runs, -1) < 0)
             u->bar = NULL;
     } else {
         rl_progress_finish(u->bar);
@@ -261,14 +273,18 @@ static void on_phase(void *ud, rl_bench_phase phase, const char *dir, size_t tot
     }
 }
 
-static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_opt,
-                    const char *resume_dir, bool adaptive, bool quiet, char *report_out,
-                    size_t report_cap)
+int cli_bench_run(const cli_bench_job *job)
 {
-    ui u = {.quiet = quiet};
+    const rl_bench_spec *spec = job->spec;
+    const char *out_opt = job->out_root, *resume_dir = job->resume_dir;
+    long jobs_opt = job->jobs;
+    bool adaptive = job->adaptive, quiet = job->quiet;
+    char *report_out = job->report_out;
+    size_t report_cap = job->report_cap;
+    ui u = {.quiet = quiet, .no_bar = job->merge_dirs != NULL};
     /* runs: auto (or --adaptive): the stopping rule of runlab/adaptive.h */
     rl_bench_adaptive_keys akeys;
-    adaptive |= rl_bench_spec_adaptive(spec, &akeys);
+    adaptive |= spec && rl_bench_spec_adaptive(spec, &akeys);
     rl_adapt_rule *rule = NULL;
     if (adaptive && rl_adapt_rule_new(&akeys, &rule) < 0)
         return cli_fail("bench", "%s", rl_error_last());
@@ -281,9 +297,13 @@ static int run_spec(const rl_bench_spec *spec, const char *out_opt, long jobs_op
                               .on_phase = on_phase,
                               .ud = &u,
                               .adaptive = adaptive,
-                              .stop_rule = rule ? rl_adapt_rule_get(rule) : NULL};
+                              .stop_rule = rule ? rl_adapt_rule_get(rule) : NULL,
+                              .shard_index = job->shard_index,
+                              .shard_count = job->shard_count};
     rl_bench_session *ss = NULL;
-    int rc = rl_bench_run_spec(spec, &opts, &ss);
+    int rc = job->merge_dirs ? rl_bench_merge(job->merge_dirs, job->n_merge, job->merge_out,
+                                              job->force, &opts, &ss)
+                             : rl_bench_run_spec(spec, &opts, &ss);
     rl_progress_finish(u.bar);
     disarm_interrupt_note();
     if (rc == RL_OK && rl_bench_session_finished_already(ss)) {
@@ -489,7 +509,9 @@ int cli_bench_demo(const char *out_parent)
            "process\n");
     fflush(stdout);
     char report[PATH_MAX] = "";
-    int rc = run_spec(spec, out_parent, 1, NULL, false, true, report, sizeof report);
+    cli_bench_job job = {.spec = spec, .out_root = out_parent, .jobs = 1, .quiet = true,
+                         .report_out = report, .report_cap = sizeof report};
+    int rc = cli_bench_run(&job);
     rl_bench_spec_free(spec);
     if (rc == RL_EXIT_OK)
         printf("Benchmark report: %s\n", report);
@@ -500,8 +522,19 @@ int cmd_bench(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "import") == 0)
         return cmd_import(argc - 1, argv + 1, false);
-    if (argc >= 2 && strcmp(argv[1], "merge") == 0)
+    if (argc >= 2 && strcmp(argv[1], "merge") == 0) {
+        /* --out DIR: shards joined into one benchmark; --db: OMPL logs into a database */
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--out") == 0 || strncmp(argv[i], "--out=", 6) == 0 ||
+                strcmp(argv[i], "--force") == 0)
+                return cli_bench_merge_out(argc - 1, argv + 1);
         return cmd_import(argc - 1, argv + 1, true);
+    }
+    if (argc >= 2 && strcmp(argv[1], "status") == 0)
+        return cli_bench_status(argc - 1, argv + 1);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--slurm") == 0)
+            return cli_bench_slurm(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "report") == 0)
         return cmd_report(argc - 1, argv + 1);
     static const struct option opts[] = {{"out-dir", required_argument, NULL, 'o'},
@@ -509,11 +542,13 @@ int cmd_bench(int argc, char **argv)
                                          {"jobs", required_argument, NULL, 'j'},
                                          {"resume", required_argument, NULL, 'r'},
                                          {"adaptive", no_argument, NULL, 'a'},
+                                         {"shard", required_argument, NULL, 's'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out = NULL, *resume = NULL;
     bool adaptive = false;
     long jobs = 0;
+    unsigned shard_k = 0, shard_n = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -529,17 +564,26 @@ int cmd_bench(int argc, char **argv)
         }
         case 'r': resume = optarg; break;
         case 'a': adaptive = true; break;
+        case 's':
+            if (cli_parse_shard(optarg, &shard_k, &shard_n) < 0)
+                return cli_usage_error("bench", "--shard %s: expected K/N with 1 <= K <= N <= "
+                                       "100000 (e.g. --shard 3/8)", optarg);
+            break;
         case 'h': usage(stdout); return RL_EXIT_OK;
         default: return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (resume && shard_n)
+        return cli_usage_error("bench", "--resume DIR keeps the shard DIR was made for; give "
+                               "no --shard");
     if (resume) {
         if (optind != argc)
             return cli_usage_error("bench", "--resume DIR takes no spec (DIR has spec.json)");
         rl_bench_spec *spec = NULL;
         if (rl_bench_spec_load_dir(resume, &spec) < 0)
             return cli_fail("bench", "--resume %s: %s", resume, rl_error_last());
-        int r = run_spec(spec, NULL, jobs, resume, false, false, NULL, 0);
+        cli_bench_job job = {.spec = spec, .jobs = jobs, .resume_dir = resume};
+        int r = cli_bench_run(&job);
         rl_bench_spec_free(spec);
         return r;
     }
@@ -548,7 +592,9 @@ int cmd_bench(int argc, char **argv)
     rl_bench_spec *spec = NULL;
     if (rl_bench_spec_load(argv[optind], &spec) < 0)
         return cli_fail("bench", "%s", rl_error_last());
-    int r = run_spec(spec, out, jobs, NULL, adaptive, false, NULL, 0);
+    cli_bench_job job = {.spec = spec, .out_root = out, .jobs = jobs, .adaptive = adaptive,
+                         .shard_index = shard_k, .shard_count = shard_n};
+    int r = cli_bench_run(&job);
     rl_bench_spec_free(spec);
     return r;
 }

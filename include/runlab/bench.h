@@ -161,7 +161,21 @@ typedef struct rl_bench_request {
                                     one name and its date. */
     bool round_robin;            /* run r of every planner before run r + 1 of any
                                     (default false: planner by planner, as OMPL) */
+    unsigned shard_index;        /* run only the cells of shard shard_index (1-based) of */
+    unsigned shard_count;        /* shard_count (rl_bench_cell_shard); 0: every cell.
+                                    Needs run_count > 0. The results then hold the
+                                    shard's runs only, in order; the journal keeps each
+                                    run's index for rl_bench_merge. */
 } rl_bench_request;
+
+/* The shard (1..shard_count) that runs cell (planner, run) of a benchmark of n_planners
+ * planners: cells are dealt out run by run, planner by planner (k = run * n_planners +
+ * planner goes to shard 1 + k % shard_count), so every shard gets the same mix of planners
+ * and so about the same expected time (each cell may take up to max_time), and which cells
+ * a shard runs depends on the spec and N alone. A cell's seed never depends on its shard
+ * (it derives from the spec's seed, planner and run). Thread-safe. */
+RL_API unsigned rl_bench_cell_shard(size_t planner, size_t run, size_t n_planners,
+                                    unsigned shard_count);
 
 /* Fills the defaults above. */
 RL_API void rl_bench_request_init(rl_bench_request *req);
@@ -336,6 +350,11 @@ RL_API int rl_bench_spec_load_dir(const char *dir, rl_bench_spec **out);
 RL_API void rl_bench_spec_free(rl_bench_spec *spec);
 /* The experiment's name; valid while the spec lives. */
 RL_API const char *rl_bench_spec_experiment(const rl_bench_spec *spec);
+/* The spec's shape: its planners, runs per planner (0: until max_time is spent; an
+ * adaptive spec's max_runs) and max_time per run in seconds. Any pointer may be NULL.
+ * Thread-safe. */
+RL_API void rl_bench_spec_shape(const rl_bench_spec *spec, size_t *planners, unsigned *runs,
+                                double *max_time);
 
 /* Built-in problems and planners, which live above the library (runlab's are in
  * examples/rlx.h): rl_bench_run_spec asks them for a spec's `problem` and for planners
@@ -415,6 +434,13 @@ typedef struct rl_bench_run_opts {
     /* The stopping rule of an adaptive benchmark (required then: RL_EINVAL without it;
      * ignored otherwise). The manifest gets its trail under "adaptive". */
     const rl_bench_stop_rule *stop_rule;
+    /* Run shard shard_index (1-based) of shard_count only (0: the whole benchmark); see
+     * rl_bench_cell_shard. The directory is then OUT_ROOT/<experiment>_shard-K-of-N, with
+     * no time stamp, so that running the same shard again (a requeued cluster task)
+     * resumes it rather than starting over: a directory of that name holding another
+     * spec or shard is RL_EEXIST. spec.json records the shard, so --resume keeps to it. A
+     * shard of an adaptive benchmark (runs: auto) or of runs: 0 is RL_EINVAL. */
+    unsigned shard_index, shard_count;
 } rl_bench_run_opts;
 
 /* A benchmark carried out by rl_bench_run_spec: its directory (locked until freed) and
@@ -434,6 +460,18 @@ typedef struct rl_bench_session rl_bench_session;
  * call per process at a time (the harness is a subreaper). */
 RL_API int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
                       rl_bench_session **out);
+/* Joins the shards of one benchmark (directories made by rl_bench_run_spec with
+ * shard_index/shard_count, on any machines) into OUT_DIR, a new directory or an existing
+ * one holding no benchmark yet: the same OMPL log, results.db, CSV, JSON and manifest a
+ * benchmark of the spec run on one machine has, apart from timings and hosts, with the
+ * manifest's "shards" listing every shard's directory, host, CPU model and runlab version.
+ * The shards must be of one spec and one N, each given once, all N present and finished,
+ * and of one runlab version unless `force`: errors name the shards and what differs or is
+ * missing (an unfinished one with its runs done so far and how to resume it). `opts`
+ * gives builtins, events, on_phase and finished_marker (its other members are ignored);
+ * *out as for rl_bench_run_spec. Not reentrant (as rl_bench_run_spec). */
+RL_API int rl_bench_merge(const char *const *shard_dirs, size_t n, const char *out_dir,
+                          bool force, const rl_bench_run_opts *opts, rl_bench_session **out);
 /* The benchmark directory. Valid until the session is freed. */
 RL_API const char *rl_bench_session_dir(const rl_bench_session *s);
 /* True when a resumed directory was finished already (no results then). */

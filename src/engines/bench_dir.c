@@ -3,6 +3,7 @@
  * spec.json, problem.json, the lock, journal.tsv and console/, runs it and writes the
  * OMPL log, results.db/.csv/.json and manifest.json. The report above it is the caller's. */
 #include "engines/bench_adaptive.h"
+#include "engines/bench_internal.h"
 #include "engines/bench_spec.h"
 
 #include "runlab/error.h"
@@ -65,7 +66,8 @@ static int lock_dir(const char *dir)
  * database written whole (a resumed benchmark rewrites it), CSV, JSON, and last the
  * manifest, whose presence says the engine's part is done. */
 static int write_outputs(const char *dir, const rl_bench_experiment *e, json_object *spec_json,
-                         json_object *adaptive, int64_t started, char *log_name, size_t log_cap)
+                         json_object *adaptive, json_object *extra, int64_t started,
+                         char *log_name, size_t log_cap)
 {
     char path[PATH_MAX];
     int rc = rl_bench_default_log_name(e, log_name, log_cap);
@@ -134,6 +136,11 @@ static int write_outputs(const char *dir, const rl_bench_experiment *e, json_obj
     /* an adaptive benchmark: why it stopped and the decision at every look */
     if (adaptive)
         json_object_object_add(m, "adaptive", json_object_get(adaptive));
+    /* a shard's place in its benchmark, or a merged benchmark's shards */
+    if (extra) {
+        json_object_object_foreach(extra, key, val)
+            json_object_object_add(m, key, json_object_get(val));
+    }
     rc = rl_path_join(path, sizeof path, dir, "manifest.json");
     if (rc == RL_OK)
         rc = rl_json_write_file(path, m);
@@ -161,21 +168,70 @@ static int write_problem_file(const rl_bench_builtins *bi, const void *problem, 
     return RL_OK;
 }
 
+/* Whether DIR (a shard's directory that exists) holds this spec's shard K/N: then it is
+ * resumed, and *started_ns gets its first start. RL_EEXIST naming the difference when not. */
+static int same_shard(const char *dir, const rl_bench_spec *spec, unsigned k, unsigned n,
+                      int64_t *started_ns)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%.4000s/spec.json", dir);
+    json_object *saved = NULL, *v = NULL, *sh = NULL;
+    if (rl_json_read_file(path, (size_t)16 << 20, &saved) < 0)
+        return rl_error_set(RL_EEXIST, "%s exists and is not a benchmark shard's directory "
+                            "(%s); choose another --out-dir", dir, rl_error_last());
+    int rc = RL_OK;
+    json_object *k_obj = NULL, *n_obj = NULL;
+    if (!json_object_object_get_ex(saved, "spec", &v) || !json_object_equal(v, spec->sp.root))
+        rc = rl_error_set(RL_EEXIST, "%s holds a shard of another spec (its spec.json differs "
+                          "from %s); choose another --out-dir", dir, spec->src.path);
+    else if (!json_object_object_get_ex(saved, "shard", &sh) ||
+             !json_object_object_get_ex(sh, "index", &k_obj) ||
+             !json_object_object_get_ex(sh, "count", &n_obj) ||
+             json_object_get_int64(k_obj) != k || json_object_get_int64(n_obj) != n)
+        rc = rl_error_set(RL_EEXIST, "%s holds another shard than %u/%u", dir, k, n);
+    if (rc == RL_OK && json_object_object_get_ex(saved, "started_ns", &v))
+        *started_ns = json_object_get_int64(v);
+    json_object_put(saved);
+    return rc;
+}
+
 /* Makes ROOT/<experiment>_<stamp> (a suffix when taken) and writes spec.json into it:
- * the spec as run, for --resume and for the manifest. */
-static int make_dir(const rl_bench_spec *spec, const char *root_dir, int64_t started,
-                    bool force_adaptive, char *dir, size_t cap)
+ * the spec as run, for --resume and for the manifest. A shard's directory is
+ * ROOT/<experiment>_shard-K-of-N; when it exists with this spec's shard, *resumed is set
+ * and *started gets its first start (nothing is written). */
+static int make_dir(const rl_bench_spec *spec, const char *root_dir, int64_t *started,
+                    bool force_adaptive, unsigned shard_k, unsigned shard_n, bool *resumed,
+                    char *dir, size_t cap)
 {
     char stamp[RL_TIME_DIRSTAMP_LEN], name[RL_NAME_MAX + 1], safe[RL_NAME_MAX + 1];
-    rl_time_format_dirstamp(started, stamp, sizeof stamp);
+    rl_time_format_dirstamp(*started, stamp, sizeof stamp);
     rl_path_sanitize_name(spec->sp.experiment, safe);
     for (char *c = safe; *c; c++)
         if (*c == ' ')
             *c = '_';
-    snprintf(name, sizeof name, "%.100s_%s", safe, stamp);
+    if (shard_n)
+        snprintf(name, sizeof name, "%.100s_shard-%u-of-%u", safe, shard_k, shard_n);
+    else
+        snprintf(name, sizeof name, "%.100s_%s", safe, stamp);
     int rc;
-    if ((rc = rl_fs_mkdirs(root_dir)) < 0 ||
-        (rc = rl_fs_mkdir_new(root_dir, name, RL_MKDIR_ADD_SUFFIX, dir, cap)) < 0) {
+    *resumed = false;
+    if ((rc = rl_fs_mkdirs(root_dir)) < 0) {
+        dir[0] = '\0';
+        return rc;
+    }
+    rc = rl_fs_mkdir_new(root_dir, name, shard_n ? RL_MKDIR_FAIL_IF_EXISTS : RL_MKDIR_ADD_SUFFIX,
+                         dir, cap);
+    if (rc == RL_EEXIST && shard_n) {
+        if (rl_path_join(dir, cap, root_dir, name) < 0 ||
+            (rc = same_shard(dir, spec, shard_k, shard_n, started)) < 0) {
+            dir[0] = '\0'; /* not ours: nothing of it is touched */
+            return rc;
+        }
+        rl_error_clear();
+        *resumed = true;
+        return RL_OK;
+    }
+    if (rc < 0) {
         dir[0] = '\0'; /* no directory was made */
         return rc;
     }
@@ -185,7 +241,13 @@ static int make_dir(const rl_bench_spec *spec, const char *root_dir, int64_t sta
     json_object_object_add(saved, "source", json_object_new_string(spec->src.path));
     if (spec->src.dir)
         json_object_object_add(saved, "source_dir", json_object_new_string(spec->src.dir));
-    json_object_object_add(saved, "started_ns", json_object_new_int64(started));
+    json_object_object_add(saved, "started_ns", json_object_new_int64(*started));
+    if (shard_n) {
+        json_object *sh = json_object_new_object();
+        json_object_object_add(sh, "index", json_object_new_int64(shard_k));
+        json_object_object_add(sh, "count", json_object_new_int64(shard_n));
+        json_object_object_add(saved, "shard", sh);
+    }
     json_object *as_run = json_object_get(spec->sp.root);
     if (force_adaptive && !spec->sp.adaptive) { /* --adaptive: the spec as run says so */
         json_object_put(as_run);
@@ -267,6 +329,12 @@ static void phase(const rl_bench_run_opts *o, rl_bench_phase ph, const char *dir
 int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
                       rl_bench_session **out)
 {
+    return rl_bench_run_spec_with(spec, opts, NULL, out);
+}
+
+int rl_bench_run_spec_with(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
+                           json_object *manifest_extra, rl_bench_session **out)
+{
     static const rl_bench_run_opts no_opts;
     const rl_bench_run_opts *o = opts ? opts : &no_opts;
     *out = NULL;
@@ -290,6 +358,21 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
     rl_bench_request req = spec->sp.req;
     if (adaptive)
         req.run_count = akeys.max_runs;
+    /* a shard: the option's, or a resumed shard directory's */
+    unsigned shard_k = o->shard_count ? o->shard_index : o->resume_dir ? spec->shard_index : 0;
+    unsigned shard_n = o->shard_count ? o->shard_count : o->resume_dir ? spec->shard_count : 0;
+    if (shard_n && (adaptive || req.run_count == 0 || shard_k < 1 || shard_k > shard_n ||
+                    shard_n > 100000)) {
+        rl_bench_session_free(ss);
+        return rl_error_set(RL_EINVAL, "%s: shard %u/%u: %s", spec->src.path, shard_k, shard_n,
+                            adaptive ? "an adaptive benchmark (runs: auto) decides after every "
+                                       "round of runs, so it cannot be split into shards"
+                            : req.run_count == 0 ? "runs: 0 (until max_time is spent) cannot be "
+                                                   "split into shards"
+                                                 : "K must be 1..N, N 1..100000");
+    }
+    req.shard_index = shard_k;
+    req.shard_count = shard_n;
     req.jobs = (unsigned)(o->jobs > 0 ? o->jobs : (unsigned)spec->sp.jobs);
     req.problem_spec = spec->sp.problem;
     /* the one start time: spec.json's, the log's name and date, the manifest's (the
@@ -297,10 +380,23 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
        benchmark's log for another second) */
     int64_t started = rl_time_now_ns();
     char path[PATH_MAX + 64], console[PATH_MAX + 64];
+    bool resuming = o->resume_dir != NULL;
     if (o->resume_dir) {
         snprintf(ss->dir, sizeof ss->dir, "%s", o->resume_dir);
         if (spec->started_ns)
             started = spec->started_ns;
+    } else {
+        const char *root_dir = o->out_root      ? o->out_root
+                               : spec->sp.out ? spec->sp.out
+                                              : "bench-results";
+        if ((rc = make_dir(spec, root_dir, &started, adaptive, shard_k, shard_n, &resuming,
+                           ss->dir, sizeof ss->dir)) < 0 &&
+            !ss->dir[0]) {
+            rl_bench_session_free(ss);
+            return rc;
+        }
+    }
+    if (resuming) { /* finished already: nothing runs */
         char marker[PATH_MAX + 64];
         snprintf(path, sizeof path, "%.4000s/manifest.json", ss->dir);
         if (o->finished_marker)
@@ -309,15 +405,6 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
             ss->finished_already = true;
             *out = ss;
             return RL_OK;
-        }
-    } else {
-        const char *root_dir = o->out_root      ? o->out_root
-                               : spec->sp.out ? spec->sp.out
-                                              : "bench-results";
-        if ((rc = make_dir(spec, root_dir, started, adaptive, ss->dir, sizeof ss->dir)) < 0 &&
-            !ss->dir[0]) {
-            rl_bench_session_free(ss);
-            return rc;
         }
     }
     /* from here on the directory exists: the caller may tell where the runs are */
@@ -344,16 +431,29 @@ int rl_bench_run_spec(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
     json_object *trail = NULL;
     rl_bench_set_events(ss->bench, &o->events);
     if (rc == RL_OK) {
-        phase(o, RL_BENCH_PHASE_RUNS_START, ss->dir,
-              (size_t)req.run_count * rl_bench_planner_count(ss->bench));
+        phase(o, RL_BENCH_PHASE_RUNS_START, ss->dir, rl_bench_shard_cells(ss->bench, &req));
         rc = adaptive ? rl_bench_execute_adaptive(ss->bench, &req, o->stop_rule, &akeys, &trail)
                       : rl_bench_execute(ss->bench, &req);
         phase(o, RL_BENCH_PHASE_RUNS_END, ss->dir, 0);
     }
     char log_name[256];
+    json_object *extra = manifest_extra ? json_object_get(manifest_extra) : NULL;
+    if (shard_n && !extra) { /* a shard says which: a merge and `bench status` read it */
+        extra = json_object_new_object();
+        json_object *sh = json_object_new_object();
+        json_object_object_add(sh, "index", json_object_new_int64(shard_k));
+        json_object_object_add(sh, "count", json_object_new_int64(shard_n));
+        json_object_object_add(sh, "cells",
+                               json_object_new_int64((int64_t)rl_bench_shard_cells(ss->bench, &req)));
+        json_object_object_add(sh, "cpu_pinning",
+                               json_object_new_string("each run on one CPU of the harness's "
+                                                      "affinity set (its slot's)"));
+        json_object_object_add(extra, "shard", sh);
+    }
     if (rc == RL_OK)
-        rc = write_outputs(ss->dir, rl_bench_results(ss->bench), spec->sp.root, trail, started,
-                           log_name, sizeof log_name);
+        rc = write_outputs(ss->dir, rl_bench_results(ss->bench), spec->sp.root, trail, extra,
+                           started, log_name, sizeof log_name);
+    json_object_put(extra);
     json_object_put(trail);
     if (rc < 0) {
         rl_bench_session_free(ss);

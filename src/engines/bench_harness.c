@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -492,6 +493,27 @@ static void close_console(slot *s, size_t limit)
 
 /* ---- launching and finishing runs ----------------------------------------------------- */
 
+/* A shard's run (cluster nodes differ; runs in parallel on one node share it) gets one CPU
+ * of those the harness may use, the slot's own, so that its time is one core's on every
+ * node. In the forked child, before the run; a failure leaves the run unpinned. */
+static void pin_to_slot_cpu(size_t slot_index)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return;
+    int count = CPU_COUNT(&allowed);
+    if (count <= 1)
+        return;
+    size_t want = slot_index % (size_t)count, seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &allowed) && seen++ == want) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            (void)sched_setaffinity(0, sizeof one, &one);
+            return;
+        }
+}
+
 static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, size_t ri,
                   double limit)
 {
@@ -546,6 +568,8 @@ static int launch(rl_bench *b, const rl_bench_request *req, slot *s, size_t pi, 
     if (pid == 0) {
         close(fds[0]);
         rl_bench_tree_enter(s->trees, s->index);
+        if (req->shard_count)
+            pin_to_slot_cpu(s->index);
         if (pl->exec_argv)
             child_exec(b, pl, pi, ri, limit, req, fds[1], console_fd);
         else
@@ -739,6 +763,22 @@ static size_t count_done(const rl_bench *b)
     return n;
 }
 
+unsigned rl_bench_cell_shard(size_t planner, size_t run, size_t n_planners, unsigned shard_count)
+{
+    if (shard_count <= 1)
+        return 1;
+    return 1 + (unsigned)((run * n_planners + planner) % shard_count);
+}
+
+/* Whether cell (p, r) is to run in this session: not done, and the request's shard's. */
+static bool cell_due(const rl_bench *b, const rl_bench_request *req, size_t p, size_t r)
+{
+    if (r < b->done_cap[p] && b->done[p][r])
+        return false;
+    return req->shard_count <= 1 ||
+           rl_bench_cell_shard(p, r, b->n_planners, req->shard_count) == req->shard_index;
+}
+
 /* Picks the next run to start: (planner, run, limit). False when none is due now. */
 static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slots, size_t n_slots,
                       size_t *cursor_p, size_t *cursor_r, size_t *pi, size_t *ri, double *limit)
@@ -747,7 +787,7 @@ static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slot
         for (; *cursor_r < req->run_count; (*cursor_r)++, *cursor_p = 0) {
             for (; *cursor_p < b->n_planners; (*cursor_p)++) {
                 size_t p = *cursor_p, r = *cursor_r;
-                if (r < b->done_cap[p] && b->done[p][r])
+                if (!cell_due(b, req, p, r))
                     continue;
                 *pi = p;
                 *ri = r;
@@ -762,7 +802,7 @@ static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slot
         for (; *cursor_p < b->n_planners; (*cursor_p)++, *cursor_r = 0) {
             for (; *cursor_r < req->run_count; (*cursor_r)++) {
                 size_t p = *cursor_p, r = *cursor_r;
-                if (r < b->done_cap[p] && b->done[p][r])
+                if (!cell_due(b, req, p, r))
                     continue;
                 *pi = p;
                 *ri = r;
@@ -790,10 +830,20 @@ static bool next_task(rl_bench *b, const rl_bench_request *req, const slot *slot
     return false;
 }
 
+size_t rl_bench_shard_cells(const rl_bench *b, const rl_bench_request *req)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < req->run_count; r++)
+        for (size_t p = 0; p < b->n_planners; p++)
+            n += req->shard_count <= 1 ||
+                 rl_bench_cell_shard(p, r, b->n_planners, req->shard_count) == req->shard_index;
+    return n;
+}
+
 static void update_progress(rl_bench *b, const rl_bench_request *req, const char *planner)
 {
     size_t done = count_done(b);
-    size_t total = req->run_count ? req->run_count * b->n_planners : 0;
+    size_t total = rl_bench_shard_cells(b, req);
     pthread_mutex_lock(&b->lock);
     b->progress.running = true;
     b->progress.active_run = done;
@@ -814,6 +864,12 @@ static int check_request(const rl_bench_request *req)
                             req->time_between_updates);
     if (req->jobs < 1 || req->jobs > 256)
         return rl_error_set(RL_EINVAL, "jobs %u: must be 1..256", req->jobs);
+    if (req->shard_count > 0 && (req->shard_index < 1 || req->shard_index > req->shard_count))
+        return rl_error_set(RL_EINVAL, "shard %u/%u: K must be 1..N", req->shard_index,
+                            req->shard_count);
+    if (req->shard_count > 1 && req->run_count == 0)
+        return rl_error_set(RL_EINVAL, "shards need a fixed number of runs (runs: 0 spends "
+                            "max_time per planner, which cannot be split)");
     if (!(req->grace >= 0))
         return rl_error_set(RL_EINVAL, "grace %g: must be >= 0", req->grace);
     return RL_OK;
@@ -871,7 +927,7 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
     int64_t t0 = rl_mono_ns();
     b->session_ns = t0;
     size_t cursor_p = 0, cursor_r = 0, last_switch = (size_t)-1;
-    size_t total = req->run_count * b->n_planners;
+    size_t total = rl_bench_shard_cells(b, req);
     update_progress(b, req, NULL);
     for (;;) {
         if (rc < 0)
@@ -999,6 +1055,8 @@ int rl_bench_execute(rl_bench *b, const rl_bench_request *req)
     if (journal_fd >= 0)
         close(journal_fd);
     b->results.total_duration = b->prior_duration + (double)(rl_mono_ns() - t0) / 1e9;
+    if (rc == RL_OK && req->shard_count > 1)
+        rl_bench_results_compact(b); /* a shard's results: its runs only, in order */
     pthread_mutex_lock(&b->lock);
     b->progress.running = false;
     pthread_mutex_unlock(&b->lock);

@@ -93,6 +93,11 @@ void rl_bench_limit_property_names(const rl_bench *b, rl_bench_run_data *r);
 /* Takes run `ri` of planner `pi` into the results (moved from *r, which is left empty;
  * a run already there is kept and *r freed). RL_OK or RL_ENOMEM. */
 int rl_bench_record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data *r);
+/* Moves each planner's done runs to the front, in run order, dropping the cells of other
+ * shards (a sharded request's results hold its runs only). */
+void rl_bench_results_compact(rl_bench *b);
+/* How many cells the request runs (its shard's, or every one). */
+size_t rl_bench_shard_cells(const rl_bench *b, const rl_bench_request *req);
 
 /* ---- the journal (bench_journal.c) ----
  * journal.tsv: each finished run appended and fsynced, read back by a resumed benchmark. */

@@ -204,3 +204,23 @@ int rl_bench_record_result(rl_bench *b, size_t pi, size_t ri, rl_bench_run_data 
         pd->n_runs = ri + 1;
     return RL_OK;
 }
+
+void rl_bench_results_compact(rl_bench *b)
+{
+    for (size_t p = 0; p < b->results.n_planners; p++) {
+        rl_bench_planner_data *pd = &b->results.planners[p];
+        size_t kept = 0;
+        for (size_t r = 0; r < pd->n_runs; r++) {
+            if (!b->done[p][r])
+                continue;
+            if (kept != r) {
+                pd->runs[kept] = pd->runs[r];
+                memset(&pd->runs[r], 0, sizeof pd->runs[r]);
+                b->done[p][kept] = true;
+                b->done[p][r] = false;
+            }
+            kept++;
+        }
+        pd->n_runs = kept;
+    }
+}

@@ -671,10 +671,38 @@ int rl_bench_spec_load_dir(const char *dir, rl_bench_spec **out)
     /* the first session's start: the log keeps its one name, the database its date */
     if (json_object_object_get_ex(saved, "started_ns", &v))
         spec->started_ns = json_object_get_int64(v);
+    /* a shard's directory: the resume runs that shard's cells only */
+    json_object *sh = NULL, *k = NULL, *nn = NULL;
+    if (json_object_object_get_ex(saved, "shard", &sh) &&
+        json_object_object_get_ex(sh, "index", &k) && json_object_object_get_ex(sh, "count", &nn)) {
+        int64_t ki = json_object_get_int64(k), ni = json_object_get_int64(nn);
+        if (ni < 1 || ni > 100000 || ki < 1 || ki > ni) {
+            rl_bench_spec_free(spec);
+            return rl_error_set(RL_EPARSE, "%s: shard %lld/%lld: K must be 1..N, N 1..100000",
+                                path, (long long)ki, (long long)ni);
+        }
+        spec->shard_index = (unsigned)ki;
+        spec->shard_count = (unsigned)ni;
+    }
     if ((rc = rl_bench_spec_read(&spec->src, root, &spec->sp)) < 0) {
         rl_bench_spec_free(spec);
         return rc;
     }
     *out = spec;
     return RL_OK;
+}
+
+void rl_bench_spec_shape(const rl_bench_spec *spec, size_t *planners, unsigned *runs,
+                         double *max_time)
+{
+    json_object *pl = NULL;
+    if (planners)
+        *planners = json_object_object_get_ex(spec->sp.root, "planners", &pl) &&
+                            json_object_is_type(pl, json_type_array)
+                        ? json_object_array_length(pl)
+                        : 0;
+    if (runs)
+        *runs = spec->sp.adaptive ? spec->sp.adapt.max_runs : spec->sp.req.run_count;
+    if (max_time)
+        *max_time = spec->sp.req.max_time;
 }

@@ -30,6 +30,7 @@ struct rl_bench_spec {
     spec_keys sp;
     json_object *doc;   /* owned: the spec, or the spec.json holding it */
     int64_t started_ns; /* a resumed benchmark's first start (0: a new one) */
+    unsigned shard_index, shard_count; /* a resumed shard's (spec.json "shard"; 0: none) */
 };
 
 /* Checks the document's top-level keys, types and ranges into *sp (defaults first). */
@@ -39,5 +40,10 @@ int rl_bench_spec_read(const spec_src *s, json_object *root, spec_keys *sp);
 int rl_bench_spec_add_planners(const spec_src *s, const spec_keys *sp, rl_bench *b,
                                const rl_bench_builtins *builtins, void *problem,
                                const char *problem_why);
+
+/* rl_bench_run_spec with members added to manifest.json (`manifest_extra`, may be NULL:
+ * then a shard's run adds "shard"); rl_bench_merge gives its "shards" through it. */
+int rl_bench_run_spec_with(const rl_bench_spec *spec, const rl_bench_run_opts *opts,
+                           json_object *manifest_extra, rl_bench_session **out);
 
 #endif
