@@ -139,7 +139,10 @@ def build_targets(build, test_names, log):
     for n in names:
         if "/" in n or n.startswith(("cmake_", "lib", "bench_", "run_benchmarks", "threaded_",
                                      "runlab_shared", "all", "clean", "help", "edit_cache",
-                                     "rebuild_cache", "install", "list_install", "fuzz")):
+                                     "rebuild_cache", "install", "list_install", "fuzz",
+                                     # CPack's: packaging the source tree (build dirs
+                                     # included) took minutes per mutant
+                                     "package", "uninstall")):
             continue
         if n == "test" or (n.startswith("test_") and n not in wanted_units):
             continue
