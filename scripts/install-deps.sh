@@ -29,6 +29,8 @@ packages=(
   # the installed completion is tested with bash-completion's helpers; lintian checks the
   # Debian packages of `make deb` (tests/cli/test_install_deb.sh)
   bash-completion lintian
+  # a single-node Slurm that tests/cli/test_bench_slurm.sh starts itself (bench --slurm)
+  slurm-wlm munge
 )
 
 missing=()
