@@ -85,6 +85,29 @@ int cli_bench_merge_out(int argc, char **argv);
 int cli_parse_shard(const char *text, unsigned *k, unsigned *n);
 int cli_bench_status(int argc, char **argv);
 int cli_bench_slurm(int argc, char **argv);
+/* `evaluate --slurm RUN...` (cmd_eval_slurm.c). */
+int cmd_evaluate_slurm(int argc, char **argv);
+
+/* ---- Slurm job scripts (slurm_jobs.c) ---- */
+/* The options of the commands that write Slurm jobs. */
+typedef struct cli_slurm_opts {
+    const char *partition, *time, *mem; /* #SBATCH values, NULL: Slurm's default */
+    long cpus, array_limit;             /* 0: not given */
+    bool dry_run;                       /* write the scripts, submit nothing */
+} cli_slurm_opts;
+/* Takes long option `name` (without "--") with `arg` into *so: 1 taken, 0 not one of them,
+ * -1 a bad value (the usage error is printed). */
+int cli_slurm_option(const char *cmd, const char *name, const char *arg, cli_slurm_opts *so);
+/* Writes an sbatch script: "#!/bin/bash", `comment` (lines starting with '#'), the job name,
+ * --array=1-array_n[%limit] with --cpus-per-task and --mem when array_n > 0, --output,
+ * --partition and --time, then `body`. RL_OK or RL_EIO naming the file. */
+int cli_slurm_script(const char *path, const char *comment, const char *job_name,
+                     const cli_slurm_opts *so, unsigned array_n, const char *output,
+                     const char *body);
+/* `sbatch --parsable [--dependency=afterany:AFTER] SCRIPT`; the job id into `id`. */
+int cli_slurm_submit(const char *script, const char *after, char *id, size_t cap);
+/* `text` single-quoted for a shell script. */
+void cli_shell_quote(FILE *f, const char *text);
 /* The benchmark demonstration of `runlab demo` (cmd_bench.c); writes under out_parent. */
 int cli_bench_demo(const char *out_parent);
 int cmd_demo(int argc, char **argv);

@@ -325,110 +325,6 @@ int cli_bench_status(int argc, char **argv)
 
 /* ---- bench SPEC --slurm ---------------------------------------------------------------- */
 
-/* `text` in single quotes for a shell script: ' becomes '\''. */
-static void shell_quote(FILE *f, const char *text)
-{
-    fputc('\'', f);
-    for (const char *c = text; *c; c++) {
-        if (*c == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*c, f);
-    }
-    fputc('\'', f);
-}
-
-/* A Slurm option's value: printable, no spaces or quotes (it goes on an #SBATCH line). */
-static bool plain_value(const char *v)
-{
-    if (!*v || strlen(v) > 200)
-        return false;
-    for (const char *c = v; *c; c++)
-        if (*c <= ' ' || *c == '\'' || *c == '"' || *c == '\\' || *c == 0x7f)
-            return false;
-    return true;
-}
-
-typedef struct slurm_opts {
-    const char *partition, *time, *mem;
-    long cpus, array_limit, shards;
-    bool dry_run;
-} slurm_opts;
-
-static int write_script(const char *path, const char *text_head, const slurm_opts *so,
-                        bool array, unsigned n, const char *bench_dir)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return rl_error_set_errno(RL_EIO, errno, "%s", path);
-    fprintf(f, "#!/bin/bash\n%s", text_head);
-    if (array) {
-        fprintf(f, "#SBATCH --array=1-%u", n);
-        if (so->array_limit > 0)
-            fprintf(f, "%%%ld", so->array_limit);
-        fprintf(f, "\n#SBATCH --output=%s/slurm/shard-%%a.out\n", bench_dir);
-        if (so->cpus > 0)
-            fprintf(f, "#SBATCH --cpus-per-task=%ld\n", so->cpus);
-        if (so->mem)
-            fprintf(f, "#SBATCH --mem=%s\n", so->mem);
-    } else {
-        fprintf(f, "#SBATCH --output=%s/slurm/merge.out\n", bench_dir);
-    }
-    if (so->partition)
-        fprintf(f, "#SBATCH --partition=%s\n", so->partition);
-    if (so->time)
-        fprintf(f, "#SBATCH --time=%s\n", so->time);
-    return fclose(f) == 0 ? RL_OK : rl_error_set_errno(RL_EIO, errno, "%s", path);
-}
-
-/* Runs `sbatch --parsable [--dependency=afterany:DEP] SCRIPT`; the job id into `id`. */
-static int submit(const char *script, const char *dep, char *id, size_t cap)
-{
-    int fds[2];
-    if (pipe(fds) < 0)
-        return rl_error_set_errno(RL_EIO, errno, "pipe");
-    char depend[128];
-    snprintf(depend, sizeof depend, "--dependency=afterany:%s", dep ? dep : "");
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return rl_error_set_errno(RL_EIO, errno, "fork");
-    }
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        if (dep)
-            execlp("sbatch", "sbatch", "--parsable", depend, script, (char *)NULL);
-        else
-            execlp("sbatch", "sbatch", "--parsable", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t len = 0;
-    ssize_t r;
-    while (len + 1 < cap && (r = read(fds[0], id + len, cap - 1 - len)) != 0) {
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            break;
-        len += (size_t)r;
-    }
-    id[len] = '\0';
-    close(fds[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    id[strcspn(id, ";\n")] = '\0'; /* "ID" or "ID;cluster" */
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !id[0])
-        return rl_error_set(RL_EIO, "sbatch %s failed (%s); the script is there to submit by "
-                            "hand", script, WIFEXITED(st) && WEXITSTATUS(st) == 127
-                                                ? "sbatch not found: is Slurm installed here?"
-                                                : "see its message above");
-    return RL_OK;
-}
-
 static void slurm_usage(void)
 {
     printf("Usage: runlab bench SPEC.yaml --slurm [--out-dir ROOT] [--shards N]\n"
@@ -455,45 +351,32 @@ int cli_bench_slurm(int argc, char **argv)
     const char *cmd = "bench --slurm";
     static const struct option opts[] = {
         {"slurm", no_argument, NULL, 'S'},          {"out-dir", required_argument, NULL, 'o'},
-        {"shards", required_argument, NULL, 'n'},   {"partition", required_argument, NULL, 'p'},
-        {"time", required_argument, NULL, 't'},     {"cpus-per-task", required_argument, NULL, 'c'},
-        {"mem", required_argument, NULL, 'm'},      {"array-limit", required_argument, NULL, 'l'},
-        {"dry-run", no_argument, NULL, 'd'},        {"help", no_argument, NULL, 'h'},
+        {"shards", required_argument, NULL, 'n'},   {"partition", required_argument, NULL, 's'},
+        {"time", required_argument, NULL, 's'},     {"cpus-per-task", required_argument, NULL, 's'},
+        {"mem", required_argument, NULL, 's'},      {"array-limit", required_argument, NULL, 's'},
+        {"dry-run", no_argument, NULL, 's'},        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    slurm_opts so = {0};
+    cli_slurm_opts so = {0};
     const char *out_root = NULL;
-    int c;
+    long shards = 0;
+    int c, at;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, &at)) != -1) {
         double num;
         switch (c) {
         case 'S': break;
         case 'o': out_root = optarg; break;
         case 'n':
-            if (cli_parse_number(cmd, "--shards", optarg, 1, MAX_SHARDS_SLURM, 1, &num) != RL_EXIT_OK)
+            if (cli_parse_number(cmd, "--shards", optarg, 1, MAX_SHARDS_SLURM, 1, &num) !=
+                RL_EXIT_OK)
                 return RL_EXIT_USAGE;
-            so.shards = (long)num;
+            shards = (long)num;
             break;
-        case 'c':
-            if (cli_parse_number(cmd, "--cpus-per-task", optarg, 1, 4096, 1, &num) != RL_EXIT_OK)
+        case 's':
+            if (cli_slurm_option(cmd, opts[at].name, optarg, &so) < 0)
                 return RL_EXIT_USAGE;
-            so.cpus = (long)num;
             break;
-        case 'l':
-            if (cli_parse_number(cmd, "--array-limit", optarg, 1, 100000, 1, &num) != RL_EXIT_OK)
-                return RL_EXIT_USAGE;
-            so.array_limit = (long)num;
-            break;
-        case 'p':
-        case 't':
-        case 'm':
-            if (!plain_value(optarg))
-                return cli_usage_error(cmd, "'%s': a Slurm value without spaces or quotes",
-                                       optarg);
-            *(c == 'p' ? &so.partition : c == 't' ? &so.time : &so.mem) = optarg;
-            break;
-        case 'd': so.dry_run = true; break;
         case 'h': slurm_usage(); return RL_EXIT_OK;
         default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
@@ -515,7 +398,7 @@ int cli_bench_slurm(int argc, char **argv)
                                   : "an adaptive benchmark (runs: auto)");
     }
     size_t cells = planners * runs;
-    unsigned n = so.shards > 0 ? (unsigned)so.shards : 0;
+    unsigned n = shards > 0 ? (unsigned)shards : 0;
     if (!n) { /* about an hour of the worst case per task */
         double hours = (double)cells * max_time / 3600.0;
         n = (unsigned)fmin(fmin(ceil(hours), (double)cells), MAX_SHARDS_SLURM);
@@ -535,6 +418,7 @@ int cli_bench_slurm(int argc, char **argv)
     char stamp[RL_TIME_DIRSTAMP_LEN], name[256], safe[RL_NAME_MAX + 1];
     rl_time_format_dirstamp(rl_time_now_ns(), stamp, sizeof stamp);
     rl_path_sanitize_name(rl_bench_spec_experiment(spec), safe);
+    rl_bench_spec_free(spec);
     for (char *p = safe; *p; p++)
         if (*p == ' ')
             *p = '_';
@@ -542,58 +426,63 @@ int cli_bench_slurm(int argc, char **argv)
     int rc = rl_fs_mkdirs(root);
     if (rc == RL_OK)
         rc = rl_fs_mkdir_new(root, name, RL_MKDIR_ADD_SUFFIX, dir, sizeof dir);
-    char abs_dir[PATH_MAX], slurm_dir[PATH_MAX], shards[PATH_MAX];
+    char abs_dir[PATH_MAX], slurm_dir[PATH_MAX], shards_dir[PATH_MAX];
     if (rc == RL_OK && !realpath(dir, abs_dir))
         rc = rl_error_set_errno(RL_EIO, errno, "%s", dir);
     if (rc == RL_OK)
         rc = rl_fs_mkdir_in(abs_dir, "slurm", slurm_dir, sizeof slurm_dir);
     if (rc == RL_OK)
-        rc = rl_fs_mkdir_in(abs_dir, "shards", shards, sizeof shards);
-    if (rc < 0) {
-        rl_bench_spec_free(spec);
+        rc = rl_fs_mkdir_in(abs_dir, "shards", shards_dir, sizeof shards_dir);
+    if (rc < 0)
         return cli_fail(cmd, "%s", rl_error_last());
-    }
+    char comment[2048], job[128], output[PATH_MAX + 32], *body = NULL;
+    size_t body_len = 0;
     /* the array job: task K runs shard K/N */
-    char head[2048];
-    snprintf(head, sizeof head,
+    FILE *b = open_memstream(&body, &body_len);
+    if (!b)
+        return cli_fail(cmd, "out of memory");
+    fputs("set -eu\nexec ", b);
+    cli_shell_quote(b, self);
+    fputs(" bench ", b);
+    cli_shell_quote(b, spec_abs);
+    fprintf(b, " --shard \"${SLURM_ARRAY_TASK_ID}/%u\" --out-dir ", n);
+    cli_shell_quote(b, shards_dir);
+    fputc('\n', b);
+    fclose(b);
+    snprintf(comment, sizeof comment,
              "# Written by runlab bench --slurm: shard $SLURM_ARRAY_TASK_ID of %u of the\n"
-             "# benchmark %.600s (%zu planners x %u runs).\n"
-             "#SBATCH --job-name=runlab-bench-%.60s\n",
-             n, spec_abs, planners, runs, safe);
+             "# benchmark %.600s (%zu planners x %u runs).\n",
+             n, spec_abs, planners, runs);
+    snprintf(job, sizeof job, "runlab-bench-%.60s", safe);
+    snprintf(output, sizeof output, "%s/shard-%%a.out", slurm_dir);
     snprintf(path, sizeof path, "%s/array.sbatch", slurm_dir);
-    rc = write_script(path, head, &so, true, n, abs_dir);
-    FILE *f = rc == RL_OK ? fopen(path, "a") : NULL;
-    if (f) {
-        fputs("set -eu\nexec ", f);
-        shell_quote(f, self);
-        fputs(" bench ", f);
-        shell_quote(f, spec_abs);
-        fprintf(f, " --shard \"${SLURM_ARRAY_TASK_ID}/%u\" --out-dir ", n);
-        shell_quote(f, shards);
-        fputc('\n', f);
-        fclose(f);
-    }
-    snprintf(head, sizeof head,
-             "# Written by runlab bench --slurm: joins the %u shards into this benchmark\n"
-             "# directory once the array job has ended (afterany: a failed shard is named).\n"
-             "#SBATCH --job-name=runlab-merge-%.60s\n",
-             n, safe);
+    rc = cli_slurm_script(path, comment, job, &so, n, output, body);
+    free(body);
+    body = NULL;
+    /* the merge job, after the array however it ended */
     char merge_path[PATH_MAX + 64];
     snprintf(merge_path, sizeof merge_path, "%s/merge.sbatch", slurm_dir);
-    if (rc == RL_OK)
-        rc = write_script(merge_path, head, &so, false, n, abs_dir);
-    f = rc == RL_OK ? fopen(merge_path, "a") : NULL;
-    if (f) {
-        fputs("set -eu\nexec ", f);
-        shell_quote(f, self);
-        fputs(" bench merge ", f);
-        shell_quote(f, shards);
-        fprintf(f, "/*_shard-*-of-%u --out ", n);
-        shell_quote(f, abs_dir);
-        fputc('\n', f);
-        fclose(f);
+    b = rc == RL_OK ? open_memstream(&body, &body_len) : NULL;
+    if (b) {
+        fputs("set -eu\nexec ", b);
+        cli_shell_quote(b, self);
+        fputs(" bench merge ", b);
+        cli_shell_quote(b, shards_dir);
+        fprintf(b, "/*_shard-*-of-%u --out ", n);
+        cli_shell_quote(b, abs_dir);
+        fputc('\n', b);
+        fclose(b);
+        snprintf(comment, sizeof comment,
+                 "# Written by runlab bench --slurm: joins the %u shards into this benchmark\n"
+                 "# directory once the array job has ended (afterany: a failed shard is named).\n",
+                 n);
+        snprintf(job, sizeof job, "runlab-merge-%.60s", safe);
+        snprintf(output, sizeof output, "%s/merge.out", slurm_dir);
+        rc = cli_slurm_script(merge_path, comment, job, &so, 0, output, body);
+        free(body);
+    } else if (rc == RL_OK) {
+        rc = rl_error_set(RL_ENOMEM, "out of memory");
     }
-    rl_bench_spec_free(spec);
     if (rc < 0)
         return cli_fail(cmd, "%s", rl_error_last());
     printf("%zu cells (%zu planners x %u runs) in %u shard(s)\n", cells, planners, runs, n);
@@ -605,8 +494,8 @@ int cli_bench_slurm(int argc, char **argv)
     }
     char array_id[64], merge_id[64];
     fflush(stdout);
-    if (submit(path, NULL, array_id, sizeof array_id) < 0 ||
-        submit(merge_path, array_id, merge_id, sizeof merge_id) < 0)
+    if (cli_slurm_submit(path, NULL, array_id, sizeof array_id) < 0 ||
+        cli_slurm_submit(merge_path, array_id, merge_id, sizeof merge_id) < 0)
         return cli_fail(cmd, "%s", rl_error_last());
     json_object *jobs = json_object_new_object();
     json_object_object_add(jobs, "array_job", json_object_new_string(array_id));

@@ -350,7 +350,8 @@ static void evaluate_usage(FILE *out)
     fprintf(out,
             "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--map FILE] [--open]\n"
             "       runlab evaluate --print-config\n"
-            "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n\n"
+            "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n"
+            "       runlab evaluate --slurm RUN... [OPTIONS]       (see --slurm --help)\n\n"
             "Evaluates a recorded run offline (bag and runtime map, no running nodes) and writes\n"
             "RUN/evaluations/YYYYmmddTHHMMSSZ/ (_2, _3 on a collision): report.html, checks.csv,\n"
             "summary.json, decoding.csv (per topic: messages that did not decode, the first\n"
@@ -410,6 +411,8 @@ int cmd_evaluate(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) /* one report over many runs */
         if (strcmp(argv[i], "--summary") == 0)
             return cmd_evaluate_summary(argc, argv);
+        else if (strcmp(argv[i], "--slurm") == 0) /* many runs as a Slurm array job */
+            return cmd_evaluate_slurm(argc, argv);
     rl_eval_options o = {0};
     bool open_it = false, print_config = false;
     int c;

@@ -5,7 +5,9 @@
 # everything under $TMP, stopped at exit). The array job runs the shards one at a time; one
 # shard is cancelled with scancel mid-way, so the dependent merge job fails naming it and
 # `bench status` shows it stopped; the shard is resubmitted (it resumes), the merge job is
-# submitted again, and the benchmark directory ends merged with every run. Skipped, with
+# submitted again, and the benchmark directory ends merged with every run. Then `runlab
+# evaluate --slurm` evaluates 6 simulated runs in an array of 3 tasks, and its summary job
+# writes evaluations.csv with every run. Skipped, with
 # the reason, where Slurm is not installed, this is not root, or the daemons do not start.
 source "$(dirname "$0")/lib.sh"
 
@@ -144,5 +146,39 @@ check "the resumed shard kept its first runs (6 runs, none twice, in the journal
     test "$(cat "$dir"/shards/*/journal.tsv | grep -c '^run[[:space:]]')" -eq 6
 check "the manifest lists the 3 shards" \
     python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); sys.exit(len(m["shards"]) != 3)' "$dir/manifest.json"
+
+# Evaluations at scale: 6 simulated runs, 2 per task, then the summary job.
+printf 'speed: 1.2\n' >"$TMP/sim.yaml"
+: >"$TMP/runs.txt"
+for seed in 1 2 3 4 5 6; do
+    run sim "$TMP/sim.yaml" --offline "$TMP/home" --count 2 --duration 5 --seed "$seed"
+    tail -n1 <<<"$out" >>"$TMP/runs.txt"
+done
+check "six simulated runs" test "$(wc -l <"$TMP/runs.txt")" -eq 6
+run evaluate --slurm --runs-from "$TMP/runs.txt" --batch 2 --time 10 --out-dir "$TMP/evals"
+check "evaluate --slurm submits (exit 0)" rc_is 0
+check "... 6 runs in 3 tasks" out_has "6 runs in 3 task(s) of up to 2"
+edir=$(tail -n1 <<<"$out")
+check "the summary job writes evaluations.csv" wait_until 300 test -f "$edir/evaluations.csv"
+problems=$(python3 - "$edir" "$TMP/runs.txt" <<'PY'
+import csv, os, sys
+d, runs = sys.argv[1], [l.strip() for l in open(sys.argv[2]) if l.strip()]
+problems = []
+rows = list(csv.DictReader(open(d + "/evaluations.csv")))
+seen = {r["run"] for r in rows}  # run ids; a run's directory name ends with its id
+if len(seen) != 6 or not all(any(os.path.basename(r).endswith(i) for i in seen) for r in runs):
+    problems.append("runs in evaluations.csv: %r" % sorted(seen))
+if rows and "metric" not in rows[0]:
+    problems.append("no metric column: %r" % list(rows[0]))
+for r in runs:  # each run got its evaluation from a task, not only from the summary job
+    if not os.path.isdir(r + "/evaluations") or not os.listdir(r + "/evaluations"):
+        problems.append("no evaluation in " + r)
+codes = [l.split("\t") for f in sorted(os.listdir(d + "/status")) for l in open(d + "/status/" + f)]
+if len(codes) != 6 or any(c[1].strip() not in ("0", "1", "3") for c in codes):
+    problems.append("status/: %r" % codes)
+print("; ".join(problems))
+PY
+)
+check "evaluations.csv has every run, each evaluated by its task ($problems)" test -z "$problems"
 
 finish
