@@ -172,7 +172,7 @@ static int check_shards(shard *sh, size_t n, bool force)
 
 /* The merged journal: the first shard's header line, every shard's run lines, and the
  * shards' summed durations as the time line. */
-static int join_journals(const shard *sh, size_t n, const char *out_dir)
+static int join_journals(const shard *sh, size_t n, const char *out_dir, size_t *runs_out)
 {
     char path[PATH_MAX + 32];
     size_t cap = 4096, len = 0;
@@ -217,6 +217,7 @@ static int join_journals(const shard *sh, size_t n, const char *out_dir)
                 if (rc == RL_OK) {
                     memcpy(all + len, text + pos, ll);
                     len += ll;
+                    *runs_out += lineno > 1;
                 }
             }
             pos += ll;
@@ -354,11 +355,22 @@ int rl_bench_merge(const char *const *shard_dirs, size_t n, const char *out_dir,
         rc = prepare_out(out_dir);
     if (rc == RL_OK)
         rc = write_spec(sh, n, out_dir);
+    size_t runs_joined = 0;
     if (rc == RL_OK)
-        rc = join_journals(sh, n, out_dir);
+        rc = join_journals(sh, n, out_dir, &runs_joined);
     rl_bench_spec *spec = NULL;
     if (rc == RL_OK)
         rc = rl_bench_spec_load_dir(out_dir, &spec);
+    /* A merge runs nothing: every cell must be in the shards' journals (a run journaled
+       twice, by a resumed shard, is counted once by the engine and at most once here). */
+    size_t planners = 0;
+    unsigned runs = 0;
+    if (rc == RL_OK)
+        rl_bench_spec_shape(spec, &planners, &runs, NULL);
+    if (rc == RL_OK && runs_joined < planners * runs)
+        rc = rl_error_set(RL_EINVAL, "the shards' journals hold %zu of the benchmark's %zu runs; "
+                          "a merge runs none (finish the shards with runlab bench --resume)",
+                          runs_joined, planners * (size_t)runs);
     if (rc == RL_OK) {
         rl_bench_run_opts o = opts ? *opts : (rl_bench_run_opts){0};
         o.resume_dir = out_dir;
@@ -367,8 +379,6 @@ int rl_bench_merge(const char *const *shard_dirs, size_t n, const char *out_dir,
         o.adaptive = false;
         json_object *extra = json_object_new_object();
         json_object_object_add(extra, "shards", shards_json(sh, n));
-        unsigned runs = 0;
-        rl_bench_spec_shape(spec, NULL, &runs, NULL);
         json_object_object_add(extra, "run_hosts", run_hosts_json(sh, n, runs));
         rc = rl_bench_run_spec_with(spec, &o, extra, out);
         json_object_put(extra);

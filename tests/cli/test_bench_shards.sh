@@ -88,6 +88,16 @@ for k in range(1, n + 1):
         seen.add(cell)
 if len(seen) != 15:
     problems.append("%d cells ran, not 15" % len(seen))
+# each shard's own outputs hold its runs only, none empty
+for k in range(1, n + 1):
+    d = "%s/shard_test_shard-%d-of-%d" % (shards, k, n)
+    mine = sum(1 for p in range(3) for r in range(5) if (r * 3 + p) % n == k - 1)
+    sj = json.load(open(d + "/results.json"))
+    got = [r for p in sj["planners"] for r in p["runs"]]
+    if len(got) != mine or any(not r.get("properties", {}).get("graph states") for r in got):
+        problems.append("shard %d's results.json: %d runs (want %d), or an empty one" % (k, len(got), mine))
+    if json.load(open(d + "/manifest.json"))["shard"]["cells"] != mine:
+        problems.append("shard %d's manifest: cells != %d" % (k, mine))
 print("; ".join(problems))
 PY
 )
