@@ -106,6 +106,15 @@ int cli_slurm_script(const char *path, const char *comment, const char *job_name
                      const char *body);
 /* `sbatch --parsable [--dependency=afterany:AFTER] SCRIPT`; the job id into `id`. */
 int cli_slurm_submit(const char *script, const char *after, char *id, size_t cap);
+/* Makes ROOT/NAME (a suffix when taken) with slurm/ and SUB/ in it; their absolute paths
+ * into the three PATH_MAX buffers. RL_OK or the error (set). */
+int cli_slurm_job_dir(const char *root, const char *name, const char *sub, char *abs_dir,
+                      char *slurm_dir, char *sub_dir);
+/* Submits the array script, then `then_script` after it (afterany), and writes
+ * SLURM_DIR/jobs.json: {"array_job", then_key: the second id, count_key: count}. */
+int cli_slurm_submit_pair(const char *slurm_dir, const char *array_script,
+                          const char *then_script, const char *then_key, const char *count_key,
+                          long count, char *array_id, char *then_id, size_t cap);
 /* `text` single-quoted for a shell script. */
 void cli_shell_quote(FILE *f, const char *text);
 /* The benchmark demonstration of `runlab demo` (cmd_bench.c); writes under out_parent. */

@@ -407,7 +407,7 @@ int cli_bench_slurm(int argc, char **argv)
     }
     if (n > cells)
         n = (unsigned)cells;
-    char spec_abs[PATH_MAX], self[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
+    char spec_abs[PATH_MAX], self[PATH_MAX], path[PATH_MAX + 64];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (!realpath(argv[optind], spec_abs) || sl <= 0) {
         rl_bench_spec_free(spec);
@@ -423,16 +423,8 @@ int cli_bench_slurm(int argc, char **argv)
         if (*p == ' ')
             *p = '_';
     snprintf(name, sizeof name, "%.100s_%s", safe, stamp);
-    int rc = rl_fs_mkdirs(root);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdir_new(root, name, RL_MKDIR_ADD_SUFFIX, dir, sizeof dir);
     char abs_dir[PATH_MAX], slurm_dir[PATH_MAX], shards_dir[PATH_MAX];
-    if (rc == RL_OK && !realpath(dir, abs_dir))
-        rc = rl_error_set_errno(RL_EIO, errno, "%s", dir);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdir_in(abs_dir, "slurm", slurm_dir, sizeof slurm_dir);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdir_in(abs_dir, "shards", shards_dir, sizeof shards_dir);
+    int rc = cli_slurm_job_dir(root, name, "shards", abs_dir, slurm_dir, shards_dir);
     if (rc < 0)
         return cli_fail(cmd, "%s", rl_error_last());
     char comment[2048], job[128], output[PATH_MAX + 32], *body = NULL;
@@ -493,19 +485,8 @@ int cli_bench_slurm(int argc, char **argv)
         return RL_EXIT_OK;
     }
     char array_id[64], merge_id[64];
-    fflush(stdout);
-    if (cli_slurm_submit(path, NULL, array_id, sizeof array_id) < 0 ||
-        cli_slurm_submit(merge_path, array_id, merge_id, sizeof merge_id) < 0)
-        return cli_fail(cmd, "%s", rl_error_last());
-    json_object *jobs = json_object_new_object();
-    json_object_object_add(jobs, "array_job", json_object_new_string(array_id));
-    json_object_object_add(jobs, "merge_job", json_object_new_string(merge_id));
-    json_object_object_add(jobs, "shards", json_object_new_int64(n));
-    char jobs_path[PATH_MAX + 32];
-    snprintf(jobs_path, sizeof jobs_path, "%s/jobs.json", slurm_dir);
-    rc = rl_json_write_file(jobs_path, jobs);
-    json_object_put(jobs);
-    if (rc < 0)
+    if (cli_slurm_submit_pair(slurm_dir, path, merge_path, "merge_job", "shards", n, array_id,
+                              merge_id, sizeof array_id) < 0)
         return cli_fail(cmd, "%s", rl_error_last());
     printf("submitted: array job %s (%u tasks), merge job %s (after the array)\n%s\n", array_id,
            n, merge_id, abs_dir);

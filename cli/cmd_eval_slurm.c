@@ -178,22 +178,15 @@ int cmd_evaluate_slurm(int argc, char **argv)
         return cli_usage_error(cmd, "%u tasks of %ld runs: more than Slurm's default "
                                "MaxArraySize allows (1000); give a larger --batch", tasks, batch);
     }
-    char self[PATH_MAX], dir[PATH_MAX], abs_dir[PATH_MAX], slurm_dir[PATH_MAX],
+    char self[PATH_MAX], abs_dir[PATH_MAX], slurm_dir[PATH_MAX],
         status_dir[PATH_MAX], path[PATH_MAX + 64];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     self[sl > 0 ? sl : 0] = '\0';
     char stamp[RL_TIME_DIRSTAMP_LEN], name[64];
     rl_time_format_dirstamp(rl_time_now_ns(), stamp, sizeof stamp);
     snprintf(name, sizeof name, "evaluate_%s", stamp);
-    rc = sl > 0 ? rl_fs_mkdirs(out_root) : rl_error_set_errno(RL_EIO, errno, "/proc/self/exe");
-    if (rc == RL_OK)
-        rc = rl_fs_mkdir_new(out_root, name, RL_MKDIR_ADD_SUFFIX, dir, sizeof dir);
-    if (rc == RL_OK && !realpath(dir, abs_dir))
-        rc = rl_error_set_errno(RL_EIO, errno, "%s", dir);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdir_in(abs_dir, "slurm", slurm_dir, sizeof slurm_dir);
-    if (rc == RL_OK)
-        rc = rl_fs_mkdir_in(abs_dir, "status", status_dir, sizeof status_dir);
+    rc = sl > 0 ? cli_slurm_job_dir(out_root, name, "status", abs_dir, slurm_dir, status_dir)
+                : rl_error_set_errno(RL_EIO, errno, "/proc/self/exe");
     char runs_path[PATH_MAX + 32];
     snprintf(runs_path, sizeof runs_path, "%s/runs.txt", abs_dir);
     FILE *f = rc == RL_OK ? fopen(runs_path, "w") : NULL;
@@ -286,20 +279,8 @@ int cmd_evaluate_slurm(int argc, char **argv)
         return RL_EXIT_OK;
     }
     char array_id[64], summary_id[64];
-    fflush(stdout);
-    if (cli_slurm_submit(path, NULL, array_id, sizeof array_id) < 0 ||
-        cli_slurm_submit(summary_path, array_id, summary_id, sizeof summary_id) < 0)
-        return cli_fail(cmd, "%s", rl_error_last());
-    json_object *jobs = json_object_new_object();
-    json_object_object_add(jobs, "array_job", json_object_new_string(array_id));
-    json_object_object_add(jobs, "summary_job", json_object_new_string(summary_id));
-    json_object_object_add(jobs, "runs", json_object_new_int64((int64_t)n));
-    json_object_object_add(jobs, "tasks", json_object_new_int64(tasks));
-    char jobs_path[PATH_MAX + 32];
-    snprintf(jobs_path, sizeof jobs_path, "%s/jobs.json", slurm_dir);
-    rc = rl_json_write_file(jobs_path, jobs);
-    json_object_put(jobs);
-    if (rc < 0)
+    if (cli_slurm_submit_pair(slurm_dir, path, summary_path, "summary_job", "runs", (long)n,
+                              array_id, summary_id, sizeof array_id) < 0)
         return cli_fail(cmd, "%s", rl_error_last());
     printf("submitted: array job %s (%u tasks), summary job %s (after the array)\n%s\n",
            array_id, tasks, summary_id, abs_dir);

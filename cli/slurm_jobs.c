@@ -5,8 +5,11 @@
 #include "cli.h"
 
 #include "runlab/error.h"
+#include "runlab/fs.h"
+#include "runlab/json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,4 +135,41 @@ int cli_slurm_submit(const char *script, const char *after, char *id, size_t cap
                                                 ? "sbatch not found: is Slurm installed here?"
                                                 : "see its message above");
     return RL_OK;
+}
+
+int cli_slurm_job_dir(const char *root, const char *name, const char *sub, char *abs_dir,
+                      char *slurm_dir, char *sub_dir)
+{
+    char dir[PATH_MAX];
+    int rc = rl_fs_mkdirs(root);
+    if (rc == RL_OK)
+        rc = rl_fs_mkdir_new(root, name, RL_MKDIR_ADD_SUFFIX, dir, sizeof dir);
+    if (rc == RL_OK && !realpath(dir, abs_dir))
+        rc = rl_error_set_errno(RL_EIO, errno, "%s", dir);
+    if (rc == RL_OK)
+        rc = rl_fs_mkdir_in(abs_dir, "slurm", slurm_dir, PATH_MAX);
+    if (rc == RL_OK)
+        rc = rl_fs_mkdir_in(abs_dir, sub, sub_dir, PATH_MAX);
+    return rc;
+}
+
+int cli_slurm_submit_pair(const char *slurm_dir, const char *array_script,
+                          const char *then_script, const char *then_key, const char *count_key,
+                          long count, char *array_id, char *then_id, size_t cap)
+{
+    fflush(stdout); /* sbatch's own messages come after ours */
+    int rc = cli_slurm_submit(array_script, NULL, array_id, cap);
+    if (rc == RL_OK)
+        rc = cli_slurm_submit(then_script, array_id, then_id, cap);
+    if (rc < 0)
+        return rc;
+    json_object *jobs = json_object_new_object();
+    json_object_object_add(jobs, "array_job", json_object_new_string(array_id));
+    json_object_object_add(jobs, then_key, json_object_new_string(then_id));
+    json_object_object_add(jobs, count_key, json_object_new_int64(count));
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%.4000s/jobs.json", slurm_dir);
+    rc = rl_json_write_file(path, jobs);
+    json_object_put(jobs);
+    return rc;
 }
