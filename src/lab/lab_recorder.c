@@ -363,7 +363,9 @@ static void do_begin(rl_lab_recorder *n, service *s,
         return;
     }
     if (rl_recorder_state(n->rec) == RL_RECORD_ARMED) {
-        await_ready(n, 3000000000ll);
+        /* 10 s: generous for a loaded machine (it returns as soon as every READY is in),
+           short beside the control flows' begin timeouts (30-60 s) */
+        await_ready(n, 10000000000ll);
         run_snapshots(n, 1000000000ll);
     }
     int rc = rl_recorder_begin(n->rec);
