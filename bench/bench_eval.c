@@ -149,8 +149,26 @@ int main(void)
     printf("  runlab evaluate RUN (all metrics): %7.3f s wall, %7.3f s CPU (best of %d), "
            "exit %d\n",
            ev.wall, ev.cpu, REPEATS, ev.status);
-    printf("  evaluation / read: %.2fx wall (target <= 2x: %s), %.2fx CPU\n", ratio,
-           ratio <= 2 ? "met" : "MISSED", ev.cpu / cat.cpu);
+    double cpu_ratio = ev.cpu / cat.cpu;
+    printf("  evaluation / read: %.2fx CPU (target <= 2x, issue 36: %s), %.2fx wall\n",
+           cpu_ratio, cpu_ratio <= 2 ? "met" : "MISSED", ratio);
+    /* Where the evaluation's time goes: one more evaluation in this process, its phases
+       timed by the library (rl_eval_result.phase_*). */
+    rl_eval_options eo = {0};
+    rl_eval_result res;
+    if (rl_eval_run(run_dir, &eo, &res) == RL_OK) {
+        double total = 0;
+        for (int ph = 0; ph < RL_EVAL_PHASE_COUNT; ph++)
+            total += res.phase_cpu_s[ph];
+        printf("  where evaluate's CPU goes (in-process, %.3f s):", total);
+        for (int ph = 0; ph < RL_EVAL_PHASE_COUNT; ph++)
+            printf("%s %s %.3f s (%.0f %%)", ph ? "," : "", rl_eval_phase_name(ph),
+                   res.phase_cpu_s[ph], total > 0 ? 100 * res.phase_cpu_s[ph] / total : 0.0);
+        printf("\n");
+        rl_eval_result_free(&res);
+    } else {
+        printf("  (in-process evaluation failed: %s)\n", rl_error_last());
+    }
     /* Each metric alone (the run is decoded each time): what it adds over the others. */
     for (size_t i = 0; i < rl_eval_metric_count(); i++) {
         char *one_argv[] = {RL_RUNLAB_BIN, "evaluate", "--metrics",

@@ -77,6 +77,18 @@ typedef struct rl_eval_options {
 } rl_eval_options;
 
 /* The result of one evaluation. Free with rl_eval_result_free. */
+/* The phases of an evaluation, for its time profile (rl_eval_result.phase_*). */
+typedef enum rl_eval_phase {
+    RL_EVAL_PHASE_DECODE = 0,  /* the run, its bag decoded by its schemas, the map */
+    RL_EVAL_PHASE_METRICS = 1, /* every metric's checks and figure data, and the verdict */
+    RL_EVAL_PHASE_FIGURES = 2, /* the directory, figures (PNG, SVG), CSV and JSON files */
+    RL_EVAL_PHASE_REPORT = 3,  /* report.html */
+    RL_EVAL_PHASE_COUNT = 4
+} rl_eval_phase;
+
+/* The phase's name ("decode", "metrics", "figures", "report"), "?" out of range. */
+RL_API const char *rl_eval_phase_name(int phase);
+
 typedef struct rl_eval_result {
     rl_eval_verdict verdict; /* the overall result (the rule above) */
     bool passed;       /* verdict is PASS: every check PASS or N/A */
@@ -92,6 +104,11 @@ typedef struct rl_eval_result {
     char *shared_reasons; /* one line per status and reason shared by several checks
                              (naming their metrics, and how to supply what is missing:
                              a map with --map FILE), each ending in '\n'; or "" */
+    /* Where the time went, per rl_eval_phase: the process's CPU seconds (user + system,
+     * every thread: figures are drawn in parallel) and wall seconds. Several evaluations
+     * at once in one process (evaluate --summary) overlap in the CPU figures. */
+    double phase_cpu_s[RL_EVAL_PHASE_COUNT];
+    double phase_wall_s[RL_EVAL_PHASE_COUNT];
 } rl_eval_result;
 
 /* Evaluates the run directory `run_dir` and writes RUN/evaluations/YYYYmmddTHHMMSSZ[-N]/.

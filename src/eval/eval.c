@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* The evaluation directory: the UTC time, then "_2", "_3", ... when it exists, as every
@@ -139,6 +140,42 @@ static int fill_result(rl_eval_result *res, const char *dir, const eval_run *run
     return RL_OK;
 }
 
+const char *rl_eval_phase_name(int phase)
+{
+    static const char *const names[RL_EVAL_PHASE_COUNT] = {"decode", "metrics", "figures",
+                                                           "report"};
+    return phase >= 0 && phase < RL_EVAL_PHASE_COUNT ? names[phase] : "?";
+}
+
+/* The time profile: each mark ends the current phase and starts the next. */
+typedef struct phase_clock {
+    int phase;
+    double cpu0, wall0;
+    double cpu[RL_EVAL_PHASE_COUNT], wall[RL_EVAL_PHASE_COUNT];
+} phase_clock;
+
+static double process_cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void phase_mark(void *ud)
+{
+    phase_clock *pc = ud;
+    double cpu = process_cpu_s(), wall = (double)rl_mono_ns() / 1e9;
+    if (pc->phase >= 0 && pc->phase < RL_EVAL_PHASE_COUNT) {
+        pc->cpu[pc->phase] += cpu - pc->cpu0;
+        pc->wall[pc->phase] += wall - pc->wall0;
+    }
+    pc->phase++;
+    pc->cpu0 = cpu;
+    pc->wall0 = wall;
+}
+
 int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *res)
 {
     static const rl_eval_options none;
@@ -160,20 +197,27 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
     struct eval_sink sink = {0};
     eval_verdict verdict = {0};
     char dir[PATH_MAX];
+    phase_clock pc = {.phase = -1};
+    phase_mark(&pc); /* decode starts */
     if ((rc = eval_load_with_map(run_dir, opts->map_path, &loaded)) < 0)
         goto out;
+    phase_mark(&pc); /* metrics */
     const eval_run *run = eval_loaded_run(loaded);
     if ((rc = eval_run_metrics(run, config, chosen, &sink)) < 0)
         goto out;
     if ((rc = eval_verdict_make(run, chosen, sink.checks, sink.nchecks, &verdict)) < 0)
         goto out;
+    phase_mark(&pc); /* figures and files */
     if ((rc = eval_dir_create(run_dir, rl_time_now_ns(), dir, sizeof dir)) < 0)
         goto out;
     eval_output out = {dir, run, eval_loaded_notes(loaded), config, chosen, &sink,
-                       opts->argc, opts->argv, &verdict};
-    if ((rc = eval_output_write(&out)) < 0)
+                       opts->argc, opts->argv, &verdict, phase_mark, &pc};
+    if ((rc = eval_output_write(&out)) < 0) /* marks the report's start */
         goto out;
+    phase_mark(&pc); /* done */
     rc = fill_result(res, dir, run, eval_loaded_notes(loaded), &verdict, &sink);
+    memcpy(res->phase_cpu_s, pc.cpu, sizeof pc.cpu);
+    memcpy(res->phase_wall_s, pc.wall, sizeof pc.wall);
 out:
     if (rc < 0)
         rl_eval_result_free(res);

@@ -396,7 +396,12 @@ int eval_output_write(const eval_output *o)
     if (!svgs)
         return rl_error_set(RL_ENOMEM, "%s: out of memory", o->dir);
     int rc;
-    if ((rc = write_files(o, svgs)) < 0 || (rc = write_report(o, svgs)) < 0)
+    rc = write_files(o, svgs);
+    if (rc == RL_OK && o->mark)
+        o->mark(o->mark_ud);
+    if (rc == RL_OK)
+        rc = write_report(o, svgs);
+    if (rc < 0)
         rl_error_prefix(rc, "%s", o->dir);
     for (size_t i = 0; i < o->sink->nfigures; i++)
         free(svgs[i]);

@@ -15,6 +15,8 @@ typedef struct eval_output {
     int argc;
     char *const *argv;
     const eval_verdict *verdict; /* the overall result, partial or not, shared reasons */
+    void (*mark)(void *ud); /* called between the files and the report (time profile) */
+    void *mark_ud;
 } eval_output;
 
 /* Creates RUN/evaluations/<now as YYYYmmddTHHMMSSZ>, or with "-2", "-3", ... when that
