@@ -50,6 +50,16 @@ test_domain() {
     exit 1
 }
 
+# python_env EXTENSION.so: what Debian's python3 needs in its environment to import that
+# extension: nothing, or the sanitizer runtimes preloaded when it was built with ASan (the
+# interpreter is not instrumented; it keeps objects at exit, so no leak check).
+python_env() {
+    if nm -D --undefined-only "$1" 2>/dev/null | grep -q __asan_init; then
+        echo "LD_PRELOAD=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)" \
+            "ASAN_OPTIONS=detect_leaks=0"
+    fi
+}
+
 # wait_for FILE TEXT: until TEXT appears in FILE, polling, up to 120 s (a loaded or sanitized
 # build may take long to start a DDS node); returns 1 when it never does.
 wait_for() {

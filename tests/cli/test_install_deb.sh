@@ -106,7 +106,8 @@ else
     check "the packaged runlab demo exits 0" rc_is 0
     if [ -n "$deb_py" ]; then
         # Debian's own python3, no PYTHONPATH: the package is found where dpkg put it.
-        out=$(cd "$TMP" && env -u PYTHONPATH /usr/bin/python3 -c \
+        pyext=$(dpkg -L python3-runlab | grep '/_runlab.*\.so$')
+        out=$(cd "$TMP" && env -u PYTHONPATH $(python_env "$pyext") /usr/bin/python3 -c \
             'import runlab, sys; r = runlab.load_runs(sys.argv[1]); print(runlab.__file__, runlab.__version__, type(r).__name__)' \
             "$TMP/demo" 2>&1)
         rc=$?

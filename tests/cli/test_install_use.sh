@@ -43,7 +43,8 @@ pyinit=$(grep '/runlab/__init__\.py$' "$TMP/manifest.txt")
 if [ -n "$pyinit" ]; then
     check "the Python package installs under P/lib/python3.X/dist-packages ($pyinit)" \
         grep -qE "^$P/lib/python3\.[0-9]+/dist-packages/runlab/__init__\.py$" <<<"$pyinit"
-    out=$(cd "$TMP" && env PYTHONPATH="$(dirname "$(dirname "$pyinit")")" /usr/bin/python3 -c \
+    pyext=$(ls "$(dirname "$pyinit")"/_runlab*.so)
+    out=$(cd "$TMP" && env $(python_env "$pyext") PYTHONPATH="$(dirname "$(dirname "$pyinit")")" /usr/bin/python3 -c \
         'import runlab; print(runlab.__file__, runlab.__version__)' 2>&1)
     rc=$?
     check "Debian's python3 imports the installed package ($out)" test "$out" = "$pyinit $(sed -n 's/^Version: //p' "$P/$libdir/pkgconfig/runlab.pc")"
@@ -190,7 +191,11 @@ mount -t tmpfs none "$BUILD" && mount -t tmpfs none "$SRC" || exit 99
 cd "$TMP" && "$P/bin/runlab" demo --out-dir "$TMP/demo" --domain $DOMAIN || exit \$?
 run=\$(ls -d "$TMP"/demo/*/experiments/*_run-* | head -n 1)
 echo "EVALUATED-RUN \$run"
-"$P/bin/runlab" evaluate "\$run" >"$TMP/eval.out" || exit \$?
+# its verdict is the live run's (exit 1 FAIL or 3 INCOMPLETE on a loaded machine); only
+# 2, an evaluation that cannot run, fails here
+"$P/bin/runlab" evaluate "\$run" >"$TMP/eval.out"
+ec=\$?
+[ \$ec -eq 0 ] || [ \$ec -eq 1 ] || [ \$ec -eq 3 ] || exit \$ec
 cp "\$(ls -d "\$run"/evaluations/*/ | tail -n 1)/summary.json" "$TMP/summary.json"
 SH
     CYCLONEDDS_URI="file://$TMP/dds.xml" timeout 600 unshare -rm bash "$TMP/hidden.sh" >"$TMP/out" 2>"$TMP/err"
