@@ -36,9 +36,16 @@ int rl_map_projection_parse(const char *name, rl_map_projection *out)
             *out = (rl_map_projection)i;
             return RL_OK;
         }
-    return rl_error_set(RL_EINVAL,
-                        "projection '%s': expected auto, ltp, utm, smerc, metric or local",
-                        name ? name : "");
+    /* the names from the table itself, so the message never leaves one out */
+    char names[128] = "";
+    size_t n = sizeof projection_names / sizeof projection_names[0], used = 0;
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(names + used, sizeof names - used, "%s%s",
+                         i == 0 ? "" : i + 1 == n ? " or " : ", ", projection_names[i]);
+        if (w > 0 && (size_t)w < sizeof names - used)
+            used += (size_t)w;
+    }
+    return rl_error_set(RL_EINVAL, "projection '%s': expected %s", name ? name : "", names);
 }
 
 /* UTM easting/northing (metres, false easting included) of lat/lon in degrees, in the
