@@ -729,10 +729,12 @@ static void test_long_pass_gives_room_back_and_takes_new_messages(void **state)
     for (int i = 0; i < N; i++)
         assert_int_equal(rl_recorder_push(r, a, 1 + i, 0, "m", 1), RL_OK);
     rl_record_status s;
+    int64_t until = rl_mono_ns() + 60ll * 1000000000; /* a broken writer fails, never hangs */
     do {
         sleep_ms(1);
         rl_recorder_status(r, &s);
-    } while (s.written < N / 4);
+    } while (s.written < N / 4 && rl_mono_ns() < until);
+    assert_true(s.written >= N / 4);
     assert_true(s.written < N); /* still inside the pass */
     /* Room comes back during the pass (at most one settle interval behind the writes). */
     assert_true(s.queued_messages < N - N / 8);
@@ -746,7 +748,7 @@ static void test_long_pass_gives_room_back_and_takes_new_messages(void **state)
         queued = r->qcount;
         pthread_mutex_unlock(&r->mu);
         rl_recorder_status(r, &s);
-    } while (queued && s.written < N);
+    } while (queued && s.written < N && rl_mono_ns() < until);
     assert_int_equal(queued, 0);
     assert_true(s.written < N);
     assert_int_equal(rl_recorder_mark_stop(r, 10000), RL_OK);
