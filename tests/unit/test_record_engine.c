@@ -948,6 +948,8 @@ static void test_whole_process_pause_is_not_a_stall(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        close(ready[0]);
+        close(go[1]);
         rl_recorder *r = NULL;
         if (rl_recorder_new(&r, &f->opts) != RL_OK)
             _exit(20);
@@ -980,8 +982,17 @@ static void test_whole_process_pause_is_not_a_stall(void **state)
         rl_recorder_free(r);
         _exit(rc == RL_OK && s.state == RL_RECORD_COMPLETE && s.written == 2 ? 0 : 24);
     }
+    /* Only the child writes `ready`: a child that ends early gives end-of-file here, not a
+       parent waiting on its own open write end for ever. */
+    close(ready[1]);
+    close(go[0]);
     char c;
-    assert_int_equal(read(ready[0], &c, 1), 1);
+    if (read(ready[0], &c, 1) != 1) {
+        int early = 0;
+        waitpid(pid, &early, 0);
+        fail_msg("the recorder's child ended before it was ready (exit %d)",
+                 WIFEXITED(early) ? WEXITSTATUS(early) : -1);
+    }
     assert_int_equal(kill(pid, SIGSTOP), 0);
     int st = 0;
     assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
@@ -994,7 +1005,7 @@ static void test_whole_process_pause_is_not_a_stall(void **state)
     if (WEXITSTATUS(st) == 30 + RL_RECORD_FAILED)
         fail_msg("the pause was taken for a writer stall: the run FAILED");
     assert_int_equal(WEXITSTATUS(st), 0);
-    close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
+    close(ready[0]), close(go[1]);
 }
 
 /* A gate in front of every manifest write: closed, writes wait (a frozen disk). */
