@@ -7,6 +7,8 @@
 #include "runlab/map.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* ---- Runtime map layout (version 2). Little-endian; every section 8-byte aligned, in
@@ -113,6 +115,11 @@ struct rl_map {
     const uint32_t *boundary_start, *local_edges;
     const rlmap_local *locals;
     double inv_cell; /* 1 / cell size */
+    /* SHA-256 of the bytes, made once on first use (rl_map_get_info): an evaluation asks for
+       the map's info several times, and hashing a large map each time was 9 % of its CPU. */
+    pthread_mutex_t sha_mu;
+    bool sha_done;
+    uint8_t sha256[32];
 };
 
 /* Section offsets of a runtime map with these counts (rlmap_load.c), from the header on. */

@@ -173,6 +173,7 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     rl_map *m = calloc(1, sizeof *m);
     if (!m)
         return rl_error_set(RL_ENOMEM, "out of memory");
+    pthread_mutex_init(&m->sha_mu, NULL);
     m->bytes = b;
     m->len = len;
     m->h = h;
@@ -199,6 +200,7 @@ int rl_map_open_mem(const void *data, size_t len, unsigned flags, rl_map **out)
     if (rc == RL_OK)
         rc = check_boundary(m);
     if (rc < 0) {
+        pthread_mutex_destroy(&m->sha_mu);
         free(m);
         return rc;
     }
@@ -245,6 +247,7 @@ void rl_map_close(rl_map *map)
     if (map->mapped)
         munmap(map->mapped, map->mapped_len);
     free(map->owned);
+    pthread_mutex_destroy(&map->sha_mu);
     free(map);
 }
 
@@ -312,7 +315,16 @@ void rl_map_get_info(const rl_map *map, rl_map_info *info)
     }
     width_stats(map, false, &info->width_min, &info->width_median, &info->width_max);
     width_stats(map, true, &info->end_width_min, &info->end_width_median, &info->end_width_max);
-    rl_sha256(map->bytes, map->len, info->sha256);
+    /* the bytes never change while the map is open: hashed once (the cache is the map's own,
+       behind its mutex, so a const map stays thread-safe) */
+    rl_map *cache = (rl_map *)map;
+    pthread_mutex_lock(&cache->sha_mu);
+    if (!cache->sha_done) {
+        rl_sha256(map->bytes, map->len, cache->sha256);
+        cache->sha_done = true;
+    }
+    memcpy(info->sha256, cache->sha256, 32);
+    pthread_mutex_unlock(&cache->sha_mu);
     memcpy(info->source_sha256, h->source_sha256, 32);
 }
 
