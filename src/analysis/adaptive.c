@@ -168,8 +168,10 @@ static int decide_ranking(const double *const *values, size_t np, size_t n, doub
     return RL_OK;
 }
 
-static int decide_ci(const rl_adapt_opts *o, const double *const *values, size_t np, size_t n,
-                     double level, rl_adapt_decision *d)
+/* The per-planner goals (ci, success): one interval per planner, each settled when its
+ * width statistic is within `bound`; the decision is settled when all are, and its
+ * statistic is the widest (worst_a its planner). */
+static int intervals_begin(rl_adapt_decision *d, size_t np, double bound)
 {
     d->intervals = calloc(np, sizeof *d->intervals);
     if (!d->intervals)
@@ -177,7 +179,28 @@ static int decide_ci(const rl_adapt_opts *o, const double *const *values, size_t
     d->n_intervals = np;
     d->settled = true;
     d->statistic = 0;
-    d->bound = o->relative_width;
+    d->bound = bound;
+    return RL_OK;
+}
+
+static void interval_judge(rl_adapt_decision *d, size_t p, double width)
+{
+    rl_adapt_interval *iv = &d->intervals[p];
+    iv->settled = width <= d->bound;
+    if (!iv->settled)
+        d->settled = false;
+    if (p == 0 || width > d->statistic) {
+        d->statistic = width;
+        d->worst_a = p;
+    }
+}
+
+static int decide_ci(const rl_adapt_opts *o, const double *const *values, size_t np, size_t n,
+                     double level, rl_adapt_decision *d)
+{
+    int rc0 = intervals_begin(d, np, o->relative_width);
+    if (rc0 < 0)
+        return rc0;
     for (size_t p = 0; p < np; p++) {
         rl_median_ci ci;
         int rc = rl_stats_median_ci(values[p], n, level, &ci);
@@ -191,13 +214,7 @@ static int decide_ci(const rl_adapt_opts *o, const double *const *values, size_t
         double rel = isfinite(half) && isfinite(ci.median) && ci.median != 0
                          ? half / fabs(ci.median)
                          : (half == 0 ? 0 : INFINITY);
-        iv->settled = rel <= o->relative_width;
-        if (!iv->settled)
-            d->settled = false;
-        if (p == 0 || rel > d->statistic) {
-            d->statistic = rel;
-            d->worst_a = p;
-        }
+        interval_judge(d, p, rel);
     }
     return RL_OK;
 }
@@ -205,13 +222,9 @@ static int decide_ci(const rl_adapt_opts *o, const double *const *values, size_t
 static int decide_success(const rl_adapt_opts *o, const bool *const *success, size_t np, size_t n,
                           double level, rl_adapt_decision *d)
 {
-    d->intervals = calloc(np, sizeof *d->intervals);
-    if (!d->intervals)
-        return rl_error_set(RL_ENOMEM, "out of memory");
-    d->n_intervals = np;
-    d->settled = true;
-    d->statistic = 0;
-    d->bound = o->width;
+    int rc0 = intervals_begin(d, np, o->width);
+    if (rc0 < 0)
+        return rc0;
     for (size_t p = 0; p < np; p++) {
         size_t k = 0;
         for (size_t r = 0; r < n; r++)
@@ -221,14 +234,7 @@ static int decide_success(const rl_adapt_opts *o, const bool *const *success, si
         if (rc < 0)
             return rc;
         iv->estimate = (double)k / (double)n;
-        double half = fmax(iv->estimate - iv->lo, iv->hi - iv->estimate);
-        iv->settled = half <= o->width;
-        if (!iv->settled)
-            d->settled = false;
-        if (p == 0 || half > d->statistic) {
-            d->statistic = half;
-            d->worst_a = p;
-        }
+        interval_judge(d, p, fmax(iv->estimate - iv->lo, iv->hi - iv->estimate));
     }
     return RL_OK;
 }
