@@ -289,6 +289,65 @@ static void test_duplicate_chunk(void **state)
     free(l.data);
 }
 
+static uint64_t mcap_test_rd64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint32_t mcap_test_rd32(const uint8_t *p)
+{
+    return (uint32_t)mcap_test_rd64((const uint8_t[8]){p[0], p[1], p[2], p[3], 0, 0, 0, 0});
+}
+
+/* Number of warnings the streamed reader gives over the whole file (it must reach the end). */
+static size_t streamed_warnings(const uint8_t *data, size_t len)
+{
+    rl_mcap_reader *r = NULL;
+    assert_int_equal(rl_mcap_reader_open_mem(&r, data, len, NULL), RL_OK);
+    rl_mcap_record rec;
+    int rc;
+    while ((rc = rl_mcap_reader_next(r, &rec)) == 1)
+        ;
+    if (rc != 0)
+        fprintf(stderr, "streamed read: %s\n", rl_error_last());
+    assert_int_equal(rc, 0);
+    size_t n = rl_mcap_reader_warning_count(r);
+    rl_mcap_reader_close(r);
+    return n;
+}
+
+/* The streamed reader takes an uncompressed chunk's records into the data-section CRC
+ * through the chunk's own CRC (crc32_combine) rather than summing them twice: the sum
+ * must stay exact, both over an intact file and over bytes of the chunk record that its
+ * CRC does not cover. */
+static void test_data_section_crc_uncompressed_chunks(void **state)
+{
+    (void)state;
+    layout l;
+    build_opts b = {RL_MCAP_COMPRESSION_NONE, 1, 1, 4, counts4};
+    build(&l, &b);
+    assert_int_equal(streamed_warnings(l.data, l.len), 0);
+    /* A bit of chunk 1's message_start_time: the chunk CRC covers only the records. */
+    l.data[l.chunk_off[1] + 9 + 2] ^= 0x04;
+    assert_int_equal(streamed_warnings(l.data, l.len), 1);
+    l.data[l.chunk_off[1] + 9 + 2] ^= 0x04;
+    /* A bit of the last chunk's records, with its CRC made to match: the chunk reads as
+     * intact, the data section does not. */
+    size_t k = l.nchunks - 1, body = (size_t)l.chunk_off[k] + 9;
+    size_t clen = mcap_test_rd32(l.data + body + 28);
+    size_t records = body + 32 + clen + 8;
+    size_t usize = (size_t)mcap_test_rd64(l.data + body + 16);
+    l.data[records + usize - 1] ^= 0x01; /* the last message's last payload byte */
+    uint32_t crc = rl_crc32(0, l.data + records, usize);
+    for (int i = 0; i < 4; i++)
+        l.data[body + 24 + i] = (uint8_t)(crc >> (8 * i));
+    assert_int_equal(streamed_warnings(l.data, l.len), 1);
+    free(l.data);
+}
+
 /* Items 8 and 11: one flipped bit in DataEnd's CRC is one violation, and no reader error. */
 static void test_data_end_crc_bit(void **state)
 {
@@ -681,6 +740,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duplicate_chunk),
         cmocka_unit_test(test_data_end_crc_bit),
+        cmocka_unit_test(test_data_section_crc_uncompressed_chunks),
         cmocka_unit_test(test_damaged_compressed_chunk),
         cmocka_unit_test(test_zeroed_message_is_suspect),
         cmocka_unit_test(test_four_bytes_in_900),
