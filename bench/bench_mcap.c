@@ -314,6 +314,7 @@ static double compressor_alone(const char *path, rl_mcap_compression c, int reps
                 LZ4F_preferences_t prefs;
                 memset(&prefs, 0, sizeof prefs);
                 prefs.frameInfo.contentSize = n;
+                prefs.frameInfo.blockMode = LZ4F_blockIndependent; /* as the writer */
                 if (LZ4F_isError(LZ4F_compressFrame(out, cap, buf, n, &prefs)))
                     die("lz4");
             }
