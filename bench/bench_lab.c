@@ -19,7 +19,6 @@
 #include "bench_lab_common.h"
 #include "bench_util.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -148,83 +147,7 @@ static double cpu_seconds(void)
     return ru_seconds(&ru);
 }
 
-/* CPU ticks (user + system) of each thread of process `pid` by thread name, summed over
- * threads of one name; for BENCH_LAB_THREADS. */
-#define MAX_NAMES 32
-typedef struct thread_cpu {
-    size_t n;
-    char name[MAX_NAMES][20];
-    unsigned long long ticks[MAX_NAMES];
-} thread_cpu;
-
 static pid_t publisher; /* ddsperf pub of the size being measured, for BENCH_LAB_THREADS */
-
-static void read_thread_cpu(pid_t pid, thread_cpu *tc)
-{
-    memset(tc, 0, sizeof *tc);
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[600], line[1024];
-        snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t got = fread(line, 1, sizeof line - 1, f);
-        fclose(f);
-        line[got] = 0;
-        char *open = strchr(line, '('), *close = strrchr(line, ')');
-        if (!open || !close || close < open)
-            continue;
-        char name[20];
-        size_t len = (size_t)(close - open - 1) < sizeof name - 1 ? (size_t)(close - open - 1)
-                                                                  : sizeof name - 1;
-        memcpy(name, open + 1, len);
-        name[len] = 0;
-        unsigned long long ut = 0, st = 0; /* fields 14 and 15 */
-        if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                   &st) != 2)
-            continue;
-        size_t k = 0;
-        while (k < tc->n && strcmp(tc->name[k], name) != 0)
-            k++;
-        if (k == tc->n) {
-            if (tc->n == MAX_NAMES)
-                continue;
-            snprintf(tc->name[tc->n++], sizeof tc->name[0], "%s", name);
-        }
-        tc->ticks[k] += ut + st;
-    }
-    closedir(d);
-}
-
-/* Prints each thread name's CPU µs per sample between a and b (threads that started after
- * a count from zero), for BENCH_LAB_THREADS. */
-static void print_thread_cpu(const char *who, const thread_cpu *a, const thread_cpu *b,
-                             double samples)
-{
-    if (samples <= 0)
-        return;
-    double tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK), total = 0;
-    printf("  %-11s us/sample:", who);
-    for (size_t i = 0; i < b->n; i++) {
-        unsigned long long before = 0;
-        for (size_t j = 0; j < a->n; j++)
-            if (strcmp(a->name[j], b->name[i]) == 0)
-                before = a->ticks[j];
-        double us = (double)(b->ticks[i] - before) * tick_us / samples;
-        total += us;
-        if (us >= 0.05)
-            printf(" %s %.2f", b->name[i], us);
-    }
-    printf(" | total %.2f\n", total);
-}
 
 typedef struct phase {
     double rate, cpu_per_million;

@@ -11,8 +11,11 @@
  * whether uncompressed 10 KB x 50 k/s holds. The whole sweep keeps to a time budget.
  * Usage: bench_lab_capacity [--domain N] [--window S] [--sizes 100,10000]
  *        [--compression none,zstd] [--payloads random,zeros] [--rates R,...] [--dir DIR]
- *        [--budget S]  (--dir: where the bags go, default $TMPDIR or /tmp; /dev/shm takes
- *        the disk out). The domain also from $RUNLAB_BENCH_DOMAIN, default 232. */
+ *        [--batch] [--threads] [--budget S]  (--dir: where the bags go, default $TMPDIR or
+ *        /tmp; /dev/shm takes the disk out. --batch: the publisher lets Cyclone pack the
+ *        samples of each wake-up into as few packets as it can. --threads: the recorder's
+ *        CPU per sample by thread, and the publisher's). The domain also from
+ *        $RUNLAB_BENCH_DOMAIN, default 232. */
 #include "runlab/error.h"
 #include "runlab/lab.h"
 #include "runlab/mcap.h"
@@ -45,7 +48,7 @@ extern char **environ;
 static const char usage[] =
     "usage: bench_lab_capacity [--domain N] [--window S] [--sizes B,...] "
     "[--compression none|zstd|lz4,...] [--payloads random|zeros,...] [--rates R,...] "
-    "[--batch] [--dir DIR] [--budget S]\n";
+    "[--batch] [--threads] [--dir DIR] [--budget S]\n";
 
 typedef struct settings {
     int domain;
@@ -61,6 +64,7 @@ typedef struct settings {
     size_t nrates;
     const char *dir;
     int batch;               /* the publisher batches each wake-up's samples */
+    int threads;             /* print the recorder's CPU per sample by thread */
 } settings;
 
 typedef struct step {
@@ -130,7 +134,7 @@ static int parse_args(int argc, char **argv, settings *s)
         return -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!val && strcmp(opt, "--batch") != 0) {
+        if (!val && strcmp(opt, "--batch") != 0 && strcmp(opt, "--threads") != 0) {
             fprintf(stderr, "bench_lab_capacity: %s: a value is missing\n%s", opt, usage);
             return -1;
         }
@@ -181,8 +185,8 @@ static int parse_args(int argc, char **argv, settings *s)
                 return -1;
             }
             *(comp ? &s->ncomps : &s->npayloads) = n;
-        } else if (strcmp(opt, "--batch") == 0) {
-            s->batch = 1;
+        } else if (strcmp(opt, "--batch") == 0 || strcmp(opt, "--threads") == 0) {
+            *(opt[2] == 'b' ? &s->batch : &s->threads) = 1;
             i--; /* takes no value */
         } else if (strcmp(opt, "--dir") == 0) {
             s->dir = val;
@@ -292,7 +296,7 @@ static int reap(pid_t pid, double deadline)
 }
 
 typedef struct baseline {
-    double achieved;
+    double achieved, pub_us, sub_us; /* CPU µs per sample: publisher, subscriber (its life) */
     unsigned long long written, received, gaps;
     int ok;
 } baseline;
@@ -326,10 +330,14 @@ static void run_baseline(const settings *s, const char *tmp, long size, int rand
     if (f)
         fclose(f);
     f = fopen(sub_out, "r");
-    ok = ok && f && fscanf(f, "received %llu gaps %llu", &b->received, &b->gaps) == 2;
+    double sub_cpu = 0;
+    ok = ok && f &&
+         fscanf(f, "received %llu gaps %llu cpu %lf", &b->received, &b->gaps, &sub_cpu) == 3;
     if (f)
         fclose(f);
     b->achieved = secs_pub > 0 ? (double)(b->written + errors) / secs_pub : 0;
+    b->pub_us = b->written ? cpu * 1e6 / (double)b->written : 0;
+    b->sub_us = b->received ? sub_cpu * 1e6 / (double)b->received : 0;
     b->ok = ok;
 }
 
@@ -362,6 +370,9 @@ static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl
     rl_lab_client_trigger(cl, RL_LAB_START, rl_time_now_ns());
     char out[4200];
     snprintf(out, sizeof out, "%s/pub.txt", tmp);
+    thread_cpu ta, tb;
+    if (s->threads)
+        read_thread_cpu(getpid(), &ta);
     double c0 = cpu_seconds(), t0 = bench_now_s();
     pid_t pub = spawn_publisher(s, size, rate, random, out);
     int status = 0;
@@ -387,6 +398,8 @@ static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl
         snprintf(st->reason, sizeof st->reason, "could not start %s", RL_CAPACITY_PUB);
     }
     double cpu = cpu_seconds() - c0;
+    if (s->threads)
+        read_thread_cpu(getpid(), &tb);
     rl_lab_recorder_status(node, &rs);
     st->backlog_bytes = rs.queued_bytes;
     FILE *f = fopen(out, "r");
@@ -421,6 +434,11 @@ static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl
         if (count_in_bag(bag, st->written + st->errors, st) < 0)
             st->failed = 1;
         st->missing = st->written + st->errors - st->in_bag;
+        if (s->threads && st->written) {
+            print_thread_cpu("recorder", &ta, &tb, (double)st->written);
+            printf("  publisher   us/sample: total %.2f\n", st->pub_cpu * st->secs * 1e6 /
+                                                          (double)st->written);
+        }
     }
     char cmd[4600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", rep1.run_dir); /* the next bag's room */
@@ -596,9 +614,11 @@ int main(int argc, char **argv)
             (void)getloadavg(load1, 3);
             if (o->base.ok)
                 printf("capacity %6ld B %-6s %8ld/s into a plain subscriber (no recorder): "
-                       "published %.0f/s, received %llu of %llu (gaps %llu) | load %.2f\n",
+                       "published %.0f/s, received %llu of %llu (gaps %llu); CPU us/sample: "
+                       "publisher %.2f, subscriber %.2f | load %.2f\n",
                        o->size, payload_name(o->random), o->failed_rate, o->base.achieved,
-                       o->base.received, o->base.written, o->base.gaps, load1[0]);
+                       o->base.received, o->base.written, o->base.gaps, o->base.pub_us,
+                       o->base.sub_us, load1[0]);
             else
                 printf("capacity %6ld B %-6s %8ld/s into a plain subscriber: no result\n",
                        o->size, payload_name(o->random), o->failed_rate);
