@@ -459,8 +459,12 @@ static int step_passed(const step *st, long size, char *why, size_t cap)
     else if (!st->acked)
         snprintf(why, cap, "the publisher's samples were not all acknowledged in 30 s");
     else if (st->achieved < HELD_RATE * (double)st->rate)
-        snprintf(why, cap, "the publisher reached %.0f/s only (%.0f %% of a core)",
-                 st->achieved, 100 * st->pub_cpu);
+        snprintf(why, cap, "the publisher reached %.0f/s only (%.0f %% of a core)%s",
+                 st->achieved, 100 * st->pub_cpu,
+                 (double)st->backlog_bytes > BACKLOG_SECONDS * (double)st->achieved *
+                                                 (double)(size + 16)
+                     ? "; the recorder was falling behind too"
+                     : "");
     else if ((double)st->backlog_bytes > BACKLOG_SECONDS * rate_bytes)
         snprintf(why, cap, "falling behind: %.1f MB still queued at the window's end",
                  (double)st->backlog_bytes / 1e6);
