@@ -101,9 +101,9 @@ static size_t parse_list(const char *text, long *v, long hi)
 /* The default steps: samples/s for small payloads, bandwidth for large ones. */
 static size_t rates_for(long size, long *v)
 {
-    static const long small[] = {100000, 200000, 300000, 400000, 500000, 600000, 800000,
-                                 1000000};
-    static const long mbps[] = {100, 200, 300, 400, 500, 600, 800};
+    static const long small[] = {50000,  100000, 200000, 300000, 400000,
+                                 600000, 800000, 1000000};
+    static const long mbps[] = {50, 100, 200, 300, 400, 500, 600, 800};
     if (size <= 1000) {
         memcpy(v, small, sizeof small);
         return sizeof small / sizeof small[0];
@@ -167,10 +167,15 @@ static int parse_args(int argc, char **argv, settings *s)
             snprintf(buf, sizeof buf, "%s", val);
             for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
                  tok = strtok_r(NULL, ",", &save)) {
-                int ok = n < (comp ? MAX_LIST : 2);
-                if (ok && comp)
+                if (n == (comp ? (size_t)MAX_LIST : 2)) {
+                    fprintf(stderr, "bench_lab_capacity: %s: more than %d entries\n", opt,
+                            comp ? MAX_LIST : 2);
+                    return -1;
+                }
+                int ok = 1;
+                if (comp)
                     ok = rl_record_compression_from_name(tok, &s->comps[n]) == RL_OK;
-                else if (ok)
+                else
                     ok = (s->payload_random[n] = strcmp(tok, "random") == 0) ||
                          strcmp(tok, "zeros") == 0;
                 if (!ok) {
