@@ -151,13 +151,13 @@ static int parse_args(int argc, char **argv, settings *s)
         } else if (strcmp(opt, "--sizes") == 0) {
             if (!(s->nsizes = parse_list(val, s->sizes, 16 << 20))) {
                 fprintf(stderr, "bench_lab_capacity: --sizes: '%s' is not a list of sizes in "
-                                "bytes (1..16777216, comma-separated)\n", val);
+                                "bytes (1..16777216, comma-separated, at most 16)\n", val);
                 return -1;
             }
         } else if (strcmp(opt, "--rates") == 0) {
             if (!(s->nrates = parse_list(val, s->rates, 100000000))) {
                 fprintf(stderr, "bench_lab_capacity: --rates: '%s' is not a list of samples/s "
-                                "(1..100000000, comma-separated)\n", val);
+                                "(1..100000000, comma-separated, at most 16)\n", val);
                 return -1;
             }
         } else if (strcmp(opt, "--compression") == 0 || strcmp(opt, "--payloads") == 0) {
