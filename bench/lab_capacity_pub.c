@@ -1,15 +1,16 @@
 /* A publisher written from Cyclone DDS alone (idlc's code for bench/idl/lab_capacity.idl),
- * held to a fixed rate, for bench/bench_lab_capacity.c. Not a benchmark itself (hence not
- * named bench_*.c, which `make bench` runs).
+ * held to a fixed rate, and a plain subscriber, for bench/bench_lab_capacity.c. Not a
+ * benchmark itself (hence not named bench_*.c, which `make bench` runs).
  * Usage: lab_capacity_pub DOMAIN SIZE RATE SECONDS zeros|random [batch]
- *        lab_capacity_pub --sub DOMAIN SECONDS   (a plain subscriber, see subscribe)
- * Waits (30 s at most) until a reader matches, then writes RATE samples a second for
- * SECONDS (a decimal; RATE x SECONDS samples: seq 0, 1, ..., payload SIZE bytes: zeros, or random bytes that differ from
- * sample to sample and do not compress), on a reliable, keep-all, volatile writer as
- * `ddsperf pub` uses. Pacing: after each wake-up it writes every sample due by then (sample
- * k is due at k / RATE s), then sleeps until the next is due, so a publisher held back
- * catches up and the average is the rate asked for whenever the path can take it. Then
- * waits for the acknowledgements (30 s at most) and prints one line:
+ *        lab_capacity_pub --sub DOMAIN SECONDS   (the plain subscriber, see subscribe)
+ * Waits (30 s at most) until a reader matches, then writes RATE x SECONDS samples (SECONDS
+ * a decimal; seq 0, 1, ...; payload SIZE bytes: zeros, or random bytes that differ from
+ * sample to sample and do not compress) on a reliable, keep-all, volatile writer, as
+ * `ddsperf pub` uses. Pacing: sample k is due at k / RATE s; after each wake-up it writes
+ * every sample due, then sleeps until the next is due, so a publisher held back catches
+ * up and the average is the rate asked whenever the path can take it. `batch`: Cyclone
+ * packs each wake-up's samples into as few packets as it can (flushed before sleeping).
+ * Then waits for the acknowledgements (30 s at most) and prints one line:
  * "written N errors E seconds T acked 0|1 cpu C" (T: from the first write to the last;
  * C: this process's CPU seconds over the same time). Exits 0 when every sample was written
  * and acknowledged, 1 otherwise, 2 on bad arguments. */
