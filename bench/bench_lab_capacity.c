@@ -40,9 +40,9 @@
 
 extern char **environ;
 
-#define TOPIC "RunlabBenchCapacity"
-#define MAX_LIST 16
-#define HELD_RATE 0.95     /* the publisher's rate over its window, of the rate asked */
+#define TOPIC           "RunlabBenchCapacity"
+#define MAX_LIST        16
+#define HELD_RATE       0.95 /* the publisher's rate over its window, of the rate asked */
 #define BACKLOG_SECONDS 0.25 /* of traffic still queued at the window's end: falling behind */
 
 static const char usage[] =
@@ -52,19 +52,19 @@ static const char usage[] =
 
 typedef struct settings {
     int domain;
-    double window;           /* seconds the publisher writes per step */
-    double budget;           /* seconds for the whole sweep */
+    double window; /* seconds the publisher writes per step */
+    double budget; /* seconds for the whole sweep */
     long sizes[MAX_LIST];
     size_t nsizes;
     rl_record_compression comps[MAX_LIST];
     size_t ncomps;
     int payload_random[2];
     size_t npayloads;
-    long rates[MAX_LIST];    /* 0 entries: by size (rates_for) */
+    long rates[MAX_LIST]; /* 0 entries: by size (rates_for) */
     size_t nrates;
     const char *dir;
-    int batch;               /* the publisher batches each wake-up's samples */
-    int threads;             /* print the recorder's CPU per sample by thread */
+    int batch;   /* the publisher batches each wake-up's samples */
+    int threads; /* print the recorder's CPU per sample by thread */
 } settings;
 
 typedef struct step {
@@ -101,8 +101,7 @@ static size_t parse_list(const char *text, long *v, long hi)
 /* The default steps: samples/s for small payloads, bandwidth for large ones. */
 static size_t rates_for(long size, long *v)
 {
-    static const long small[] = {50000,  100000, 200000, 300000, 400000,
-                                 600000, 800000, 1000000};
+    static const long small[] = {50000, 100000, 200000, 300000, 400000, 600000, 800000, 1000000};
     static const long mbps[] = {50, 100, 200, 300, 400, 500, 600, 800};
     if (size <= 1000) {
         memcpy(v, small, sizeof small);
@@ -143,21 +142,25 @@ static int parse_args(int argc, char **argv, settings *s)
         if (strcmp(opt, "--window") == 0 || strcmp(opt, "--budget") == 0) {
             double x = strtod(val, &end);
             if (!*val || *end || !(x >= 0.2 && x <= 3600)) {
-                fprintf(stderr, "bench_lab_capacity: %s: '%s' is not seconds (0.2..3600)\n",
-                        opt, val);
+                fprintf(stderr, "bench_lab_capacity: %s: '%s' is not seconds (0.2..3600)\n", opt,
+                        val);
                 return -1;
             }
             *(opt[2] == 'w' ? &s->window : &s->budget) = x;
         } else if (strcmp(opt, "--sizes") == 0) {
             if (!(s->nsizes = parse_list(val, s->sizes, 16 << 20))) {
-                fprintf(stderr, "bench_lab_capacity: --sizes: '%s' is not a list of sizes in "
-                                "bytes (1..16777216, comma-separated, at most 16)\n", val);
+                fprintf(stderr,
+                        "bench_lab_capacity: --sizes: '%s' is not a list of sizes in "
+                        "bytes (1..16777216, comma-separated, at most 16)\n",
+                        val);
                 return -1;
             }
         } else if (strcmp(opt, "--rates") == 0) {
             if (!(s->nrates = parse_list(val, s->rates, 100000000))) {
-                fprintf(stderr, "bench_lab_capacity: --rates: '%s' is not a list of samples/s "
-                                "(1..100000000, comma-separated, at most 16)\n", val);
+                fprintf(stderr,
+                        "bench_lab_capacity: --rates: '%s' is not a list of samples/s "
+                        "(1..100000000, comma-separated, at most 16)\n",
+                        val);
                 return -1;
             }
         } else if (strcmp(opt, "--compression") == 0 || strcmp(opt, "--payloads") == 0) {
@@ -281,8 +284,8 @@ static pid_t spawn_publisher(const settings *s, long size, long rate, int random
     snprintf(sz, sizeof sz, "%ld", size);
     snprintf(rate_arg, sizeof rate_arg, "%ld", rate);
     snprintf(secs, sizeof secs, "%.3f", s->window);
-    char *args[] = {dom, sz, rate_arg, secs, random ? "random" : "zeros",
-                    s->batch ? "batch" : NULL, NULL};
+    char *args[] = {dom, sz, rate_arg, secs, random ? "random" : "zeros", s->batch ? "batch" : NULL,
+                    NULL};
     return spawn_tool(args, out_path);
 }
 
@@ -352,8 +355,8 @@ static double cpu_seconds(void)
 }
 
 /* One step: a run of its own with the publisher at `rate` for the window; fills `st`. */
-static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl,
-                     const char *tmp, long size, int random, long rate, step *st)
+static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl, const char *tmp,
+                     long size, int random, long rate, step *st)
 {
     static unsigned runs;
     memset(st, 0, sizeof *st);
@@ -409,8 +412,7 @@ static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl
     st->backlog_bytes = rs.queued_bytes;
     FILE *f = fopen(out, "r");
     int parsed = f && fscanf(f, "written %llu errors %llu seconds %lf acked %d cpu %lf",
-                             &st->written, &st->errors, &st->secs, &st->acked,
-                             &st->pub_cpu) == 5;
+                             &st->written, &st->errors, &st->secs, &st->acked, &st->pub_cpu) == 5;
     if (f)
         fclose(f);
     rl_lab_client_trigger(cl, RL_LAB_STOP, rl_time_now_ns());
@@ -441,8 +443,8 @@ static void run_step(const settings *s, rl_lab_recorder *node, rl_lab_client *cl
         st->missing = st->written + st->errors - st->in_bag;
         if (s->threads && st->written) {
             print_thread_cpu("recorder", &ta, &tb, (double)st->written);
-            printf("  publisher   us/sample: total %.2f\n", st->pub_cpu * st->secs * 1e6 /
-                                                          (double)st->written);
+            printf("  publisher   us/sample: total %.2f\n",
+                   st->pub_cpu * st->secs * 1e6 / (double)st->written);
         }
     }
     char cmd[4600];
@@ -458,16 +460,18 @@ static int step_passed(const step *st, long size, char *why, size_t cap)
     if (st->failed && !st->ran)
         snprintf(why, cap, "%s", st->reason);
     else if (st->missing || st->dropped || st->duplicates || st->failed)
-        snprintf(why, cap, "LOSS: %llu of %llu published not in the bag (%llu write errors), "
-                 "%llu dropped by the recorder%s%s", st->missing, st->written + st->errors,
-                 st->errors, st->dropped, st->reason[0] ? "; " : "", st->reason);
+        snprintf(why, cap,
+                 "LOSS: %llu of %llu published not in the bag (%llu write errors), "
+                 "%llu dropped by the recorder%s%s",
+                 st->missing, st->written + st->errors, st->errors, st->dropped,
+                 st->reason[0] ? "; " : "", st->reason);
     else if (!st->acked)
         snprintf(why, cap, "the publisher's samples were not all acknowledged in 30 s");
     else if (st->achieved < HELD_RATE * (double)st->rate)
-        snprintf(why, cap, "the publisher reached %.0f/s only (%.0f %% of a core)%s",
-                 st->achieved, 100 * st->pub_cpu,
-                 (double)st->backlog_bytes > BACKLOG_SECONDS * (double)st->achieved *
-                                                 (double)(size + 16)
+        snprintf(why, cap, "the publisher reached %.0f/s only (%.0f %% of a core)%s", st->achieved,
+                 100 * st->pub_cpu,
+                 (double)st->backlog_bytes >
+                         BACKLOG_SECONDS * (double)st->achieved * (double)(size + 16)
                      ? "; the recorder was falling behind too"
                      : "");
     else if ((double)st->backlog_bytes > BACKLOG_SECONDS * rate_bytes)
@@ -629,8 +633,8 @@ int main(int argc, char **argv)
                        o->base.received, o->base.written, o->base.gaps, o->base.pub_us,
                        o->base.sub_us, load1[0]);
             else
-                printf("capacity %6ld B %-6s %8ld/s into a plain subscriber: no result\n",
-                       o->size, payload_name(o->random), o->failed_rate);
+                printf("capacity %6ld B %-6s %8ld/s into a plain subscriber: no result\n", o->size,
+                       payload_name(o->random), o->failed_rate);
             fflush(stdout);
         }
     }
@@ -642,12 +646,11 @@ int main(int argc, char **argv)
         const outcome *o = &results[i];
         char base[200] = "";
         if (o->base.ok)
-            snprintf(base, sizeof base, " (DDS alone, no recorder: %.0f/s, %s)",
-                     o->base.achieved,
+            snprintf(base, sizeof base, " (DDS alone, no recorder: %.0f/s, %s)", o->base.achieved,
                      o->base.received == o->base.written && !o->base.gaps ? "no loss" : "LOSS");
         printf("capacity %6ld B %-6s %-4s: %8ld/s = %6.1f MB/s with zero loss; next: %s%s\n",
-               o->size, payload_name(o->random), rl_record_compression_name(o->comp),
-               o->capacity, (double)o->capacity * (double)o->size / 1e6, o->why, base);
+               o->size, payload_name(o->random), rl_record_compression_name(o->comp), o->capacity,
+               (double)o->capacity * (double)o->size / 1e6, o->why, base);
     }
     /* Issue 36's target: uncompressed 10 KB x 50 k/s (500 MB/s) with zero loss. */
     for (size_t i = 0; i < nres; i++) {

@@ -103,8 +103,8 @@ static inline void read_thread_cpu(pid_t pid, thread_cpu *tc)
         memcpy(name, open + 1, len);
         name[len] = 0;
         unsigned long long ut = 0, st = 0; /* fields 14 and 15 */
-        if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                   &st) != 2)
+        if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) !=
+            2)
             continue;
         size_t k = 0;
         while (k < tc->n && strcmp(tc->name[k], name) != 0)
@@ -121,8 +121,8 @@ static inline void read_thread_cpu(pid_t pid, thread_cpu *tc)
 
 /* Prints each thread name's CPU µs per sample between a and b (threads that started after
  * a count from zero). */
-static inline void print_thread_cpu(const char *who, const thread_cpu *a,
-                                    const thread_cpu *b, double samples)
+static inline void print_thread_cpu(const char *who, const thread_cpu *a, const thread_cpu *b,
+                                    double samples)
 {
     if (samples <= 0)
         return;

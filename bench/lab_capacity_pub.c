@@ -212,9 +212,8 @@ int main(int argc, char **argv)
         dds_write_set_batch(true);
     uint64_t total = (uint64_t)((double)rate * seconds + 0.5), written = 0, errors = 0;
     uint64_t span = pool_len - (size_t)size + 1; /* random: offsets 0..span-1 */
-    runlab_bench_CapacitySample s = {.payload = {._maximum = (uint32_t)size,
-                                                 ._length = (uint32_t)size,
-                                                 ._release = false}};
+    runlab_bench_CapacitySample s = {
+        .payload = {._maximum = (uint32_t)size, ._length = (uint32_t)size, ._release = false}};
     double c0 = cpu_s(), t0 = now_s(), t_last = t0;
     uint64_t seq = 0;
     while (seq < total) {
@@ -238,8 +237,8 @@ int main(int argc, char **argv)
     }
     double secs = t_last - t0, cpu = cpu_s() - c0;
     int acked = dds_wait_for_acks(w, DDS_SECS(30)) == DDS_RETCODE_OK;
-    printf("written %llu errors %llu seconds %.6f acked %d cpu %.3f\n",
-           (unsigned long long)written, (unsigned long long)errors, secs, acked, cpu);
+    printf("written %llu errors %llu seconds %.6f acked %d cpu %.3f\n", (unsigned long long)written,
+           (unsigned long long)errors, secs, acked, cpu);
     fflush(stdout);
     dds_delete(pp);
     free(pool);
