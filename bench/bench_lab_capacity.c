@@ -6,11 +6,13 @@
  * STOP, finish) and passes when every sample the publisher wrote is in the bag (each
  * sequence number found once), the engine dropped nothing and the run did not fail (a
  * queue overflow fails it), the publisher held the rate (95 % of it at least) and the
- * recorder's backlog at the end was under a quarter second's worth. Prints each step, then
- * per configuration the highest rate that passed and why the next failed, and judges
- * whether uncompressed 10 KB x 50 k/s holds. The whole sweep keeps to a time budget.
+ * recorder's backlog at the end was under a quarter second's worth. Each configuration's
+ * failed step is run again into a plain Cyclone subscriber with no recorder (what DDS alone
+ * delivers then). Prints each step, then per configuration the highest rate that passed and
+ * why the next failed, and judges whether uncompressed 10 KB x 50 k/s holds. The whole
+ * sweep keeps to a time budget (docs/lab.md, Recorder capacity).
  * Usage: bench_lab_capacity [--domain N] [--window S] [--sizes 100,10000]
- *        [--compression none,zstd] [--payloads random,zeros] [--rates R,...] [--dir DIR]
+ *        [--compression none,zstd,lz4] [--payloads random,zeros] [--rates R,...] [--dir DIR]
  *        [--batch] [--threads] [--budget S]  (--dir: where the bags go, default $TMPDIR or
  *        /tmp; /dev/shm takes the disk out. --batch: the publisher lets Cyclone pack the
  *        samples of each wake-up into as few packets as it can. --threads: the recorder's
