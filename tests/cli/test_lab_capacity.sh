@@ -1,8 +1,8 @@
 # `make bench`'s recorder capacity (bench/bench_lab_capacity.c) on one small step, in a DDS
-# domain of this script's own given with --domain (loopback): the usage errors of the domain
-# (option and RUNLAB_BENCH_DOMAIN) and of the other options, and that a step's samples are
-# all found in the bag (no "LOSS"; the rate the publisher reaches is not asserted, it depends
-# on the load).
+# domain of this script's own given with --domain (loopback): the usage errors of the
+# domain (option and RUNLAB_BENCH_DOMAIN; bench_lab's option too) and of the other options,
+# and that a step's samples are all found in the bag (no "LOSS"; the rate the publisher
+# reaches is not asserted: it depends on the load).
 . "$(dirname "$0")/lib.sh"
 test_domain
 BENCH="${RUNLAB_BIN}/bench_lab_capacity"
@@ -37,6 +37,19 @@ check "an unknown payload is a usage error" rc_is 2
 bench --frobnicate 1
 check "an unknown option is a usage error" rc_is 2
 check "the usage is shown" err_has "usage: bench_lab_capacity"
+
+# bench_lab (make bench's recorder against ddsperf sub) takes its domain the same way.
+"${RUNLAB_BIN}/bench_lab" --domain 233 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+out=$(cat "$TMP/out")
+err=$(cat "$TMP/err")
+check "bench_lab: a domain beyond 232 is a usage error" rc_is 2
+check "bench_lab: the error names the option" err_has "bench_lab: --domain: '233' is not a DDS domain id"
+"${RUNLAB_BIN}/bench_lab" --domain 7 12x >"$TMP/out" 2>"$TMP/err"
+rc=$?
+err=$(cat "$TMP/err")
+check "bench_lab: a size that is not a number is a usage error" rc_is 2
+check "bench_lab: the error names the argument" err_has "argument 1: '12x' is not a sample size"
 
 # One step: 2000 samples/s of 100 B random bytes for 0.5 s into an uncompressed bag, in the
 # test's domain (the option wins over the variable), the bags in the test's folder.
