@@ -13,9 +13,11 @@
  * sweep keeps to a time budget (docs/lab.md, Recorder capacity).
  * Usage: bench_lab_capacity [--domain N] [--window S] [--sizes 100,10000]
  *        [--compression none,zstd,lz4] [--payloads random,zeros] [--rates R,...] [--dir DIR]
- *        [--batch] [--threads] [--budget S]  (--dir: where the bags go, default $TMPDIR or
- *        /tmp; /dev/shm takes the disk out. --batch: the publisher lets Cyclone pack the
- *        samples of each wake-up into as few packets as it can. --threads: the recorder's
+ *        [--no-batch] [--threads] [--budget S]  (--dir: where the bags go, default $TMPDIR
+ *        or /tmp; /dev/shm takes the disk out. The publisher lets Cyclone pack the samples
+ *        of each wake-up into as few packets as it can, as ddsperf pub does, so that at
+ *        small sizes the recorder is measured, not one datagram per sample; --no-batch
+ *        sends each sample at once, as ROS 2 nodes do. --threads: the recorder's
  *        CPU per sample by thread, and the publisher's). The domain also from
  *        $RUNLAB_BENCH_DOMAIN, default 232. */
 #include "runlab/error.h"
@@ -50,7 +52,7 @@ extern char **environ;
 static const char usage[] =
     "usage: bench_lab_capacity [--domain N] [--window S] [--sizes B,...] "
     "[--compression none|zstd|lz4,...] [--payloads random|zeros,...] [--rates R,...] "
-    "[--batch] [--threads] [--dir DIR] [--budget S]\n";
+    "[--no-batch] [--threads] [--dir DIR] [--budget S]\n";
 
 typedef struct settings {
     int domain;
@@ -65,7 +67,7 @@ typedef struct settings {
     long rates[MAX_LIST]; /* 0 entries: by size (rates_for) */
     size_t nrates;
     const char *dir;
-    int batch;   /* the publisher batches each wake-up's samples */
+    int batch;   /* the publisher batches each wake-up's samples (default) */
     int threads; /* print the recorder's CPU per sample by thread */
 } settings;
 
@@ -119,6 +121,7 @@ static int parse_args(int argc, char **argv, settings *s)
 {
     memset(s, 0, sizeof *s);
     s->window = 1.5;
+    s->batch = 1;
     s->budget = 200;
     s->sizes[0] = 100;
     s->sizes[1] = 10000;
@@ -135,7 +138,8 @@ static int parse_args(int argc, char **argv, settings *s)
         return -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!val && strcmp(opt, "--batch") != 0 && strcmp(opt, "--threads") != 0) {
+        int flag = strcmp(opt, "--no-batch") == 0 || strcmp(opt, "--threads") == 0;
+        if (!val && !flag) {
             fprintf(stderr, "bench_lab_capacity: %s: a value is missing\n%s", opt, usage);
             return -1;
         }
@@ -195,8 +199,11 @@ static int parse_args(int argc, char **argv, settings *s)
                 return -1;
             }
             *(comp ? &s->ncomps : &s->npayloads) = n;
-        } else if (strcmp(opt, "--batch") == 0 || strcmp(opt, "--threads") == 0) {
-            *(opt[2] == 'b' ? &s->batch : &s->threads) = 1;
+        } else if (flag) {
+            if (opt[2] == 'n')
+                s->batch = 0;
+            else
+                s->threads = 1;
             i--; /* takes no value */
         } else if (strcmp(opt, "--dir") == 0) {
             s->dir = val;
@@ -592,10 +599,11 @@ int main(int argc, char **argv)
     (void)getloadavg(load, 3);
     printf("capacity: load average %.2f %.2f %.2f on %ld cores; DDS domain %d (loopback); "
            "bags in %s; window %.1f s per step; recorder queue limits %llu messages, %llu MiB; "
-           "budget %.0f s\n",
+           "budget %.0f s; the publisher %s\n",
            load[0], load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN), s.domain, s.dir, s.window,
            (unsigned long long)defaults.max_queued_messages,
-           (unsigned long long)(defaults.max_queued_bytes >> 20), s.budget);
+           (unsigned long long)(defaults.max_queued_bytes >> 20), s.budget,
+           s.batch ? "batches each wake-up's samples" : "sends each sample at once (--no-batch)");
     fflush(stdout);
     rl_lab_client *cl = NULL;
     if (rl_lab_client_new(&cl, s.domain) < 0) {

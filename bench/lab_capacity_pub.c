@@ -190,6 +190,10 @@ int main(int argc, char **argv)
     dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
     dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
     dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    /* Cyclone packs the samples of a wake-up into as few packets as it can; a writer
+       takes the setting when it is created (one set later writes a packet per sample). */
+    if (batch)
+        dds_write_set_batch(true);
     dds_entity_t w = tp < 0 ? tp : dds_create_writer(pp, tp, q, NULL);
     dds_delete_qos(q);
     if (w < 0) {
@@ -208,8 +212,6 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    if (batch) /* Cyclone packs the samples of a wake-up into as few packets as it can */
-        dds_write_set_batch(true);
     uint64_t total = (uint64_t)((double)rate * seconds + 0.5), written = 0, errors = 0;
     uint64_t span = pool_len - (size_t)size + 1; /* random: offsets 0..span-1 */
     runlab_bench_CapacitySample s = {
