@@ -608,6 +608,7 @@ int main(int argc, char **argv)
     rl_lab_client *cl = NULL;
     if (rl_lab_client_new(&cl, s.domain) < 0) {
         fprintf(stderr, "bench_lab_capacity: %s\n", rl_error_last());
+        rmdir(tmp); /* still empty */
         return 1;
     }
     outcome results[MAX_LIST * MAX_LIST * 2];
