@@ -611,7 +611,7 @@ int main(int argc, char **argv)
         rmdir(tmp); /* still empty */
         return 1;
     }
-    outcome results[MAX_LIST * MAX_LIST * 2];
+    static outcome results[MAX_LIST * MAX_LIST * 2]; /* about 0.8 MB: not on the stack */
     size_t nres = 0;
     double t_start = bench_now_s(), t_end = t_start + s.budget;
     int rc = 0;
