@@ -10,14 +10,15 @@
  * BENCH_LAB_THREADS=1 also prints, per phase, each thread's CPU per sample over the window
  * (from /proc), for both subscribers and the publisher: where the recorder spends more than
  * ddsperf sub.
- * Usage: bench_lab [SIZE...] (default 100 10000). */
+ * Usage: bench_lab [--domain N] [SIZE...] (default 100 10000); the domain also from
+ * $RUNLAB_BENCH_DOMAIN, default 232. */
 #include "runlab/error.h"
 #include "runlab/lab.h"
 #include "runlab/mcap.h"
 #include "runlab/time.h"
+#include "bench_lab_common.h"
 #include "bench_util.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -33,20 +34,15 @@ extern char **environ;
 
 #define WINDOW 3 /* seconds measured per phase */
 #define REPS 5   /* phase pairs per size */
-#define DOMAIN 232
 
-static const char loopback_config[] =
-    "<CycloneDDS><Domain id=\"any\"><General><Interfaces><NetworkInterface name=\"lo\"/>"
-    "</Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery>"
-    "<ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers>"
-    "</Discovery></Domain></CycloneDDS>";
+static int domain; /* --domain N, $RUNLAB_BENCH_DOMAIN or 232 (bench_lab_common.h) */
 
 /* ddsperf pub (for `seconds`, size `size`) or sub (WINDOW + 2 s), its stdout to out_path. */
 static pid_t spawn_ddsperf(int pub, int size, int seconds, const char *out_path)
 {
     char dur[16], dom[16], sz[16];
     snprintf(dur, sizeof dur, "%d", seconds);
-    snprintf(dom, sizeof dom, "%d", DOMAIN);
+    snprintf(dom, sizeof dom, "%d", domain);
     snprintf(sz, sizeof sz, "%d", size);
     char *pub_argv[] = {"ddsperf", "-D", dur, "-i", dom, "pub", "size", sz, NULL};
     char *sub_argv[] = {"ddsperf", "-D", dur, "-i", dom, "sub", NULL};
@@ -151,83 +147,7 @@ static double cpu_seconds(void)
     return ru_seconds(&ru);
 }
 
-/* CPU ticks (user + system) of each thread of process `pid` by thread name, summed over
- * threads of one name; for BENCH_LAB_THREADS. */
-#define MAX_NAMES 32
-typedef struct thread_cpu {
-    size_t n;
-    char name[MAX_NAMES][20];
-    unsigned long long ticks[MAX_NAMES];
-} thread_cpu;
-
 static pid_t publisher; /* ddsperf pub of the size being measured, for BENCH_LAB_THREADS */
-
-static void read_thread_cpu(pid_t pid, thread_cpu *tc)
-{
-    memset(tc, 0, sizeof *tc);
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[600], line[1024];
-        snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t got = fread(line, 1, sizeof line - 1, f);
-        fclose(f);
-        line[got] = 0;
-        char *open = strchr(line, '('), *close = strrchr(line, ')');
-        if (!open || !close || close < open)
-            continue;
-        char name[20];
-        size_t len = (size_t)(close - open - 1) < sizeof name - 1 ? (size_t)(close - open - 1)
-                                                                  : sizeof name - 1;
-        memcpy(name, open + 1, len);
-        name[len] = 0;
-        unsigned long long ut = 0, st = 0; /* fields 14 and 15 */
-        if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                   &st) != 2)
-            continue;
-        size_t k = 0;
-        while (k < tc->n && strcmp(tc->name[k], name) != 0)
-            k++;
-        if (k == tc->n) {
-            if (tc->n == MAX_NAMES)
-                continue;
-            snprintf(tc->name[tc->n++], sizeof tc->name[0], "%s", name);
-        }
-        tc->ticks[k] += ut + st;
-    }
-    closedir(d);
-}
-
-/* Prints each thread name's CPU µs per sample between a and b (threads that started after
- * a count from zero), for BENCH_LAB_THREADS. */
-static void print_thread_cpu(const char *who, const thread_cpu *a, const thread_cpu *b,
-                             double samples)
-{
-    if (samples <= 0)
-        return;
-    double tick_us = 1e6 / (double)sysconf(_SC_CLK_TCK), total = 0;
-    printf("  %-11s us/sample:", who);
-    for (size_t i = 0; i < b->n; i++) {
-        unsigned long long before = 0;
-        for (size_t j = 0; j < a->n; j++)
-            if (strcmp(a->name[j], b->name[i]) == 0)
-                before = a->ticks[j];
-        double us = (double)(b->ticks[i] - before) * tick_us / samples;
-        total += us;
-        if (us >= 0.05)
-            printf(" %s %.2f", b->name[i], us);
-    }
-    printf(" | total %.2f\n", total);
-}
 
 typedef struct phase {
     double rate, cpu_per_million;
@@ -287,7 +207,7 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
     phase ph = {0};
     rl_lab_recorder_options o;
     rl_lab_recorder_options_default(&o);
-    o.domain = DOMAIN;
+    o.domain = domain;
     o.home = tmp;
     o.peer_wait_ns = 0;
     const char *patterns[] = {"DDSPerfRDataKS"}; /* ddsperf pub size N: KeyedSeq */
@@ -364,7 +284,7 @@ static phase recorder_phase(rl_lab_client *cl, const char *tmp, int size, int re
 static int run_size(int size, const char *tmp)
 {
     rl_lab_client *cl = NULL;
-    if (rl_lab_client_new(&cl, DOMAIN) < 0) {
+    if (rl_lab_client_new(&cl, domain) < 0) {
         fprintf(stderr, "bench_lab: %s\n", rl_error_last());
         return -1;
     }
@@ -432,15 +352,26 @@ static int run_size(int size, const char *tmp)
 
 int main(int argc, char **argv)
 {
+    if ((domain = bench_lab_domain("bench_lab", &argc, argv)) < 0)
+        return 2;
+    for (int i = 1; i < argc; i++) {
+        char *end = NULL;
+        long size = strtol(argv[i], &end, 10);
+        if (!*argv[i] || *end || size <= 0 || size > (16 << 20)) {
+            fprintf(stderr, "bench_lab: argument %d: '%s' is not a sample size in bytes\n"
+                            "usage: bench_lab [--domain N] [SIZE...]\n", i, argv[i]);
+            return 2;
+        }
+    }
     if (system("command -v ddsperf >/dev/null 2>&1") != 0) {
         printf("lab: skipped (ddsperf not installed: cyclonedds-tools)\n");
         return 0;
     }
-    setenv("CYCLONEDDS_URI", loopback_config, 1);
+    setenv("CYCLONEDDS_URI", bench_lab_loopback_config, 1);
     double load[3] = {0};
     if (getloadavg(load, 3) == 3)
-        printf("lab: load average %.2f %.2f %.2f on %ld cores\n", load[0], load[1], load[2],
-               sysconf(_SC_NPROCESSORS_ONLN));
+        printf("lab: load average %.2f %.2f %.2f on %ld cores; DDS domain %d (loopback)\n",
+               load[0], load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN), domain);
     char tmp[] = "/tmp/runlab-bench-lab-XXXXXX";
     if (!mkdtemp(tmp))
         return 1;
