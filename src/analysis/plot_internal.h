@@ -75,9 +75,9 @@ int rl_svg_rend_begin(rl_svg_rend **out, rl_buf *buf, double w_pt, double h_pt, 
 rl_rend *rl_svg_rend_base(rl_svg_rend *s);
 void rl_svg_rend_end(rl_svg_rend *s);
 
-/* Strokes open polylines with round caps and joins in one opaque colour onto an ARGB32
- * image of w x h pixels (plot_stroke.c): `xy` and `width` in device pixels, `argb` the
- * premultiplied pixel of the colour, `clip` = {x0, y0, x1, y1} in pixels (fractional edges
+/* Strokes open polylines with round caps and joins in one colour onto an ARGB32 image of
+ * w x h pixels (plot_stroke.c): `xy` and `width` in device pixels, `argb` the
+ * premultiplied pixel of the colour (opaque or translucent), `clip` = {x0, y0, x1, y1} in pixels (fractional edges
  * are anti-aliased). The union of the segments is painted once. One stroker per image;
  * not thread-safe per instance. */
 typedef struct rl_stroker rl_stroker;

@@ -144,16 +144,17 @@ static void fill_stroke(cairo_t *cr, const rl_rgba *fill, const rl_pen *pen)
 enum { STROKE_PIECE = 8 };
 
 /* Whether the open polyline can be stroked otherwise than as one cairo path with the same
- * picture, by plot_stroke.c or by cairo in pieces: on a raster surface, with round caps and
- * joins (the stroke of a polyline is then the union of the strokes of its pieces, or of
- * its segments: a round cap covers what the join did), solid (a dash pattern would restart)
- * and opaque (overlapping translucent pieces would darken where they meet). Only
+ * picture, by plot_stroke.c or (when opaque) by cairo in pieces: on a raster surface, with
+ * round caps and joins (the stroke of a polyline is then the union of the strokes of its
+ * pieces, or of its segments: a round cap covers what the join did) and solid (a dash
+ * pattern would restart). plot_stroke.c paints the union once, so a translucent line is
+ * as cairo paints it; cairo in pieces would darken it where the pieces meet. Only
  * anti-aliased rims differ. */
-static bool stroke_in_pieces(cairo_t *cr, size_t n, bool closed, const rl_rgba *fill,
+static bool stroke_otherwise(cairo_t *cr, size_t n, bool closed, const rl_rgba *fill,
                              const rl_pen *pen)
 {
     return n > 2 * STROKE_PIECE && !closed && !fill && pen && pen->width > 0 && pen->round &&
-           !pen->dash && pen->color.a >= 1 &&
+           !pen->dash && pen->color.a > 0 &&
            cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_IMAGE;
 }
 
@@ -180,7 +181,7 @@ static uint32_t color_pixel(rl_cairo_rend *c, const rl_rgba *color)
     return px;
 }
 
-/* Strokes a long opaque round polyline with plot_stroke.c instead of cairo; false when it
+/* Strokes a long round polyline with plot_stroke.c instead of cairo; false when it
  * cannot (a transform other than a scale, clips too deep, out of memory), and cairo must. */
 static bool stroke_own(rl_cairo_rend *c, const double *xy, size_t n, const rl_pen *pen)
 {
@@ -223,7 +224,7 @@ static void c_path(rl_rend *r, const double *xy, size_t n, bool closed, const rl
     cairo_t *cr = ctx(r);
     if (n == 0)
         return;
-    if (stroke_in_pieces(cr, n, closed, fill, pen)) {
+    if (stroke_otherwise(cr, n, closed, fill, pen)) {
         /* cairo's scan converter samples 15 sub-rows of each pixel row for every edge
          * crossing it: for thin lines over a dense series or a track lapping a circuit
          * most of drawing a figure (the evaluation's map figure drew in 0.21 s, with
@@ -231,15 +232,16 @@ static void c_path(rl_rend *r, const double *xy, size_t n, bool closed, const rl
         if (stroke_own((rl_cairo_rend *)r, xy, n, pen))
             return;
         /* It also keeps every edge of a path that crosses a row in its active list: a long
-         * line rasterises several times slower whole than in short pieces. */
-        for (size_t j = 0; j + 1 < n; j += STROKE_PIECE) {
+         * opaque line rasterises several times slower whole than in short pieces. */
+        for (size_t j = 0; pen->color.a >= 1 && j + 1 < n; j += STROKE_PIECE) {
             size_t last = j + STROKE_PIECE < n - 1 ? j + STROKE_PIECE : n - 1;
             cairo_move_to(cr, xy[2 * j], xy[2 * j + 1]);
             for (size_t i = j + 1; i <= last; i++)
                 cairo_line_to(cr, xy[2 * i], xy[2 * i + 1]);
             fill_stroke(cr, NULL, pen);
         }
-        return;
+        if (pen->color.a >= 1)
+            return;
     }
     cairo_move_to(cr, xy[0], xy[1]);
     for (size_t i = 1; i < n; i++)

@@ -1,8 +1,8 @@
-/* An anti-aliased stroker for the paths that dominate drawing PNG figures: long, opaque,
- * solid polylines with round caps and joins (data series, trajectories). A pixel's coverage
- * is that of a band of the stroke's width at the distance of the pixel's centre from the
- * polyline, taken once over the union of all segments, so the inside of a stroke gets
- * exactly the colour cairo paints and only the anti-aliased rim differs by a little. */
+/* An anti-aliased stroker for the paths that dominate drawing PNG figures: long, solid
+ * polylines, opaque or translucent, with round caps and joins (data series, trajectories).
+ * A pixel's coverage is that of a band of the stroke's width at the distance of the pixel's
+ * centre from the polyline, taken once over the union of all segments, so the inside of a
+ * stroke gets exactly the colour cairo paints and only the anti-aliased rim differs. */
 #include "analysis/plot_internal.h"
 
 #include "runlab/error.h"
@@ -211,8 +211,8 @@ static uint32_t clip_cover(int i, double lo, double hi)
     return c >= 1 ? 255 : c <= 0 ? 0 : (uint32_t)(c * 255 + 0.5);
 }
 
-/* Paints the coverage of columns x0..x1 of row y in `argb` over the image (as cairo's OVER
- * with a mask) and clears it. */
+/* Paints the coverage of columns x0..x1 of row y in `argb` (premultiplied, opaque or
+ * translucent) over the image (as cairo's OVER with a mask) and clears it. */
 static void composite_span(rl_stroker *s, const pixclip *pc, unsigned char *data, int stride,
                            uint32_t argb, int y, int x0, int x1)
 {
@@ -228,11 +228,14 @@ static void composite_span(rl_stroker *s, const pixclip *pc, unsigned char *data
             m = mul_un8(m, ycov);
         if (x == pc->c0 || x == pc->c1)
             m = mul_un8(m, clip_cover(x, pc->x0, pc->x1));
-        if (m == 255) {
+        if (m == 255 && argb >> 24 == 255) {
             px[x] = argb;
             continue;
         }
-        px[x] = add_un8x4(mul_un8x4(argb, m), mul_un8x4(px[x], 255 - m));
+        /* OVER with a mask, as pixman: the source times the mask, plus the image times
+           one minus that product's alpha (255 - m for an opaque colour). */
+        uint32_t src = m == 255 ? argb : mul_un8x4(argb, m);
+        px[x] = add_un8x4(src, mul_un8x4(px[x], 255 - (src >> 24)));
     }
 }
 

@@ -460,8 +460,10 @@ int eval_geo_map_figure(eval_ctx *ctx, const char *name, const char *title,
             marks->x[k] = marks->x[i], marks->y[k] = marks->y[i];
         rc = rl_axes_scatter(ax, marks->x, marks->y, k, &o);
     }
+    /* The white outline keeps a track readable over the marks; without marks it would only
+       hide the lanelets beside the track, at the cost of stroking every track twice. */
     if (rc == RL_OK)
-        rc = draw_tracks(ctx, ax, tracks, ntracks, 1.2, 0, true);
+        rc = draw_tracks(ctx, ax, tracks, ntracks, 1.2, 0, marks && marks->n > 0);
     if (rc == RL_OK)
         rc = draw_ticks(ax, tracks, ntracks, tick_step(ctx->run),
                         tick_size(tracks, ntracks, ctx->run->map));
