@@ -696,19 +696,6 @@ static int push_source(rl_mcap_message_iter *it, source *s, int in_file_order)
 }
 
 /* Bytes of a Message body before its data: channel_id, sequence, log_time, publish_time. */
-enum { MESSAGE_FIXED = 2 + 4 + 8 + 8 };
-
-/* Decodes a Message body of `len` >= MESSAGE_FIXED bytes. */
-static void decode_message(const uint8_t *body, size_t len, rl_mcap_message *m)
-{
-    m->channel_id = mcap_rd16(body);
-    m->sequence = mcap_rd32(body + 2);
-    m->log_time = mcap_rd64(body + 6);
-    m->publish_time = mcap_rd64(body + 14);
-    m->data.data = body + MESSAGE_FIXED;
-    m->data.len = len - MESSAGE_FIXED;
-}
-
 /* Steps over the record at `*pos` inside a chunk: 1 for a Message (its channel and log
  * time set), 2 for any other record, 0 at the end, < 0 when damaged. Messages, nearly
  * every record of a chunk, are read in place; other records (and any damaged record, for
@@ -718,7 +705,7 @@ static int next_in_chunk(const uint8_t *buf, size_t len, size_t *pos, uint16_t *
     size_t at = *pos;
     if (at < len && len - at >= RL_MCAP_RECORD_PREFIX && buf[at] == RL_MCAP_OP_MESSAGE) {
         uint64_t blen = mcap_rd64(buf + at + 1);
-        if (blen >= MESSAGE_FIXED && blen <= len - at - RL_MCAP_RECORD_PREFIX) {
+        if (blen >= MCAP_MESSAGE_FIXED && blen <= len - at - RL_MCAP_RECORD_PREFIX) {
             const uint8_t *body = buf + at + RL_MCAP_RECORD_PREFIX;
             *ch = mcap_rd16(body);
             *t = mcap_rd64(body + 6);
@@ -1003,9 +990,9 @@ int rl_mcap_message_iter_next(rl_mcap_message_iter *it, rl_mcap_message *msg,
     const uint8_t *r = s->buf + at;
     uint64_t blen;
     if (at > s->len || s->len - at < RL_MCAP_RECORD_PREFIX || r[0] != RL_MCAP_OP_MESSAGE ||
-        (blen = mcap_rd64(r + 1)) < MESSAGE_FIXED || blen > s->len - at - RL_MCAP_RECORD_PREFIX)
+        (blen = mcap_rd64(r + 1)) < MCAP_MESSAGE_FIXED || blen > s->len - at - RL_MCAP_RECORD_PREFIX)
         return rl_error_set(RL_EPARSE, "byte %zu: mcap indexed reader: message vanished", at);
-    decode_message(r + RL_MCAP_RECORD_PREFIX, (size_t)blen, msg);
+    mcap_message_decode(r + RL_MCAP_RECORD_PREFIX, (size_t)blen, msg);
     if (channel)
         *channel = rl_mcap_indexed_channel(it->x, msg->channel_id);
     if (++s->i == s->n) {

@@ -42,6 +42,20 @@ static inline void mcap_wr64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A Message record's fixed fields: channel_id, sequence, log_time, publish_time. */
+enum { MCAP_MESSAGE_FIXED = 2 + 4 + 8 + 8 };
+
+/* Decodes a Message body of `len` >= MCAP_MESSAGE_FIXED bytes (the caller checks). */
+static inline void mcap_message_decode(const uint8_t *body, size_t len, rl_mcap_message *m)
+{
+    m->channel_id = mcap_rd16(body);
+    m->sequence = mcap_rd32(body + 2);
+    m->log_time = mcap_rd64(body + 6);
+    m->publish_time = mcap_rd64(body + 14);
+    m->data.data = body + MCAP_MESSAGE_FIXED;
+    m->data.len = len - MCAP_MESSAGE_FIXED;
+}
+
 /* Growable buffer; memory is released with mcap_buf_free. */
 typedef struct mcap_buf {
     uint8_t *data;

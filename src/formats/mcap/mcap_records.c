@@ -242,27 +242,18 @@ static void check_fixed_array(cursor *c, rl_mcap_bytes arr, size_t elem, const c
     }
 }
 
-/* channel_id, sequence, log_time, publish_time */
-enum { MESSAGE_FIXED_LEN = 2 + 4 + 8 + 8 };
-
 int rl_mcap_record_parse(uint8_t opcode, const uint8_t *body, size_t len, rl_mcap_record *out)
 {
     /* Messages are nearly every record read: their fixed fields are taken directly, and
        only the message's part of the record is cleared, not the whole union (a reader of
        100-byte messages spent a fifth of its time in the general path). */
-    if (opcode == RL_MCAP_OP_MESSAGE && len >= MESSAGE_FIXED_LEN) {
+    if (opcode == RL_MCAP_OP_MESSAGE && len >= MCAP_MESSAGE_FIXED) {
         out->opcode = opcode;
         out->offset = 0;
         out->chunk_offset = RL_MCAP_NO_CHUNK;
         out->body.data = body;
         out->body.len = len;
-        rl_mcap_message *m = &out->u.message;
-        m->channel_id = mcap_rd16(body);
-        m->sequence = mcap_rd32(body + 2);
-        m->log_time = mcap_rd64(body + 6);
-        m->publish_time = mcap_rd64(body + 14);
-        m->data.data = body + MESSAGE_FIXED_LEN;
-        m->data.len = len - MESSAGE_FIXED_LEN;
+        mcap_message_decode(body, len, &out->u.message);
         return RL_OK;
     }
     memset(out, 0, sizeof *out);
