@@ -553,6 +553,81 @@ static void test_coverage_gaps(void **state)
     eval_sink_clear(&s);
 }
 
+/* Random sample times for the kept-gaps test: steps of 0.02..0.1 s with now and then a
+ * jump (gaps of 0.2..3 s, some exactly max_gap), a time going back or not finite, starting
+ * before or after START. */
+static size_t random_times(unsigned *seed, double *t, size_t cap)
+{
+#define NEXT() (*seed = *seed * 1103515245u + 12345u, (*seed >> 8) & 0xFFFF)
+    double x = -0.5 + 1.0 * NEXT() / 65536.0;
+    size_t n = 0;
+    while (n < cap && x < 10.5) {
+        unsigned r = NEXT() % 100;
+        if (r < 4)
+            t[n++] = NAN;
+        else if (r < 6)
+            t[n++] = x - 0.3; /* going back: skipped */
+        else
+            t[n++] = x;
+        x += r < 12 ? 0.2 + 2.8 * NEXT() / 65536.0 : r < 15 ? 0.25 : 0.02 + 0.08 * NEXT() / 65536.0;
+    }
+    return n;
+#undef NEXT
+}
+
+/* vehicle_collision finds each track's gaps once and joins them per pair
+ * (eval_coverage_begin_gaps / _add_gaps): the coverage must come out bit for bit as
+ * eval_coverage_begin / _add give it from the samples, and so must the checks. */
+static void test_coverage_kept_gaps(void **state)
+{
+    (void)state;
+    eval_run run = {.window_start = 0, .window_stop = 10};
+    eval_vehicle v[2] = {{.id = 3}, {.id = 8}};
+    eval_metric m = {"vehicle_collision", "test", NULL};
+    struct eval_sink s1 = {0}, s2 = {0};
+    eval_ctx c1 = {.run = &run, .metric = &m, .sink = &s1};
+    eval_ctx c2 = {.run = &run, .metric = &m, .sink = &s2};
+    static double a[2000], b[2000];
+    unsigned seed = 12345;
+    size_t joined = 0;
+    for (int round = 0; round < 300; round++) {
+        size_t na = random_times(&seed, a, 2000), nb = random_times(&seed, b, 2000);
+        eval_coverage_gaps ga, gb;
+        assert_int_equal(eval_coverage_begin(&c1, &v[0], EVAL_TOPIC_STATE, a, na, 0.25, true), RL_OK);
+        assert_int_equal(eval_coverage_gaps_copy(&c1, &ga), RL_OK);
+        assert_int_equal(eval_coverage_begin(&c1, &v[1], EVAL_TOPIC_STATE, b, nb, 0.25, true), RL_OK);
+        assert_int_equal(eval_coverage_gaps_copy(&c1, &gb), RL_OK);
+        /* From the samples, as before. */
+        assert_int_equal(eval_coverage_begin(&c1, &v[0], EVAL_TOPIC_STATE, a, na, 0.25, true), RL_OK);
+        assert_int_equal(eval_coverage_add(&c1, &v[1], EVAL_TOPIC_STATE, b, nb), RL_OK);
+        /* From the kept gaps. */
+        assert_int_equal(eval_coverage_begin_gaps(&c2, &v[0], EVAL_TOPIC_STATE, &ga, 0.25, true),
+                         RL_OK);
+        assert_int_equal(eval_coverage_add_gaps(&c2, &v[1], EVAL_TOPIC_STATE, &gb), RL_OK);
+        assert_int_equal(c1.coverage.ngaps, c2.coverage.ngaps);
+        assert_memory_equal(c1.coverage.gaps, c2.coverage.gaps,
+                            c1.coverage.ngaps * sizeof c1.coverage.gaps[0]);
+        assert_memory_equal(&c1.coverage.judged_s, &c2.coverage.judged_s, sizeof(double));
+        assert_string_equal(c1.coverage.what, c2.coverage.what);
+        joined += c1.coverage.ngaps < ga.n + gb.n; /* some gaps of the two overlapped */
+        int ids[2] = {3, 8};
+        assert_int_equal(eval_check_add(&c1, "collision", ids, 2, RL_EVAL_PASS, 1, 0, "m", NULL,
+                                        "ok"), RL_OK);
+        assert_int_equal(eval_check_add(&c2, "collision", ids, 2, RL_EVAL_PASS, 1, 0, "m", NULL,
+                                        "ok"), RL_OK);
+        assert_int_equal(s1.checks[0].status, s2.checks[0].status);
+        assert_string_equal(s1.checks[0].reason, s2.checks[0].reason);
+        assert_memory_equal(&s1.checks[0].judged_s, &s2.checks[0].judged_s, sizeof(double));
+        eval_coverage_end(&c1);
+        eval_coverage_end(&c2);
+        eval_coverage_gaps_free(&ga);
+        eval_coverage_gaps_free(&gb);
+        eval_sink_clear(&s1);
+        eval_sink_clear(&s2);
+    }
+    assert_true(joined > 50); /* the rounds did join overlapping gaps */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_boundary_violation),
         cmocka_unit_test(test_lanelet_collision),
         cmocka_unit_test(test_coverage_gaps),
+        cmocka_unit_test(test_coverage_kept_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
