@@ -57,6 +57,15 @@ static int find_gaps(eval_coverage *c, double ws, double we, const double *t, si
     bool have_prev = false, done = false;
     int rc = RL_OK;
     for (size_t i = 0; rc == RL_OK && i < n && !done; i++) {
+        /* The common stretch first, a step a sample: after a sample inside the window, one
+           not going back, inside it and within max_gap, only moves prev (a NaN fails the
+           first test, an infinity the third; both go the general way below). */
+        if (have_prev && prev > ws) {
+            while (i < n && t[i] >= prev && t[i] - prev <= max_gap && t[i] < we)
+                prev = t[i++];
+            if (i == n)
+                break;
+        }
         double x = t[i];
         if (!isfinite(x) || (have_prev && x < prev))
             continue;
