@@ -57,6 +57,15 @@ static int find_gaps(eval_coverage *c, double ws, double we, const double *t, si
     bool have_prev = false, done = false;
     int rc = RL_OK;
     for (size_t i = 0; rc == RL_OK && i < n && !done; i++) {
+        /* The common stretch first, a step a sample: after a sample inside the window, one
+           not going back, inside it and within max_gap, only moves prev (a NaN fails the
+           first test, an infinity the third; both go the general way below). */
+        if (have_prev && prev > ws) {
+            while (i < n && t[i] >= prev && t[i] - prev <= max_gap && t[i] < we)
+                prev = t[i++];
+            if (i == n)
+                break;
+        }
         double x = t[i];
         if (!isfinite(x) || (have_prev && x < prev))
             continue;
@@ -151,6 +160,57 @@ int eval_coverage_begin(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, 
     c->max_gap = max_gap;
     c->window_s = fmax(0, ctx->run->window_stop - ctx->run->window_start);
     return eval_coverage_add(ctx, v, topic, t, n);
+}
+
+int eval_coverage_gaps_copy(const eval_ctx *ctx, eval_coverage_gaps *out)
+{
+    const eval_coverage *c = &ctx->coverage;
+    memset(out, 0, sizeof *out);
+    if (c->ngaps == 0)
+        return RL_OK;
+    out->gaps = malloc(c->ngaps * sizeof out->gaps[0]);
+    if (!out->gaps)
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory for the coverage");
+    memcpy(out->gaps, c->gaps, c->ngaps * sizeof out->gaps[0]);
+    out->n = c->ngaps;
+    return RL_OK;
+}
+
+void eval_coverage_gaps_free(eval_coverage_gaps *g)
+{
+    free(g->gaps);
+    memset(g, 0, sizeof *g);
+}
+
+int eval_coverage_add_gaps(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic,
+                           const eval_coverage_gaps *g)
+{
+    eval_coverage *c = &ctx->coverage;
+    name_topic(c, v, topic);
+    eval_coverage_topic(ctx, v, topic);
+    int rc = RL_OK;
+    for (size_t i = 0; rc == RL_OK && i < g->n; i++)
+        rc = gap_add(c, g->gaps[i][0], g->gaps[i][1]);
+    if (rc < 0) {
+        eval_coverage_end(ctx);
+        return rc;
+    }
+    /* The union of stretches does not depend on how they were joined before: the same
+       stretches, in the same order, as joining the samples' gaps here. */
+    settle(c);
+    return RL_OK;
+}
+
+int eval_coverage_begin_gaps(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic,
+                             const eval_coverage_gaps *g, double max_gap, bool judge_gaps)
+{
+    eval_coverage_end(ctx);
+    eval_coverage *c = &ctx->coverage;
+    c->active = true;
+    c->judge_gaps = judge_gaps;
+    c->max_gap = max_gap;
+    c->window_s = fmax(0, ctx->run->window_stop - ctx->run->window_start);
+    return eval_coverage_add_gaps(ctx, v, topic, g);
 }
 
 void eval_coverage_end(eval_ctx *ctx)

@@ -343,7 +343,8 @@ static double polygon_where(rl_map_point p, const rl_map_point *poly, size_t n, 
         if ((b.y > p.y) != (a.y > p.y) &&
             p.x < (a.x - b.x) * (p.y - b.y) / (a.y - b.y) + b.x)
             in = !in;
-        best = fmin(best, seg_dist2(p, a, b));
+        double d2 = seg_dist2(p, a, b);
+        best = d2 < best ? d2 : best; /* fmin's answer (never NaN here), without the call */
     }
     double d = sqrt(best);
     *inside = in || d <= 1e-12;

@@ -252,6 +252,21 @@ int eval_coverage_add(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, co
 /* Only the decoding of another topic the checks read (the commands of command_follow). */
 void eval_coverage_topic(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic);
 void eval_coverage_end(eval_ctx *ctx);
+/* The gaps a coverage found, kept to judge several checks of one topic's data without
+ * walking its samples again (vehicle_collision: each vehicle's gaps, joined for every pair
+ * it is in). eval_coverage_gaps_copy copies the active coverage's gaps (RL_OK or RL_ENOMEM);
+ * eval_coverage_begin_gaps / eval_coverage_add_gaps do what eval_coverage_begin / _add do
+ * with the sample times those gaps came from (same window and max_gap), to the same bytes. */
+typedef struct eval_coverage_gaps {
+    double (*gaps)[2];
+    size_t n;
+} eval_coverage_gaps;
+int eval_coverage_gaps_copy(const eval_ctx *ctx, eval_coverage_gaps *out);
+void eval_coverage_gaps_free(eval_coverage_gaps *g);
+int eval_coverage_begin_gaps(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic,
+                             const eval_coverage_gaps *g, double max_gap, bool judge_gaps);
+int eval_coverage_add_gaps(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic,
+                           const eval_coverage_gaps *g);
 /* The metric's `max_gap` setting; RL_EINVAL naming the key when missing or not > 0. */
 int eval_setting_max_gap(eval_ctx *ctx, double *out);
 

@@ -553,6 +553,154 @@ static void test_coverage_gaps(void **state)
     eval_sink_clear(&s);
 }
 
+/* Random sample times for the kept-gaps test: steps of 0.02..0.1 s with now and then a
+ * jump (gaps of 0.2..3 s, some exactly max_gap), a time going back or not finite, starting
+ * before or after START. */
+static size_t random_times(unsigned *seed, double *t, size_t cap)
+{
+#define NEXT() (*seed = *seed * 1103515245u + 12345u, (*seed >> 8) & 0xFFFF)
+    double x = -0.5 + 1.0 * NEXT() / 65536.0;
+    size_t n = 0;
+    while (n < cap && x < 10.5) {
+        unsigned r = NEXT() % 100;
+        if (r < 4)
+            t[n++] = NAN;
+        else if (r < 6)
+            t[n++] = x - 0.3; /* going back: skipped */
+        else
+            t[n++] = x;
+        x += r < 12 ? 0.2 + 2.8 * NEXT() / 65536.0 : r < 15 ? 0.25 : 0.02 + 0.08 * NEXT() / 65536.0;
+    }
+    return n;
+#undef NEXT
+}
+
+/* The coverage's gaps as first written (issue 28.4): every sample through one loop, then
+ * sorted, joined and summed. The coverage must keep giving this, bit for bit. */
+static size_t reference_gaps(double ws, double we, const double *t, size_t n, double max_gap,
+                             double (*g)[2], double *judged)
+{
+    max_gap *= 1 + 1e-9;
+    double prev = ws;
+    bool have_prev = false, done = false;
+    size_t k = 0;
+    for (size_t i = 0; i < n && !done; i++) {
+        double x = t[i];
+        if (!isfinite(x) || (have_prev && x < prev))
+            continue;
+        if (x <= ws) {
+            prev = x, have_prev = true;
+            continue;
+        }
+        double from = have_prev ? prev : ws;
+        if (x - from > max_gap && fmin(x, we) > fmax(from, ws))
+            g[k][0] = fmax(from, ws), g[k][1] = fmin(x, we), k++;
+        if (x >= we)
+            done = true;
+        prev = x, have_prev = true;
+    }
+    if (!done && (!have_prev || we - prev > max_gap)) {
+        double a = have_prev ? fmax(prev, ws) : ws;
+        if (we > a)
+            g[k][0] = a, g[k][1] = we, k++;
+    }
+    /* Found in time order already: join the touching and overlapping. */
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m > 0 && g[i][0] <= g[m - 1][1])
+            g[m - 1][1] = fmax(g[m - 1][1], g[i][1]);
+        else
+            g[m][0] = g[i][0], g[m][1] = g[i][1], m++;
+    }
+    double missing = 0;
+    for (size_t i = 0; i < m; i++)
+        missing += g[i][1] - g[i][0];
+    *judged = fmax(0, round(((we - ws) - missing) * 1e6) / 1e6);
+    return m;
+}
+
+/* The coverage of one track against the reference, on random times with every kind of
+ * sample the loop treats apart (NaN, going back, exactly max_gap, before START, after STOP,
+ * repeated), and on a few shapes by hand. */
+static void test_coverage_matches_reference(void **state)
+{
+    (void)state;
+    eval_run run = {.window_start = 0, .window_stop = 10};
+    eval_vehicle v = {.id = 4};
+    eval_metric m = {"states_speed", "test", NULL};
+    struct eval_sink s = {0};
+    eval_ctx ctx = {.run = &run, .metric = &m, .sink = &s};
+    static double t[2000], g[2100][2];
+    unsigned seed = 777;
+    for (int round = 0; round < 400; round++) {
+        size_t n = random_times(&seed, t, 2000);
+        if (round % 7 == 3 && n > 10)
+            t[n / 2] = INFINITY, t[n / 3] = t[n / 3 - 1]; /* an infinity, a repeated time */
+        run.window_start = round % 5 == 0 ? 0.3 : 0;
+        run.window_stop = round % 3 == 0 ? 7.5 : 10;
+        double judged;
+        size_t k = reference_gaps(run.window_start, run.window_stop, t, n, 0.25, g, &judged);
+        assert_int_equal(eval_coverage_begin(&ctx, &v, EVAL_TOPIC_STATE, t, n, 0.25, true), RL_OK);
+        assert_int_equal(ctx.coverage.ngaps, k);
+        assert_memory_equal(ctx.coverage.gaps, g, k * sizeof g[0]);
+        assert_memory_equal(&ctx.coverage.judged_s, &judged, sizeof judged);
+        eval_coverage_end(&ctx);
+    }
+}
+
+/* vehicle_collision finds each track's gaps once and joins them per pair
+ * (eval_coverage_begin_gaps / _add_gaps): the coverage must come out bit for bit as
+ * eval_coverage_begin / _add give it from the samples, and so must the checks. */
+static void test_coverage_kept_gaps(void **state)
+{
+    (void)state;
+    eval_run run = {.window_start = 0, .window_stop = 10};
+    eval_vehicle v[2] = {{.id = 3}, {.id = 8}};
+    eval_metric m = {"vehicle_collision", "test", NULL};
+    struct eval_sink s1 = {0}, s2 = {0};
+    eval_ctx c1 = {.run = &run, .metric = &m, .sink = &s1};
+    eval_ctx c2 = {.run = &run, .metric = &m, .sink = &s2};
+    static double a[2000], b[2000];
+    unsigned seed = 12345;
+    size_t joined = 0;
+    for (int round = 0; round < 300; round++) {
+        size_t na = random_times(&seed, a, 2000), nb = random_times(&seed, b, 2000);
+        eval_coverage_gaps ga, gb;
+        assert_int_equal(eval_coverage_begin(&c1, &v[0], EVAL_TOPIC_STATE, a, na, 0.25, true), RL_OK);
+        assert_int_equal(eval_coverage_gaps_copy(&c1, &ga), RL_OK);
+        assert_int_equal(eval_coverage_begin(&c1, &v[1], EVAL_TOPIC_STATE, b, nb, 0.25, true), RL_OK);
+        assert_int_equal(eval_coverage_gaps_copy(&c1, &gb), RL_OK);
+        /* From the samples, as before. */
+        assert_int_equal(eval_coverage_begin(&c1, &v[0], EVAL_TOPIC_STATE, a, na, 0.25, true), RL_OK);
+        assert_int_equal(eval_coverage_add(&c1, &v[1], EVAL_TOPIC_STATE, b, nb), RL_OK);
+        /* From the kept gaps. */
+        assert_int_equal(eval_coverage_begin_gaps(&c2, &v[0], EVAL_TOPIC_STATE, &ga, 0.25, true),
+                         RL_OK);
+        assert_int_equal(eval_coverage_add_gaps(&c2, &v[1], EVAL_TOPIC_STATE, &gb), RL_OK);
+        assert_int_equal(c1.coverage.ngaps, c2.coverage.ngaps);
+        assert_memory_equal(c1.coverage.gaps, c2.coverage.gaps,
+                            c1.coverage.ngaps * sizeof c1.coverage.gaps[0]);
+        assert_memory_equal(&c1.coverage.judged_s, &c2.coverage.judged_s, sizeof(double));
+        assert_string_equal(c1.coverage.what, c2.coverage.what);
+        joined += c1.coverage.ngaps < ga.n + gb.n; /* some gaps of the two overlapped */
+        int ids[2] = {3, 8};
+        assert_int_equal(eval_check_add(&c1, "collision", ids, 2, RL_EVAL_PASS, 1, 0, "m", NULL,
+                                        "ok"), RL_OK);
+        assert_int_equal(eval_check_add(&c2, "collision", ids, 2, RL_EVAL_PASS, 1, 0, "m", NULL,
+                                        "ok"), RL_OK);
+        assert_int_equal(s1.checks[0].status, s2.checks[0].status);
+        assert_string_equal(s1.checks[0].reason, s2.checks[0].reason);
+        assert_memory_equal(&s1.checks[0].judged_s, &s2.checks[0].judged_s, sizeof(double));
+        eval_coverage_end(&c1);
+        eval_coverage_end(&c2);
+        eval_coverage_gaps_free(&ga);
+        eval_coverage_gaps_free(&gb);
+        eval_sink_clear(&s1);
+        eval_sink_clear(&s2);
+    }
+    assert_true(joined > 50); /* the rounds did join overlapping gaps */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +710,8 @@ int main(void)
         cmocka_unit_test(test_boundary_violation),
         cmocka_unit_test(test_lanelet_collision),
         cmocka_unit_test(test_coverage_gaps),
+        cmocka_unit_test(test_coverage_kept_gaps),
+        cmocka_unit_test(test_coverage_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

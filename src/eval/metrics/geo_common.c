@@ -104,6 +104,33 @@ int eval_geo_coverage_add(eval_ctx *ctx, const eval_geo_track *t)
     return rc;
 }
 
+int eval_geo_coverage_gaps(eval_ctx *ctx, const eval_geo_track *t, double max_gap,
+                           eval_coverage_gaps *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = eval_geo_coverage_begin(ctx, t, max_gap);
+    if (rc == RL_OK)
+        rc = eval_coverage_gaps_copy(ctx, out);
+    eval_coverage_end(ctx);
+    return rc;
+}
+
+int eval_geo_coverage_begin_gaps(eval_ctx *ctx, const eval_geo_track *t,
+                                 const eval_coverage_gaps *g, double max_gap)
+{
+    const eval_vehicle *v = track_vehicle(ctx->run, t);
+    return v ? eval_coverage_begin_gaps(ctx, v, EVAL_TOPIC_STATE, g, max_gap, true) : RL_OK;
+}
+
+int eval_geo_coverage_add_gaps(eval_ctx *ctx, const eval_geo_track *t,
+                               const eval_coverage_gaps *g)
+{
+    const eval_vehicle *v = track_vehicle(ctx->run, t);
+    if (!v || !ctx->coverage.active)
+        return RL_OK;
+    return eval_coverage_add_gaps(ctx, v, EVAL_TOPIC_STATE, g);
+}
+
 int eval_geo_settings(eval_ctx *ctx, eval_geo_common_settings *s)
 {
     int rc = eval_setting_f64(ctx, "min_samples", &s->min_samples);

@@ -37,6 +37,15 @@ bool eval_geo_track_usable(eval_ctx *ctx, const char *check, const eval_geo_trac
  * RL_ENOMEM. */
 int eval_geo_coverage_begin(eval_ctx *ctx, const eval_geo_track *t, double max_gap);
 int eval_geo_coverage_add(eval_ctx *ctx, const eval_geo_track *t);
+/* The same from gaps found once per track (eval_geo_coverage_gaps: begin, copy, end; `out`
+ * freed with eval_coverage_gaps_free), for a track judged in many checks (the pairs of
+ * vehicle_collision): the coverage comes out as eval_geo_coverage_begin / _add give it. */
+int eval_geo_coverage_gaps(eval_ctx *ctx, const eval_geo_track *t, double max_gap,
+                           eval_coverage_gaps *out);
+int eval_geo_coverage_begin_gaps(eval_ctx *ctx, const eval_geo_track *t,
+                                 const eval_coverage_gaps *g, double max_gap);
+int eval_geo_coverage_add_gaps(eval_ctx *ctx, const eval_geo_track *t,
+                               const eval_coverage_gaps *g);
 
 /* Reads the settings every motion metric has: min_samples, min_coverage, max_gap. */
 typedef struct eval_geo_common_settings {

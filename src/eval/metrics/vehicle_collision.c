@@ -257,14 +257,20 @@ static int run_pairs(eval_ctx *ctx, const collision_settings *cs, eval_geo_track
     uint8_t *bad = rc == RL_OK ? malloc(g.n) : NULL;
     if (rc == RL_OK && (!pairs || !dist || !neg || !bad))
         rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory for vehicle_collision");
+    /* Each track's gaps found once: every vehicle is in nu - 1 pairs. */
+    eval_coverage_gaps *gaps = rc == RL_OK ? calloc(nu, sizeof *gaps) : NULL;
+    if (rc == RL_OK && !gaps)
+        rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory for vehicle_collision");
+    for (size_t i = 0; rc == RL_OK && i < nu; i++)
+        rc = eval_geo_coverage_gaps(ctx, usable[i], cs->common.max_gap, &gaps[i]);
     size_t k = 0;
     for (size_t a = 0; rc == RL_OK && a < nu; a++)
         for (size_t b = a + 1; rc == RL_OK && b < nu; b++) {
             pairs[k] = (pair_result){a, b, INFINITY};
             /* A pair is judged where both poses are known: the gaps of either track. */
-            rc = eval_geo_coverage_begin(ctx, usable[a], cs->common.max_gap);
+            rc = eval_geo_coverage_begin_gaps(ctx, usable[a], &gaps[a], cs->common.max_gap);
             if (rc == RL_OK)
-                rc = eval_geo_coverage_add(ctx, usable[b]);
+                rc = eval_geo_coverage_add_gaps(ctx, usable[b], &gaps[b]);
             if (rc == RL_OK)
                 rc = judge_pair(ctx, cs, &g, a, b, usable[a]->id, usable[b]->id, dist, bad, neg,
                                 marks, &pairs[k].min_dist);
@@ -273,6 +279,9 @@ static int run_pairs(eval_ctx *ctx, const collision_settings *cs, eval_geo_track
         }
     if (rc == RL_OK)
         rc = distance_figure(ctx, cs, &g, usable, pairs, np, dist);
+    for (size_t i = 0; gaps && i < nu; i++)
+        eval_coverage_gaps_free(&gaps[i]);
+    free(gaps);
     free(pairs);
     free(dist);
     free(neg);

@@ -718,9 +718,19 @@ static void put_fixed(ex_run *r, const fixed_leaf *l, size_t n, size_t shift)
         if (s == EX_NONE)
             continue;
         rl_msg_field *first = &r->fields[s];
-        cdr_load_prim(&r->d, l[i].kind, r->d.buf + l[i].off + shift, &first->value);
+        const uint8_t *p = r->d.buf + l[i].off + shift;
         first->present = true;
-        first->f = cdr_value_f64(&first->value);
+        if (l[i].kind == RL_MSG_FLOAT64) { /* most leaves (poses, speeds): no switch twice */
+            uint64_t bits = cdr_ld64(&r->d, p);
+            double f;
+            memcpy(&f, &bits, 8);
+            first->value.kind = RL_MSG_FLOAT64;
+            first->value.v.f = f;
+            first->f = f;
+        } else {
+            cdr_load_prim(&r->d, l[i].kind, p, &first->value);
+            first->f = cdr_value_f64(&first->value);
+        }
         for (s = r->ex->slot_next[s]; s != EX_NONE; s = r->ex->slot_next[s]) {
             r->fields[s].present = true;
             r->fields[s].value = first->value;
