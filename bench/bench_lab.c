@@ -355,6 +355,12 @@ int main(int argc, char **argv)
     if ((domain = bench_lab_domain("bench_lab", &argc, argv)) < 0)
         return 2;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            puts("usage: bench_lab [--domain N] [SIZE...]\n"
+                 "  the recorder against ddsperf sub on loopback, per sample size in bytes;\n"
+                 "  the DDS domain from --domain, else RUNLAB_BENCH_DOMAIN, else 232");
+            return 0;
+        }
         char *end = NULL;
         long size = strtol(argv[i], &end, 10);
         if (!*argv[i] || *end || size <= 0 || size > (16 << 20)) {

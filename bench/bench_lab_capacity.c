@@ -117,6 +117,7 @@ static size_t rates_for(long size, long *v)
     return n;
 }
 
+/* 0: settings filled; 1: --help answered; -1: usage error, said on stderr. */
 static int parse_args(int argc, char **argv, settings *s)
 {
     memset(s, 0, sizeof *s);
@@ -138,6 +139,10 @@ static int parse_args(int argc, char **argv, settings *s)
         return -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        }
         int flag = strcmp(opt, "--no-batch") == 0 || strcmp(opt, "--threads") == 0;
         if (!val && !flag) {
             fprintf(stderr, "bench_lab_capacity: %s: a value is missing\n%s", opt, usage);
@@ -580,8 +585,9 @@ static rl_lab_recorder *start_recorder(const settings *s, const char *home,
 int main(int argc, char **argv)
 {
     settings s;
-    if (parse_args(argc, argv, &s) < 0)
-        return 2;
+    int parsed = parse_args(argc, argv, &s);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2; /* 1: --help was answered */
     if (access(RL_CAPACITY_PUB, X_OK) != 0 && strchr(RL_CAPACITY_PUB, '/')) {
         printf("capacity: skipped (%s not built)\n", RL_CAPACITY_PUB);
         return 0;

@@ -34,6 +34,9 @@ check "an unknown compression is a usage error" rc_is 2
 check "the error names the compression" err_has "'brotli' is not none, zstd or lz4"
 bench --payloads random,ones
 check "an unknown payload is a usage error" rc_is 2
+bench --help
+check "--help exits 0" rc_is 0
+check "--help prints the usage on stdout" out_has "usage: bench_lab_capacity"
 bench --frobnicate 1
 check "an unknown option is a usage error" rc_is 2
 check "the usage is shown" err_has "usage: bench_lab_capacity"
