@@ -150,8 +150,8 @@ int eval_coverage_add(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, co
     return RL_OK;
 }
 
-int eval_coverage_begin(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, const double *t,
-                        size_t n, double max_gap, bool judge_gaps)
+/* Ends what was being judged and starts an empty coverage for the window. */
+static void coverage_start(eval_ctx *ctx, double max_gap, bool judge_gaps)
 {
     eval_coverage_end(ctx);
     eval_coverage *c = &ctx->coverage;
@@ -159,6 +159,12 @@ int eval_coverage_begin(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, 
     c->judge_gaps = judge_gaps;
     c->max_gap = max_gap;
     c->window_s = fmax(0, ctx->run->window_stop - ctx->run->window_start);
+}
+
+int eval_coverage_begin(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic, const double *t,
+                        size_t n, double max_gap, bool judge_gaps)
+{
+    coverage_start(ctx, max_gap, judge_gaps);
     return eval_coverage_add(ctx, v, topic, t, n);
 }
 
@@ -204,12 +210,7 @@ int eval_coverage_add_gaps(eval_ctx *ctx, const eval_vehicle *v, eval_topic topi
 int eval_coverage_begin_gaps(eval_ctx *ctx, const eval_vehicle *v, eval_topic topic,
                              const eval_coverage_gaps *g, double max_gap, bool judge_gaps)
 {
-    eval_coverage_end(ctx);
-    eval_coverage *c = &ctx->coverage;
-    c->active = true;
-    c->judge_gaps = judge_gaps;
-    c->max_gap = max_gap;
-    c->window_s = fmax(0, ctx->run->window_stop - ctx->run->window_start);
+    coverage_start(ctx, max_gap, judge_gaps);
     return eval_coverage_add_gaps(ctx, v, topic, g);
 }
 
