@@ -279,6 +279,27 @@ size_t rl_eg_pair_distance_near(const rl_eg_pose *a, const uint8_t *va, const do
     return exact;
 }
 
+size_t rl_eg_closest_approaches(const double *t, const double *d, size_t n, double near,
+                                double end_factor, double *at, double *ad)
+{
+    size_t k = 0;
+    bool in = false;
+    for (size_t i = 0; i < n; i++) {
+        double v = d[i];
+        if (isnan(v) || (in && v > near * end_factor)) {
+            in = false;
+        } else if (!in && v <= near) {
+            in = true;
+            at[k] = t[i];
+            ad[k++] = v;
+        } else if (in && v < ad[k - 1]) {
+            at[k - 1] = t[i];
+            ad[k - 1] = v;
+        }
+    }
+    return k;
+}
+
 int rl_eg_intervals(const double *t, const uint8_t *bad, const double *value, size_t n,
                     double max_gap, double min_duration, rl_eg_interval **out, size_t *count)
 {

@@ -101,6 +101,14 @@ size_t rl_eg_pair_distance_near(const rl_eg_pose *a, const uint8_t *va, const do
                                 size_t n, double length, double width, double exact_within,
                                 double min_distance, double *dist);
 
+/* The closest point of each approach in distances d[i] at times t[i]: an approach begins at
+ * a sample within `near` and ends at an unknown distance (NaN) or at one above near x
+ * end_factor (>= 1: noise at the edge does not split one pass into many); its point is its
+ * first smallest distance. Writes at most n points to at/ad (times, distances); returns how
+ * many. */
+size_t rl_eg_closest_approaches(const double *t, const double *d, size_t n, double near,
+                                double end_factor, double *at, double *ad);
+
 /* A stretch of time over which a condition held. */
 typedef struct rl_eg_interval {
     double t0, t1;      /* first and last sample where it held */

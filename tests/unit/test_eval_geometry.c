@@ -286,6 +286,26 @@ static void test_pair_distance_near(void **state)
     free(d1), free(d2);
 }
 
+/* Closest approaches: one point per pass at its first minimum; noise at the edge stays one
+ * approach; an unknown distance ends one; a distance that never comes near gives none. */
+static void test_closest_approaches(void **state)
+{
+    (void)state;
+    const double t[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+    const double d[] = {0.9, 0.5, 0.3, 0.2, 0.2, 0.52, 0.48, 0.7, 0.4, NAN, 0.35, 0.45, 0.9, 0.1};
+    double at[14], ad[14];
+    size_t k = rl_eg_closest_approaches(t, d, 14, 0.5, 1.1, at, ad);
+    assert_int_equal(k, 4);
+    /* 0.5 .. 0.48: one approach (0.52 and 0.48 are noise within 1.1 x 0.5), closest first at 3 */
+    assert_true(at[0] == 3 && ad[0] == 0.2);
+    assert_true(at[1] == 8 && ad[1] == 0.4); /* ended by 0.7, then by the unknown distance */
+    assert_true(at[2] == 10 && ad[2] == 0.35);
+    assert_true(at[3] == 13 && ad[3] == 0.1);
+    const double far[] = {0.6, 0.9, NAN, 0.51};
+    assert_int_equal(rl_eg_closest_approaches(t, far, 4, 0.5, 1.1, at, ad), 0);
+    assert_int_equal(rl_eg_closest_approaches(t, d, 0, 0.5, 1.1, at, ad), 0);
+}
+
 static void test_intervals(void **state)
 {
     (void)state;
@@ -377,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_hermite),          cmocka_unit_test(test_active_command),
         cmocka_unit_test(test_pose_interpolation), cmocka_unit_test(test_pair_distance),
         cmocka_unit_test(test_pair_distance_near),
+        cmocka_unit_test(test_closest_approaches),
         cmocka_unit_test(test_intervals),        cmocka_unit_test(test_outside_polygon),
         cmocka_unit_test(test_outside_lanelets),
     };

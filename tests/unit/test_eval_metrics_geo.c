@@ -261,6 +261,50 @@ static void test_vehicle_collision(void **state)
     free_run(&run);
 }
 
+/* Passes the parked car at 0.3 m beside it every 2 s (x = 0 at t = 0, 2, ..., 10), 1 m
+ * past it in between; its footprint-distance comb is what the distance figure must not draw. */
+static void passing(double t, double *x, double *y, double *yaw)
+{
+    *x = sin(M_PI * t / 2), *y = 0.3, *yaw = 0;
+}
+
+/* How many of the SVG's circles lie in the plot, left of x_max (the legend's are right of it). */
+static size_t circles_left_of(const char *svg, double x_max)
+{
+    size_t n = 0;
+    for (const char *p = svg; (p = strstr(p, "<circle cx=\"")) != NULL; p++)
+        n += strtod(p + strlen("<circle cx=\""), NULL) < x_max;
+    return n;
+}
+
+static void test_vehicle_collision_approaches(void **state)
+{
+    (void)state;
+    eval_run run = new_run();
+    add_vehicle(&run, 1, 0, 10, parked);
+    add_vehicle(&run, 2, 0, 10, passing);
+    struct eval_sink s;
+    run_metric(&run, "vehicle_collision", eval_metric_vehicle_collision, collision_json, &s);
+    const rl_eval_check *c = find(&s, 1, 2);
+    assert_int_equal(c->status, RL_EVAL_PASS);
+    NEAR(c->value, 0.3 - 0.107, 1e-6); /* side by side: the gap between the long sides */
+    assert_string_equal(c->figure, "vehicle_collision_distance");
+    rl_figure *fig = NULL;
+    for (size_t i = 0; i < s.nfigures; i++)
+        if (strcmp(s.figures[i].name, "vehicle_collision_distance") == 0)
+            fig = s.figures[i].fig;
+    assert_non_null(fig);
+    char *svg = NULL;
+    size_t len = 0;
+    assert_int_equal(rl_figure_to_svg(fig, NULL, &svg, &len), RL_OK);
+    /* One mark per pass (6, at the ends of the window too), not one per sample of the 500
+     * on the time base closer than 0.5 m. The plot ends left of x = 540 of the 648-wide page. */
+    assert_int_equal(circles_left_of(svg, 540), 6);
+    free(svg);
+    eval_sink_clear(&s);
+    free_run(&run);
+}
+
 /* ---- thresholds at their boundaries ---------------------------------------------------- */
 
 /* Settings `json_fmt` with its one '@' replaced by `v` (all 17 digits) into json[512]. */
@@ -706,6 +750,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_command_follow),
         cmocka_unit_test(test_vehicle_collision),
+        cmocka_unit_test(test_vehicle_collision_approaches),
         cmocka_unit_test(test_thresholds_at_their_boundaries),
         cmocka_unit_test(test_boundary_violation),
         cmocka_unit_test(test_lanelet_collision),

@@ -21,6 +21,9 @@
  * (two lengths of the 1:18 car), and never beyond EXACT_WITHIN (the figure's top). */
 #define NEAR_FACTOR 3.0
 #define NEAR_DISTANCE 0.5
+/* An approach ends only when the distance climbs this far above the near distance: noise
+ * at the edge must not split one pass into many. */
+#define APPROACH_END_FACTOR 1.1
 
 typedef struct collision_settings {
     eval_geo_common_settings common;
@@ -172,47 +175,55 @@ static double near_within(const collision_settings *cs)
     return fmin(EXACT_WITHIN, fmax(NEAR_FACTOR * cs->min_distance, NEAR_DISTANCE));
 }
 
-/* Distance over time of the closest pairs that come near, with the threshold; each pair's
- * line in the colour of its first vehicle, the dash telling pairs of one vehicle apart. */
+/* The closest approaches of the pairs that come near, one mark per approach at its closest
+ * point, with the threshold: a pass is what a lab looks for, and the distance over a whole
+ * run of pairs lapping a circuit is a comb no one can read. Each pair's marks are in the
+ * colour of its first vehicle, the marker's shape telling pairs of one vehicle apart. */
 static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const grid *g,
                            eval_geo_track *const *tracks, pair_result *pairs, size_t np,
                            double *dist)
 {
     qsort(pairs, np, sizeof *pairs, pair_cmp);
+    double near = near_within(cs);
     rl_figure *fig;
     int rc = rl_figure_new(&fig, 1, 1);
     if (rc != RL_OK)
         return rc;
     rl_axes *ax = rl_figure_axes(fig, 0, 0);
-    rc = rl_figure_set_size_px(fig, 900, 450, 100);
+    double *at = malloc((g->n ? g->n : 1) * sizeof *at), *ad = malloc((g->n ? g->n : 1) * sizeof *ad);
+    if (!at || !ad)
+        rc = rl_error_set(RL_ENOMEM, "evaluation: out of memory for vehicle_collision_distance");
     if (rc == RL_OK)
-        rc = rl_axes_set_title(ax, "Footprint distance of the closest pairs");
+        rc = rl_figure_set_size_px(fig, 900, 450, 100);
     if (rc == RL_OK)
         rc = rl_axes_set_xlabel(ax, "time since START", "s");
     if (rc == RL_OK)
-        rc = rl_axes_set_ylabel(ax, "distance", "m");
+        rc = rl_axes_set_ylabel(ax, "closest distance", "m");
     if (rc == RL_OK)
-        rc = rl_axes_set_ylim(ax, 0, EXACT_WITHIN);
+        rc = rl_axes_set_ylim(ax, 0, near * APPROACH_END_FACTOR);
+    if (rc == RL_OK && ctx->run->window_stop > ctx->run->window_start)
+        rc = rl_axes_set_xlim(ax, ctx->run->window_start, ctx->run->window_stop);
     if (rc == RL_OK)
         rc = rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE);
     rl_series_opts o;
     size_t shown = 0;
     for (size_t p = 0; p < np && p < FIGURE_PAIRS && rc == RL_OK; p++) {
-        if (!(pairs[p].min_dist <= near_within(cs)))
+        if (!(pairs[p].min_dist <= near))
             break; /* sorted: no later pair is nearer */
         size_t a = pairs[p].a, b = pairs[p].b;
         rl_eg_pair_distance_trig(g->pose[a], g->valid[a], (const double(*)[2])g->trig[a],
                                  g->pose[b], g->valid[b], (const double(*)[2])g->trig[b], g->n,
                                  cs->length, cs->width, EXACT_WITHIN, dist);
-        char label[48];
+        size_t k = rl_eg_closest_approaches(g->t, dist, g->n, near, APPROACH_END_FACTOR, at, ad);
+        char label[64];
         snprintf(label, sizeof label, "vehicles %d-%d", tracks[a]->id, tracks[b]->id);
         rl_series_opts_init(&o);
         o.label = label;
         o.use_rgb = true;
         o.rgb = eval_vehicle_color(ctx->run, tracks[a]->id);
-        o.dash = (int)(p % 4);
-        o.line_width = 1.2;
-        rc = rl_axes_line(ax, g->t, dist, g->n, &o);
+        o.marker = (rl_marker)(RL_MARKER_CIRCLE + (int)(p % 7));
+        o.marker_size = 6;
+        rc = rl_axes_scatter(ax, at, ad, k, &o);
         int ids[2] = {tracks[a]->id, tracks[b]->id};
         if (rc == RL_OK)
             rc = eval_check_link_figure_for(ctx, "collision", ids, 2, false,
@@ -229,9 +240,11 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
         o.dash = 1;
         rc = rl_axes_line(ax, x, y, 2, &o);
     }
+    free(at);
+    free(ad);
     char title[96];
-    snprintf(title, sizeof title, shown ? "Footprint distance of the pairs within %.2g m"
-                                        : "No pair came within %.2g m", near_within(cs));
+    snprintf(title, sizeof title, shown ? "Closest approaches of the pairs within %.2g m"
+                                        : "No pair came within %.2g m", near);
     if (rc == RL_OK)
         rc = rl_axes_set_title(ax, title);
     if (rc != RL_OK) {
@@ -239,10 +252,11 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
         return rc;
     }
     return eval_figure_add(ctx, "vehicle_collision_distance", fig,
-                           "Distance between the footprints of the closest pairs (at most 6) "
-                           "that come within max(3 x min_distance, 0.5 m) on the common time "
-                           "base, with the threshold; a pair's line has its first vehicle's "
-                           "colour; gaps: a pose unknown");
+                           "Each mark is one approach of a pair at its closest: a stretch of "
+                           "known poses that comes within max(3 x min_distance, 0.5 m), ended "
+                           "by a pose unknown or by the distance passing 1.1 times that; at "
+                           "most the 6 closest pairs, each in its first vehicle's colour with "
+                           "its own marker; the dashed line is the threshold");
 }
 
 static int run_pairs(eval_ctx *ctx, const collision_settings *cs, eval_geo_track *const *usable,
