@@ -30,7 +30,8 @@ typedef enum rl_plot_format {
 typedef enum rl_plot_scale { RL_SCALE_LINEAR = 0, RL_SCALE_LOG = 1 } rl_plot_scale;
 
 /* Where a panel's legend goes. BEST takes the inside corner that covers the least data
- * and moves the legend outside (right of the panel) when every corner covers some. */
+ * and moves the legend outside (right of the panel) when every corner covers some. Outside,
+ * entries that would run past the foot of the panel's cell go on in further columns. */
 typedef enum rl_legend_pos {
     RL_LEGEND_BEST = 0,
     RL_LEGEND_OUTSIDE,

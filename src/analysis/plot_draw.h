@@ -78,6 +78,8 @@ typedef struct panel {
     legend_entry *leg;
     int nleg;
     double leg_w, leg_h, leg_x, leg_y;
+    double leg_colw; /* one column of entries */
+    int leg_rows;    /* entries per column: all of them, or fewer in columns outside */
     bool leg_outside, leg_inside;
 } panel;
 

@@ -412,6 +412,16 @@ void rl_plot_axis_label_text(const rl_axis *a, char *buf, size_t cap)
         buf[0] = '\0';
 }
 
+/* The legend box with `rows` entries per column (as many columns as that takes). */
+static void legend_columns(panel *P, int rows)
+{
+    rows = rows < 1 ? 1 : rows > P->nleg ? P->nleg : rows;
+    int cols = (P->nleg + rows - 1) / rows;
+    P->leg_rows = (P->nleg + cols - 1) / cols; /* the columns as even as they can be */
+    P->leg_w = cols * P->leg_colw;
+    P->leg_h = 4 + P->leg_rows * FS_LEGEND * 1.45 + 3;
+}
+
 void rl_plot_build_legend(ctx *C, panel *P)
 {
     rl_axes *ax = P->ax;
@@ -441,8 +451,8 @@ void rl_plot_build_legend(ctx *C, panel *P)
     }
     if (P->nleg == 0)
         return;
-    P->leg_w = 6 + 22 + 6 + wmax + 6;
-    P->leg_h = 4 + P->nleg * FS_LEGEND * 1.45 + 3;
+    P->leg_colw = 6 + 22 + 6 + wmax + 6;
+    legend_columns(P, P->nleg);
 }
 
 /* Margins from the current ticks and labels. */
@@ -473,8 +483,16 @@ static void panel_margins(ctx *C, panel *P)
     double mr = PAD + 6;
     if (P->xt.n > 0 && !P->xt.rotate)
         mr = fmax(mr, P->xt.w[P->xt.n - 1] / 2 + 2);
-    if (P->leg_outside && P->nleg > 0)
+    if (P->leg_outside && P->nleg > 0) {
+        /* Outside, the legend runs from the plot's top to the foot of its cell; entries
+           that would not fit there go into further columns instead of off the figure (a
+           lab's 20 vehicles and a limit in a panel 2.6 in high). */
+        double row = FS_LEGEND * 1.45;
+        legend_columns(P, (int)floor((P->ch - mt - 7 - 2) / row));
         mr = PAD + 8 + P->leg_w;
+    } else if (P->nleg > 0) {
+        legend_columns(P, P->nleg);
+    }
     P->ml = ml;
     P->mr = mr;
     P->mt = mt;

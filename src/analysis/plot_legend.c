@@ -90,8 +90,9 @@ void rl_plot_draw_legend(ctx *C, panel *P)
     double row = FS_LEGEND * 1.45;
     for (int i = 0; i < P->nleg; i++) {
         const rl_series *s = P->leg[i].s;
-        double cy = y + 4 + row * (i + 0.5);
-        double hx0 = x + 6, hx1 = x + 28;
+        int rows = P->leg_rows > 0 ? P->leg_rows : P->nleg; /* column by column */
+        double cy = y + 4 + row * (i % rows + 0.5), cx = x + P->leg_colw * (double)(i / rows);
+        double hx0 = cx + 6, hx1 = cx + 28;
         rl_rgba col = s->kind == RL_K_BOX && s->opts.color < 0 && !s->opts.use_rgb
                           ? rl_plot_palette_rgba(0, 1)
                           : rl_plot_series_rgba(s, 1);
@@ -127,7 +128,7 @@ void rl_plot_draw_legend(ctx *C, panel *P)
             break;
         }
         }
-        r->ops->text(r, x + 34, cy + C->cap_tick / 2, P->leg[i].text, FS_LEGEND, false, &C_TEXT, 0,
+        r->ops->text(r, cx + 34, cy + C->cap_tick / 2, P->leg[i].text, FS_LEGEND, false, &C_TEXT, 0,
                      0);
     }
 }

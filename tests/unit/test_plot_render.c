@@ -565,6 +565,56 @@ static void test_legend_avoids_data(void **state)
     rl_figure_free(f);
 }
 
+/* The y attribute of the <text> element holding exactly `label`, or NAN. */
+static double text_y(const char *svg, const char *label)
+{
+    char needle[128];
+    snprintf(needle, sizeof needle, ">%s</text>", label);
+    const char *t = strstr(svg, needle);
+    if (!t)
+        return NAN;
+    while (t > svg && strncmp(t, "<text", 5) != 0)
+        t--;
+    const char *yattr = strstr(t, " y=\"");
+    return yattr ? atof(yattr + 4) : NAN;
+}
+
+/* A legend outside with more entries than its panel is high (a lab's 20 vehicles and a
+ * limit, 900 x 380 px) goes on in a second column: every entry lies on the page. */
+static void test_legend_outside_in_columns(void **state)
+{
+    (void)state;
+    rl_figure *f;
+    assert_int_equal(rl_figure_new(&f, 1, 1), RL_OK);
+    assert_int_equal(rl_figure_set_size_px(f, 900, 380, 100), RL_OK);
+    rl_axes *ax = rl_figure_axes(f, 0, 0);
+    assert_int_equal(rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE), RL_OK);
+    double x[2] = {0, 600}, y[2];
+    char label[32];
+    rl_series_opts o;
+    for (int v = 1; v <= 21; v++) {
+        rl_series_opts_init(&o);
+        snprintf(label, sizeof label, "vehicle %d", v);
+        o.label = label;
+        y[0] = y[1] = v;
+        assert_int_equal(rl_axes_line(ax, x, y, 2, &o), RL_OK);
+    }
+    char *svg = NULL;
+    size_t len;
+    assert_int_equal(rl_figure_to_svg(f, NULL, &svg, &len), RL_OK);
+    double page_h = 380 * 72.0 / 100; /* pt */
+    for (int v = 1; v <= 21; v++) {
+        snprintf(label, sizeof label, "vehicle %d", v);
+        double ty = text_y(svg, label);
+        if (!(ty > 0 && ty < page_h))
+            fail_msg("legend entry %s at y = %g pt, the page is %g pt high", label, ty, page_h);
+    }
+    /* Two columns of 11 and 10, the second starting level with the first. */
+    assert_true(fabs(text_y(svg, "vehicle 12") - text_y(svg, "vehicle 1")) < 0.01);
+    free(svg);
+    rl_figure_free(f);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -1202,6 +1252,7 @@ int main(void)
         cmocka_unit_test(test_million_points_keep_spike),
         cmocka_unit_test(test_svg_escapes_text),
         cmocka_unit_test(test_legend_avoids_data),
+        cmocka_unit_test(test_legend_outside_in_columns),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_figure_record),
         cmocka_unit_test(test_equal_aspect),
