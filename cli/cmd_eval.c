@@ -348,7 +348,8 @@ enum { EXIT_INCOMPLETE = 3 };
 static void evaluate_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--map FILE] [--open]\n"
+            "Usage: runlab evaluate RUN [--config FILE] [--metrics a,b] [--map FILE]\n"
+            "                           [--figures png,svg|svg] [--open]\n"
             "       runlab evaluate --print-config\n"
             "       runlab evaluate --summary [RUN...] [OPTIONS]   (see --summary --help)\n"
             "       runlab evaluate --slurm RUN... [OPTIONS]       (see --slurm --help)\n\n"
@@ -366,6 +367,9 @@ static void evaluate_usage(FILE *out)
             "  --map FILE        evaluate against this map (Lanelet2, CommonRoad or runtime\n"
             "                    map) instead of the run's own, e.g. for a run recorded\n"
             "                    without one\n"
+            "  --figures F       png,svg (default): each figure as PNG and SVG; svg: SVG\n"
+            "                    alone, the same report (it inlines the SVG) without\n"
+            "                    rasterising the PNGs, most of the CPU after the metrics\n"
             "  --open            open report.html with xdg-open afterwards\n"
             "  --print-config    print the built-in default configuration and exit\n\n"
             "Metrics:\n");
@@ -404,6 +408,7 @@ int cmd_evaluate(int argc, char **argv)
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                              {"metrics", required_argument, NULL, 'm'},
                                              {"map", required_argument, NULL, 'M'},
+                                             {"figures", required_argument, NULL, 'f'},
                                              {"open", no_argument, NULL, 'o'},
                                              {"print-config", no_argument, NULL, 'p'},
                                              {"help", no_argument, NULL, 'h'},
@@ -414,6 +419,7 @@ int cmd_evaluate(int argc, char **argv)
         else if (strcmp(argv[i], "--slurm") == 0) /* many runs as a Slurm array job */
             return cmd_evaluate_slurm(argc, argv);
     rl_eval_options o = {0};
+    rl_eval_figures figures = RL_EVAL_FIGURES_PNG_SVG;
     bool open_it = false, print_config = false;
     int c;
     opterr = 0;
@@ -431,6 +437,15 @@ int cmd_evaluate(int argc, char **argv)
             break;
         case 'M':
             o.map_path = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "svg") == 0)
+                figures = RL_EVAL_FIGURES_SVG;
+            else if (strcmp(optarg, "png,svg") == 0 || strcmp(optarg, "svg,png") == 0)
+                figures = RL_EVAL_FIGURES_PNG_SVG;
+            else
+                return cli_usage_error("evaluate", "--figures '%s': expected png,svg or svg",
+                                       optarg);
             break;
         case 'o':
             open_it = true;
@@ -458,7 +473,7 @@ int cmd_evaluate(int argc, char **argv)
     o.argc = argc;
     o.argv = argv;
     rl_eval_result res;
-    int rc = rl_eval_run(dir, &o, &res);
+    int rc = rl_eval_run_figures(dir, &o, figures, &res);
     rl_plot_release_caches();
     if (rc < 0) {
         fprintf(stderr, "runlab: evaluate: ");

@@ -121,6 +121,21 @@ typedef struct rl_eval_result {
 RL_API int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *result);
 RL_API void rl_eval_result_free(rl_eval_result *result);
 
+/* The files an evaluation draws its figures into: figures/<name>.png and .svg (what
+ * rl_eval_run writes), or the SVG alone. The report inlines the SVG documents either way, so
+ * SVG alone gives the same report, checks and summary without rasterising a PNG per figure
+ * (most of an evaluation's CPU after decoding and the metrics: docs/eval.md). */
+typedef enum rl_eval_figures {
+    RL_EVAL_FIGURES_PNG_SVG = 0,
+    RL_EVAL_FIGURES_SVG = 1
+} rl_eval_figures;
+
+/* rl_eval_run with the figures' files chosen; RL_EINVAL for a value not in rl_eval_figures.
+ * (A function of its own rather than a field of rl_eval_options, so programs built against
+ * an older rl_eval_options keep working.) */
+RL_API int rl_eval_run_figures(const char *run_dir, const rl_eval_options *opts,
+                               rl_eval_figures figures, rl_eval_result *result);
+
 /* Resolves RUN as given to `runlab evaluate`: an existing directory, else a run id or
  * directory name under <home>/experiments (home as rl_record_home resolves it). RL_ENOENT
  * names what was tried. */

@@ -178,9 +178,18 @@ static void phase_mark(void *ud)
 
 int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result *res)
 {
+    return rl_eval_run_figures(run_dir, opts, RL_EVAL_FIGURES_PNG_SVG, res);
+}
+
+int rl_eval_run_figures(const char *run_dir, const rl_eval_options *opts,
+                        rl_eval_figures figures, rl_eval_result *res)
+{
     static const rl_eval_options none;
     if (!run_dir || !res)
         return rl_error_set(RL_EINVAL, "rl_eval_run: NULL argument");
+    if (figures != RL_EVAL_FIGURES_PNG_SVG && figures != RL_EVAL_FIGURES_SVG)
+        return rl_error_set(RL_EINVAL, "rl_eval_run_figures: figures %d (0: PNG and SVG, 1: SVG)",
+                            (int)figures);
     if (!opts)
         opts = &none;
     memset(res, 0, sizeof *res);
@@ -211,7 +220,8 @@ int rl_eval_run(const char *run_dir, const rl_eval_options *opts, rl_eval_result
     if ((rc = eval_dir_create(run_dir, rl_time_now_ns(), dir, sizeof dir)) < 0)
         goto out;
     eval_output out = {dir, run, eval_loaded_notes(loaded), config, chosen, &sink,
-                       opts->argc, opts->argv, &verdict, phase_mark, &pc};
+                       opts->argc, opts->argv, &verdict, phase_mark, &pc,
+                       figures == RL_EVAL_FIGURES_PNG_SVG};
     if ((rc = eval_output_write(&out)) < 0) /* marks the report's start */
         goto out;
     phase_mark(&pc); /* done */

@@ -231,7 +231,8 @@ static int write_config(const eval_output *o)
     return rc == RL_OK ? rl_yaml_write_file(path, o->config) : rc;
 }
 
-/* One figure's files: PNG, SVG (kept in svgs[i] for the report) and the record. */
+/* One figure's files: PNG (unless SVG alone was asked), SVG (kept in svgs[i] for the
+ * report) and the record. */
 static int write_figure(const eval_output *o, const char *figdir, size_t i, char **svg)
 {
     const eval_figure_entry *e = &o->sink->figures[i];
@@ -240,7 +241,7 @@ static int write_figure(const eval_output *o, const char *figdir, size_t i, char
     int rc;
     if ((size_t)snprintf(path, sizeof path, "%s/%s.png", figdir, e->name) >= sizeof path)
         return rl_error_set(RL_ERANGE, "%s: path too long", figdir);
-    if ((rc = rl_figure_save(e->fig, path, RL_PLOT_PNG)) < 0)
+    if (o->png && (rc = rl_figure_save(e->fig, path, RL_PLOT_PNG)) < 0)
         return rl_error_prefix(rc, "figure %s", e->name);
     memcpy(path + strlen(path) - 3, "svg", 3);
     size_t len;

@@ -17,6 +17,7 @@ typedef struct eval_output {
     const eval_verdict *verdict; /* the overall result, partial or not, shared reasons */
     void (*mark)(void *ud); /* called between the files and the report (time profile) */
     void *mark_ud;
+    bool png; /* each figure as PNG too, not only as SVG */
 } eval_output;
 
 /* Creates RUN/evaluations/<now as YYYYmmddTHHMMSSZ>, or with "-2", "-3", ... when that

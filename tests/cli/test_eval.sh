@@ -70,6 +70,7 @@ check "report is self-contained (no external script or image)" bash -c "! grep -
 clean=$RUN
 clean_ev=$ev
 
+
 # ---- speeding on vehicle 2 from 3 s to 7 s (1.2 m/s x 3 over the 3 m/s limit) ----
 sim --fault speeding:2:3:7
 run evaluate "$RUN" --metrics "$MINE"
@@ -234,4 +235,26 @@ assert sorted(hashes.count(h) for h in set(hashes)) == [1, 4], hashes' "$clean" 
 run list --bogus
 check "list: unknown option exits 2" rc_is 2
 
+
+# ---- --figures svg: the same evaluation without a PNG, the report whole ----
+sim
+run evaluate "$RUN" --metrics "$MINE"
+png_ev=$(tail -n 1 <<<"$out")
+run evaluate "$RUN" --metrics "$MINE" --figures svg
+check "--figures svg: exit 0" rc_is 0
+check "--figures svg: result PASS" out_has "result: PASS"
+svg_ev=$(tail -n 1 <<<"$out")
+check "--figures svg: no PNG in figures/" bash -c "! ls '$svg_ev'/figures/*.png 2>/dev/null | grep -q ."
+check "--figures svg: every figure of the default evaluation is there as SVG" bash -c \
+    "cd '$png_ev/figures' && for f in *.png; do test -s '$svg_ev/figures/'\"\${f%.png}.svg\" || exit 1; done"
+check "--figures svg: each record lists the SVG alone" bash -c \
+    "grep -h -A2 '^figures:' '$svg_ev'/figures/*.yaml | grep -q png && exit 1; grep -q '  - speed.svg' '$svg_ev/figures/speed.yaml'"
+check "--figures svg: the same checks as with PNG" cmp "$png_ev/checks.csv" "$svg_ev/checks.csv"
+check "--figures svg: the report inlines every figure as before" bash -c \
+    "[ \$(grep -c '<svg' '$png_ev/report.html') = \$(grep -c '<svg' '$svg_ev/report.html') ]"
+check "--figures svg: summary.json, checks.csv and report.html agree cell by cell" \
+    python3 "$RUNLAB_SOURCE/tests/tools/eval_outputs_check.py" "$svg_ev"
+run evaluate "$RUN" --figures pdf
+check "--figures pdf: exit 2" rc_is 2
+check "--figures pdf: the error names the choices" err_has "--figures 'pdf': expected png,svg or svg"
 finish
