@@ -24,7 +24,8 @@ enum { MAX_TASKS = 1000, DEFAULT_TASKS = 100 };
 static void usage(void)
 {
     printf("Usage: runlab evaluate --slurm RUN... [--runs-from FILE] [--batch B]\n"
-           "                       [--config FILE] [--out-dir ROOT] [--partition P] [--time T]\n"
+           "                       [--config FILE] [--figures png,svg|svg] [--out-dir ROOT]\n"
+           "                       [--partition P] [--time T]\n"
            "                       [--cpus-per-task C] [--mem M] [--array-limit L] [--dry-run]\n\n"
            "Evaluates many runs on a Slurm cluster. Makes ROOT/evaluate_<stamp>/ (ROOT default\n"
            "./eval-results) with runs.txt (the runs' absolute directories), slurm/array.sbatch\n"
@@ -37,6 +38,8 @@ static void usage(void)
            "  --runs-from FILE   more runs, one directory or run id per line (# comments)\n"
            "  --batch B          runs per task (default: the runs spread over at most 100 tasks)\n"
            "  --config FILE      the evaluation configuration, for every run and the summary\n"
+           "  --figures F        each run's figures as runlab evaluate --figures writes them\n"
+           "                     (png,svg, the default, or svg alone: no PNG rasterised)\n"
            "  --partition P, --time T, --cpus-per-task C, --mem M, --array-limit L, --dry-run\n"
            "                     as for runlab bench --slurm\n\n"
            "The runs, ROOT and this runlab must be at the same paths on the nodes. A task fails\n"
@@ -93,10 +96,12 @@ int cmd_evaluate_slurm(int argc, char **argv)
         {"out-dir", required_argument, NULL, 'o'}, {"partition", required_argument, NULL, 's'},
         {"time", required_argument, NULL, 's'},    {"cpus-per-task", required_argument, NULL, 's'},
         {"mem", required_argument, NULL, 's'},     {"array-limit", required_argument, NULL, 's'},
-        {"dry-run", no_argument, NULL, 's'},       {"help", no_argument, NULL, 'h'},
+        {"dry-run", no_argument, NULL, 's'},       {"figures", required_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     cli_slurm_opts so = {0};
     const char *out_root = "eval-results", *config = NULL;
+    bool svg_only = false;
     const char *files[64];
     size_t nfiles = 0;
     long batch = 0;
@@ -118,6 +123,14 @@ int cmd_evaluate_slurm(int argc, char **argv)
             batch = (long)num;
             break;
         case 'c': config = optarg; break;
+        case 'F':
+            if (strcmp(optarg, "svg") == 0)
+                svg_only = true;
+            else if (strcmp(optarg, "png,svg") == 0 || strcmp(optarg, "svg,png") == 0)
+                svg_only = false;
+            else
+                return cli_usage_error(cmd, "--figures '%s': expected png,svg or svg", optarg);
+            break;
         case 'o': out_root = optarg; break;
         case 's':
             if (cli_slurm_option(cmd, opts[at].name, optarg, &so) < 0)
@@ -217,6 +230,8 @@ int cmd_evaluate_slurm(int argc, char **argv)
         fputs(" --config ", b);
         cli_shell_quote(b, config_abs);
     }
+    if (svg_only)
+        fputs(" --figures svg", b);
     fputs("\n    rc=$?\n    printf '%s\\t%d\\n' \"$run\" \"$rc\" >>", b);
     cli_shell_quote(b, status_dir);
     fputs("\"/task-$SLURM_ARRAY_TASK_ID.tsv\"\n"

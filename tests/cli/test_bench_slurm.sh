@@ -155,7 +155,10 @@ for seed in 1 2 3 4 5 6; do
     tail -n1 <<<"$out" >>"$TMP/runs.txt"
 done
 check "six simulated runs" test "$(wc -l <"$TMP/runs.txt")" -eq 6
-run evaluate --slurm --runs-from "$TMP/runs.txt" --batch 2 --time 10 --out-dir "$TMP/evals"
+run evaluate --slurm --runs-from "$TMP/runs.txt" --figures pdf --dry-run --out-dir "$TMP/evals"
+check "evaluate --slurm --figures pdf: exit 2 naming the choices" bash -c "[ $rc = 2 ] && grep -q \"'pdf': expected png,svg or svg\" '$TMP/err'"
+run evaluate --slurm --runs-from "$TMP/runs.txt" --batch 2 --time 10 --out-dir "$TMP/evals" \
+    --figures svg
 check "evaluate --slurm submits (exit 0)" rc_is 0
 check "... 6 runs in 3 tasks" out_has "6 runs in 3 task(s) of up to 2"
 edir=$(tail -n1 <<<"$out")
@@ -173,6 +176,11 @@ if rows and "metric" not in rows[0]:
 for r in runs:  # each run got its evaluation from a task, not only from the summary job
     if not os.path.isdir(r + "/evaluations") or not os.listdir(r + "/evaluations"):
         problems.append("no evaluation in " + r)
+        continue
+    for e in os.listdir(r + "/evaluations"):  # --figures svg reached the tasks
+        figs = os.listdir(r + "/evaluations/" + e + "/figures")
+        if any(f.endswith(".png") for f in figs) or not any(f.endswith(".svg") for f in figs):
+            problems.append("figures of %s/%s: %r" % (r, e, sorted(figs)))
 codes = [l.split("\t") for f in sorted(os.listdir(d + "/status")) for l in open(d + "/status/" + f)]
 if len(codes) != 6 or any(c[1].strip() not in ("0", "1", "3") for c in codes):
     problems.append("status/: %r" % codes)
