@@ -159,8 +159,10 @@ int cmd_recorder(int argc, char **argv)
     if (o.engine->compression_level)
         snprintf(level, sizeof level, " level %d", o.engine->compression_level);
     fprintf(stderr, "runlab recorder: serving DDS domain %d (pid %d), bag compression %s%s; "
-            "Ctrl-C stops\n",
-            domain, (int)getpid(), rl_record_compression_name(o.engine->compression), level);
+            "queue limits %llu messages, %.0f MiB; Ctrl-C stops\n",
+            domain, (int)getpid(), rl_record_compression_name(o.engine->compression), level,
+            (unsigned long long)o.engine->max_queued_messages,
+            (double)o.engine->max_queued_bytes / (1024.0 * 1024.0));
     /* Each run's directory is printed once the run has ended, so that a script reading
        the output line by line learns of every run while the node goes on serving. */
     char run_dir[4096], printed[4096] = "";

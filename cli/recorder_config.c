@@ -93,6 +93,21 @@ int read_recorder_config(const char *cmd, const char *path, recorder_config *c)
             return cli_fail(cmd, "%s: compression_level: %s", path, rl_error_last());
         c->engine.compression_level = (int)level;
     }
+    /* The engine's queue limits, as `runlab record --max-queued-*` sets them: what a burst
+     * above the disk's rate may hold before the run fails (docs/lab.md, Recorder capacity). */
+    static const char *const queue_keys[] = {"max_queued_messages", "max_queued_bytes"};
+    uint64_t *queue_limits[] = {&c->engine.max_queued_messages, &c->engine.max_queued_bytes};
+    for (int k = 0; k < 2; k++) {
+        int64_t v = 0;
+        rc = rl_json_get_int64(c->doc, queue_keys[k], &v);
+        if (rc == RL_EPARSE)
+            return cli_fail(cmd, "%s: %s", path, rl_error_last());
+        if (rc == RL_OK && v < 1)
+            return cli_fail(cmd, "%s: %s: %lld is not a positive count", path, queue_keys[k],
+                            (long long)v);
+        if (rc == RL_OK)
+            *queue_limits[k] = (uint64_t)v;
+    }
     double timeout = 0;
     rc = rl_json_get_double(c->doc, "control_flow_timeout", &timeout);
     if (rc == RL_EPARSE || (rc == RL_OK && !(timeout == 0 || (timeout >= 0.5 && timeout <= 3600))))

@@ -43,6 +43,14 @@ printf 'compression: lz4\ncompression_level: 20\n' >"$TMP/bad4.yaml"
 run recorder --domain "$DOMAIN" --config "$TMP/bad4.yaml"
 check "compression level out of range exits 1" rc_is 1
 check "compression level error names key and range" err_has "bad4.yaml: compression_level: 20 is not 0..12 for lz4"
+printf 'max_queued_bytes: 0\n' >"$TMP/bad5.yaml"
+run recorder --domain "$DOMAIN" --config "$TMP/bad5.yaml"
+check "a queue limit of 0 exits 1" rc_is 1
+check "a queue limit of 0 is named" err_has "bad5.yaml: max_queued_bytes: 0 is not a positive count"
+printf 'max_queued_messages: many\n' >"$TMP/bad6.yaml"
+run recorder --domain "$DOMAIN" --config "$TMP/bad6.yaml"
+check "a queue limit that is no number exits 1" rc_is 1
+check "a queue limit that is no number is named" err_has "max_queued_messages"
 
 # A vehicle for the experiments below (an experiment without one refuses to start):
 # READY and states from a program written from Cyclone alone, until the simulator's turn.
@@ -91,11 +99,12 @@ kill -TERM "$holder"
 wait "$holder"
 rc=$?
 check "recorder stops cleanly on SIGTERM" rc_is 0
-printf 'compression: lz4\ncompression_level: 3\n' >"$TMP/lz4.yaml"
+printf 'compression: lz4\ncompression_level: 3\nmax_queued_messages: 5000\nmax_queued_bytes: 67108864\n' >"$TMP/lz4.yaml"
 "$RUNLAB" recorder --domain "$DOMAIN" --home "$TMP/h4" --config "$TMP/lz4.yaml" >"$TMP/rec4.out" 2>"$TMP/rec4.err" &
 holder=$!
 wait_for "$TMP/rec4.err" "serving DDS domain"
 check "the recorder takes its bag compression from --config" file_has "$TMP/rec4.err" "bag compression lz4 level 3;"
+check "the recorder takes its queue limits from --config" file_has "$TMP/rec4.err" "queue limits 5000 messages, 64 MiB;"
 kill -TERM "$holder"
 wait "$holder"
 rc=$?
