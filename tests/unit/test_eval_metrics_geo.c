@@ -758,5 +758,7 @@ int main(void)
         cmocka_unit_test(test_coverage_kept_gaps),
         cmocka_unit_test(test_coverage_matches_reference),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    rl_plot_release_caches(); /* the distance figure's SVG measured text (fontconfig) */
+    return failed;
 }
