@@ -303,6 +303,22 @@ RL_API bool rl_map_footprint_inside(const rl_map *map, const rl_map_box *b, doub
  * times slower). Thread-safe on an open map. */
 RL_API bool rl_map_footprint_inside_brute(const rl_map *map, const rl_map_box *b);
 
+/* A memo for rl_map_footprint_inside over many boxes of one size (a vehicle's poses): per
+ * grid cell of a box's centre and half-degree bin of its yaw, whether every box there lies
+ * in cells the lanelets cover wholly. A vehicle lapping a circuit comes back to the same
+ * cells and yaws, and there the edges need no walk. The answers are rl_map_footprint_inside's,
+ * always. Memory grows with the distinct cells and yaws met, to at most 16 MiB (then poses
+ * are walked, not remembered). Not thread-safe: one memo per thread; the map must outlive
+ * it. rl_map_inside_memo_new: RL_EINVAL (no map, a size not > 0), RL_ENOMEM. */
+typedef struct rl_map_inside_memo rl_map_inside_memo;
+RL_API int rl_map_inside_memo_new(const rl_map *map, double length, double width,
+                                  rl_map_inside_memo **out);
+RL_API void rl_map_inside_memo_free(rl_map_inside_memo *memo);
+/* rl_map_footprint_inside(map, b, gap_tolerance); a box of another size than the memo's is
+ * tested without it. */
+RL_API bool rl_map_footprint_inside_memo(rl_map_inside_memo *memo, const rl_map_box *b,
+                                         double gap_tolerance);
+
 /* Oriented rectangles (separating axes): overlap (touching counts) and distance (0 when
  * they overlap). Thread-safe, no map needed. */
 RL_API bool rl_map_box_overlap(const rl_map_box *a, const rl_map_box *b);

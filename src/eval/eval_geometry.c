@@ -462,10 +462,11 @@ static double clearance(const rl_map *map, rl_map_point p)
     return w.inside ? 0 : -w.distance;
 }
 
-double rl_eg_outside_lanelets(const rl_map *map, const rl_map_box *b, double gap_tolerance,
-                              double step)
+double rl_eg_outside_lanelets(const rl_map *map, rl_map_inside_memo *memo, const rl_map_box *b,
+                              double gap_tolerance, double step)
 {
-    if (rl_map_footprint_inside(map, b, gap_tolerance))
+    if (memo ? rl_map_footprint_inside_memo(memo, b, gap_tolerance)
+             : rl_map_footprint_inside(map, b, gap_tolerance))
         return 0;
     /* The clearance of a point (rl_map_where_is) costs far more than whether it is on a
      * lanelet, so the clearance is taken only where the worst can be: at the corners that

@@ -137,8 +137,9 @@ double rl_eg_outside_polygon(const rl_map_box *b, const rl_map_point *poly, size
  * is inside (with `gap_tolerance`), else the largest clearance to the nearest lanelet among
  * the corners that are off the lanelets and the middles of the stretches of the perimeter
  * (sampled every `step` metres) that are off (all off: the corners and edge middles); at
- * least step/16 where the footprint is out but no sample shows it. */
-double rl_eg_outside_lanelets(const rl_map *map, const rl_map_box *b, double gap_tolerance,
-                              double step);
+ * least step/16 where the footprint is out but no sample shows it. `memo` (may be NULL)
+ * answers whether it is inside for poses met before (rl_map_inside_memo, same answers). */
+double rl_eg_outside_lanelets(const rl_map *map, rl_map_inside_memo *memo, const rl_map_box *b,
+                              double gap_tolerance, double step);
 
 #endif

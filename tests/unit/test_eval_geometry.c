@@ -381,13 +381,13 @@ static void test_outside_lanelets(void **state)
     rl_map *map = m.map;
     const double L = RL_EG_CAR_LENGTH, W = RL_EG_CAR_WIDTH;
     rl_map_box b = {5, 0.5, 0.3, L, W};
-    NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 0);
+    NEAR(rl_eg_outside_lanelets(map, NULL, &b, 0, 0.01), 0);
     b = (rl_map_box){5, 0.95, 0, L, W}; /* left side at y = 1.0035 */
-    NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 0.0035);
+    NEAR(rl_eg_outside_lanelets(map, NULL, &b, 0, 0.01), 0.0035);
     b = (rl_map_box){10.05, 0.5, 0, L, W}; /* front at x = 10.16 */
-    NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 0.16);
+    NEAR(rl_eg_outside_lanelets(map, NULL, &b, 0, 0.01), 0.16);
     b = (rl_map_box){5, -1, M_PI / 2, L, W}; /* wholly outside: rear at y = -1.11 */
-    NEAR(rl_eg_outside_lanelets(map, &b, 0, 0.01), 1.11);
+    NEAR(rl_eg_outside_lanelets(map, NULL, &b, 0, 0.01), 1.11);
     one_lane_map_close(&m);
 }
 

@@ -718,12 +718,148 @@ static void test_reader_errors(void **state)
     rl_map_source_free(src);
 }
 
+/* The memo gives rl_map_footprint_inside's answer for every pose: `poses` random poses
+ * over [x0, x1] x [y0, y1], each met again later (a lap) nudged by under a cell, so that
+ * remembered slots answer too; both gap tolerances. Returns how many were inside. */
+static size_t memo_matches(const rl_map *m, double x0, double y0, double x1, double y1,
+                           size_t poses, unsigned seed)
+{
+    size_t inside = 0;
+    for (int tol = 0; tol < 2; tol++) {
+        double gap = tol ? 0.01 : 0;
+        rl_map_inside_memo *memo = NULL;
+        assert_int_equal(rl_map_inside_memo_new(m, 0.22, 0.107, &memo), RL_OK);
+        unsigned r = seed;
+        rl_map_box *laps = malloc(poses * sizeof *laps);
+        assert_non_null(laps);
+        for (size_t i = 0; i < 2 * poses; i++) {
+            rl_map_box b;
+            if (i < poses) {
+                b = (rl_map_box){x0 + (x1 - x0) * (rand_r(&r) / (double)RAND_MAX),
+                                 y0 + (y1 - y0) * (rand_r(&r) / (double)RAND_MAX),
+                                 (rand_r(&r) / (double)RAND_MAX - 0.5) * 8, 0.22, 0.107};
+                laps[i] = b;
+            } else {
+                b = laps[i - poses];
+                b.x += 0.002 * (rand_r(&r) / (double)RAND_MAX - 0.5);
+                b.yaw += 0.004 * (rand_r(&r) / (double)RAND_MAX - 0.5);
+            }
+            bool want = rl_map_footprint_inside(m, &b, gap);
+            if (rl_map_footprint_inside_memo(memo, &b, gap) != want)
+                fail_msg("pose %zu (%.9f, %.9f, yaw %.9f), tolerance %g: memo %d, walk %d", i,
+                         b.x, b.y, b.yaw, gap, !want, want);
+            inside += want && tol == 0;
+        }
+        /* Another size than the memo's: answered without it, the same. */
+        rl_map_box other = {laps[0].x, laps[0].y, laps[0].yaw, 0.5, 0.2};
+        assert_int_equal(rl_map_footprint_inside_memo(memo, &other, gap),
+                         rl_map_footprint_inside(m, &other, gap));
+        free(laps);
+        rl_map_inside_memo_free(memo);
+    }
+    return inside;
+}
+
+static void test_footprint_memo(void **state)
+{
+    (void)state;
+    built b = lab_map(); /* lanelets 1 and 3 apart by 0.5 mm: a gap the tolerance closes */
+    size_t inside = memo_matches(b.map, -0.5, -0.5, 20.5, 10.5, 20000, 7);
+    /* The poses must exercise both answers, or the comparison says little. */
+    if (inside < 2000 || inside > 18000)
+        fail_msg("%zu of 20000 random footprints inside: not a fair mix", inside);
+    /* Near the edges and the gap, where the slots' boxes do not fit. */
+    memo_matches(b.map, 0.05, 0.9, 9.95, 1.1, 20000, 11);
+
+    rl_map_inside_memo *memo = NULL;
+    assert_int_equal(rl_map_inside_memo_new(b.map, 0, 0.1, &memo), RL_EINVAL);
+    assert_null(memo);
+    rl_map_box nan_box = {NAN, 1, 0, 0.22, 0.107};
+    assert_int_equal(rl_map_inside_memo_new(b.map, 0.22, 0.107, &memo), RL_OK);
+    assert_false(rl_map_footprint_inside_memo(memo, &nan_box, 0));
+    rl_map_inside_memo_free(memo);
+    rl_map_inside_memo_free(NULL);
+    unbuild(&b);
+}
+
+/* A lane whose outer edge lies 2 mm below a grid line (the grid starts at the lowest
+ * point of all lanelets, the other lane's edge): the cells wholly inside it begin 2 mm
+ * from its edge, so a slot's box grown by less than a pose can stray would answer inside
+ * for poses whose edge crosses the lane's. Swept outward, each bin met first from inside;
+ * cars of many widths, so that the bins' rows fall at every offset from the edge. */
+static void test_footprint_memo_edge(void **state)
+{
+    (void)state;
+    static char xml[4096];
+    snprintf(xml, sizeof xml,
+             "<?xml version=\"1.0\"?>\n<commonRoad commonRoadVersion=\"2020a\" "
+             "benchmarkID=\"T-1\">\n");
+    cr_lanelet(xml, sizeof xml, 1, 0, 1.123, 10, 1.123, 0, 0.123, 10, 0.123, "");
+    cr_lanelet(xml, sizeof xml, 2, 20, 1, 30, 1, 20, 0, 30, 0, "");
+    size_t n = strlen(xml);
+    snprintf(xml + n, sizeof xml - n, "</commonRoad>\n");
+    built b = build(xml, true);
+    rl_map_info info;
+    rl_map_get_info(b.map, &info);
+    assert_true(info.cell_size > 0.004); /* the edge's 2 mm are within a cell of the line */
+    size_t out = 0;
+    for (int wk = 0; wk < 46; wk++) {
+        double width = 0.08 + 0.001 * wk, half = width / 2, edge = 0.123;
+        rl_map_inside_memo *memo = NULL;
+        assert_int_equal(rl_map_inside_memo_new(b.map, 0.22, width, &memo), RL_OK);
+        for (int k = 0; k < 12; k++) {
+            double x = 1 + 0.37 * k, yaw = 0.0003 * (k % 5);
+            for (double y = edge + half + 0.04; y > edge + half - 0.012; y -= 0.0002) {
+                rl_map_box box = {x, y, yaw, 0.22, width};
+                bool want = rl_map_footprint_inside(b.map, &box, 0);
+                out += !want;
+                if (rl_map_footprint_inside_memo(memo, &box, 0) != want)
+                    fail_msg("edge sweep (%.6f, %.6f, yaw %.4f, width %.3f): memo %d, walk %d",
+                             x, y, yaw, width, !want, want);
+            }
+        }
+        rl_map_inside_memo_free(memo);
+    }
+    assert_true(out > 1000);
+    unbuild(&b);
+}
+
+/* The lab's own map (../shared): poses along its lanes, as a vehicle drives them. */
+static void test_footprint_memo_lab_map(void **state)
+{
+    (void)state;
+    RL_TEST_REQUIRE_SHARED(shared, "the lab map (LabMapCommonRoad.xml)");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/maps/LabMapCommonRoad.xml", shared);
+    rl_map_read_options o;
+    rl_map_read_options_init(&o);
+    o.quiet = true;
+    rl_map_source *src = NULL;
+    if (rl_map_source_read_file(path, &o, &src) != RL_OK)
+        fail_msg("%s", rl_error_last());
+    void *bytes = NULL;
+    size_t len = 0;
+    rl_map *m = NULL;
+    assert_int_equal(rl_map_compile(src, NULL, &bytes, &len), RL_OK);
+    assert_int_equal(rl_map_open_mem(bytes, len, 0, &m), RL_OK);
+    rl_map_info info;
+    rl_map_get_info(m, &info);
+    size_t inside = memo_matches(m, info.xmin, info.ymin, info.xmax, info.ymax, 30000, 5);
+    if (inside < 1000)
+        fail_msg("%zu of 30000 random footprints on the lab map inside", inside);
+    rl_map_close(m);
+    free(bytes);
+    rl_map_source_free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),     cmocka_unit_test(test_boxes),
         cmocka_unit_test(test_lanelet_widths),
         cmocka_unit_test(test_index_vs_brute), cmocka_unit_test(test_footprint_vs_brute),
+        cmocka_unit_test(test_footprint_memo), cmocka_unit_test(test_footprint_memo_edge),
+        cmocka_unit_test(test_footprint_memo_lab_map),
         cmocka_unit_test(test_runtime_format), cmocka_unit_test(test_boundary_sections),
         cmocka_unit_test(test_lanelet2_rules), cmocka_unit_test(test_absurd_width_warning),
         cmocka_unit_test(test_reader_errors),

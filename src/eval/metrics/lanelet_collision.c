@@ -10,18 +10,19 @@
 
 typedef struct lanes_arg {
     const rl_map *map;
+    rl_map_inside_memo *memo; /* the footprints met before (vehicles lap their circuits) */
     double tolerance, step;
 } lanes_arg;
 
 static double outside_lanes(const void *arg, const rl_map_box *b)
 {
     const lanes_arg *a = arg;
-    return rl_eg_outside_lanelets(a->map, b, a->tolerance, a->step);
+    return rl_eg_outside_lanelets(a->map, a->memo, b, a->tolerance, a->step);
 }
 
 int eval_metric_lanelet_collision(eval_ctx *ctx)
 {
-    lanes_arg arg = {ctx->run->map, 0, 0};
+    lanes_arg arg = {ctx->run->map, NULL, 0, 0};
     int rc = eval_setting_f64(ctx, "tolerance", &arg.tolerance);
     if (rc == RL_OK)
         rc = eval_setting_f64(ctx, "step", &arg.step);
@@ -41,6 +42,13 @@ int eval_metric_lanelet_collision(eval_ctx *ctx)
                                 NULL, NULL, "no vehicle in the run");
         return rc;
     }
+    double length = 0, width = 0;
+    if ((rc = eval_setting_f64(ctx, "length", &length)) < 0 ||
+        (rc = eval_setting_f64(ctx, "width", &width)) < 0)
+        return rc;
+    /* Without a memo (a size it refuses) every footprint is walked: the same answers. */
+    if (rl_map_inside_memo_new(run->map, length, width, &arg.memo) < 0)
+        arg.memo = NULL;
     eval_geo_footprint_spec spec = {
         .check = "off_lanelets",
         .where = "off the lanelets",
@@ -50,5 +58,7 @@ int eval_metric_lanelet_collision(eval_ctx *ctx)
         .figure_title = "Trajectories over the lanelets; crosses: footprint off the lanelets",
         .always_figure = true, /* the one map figure of a clean run */
     };
-    return eval_geo_footprint_metric(ctx, &spec);
+    rc = eval_geo_footprint_metric(ctx, &spec);
+    rl_map_inside_memo_free(arg.memo);
+    return rc;
 }
