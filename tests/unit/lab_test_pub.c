@@ -11,13 +11,15 @@
  * 0, 1, ... on rt/test/final from a best-effort, volatile writer (as ROS 2 sensor topics and
  * /clock are published), one every 5 ms once a reader matched, until SIGTERM or SECONDS
  * pass (for tests/unit/test_lab_qos.c).
- * `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort] [observation]` is a
+ * `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort] [observation|observation-exclusive]` is a
  * vehicle written from Cyclone alone: READY (reliable, transient-local) on
  * rt/lab/ready_status, then runlab_msgs VehicleState on rt/vehicle/<ID>/state every 20 ms
  * (reliable, or best effort as ROS 2 sensor topics are) for SECONDS; prints READY once
  * written (for tests/cli/test_lab_flow.sh). With `observation` it also writes
  * VehicleObservation on rt/vehicle/<ID>/observation (reliable) with each state and prints
- * "OBSERVATION MATCHED" once a reader matched it (for tests/cli/test_lab_vehicles.sh). `lab_test_pub --int8 DOMAIN` writes
+ * "OBSERVATION MATCHED" once a reader matched it (for tests/cli/test_lab_vehicles.sh);
+ * `observation-exclusive` makes that writer's ownership exclusive, which no reader of
+ * shared ownership (the recorder's) matches. `lab_test_pub --int8 DOMAIN` writes
  * lab_test::Int8Sample on rt/test/int8 with v = -128, -1, 0, 127 and pair = {v, -v - 1},
  * waits for the acknowledgements and exits 0 (for tests/unit/test_lab_ros.c). */
 #include "lab_test.h"
@@ -176,6 +178,8 @@ static int be_vehicle(int domain, int id, int seconds, int best_effort, int obse
         q = dds_create_qos();
         dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
         dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 8);
+        if (observation == 3)
+            dds_qset_ownership(q, DDS_OWNERSHIP_EXCLUSIVE);
         dds_entity_t to = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleObservation__desc,
                                            name, NULL, NULL);
         wo = to < 0 ? to : dds_create_writer(pp, to, q, NULL);
@@ -257,7 +261,10 @@ int main(int argc, char **argv)
         int best_effort = 0, observation = 0;
         for (int i = 5; i < argc; i++) {
             best_effort |= strcmp(argv[i], "best-effort") == 0;
-            observation |= strcmp(argv[i], "observation") == 0;
+            if (strcmp(argv[i], "observation") == 0)
+                observation = 1;
+            else if (strcmp(argv[i], "observation-exclusive") == 0)
+                observation = 3; /* never says MATCHED (1 until it does, then 2) */
         }
         return be_vehicle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), best_effort, observation);
     }
