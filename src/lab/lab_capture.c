@@ -67,6 +67,8 @@ struct lab_capture {
     int *asked;              /* per pattern: asked for (lab_capture_add_pattern) */
     size_t pattern_count, pattern_cap;
     int settled;             /* the run's unmatched list was said (lab_capture_settle) */
+    int vehicles[256];       /* the prepared vehicles (lab_capture_expect_vehicles) */
+    size_t vehicle_count;
     subscription *subs;      /* owned; readers are the participant's */
     atomic_size_t topic_count;
     atomic_int released;     /* lab_capture_release_held ran: nothing is held any more */
@@ -623,6 +625,14 @@ size_t lab_capture_backlog(lab_capture *c, char *text, size_t cap)
     return waiting;
 }
 
+void lab_capture_expect_vehicles(lab_capture *c, const int *ids, size_t count)
+{
+    pthread_mutex_lock(&c->mu);
+    c->vehicle_count = count < 256 ? count : 256;
+    memcpy(c->vehicles, ids, c->vehicle_count * sizeof ids[0]);
+    pthread_mutex_unlock(&c->mu);
+}
+
 size_t lab_capture_topic_count(lab_capture *c)
 {
     return atomic_load(&c->topic_count);
@@ -682,8 +692,75 @@ typedef struct reader_view {
     int matched; /* ever matched a writer */
 } reader_view;
 
+/* Whether a reader of a topic `pat` matches ever matched a writer; if not, whether one
+ * had writers whose QoS it could not match (and the policy). */
+static int recorded(const reader_view *rv, size_t nrv, const char *pat, int *incompatible,
+                    dds_qos_policy_id_t *policy)
+{
+    int matched = 0;
+    *incompatible = 0;
+    *policy = DDS_INVALID_QOS_POLICY_ID;
+    for (size_t k = 0; k < nrv; k++)
+        if (rl_lab_topic_match(pat, rv[k].topic)) {
+            matched |= rv[k].matched;
+            if (rv[k].incompatible) {
+                *incompatible = 1;
+                *policy = rv[k].policy;
+            }
+        }
+    return matched;
+}
+
+/* Under the lock: adds the entry of `pat`, which no reader recorded, saying why. */
+static void explain_unrecorded(lab_capture *c, const char *pat, int incompatible,
+                               dds_qos_policy_id_t policy, lab_unmatched *l)
+{
+    const publication *found = NULL, *failed = NULL, *waiting = NULL;
+    for (int list = 0; list < 2; list++)
+        for (const publication *p = list ? c->pending : c->pubs; p; p = p->next)
+            if (rl_lab_topic_match(pat, p->topic)) {
+                found = found ? found : p;
+                failed = failed ? failed : (p->failure ? p : NULL);
+                waiting = waiting ? waiting : (list || p->state == 0 || p->busy ? p : NULL);
+            }
+    if (!found)
+        lab_unmatched_add(l, pat, "no writer discovered during the run");
+    else if (waiting && !failed)
+        lab_unmatched_add(l, pat, "writers were discovered (%s), but the recorder was "
+                          "still subscribing to them (type lookup) when the run ended",
+                          waiting->topic);
+    else if (failed)
+        lab_unmatched_add(l, pat, "%s: not recorded: %s", failed->topic, failed->failure);
+    else if (incompatible)
+        lab_unmatched_add(l, pat, "writers were discovered, but their QoS does not fit the "
+                      "recorder's readers (%s)", lab_qos_policy_name(policy));
+    else
+        lab_unmatched_add(l, pat, "writers were discovered (%s), but none matched the "
+                      "recorder's readers", found->topic);
+}
+
+/* `pattern`'s form for one vehicle when it stands for a kind of topic of every vehicle: it
+ * starts "rt/vehicle/" and a '*' that '/' or its end follows; the '*' is put as `id`, so
+ * the observation pattern gives "rt/vehicle/3/observation" and "rt/vehicle/" + '*' gives
+ * "rt/vehicle/3/" + '*'. 1, or 0 when it has no such form (or it does not fit `cap`). */
+static int vehicle_form(const char *pattern, int id, char *out, size_t cap)
+{
+    static const char prefix[] = "rt/vehicle/*";
+    if (strncmp(pattern, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    const char *rest = pattern + sizeof prefix - 1;
+    if (*rest != '/' && *rest != '\0')
+        return 0;
+    int n = snprintf(out, cap, "rt/vehicle/%d%s", id, *rest ? rest : "/*");
+    return n > 0 && (size_t)n < cap;
+}
+
 /* Under the lock: the entries (asked patterns that no reader matched a writer for, topics
- * with writers no reader could match or with a reader that could not be made). */
+ * with writers no reader could match or with a reader that could not be made). A pattern
+ * of every vehicle's topic of a kind that a prepared vehicle's topic was recorded for also
+ * names each prepared vehicle whose topic of that kind was not (rt/vehicle/3/observation
+ * when only vehicles 1 and 2 published theirs); one that no prepared vehicle's topic was
+ * recorded for stays one entry (a command type the lab does not use). */
 static void collect_unmatched(lab_capture *c, const reader_view *rv, size_t nrv,
                               lab_unmatched *l)
 {
@@ -691,40 +768,21 @@ static void collect_unmatched(lab_capture *c, const reader_view *rv, size_t nrv,
         if (!c->asked[i])
             continue;
         const char *pat = c->patterns[i];
-        int matched = 0, incompatible = 0;
-        dds_qos_policy_id_t policy = DDS_INVALID_QOS_POLICY_ID;
-        for (size_t k = 0; k < nrv; k++)
-            if (rl_lab_topic_match(pat, rv[k].topic)) {
-                matched |= rv[k].matched;
-                if (rv[k].incompatible) {
-                    incompatible = 1;
-                    policy = rv[k].policy;
-                }
-            }
-        if (matched)
+        int incompatible;
+        dds_qos_policy_id_t policy;
+        if (!recorded(rv, nrv, pat, &incompatible, &policy)) {
+            explain_unrecorded(c, pat, incompatible, policy, l);
             continue;
-        const publication *found = NULL, *failed = NULL, *waiting = NULL;
-        for (int list = 0; list < 2; list++)
-            for (const publication *p = list ? c->pending : c->pubs; p; p = p->next)
-                if (rl_lab_topic_match(pat, p->topic)) {
-                    found = found ? found : p;
-                    failed = failed ? failed : (p->failure ? p : NULL);
-                    waiting = waiting ? waiting : (list || p->state == 0 || p->busy ? p : NULL);
-                }
-        if (!found)
-            lab_unmatched_add(l, pat, "no writer discovered during the run");
-        else if (waiting && !failed)
-            lab_unmatched_add(l, pat, "writers were discovered (%s), but the recorder was "
-                              "still subscribing to them (type lookup) when the run ended",
-                              waiting->topic);
-        else if (failed)
-            lab_unmatched_add(l, pat, "%s: not recorded: %s", failed->topic, failed->failure);
-        else if (incompatible)
-            lab_unmatched_add(l, pat, "writers were discovered, but their QoS does not fit the "
-                          "recorder's readers (%s)", lab_qos_policy_name(policy));
-        else
-            lab_unmatched_add(l, pat, "writers were discovered (%s), but none matched the "
-                          "recorder's readers", found->topic);
+        }
+        char form[1024];
+        int any = 0;
+        for (size_t v = 0; v < c->vehicle_count && !any; v++)
+            any = vehicle_form(pat, c->vehicles[v], form, sizeof form) &&
+                  recorded(rv, nrv, form, &incompatible, &policy);
+        for (size_t v = 0; any && v < c->vehicle_count; v++)
+            if (vehicle_form(pat, c->vehicles[v], form, sizeof form) &&
+                !recorded(rv, nrv, form, &incompatible, &policy))
+                explain_unrecorded(c, form, incompatible, policy, l);
     }
     for (size_t k = 0; k < nrv; k++)
         if (rv[k].incompatible)

@@ -157,9 +157,17 @@ int lab_capture_new(lab_capture **out, dds_entity_t participant, rl_recorder *re
  * for want of writers, only when writers were found and not recorded. Thread-safe. */
 int lab_capture_add_pattern(lab_capture *c, const char *pattern, int asked);
 
+/* The run's prepared vehicles (`count` ids, at most 256 kept), replacing earlier ones: an
+ * asked pattern of every vehicle's topic of a kind ("rt/vehicle/" '*' "/observation") that
+ * recorded a prepared vehicle's topic names, in the unmatched list, each prepared vehicle
+ * whose topic of that kind it did not record (lab_capture_settle). Thread-safe. */
+void lab_capture_expect_vehicles(lab_capture *c, const int *ids, size_t count);
+
 /* What the run was asked to record and did not: asked patterns that matched no writer,
- * topics with writers whose QoS no reader of the recorder could match (beyond reliability
- * and durability, which get readers of their own) or whose reader could not be made. Hands
+ * prepared vehicles' topics that such a pattern recorded for other vehicles and not for
+ * them (lab_capture_expect_vehicles), topics with writers whose QoS no reader of the
+ * recorder could match (beyond reliability and durability, which get readers of their
+ * own) or whose reader could not be made. Hands
  * the list to the engine (the manifest's "unmatched"); when `final` (the run ended) also
  * says each on stderr as a warning, and the list is final: later calls do nothing.
  * Thread-safe. */

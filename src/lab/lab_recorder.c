@@ -276,6 +276,7 @@ static void do_prepare(rl_lab_recorder *n, service *s,
     }
     memcpy(n->prepared_vehicles, vehicles, nv * sizeof vehicles[0]);
     n->nprepared = nv;
+    lab_capture_expect_vehicles(n->capture, vehicles, nv);
     rl_record_run run = {
         .run_id = req->run_id && req->run_id[0] ? req->run_id : NULL,
         .vehicles = vehicles,

@@ -11,11 +11,15 @@
  * 0, 1, ... on rt/test/final from a best-effort, volatile writer (as ROS 2 sensor topics and
  * /clock are published), one every 5 ms once a reader matched, until SIGTERM or SECONDS
  * pass (for tests/unit/test_lab_qos.c).
- * `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort]` is a
+ * `lab_test_pub --vehicle DOMAIN ID SECONDS [best-effort] [observation|observation-exclusive]` is a
  * vehicle written from Cyclone alone: READY (reliable, transient-local) on
  * rt/lab/ready_status, then runlab_msgs VehicleState on rt/vehicle/<ID>/state every 20 ms
  * (reliable, or best effort as ROS 2 sensor topics are) for SECONDS; prints READY once
- * written (for tests/cli/test_lab_flow.sh). `lab_test_pub --int8 DOMAIN` writes
+ * written (for tests/cli/test_lab_flow.sh). With `observation` it also writes
+ * VehicleObservation on rt/vehicle/<ID>/observation (reliable) with each state and prints
+ * "OBSERVATION MATCHED" once a reader matched it (for tests/cli/test_lab_vehicles.sh);
+ * `observation-exclusive` makes that writer's ownership exclusive, which no reader of
+ * shared ownership (the recorder's) matches. `lab_test_pub --int8 DOMAIN` writes
  * lab_test::Int8Sample on rt/test/int8 with v = -128, -1, 0, 127 and pair = {v, -v - 1},
  * waits for the acknowledgements and exits 0 (for tests/unit/test_lab_ros.c). */
 #include "lab_test.h"
@@ -144,7 +148,7 @@ static int publish_best_effort(int domain, int seconds)
     return 0;
 }
 
-static int be_vehicle(int domain, int id, int seconds, int best_effort)
+static int be_vehicle(int domain, int id, int seconds, int best_effort, int observation)
 {
     dds_entity_t pp = dds_create_participant((dds_domainid_t)domain, NULL, NULL);
     if (pp < 0)
@@ -168,8 +172,22 @@ static int be_vehicle(int domain, int id, int seconds, int best_effort)
     dds_entity_t ts = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleState__desc, name, NULL, NULL);
     dds_entity_t ws = dds_create_writer(pp, ts, q, NULL);
     dds_delete_qos(q);
-    if (wr < 0 || ws < 0) {
-        fprintf(stderr, "lab_test_pub: vehicle writers: %s\n", dds_strretcode(wr < 0 ? wr : ws));
+    dds_entity_t wo = 0;
+    if (observation) {
+        snprintf(name, sizeof name, "rt/vehicle/%d/observation", id);
+        q = dds_create_qos();
+        dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(10));
+        dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 8);
+        if (observation == 3)
+            dds_qset_ownership(q, DDS_OWNERSHIP_EXCLUSIVE);
+        dds_entity_t to = dds_create_topic(pp, &runlab_msgs_msg_dds__VehicleObservation__desc,
+                                           name, NULL, NULL);
+        wo = to < 0 ? to : dds_create_writer(pp, to, q, NULL);
+        dds_delete_qos(q);
+    }
+    if (wr < 0 || ws < 0 || wo < 0) {
+        fprintf(stderr, "lab_test_pub: vehicle writers: %s\n",
+                dds_strretcode(wr < 0 ? wr : ws < 0 ? ws : wo));
         return 1;
     }
     char source[32];
@@ -185,6 +203,19 @@ static int be_vehicle(int domain, int id, int seconds, int best_effort)
         m.header.create_stamp = m.header.valid_after_stamp = (uint64_t)dds_time();
         m.pose.x = 0.01 * i;
         (void)dds_write(ws, &m);
+        if (wo) {
+            runlab_msgs_msg_dds__VehicleObservation_ o = {.header = m.header,
+                                                           .vehicle_id = (uint8_t)id,
+                                                           .pose = m.pose};
+            (void)dds_write(wo, &o);
+            dds_publication_matched_status_t st;
+            if (observation == 1 && dds_get_publication_matched_status(wo, &st) == 0 &&
+                st.current_count > 0) {
+                printf("OBSERVATION MATCHED\n");
+                fflush(stdout);
+                observation = 2;
+            }
+        }
         dds_sleepfor(DDS_MSECS(20));
     }
     dds_delete(pp);
@@ -226,9 +257,17 @@ int main(int argc, char **argv)
         return print_triggers(atoi(argv[2]), atoi(argv[3]));
     if (argc == 3 && strcmp(argv[1], "--int8") == 0)
         return publish_int8(atoi(argv[2]));
-    if ((argc == 5 || argc == 6) && strcmp(argv[1], "--vehicle") == 0)
-        return be_vehicle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
-                          argc == 6 && strcmp(argv[5], "best-effort") == 0);
+    if (argc >= 5 && argc <= 7 && strcmp(argv[1], "--vehicle") == 0) {
+        int best_effort = 0, observation = 0;
+        for (int i = 5; i < argc; i++) {
+            best_effort |= strcmp(argv[i], "best-effort") == 0;
+            if (strcmp(argv[i], "observation") == 0)
+                observation = 1;
+            else if (strcmp(argv[i], "observation-exclusive") == 0)
+                observation = 3; /* never says MATCHED (1 until it does, then 2) */
+        }
+        return be_vehicle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), best_effort, observation);
+    }
     if (argc == 4 && strcmp(argv[1], "--best-effort") == 0)
         return publish_best_effort(atoi(argv[2]), atoi(argv[3]));
     if (argc < 3) {
