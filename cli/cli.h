@@ -9,6 +9,7 @@
 #define RUNLAB_CLI_H
 
 #include "runlab/bench.h"
+#include "runlab/eval.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -188,6 +189,10 @@ int cli_read_spec(const char *cmd, const char *path, struct json_object **out);
 /* Parses option `opt`'s value `text` for `cmd` as a number in lo..hi (an integer when
  * `integer`), or prints "<opt> <text>: expected a number lo..hi" (or "an integer") as a
  * usage error and returns its code. */
+/* --figures F of `evaluate` and `evaluate --slurm`: "png,svg" (or "svg,png") or "svg"; a usage
+ * error naming the choices otherwise (then returns RL_EXIT_USAGE, else RL_EXIT_OK). */
+int cli_parse_figures(const char *cmd, const char *text, rl_eval_figures *out);
+
 int cli_parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
                      int integer, double *out);
 

@@ -84,6 +84,17 @@ int cli_read_spec(const char *cmd, const char *path, struct json_object **out)
     return RL_EXIT_OK;
 }
 
+int cli_parse_figures(const char *cmd, const char *text, rl_eval_figures *out)
+{
+    if (strcmp(text, "svg") == 0)
+        *out = RL_EVAL_FIGURES_SVG;
+    else if (strcmp(text, "png,svg") == 0 || strcmp(text, "svg,png") == 0)
+        *out = RL_EVAL_FIGURES_PNG_SVG;
+    else
+        return cli_usage_error(cmd, "--figures '%s': expected png,svg or svg", text);
+    return RL_EXIT_OK;
+}
+
 int cli_parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
                      int integer, double *out)
 {

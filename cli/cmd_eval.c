@@ -439,13 +439,8 @@ int cmd_evaluate(int argc, char **argv)
             o.map_path = optarg;
             break;
         case 'f':
-            if (strcmp(optarg, "svg") == 0)
-                figures = RL_EVAL_FIGURES_SVG;
-            else if (strcmp(optarg, "png,svg") == 0 || strcmp(optarg, "svg,png") == 0)
-                figures = RL_EVAL_FIGURES_PNG_SVG;
-            else
-                return cli_usage_error("evaluate", "--figures '%s': expected png,svg or svg",
-                                       optarg);
+            if (cli_parse_figures("evaluate", optarg, &figures) != RL_EXIT_OK)
+                return RL_EXIT_USAGE;
             break;
         case 'o':
             open_it = true;

@@ -101,7 +101,7 @@ int cmd_evaluate_slurm(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     cli_slurm_opts so = {0};
     const char *out_root = "eval-results", *config = NULL;
-    bool svg_only = false;
+    rl_eval_figures figures = RL_EVAL_FIGURES_PNG_SVG;
     const char *files[64];
     size_t nfiles = 0;
     long batch = 0;
@@ -124,12 +124,8 @@ int cmd_evaluate_slurm(int argc, char **argv)
             break;
         case 'c': config = optarg; break;
         case 'F':
-            if (strcmp(optarg, "svg") == 0)
-                svg_only = true;
-            else if (strcmp(optarg, "png,svg") == 0 || strcmp(optarg, "svg,png") == 0)
-                svg_only = false;
-            else
-                return cli_usage_error(cmd, "--figures '%s': expected png,svg or svg", optarg);
+            if (cli_parse_figures(cmd, optarg, &figures) != RL_EXIT_OK)
+                return RL_EXIT_USAGE;
             break;
         case 'o': out_root = optarg; break;
         case 's':
@@ -230,7 +226,7 @@ int cmd_evaluate_slurm(int argc, char **argv)
         fputs(" --config ", b);
         cli_shell_quote(b, config_abs);
     }
-    if (svg_only)
+    if (figures == RL_EVAL_FIGURES_SVG)
         fputs(" --figures svg", b);
     fputs("\n    rc=$?\n    printf '%s\\t%d\\n' \"$run\" \"$rc\" >>", b);
     cli_shell_quote(b, status_dir);
