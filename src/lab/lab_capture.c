@@ -128,19 +128,37 @@ static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
     return rc;
 }
 
-/* Whether the schema has a char member (or an array or sequence of chars). */
-static int has_char(const char *idl, const char *type)
+/* Whether type `t` of `d` holds a char: itself, as the element of an array or sequence, or
+ * in a member of a struct or union (their discriminators too), however deep. The type
+ * table starts with one entry per primitive kind whether the schema uses it or not, so
+ * only what the type reaches counts. `depth` bounds a malformed recursion. */
+static int reaches_char(const rl_msgdef *d, uint32_t t, int depth)
+{
+    const rl_msg_type *ty = rl_msgdef_type(d, t);
+    if (!ty || depth > 64)
+        return 0;
+    switch (ty->kind) {
+    case RL_MSG_CHAR: return 1;
+    case RL_MSG_ARRAY:
+    case RL_MSG_SEQUENCE: return reaches_char(d, ty->elem, depth + 1);
+    case RL_MSG_UNION:
+    case RL_MSG_STRUCT: /* a union's discriminator, then the members or cases */
+        if (ty->kind == RL_MSG_UNION && reaches_char(d, ty->elem, depth + 1))
+            return 1;
+        for (size_t i = 0; i < ty->nmembers; i++)
+            if (reaches_char(d, ty->members[i].type, depth + 1))
+                return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+int lab_schema_has_char(const char *idl, const char *type)
 {
     rl_msgdef *d = NULL;
     if (rl_msgdef_parse(&d, "omgidl", type, idl, strlen(idl)) < 0)
         return 0;
-    int found = 0;
-    for (uint32_t i = 0; i < rl_msgdef_type_count(d) && !found; i++) {
-        const rl_msg_type *t = rl_msgdef_type(d, i);
-        while (t && (t->kind == RL_MSG_ARRAY || t->kind == RL_MSG_SEQUENCE))
-            t = rl_msgdef_type(d, t->elem);
-        found = t && t->kind == RL_MSG_CHAR;
-    }
+    int found = reaches_char(d, rl_msgdef_root(d), 0);
     rl_msgdef_free(d);
     return found;
 }
@@ -157,7 +175,7 @@ static int typed_topic(lab_capture *c, publication *p, const dds_typeinfo_t *ti,
     char *idl = NULL;
     int rc = rl_lab_schema_from_type_mapping(desc->type_mapping.data, desc->type_mapping.sz,
                                              desc->m_typename, &idl);
-    if (rc == RL_OK && has_char(idl, desc->m_typename))
+    if (rc == RL_OK && lab_schema_has_char(idl, desc->m_typename))
         rl_log(RL_LOG_WARN, "recorder: %s: %s has char members by its type information; Cyclone "
                "0.10.2's idlc says char for int8 too, so if they are int8, negative values read "
                "as 128..255: give the type's schema in the recorder's config (docs/msgdef.md)",

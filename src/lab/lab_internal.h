@@ -80,6 +80,11 @@ size_t lab_rawtype_pool_bytes(void);
  * `type_name` is not one of them. */
 char *lab_builtin_schema(const char *type_name);
 
+/* Whether the omgidl schema's type `type` holds a char anywhere it reaches (members, array
+ * and sequence elements, nested types): Cyclone 0.10.2's type information says char for an
+ * int8 too, and the recorder warns of such a type (docs/msgdef.md). 0 when it does not parse. */
+int lab_schema_has_char(const char *idl, const char *type);
+
 /* ---- ROS 2's view of runlab's nodes (lab_ros_graph.c) ---- */
 
 /* The DDS topic on which rmw_cyclonedds announces a participant's nodes (no rt/ prefix). */

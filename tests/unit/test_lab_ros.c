@@ -197,6 +197,41 @@ static void test_clock_is_rosgraph_msgs(void **state)
     free(idl);
 }
 
+/* The recorder warns of a discovered type only when the type reaches a char (the warning
+ * of Cyclone 0.10.2's int8-as-char): every schema's type table holds an entry per
+ * primitive kind, char among them, so a look over the whole table warned of every type. */
+static void test_char_detection(void **state)
+{
+    (void)state;
+    /* What the type information of lab_test::Int8Sample says (int8 -> char). */
+    const char *int8_as_char =
+        "module lab_test { @final struct Int8Sample { char v; char pair[2]; }; };";
+    assert_true(lab_schema_has_char(int8_as_char, "lab_test::Int8Sample"));
+    const char *nested = "module m { @final struct In { sequence<char> s; }; "
+                         "@final struct Out { double x; In inner[3]; }; };";
+    assert_true(lab_schema_has_char(nested, "m::Out"));
+    const char *in_union = "module m { union U switch (long) { case 1: char c; case 2: double d; }; "
+                           "@final struct S { U u; }; };";
+    assert_true(lab_schema_has_char(in_union, "m::S"));
+    /* runlab's own types: octet, bool, numbers, strings; no char anywhere. */
+    const char *types[] = {"runlab_msgs::msg::dds_::VehicleState_",
+                           "runlab_msgs::msg::dds_::SystemTrigger_",
+                           "runlab_msgs::msg::dds_::ReadyStatus_",
+                           "runlab_msgs::msg::dds_::VehicleObservation_",
+                           "runlab_msgs::msg::dds_::ControlHeartbeat_"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char *idl = lab_builtin_schema(types[i]);
+        assert_non_null(idl);
+        if (lab_schema_has_char(idl, types[i]))
+            fail_msg("%s: no char, yet detected", types[i]);
+        free(idl);
+    }
+    /* A char the root does not reach (another struct of the schema) is not the type's. */
+    const char *apart = "module m { @final struct Other { char c; }; @final struct T { octet b; }; };";
+    assert_false(lab_schema_has_char(apart, "m::T"));
+    assert_false(lab_schema_has_char("not idl", "m::T"));
+}
+
 int main(void)
 {
     if (!getenv("CYCLONEDDS_URI")) {
@@ -209,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_clock_is_rosgraph_msgs),
         cmocka_unit_test(test_int8_from_type_information),
         cmocka_unit_test(test_int8_schema_from_config),
+        cmocka_unit_test(test_char_detection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
