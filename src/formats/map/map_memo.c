@@ -8,7 +8,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Yaw bins over a half turn (a rectangle is the same turned by pi), a quarter degree wide,
  * and bins of a box's centre, SUB x SUB per grid cell. The finer, the less a slot's box is
@@ -50,9 +49,10 @@ int rl_map_inside_memo_new(const rl_map *map, double length, double width,
     m->width = width;
     m->slots = slots;
     m->nslots = FIRST_SLOTS;
-    /* A pose anywhere in the cell (up to half its diagonal from its centre) at a yaw within
-     * half a bin of the bin's middle: every point of its box lies within this of the slot's
-     * box (the centre's offset plus the turn of a corner about it). */
+    /* A pose whose centre lies anywhere in the slot's centre bin (up to half the bin's
+     * diagonal from its middle) at a yaw within half a yaw bin of the bin's middle: every
+     * point of its box lies within this of the slot's box (the centre's offset plus the
+     * turn of a corner about the centre). */
     double half_diag = 0.5 * hypot(length, width), bin = M_PI / YAW_BINS;
     m->margin = map->h->cell / SUB * M_SQRT1_2 + half_diag * (bin / 2) + 1e-9;
     *out = m;
