@@ -255,6 +255,28 @@ static void test_vehicle_collision(void **state)
     assert_int_equal(s.nfigures, 2);
     /* The colliding pair is in the distance figure; 5 m apart (1-3, 2-3) is not near. */
     assert_string_equal(find(&s, 1, 2)->figure, "vehicle_collision_distance");
+    /* The collision's mark (distance 0) is drawn whole inside the plot, not cut in half by
+       its lower edge. */
+    rl_figure *fig = NULL;
+    for (size_t i = 0; i < s.nfigures; i++)
+        if (strcmp(s.figures[i].name, "vehicle_collision_distance") == 0)
+            fig = s.figures[i].fig;
+    assert_non_null(fig);
+    char *svg = NULL;
+    size_t len = 0;
+    assert_int_equal(rl_figure_to_svg(fig, NULL, &svg, &len), RL_OK);
+    const char *clip = strstr(svg, "<clipPath");
+    assert_non_null(clip);
+    double plot_top = strtod(strstr(clip, " y=\"") + 4, NULL);
+    double plot_bottom = plot_top + strtod(strstr(clip, " height=\"") + 9, NULL);
+    const char *mark = strstr(svg, "<circle cx=\"");
+    assert_non_null(mark);
+    double cy = strtod(strstr(mark, " cy=\"") + 5, NULL);
+    double r = strtod(strstr(mark, " r=\"") + 4, NULL);
+    if (!(cy + r <= plot_bottom))
+        fail_msg("collision mark at y %g, radius %g: past the plot's foot at %g", cy, r,
+                 plot_bottom);
+    free(svg);
     assert_null(find(&s, 1, 3)->figure);
     assert_null(find(&s, 2, 3)->figure);
     eval_sink_clear(&s);

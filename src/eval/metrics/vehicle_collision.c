@@ -199,10 +199,15 @@ static int distance_figure(eval_ctx *ctx, const collision_settings *cs, const gr
         rc = rl_axes_set_xlabel(ax, "time since START", "s");
     if (rc == RL_OK)
         rc = rl_axes_set_ylabel(ax, "closest distance", "m");
+    /* A little room below 0 and beyond the window's ends: a collision's mark (distance 0)
+       and a pass at the first or last instant are drawn whole, and the threshold's dashes
+       at 0 stay off the axis line. */
+    double top = near * APPROACH_END_FACTOR;
     if (rc == RL_OK)
-        rc = rl_axes_set_ylim(ax, 0, near * APPROACH_END_FACTOR);
-    if (rc == RL_OK && ctx->run->window_stop > ctx->run->window_start)
-        rc = rl_axes_set_xlim(ax, ctx->run->window_start, ctx->run->window_stop);
+        rc = rl_axes_set_ylim(ax, -0.04 * top, top);
+    double w0 = ctx->run->window_start, w1 = ctx->run->window_stop, pad = 0.015 * (w1 - w0);
+    if (rc == RL_OK && w1 > w0)
+        rc = rl_axes_set_xlim(ax, w0 - pad, w1 + pad);
     if (rc == RL_OK)
         rc = rl_axes_set_legend(ax, RL_LEGEND_OUTSIDE);
     rl_series_opts o;
