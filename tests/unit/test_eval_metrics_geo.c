@@ -202,6 +202,20 @@ static void test_command_follow(void **state)
 
 /* ---- vehicle_collision ----------------------------------------------------------------- */
 
+/* The SVG of the sink's figure `name` (free it). */
+static char *figure_svg(const struct eval_sink *s, const char *name)
+{
+    rl_figure *fig = NULL;
+    for (size_t i = 0; i < s->nfigures; i++)
+        if (strcmp(s->figures[i].name, name) == 0)
+            fig = s->figures[i].fig;
+    assert_non_null(fig);
+    char *svg = NULL;
+    size_t len = 0;
+    assert_int_equal(rl_figure_to_svg(fig, NULL, &svg, &len), RL_OK);
+    return svg;
+}
+
 static void parked(double t, double *x, double *y, double *yaw)
 {
     (void)t;
@@ -257,14 +271,7 @@ static void test_vehicle_collision(void **state)
     assert_string_equal(find(&s, 1, 2)->figure, "vehicle_collision_distance");
     /* The collision's mark (distance 0) is drawn whole inside the plot, not cut in half by
        its lower edge. */
-    rl_figure *fig = NULL;
-    for (size_t i = 0; i < s.nfigures; i++)
-        if (strcmp(s.figures[i].name, "vehicle_collision_distance") == 0)
-            fig = s.figures[i].fig;
-    assert_non_null(fig);
-    char *svg = NULL;
-    size_t len = 0;
-    assert_int_equal(rl_figure_to_svg(fig, NULL, &svg, &len), RL_OK);
+    char *svg = figure_svg(&s, "vehicle_collision_distance");
     const char *clip = strstr(svg, "<clipPath");
     assert_non_null(clip);
     double plot_top = strtod(strstr(clip, " y=\"") + 4, NULL);
@@ -311,14 +318,7 @@ static void test_vehicle_collision_approaches(void **state)
     assert_int_equal(c->status, RL_EVAL_PASS);
     NEAR(c->value, 0.3 - 0.107, 1e-6); /* side by side: the gap between the long sides */
     assert_string_equal(c->figure, "vehicle_collision_distance");
-    rl_figure *fig = NULL;
-    for (size_t i = 0; i < s.nfigures; i++)
-        if (strcmp(s.figures[i].name, "vehicle_collision_distance") == 0)
-            fig = s.figures[i].fig;
-    assert_non_null(fig);
-    char *svg = NULL;
-    size_t len = 0;
-    assert_int_equal(rl_figure_to_svg(fig, NULL, &svg, &len), RL_OK);
+    char *svg = figure_svg(&s, "vehicle_collision_distance");
     /* One mark per pass (6, at the ends of the window too), not one per sample of the 500
      * on the time base closer than 0.5 m. The plot ends left of x = 540 of the 648-wide page. */
     assert_int_equal(circles_left_of(svg, 540), 6);
