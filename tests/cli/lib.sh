@@ -7,6 +7,16 @@ checks=0
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
+# kill_at_exit: from now on, the background processes listed in `pids` (pids+=($!)) are
+# killed (-KILL) and waited for when the script exits, before $TMP goes.
+pids=()
+kill_pids() {
+    local p
+    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    wait 2>/dev/null
+}
+kill_at_exit() { trap 'kill_pids; rm -rf "$TMP"' EXIT; }
+
 # run ARGS...: runs runlab; sets $out, $err, $rc
 run() {
     "$RUNLAB" "$@" >"$TMP/out" 2>"$TMP/err"

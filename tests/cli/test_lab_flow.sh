@@ -22,13 +22,7 @@ last_line() { tail -n 1 <<<"$out"; }
 file_has() { grep -qF -- "$2" "$1"; }
 # json_get FILE EXPR: a value of a JSON file, by a python expression on `d`
 json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-    wait 2>/dev/null
-}
-trap 'cleanup; rm -rf "$TMP"' EXIT
+kill_at_exit
 
 # Every experiment here uses a lock folder of the script's own.
 printf 'lock_dir: %s\n' "$LOCKS" >"$TMP/rc.yaml"

@@ -16,13 +16,7 @@ export RUNLAB_HOME="$TMP/home"
 unset RUNLAB_LAB_MAP
 mkdir -p "$RUNLAB_HOME" "$TMP/locks"
 printf 'lock_dir: %s\n' "$TMP/locks" >"$TMP/rc.yaml"
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-    wait 2>/dev/null
-}
-trap 'cleanup; rm -rf "$TMP"' EXIT
+kill_at_exit
 
 # unmatched_names DIR: the manifest's unmatched names, one a line, sorted
 unmatched_names() {
