@@ -1,13 +1,13 @@
 /* The helpers metrics build their results with: checks (with the shorthands for
- * UNAVAILABLE and INSUFFICIENT), intervals from boolean series, settings lookups, the
- * window's sample range and handing figures to the evaluation. */
+ * UNAVAILABLE and INSUFFICIENT), intervals from boolean series, limits and their
+ * resolution, and the window's sample range. Settings are read by eval_settings.c and
+ * figures handed over by eval_figures.c. */
 #include "eval/eval_sink.h"
 
 #include "eval/eval_coverage.h"
 
 #include "core/text.h"
 #include "runlab/error.h"
-#include "runlab/json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -44,41 +44,7 @@ size_t eval_window(const eval_run *run, const double *t, size_t n, size_t *first
     return end - lo;
 }
 
-/* ---- settings ----------------------------------------------------------------------- */
-
-static int setting(eval_ctx *ctx, const char *key, json_type want, json_object **out)
-{
-    json_object *v = NULL;
-    if (!ctx->settings || !json_object_object_get_ex(ctx->settings, key, &v) || !v)
-        return rl_error_set(RL_EINVAL, "configuration: %s.%s: missing", ctx->metric->name, key);
-    json_type got = json_object_get_type(v);
-    if (got != want && !(want == json_type_double && got == json_type_int))
-        return rl_error_set(RL_EINVAL, "configuration: %s.%s: expected a %s, found a %s",
-                            ctx->metric->name, key, json_type_to_name(want),
-                            json_type_to_name(got));
-    *out = v;
-    return RL_OK;
-}
-
-int eval_setting_f64(eval_ctx *ctx, const char *key, double *out)
-{
-    json_object *v = NULL;
-    int rc = setting(ctx, key, json_type_double, &v);
-    if (rc == RL_OK)
-        *out = json_object_get_double(v);
-    return rc;
-}
-
 /* ---- limits and their resolution ---------------------------------------------------- */
-
-int eval_setting_resolution(eval_ctx *ctx, double *out)
-{
-    int rc = eval_setting_f64(ctx, "resolution", out);
-    if (rc == RL_OK && !(*out >= 0 && *out < 1e6))
-        rc = rl_error_set(RL_EINVAL, "configuration: %s.resolution: must be >= 0",
-                          ctx->metric->name);
-    return rc;
-}
 
 /* A decimal step such as 0.001 is not exact in binary, and neither is the difference of
  * two values a step apart: the excess is compared with the resolution less one part in
@@ -268,45 +234,6 @@ int eval_check_insufficient(eval_ctx *ctx, const char *check, int vehicle, size_
                           have, what, need);
 }
 
-/* ---- figures ------------------------------------------------------------------------ */
-
-static int figure_name_ok(const char *name)
-{
-    if (!*name)
-        return 0;
-    for (const char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
-            return 0;
-    return 1;
-}
-
-int eval_figure_add(eval_ctx *ctx, const char *name, rl_figure *fig, const char *caption)
-{
-    struct eval_sink *s = ctx->sink;
-    if (!fig)
-        return rl_error_set(RL_EINVAL, "evaluation: figure '%s': no figure", name);
-    if (!figure_name_ok(name)) {
-        rl_figure_free(fig);
-        return rl_error_set(RL_EINVAL, "evaluation: figure name '%s': use [a-z0-9_-]", name);
-    }
-    int rc = rl_grow_array((void **)&s->figures, &s->cap_figures, s->nfigures + 1,
-                           sizeof s->figures[0], "figures");
-    if (rc < 0) {
-        rl_figure_free(fig);
-        return rc;
-    }
-    eval_figure_entry e = {strdup(name), dup_or_empty(caption), strdup(ctx->metric->name), fig};
-    if (!e.name || !e.caption || !e.metric) {
-        free(e.name);
-        free(e.caption);
-        free(e.metric);
-        rl_figure_free(fig);
-        return rl_error_set(RL_ENOMEM, "evaluation: out of memory adding a figure");
-    }
-    s->figures[s->nfigures++] = e;
-    return RL_OK;
-}
-
 void eval_sink_clear(struct eval_sink *s)
 {
     for (size_t i = 0; i < s->nchecks; i++)
@@ -320,41 +247,4 @@ void eval_sink_clear(struct eval_sink *s)
     }
     free(s->figures);
     memset(s, 0, sizeof *s);
-}
-
-int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
-                          const char *ylabel, const char *unit, const eval_series_ref *series,
-                          size_t nseries, double threshold, const char *caption)
-{
-    rl_figure *fig;
-    int rc = rl_figure_new(&fig, 1, 1);
-    if (rc < 0)
-        return rc;
-    rl_axes *ax = rl_figure_axes(fig, 0, 0);
-    rl_figure_set_size_in(fig, 8, 4, 100);
-    rl_axes_set_title(ax, title);
-    rl_axes_set_xlabel(ax, "time since START", "s");
-    rl_axes_set_ylabel(ax, ylabel, unit);
-    rl_axes_set_legend(ax, RL_LEGEND_BEST);
-    for (size_t i = 0; rc == RL_OK && i < nseries; i++) {
-        rc = eval_figure_line(ctx, ax, &series[i]);
-    }
-    const eval_run *run = ctx->run;
-    if (rc == RL_OK && isfinite(threshold)) {
-        rl_series_opts o;
-        rl_series_opts_init(&o);
-        o.label = "threshold";
-        o.use_rgb = true;
-        o.rgb = RL_PLOT_LIMIT_COLOR;
-        o.dash = 1;
-        double x[2] = {run->window_start, run->window_stop}, y[2] = {threshold, threshold};
-        rc = rl_axes_line(ax, x, y, 2, &o);
-    }
-    if (rc == RL_OK && run->window_stop > run->window_start)
-        rc = rl_axes_set_xlim(ax, run->window_start, run->window_stop);
-    if (rc < 0) {
-        rl_figure_free(fig);
-        return rc;
-    }
-    return eval_figure_add(ctx, name, fig, caption);
 }

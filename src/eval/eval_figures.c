@@ -1,13 +1,89 @@
-/* Figures that show checks: the one colour of each vehicle in every figure, the line of a
- * series over time, figures of stacked panels over time with their limits, and the link
- * from a check to the figure that shows it (summary.json "figure"). */
+/* Figures that show checks: handing a figure to the evaluation, the one colour of each
+ * vehicle in every figure, the line of a series over time, figures of one series set or of
+ * stacked panels over time with their limits, and the link from a check to the figure that
+ * shows it (summary.json "figure"). */
 #include "eval/eval_sink.h"
 
+#include "core/text.h"
 #include "runlab/error.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int figure_name_ok(const char *name)
+{
+    if (!*name)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+int eval_figure_add(eval_ctx *ctx, const char *name, rl_figure *fig, const char *caption)
+{
+    struct eval_sink *s = ctx->sink;
+    if (!fig)
+        return rl_error_set(RL_EINVAL, "evaluation: figure '%s': no figure", name);
+    if (!figure_name_ok(name)) {
+        rl_figure_free(fig);
+        return rl_error_set(RL_EINVAL, "evaluation: figure name '%s': use [a-z0-9_-]", name);
+    }
+    int rc = rl_grow_array((void **)&s->figures, &s->cap_figures, s->nfigures + 1,
+                           sizeof s->figures[0], "figures");
+    if (rc < 0) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    eval_figure_entry e = {strdup(name), strdup(caption ? caption : ""), strdup(ctx->metric->name), fig};
+    if (!e.name || !e.caption || !e.metric) {
+        free(e.name);
+        free(e.caption);
+        free(e.metric);
+        rl_figure_free(fig);
+        return rl_error_set(RL_ENOMEM, "evaluation: out of memory adding a figure");
+    }
+    s->figures[s->nfigures++] = e;
+    return RL_OK;
+}
+
+int eval_figure_over_time(eval_ctx *ctx, const char *name, const char *title,
+                          const char *ylabel, const char *unit, const eval_series_ref *series,
+                          size_t nseries, double threshold, const char *caption)
+{
+    rl_figure *fig;
+    int rc = rl_figure_new(&fig, 1, 1);
+    if (rc < 0)
+        return rc;
+    rl_axes *ax = rl_figure_axes(fig, 0, 0);
+    rl_figure_set_size_in(fig, 8, 4, 100);
+    rl_axes_set_title(ax, title);
+    rl_axes_set_xlabel(ax, "time since START", "s");
+    rl_axes_set_ylabel(ax, ylabel, unit);
+    rl_axes_set_legend(ax, RL_LEGEND_BEST);
+    for (size_t i = 0; rc == RL_OK && i < nseries; i++) {
+        rc = eval_figure_line(ctx, ax, &series[i]);
+    }
+    const eval_run *run = ctx->run;
+    if (rc == RL_OK && isfinite(threshold)) {
+        rl_series_opts o;
+        rl_series_opts_init(&o);
+        o.label = "threshold";
+        o.use_rgb = true;
+        o.rgb = RL_PLOT_LIMIT_COLOR;
+        o.dash = 1;
+        double x[2] = {run->window_start, run->window_stop}, y[2] = {threshold, threshold};
+        rc = rl_axes_line(ax, x, y, 2, &o);
+    }
+    if (rc == RL_OK && run->window_stop > run->window_start)
+        rc = rl_axes_set_xlim(ax, run->window_start, run->window_stop);
+    if (rc < 0) {
+        rl_figure_free(fig);
+        return rc;
+    }
+    return eval_figure_add(ctx, name, fig, caption);
+}
 
 unsigned eval_vehicle_color(const eval_run *run, int id)
 {
