@@ -2,7 +2,11 @@
  * input is a TypeMapping that arrives over the network from a DDS writer. Input: one byte
  * n, n bytes of type name, then the serialised TypeMapping (the seeds are idlc's mappings
  * of test and runlab types). Either a schema comes back (non-empty, NUL-terminated, naming
- * the type) or a refusal with a message; never a crash, a leak or undefined behaviour. */
+ * the type) or a refusal with a message; never a crash, a leak or undefined behaviour. A
+ * schema that comes back also goes through the recorder's char search (lab_schema_has_char),
+ * which must answer in time linear in the types however they share each other. */
+#include "lab/lab_internal.h"
+
 #include "runlab/error.h"
 #include "runlab/lab.h"
 
@@ -30,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "schema without the type %s\n", name);
             abort();
         }
+        (void)lab_schema_has_char(idl, name);
     } else if (idl || !rl_error_last()[0]) {
         fprintf(stderr, "refusal %d without a message or with output\n", rc);
         abort();

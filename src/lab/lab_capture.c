@@ -128,37 +128,44 @@ static int config_topic(lab_capture *c, publication *p, uint16_t *topic_id)
     return rc;
 }
 
-/* Whether type `t` of `d` holds a char: itself, as the element of an array or sequence, or
- * in a member of a struct or union (their discriminators too), however deep. The type
- * table starts with one entry per primitive kind whether the schema uses it or not, so
- * only what the type reaches counts. `depth` bounds a malformed recursion. */
-static int reaches_char(const rl_msgdef *d, uint32_t t, int depth)
-{
-    const rl_msg_type *ty = rl_msgdef_type(d, t);
-    if (!ty || depth > 64)
-        return 0;
-    switch (ty->kind) {
-    case RL_MSG_CHAR: return 1;
-    case RL_MSG_ARRAY:
-    case RL_MSG_SEQUENCE: return reaches_char(d, ty->elem, depth + 1);
-    case RL_MSG_UNION:
-    case RL_MSG_STRUCT: /* a union's discriminator, then the members or cases */
-        if (ty->kind == RL_MSG_UNION && reaches_char(d, ty->elem, depth + 1))
-            return 1;
-        for (size_t i = 0; i < ty->nmembers; i++)
-            if (reaches_char(d, ty->members[i].type, depth + 1))
-                return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 int lab_schema_has_char(const char *idl, const char *type)
 {
     rl_msgdef *d = NULL;
     if (rl_msgdef_parse(&d, "omgidl", type, idl, strlen(idl)) < 0)
         return 0;
-    int found = reaches_char(d, rl_msgdef_root(d), 0);
+    /* Every type the root reaches (members, array and sequence elements, union cases and
+     * discriminators), each looked at once: a type shared by many members (writers' type
+     * information is outside input) costs no more than once. The table starts with one
+     * entry per primitive kind whether the schema uses it or not, so only what the root
+     * reaches counts. Out of memory: no warning (0). */
+    size_t n = rl_msgdef_type_count(d);
+    uint32_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    size_t k = 0;
+    uint32_t root = rl_msgdef_root(d);
+    if (todo && seen && root < n) {
+        todo[k++] = root;
+        seen[root] = 1;
+    }
+    int found = 0;
+    while (k > 0 && !found) {
+        const rl_msg_type *ty = rl_msgdef_type(d, todo[--k]);
+        if (!ty)
+            continue;
+        found = ty->kind == RL_MSG_CHAR;
+        bool has_elem = ty->kind == RL_MSG_ARRAY || ty->kind == RL_MSG_SEQUENCE ||
+                        ty->kind == RL_MSG_UNION;
+        bool has_members = ty->kind == RL_MSG_STRUCT || ty->kind == RL_MSG_UNION;
+        for (size_t i = has_elem ? 0 : 1; i <= (has_members ? ty->nmembers : 0); i++) {
+            uint32_t next = i == 0 ? ty->elem : ty->members[i - 1].type;
+            if (next < n && !seen[next]) {
+                seen[next] = 1;
+                todo[k++] = next;
+            }
+        }
+    }
+    free(todo);
+    free(seen);
     rl_msgdef_free(d);
     return found;
 }

@@ -230,6 +230,20 @@ static void test_char_detection(void **state)
     const char *apart = "module m { @final struct Other { char c; }; @final struct T { octet b; }; };";
     assert_false(lab_schema_has_char(apart, "m::T"));
     assert_false(lab_schema_has_char("not idl", "m::T"));
+
+    /* Type information is outside input: 40 structs, each holding two of the one before,
+     * reach the first by 2^40 paths. Each type is looked at once, so the answer comes at
+     * once, char at the bottom or not. */
+    for (int with_char = 0; with_char < 2; with_char++) {
+        static char dag[16384];
+        int len = snprintf(dag, sizeof dag, "module m { @final struct T0 { %s v; }; ",
+                           with_char ? "char" : "octet");
+        for (int i = 1; i <= 40; i++)
+            len += snprintf(dag + len, sizeof dag - (size_t)len,
+                            "@final struct T%d { T%d a; T%d b; double x; }; ", i, i - 1, i - 1);
+        snprintf(dag + len, sizeof dag - (size_t)len, "};");
+        assert_int_equal(lab_schema_has_char(dag, "m::T40"), with_char);
+    }
 }
 
 int main(void)
